@@ -1,0 +1,60 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "Tally",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "tally", targets: ["tally"]),
+        .executable(name: "tally-bench", targets: ["TallyBench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+    ],
+    targets: [
+        // liblz4 from Debian's liblz4-dev, wrapped like GRDB wraps SQLite.
+        .systemLibrary(
+            name: "CTallyLZ4",
+            pkgConfig: "liblz4",
+            providers: [.apt(["liblz4-dev"])]
+        ),
+        // Entities, events, ids, clock and validation. Pure Swift, no I/O.
+        .target(
+            name: "TallyCore",
+            dependencies: []
+        ),
+        // Segment files, frames, LZ4, group-commit writer, reader, recovery, verify.
+        .target(
+            name: "TallyLog",
+            dependencies: ["TallyCore", "CTallyLZ4", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // The one executable.
+        .executableTarget(
+            name: "tally",
+            dependencies: [
+                "TallyCore", "TallyLog",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Benchmarks (release build, scripts/bench). Never run by tests.
+        .executableTarget(
+            name: "TallyBench",
+            dependencies: ["TallyCore", "TallyLog"]
+        ),
+        .testTarget(
+            name: "TallyCoreTests",
+            dependencies: ["TallyCore", .product(name: "PropertyBased", package: "swift-property-based")]
+        ),
+        .testTarget(
+            name: "TallyLogTests",
+            dependencies: ["TallyCore", "TallyLog"]
+        ),
+        .testTarget(
+            name: "TallyCLITests",
+            dependencies: ["TallyCore", "TallyLog", "tally"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,39 @@
+/// The kinds of entity the ledger keeps. Raw values are written to disk: never renumber.
+public enum EntityType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
+    case expense = 1
+    case category = 2
+    case todo = 3
+    case setting = 4
+
+    /// The lowercase name used in the CLI, JSON and audit output.
+    public var description: String {
+        switch self {
+        case .expense: "expense"
+        case .category: "category"
+        case .todo: "todo"
+        case .setting: "setting"
+        }
+    }
+
+    /// Parses `description`.
+    public init?(name: String) {
+        guard let type = Self.allCases.first(where: { $0.description == name }) else { return nil }
+        self = type
+    }
+}
+
+/// What an event does to its entity. Raw values are written to disk: never renumber.
+public enum EventOperation: UInt8, CaseIterable, Sendable, CustomStringConvertible {
+    case create = 1
+    case update = 2
+    case delete = 3
+
+    /// The lowercase name used in output.
+    public var description: String {
+        switch self {
+        case .create: "create"
+        case .update: "update"
+        case .delete: "delete"
+        }
+    }
+}

@@ -1,0 +1,49 @@
+/// A SHA-256 digest of an event's canonical encoding; each event carries its predecessor's
+/// (same origin), which makes every origin's events a tamper-evident chain.
+public struct EventHash: Hashable, Sendable, CustomStringConvertible {
+    /// The 32 digest bytes as four big-endian words (no heap allocation per event).
+    public var words: SIMD4<UInt64>
+
+    /// The hash that the first event of every origin names as its predecessor.
+    public static let zero = EventHash(words: .zero)
+
+    /// Creates a hash from its words.
+    public init(words: SIMD4<UInt64>) { self.words = words }
+
+    /// Creates a hash from 32 bytes.
+    public init<Bytes: Collection>(bytes: Bytes) where Bytes.Element == UInt8 {
+        precondition(bytes.count == 32, "an event hash has 32 bytes")
+        var words = SIMD4<UInt64>.zero
+        for (index, byte) in bytes.enumerated() {
+            words[index / 8] = words[index / 8] << 8 | UInt64(byte)
+        }
+        self.words = words
+    }
+
+    /// The 32 bytes, most significant first.
+    public var bytes: [UInt8] {
+        var result: [UInt8] = []
+        result.reserveCapacity(32)
+        for lane in 0..<4 {
+            for shift in stride(from: 56, through: 0, by: -8) { result.append(UInt8(truncatingIfNeeded: words[lane] >> UInt64(shift))) }
+        }
+        return result
+    }
+
+    /// Lowercase hex.
+    public var description: String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    /// Parses 64 hex digits.
+    public init?(hex: String) {
+        let chars = Array(hex.utf8)
+        guard chars.count == 64 else { return nil }
+        var bytes: [UInt8] = []
+        for i in stride(from: 0, to: 64, by: 2) {
+            guard let byte = UInt8(String(decoding: chars[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(byte)
+        }
+        self.init(bytes: bytes)
+    }
+}
+
+import Foundation

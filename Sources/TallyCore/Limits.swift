@@ -1,0 +1,28 @@
+/// Bounds on what a single entity or the settings store may hold. Chosen so a household
+/// ledger never meets them and a hostile client cannot grow a row without bound.
+public enum Limits {
+    /// Largest amount in minor units: 10^15 (a quadrillion won, ~10^13 dollars).
+    public static let maxAmount: Int64 = 1_000_000_000_000_000
+    /// Longest name (category) in characters.
+    public static let maxNameLength = 128
+    /// Longest todo title in characters.
+    public static let maxTitleLength = 256
+    /// Longest memo in characters.
+    public static let maxMemoLength = 4_096
+    /// Longest short text (payment method, icon, tag) in characters.
+    public static let maxShortTextLength = 64
+    /// Most tags on one expense.
+    public static let maxTags = 32
+    /// Most attachments on one entity.
+    public static let maxAttachments = 32
+    /// Most checks on one todo (ten years of days).
+    public static let maxChecks = 3_660
+    /// Longest setting key in bytes.
+    public static let maxSettingKeyBytes = 256
+    /// Most replicated settings (like a key-value cloud store).
+    public static let maxReplicatedSettings = 1_024
+    /// Total bytes of keys and values of all replicated settings.
+    public static let maxReplicatedSettingsBytes = 1 << 20
+    /// Longest actor name in bytes.
+    public static let maxActorBytes = 128
+}

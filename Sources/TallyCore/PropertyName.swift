@@ -1,0 +1,60 @@
+/// Every property any entity has. The raw value is the on-disk code: never renumber, only add.
+/// `jsonName` is the field name of DESIGN.md §2, used in JSON and the CLI.
+public enum PropertyName: UInt8, CaseIterable, Sendable, Comparable, CustomStringConvertible {
+    case kind = 1
+    case amount = 2
+    case currency = 3
+    case date = 4
+    case categoryId = 5
+    case payment = 6
+    case memo = 7
+    case tags = 8
+    case `repeat` = 9
+    case attachments = 10
+    case name = 11
+    case parentId = 12
+    case icon = 13
+    case title = 14
+    case startDate = 15
+    case endDate = 16
+    case checks = 17
+    case isChallenge = 18
+    case isCompleted = 19
+    case value = 20
+
+    /// The JSON field name.
+    public var jsonName: String {
+        switch self {
+        case .kind: "kind"
+        case .amount: "amount"
+        case .currency: "currency"
+        case .date: "date"
+        case .categoryId: "categoryId"
+        case .payment: "payment"
+        case .memo: "memo"
+        case .tags: "tags"
+        case .repeat: "repeat"
+        case .attachments: "attachments"
+        case .name: "name"
+        case .parentId: "parentId"
+        case .icon: "icon"
+        case .title: "title"
+        case .startDate: "startDate"
+        case .endDate: "endDate"
+        case .checks: "checks"
+        case .isChallenge: "isChallenge"
+        case .isCompleted: "isCompleted"
+        case .value: "value"
+        }
+    }
+
+    public var description: String { jsonName }
+
+    /// Looks a property up by its JSON field name.
+    public init?(jsonName: String) {
+        guard let name = Self.allCases.first(where: { $0.jsonName == jsonName }) else { return nil }
+        self = name
+    }
+
+    public static func < (lhs: PropertyName, rhs: PropertyName) -> Bool { lhs.rawValue < rhs.rawValue }
+}

@@ -1,0 +1,56 @@
+/// Rules a local write must satisfy against the current state, beyond the shape checks of
+/// `EntitySchema`: the entity must exist (or not yet, for a create), references must point at
+/// live categories without cycles, and replicated settings stay within their bounds.
+///
+/// Remote events are not held to these rules — a reference may name something not yet
+/// received — only local writes, where a dangling id is a typo.
+public enum WriteRules {
+    /// Throws if `draft` cannot be applied to `state`.
+    public static func check(_ draft: EventDraft, against state: LedgerState) throws(ValidationError) {
+        let existing = state.entities[draft.entityID]
+        switch draft.operation {
+        case .create:
+            if existing != nil, draft.entityType != .setting { throw ValidationError(field: "id", "\(draft.entityID) already exists") }
+        case .update, .delete:
+            guard let live = state.live(draft.entityID), live.type == draft.entityType else {
+                throw ValidationError(field: "id", "no \(draft.entityType) with id \(draft.entityID)")
+            }
+            if draft.entityType == .setting, live.isLocalOnly != draft.isLocalOnly {
+                throw ValidationError(field: "scope", "setting \(draft.entityID) has scope \(live.isLocalOnly ? "local" : "replicated")")
+            }
+        }
+        for name in [PropertyName.categoryId, .parentId] {
+            guard case .uuid(let target)? = draft.properties[name] else { continue }
+            guard let category = state.live(.uuid(target)), category.type == .category else {
+                throw ValidationError(field: name.jsonName, "no category with id \(target.lowercased)")
+            }
+        }
+        if case .uuid(let parent)? = draft.properties[.parentId] {
+            var cursor: EntityID? = .uuid(parent)
+            var steps = 0
+            while let current = cursor, steps < 10_000 {
+                if current == draft.entityID { throw ValidationError(field: "parentId", "a category cannot be its own ancestor") }
+                if case .uuid(let next)? = state.live(current)?.values[.parentId] { cursor = .uuid(next) } else { cursor = nil }
+                steps += 1
+            }
+        }
+        if draft.entityType == .setting, !draft.isLocalOnly, draft.operation != .delete {
+            try checkSettingBounds(draft, state)
+        }
+    }
+
+    private static func checkSettingBounds(_ draft: EventDraft, _ state: LedgerState) throws(ValidationError) {
+        var count = 0, bytes = 0
+        for entity in state.entities.values where entity.type == .setting && !entity.isLocalOnly && entity.isLive && entity.id != draft.entityID {
+            count += 1
+            if case .json(let value)? = entity.values[.value] { bytes += value.utf8.count + entity.id.description.utf8.count }
+        }
+        if case .json(let value)? = draft.properties[.value] { bytes += value.utf8.count + draft.entityID.description.utf8.count }
+        if count + 1 > Limits.maxReplicatedSettings {
+            throw ValidationError(field: "key", "replicated settings are limited to \(Limits.maxReplicatedSettings) keys; delete one or use --local")
+        }
+        if bytes > Limits.maxReplicatedSettingsBytes {
+            throw ValidationError(field: "value", "replicated settings are limited to \(Limits.maxReplicatedSettingsBytes) bytes in total")
+        }
+    }
+}

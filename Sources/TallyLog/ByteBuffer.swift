@@ -1,0 +1,121 @@
+import Foundation
+
+/// Appends the primitive encodings used by the event codec and the segment format:
+/// little-endian fixed-width integers, LEB128 varints and zig-zag signed varints.
+struct ByteWriter {
+    var bytes: [UInt8] = []
+
+    init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+
+    mutating func u8(_ value: UInt8) { bytes.append(value) }
+
+    mutating func u16(_ value: UInt16) { fixed(value) }
+    mutating func u32(_ value: UInt32) { fixed(value) }
+    mutating func u64(_ value: UInt64) { fixed(value) }
+
+    private mutating func fixed<T: FixedWidthInteger>(_ value: T) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func varint(_ value: UInt64) {
+        var rest = value
+        while rest >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        bytes.append(UInt8(rest))
+    }
+
+    mutating func signedVarint(_ value: Int64) {
+        varint(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
+    }
+
+    mutating func lengthPrefixed(_ text: String) {
+        var text = text
+        text.withUTF8 { utf8 in
+            varint(UInt64(utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
+    }
+
+    mutating func uuid(_ uuid: UUID) {
+        withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func raw<C: Collection>(_ data: C) where C.Element == UInt8 { bytes.append(contentsOf: data) }
+}
+
+/// Reads what `ByteWriter` wrote, checking every bound: malformed input throws, never traps.
+struct ByteReader {
+    let base: UnsafeRawBufferPointer
+    var offset: Int
+
+    init(_ base: UnsafeRawBufferPointer, offset: Int = 0) {
+        self.base = base
+        self.offset = offset
+    }
+
+    var remaining: Int { base.count - offset }
+    var atEnd: Bool { offset == base.count }
+
+    mutating func take(_ count: Int) throws(DecodingError) -> UnsafeRawBufferPointer {
+        guard count >= 0, count <= remaining else { throw DecodingError("needs \(count) bytes at offset \(offset), \(remaining) left") }
+        defer { offset += count }
+        return UnsafeRawBufferPointer(rebasing: base[offset..<offset + count])
+    }
+
+    mutating func u8() throws(DecodingError) -> UInt8 { try take(1)[0] }
+
+    mutating func u16() throws(DecodingError) -> UInt16 { try fixed() }
+    mutating func u32() throws(DecodingError) -> UInt32 { try fixed() }
+    mutating func u64() throws(DecodingError) -> UInt64 { try fixed() }
+
+    private mutating func fixed<T: FixedWidthInteger>() throws(DecodingError) -> T {
+        let slice = try take(MemoryLayout<T>.size)
+        return T(littleEndian: slice.loadUnaligned(as: T.self))
+    }
+
+    mutating func varint() throws(DecodingError) -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let byte = try u8()
+            if shift == 63, byte > 1 { throw DecodingError("varint overflows 64 bits at offset \(offset)") }
+            result |= UInt64(byte & 0x7F) << shift
+            if byte & 0x80 == 0 { return result }
+            shift += 7
+            if shift > 63 { throw DecodingError("varint longer than 10 bytes at offset \(offset)") }
+        }
+    }
+
+    mutating func signedVarint() throws(DecodingError) -> Int64 {
+        let raw = try varint()
+        return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
+    }
+
+    mutating func length(max: Int) throws(DecodingError) -> Int {
+        let value = try varint()
+        guard value <= UInt64(max), value <= UInt64(remaining) else { throw DecodingError("length \(value) exceeds \(min(max, remaining)) at offset \(offset)") }
+        return Int(value)
+    }
+
+    mutating func string(maxBytes: Int) throws(DecodingError) -> String {
+        let slice = try take(try length(max: maxBytes))
+        guard let text = String(validating: slice, as: UTF8.self) else { throw DecodingError("invalid UTF-8 at offset \(offset - slice.count)") }
+        return text
+    }
+
+    mutating func uuid() throws(DecodingError) -> UUID {
+        let slice = try take(16)
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: slice) }
+        return UUID(uuid: value)
+    }
+}
+
+/// Bytes that are not a valid encoding; the message says what and where.
+public struct DecodingError: Error, Sendable, CustomStringConvertible {
+    /// What was wrong.
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

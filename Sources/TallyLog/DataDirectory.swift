@@ -1,0 +1,89 @@
+import Foundation
+import TallyCore
+
+/// What a data directory says about the replica it holds. Written once by `tally init`.
+public struct ReplicaIdentity: Codable, Sendable, Equatable {
+    /// Origin id of this replica's replicated events.
+    public var replicaId: String
+    /// Origin id of this replica's local-only events (a chain that never leaves it).
+    public var localChainId: String
+    /// A person's name for the replica ("home-server", "laptop").
+    public var name: String
+    /// When it was created (ISO 8601).
+    public var createdAt: String
+    /// Layout version of the data directory.
+    public var formatVersion: Int
+
+    /// The replica id.
+    public var origin: ReplicaID { ReplicaID(string: replicaId)! }
+    /// The local-only chain id.
+    public var localOnlyOrigin: ReplicaID { ReplicaID(string: localChainId)! }
+}
+
+/// One replica's data directory: identity, log segments, projections, config.
+///
+/// ```
+/// DIR/replica.json      identity (never changes)
+/// DIR/log/              segment files, writer.lock
+/// DIR/projections.sqlite  views (later)
+/// ```
+public struct DataDirectory: Sendable {
+    /// The directory's path.
+    public let path: String
+    /// Its identity.
+    public let identity: ReplicaIdentity
+
+    /// The log directory.
+    public var logPath: String { path + "/log" }
+
+    /// Opens an initialised data directory.
+    public init(path: String) throws {
+        self.path = path
+        let file = path + "/replica.json"
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw LogError.notALog(path: path, reason: "no replica.json (run 'tally init --data-dir \(path)' to create a replica here)")
+        }
+        guard let identity = try? JSONDecoder().decode(ReplicaIdentity.self, from: data),
+              ReplicaID(string: identity.replicaId) != nil, ReplicaID(string: identity.localChainId) != nil
+        else { throw LogError.notALog(path: path, reason: "replica.json is unreadable") }
+        self.identity = identity
+    }
+
+    /// Creates a new replica in `path` (which may exist but must not hold one already).
+    public static func create(path: String, name: String) throws -> DataDirectory {
+        let fileManager = FileManager.default
+        if fileManager.fileExists(atPath: path + "/replica.json") {
+            throw LogError.rejected(reason: "\(path) already holds a replica; its id never changes, so init refuses to overwrite it")
+        }
+        try fileManager.createDirectory(atPath: path + "/log", withIntermediateDirectories: true)
+        let identity = ReplicaIdentity(
+            replicaId: ReplicaID.random().description, localChainId: ReplicaID.random().description, name: name,
+            createdAt: ISO8601DateFormatter().string(from: Date()), formatVersion: 1)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try writeDurably(try encoder.encode(identity), to: path + "/replica.json")
+        try SegmentDirectory.syncDirectory(path + "/log")
+        try SegmentDirectory.syncDirectory(path)
+        return try DataDirectory(path: path)
+    }
+
+    /// Opens the log writer of this replica.
+    public func openWriter(configuration: LogConfiguration = LogConfiguration()) throws -> LogWriter {
+        try LogWriter(directory: logPath, localOrigin: identity.origin, localOnlyOrigin: identity.localOnlyOrigin, configuration: configuration)
+    }
+
+    /// A reader of this replica's log.
+    public var reader: LogReader { LogReader(directory: logPath) }
+}
+
+/// Writes a file beside its final name, fsyncs it, renames it into place and fsyncs the directory.
+public func writeDurably(_ data: Data, to path: String) throws {
+    let temporary = path + ".tmp"
+    let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { throw LogError.io(operation: "create", path: temporary, errno: errno) }
+    defer { close(fd) }
+    try data.withUnsafeBytes { try SegmentDirectory.writeAll(fd, $0, path: temporary) }
+    guard fsync(fd) == 0 else { throw LogError.io(operation: "fsync", path: temporary, errno: errno) }
+    guard rename(temporary, path) == 0 else { throw LogError.io(operation: "rename", path: temporary, errno: errno) }
+    try SegmentDirectory.syncDirectory((path as NSString).deletingLastPathComponent)
+}

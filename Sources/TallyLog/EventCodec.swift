@@ -1,0 +1,173 @@
+import Crypto
+import Foundation
+import TallyCore
+
+/// The compact binary encoding of one event (format version 1, see docs/LOG_FORMAT.md).
+///
+/// The encoding is canonical — properties in code order, sets sorted — so an event has exactly
+/// one encoding, and its hash (SHA-256 of these bytes) is the same on every replica.
+public enum EventCodec {
+    /// Longest accepted text field, a bound that keeps hostile input from allocating without limit.
+    static let maxFieldBytes = 2 << 20
+
+    /// Encodes an event.
+    public static func encode(_ event: Event) -> [UInt8] {
+        var out = ByteWriter(capacity: 160)
+        encode(event, into: &out)
+        return out.bytes
+    }
+
+    static func encode(_ event: Event, into out: inout ByteWriter) {
+        out.varint(UInt64(event.schemaVersion))
+        out.uuid(event.origin.uuid)
+        out.varint(event.sequence)
+        out.varint(event.timestamp.millis)
+        out.varint(UInt64(event.timestamp.counter))
+        out.lengthPrefixed(event.actor)
+        out.u8(event.isLocalOnly ? 1 : 0)
+        out.u8(event.entityType.rawValue)
+        out.u8(event.operation.rawValue)
+        switch event.entityID {
+        case .uuid(let uuid):
+            out.u8(0)
+            out.uuid(uuid)
+        case .settingKey(let key):
+            out.u8(1)
+            out.lengthPrefixed(key)
+        }
+        for lane in 0..<4 { out.u64(event.previousHash.words[lane].bigEndian) }
+        let properties = event.properties.canonicallyOrdered
+        out.varint(UInt64(properties.count))
+        for (name, value) in properties {
+            out.u8(name.rawValue)
+            out.u8(value.tag)
+            switch value {
+            case .null: break
+            case .bool(let flag): out.u8(flag ? 1 : 0)
+            case .int(let number): out.signedVarint(number)
+            case .string(let text), .json(let text): out.lengthPrefixed(text)
+            case .uuid(let uuid): out.uuid(uuid)
+            case .dateTime(let date):
+                out.signedVarint(date.epochMillis)
+                out.signedVarint(Int64(date.offsetMinutes))
+            case .strings(let texts):
+                out.varint(UInt64(texts.count))
+                for text in texts { out.lengthPrefixed(text) }
+            case .bools(let flags):
+                out.varint(UInt64(flags.count))
+                var byte: UInt8 = 0
+                for (index, flag) in flags.enumerated() {
+                    if flag { byte |= 1 << UInt8(index % 8) }
+                    if index % 8 == 7 { out.u8(byte); byte = 0 }
+                }
+                if flags.count % 8 != 0 { out.u8(byte) }
+            }
+        }
+    }
+
+    /// Decodes one event occupying all of `bytes`, upcasting older schema versions.
+    public static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodingError) -> Event {
+        var input = ByteReader(bytes)
+        let version = try input.varint()
+        guard version >= 1, version <= UInt64(Event.currentSchemaVersion) else {
+            throw DecodingError("unknown event schema version \(version); this build reads 1…\(Event.currentSchemaVersion)")
+        }
+        let origin = ReplicaID(try input.uuid())
+        let sequence = try input.varint()
+        guard sequence >= 1 else { throw DecodingError("sequence 0 is not allowed") }
+        let millis = try input.varint()
+        let counter = try input.varint()
+        guard counter <= UInt64(UInt32.max) else { throw DecodingError("clock counter out of range") }
+        let actor = try input.string(maxBytes: Limits.maxActorBytes)
+        let flags = try input.u8()
+        guard flags <= 1 else { throw DecodingError("unknown event flags \(flags)") }
+        guard let entityType = EntityType(rawValue: try input.u8()) else { throw DecodingError("unknown entity type") }
+        guard let operation = EventOperation(rawValue: try input.u8()) else { throw DecodingError("unknown operation") }
+        let entityID: EntityID
+        switch try input.u8() {
+        case 0: entityID = .uuid(try input.uuid())
+        case 1: entityID = .settingKey(try input.string(maxBytes: Limits.maxSettingKeyBytes))
+        default: throw DecodingError("unknown entity id tag")
+        }
+        let hashBytes = try input.take(32)
+        let previousHash = EventHash(bytes: hashBytes)
+        let count = try input.length(max: PropertyName.allCases.count)
+        var properties: PropertyMap = [:]
+        properties.reserveCapacity(count)
+        var lastCode: UInt8 = 0
+        for _ in 0..<count {
+            let code = try input.u8()
+            guard code > lastCode, let name = PropertyName(rawValue: code) else {
+                throw DecodingError("property code \(code) unknown or out of order")
+            }
+            lastCode = code
+            properties[name] = try decodeValue(&input)
+        }
+        guard input.atEnd else { throw DecodingError("\(input.remaining) unexpected bytes after the event") }
+        let event = Event(
+            schemaVersion: UInt16(version), origin: origin, sequence: sequence,
+            timestamp: HybridTimestamp(millis: millis, counter: UInt32(counter)), actor: actor,
+            isLocalOnly: flags == 1, entityType: entityType, entityID: entityID, operation: operation,
+            properties: properties, previousHash: previousHash)
+        return EventUpcaster.upcast(event)
+    }
+
+    private static func decodeValue(_ input: inout ByteReader) throws(DecodingError) -> PropertyValue {
+        switch try input.u8() {
+        case 0: return .null
+        case 1:
+            let byte = try input.u8()
+            guard byte <= 1 else { throw DecodingError("boolean byte \(byte)") }
+            return .bool(byte == 1)
+        case 2: return .int(try input.signedVarint())
+        case 3: return .string(try input.string(maxBytes: maxFieldBytes))
+        case 4: return .uuid(try input.uuid())
+        case 5:
+            let millis = try input.signedVarint()
+            let offset = try input.signedVarint()
+            guard abs(offset) <= 18 * 60 else { throw DecodingError("UTC offset \(offset) minutes out of range") }
+            return .dateTime(DateTime(epochMillis: millis, offsetMinutes: Int16(offset)))
+        case 6:
+            let count = try input.length(max: 4096)
+            var texts: [String] = []
+            for _ in 0..<count { texts.append(try input.string(maxBytes: maxFieldBytes)) }
+            return .strings(texts)
+        case 7:
+            let count = try input.length(max: 1 << 20)
+            let packed = try input.take((count + 7) / 8)
+            return .bools((0..<count).map { packed[$0 / 8] & (1 << UInt8($0 % 8)) != 0 })
+        case 8: return .json(try input.string(maxBytes: maxFieldBytes))
+        case let tag: throw DecodingError("unknown value tag \(tag)")
+        }
+    }
+
+    /// Decodes an event held in an array.
+    public static func decode(_ bytes: [UInt8]) throws -> Event {
+        try bytes.withUnsafeBytes { try decode($0) }
+    }
+
+    /// SHA-256 of an event's encoding: what its successor from the same origin names as `previousHash`.
+    public static func hash(_ bytes: UnsafeRawBufferPointer) -> EventHash {
+        let digest = SHA256.hash(data: bytes)
+        return digest.withUnsafeBytes { EventHash(bytes: $0) }
+    }
+
+    /// SHA-256 of an encoded event held in an array.
+    public static func hash(_ bytes: [UInt8]) -> EventHash {
+        bytes.withUnsafeBytes { hash($0) }
+    }
+}
+
+/// Lifts events written by older schema versions to the current one when they are read.
+///
+/// History is never rewritten: the stored bytes (and so the hash chain) stay as written, and
+/// every reader sees the current shape. Version 1 is current, so there is nothing to lift yet;
+/// a version 2 adds a case here that maps a version-1 event to its version-2 meaning.
+public enum EventUpcaster {
+    /// Returns `event` in the current schema's terms.
+    public static func upcast(_ event: Event) -> Event {
+        switch event.schemaVersion {
+        default: event
+        }
+    }
+}

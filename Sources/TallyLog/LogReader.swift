@@ -1,0 +1,89 @@
+import Foundation
+import TallyCore
+
+/// One event as read from the log, with where it lives.
+public struct LoggedEvent: Sendable {
+    /// 1-based position in this replica's log.
+    public var index: UInt64
+    /// The decoded event.
+    public var event: Event
+    /// Hash of the event's stored bytes.
+    public var hash: EventHash
+    /// The segment file holding it.
+    public var segment: String
+    /// Byte offset of its frame within the segment.
+    public var frameOffset: Int
+}
+
+/// Reads a log without taking the writer lock: safe beside a running writer. A torn or
+/// still-being-written tail in the newest segment is where reading stops; damage anywhere
+/// else throws `LogError.corrupt` naming the segment and offset.
+public struct LogReader: Sendable {
+    /// The log directory.
+    public let directory: String
+
+    /// A reader of the log in `directory`.
+    public init(directory: String) { self.directory = directory }
+
+    /// Segment file names, oldest first.
+    public func segmentNames() throws -> [String] { try SegmentDirectory.segmentNames(in: directory) }
+
+    /// Calls `body` with every event from log index `fromIndex` on, in log order.
+    public func forEachEvent(from fromIndex: UInt64 = 1, _ body: (LoggedEvent) throws -> Void) throws {
+        let names = try segmentNames()
+        for (position, name) in names.enumerated() {
+            if position + 1 < names.count, let nextFirst = SegmentFormat.firstIndex(fromFileName: names[position + 1]), nextFirst <= fromIndex { continue }
+            _ = try SegmentScanner.scan(path: directory + "/" + name, isLast: position == names.count - 1) { frame in
+                let frameEnd = frame.header.firstIndex + UInt64(frame.header.eventCount)
+                guard frameEnd > fromIndex else { return }
+                var index = frame.header.firstIndex
+                do {
+                    try EventBatch.forEachEvent(in: frame.payload, count: frame.header.eventCount) { bytes in
+                        defer { index += 1 }
+                        guard index >= fromIndex else { return }
+                        let event = try EventCodec.decode(bytes)
+                        try body(LoggedEvent(index: index, event: event, hash: EventCodec.hash(bytes), segment: name, frameOffset: frame.offset))
+                    }
+                } catch let error as DecodingError {
+                    throw LogError.corrupt(segment: name, offset: frame.offset, reason: "event at index \(index): \(error)")
+                }
+            }
+        }
+    }
+
+    /// Size facts for `tally status`.
+    public func statistics() throws -> LogStatistics {
+        var stats = LogStatistics()
+        let names = try segmentNames()
+        stats.segments = names.count
+        for (position, name) in names.enumerated() {
+            let scan = try SegmentScanner.scan(path: directory + "/" + name, isLast: position == names.count - 1) { frame in
+                stats.rawBytes += Int(frame.header.rawLength)
+                stats.storedBytes += Int(frame.header.storedLength) + SegmentFormat.frameHeaderSize
+                stats.events += Int(frame.header.eventCount)
+            }
+            stats.bytesOnDisk += scan.fileLength
+            if scan.seal != nil { stats.sealedSegments += 1 }
+        }
+        return stats
+    }
+}
+
+/// How big a log is.
+public struct LogStatistics: Sendable, Codable {
+    /// Events in the log.
+    public var events = 0
+    /// Segment files.
+    public var segments = 0
+    /// Sealed (immutable) segment files.
+    public var sealedSegments = 0
+    /// Total size of the segment files.
+    public var bytesOnDisk = 0
+    /// Encoded events before compression.
+    public var rawBytes = 0
+    /// Frames as stored (headers included).
+    public var storedBytes = 0
+
+    /// Encoded bytes per stored byte.
+    public var compressionRatio: Double { storedBytes == 0 ? 1 : Double(rawBytes) / Double(storedBytes) }
+}

@@ -1,0 +1,191 @@
+import Foundation
+import TallyCore
+
+/// Settings of a log writer.
+public struct LogConfiguration: Sendable {
+    /// A segment is sealed once it holds at least this many bytes.
+    public var segmentSizeLimit: Int = 16 << 20
+    /// How long to wait for another process's writer lock before giving up.
+    public var lockTimeout: Double = 0
+    /// Largest accepted encoded event.
+    public var maxEventSize: Int = 4 << 20
+
+    /// Default settings.
+    public init() {}
+}
+
+/// The one writer of a log directory. `append` returns only after the events' bytes are
+/// fsynced; concurrent appends share one fsync (group commit: whoever finds no flush under way
+/// writes everything staged so far, the others wait for it).
+///
+/// After a failed write or fsync the writer stops for good: the state of the file is unknown,
+/// so nothing is acknowledged any more (a restart recovers from the durable bytes).
+public final class LogWriter: @unchecked Sendable {
+    // @unchecked: all mutable state below is guarded by `condition`, except `segment`, which
+    // only the current flusher touches (`flushing` makes that exclusive).
+
+    /// The directory holding the segments.
+    public let directory: String
+    /// Origin of this replica's replicated events.
+    public let localOrigin: ReplicaID
+    /// Origin of this replica's local-only events (a separate chain that never ships).
+    public let localOnlyOrigin: ReplicaID
+    /// What opening found (torn tail cut, …).
+    public let recovery: RecoveredLog
+
+    private let configuration: LogConfiguration
+    private let lock: FileLock
+    private let condition = NSCondition()
+    private var clock: HybridClock
+    private var stagedHead: LogHead
+    private var staged = StagedBatch()
+    private var stagedTicket: UInt64 = 0
+    private var durableTicket: UInt64 = 0
+    private var flushing = false
+    private var failure: LogError?
+    private var segment: OpenSegment
+
+    /// Opens the log for writing: takes the writer lock, recovers (cutting a torn tail) and
+    /// positions at the end.
+    public init(directory: String, localOrigin: ReplicaID, localOnlyOrigin: ReplicaID, configuration: LogConfiguration = LogConfiguration()) throws {
+        self.directory = directory
+        self.localOrigin = localOrigin
+        self.localOnlyOrigin = localOnlyOrigin
+        self.configuration = configuration
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw LogError.notALog(path: directory, reason: "no such directory (run 'tally init' first)")
+        }
+        lock = try FileLock(path: directory + "/writer.lock", timeout: configuration.lockTimeout)
+        try SegmentDirectory.removeLeftovers(in: directory)
+        recovery = try LogRecovery.recover(directory: directory, cutTornTail: true)
+        stagedHead = recovery.head
+        clock = HybridClock(last: recovery.head.maxTimestamp)
+        segment = try OpenSegment.resume(directory: directory, recovery: recovery)
+    }
+
+    /// The head including everything staged (acknowledged or about to be).
+    public var head: LogHead {
+        condition.lock()
+        defer { condition.unlock() }
+        return stagedHead
+    }
+
+    /// Records local changes: assigns origin, sequence, clock stamp and chain hash, and returns
+    /// once they are durable. Either all drafts are recorded or (on a thrown error) none is acknowledged.
+    @discardableResult
+    public func append(_ drafts: [EventDraft]) throws -> [Event] {
+        condition.lock()
+        defer { condition.unlock() }
+        if let failure { throw failure }
+        var events: [Event] = []
+        events.reserveCapacity(drafts.count)
+        var scratch = ByteWriter(capacity: 256)
+        var batch = StagedBatch()
+        var head = stagedHead
+        var clock = self.clock
+        let wall = HybridClock.wallMillis()
+        for draft in drafts {
+            let origin = draft.isLocalOnly ? localOnlyOrigin : localOrigin
+            let chain = head.chains[origin]
+            let event = Event(
+                origin: origin, sequence: (chain?.sequence ?? 0) + 1, timestamp: clock.tick(wallMillis: wall),
+                actor: draft.actor, isLocalOnly: draft.isLocalOnly, entityType: draft.entityType,
+                entityID: draft.entityID, operation: draft.operation, properties: draft.properties,
+                previousHash: chain?.hash ?? .zero)
+            guard event.actor.utf8.count <= Limits.maxActorBytes else { throw LogError.rejected(reason: "actor name longer than \(Limits.maxActorBytes) bytes") }
+            scratch.bytes.removeAll(keepingCapacity: true)
+            EventCodec.encode(event, into: &scratch)
+            guard scratch.bytes.count <= configuration.maxEventSize else { throw LogError.rejected(reason: "event of \(scratch.bytes.count) bytes exceeds \(configuration.maxEventSize)") }
+            head.advance(past: event, hash: batch.add(scratch.bytes, of: event))
+            events.append(event)
+        }
+        // Only now, with every draft encoded, does anything become visible to the flusher.
+        staged.append(contentsOf: batch)
+        stagedHead = head
+        self.clock = clock
+        stagedTicket += 1
+        try waitUntilDurable(stagedTicket)
+        return events
+    }
+
+    /// Appends already-encoded events (from another replica), verified by the caller, durably.
+    public func appendEncoded(_ encodedEvents: [(bytes: [UInt8], event: Event)]) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        if let failure { throw failure }
+        var batch = StagedBatch()
+        var head = stagedHead
+        for (bytes, event) in encodedEvents {
+            let chain = head.chains[event.origin]
+            guard event.sequence == (chain?.sequence ?? 0) + 1, event.previousHash == (chain?.hash ?? .zero) else {
+                throw LogError.rejected(reason: "event \(event.origin) #\(event.sequence) does not continue its origin's chain")
+            }
+            head.advance(past: event, hash: batch.add(bytes, of: event))
+        }
+        let wall = HybridClock.wallMillis()
+        for (_, event) in encodedEvents { try? clock.observe(event.timestamp, wallMillis: wall) }
+        staged.append(contentsOf: batch)
+        stagedHead = head
+        stagedTicket += 1
+        try waitUntilDurable(stagedTicket)
+    }
+
+    /// Waits (holding `condition` on entry and exit) until `ticket` is durable, flushing
+    /// everything staged whenever no other thread is.
+    private func waitUntilDurable(_ ticket: UInt64) throws {
+        while durableTicket < ticket {
+            if let failure { throw failure }
+            if flushing {
+                condition.wait()
+                continue
+            }
+            flushing = true
+            let batch = staged
+            staged = StagedBatch()
+            let upTo = stagedTicket
+            condition.unlock()
+            let result = Result { try segment.write(batch, configuration: configuration) }
+            condition.lock()
+            flushing = false
+            switch result {
+            case .success: durableTicket = upTo
+            case .failure(let error): failure = .writerStopped(cause: "\(error)")
+            }
+            condition.broadcast()
+        }
+    }
+
+    /// Closes the current segment file and releases the writer lock (when the writer is freed).
+    public func close() {
+        condition.lock()
+        defer { condition.unlock() }
+        segment.close()
+        if failure == nil { failure = .writerStopped(cause: "the writer was closed") }
+    }
+}
+
+/// Encoded events waiting for the flusher: their bytes back to back, and per event the
+/// facts the seal summary needs.
+struct StagedBatch {
+    var bytes = ByteWriter(capacity: 0)
+    var events: [(end: Int, origin: ReplicaID, sequence: UInt64, timestamp: HybridTimestamp, hash: EventHash)] = []
+
+    /// Adds one encoded event and returns its hash.
+    mutating func add(_ encoded: [UInt8], of event: Event) -> EventHash {
+        let hash = EventCodec.hash(encoded)
+        EventBatch.append(encoded, to: &bytes)
+        events.append((bytes.bytes.count, event.origin, event.sequence, event.timestamp, hash))
+        return hash
+    }
+
+    mutating func append(contentsOf other: StagedBatch) {
+        if events.isEmpty {
+            self = other
+            return
+        }
+        let base = bytes.bytes.count
+        bytes.raw(other.bytes.bytes)
+        events.append(contentsOf: other.events.map { ($0.end + base, $0.origin, $0.sequence, $0.timestamp, $0.hash) })
+    }
+}

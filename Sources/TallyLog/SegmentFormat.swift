@@ -1,0 +1,105 @@
+import Foundation
+import TallyCore
+
+/// Constants and headers of the segment file format, version 1 (docs/LOG_FORMAT.md).
+public enum SegmentFormat {
+    /// The format version written by this build.
+    public static let version: UInt16 = 1
+    /// First 8 bytes of every segment file.
+    static let fileMagic: [UInt8] = Array("TALLYSEG".utf8)
+    /// First 4 bytes of every frame ("TFRM", little-endian).
+    static let frameMagic: UInt32 = 0x4D52_4654
+    /// Size of the segment file header.
+    public static let fileHeaderSize = 32
+    /// Size of a frame header.
+    public static let frameHeaderSize = 36
+    /// Largest uncompressed payload of one frame; bigger batches are split.
+    public static let maxFrameRawSize = 1 << 20
+    /// How much earlier data (uncompressed) serves as the LZ4 dictionary of the next frame.
+    public static let windowSize = 16 << 10
+    /// Extension of segment files; names are the first log index in 16 hex digits.
+    public static let fileExtension = "tseg"
+
+    /// `0000000000000001.tseg` for a segment whose first event has log index 1.
+    public static func fileName(firstIndex: UInt64) -> String {
+        let hex = String(firstIndex, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex + "." + fileExtension
+    }
+
+    /// The first log index encoded in a segment file name, or nil if it is not one.
+    public static func firstIndex(fromFileName name: String) -> UInt64? {
+        guard name.hasSuffix("." + fileExtension), name.count == 16 + 1 + fileExtension.count else { return nil }
+        return UInt64(name.prefix(16), radix: 16)
+    }
+
+    /// Bytes of a segment file header.
+    static func fileHeader(firstIndex: UInt64) -> [UInt8] {
+        var out = ByteWriter(capacity: fileHeaderSize)
+        out.raw(fileMagic)
+        out.u16(version)
+        out.u16(0)
+        out.u64(firstIndex)
+        out.u64(0)
+        out.u32(CRC32C.checksum(out.bytes))
+        return out.bytes
+    }
+}
+
+/// What a frame holds.
+public enum FrameType: UInt8, Sendable {
+    /// A batch of events.
+    case events = 1
+    /// The last frame of a sealed segment: a summary of the log up to there.
+    case seal = 2
+}
+
+/// How a frame's payload is stored.
+enum FrameCodec: UInt8 {
+    case none = 0
+    case lz4WithWindow = 1
+}
+
+/// The fixed-size header in front of every frame's payload.
+struct FrameHeader: Equatable {
+    var type: FrameType
+    var codec: FrameCodec
+    var eventCount: UInt32
+    var firstIndex: UInt64
+    var rawLength: UInt32
+    var storedLength: UInt32
+    var payloadChecksum: UInt32
+
+    /// Encodes the header, closing it with a checksum of its own first 32 bytes.
+    func encoded() -> [UInt8] {
+        var out = ByteWriter(capacity: SegmentFormat.frameHeaderSize)
+        out.u32(SegmentFormat.frameMagic)
+        out.u8(type.rawValue)
+        out.u8(codec.rawValue)
+        out.u16(0)
+        out.u32(eventCount)
+        out.u64(firstIndex)
+        out.u32(rawLength)
+        out.u32(storedLength)
+        out.u32(payloadChecksum)
+        out.u32(CRC32C.checksum(out.bytes))
+        return out.bytes
+    }
+
+    /// Parses a header; nil when magic, checksum or field values are wrong.
+    static func decode(_ bytes: UnsafeRawBufferPointer) -> FrameHeader? {
+        guard bytes.count >= SegmentFormat.frameHeaderSize else { return nil }
+        var input = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[0..<SegmentFormat.frameHeaderSize]))
+        guard (try? input.u32()) == SegmentFormat.frameMagic,
+              let typeByte = try? input.u8(), let type = FrameType(rawValue: typeByte),
+              let codecByte = try? input.u8(), let codec = FrameCodec(rawValue: codecByte),
+              (try? input.u16()) == 0,
+              let eventCount = try? input.u32(), let firstIndex = try? input.u64(),
+              let rawLength = try? input.u32(), let storedLength = try? input.u32(),
+              let payloadChecksum = try? input.u32(), let headerChecksum = try? input.u32(),
+              headerChecksum == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<32])),
+              rawLength <= SegmentFormat.maxFrameRawSize, storedLength <= SegmentFormat.maxFrameRawSize + (1 << 16)
+        else { return nil }
+        return FrameHeader(type: type, codec: codec, eventCount: eventCount, firstIndex: firstIndex,
+                           rawLength: rawLength, storedLength: storedLength, payloadChecksum: payloadChecksum)
+    }
+}

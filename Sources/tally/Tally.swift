@@ -1,0 +1,15 @@
+import ArgumentParser
+
+/// `tally`: the command-line face of a Tally replica.
+@main
+struct Tally: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tally",
+        abstract: "An event-sourced household ledger: every change is an event in an append-only, verifiable log.",
+        subcommands: [
+            InitCommand.self, StatusCommand.self,
+            ExpenseCommand.self, CategoryCommand.self, TodoCommand.self, SettingCommand.self,
+            LogCommand.self, AuditCommand.self, DebugCommand.self,
+        ]
+    )
+}
