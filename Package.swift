@@ -43,17 +43,23 @@ let package = Package(
             name: "TallyBench",
             dependencies: ["TallyCore", "TallyLog"]
         ),
+        // Helpers shared by the test targets: temporary directories, sample events, subprocesses.
+        .target(
+            name: "TallyTestSupport",
+            dependencies: ["TallyCore", "TallyLog"],
+            path: "Tests/TallyTestSupport"
+        ),
         .testTarget(
             name: "TallyCoreTests",
-            dependencies: ["TallyCore", .product(name: "PropertyBased", package: "swift-property-based")]
+            dependencies: ["TallyCore", "TallyTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(
             name: "TallyLogTests",
-            dependencies: ["TallyCore", "TallyLog"]
+            dependencies: ["TallyCore", "TallyLog", "TallyTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(
             name: "TallyCLITests",
-            dependencies: ["TallyCore", "TallyLog", "tally"]
+            dependencies: ["TallyCore", "TallyLog", "TallyTestSupport", "tally"]
         ),
     ],
     swiftLanguageModes: [.v6]

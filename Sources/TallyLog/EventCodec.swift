@@ -133,8 +133,12 @@ public enum EventCodec {
             for _ in 0..<count { texts.append(try input.string(maxBytes: maxFieldBytes)) }
             return .strings(texts)
         case 7:
-            let count = try input.length(max: 1 << 20)
+            let count = Int(try input.varint())
+            guard count <= Limits.maxChecks * 16 else { throw DecodingError("\(count) booleans is more than any todo holds") }
             let packed = try input.take((count + 7) / 8)
+            if count % 8 != 0, packed[packed.count - 1] >> UInt8(count % 8) != 0 {
+                throw DecodingError("padding bits set after the last boolean (non-canonical encoding)")
+            }
             return .bools((0..<count).map { packed[$0 / 8] & (1 << UInt8($0 % 8)) != 0 })
         case 8: return .json(try input.string(maxBytes: maxFieldBytes))
         case let tag: throw DecodingError("unknown value tag \(tag)")

@@ -1,9 +1,10 @@
 import Foundation
+import Synchronization
 
 /// An exclusive advisory lock (flock) on a file: held by the one writer of a data directory.
 /// The kernel drops it when the process dies, so a crashed writer never leaves a stale lock.
 final class FileLock: Sendable {
-    let descriptor: Int32
+    private let descriptor: Mutex<Int32>
 
     /// Takes the lock, retrying every 10 ms for up to `timeout` seconds.
     init(path: String, timeout: Double) throws(LogError) {
@@ -23,8 +24,16 @@ final class FileLock: Sendable {
             }
             usleep(10_000)
         }
-        descriptor = fd
+        descriptor = Mutex(fd)
     }
 
-    deinit { close(descriptor) }
+    /// Releases the lock (idempotent).
+    func release() {
+        descriptor.withLock { fd in
+            if fd >= 0 { close(fd) }
+            fd = -1
+        }
+    }
+
+    deinit { release() }
 }

@@ -43,7 +43,7 @@ public final class LogWriter: @unchecked Sendable {
     private var durableTicket: UInt64 = 0
     private var flushing = false
     private var failure: LogError?
-    private var segment: OpenSegment
+    var segment: OpenSegment
 
     /// Opens the log for writing: takes the writer lock, recovers (cutting a torn tail) and
     /// positions at the end.
@@ -156,11 +156,13 @@ public final class LogWriter: @unchecked Sendable {
         }
     }
 
-    /// Closes the current segment file and releases the writer lock (when the writer is freed).
+    /// Closes the current segment file and releases the writer lock; later appends throw.
     public func close() {
         condition.lock()
         defer { condition.unlock() }
+        while flushing { condition.wait() }
         segment.close()
+        lock.release()
         if failure == nil { failure = .writerStopped(cause: "the writer was closed") }
     }
 }

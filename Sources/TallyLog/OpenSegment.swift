@@ -92,6 +92,14 @@ struct OpenSegment {
         window = []
     }
 
+    /// Points the segment's descriptor at /dev/full, so the next write fails with ENOSPC as on a
+    /// full disk (tests only; dup2 keeps the number, so no other file can be hit by mistake).
+    func fillDiskForTesting() {
+        let full = open("/dev/full", O_WRONLY | O_CLOEXEC)
+        dup2(full, descriptor)
+        Glibc.close(full)
+    }
+
     mutating func close() {
         if descriptor >= 0 { Glibc.close(descriptor) }
         descriptor = -1

@@ -1,0 +1,64 @@
+import Foundation
+import PropertyBased
+import Testing
+@testable import TallyLog
+import TallyCore
+import TallyTestSupport
+
+@Suite struct EventCodecTests {
+    @Test func everyEventKindRoundTrips() throws {
+        let log = TestLog()
+        let writer = try log.openWriter()
+        let written = try writer.append(SampleEvents.everyKind())
+        #expect(Set(written.map { "\($0.entityType) \($0.operation)" }).count == 12)
+        for event in written {
+            let bytes = EventCodec.encode(event)
+            #expect(try EventCodec.decode(bytes) == event)
+            #expect(EventCodec.encode(try EventCodec.decode(bytes)) == bytes, "encoding is canonical")
+        }
+        let read = try log.events().map(\.event)
+        #expect(read == written)
+    }
+
+    @Test func randomEventsRoundTrip() async {
+        await propertyCheck(count: 500, input: Gen.uint64(in: 0...UInt64.max)) { seed in
+            var rng = SplitMix64(seed: seed)
+            let event = RandomEvents.event(&rng)
+            let bytes = EventCodec.encode(event)
+            #expect((try? EventCodec.decode(bytes)) == event)
+        }
+    }
+
+    @Test func everyTruncationOfAnEncodingIsRejected() throws {
+        for draft in SampleEvents.everyKind() {
+            let event = Event(origin: .random(), sequence: 1, timestamp: .zero, actor: draft.actor, isLocalOnly: draft.isLocalOnly,
+                              entityType: draft.entityType, entityID: draft.entityID, operation: draft.operation,
+                              properties: draft.properties, previousHash: .zero)
+            let bytes = EventCodec.encode(event)
+            for length in 0..<bytes.count {
+                #expect(throws: (any Error).self) { try EventCodec.decode(Array(bytes[0..<length])) }
+            }
+            #expect(throws: (any Error).self) { try EventCodec.decode(bytes + [0]) }
+        }
+    }
+
+    @Test func randomBytesNeverCrashTheDecoder() async {
+        await propertyCheck(count: 2_000, input: Gen.uint64(in: 0...UInt64.max)) { seed in
+            var rng = SplitMix64(seed: seed)
+            var bytes = EventCodec.encode(RandomEvents.event(&rng))
+            for _ in 0..<Int.random(in: 1...4, using: &rng) {
+                bytes[Int.random(in: 0..<bytes.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
+            }
+            _ = try? EventCodec.decode(bytes)
+        }
+    }
+
+    @Test func hashIsSHA256OfTheEncoding() {
+        // SHA-256("abc"), from FIPS 180-2.
+        #expect(EventCodec.hash(Array("abc".utf8)).description == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
+
+    @Test func crc32cMatchesTheStandardCheckValue() {
+        #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
+    }
+}
