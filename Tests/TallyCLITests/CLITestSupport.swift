@@ -1,0 +1,36 @@
+import Foundation
+import Testing
+import TallyTestSupport
+
+/// A replica created with `tally init` in a temporary directory, driven through the binary.
+struct CLIReplica {
+    let directory = TemporaryDirectory("tally-cli")
+    var path: String { directory.file("data") }
+
+    init() throws {
+        let result = try run(["init", "--name", "test"])
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    @discardableResult
+    func run(_ arguments: [String]) throws -> TallyBinary.Result {
+        try TallyBinary.run(arguments + ["--data-dir", path], environment: ["TZ": "Asia/Seoul"])
+    }
+
+    /// Runs a command that must succeed and returns its trimmed output.
+    func ok(_ arguments: [String]) throws -> String {
+        let result = try run(arguments)
+        #expect(result.status == 0, "tally \(arguments.joined(separator: " ")): \(result.stderr)")
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Every byte of every segment file, to show that a refused command changed nothing.
+    func logSnapshot() throws -> [String: Data] {
+        let log = path + "/log"
+        var snapshot: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: log) where name.hasSuffix(".tseg") {
+            snapshot[name] = try Data(contentsOf: URL(fileURLWithPath: log + "/" + name))
+        }
+        return snapshot
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+import TallyTestSupport
+
+@Suite struct CLITests {
+    @Test func aNewUserCanRecordAndReadBack() throws {
+        let replica = try CLIReplica()
+        let food = try replica.ok(["category", "add", "--name", "Food"])
+        let lunch = try replica.ok(["category", "add", "--name", "Lunch", "--parent", food])
+        let expense = try replica.ok(["expense", "add", "--amount", "12000", "--category", lunch, "--date", "2026-03-01", "--tag", "work", "--memo", "김밥"])
+        #expect(UUID(uuidString: expense) != nil, "add prints the id alone")
+        let updated = try replica.ok(["expense", "update", expense, "--amount", "13000", "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(updated.utf8)) as! [String: Any]
+        #expect(object["amount"] as? Int == 13000)
+        #expect(object["memo"] as? String == "김밥", "update keeps what it does not name")
+        #expect(object["date"] as? String == "2026-03-01T00:00:00+09:00", "a bare date is local midnight")
+        #expect(object["categoryId"] as? String == lunch)
+        let todo = try replica.ok(["todo", "add", "--title", "No coffee", "--checks", "1,0,1,1", "--challenge", "--json"])
+        let todoObject = try JSONSerialization.jsonObject(with: Data(todo.utf8)) as! [String: Any]
+        #expect(todoObject["percentage"] as? Double == 75)
+        _ = try replica.ok(["setting", "set", "theme", "\"dark\""])
+        _ = try replica.ok(["expense", "delete", expense])
+
+        let dump = try replica.ok(["log", "dump", "--json"]).split(separator: "\n")
+        #expect(dump.count == 7)
+        let history = try replica.ok(["audit", "history", expense, "--json"]).split(separator: "\n")
+        #expect(history.count == 3)
+        #expect(history.last?.contains("\"operation\":\"delete\"") == true)
+        #expect(try replica.ok(["audit", "verify"]).hasPrefix("intact: 7 events"))
+        let status = try JSONSerialization.jsonObject(with: Data(try replica.ok(["status", "--json"]).utf8)) as! [String: Any]
+        #expect(status["events"] as? Int == 7)
+    }
+
+    /// Each bad command exits non-zero with a one-line error and leaves the log byte-for-byte as it was.
+    @Test func badInputChangesNothing() throws {
+        let replica = try CLIReplica()
+        let expense = try replica.ok(["expense", "add", "--amount", "500"])
+        let unknown = "8b1a9953-c461-4b3e-9f5c-1d6a3b1e2f00"
+        let before = try replica.logSnapshot()
+        let badCommands: [[String]] = [
+            ["expense", "add", "--amount", "-5"],
+            ["expense", "add", "--amount", "0"],
+            ["expense", "add", "--amount", "12.5"],
+            ["expense", "add", "--amount", "1e3"],
+            ["expense", "add", "--amount", "99999999999999999999"],
+            ["expense", "add", "--memo", "no amount"],
+            ["expense", "add", "--amount", "5", "--date", "2026-02-30"],
+            ["expense", "add", "--amount", "5", "--date", "tomorrow"],
+            ["expense", "add", "--amount", "5", "--currency", "EURO"],
+            ["expense", "add", "--amount", "5", "--kind", "gift"],
+            ["expense", "add", "--amount", "5", "--category", "not-a-uuid"],
+            ["expense", "add", "--amount", "5", "--category", unknown],
+            ["expense", "update", unknown, "--amount", "5"],
+            ["expense", "update", "not-a-uuid", "--amount", "5"],
+            ["expense", "update", expense],
+            ["expense", "delete", unknown],
+            ["category", "add"],
+            ["category", "add", "--name", "  "],
+            ["category", "add", "--name", "Sub", "--parent", unknown],
+            ["todo", "add", "--title", "x", "--checks", "1,2"],
+            ["todo", "add", "--title", "x", "--start", "2026-03-02", "--end", "2026-03-01"],
+            ["setting", "set", "theme", "dark"],
+            ["setting", "delete", "never-set"],
+            ["category", "delete", expense],
+        ]
+        for command in badCommands {
+            let result = try replica.run(command)
+            #expect(result.status != 0, "\(command) should fail")
+            #expect(result.stderr.hasPrefix("Error: "), "\(command): \(result.stderr)")
+            let firstLine = result.stderr.split(separator: "\n").first ?? ""
+            #expect(firstLine.count > 12, "\(command) explains itself: \(result.stderr)")
+        }
+        #expect(try replica.logSnapshot() == before)
+    }
+
+    @Test func aCategoryCannotBecomeItsOwnAncestor() throws {
+        let replica = try CLIReplica()
+        let parent = try replica.ok(["category", "add", "--name", "A"])
+        let child = try replica.ok(["category", "add", "--name", "B", "--parent", parent])
+        let result = try replica.run(["category", "update", parent, "--parent", child])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("ancestor"))
+    }
+
+    @Test func verifyFailsLoudlyOnATamperedLog() throws {
+        let replica = try CLIReplica()
+        for amount in 1...5 { _ = try replica.ok(["expense", "add", "--amount", String(amount * 100)]) }
+        let segment = replica.path + "/log/0000000000000001.tseg"
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: segment))
+        bytes[bytes.count / 2] ^= 0x10
+        try bytes.write(to: URL(fileURLWithPath: segment))
+        let result = try replica.run(["audit", "verify"])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("segment 0000000000000001.tseg offset"))
+
+        let refused = try replica.run(["expense", "add", "--amount", "1"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("log damaged in segment 0000000000000001.tseg at offset"))
+
+        let repair = try replica.run(["log", "repair"])
+        #expect(repair.status == 0)
+        #expect(repair.stdout.contains("Cut the log in segment 0000000000000001.tseg"))
+        _ = try replica.ok(["expense", "add", "--amount", "1"])
+        #expect(try replica.ok(["audit", "verify"]).hasPrefix("intact"))
+    }
+
+    @Test func aSecondWriterFailsClearlyAfterItsTimeout() throws {
+        let replica = try CLIReplica()
+        let log = replica.path + "/log/writer.lock"
+        let fd = open(log, O_RDWR)
+        #expect(flock(fd, LOCK_EX) == 0)
+        defer { close(fd) }
+        let result = try replica.run(["expense", "add", "--amount", "5", "--lock-timeout", "0.3"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("another process is writing"))
+    }
+}

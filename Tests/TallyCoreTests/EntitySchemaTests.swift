@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+import TallyCore
+
+@Suite struct EntitySchemaTests {
+    let expense: PropertyMap = [
+        .kind: .string("expense"), .amount: .int(12_000), .currency: .string("KRW"),
+        .date: .dateTime(DateTime(epochMillis: 0, offsetMinutes: 0)), .repeat: .string("none"),
+    ]
+
+    @Test func aCompleteExpenseIsAccepted() throws {
+        let normalized = try EntitySchema.validate(.expense, .create, expense.merging([.tags: .strings(["b", " a", "b"])]) { $1 })
+        #expect(normalized[.tags] == .strings(["a", "b"]), "tags are a set, trimmed and sorted")
+    }
+
+    @Test(arguments: [Int64(0), -1, Limits.maxAmount + 1, Int64.min])
+    func amountsOutsideTheRangeAreRejected(_ amount: Int64) {
+        #expect(throws: ValidationError(field: "amount", "must be between 1 and \(Limits.maxAmount) minor units")) {
+            try EntitySchema.validate(.expense, .create, expense.merging([.amount: .int(amount)]) { $1 })
+        }
+    }
+
+    @Test func badValuesNameTheirField() {
+        let cases: [(PropertyName, PropertyValue)] = [
+            (.currency, .string("krw")), (.currency, .string("ABC")), (.kind, .string("gift")), (.repeat, .string("hourly")),
+            (.amount, .string("12")), (.memo, .string(String(repeating: "x", count: Limits.maxMemoLength + 1))),
+            (.tags, .strings([""])), (.attachments, .strings(["not-a-hash"])), (.categoryId, .string("x")),
+        ]
+        for (name, value) in cases {
+            #expect(throws: ValidationError.self) { try EntitySchema.validate(.expense, .update, [name: value]) }
+            do { _ = try EntitySchema.validate(.expense, .update, [name: value]) } catch { #expect(error.field == name.jsonName) }
+        }
+    }
+
+    @Test func createsNeedTheirRequiredPropertiesAndUpdatesNeedSomething() {
+        #expect(throws: ValidationError.self) { try EntitySchema.validate(.category, .create, [.kind: .string("expense")]) }
+        #expect(throws: ValidationError.self) { try EntitySchema.validate(.category, .create, [.name: .string("   "), .kind: .string("expense")]) }
+        #expect(throws: ValidationError.self) { try EntitySchema.validate(.todo, .update, [:]) }
+        #expect(throws: ValidationError.self) { try EntitySchema.validate(.todo, .delete, [.title: .string("x")]) }
+        #expect(throws: ValidationError.self) { try EntitySchema.validate(.category, .update, [.amount: .int(1)]) }
+    }
+
+    @Test func todoDatesMustBeInOrder() {
+        let start = DateTime(epochMillis: 1_000_000, offsetMinutes: 0), end = DateTime(epochMillis: 0, offsetMinutes: 0)
+        #expect(throws: ValidationError.self) { try EntitySchema.validate(.todo, .update, [.startDate: .dateTime(start), .endDate: .dateTime(end)]) }
+    }
+
+    @Test func settingValuesBecomeCanonicalJSON() throws {
+        let normalized = try EntitySchema.validate(.setting, .create, [.value: .json("{ \"b\": 1, \"a\": [true, null] }")])
+        #expect(normalized[.value] == .json("{\"a\":[true,null],\"b\":1}"))
+        #expect(throws: ValidationError.self) { try EntitySchema.validate(.setting, .create, [.value: .json("dark")]) }
+        #expect(throws: ValidationError.self) { try EntitySchema.validateSettingKey("") }
+        #expect(throws: ValidationError.self) { try EntitySchema.validateSettingKey(String(repeating: "k", count: 257)) }
+    }
+
+    @Test func percentageIsDerivedFromChecks() {
+        #expect(Todo.percentage(.bools([])) == 0)
+        #expect(Todo.percentage(nil) == 0)
+        #expect(Todo.percentage(.bools([true, false, true])) == 66.67)
+        #expect(Todo.percentage(.bools([true, true])) == 100)
+    }
+
+    @Test func amountsFormatForTheirCurrency() {
+        #expect(Currency.format(1_234_567, currency: "KRW") == "1,234,567")
+        #expect(Currency.format(1_250, currency: "USD") == "12.50")
+        #expect(Currency.format(5, currency: "BHD") == "0.005")
+    }
+}
