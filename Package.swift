@@ -41,7 +41,7 @@ let package = Package(
         // Benchmarks (release build, scripts/bench). Never run by tests.
         .executableTarget(
             name: "TallyBench",
-            dependencies: ["TallyCore", "TallyLog"]
+            dependencies: ["TallyCore", "TallyLog", "TallyTestSupport"]
         ),
         // Helpers shared by the test targets: temporary directories, sample events, subprocesses.
         .target(

@@ -1,1 +1,30 @@
-print("bench")
+import Foundation
+
+// tally-bench [--quick] [--only NAME…]: the log benchmarks (issue 2), run through scripts/bench
+// in release mode. NAMEs: latency, concurrent, bulk (bulk also gives bytes per event and reads).
+let arguments = CommandLine.arguments.dropFirst()
+let quick = arguments.contains("--quick")
+let only = Set(arguments.filter { !$0.hasPrefix("--") })
+func enabled(_ name: String) -> Bool { only.isEmpty || only.contains(name) }
+
+let workDirectory = ProcessInfo.processInfo.environment["BENCH_DIR"] ?? FileManager.default.currentDirectoryPath + "/.build/bench-work"
+try FileManager.default.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
+let benchmarks = LogBenchmarks(workDirectory: workDirectory, bulkEvents: quick ? 100_000 : 1_000_000, latencySamples: quick ? 200 : 2_000)
+print("work directory: \(workDirectory)")
+
+var results: [BenchmarkResult] = []
+if enabled("latency") { results += try benchmarks.singleWriterLatency() }
+if enabled("concurrent") { results.append(try benchmarks.concurrentWriters()) }
+if enabled("bulk") {
+    let drafts = LogBenchmarks.ledgerDrafts(benchmarks.bulkEvents)
+    let (bulk, bulkPath) = try benchmarks.bulkAppend(drafts)
+    results.append(bulk)
+    if arguments.contains("--append-only") { exit(0) }
+    results.append(try benchmarks.bytesPerEvent(logPath: bulkPath))
+    results.append(try benchmarks.sequentialRead(logPath: bulkPath))
+}
+try? FileManager.default.removeItem(atPath: workDirectory)
+
+for result in results { print(result.humanLine) }
+print("")
+for result in results { print(result.jsonLine) }

@@ -10,14 +10,19 @@ public struct EventHash: Hashable, Sendable, CustomStringConvertible {
     /// Creates a hash from its words.
     public init(words: SIMD4<UInt64>) { self.words = words }
 
-    /// Creates a hash from 32 bytes.
-    public init<Bytes: Collection>(bytes: Bytes) where Bytes.Element == UInt8 {
+    /// Creates a hash from exactly 32 bytes (most significant first).
+    public init(bytes: UnsafeRawBufferPointer) {
         precondition(bytes.count == 32, "an event hash has 32 bytes")
-        var words = SIMD4<UInt64>.zero
-        for (index, byte) in bytes.enumerated() {
-            words[index / 8] = words[index / 8] << 8 | UInt64(byte)
-        }
-        self.words = words
+        words = SIMD4(
+            UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+            UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
+            UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self)),
+            UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 24, as: UInt64.self)))
+    }
+
+    /// Creates a hash from an array of exactly 32 bytes.
+    public init(bytes: [UInt8]) {
+        self = bytes.withUnsafeBytes { EventHash(bytes: $0) }
     }
 
     /// The 32 bytes, most significant first.

@@ -36,9 +36,8 @@ public enum EventCodec {
             out.lengthPrefixed(key)
         }
         for lane in 0..<4 { out.u64(event.previousHash.words[lane].bigEndian) }
-        let properties = event.properties.canonicallyOrdered
-        out.varint(UInt64(properties.count))
-        for (name, value) in properties {
+        out.varint(UInt64(event.properties.count))
+        event.properties.forEachCanonically { name, value in
             out.u8(name.rawValue)
             out.u8(value.tag)
             switch value {
@@ -152,8 +151,7 @@ public enum EventCodec {
 
     /// SHA-256 of an event's encoding: what its successor from the same origin names as `previousHash`.
     public static func hash(_ bytes: UnsafeRawBufferPointer) -> EventHash {
-        let digest = SHA256.hash(data: bytes)
-        return digest.withUnsafeBytes { EventHash(bytes: $0) }
+        SHA256.hash(data: bytes).withUnsafeBytes { EventHash(bytes: $0) }
     }
 
     /// SHA-256 of an encoded event held in an array.

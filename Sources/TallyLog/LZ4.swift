@@ -4,24 +4,30 @@ import CTallyLZ4
 /// segment's earlier frames. Small frames (one event each) compress well because they share
 /// their field names, origin ids and actors with what came just before them.
 enum LZ4 {
-    /// Compresses `source` using `dictionary`; nil when the result would not be smaller.
-    static func compress(_ source: UnsafeRawBufferPointer, dictionary: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard source.count > 0, source.count <= Int(LZ4_MAX_INPUT_SIZE) else { return nil }
-        let stream = LZ4_createStream()!
-        defer { LZ4_freeStream(stream) }
+    /// Worst-case compressed size of `count` bytes.
+    static func bound(_ count: Int) -> Int { Int(LZ4_compressBound(Int32(count))) }
+
+    /// Compresses `source` into `destination` (at least `bound(source.count)` bytes) using
+    /// `dictionary`; returns the compressed size, or nil when the result would not be smaller.
+    static func compress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer,
+                         dictionary: UnsafeRawBufferPointer, stream: Stream) -> Int? {
+        guard source.count > 0, source.count <= Int(LZ4_MAX_INPUT_SIZE), destination.count >= bound(source.count) else { return nil }
+        LZ4_resetStream_fast(stream.pointer)
         if dictionary.count > 0 {
-            LZ4_loadDict(stream, dictionary.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(dictionary.count))
+            LZ4_loadDict(stream.pointer, dictionary.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(dictionary.count))
         }
-        let capacity = Int(LZ4_compressBound(Int32(source.count)))
-        var output = [UInt8](repeating: 0, count: capacity)
-        let written = output.withUnsafeMutableBytes { out in
-            LZ4_compress_fast_continue(
-                stream, source.baseAddress!.assumingMemoryBound(to: CChar.self),
-                out.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(source.count), Int32(capacity), 1)
-        }
+        let written = LZ4_compress_fast_continue(
+            stream.pointer, source.baseAddress!.assumingMemoryBound(to: CChar.self),
+            destination.baseAddress!.assumingMemoryBound(to: CChar.self), Int32(source.count), Int32(destination.count), 1)
         guard written > 0, Int(written) < source.count else { return nil }
-        output.removeSubrange(Int(written)...)
-        return output
+        return Int(written)
+    }
+
+    /// A compression state, reused across frames to save its 16 KiB allocation and set-up.
+    final class Stream {
+        let pointer: UnsafeMutablePointer<LZ4_stream_t>
+        init() { pointer = LZ4_createStream()! }
+        deinit { LZ4_freeStream(pointer) }
     }
 
     /// Decompresses exactly `rawLength` bytes, or throws if the block is malformed.

@@ -81,28 +81,34 @@ public final class LogWriter: @unchecked Sendable {
         var events: [Event] = []
         events.reserveCapacity(drafts.count)
         var scratch = ByteWriter(capacity: 256)
-        var batch = StagedBatch()
-        var head = stagedHead
+        var batch = StagedBatch(expectedEvents: drafts.count)
         var clock = self.clock
         let wall = HybridClock.wallMillis()
+        // The two chains this replica writes, kept in locals: a bulk append touches them per event.
+        let zero = ChainHead(sequence: 0, hash: .zero)
+        var replicated = stagedHead.chains[localOrigin] ?? zero
+        var localOnly = stagedHead.chains[localOnlyOrigin] ?? zero
         for draft in drafts {
-            let origin = draft.isLocalOnly ? localOnlyOrigin : localOrigin
-            let chain = head.chains[origin]
+            guard draft.actor.utf8.count <= Limits.maxActorBytes else { throw LogError.rejected(reason: "actor name longer than \(Limits.maxActorBytes) bytes") }
+            let chain = draft.isLocalOnly ? localOnly : replicated
             let event = Event(
-                origin: origin, sequence: (chain?.sequence ?? 0) + 1, timestamp: clock.tick(wallMillis: wall),
+                origin: draft.isLocalOnly ? localOnlyOrigin : localOrigin, sequence: chain.sequence + 1, timestamp: clock.tick(wallMillis: wall),
                 actor: draft.actor, isLocalOnly: draft.isLocalOnly, entityType: draft.entityType,
                 entityID: draft.entityID, operation: draft.operation, properties: draft.properties,
-                previousHash: chain?.hash ?? .zero)
-            guard event.actor.utf8.count <= Limits.maxActorBytes else { throw LogError.rejected(reason: "actor name longer than \(Limits.maxActorBytes) bytes") }
+                previousHash: chain.hash)
             scratch.bytes.removeAll(keepingCapacity: true)
             EventCodec.encode(event, into: &scratch)
             guard scratch.bytes.count <= configuration.maxEventSize else { throw LogError.rejected(reason: "event of \(scratch.bytes.count) bytes exceeds \(configuration.maxEventSize)") }
-            head.advance(past: event, hash: batch.add(scratch.bytes, of: event))
+            let next = ChainHead(sequence: event.sequence, hash: batch.add(scratch.bytes, of: event))
+            if draft.isLocalOnly { localOnly = next } else { replicated = next }
             events.append(event)
         }
         // Only now, with every draft encoded, does anything become visible to the flusher.
         staged.append(contentsOf: batch)
-        stagedHead = head
+        if replicated.sequence > 0 { stagedHead.chains[localOrigin] = replicated }
+        if localOnly.sequence > 0 { stagedHead.chains[localOnlyOrigin] = localOnly }
+        stagedHead.lastIndex += UInt64(drafts.count)
+        if let last = events.last, last.timestamp > stagedHead.maxTimestamp { stagedHead.maxTimestamp = last.timestamp }
         self.clock = clock
         stagedTicket += 1
         try waitUntilDurable(stagedTicket)
@@ -170,14 +176,30 @@ public final class LogWriter: @unchecked Sendable {
 /// Encoded events waiting for the flusher: their bytes back to back, and per event the
 /// facts the seal summary needs.
 struct StagedBatch {
-    var bytes = ByteWriter(capacity: 0)
-    var events: [(end: Int, origin: ReplicaID, sequence: UInt64, timestamp: HybridTimestamp, hash: EventHash)] = []
+    /// What the flusher needs to know of one staged event.
+    struct Entry {
+        /// Offset just past the event's bytes in `bytes`.
+        var end: Int
+        var origin: ReplicaID
+        var sequence: UInt64
+        var timestamp: HybridTimestamp
+        var hash: EventHash
+    }
+
+    var bytes: ByteWriter
+    var events: [Entry] = []
+
+    /// An empty batch with room for about `expectedEvents` typical events.
+    init(expectedEvents: Int = 0) {
+        bytes = ByteWriter(capacity: expectedEvents * 160)
+        events.reserveCapacity(expectedEvents)
+    }
 
     /// Adds one encoded event and returns its hash.
     mutating func add(_ encoded: [UInt8], of event: Event) -> EventHash {
         let hash = EventCodec.hash(encoded)
         EventBatch.append(encoded, to: &bytes)
-        events.append((bytes.bytes.count, event.origin, event.sequence, event.timestamp, hash))
+        events.append(Entry(end: bytes.bytes.count, origin: event.origin, sequence: event.sequence, timestamp: event.timestamp, hash: hash))
         return hash
     }
 
@@ -188,6 +210,6 @@ struct StagedBatch {
         }
         let base = bytes.bytes.count
         bytes.raw(other.bytes.bytes)
-        events.append(contentsOf: other.events.map { ($0.end + base, $0.origin, $0.sequence, $0.timestamp, $0.hash) })
+        events.append(contentsOf: other.events.map { Entry(end: $0.end + base, origin: $0.origin, sequence: $0.sequence, timestamp: $0.timestamp, hash: $0.hash) })
     }
 }

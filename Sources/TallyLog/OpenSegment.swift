@@ -12,6 +12,7 @@ struct OpenSegment {
     private var nextIndex: UInt64
     /// The head as of the last event written (what a seal records).
     private var writtenHead: LogHead
+    private let compressor = LZ4.Stream()
 
     /// Continues the newest segment after recovery, or starts one if there is none or it is sealed.
     static func resume(directory: String, recovery: RecoveredLog) throws -> OpenSegment {
@@ -41,8 +42,9 @@ struct OpenSegment {
             let start = first == 0 ? 0 : batch.events[first - 1].end
             var last = first
             while last + 1 < batch.events.count, batch.events[last + 1].end - start <= SegmentFormat.maxFrameRawSize { last += 1 }
-            let raw = batch.bytes.bytes[start..<batch.events[last].end]
-            out.raw(encodeEventsFrame(raw, count: last - first + 1))
+            batch.bytes.bytes.withUnsafeBytes { all in
+                appendEventsFrame(UnsafeRawBufferPointer(rebasing: all[start..<batch.events[last].end]), count: last - first + 1, to: &out)
+            }
             for event in batch.events[first...last] {
                 writtenHead.advance(origin: event.origin, sequence: event.sequence, timestamp: event.timestamp, hash: event.hash)
             }
@@ -52,16 +54,27 @@ struct OpenSegment {
         guard fdatasync(descriptor) == 0 else { throw LogError.io(operation: "fdatasync", path: path, errno: errno) }
     }
 
-    /// Compresses one frame against the window and advances index and window.
-    private mutating func encodeEventsFrame(_ raw: ArraySlice<UInt8>, count: Int) -> [UInt8] {
-        let compressed = raw.withUnsafeBytes { source in window.withUnsafeBytes { LZ4.compress(source, dictionary: $0) } }
-        let stored = compressed ?? Array(raw)
+    /// Appends one frame (header, then the payload compressed against the window, or raw
+    /// when that is not smaller) to `out`, and advances index and window.
+    private mutating func appendEventsFrame(_ raw: UnsafeRawBufferPointer, count: Int, to out: inout ByteWriter) {
+        let headerStart = out.bytes.count
+        let payloadStart = headerStart + SegmentFormat.frameHeaderSize
+        out.bytes.append(contentsOf: repeatElement(0, count: SegmentFormat.frameHeaderSize + LZ4.bound(raw.count)))
+        let compressedSize = out.bytes.withUnsafeMutableBytes { buffer in
+            window.withUnsafeBytes { LZ4.compress(raw, into: UnsafeMutableRawBufferPointer(rebasing: buffer[payloadStart...]), dictionary: $0, stream: compressor) }
+        }
+        let storedSize = compressedSize ?? raw.count
+        out.bytes.removeSubrange((payloadStart + storedSize)...)
+        if compressedSize == nil {
+            out.bytes.withUnsafeMutableBytes { UnsafeMutableRawBufferPointer(rebasing: $0[payloadStart...]).copyMemory(from: raw) }
+        }
+        let checksum = out.bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[payloadStart...])) }
         let header = FrameHeader(
-            type: .events, codec: compressed == nil ? .none : .lz4WithWindow, eventCount: UInt32(count), firstIndex: nextIndex,
-            rawLength: UInt32(raw.count), storedLength: UInt32(stored.count), payloadChecksum: CRC32C.checksum(stored))
+            type: .events, codec: compressedSize == nil ? .none : .lz4WithWindow, eventCount: UInt32(count), firstIndex: nextIndex,
+            rawLength: UInt32(raw.count), storedLength: UInt32(storedSize), payloadChecksum: checksum)
+        out.bytes.replaceSubrange(headerStart..<payloadStart, with: header.encoded())
         nextIndex += UInt64(count)
-        window = SegmentWindow.advance(window, with: Array(raw))
-        return header.encoded() + stored
+        window = SegmentWindow.advance(window, with: raw)
     }
 
     private mutating func flush(_ out: inout ByteWriter) throws {

@@ -116,7 +116,7 @@ enum SegmentScanner {
             }
             if frame.type == .events {
                 nextIndex += UInt64(frame.eventCount)
-                window = SegmentWindow.advance(window, with: raw)
+                window = raw.withUnsafeBytes { SegmentWindow.advance(window, with: $0) }
             }
             offset = end
         }
@@ -128,7 +128,8 @@ enum SegmentScanner {
 /// The LZ4 dictionary of a segment: the last `SegmentFormat.windowSize` uncompressed bytes of
 /// its event frames so far.
 enum SegmentWindow {
-    static func advance(_ window: [UInt8], with raw: [UInt8]) -> [UInt8] {
+    /// The window after a frame whose uncompressed payload is `raw`.
+    static func advance(_ window: [UInt8], with raw: UnsafeRawBufferPointer) -> [UInt8] {
         let size = SegmentFormat.windowSize
         if raw.count >= size { return Array(raw[(raw.count - size)...]) }
         let keep = min(window.count, size - raw.count)

@@ -52,15 +52,15 @@ struct AuditCommand: ParsableCommand {
             try directory.reader.forEachEvent { if $0.event.entityID == entityID { events.append($0) } }
             guard !events.isEmpty else { throw CLIError("no events for \(id) in this replica's log") }
             if json {
-                for logged in events { print(EventJSON.render(logged).serialized) }
+                for logged in events { print(logged.event.json(index: logged.index, hash: logged.hash).serialized) }
                 return
             }
             print(Table.render(
                 header: ["TIME (UTC)", "ORIGIN#SEQ", "ACTOR", "OPERATION", "CHANGES"],
                 rows: events.map { logged in
                     let event = logged.event
-                    return [EventJSON.wallTime(event.timestamp), "\(event.origin.description.prefix(8))#\(event.sequence)",
-                            event.actor, event.operation.description, EventJSON.changes(event)]
+                    return [event.timestamp.wallTime, "\(event.origin.description.prefix(8))#\(event.sequence)",
+                            event.actor, event.operation.description, event.changeSummary]
                 }))
         }
     }

@@ -17,11 +17,11 @@ struct LogCommand: ParsableCommand {
             var rows: [[String]] = []
             try directory.reader.forEachEvent { logged in
                 if json {
-                    print(EventJSON.render(logged).serialized)
+                    print(logged.event.json(index: logged.index, hash: logged.hash).serialized)
                 } else {
                     let event = logged.event
-                    rows.append([String(logged.index), EventJSON.wallTime(event.timestamp), "\(event.origin.description.prefix(8))#\(event.sequence)",
-                                 event.actor, "\(event.operation) \(event.entityType)", event.entityID.description, EventJSON.changes(event)])
+                    rows.append([String(logged.index), event.timestamp.wallTime, "\(event.origin.description.prefix(8))#\(event.sequence)",
+                                 event.actor, "\(event.operation) \(event.entityType)", event.entityID.description, event.changeSummary])
                 }
             }
             if !json { print(Table.render(header: ["INDEX", "TIME (UTC)", "ORIGIN#SEQ", "ACTOR", "OPERATION", "ENTITY", "CHANGES"], rows: rows, rightAligned: [0])) }
