@@ -111,7 +111,7 @@ struct LogBenchmarks {
     func bulkAppend(_ drafts: [EventDraft]) throws -> (BenchmarkResult, String) {
         let (writer, path) = try freshLog("bulk")
         let start = now()
-        try writer.append(drafts)
+        _ = try writer.appendBulk(drafts)
         let elapsed = now() - start
         writer.close()
         let stats = try LogReader(directory: path).statistics()

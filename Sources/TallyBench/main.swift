@@ -19,9 +19,10 @@ if enabled("bulk") {
     let drafts = LogBenchmarks.ledgerDrafts(benchmarks.bulkEvents)
     let (bulk, bulkPath) = try benchmarks.bulkAppend(drafts)
     results.append(bulk)
-    if arguments.contains("--append-only") { exit(0) }
-    results.append(try benchmarks.bytesPerEvent(logPath: bulkPath))
-    results.append(try benchmarks.sequentialRead(logPath: bulkPath))
+    if !arguments.contains("--append-only") {
+        results.append(try benchmarks.bytesPerEvent(logPath: bulkPath))
+        results.append(try benchmarks.sequentialRead(logPath: bulkPath))
+    }
 }
 try? FileManager.default.removeItem(atPath: workDirectory)
 

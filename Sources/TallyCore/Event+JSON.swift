@@ -13,7 +13,7 @@ extension Event {
             ("entityType", .string(entityType.description)),
             ("entityId", .string(entityID.description)),
             ("operation", .string(operation.description)),
-            ("properties", .object(properties.canonicallyOrdered.map { ($0.key.jsonName, $0.value.json) })),
+            ("properties", .object(properties.map { ($0.name.jsonName, $0.value.json) })),
             ("schemaVersion", .int(Int64(schemaVersion))),
             ("previousHash", .string(previousHash.description)),
             ("hash", .string(hash.description)),
@@ -23,7 +23,7 @@ extension Event {
     /// `name=value, …` of the properties the event set, or `(deleted)`.
     public var changeSummary: String {
         if operation == .delete { return "(deleted)" }
-        return properties.canonicallyOrdered.map { "\($0.key.jsonName)=\($0.value.display)" }.joined(separator: ", ")
+        return properties.map { "\($0.name.jsonName)=\($0.value.display)" }.joined(separator: ", ")
     }
 }
 

@@ -24,7 +24,7 @@ public struct LedgerState: Sendable {
         public var deleted: WriteStamp?
 
         /// Values without stamps.
-        public var values: PropertyMap { properties.mapValues(\.value) }
+        public var values: PropertyMap { PropertyMap(properties.map { ($0.key, $0.value.value) }) }
 
         /// Live: created and not deleted — except that a setting (whose key can be reused) is
         /// live again once a set is stamped later than its delete.

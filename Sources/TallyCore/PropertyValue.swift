@@ -32,32 +32,3 @@ public enum PropertyValue: Hashable, Sendable {
     }
 }
 
-/// The properties an event sets, in a canonical order (by property code).
-public typealias PropertyMap = [PropertyName: PropertyValue]
-
-extension Dictionary where Key == PropertyName, Value == PropertyValue {
-    /// Entries sorted by property code: the order used for encoding and hashing.
-    public var canonicallyOrdered: [(key: PropertyName, value: PropertyValue)] {
-        sorted { $0.key < $1.key }
-    }
-
-    /// Calls `body` for each entry in property-code order. Hot (every event encoded goes
-    /// through it), so it insertion-sorts dictionary indices on the stack: no allocation and
-    /// no re-hashing.
-    @inlinable
-    public func forEachCanonically(_ body: (PropertyName, PropertyValue) throws -> Void) rethrows {
-        try withUnsafeTemporaryAllocation(of: Index.self, capacity: count) { order in
-            var filled = 0
-            for index in indices {
-                var position = filled
-                while position > 0, self[order[position - 1]].key > self[index].key {
-                    order.initializeElement(at: position, to: order[position - 1])
-                    position -= 1
-                }
-                order.initializeElement(at: position, to: index)
-                filled += 1
-            }
-            for index in order.prefix(filled) { try body(self[index].key, self[index].value) }
-        }
-    }
-}

@@ -37,7 +37,7 @@ public enum EventCodec {
         }
         for lane in 0..<4 { out.u64(event.previousHash.words[lane].bigEndian) }
         out.varint(UInt64(event.properties.count))
-        event.properties.forEachCanonically { name, value in
+        for (name, value) in event.properties {
             out.u8(name.rawValue)
             out.u8(value.tag)
             switch value {
@@ -91,16 +91,12 @@ public enum EventCodec {
         let hashBytes = try input.take(32)
         let previousHash = EventHash(bytes: hashBytes)
         let count = try input.length(max: PropertyName.allCases.count)
-        var properties: PropertyMap = [:]
-        properties.reserveCapacity(count)
-        var lastCode: UInt8 = 0
+        var properties = PropertyMap()
         for _ in 0..<count {
             let code = try input.u8()
-            guard code > lastCode, let name = PropertyName(rawValue: code) else {
+            guard let name = PropertyName(rawValue: code), properties.appendInOrder(name, try decodeValue(&input)) else {
                 throw DecodingError("property code \(code) unknown or out of order")
             }
-            lastCode = code
-            properties[name] = try decodeValue(&input)
         }
         guard input.atEnd else { throw DecodingError("\(input.remaining) unexpected bytes after the event") }
         let event = Event(

@@ -72,14 +72,27 @@ public final class LogWriter: @unchecked Sendable {
     }
 
     /// Records local changes: assigns origin, sequence, clock stamp and chain hash, and returns
-    /// once they are durable. Either all drafts are recorded or (on a thrown error) none is acknowledged.
+    /// the events once they are durable. Either all drafts are recorded or (on a thrown error)
+    /// none is acknowledged.
     @discardableResult
     public func append(_ drafts: [EventDraft]) throws -> [Event] {
+        var events: [Event] = []
+        events.reserveCapacity(drafts.count)
+        _ = try stage(drafts) { events.append($0) }
+        return events
+    }
+
+    /// Records many local changes durably without handing the events back: for bulk loads,
+    /// where echoing a million events would cost more than writing them.
+    public func appendBulk(_ drafts: [EventDraft]) throws -> AppendReceipt {
+        AppendReceipt(count: drafts.count, lastIndex: try stage(drafts) { _ in })
+    }
+
+    /// Encodes and stages the drafts, waits until they are durable, and returns the log index of the last.
+    private func stage(_ drafts: [EventDraft], each: (Event) -> Void) throws -> UInt64 {
         condition.lock()
         defer { condition.unlock() }
         if let failure { throw failure }
-        var events: [Event] = []
-        events.reserveCapacity(drafts.count)
         var scratch = ByteWriter(capacity: 256)
         var batch = StagedBatch(expectedEvents: drafts.count)
         var clock = self.clock
@@ -88,6 +101,7 @@ public final class LogWriter: @unchecked Sendable {
         let zero = ChainHead(sequence: 0, hash: .zero)
         var replicated = stagedHead.chains[localOrigin] ?? zero
         var localOnly = stagedHead.chains[localOnlyOrigin] ?? zero
+        var lastTimestamp = stagedHead.maxTimestamp
         for draft in drafts {
             guard draft.actor.utf8.count <= Limits.maxActorBytes else { throw LogError.rejected(reason: "actor name longer than \(Limits.maxActorBytes) bytes") }
             let chain = draft.isLocalOnly ? localOnly : replicated
@@ -101,18 +115,20 @@ public final class LogWriter: @unchecked Sendable {
             guard scratch.bytes.count <= configuration.maxEventSize else { throw LogError.rejected(reason: "event of \(scratch.bytes.count) bytes exceeds \(configuration.maxEventSize)") }
             let next = ChainHead(sequence: event.sequence, hash: batch.add(scratch.bytes, of: event))
             if draft.isLocalOnly { localOnly = next } else { replicated = next }
-            events.append(event)
+            lastTimestamp = event.timestamp
+            each(event)
         }
         // Only now, with every draft encoded, does anything become visible to the flusher.
         staged.append(contentsOf: batch)
         if replicated.sequence > 0 { stagedHead.chains[localOrigin] = replicated }
         if localOnly.sequence > 0 { stagedHead.chains[localOnlyOrigin] = localOnly }
         stagedHead.lastIndex += UInt64(drafts.count)
-        if let last = events.last, last.timestamp > stagedHead.maxTimestamp { stagedHead.maxTimestamp = last.timestamp }
+        stagedHead.maxTimestamp = max(stagedHead.maxTimestamp, lastTimestamp)
         self.clock = clock
+        let lastIndex = stagedHead.lastIndex
         stagedTicket += 1
         try waitUntilDurable(stagedTicket)
-        return events
+        return lastIndex
     }
 
     /// Appends already-encoded events (from another replica), verified by the caller, durably.
@@ -171,6 +187,14 @@ public final class LogWriter: @unchecked Sendable {
         lock.release()
         if failure == nil { failure = .writerStopped(cause: "the writer was closed") }
     }
+}
+
+/// What a bulk append did.
+public struct AppendReceipt: Sendable {
+    /// Events appended.
+    public var count: Int
+    /// Log index of the last of them (as staged; other appends may interleave before it).
+    public var lastIndex: UInt64
 }
 
 /// Encoded events waiting for the flusher: their bytes back to back, and per event the

@@ -34,7 +34,7 @@ struct CategoryCommand: ParsableCommand {
             let (event, entity) = try LedgerWrite.perform(global) { _, currency in
                 let defaults = EntitySchema.defaults(for: .category, defaultCurrency: currency, now: .now)
                 return EventDraft(entityType: .category, entityID: .uuid(UUID()), operation: .create,
-                                  properties: defaults.merging(try fields.properties()) { $1 }, actor: "")
+                                  properties: defaults.overlaid(with: try fields.properties()), actor: "")
             }
             WriteOutput.printCreated(event, entity, json: json)
         }

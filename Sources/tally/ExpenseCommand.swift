@@ -45,7 +45,7 @@ struct ExpenseCommand: ParsableCommand {
             let (event, entity) = try LedgerWrite.perform(global) { _, currency in
                 let defaults = EntitySchema.defaults(for: .expense, defaultCurrency: currency, now: .now)
                 return EventDraft(entityType: .expense, entityID: .uuid(UUID()), operation: .create,
-                                  properties: defaults.merging(try fields.properties()) { $1 }, actor: "")
+                                  properties: defaults.overlaid(with: try fields.properties()), actor: "")
             }
             WriteOutput.printCreated(event, entity, json: json)
         }

@@ -40,7 +40,7 @@ struct TodoCommand: ParsableCommand {
             let (event, entity) = try LedgerWrite.perform(global) { _, currency in
                 let defaults = EntitySchema.defaults(for: .todo, defaultCurrency: currency, now: .now)
                 return EventDraft(entityType: .todo, entityID: .uuid(UUID()), operation: .create,
-                                  properties: defaults.merging(try fields.properties()) { $1 }, actor: "")
+                                  properties: defaults.overlaid(with: try fields.properties()), actor: "")
             }
             WriteOutput.printCreated(event, entity, json: json)
         }

@@ -9,14 +9,14 @@ import TallyCore
     ]
 
     @Test func aCompleteExpenseIsAccepted() throws {
-        let normalized = try EntitySchema.validate(.expense, .create, expense.merging([.tags: .strings(["b", " a", "b"])]) { $1 })
+        let normalized = try EntitySchema.validate(.expense, .create, expense.overlaid(with: [.tags: .strings(["b", " a", "b"])]))
         #expect(normalized[.tags] == .strings(["a", "b"]), "tags are a set, trimmed and sorted")
     }
 
     @Test(arguments: [Int64(0), -1, Limits.maxAmount + 1, Int64.min])
     func amountsOutsideTheRangeAreRejected(_ amount: Int64) {
         #expect(throws: ValidationError(field: "amount", "must be between 1 and \(Limits.maxAmount) minor units")) {
-            try EntitySchema.validate(.expense, .create, expense.merging([.amount: .int(amount)]) { $1 })
+            try EntitySchema.validate(.expense, .create, expense.overlaid(with: [.amount: .int(amount)]))
         }
     }
 
