@@ -12,6 +12,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // liblz4 from Debian's liblz4-dev, wrapped like GRDB wraps SQLite.
@@ -30,18 +31,30 @@ let package = Package(
             name: "TallyLog",
             dependencies: ["TallyCore", "CTallyLZ4", .product(name: "Crypto", package: "swift-crypto")]
         ),
+        // The schema: numbered SQL files, compiled into the binary so an installed `tally`
+        // needs no resource folder beside it. Append-only: add 0002_….sql, never edit.
+        .target(
+            name: "TallyMigrations",
+            path: "Migrations",
+            resources: [.embedInCode("0001_views.sql")]
+        ),
+        // SQLite projections via GRDB: migrator, projector, rebuilder, queries.
+        .target(
+            name: "TallyStore",
+            dependencies: ["TallyCore", "TallyLog", "TallyMigrations", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         // The one executable.
         .executableTarget(
             name: "tally",
             dependencies: [
-                "TallyCore", "TallyLog",
+                "TallyCore", "TallyLog", "TallyStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // Benchmarks (release build, scripts/bench). Never run by tests.
         .executableTarget(
             name: "TallyBench",
-            dependencies: ["TallyCore", "TallyLog", "TallyTestSupport"]
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallyTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // Helpers shared by the test targets: temporary directories, sample events, subprocesses.
         .target(
@@ -58,8 +71,12 @@ let package = Package(
             dependencies: ["TallyCore", "TallyLog", "TallyTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(
+            name: "TallyStoreTests",
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallyTestSupport", .product(name: "PropertyBased", package: "swift-property-based"), .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .testTarget(
             name: "TallyCLITests",
-            dependencies: ["TallyCore", "TallyLog", "TallyTestSupport", "tally"]
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallyTestSupport", "tally"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -23,6 +23,35 @@ public struct LedgerState: Sendable {
         /// Set once a delete has been seen.
         public var deleted: WriteStamp?
 
+        /// A blank entity for the first event that mentions it.
+        public init(first event: Event) {
+            self.init(type: event.entityType, id: event.entityID, isLocalOnly: event.isLocalOnly, properties: [:], created: nil, deleted: nil)
+        }
+
+        /// Creates an entity from stored state.
+        public init(type: EntityType, id: EntityID, isLocalOnly: Bool, properties: [PropertyName: (value: PropertyValue, stamp: WriteStamp)],
+                    created: WriteStamp?, deleted: WriteStamp?) {
+            self.type = type
+            self.id = id
+            self.isLocalOnly = isLocalOnly
+            self.properties = properties
+            self.created = created
+            self.deleted = deleted
+        }
+
+        /// Applies one event of this entity by the merge rules — the single place they live.
+        public mutating func apply(_ event: Event) {
+            let stamp = event.stamp
+            switch event.operation {
+            case .create: created = min(created ?? stamp, stamp)
+            case .delete: deleted = max(deleted ?? stamp, stamp)
+            case .update: break
+            }
+            for (name, value) in event.properties where properties[name].map({ $0.stamp < stamp }) ?? true {
+                properties[name] = (value, stamp)
+            }
+        }
+
         /// Values without stamps.
         public var values: PropertyMap { PropertyMap(properties.map { ($0.key, $0.value.value) }) }
 
@@ -49,20 +78,8 @@ public struct LedgerState: Sendable {
 
     /// Applies one event by the merge rules.
     public mutating func apply(_ event: Event) {
-        let stamp = event.stamp
-        var entity = entities[event.entityID]
-            ?? Entity(type: event.entityType, id: event.entityID, isLocalOnly: event.isLocalOnly, properties: [:], created: nil, deleted: nil)
-        switch event.operation {
-        case .create:
-            entity.created = min(entity.created ?? stamp, stamp)
-        case .delete:
-            entity.deleted = max(entity.deleted ?? stamp, stamp)
-        case .update:
-            break
-        }
-        for (name, value) in event.properties where entity.properties[name].map({ $0.stamp < stamp }) ?? true {
-            entity.properties[name] = (value, stamp)
-        }
+        var entity = entities[event.entityID] ?? Entity(first: event)
+        entity.apply(event)
         entities[event.entityID] = entity
     }
 

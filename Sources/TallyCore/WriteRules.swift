@@ -5,14 +5,14 @@
 /// Remote events are not held to these rules — a reference may name something not yet
 /// received — only local writes, where a dangling id is a typo.
 public enum WriteRules {
-    /// Throws if `draft` cannot be applied to `state`.
-    public static func check(_ draft: EventDraft, against state: LedgerState) throws(ValidationError) {
-        let existing = state.entities[draft.entityID]
+    /// Throws (a `ValidationError`) if `draft` cannot be applied to `state`.
+    public static func check(_ draft: EventDraft, against state: some LedgerLookup) throws {
+        let existing = try state.entity(draft.entityID)
         switch draft.operation {
         case .create:
             if existing != nil, draft.entityType != .setting { throw ValidationError(field: "id", "\(draft.entityID) already exists") }
         case .update, .delete:
-            guard let live = state.live(draft.entityID), live.type == draft.entityType else {
+            guard let live = try state.live(draft.entityID), live.type == draft.entityType else {
                 throw ValidationError(field: "id", "no \(draft.entityType) with id \(draft.entityID)")
             }
             if draft.entityType == .setting, live.isLocalOnly != draft.isLocalOnly {
@@ -21,7 +21,7 @@ public enum WriteRules {
         }
         for name in [PropertyName.categoryId, .parentId] {
             guard case .uuid(let target)? = draft.properties[name] else { continue }
-            guard let category = state.live(.uuid(target)), category.type == .category else {
+            guard let category = try state.live(.uuid(target)), category.type == .category else {
                 throw ValidationError(field: name.jsonName, "no category with id \(target.lowercased)")
             }
         }
@@ -30,7 +30,7 @@ public enum WriteRules {
             var steps = 0
             while let current = cursor, steps < 10_000 {
                 if current == draft.entityID { throw ValidationError(field: "parentId", "a category cannot be its own ancestor") }
-                if case .uuid(let next)? = state.live(current)?.values[.parentId] { cursor = .uuid(next) } else { cursor = nil }
+                if case .uuid(let next)? = try state.live(current)?.values[.parentId] { cursor = .uuid(next) } else { cursor = nil }
                 steps += 1
             }
         }
@@ -39,9 +39,9 @@ public enum WriteRules {
         }
     }
 
-    private static func checkSettingBounds(_ draft: EventDraft, _ state: LedgerState) throws(ValidationError) {
+    private static func checkSettingBounds(_ draft: EventDraft, _ state: some LedgerLookup) throws {
         var count = 0, bytes = 0
-        for entity in state.entities.values where entity.type == .setting && !entity.isLocalOnly && entity.isLive && entity.id != draft.entityID {
+        for entity in try state.liveReplicatedSettings() where entity.id != draft.entityID {
             count += 1
             if case .json(let value)? = entity.values[.value] { bytes += value.utf8.count + entity.id.description.utf8.count }
         }
@@ -52,5 +52,29 @@ public enum WriteRules {
         if bytes > Limits.maxReplicatedSettingsBytes {
             throw ValidationError(field: "value", "replicated settings are limited to \(Limits.maxReplicatedSettingsBytes) bytes in total")
         }
+    }
+}
+
+/// What `WriteRules` needs to look up: the in-memory `LedgerState`, or the projection database.
+public protocol LedgerLookup {
+    /// The entity's merge state, live or not.
+    func entity(_ id: EntityID) throws -> LedgerState.Entity?
+    /// Every live setting with scope `replicated`.
+    func liveReplicatedSettings() throws -> [LedgerState.Entity]
+}
+
+extension LedgerLookup {
+    /// The entity if it is live.
+    public func live(_ id: EntityID) throws -> LedgerState.Entity? {
+        guard let entity = try entity(id), entity.isLive else { return nil }
+        return entity
+    }
+}
+
+extension LedgerState: LedgerLookup {
+    public func entity(_ id: EntityID) -> LedgerState.Entity? { entities[id] }
+
+    public func liveReplicatedSettings() -> [LedgerState.Entity] {
+        entities.values.filter { $0.type == .setting && !$0.isLocalOnly && $0.isLive }
     }
 }

@@ -2,22 +2,24 @@ import Foundation
 
 /// Appends the primitive encodings used by the event codec and the segment format:
 /// little-endian fixed-width integers, LEB128 varints and zig-zag signed varints.
-struct ByteWriter {
-    var bytes: [UInt8] = []
+public struct ByteWriter {
+    /// The bytes written so far.
+    public var bytes: [UInt8] = []
 
-    init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+    /// An empty writer with room for `capacity` bytes.
+    public init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
 
-    mutating func u8(_ value: UInt8) { bytes.append(value) }
+    public mutating func u8(_ value: UInt8) { bytes.append(value) }
 
-    mutating func u16(_ value: UInt16) { fixed(value) }
-    mutating func u32(_ value: UInt32) { fixed(value) }
-    mutating func u64(_ value: UInt64) { fixed(value) }
+    public mutating func u16(_ value: UInt16) { fixed(value) }
+    public mutating func u32(_ value: UInt32) { fixed(value) }
+    public mutating func u64(_ value: UInt64) { fixed(value) }
 
     private mutating func fixed<T: FixedWidthInteger>(_ value: T) {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
-    mutating func varint(_ value: UInt64) {
+    public mutating func varint(_ value: UInt64) {
         var rest = value
         while rest >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
@@ -26,11 +28,11 @@ struct ByteWriter {
         bytes.append(UInt8(rest))
     }
 
-    mutating func signedVarint(_ value: Int64) {
+    public mutating func signedVarint(_ value: Int64) {
         varint(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
     }
 
-    mutating func lengthPrefixed(_ text: String) {
+    public mutating func lengthPrefixed(_ text: String) {
         var text = text
         text.withUTF8 { utf8 in
             varint(UInt64(utf8.count))
@@ -38,44 +40,46 @@ struct ByteWriter {
         }
     }
 
-    mutating func uuid(_ uuid: UUID) {
+    public mutating func uuid(_ uuid: UUID) {
         withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
     }
 
-    mutating func raw<C: Collection>(_ data: C) where C.Element == UInt8 { bytes.append(contentsOf: data) }
+    public mutating func raw<C: Collection>(_ data: C) where C.Element == UInt8 { bytes.append(contentsOf: data) }
 }
 
 /// Reads what `ByteWriter` wrote, checking every bound: malformed input throws, never traps.
-struct ByteReader {
+public struct ByteReader {
     let base: UnsafeRawBufferPointer
-    var offset: Int
+    /// Position of the next byte to read.
+    public var offset: Int
 
-    init(_ base: UnsafeRawBufferPointer, offset: Int = 0) {
+    /// A reader of `base` from `offset`.
+    public init(_ base: UnsafeRawBufferPointer, offset: Int = 0) {
         self.base = base
         self.offset = offset
     }
 
-    var remaining: Int { base.count - offset }
-    var atEnd: Bool { offset == base.count }
+    public var remaining: Int { base.count - offset }
+    public var atEnd: Bool { offset == base.count }
 
-    mutating func take(_ count: Int) throws(DecodingError) -> UnsafeRawBufferPointer {
+    public mutating func take(_ count: Int) throws(DecodingError) -> UnsafeRawBufferPointer {
         guard count >= 0, count <= remaining else { throw DecodingError("needs \(count) bytes at offset \(offset), \(remaining) left") }
         defer { offset += count }
         return UnsafeRawBufferPointer(rebasing: base[offset..<offset + count])
     }
 
-    mutating func u8() throws(DecodingError) -> UInt8 { try take(1)[0] }
+    public mutating func u8() throws(DecodingError) -> UInt8 { try take(1)[0] }
 
-    mutating func u16() throws(DecodingError) -> UInt16 { try fixed() }
-    mutating func u32() throws(DecodingError) -> UInt32 { try fixed() }
-    mutating func u64() throws(DecodingError) -> UInt64 { try fixed() }
+    public mutating func u16() throws(DecodingError) -> UInt16 { try fixed() }
+    public mutating func u32() throws(DecodingError) -> UInt32 { try fixed() }
+    public mutating func u64() throws(DecodingError) -> UInt64 { try fixed() }
 
     private mutating func fixed<T: FixedWidthInteger>() throws(DecodingError) -> T {
         let slice = try take(MemoryLayout<T>.size)
         return T(littleEndian: slice.loadUnaligned(as: T.self))
     }
 
-    mutating func varint() throws(DecodingError) -> UInt64 {
+    public mutating func varint() throws(DecodingError) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -88,24 +92,24 @@ struct ByteReader {
         }
     }
 
-    mutating func signedVarint() throws(DecodingError) -> Int64 {
+    public mutating func signedVarint() throws(DecodingError) -> Int64 {
         let raw = try varint()
         return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
     }
 
-    mutating func length(max: Int) throws(DecodingError) -> Int {
+    public mutating func length(max: Int) throws(DecodingError) -> Int {
         let value = try varint()
         guard value <= UInt64(max), value <= UInt64(remaining) else { throw DecodingError("length \(value) exceeds \(min(max, remaining)) at offset \(offset)") }
         return Int(value)
     }
 
-    mutating func string(maxBytes: Int) throws(DecodingError) -> String {
+    public mutating func string(maxBytes: Int) throws(DecodingError) -> String {
         let slice = try take(try length(max: maxBytes))
         guard let text = String(validating: slice, as: UTF8.self) else { throw DecodingError("invalid UTF-8 at offset \(offset - slice.count)") }
         return text
     }
 
-    mutating func uuid() throws(DecodingError) -> UUID {
+    public mutating func uuid() throws(DecodingError) -> UUID {
         let slice = try take(16)
         var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: slice) }

@@ -39,6 +39,12 @@ public enum EventCodec {
         out.varint(UInt64(event.properties.count))
         for (name, value) in event.properties {
             out.u8(name.rawValue)
+            encodeValue(value, into: &out)
+        }
+    }
+
+    /// Appends one property value: its tag, then its payload.
+    public static func encodeValue(_ value: PropertyValue, into out: inout ByteWriter) {
             out.u8(value.tag)
             switch value {
             case .null: break
@@ -61,7 +67,6 @@ public enum EventCodec {
                 }
                 if flags.count % 8 != 0 { out.u8(byte) }
             }
-        }
     }
 
     /// Decodes one event occupying all of `bytes`, upcasting older schema versions.
@@ -107,7 +112,8 @@ public enum EventCodec {
         return EventUpcaster.upcast(event)
     }
 
-    private static func decodeValue(_ input: inout ByteReader) throws(DecodingError) -> PropertyValue {
+    /// Reads one property value written by `encodeValue`.
+    public static func decodeValue(_ input: inout ByteReader) throws(DecodingError) -> PropertyValue {
         switch try input.u8() {
         case 0: return .null
         case 1:

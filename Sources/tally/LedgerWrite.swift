@@ -1,30 +1,37 @@
 import Foundation
 import TallyCore
 import TallyLog
+import TallyStore
 
-/// The path every CLI write takes: take the writer lock, fold the log into the current state,
-/// check the draft (shape, then against the state), append it durably. Bad input throws before
-/// anything is appended.
+/// The path every CLI write takes: take the writer lock, bring the views up to date, check the
+/// draft (shape, then against the current state in the views), append it durably, project it.
+/// Bad input throws before anything is appended.
 enum LedgerWrite {
     /// Appends the draft `build` returns, and gives back the event and the entity afterwards.
-    static func perform(_ global: GlobalOptions, build: (LedgerState, _ defaultCurrency: String) throws -> EventDraft) throws -> (Event, LedgerState.Entity?) {
+    static func perform(_ global: GlobalOptions, build: (any LedgerLookup, _ defaultCurrency: String) throws -> EventDraft) throws -> (Event, LedgerState.Entity?) {
         let directory = try global.open()
         let writer = try directory.openWriter(configuration: global.logConfiguration)
         defer { writer.close() }
-        var state = LedgerState()
-        try directory.reader.forEachEvent { state.apply($0.event) }
-        var draft = try build(state, defaultCurrency(in: state))
-        draft.actor = global.resolvedActor
-        draft.properties = try EntitySchema.validate(draft.entityType, draft.operation, draft.properties)
-        try WriteRules.check(draft, against: state)
+        let projector = try Projector(directory: directory)
+        try projector.catchUp()
+        let draft = try projector.database.read { db in
+            let lookup = ProjectionLookup(db)
+            var draft = try build(lookup, try defaultCurrency(in: lookup))
+            draft.actor = global.resolvedActor
+            draft.properties = try EntitySchema.validate(draft.entityType, draft.operation, draft.properties)
+            try WriteRules.check(draft, against: lookup)
+            return draft
+        }
         guard let event = try writer.append([draft]).first else { throw CLIError("nothing was appended") }
-        state.apply(event)
-        return (event, state.entities[event.entityID])
+        // The event is durable; if projecting fails now, the next command catches up from the log.
+        try projector.catchUp()
+        let entity = try projector.database.read { try ProjectionLookup($0).entity(event.entityID) }
+        return (event, entity)
     }
 
     /// The `defaultCurrency` replicated setting if it holds a valid code, else KRW.
-    static func defaultCurrency(in state: LedgerState) -> String {
-        if case .json(let text)? = state.live(.settingKey("defaultCurrency"))?.values[.value] {
+    static func defaultCurrency(in lookup: some LedgerLookup) throws -> String {
+        if case .json(let text)? = try lookup.live(.settingKey("defaultCurrency"))?.values[.value] {
             let code = text.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
             if Currency.isValid(code) { return code }
         }
@@ -42,10 +49,14 @@ enum FlagValue {
     }
 
     static func date(_ text: String, flag: String) throws -> PropertyValue {
+        .dateTime(try dateTime(text, flag: flag))
+    }
+
+    static func dateTime(_ text: String, flag: String) throws -> DateTime {
         guard let date = DateTime(iso8601: text) else {
             throw CLIError("invalid --\(flag) '\(text)': expected ISO 8601 such as 2026-03-01 or 2026-03-01T09:30:00+09:00")
         }
-        return .dateTime(date)
+        return date
     }
 
     /// A UUID, or `none` to clear the reference.

@@ -18,7 +18,7 @@ struct SettingCommand: ParsableCommand {
         func run() throws {
             try EntitySchema.validateSettingKey(key)
             let (_, entity) = try LedgerWrite.perform(global) { state, _ in
-                let exists = state.live(.settingKey(key)) != nil
+                let exists = try state.live(.settingKey(key)) != nil
                 return EventDraft(entityType: .setting, entityID: .settingKey(key), operation: exists ? .update : .create,
                                   properties: [.value: .json(value)], actor: "", isLocalOnly: local)
             }
@@ -36,7 +36,7 @@ struct SettingCommand: ParsableCommand {
             let (event, _) = try LedgerWrite.perform(global) { state, _ in
                 // The scope is the setting's own; nobody should have to repeat it to delete.
                 EventDraft(entityType: .setting, entityID: .settingKey(key), operation: .delete, actor: "",
-                           isLocalOnly: state.live(.settingKey(key))?.isLocalOnly ?? false)
+                           isLocalOnly: try state.live(.settingKey(key))?.isLocalOnly ?? false)
             }
             WriteOutput.printDeleted(event, json: json)
         }

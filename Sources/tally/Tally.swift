@@ -9,7 +9,8 @@ struct Tally: ParsableCommand {
         subcommands: [
             InitCommand.self, StatusCommand.self,
             ExpenseCommand.self, CategoryCommand.self, TodoCommand.self, SettingCommand.self,
-            LogCommand.self, AuditCommand.self, DebugCommand.self,
+            ExpensesCommand.self, CategoriesCommand.self, TodosCommand.self, SettingsCommand.self, SummaryCommand.self,
+            RebuildCommand.self, LogCommand.self, AuditCommand.self, DebugCommand.self,
         ]
     )
 }

@@ -1,0 +1,15 @@
+import Foundation
+
+/// The numbered SQL files of this folder, in the order they are applied. SwiftPM embeds
+/// each file's bytes in the binary (`.embedInCode` in Package.swift), so an installed `tally`
+/// carries its schema with it.
+///
+/// To change the schema: add `000N_name.sql` here and in Package.swift; never edit a file
+/// that has shipped.
+public enum TallyMigrations {
+    /// (identifier, SQL text) pairs, oldest first. (SwiftPM names `0001_views.sql`
+    /// `_001_views_sql`: a leading digit becomes an underscore.)
+    public static let all: [(identifier: String, sql: String)] = [
+        ("0001_views", String(decoding: PackageResources._001_views_sql, as: UTF8.self)),
+    ]
+}

@@ -1,0 +1,224 @@
+import Foundation
+import GRDB
+import TallyCore
+
+/// Which expenses to list.
+public struct ExpenseFilter: Sendable {
+    /// `YYYY-MM` in each expense's own offset.
+    public var month: String?
+    /// Instants (inclusive from, exclusive to).
+    public var from: DateTime?
+    public var to: DateTime?
+    /// A category id; its sub-categories are included.
+    public var categoryId: String?
+    public var tag: String?
+    /// income | expense
+    public var kind: String?
+    /// Most rows to return.
+    public var limit: Int = 100
+    /// Continue after this (date_ms, id), newest first: the cursor of the previous page's last row.
+    public var after: (dateMillis: Int64, id: String)?
+
+    public init() {}
+}
+
+/// Totals of one month, by currency (amounts never mix currencies).
+public struct MonthSummary: Sendable, Equatable {
+    public struct Total: Sendable, Equatable {
+        public var currency: String
+        public var income: Int64
+        public var expense: Int64
+        public var count: Int
+        public var net: Int64 { income - expense }
+    }
+    /// A group total: category (rolled up to its top-level category) or payment method.
+    public struct Group: Sendable, Equatable {
+        /// Category id or payment method; nil for "none".
+        public var key: String?
+        /// What to show: the category's name, or the payment method.
+        public var label: String
+        public var kind: String
+        public var currency: String
+        public var amount: Int64
+        public var count: Int
+    }
+
+    public var month: String
+    public var totals: [Total]
+    public var byCategory: [Group]
+    public var byPayment: [Group]
+}
+
+/// Read-only queries on the views. Every list is ordered deterministically.
+public enum ProjectionQueries {
+    private static let expenseColumns = """
+        e.id, e.kind, e.amount, e.currency, e.date, e.date_ms, e.month, e.category_id, c.name, p.name,
+        e.payment, e.memo, e.tags, e.repeat, e.attachments
+        """
+
+    /// Expenses matching `filter`, newest first.
+    public static func expenses(_ db: Database, _ filter: ExpenseFilter) throws -> [ExpenseRow] {
+        var conditions: [String] = []
+        var arguments: StatementArguments = []
+        if let month = filter.month {
+            conditions.append("e.month = ?")
+            arguments += [month]
+        }
+        if let from = filter.from {
+            conditions.append("e.date_ms >= ?")
+            arguments += [from.epochMillis]
+        }
+        if let to = filter.to {
+            conditions.append("e.date_ms < ?")
+            arguments += [to.epochMillis]
+        }
+        if let kind = filter.kind {
+            conditions.append("e.kind = ?")
+            arguments += [kind]
+        }
+        if let tag = filter.tag {
+            conditions.append("e.id IN (SELECT expense_id FROM expense_tags WHERE tag = ?)")
+            arguments += [tag]
+        }
+        if let category = filter.categoryId {
+            let ids = try categoryWithDescendants(db, category)
+            conditions.append("e.category_id IN (\(ids.map { _ in "?" }.joined(separator: ",")))")
+            arguments += StatementArguments(ids)
+        }
+        if let after = filter.after {
+            conditions.append("(e.date_ms < ? OR (e.date_ms = ? AND e.id < ?))")
+            arguments += [after.dateMillis, after.dateMillis, after.id]
+        }
+        let sql = """
+            SELECT \(expenseColumns) FROM expenses e
+            LEFT JOIN categories c ON c.id = e.category_id LEFT JOIN categories p ON p.id = c.parent_id
+            \(conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND "))
+            ORDER BY e.date_ms DESC, e.id DESC LIMIT ?
+            """
+        arguments += [filter.limit]
+        return try Row.fetchAll(db, sql: sql, arguments: arguments).map(expense)
+    }
+
+    /// One expense by id.
+    public static func expense(_ db: Database, id: String) throws -> ExpenseRow? {
+        try Row.fetchOne(db, sql: """
+            SELECT \(expenseColumns) FROM expenses e
+            LEFT JOIN categories c ON c.id = e.category_id LEFT JOIN categories p ON p.id = c.parent_id WHERE e.id = ?
+            """, arguments: [id]).map(expense)
+    }
+
+    private static func expense(_ row: Row) -> ExpenseRow {
+        ExpenseRow(id: row[0], kind: row[1], amount: row[2], currency: row[3], date: row[4], dateMillis: row[5], month: row[6],
+                   categoryId: row[7], categoryName: row[8], parentCategoryName: row[9], payment: row[10], memo: row[11],
+                   tags: jsonStrings(row[12]), repeat: row[13], attachments: jsonStrings(row[14]))
+    }
+
+    /// A category and every category below it.
+    public static func categoryWithDescendants(_ db: Database, _ id: String) throws -> [String] {
+        try String.fetchAll(db, sql: """
+            WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT c.id FROM categories c JOIN tree ON c.parent_id = tree.id)
+            SELECT id FROM tree ORDER BY id
+            """, arguments: [id])
+    }
+
+    /// Categories as a tree: each parent followed by its children (depth-first, by name), with depth.
+    public static func categoryTree(_ db: Database) throws -> [(category: CategoryRow, depth: Int)] {
+        let all = try Row.fetchAll(db, sql: "SELECT id, name, parent_id, icon, kind FROM categories ORDER BY name, id").map {
+            CategoryRow(id: $0[0], name: $0[1], parentId: $0[2], icon: $0[3], kind: $0[4])
+        }
+        let ids = Set(all.map(\.id))
+        var children: [String?: [CategoryRow]] = [:]
+        // A parent not (yet) known shows its child at the top level until it arrives.
+        for category in all { children[category.parentId.flatMap { ids.contains($0) ? $0 : nil }, default: []].append(category) }
+        var result: [(CategoryRow, Int)] = []
+        var visited: Set<String> = []
+        func visit(_ parent: String?, _ depth: Int) {
+            for category in children[parent] ?? [] where visited.insert(category.id).inserted {
+                result.append((category, depth))
+                visit(category.id, depth + 1)
+            }
+        }
+        visit(nil, 0)
+        // Categories caught in a cycle (possible only through concurrent remote edits) still show.
+        for category in all where !visited.contains(category.id) { result.append((category, 0)) }
+        return result
+    }
+
+    /// To-dos, newest start first, then by title.
+    public static func todos(_ db: Database) throws -> [TodoRow] {
+        try Row.fetchAll(db, sql: """
+            SELECT id, title, memo, start_date, end_date, checks, percentage, is_challenge, is_completed, attachments
+            FROM todos ORDER BY is_completed, title, id
+            """).map { row in
+            TodoRow(id: row[0], title: row[1], memo: row[2], startDate: row[3], endDate: row[4], checks: jsonBools(row[5]),
+                    percentage: row[6], isChallenge: row[7], isCompleted: row[8], attachments: jsonStrings(row[9]))
+        }
+    }
+
+    /// Settings by scope then key.
+    public static func settings(_ db: Database) throws -> [SettingRow] {
+        try Row.fetchAll(db, sql: "SELECT key, scope, value FROM settings ORDER BY scope, key").map {
+            SettingRow(key: $0[0], scope: $0[1], value: $0[2])
+        }
+    }
+
+    /// A month's totals: income vs expense per currency, by top-level category, by payment method.
+    public static func summary(_ db: Database, month: String) throws -> MonthSummary {
+        let parents = Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT id, parent_id, name FROM categories").map {
+            ($0[0] as String, (parent: $0[1] as String?, name: $0[2] as String))
+        })
+        func topLevel(_ id: String?) -> String? {
+            guard var current = id else { return nil }
+            var steps = 0
+            while let parent = parents[current]?.parent, parents[parent] != nil, steps < 64 {
+                current = parent
+                steps += 1
+            }
+            return current
+        }
+        var totals: [String: MonthSummary.Total] = [:]
+        var byCategory: [String: MonthSummary.Group] = [:]
+        var byPayment: [String: MonthSummary.Group] = [:]
+        let rows = try Row.fetchCursor(db, sql: """
+            SELECT kind, currency, category_id, payment, SUM(amount), COUNT(*) FROM expenses WHERE month = ?
+            GROUP BY kind, currency, category_id, payment
+            """, arguments: [month])
+        while let row = try rows.next() {
+            let kind: String = row[0], currency: String = row[1], category: String? = row[2], payment: String? = row[3]
+            let amount: Int64 = row[4], count: Int = row[5]
+            var total = totals[currency] ?? MonthSummary.Total(currency: currency, income: 0, expense: 0, count: 0)
+            if kind == "income" { total.income += amount } else { total.expense += amount }
+            total.count += count
+            totals[currency] = total
+            let top = topLevel(category)
+            let categoryKey = "\(top ?? "")|\(kind)|\(currency)"
+            byCategory[categoryKey, default: MonthSummary.Group(key: top, label: top.flatMap { parents[$0]?.name } ?? "(none)", kind: kind, currency: currency, amount: 0, count: 0)].amount += amount
+            byCategory[categoryKey]!.count += count
+            let paymentKey = "\(payment ?? "")|\(kind)|\(currency)"
+            byPayment[paymentKey, default: MonthSummary.Group(key: payment, label: payment ?? "(none)", kind: kind, currency: currency, amount: 0, count: 0)].amount += amount
+            byPayment[paymentKey]!.count += count
+        }
+        let order: (MonthSummary.Group, MonthSummary.Group) -> Bool = {
+            ($0.currency, $0.kind, -$0.amount, $0.label) < ($1.currency, $1.kind, -$1.amount, $1.label)
+        }
+        return MonthSummary(month: month, totals: totals.values.sorted { $0.currency < $1.currency },
+                            byCategory: byCategory.values.sorted(by: order), byPayment: byPayment.values.sorted(by: order))
+    }
+
+    /// Income and expense per month and currency, oldest month first.
+    public static func monthlyTotals(_ db: Database) throws -> [(month: String, total: MonthSummary.Total)] {
+        try Row.fetchAll(db, sql: """
+            SELECT month, currency, SUM(CASE WHEN kind = 'income' THEN amount ELSE 0 END),
+                   SUM(CASE WHEN kind = 'expense' THEN amount ELSE 0 END), COUNT(*)
+            FROM expenses GROUP BY month, currency ORDER BY month, currency
+            """).map { ($0[0], MonthSummary.Total(currency: $0[1], income: $0[2], expense: $0[3], count: $0[4])) }
+    }
+
+    static func jsonStrings(_ text: String) -> [String] {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String]) ?? []
+    }
+
+    static func jsonBools(_ text: String) -> [Bool] {
+        (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [Bool]) ?? []
+    }
+}

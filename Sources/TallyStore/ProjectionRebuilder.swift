@@ -1,0 +1,124 @@
+import Foundation
+import GRDB
+import TallyCore
+import TallyLog
+
+/// How far a rebuild has got, for progress displays.
+public struct RebuildProgress: Sendable {
+    /// What it is doing: "replaying", "writing views", "catching up", "comparing".
+    public var phase: String
+    /// Events replayed so far.
+    public var done: Int
+    /// Events in the log when the rebuild started.
+    public var total: Int
+    /// Seconds since the rebuild started.
+    public var elapsed: Double
+}
+
+/// What a rebuild found and did.
+public struct RebuildReport: Sendable {
+    /// Events replayed.
+    public var events: Int
+    /// Entities (live or not) in the rebuilt state.
+    public var entities: Int
+    /// Differences between the live views and the rebuilt ones; empty when none.
+    public var differences: [String]
+    /// Per-table row counts and checksums of the rebuilt views.
+    public var tables: [ViewChecksum.Table]
+    /// Whether the rebuilt views replaced the live ones.
+    public var swapped: Bool
+    /// The generation now live.
+    public var generation: Int
+    /// Seconds taken.
+    public var seconds: Double
+}
+
+/// Replays the whole log into a fresh database beside the live one, compares the two, and
+/// swaps the fresh one in atomically (unless only verifying). The live views keep answering
+/// throughout; a rebuild killed half-way leaves only a stray next-generation file, which the
+/// next rebuild replaces.
+public enum ProjectionRebuilder {
+    public static func rebuild(_ directory: DataDirectory, verifyOnly: Bool, progress: (RebuildProgress) -> Void = { _ in }) throws -> RebuildReport {
+        let start = Date()
+        func report(_ phase: String, _ done: Int, _ total: Int) {
+            progress(RebuildProgress(phase: phase, done: done, total: total, elapsed: Date().timeIntervalSince(start)))
+        }
+        let live = try Projector(directory: directory)
+        let total = Int(try directory.reader.statistics().events)
+
+        // 1. Fold the whole log in memory by the merge rules (state grows with entities, not events).
+        var state = LedgerState()
+        var lastIndex: UInt64 = 0
+        try directory.reader.forEachEvent { logged in
+            state.apply(logged.event)
+            lastIndex = logged.index
+            if logged.index % 50_000 == 0 { report("replaying", Int(logged.index), total) }
+        }
+        report("replaying", Int(lastIndex), total)
+
+        // 2. Write the next generation from the folded state.
+        let generation = (ProjectionDatabase.currentGeneration(directory) ?? 0) + 1
+        let path = directory.path + "/" + ProjectionDatabase.generationName(generation)
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: ProjectionDatabase.configuration())
+            try queue.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
+            }
+            try ProjectionDatabase.migrate(queue)
+            let entities = state.entities.values.sorted { $0.id.description < $1.id.description }
+            try queue.inTransaction { db in
+                for (position, entity) in entities.enumerated() {
+                    try Projector.saveState(entity, db)
+                    try ViewRows.write(entity, db)
+                    if position % 50_000 == 0 { report("writing views", position, entities.count) }
+                }
+                try db.execute(sql: "UPDATE projection_checkpoint SET last_index = ? WHERE id = 1", arguments: [Int64(lastIndex)])
+                return .commit
+            }
+            try queue.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA journal_mode = WAL")
+            }
+            try queue.close()
+        }
+        // Make the new file durable before anything points at it.
+        let fd = open(path, O_RDONLY)
+        if fd >= 0 { fsync(fd); close(fd) }
+
+        // 3. Bring both up to the same log index (a writer may be appending meanwhile), then compare.
+        let rebuilt = Projector(directory: directory, database: try DatabasePool(path: path, configuration: ProjectionDatabase.configuration()))
+        var differences: [String] = []
+        var rebuiltSums = ViewChecksum(tables: [])
+        for attempt in 0..<5 {
+            report("catching up", Int(lastIndex), total)
+            try live.catchUp()
+            try rebuilt.catchUp()
+            let liveSums = try live.database.read { try ViewChecksum.compute($0) }
+            rebuiltSums = try rebuilt.database.read { try ViewChecksum.compute($0) }
+            if try live.checkpoint() == rebuilt.checkpoint() || attempt == 4 {
+                differences = liveSums.differences(from: rebuiltSums)
+                break
+            }
+        }
+        try rebuilt.database.close()
+        try live.database.close()
+
+        // 4. Swap, unless only verifying.
+        var liveGeneration = ProjectionDatabase.currentGeneration(directory) ?? generation
+        if verifyOnly {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        } else {
+            let old = ProjectionDatabase.currentGeneration(directory)
+            try ProjectionDatabase.pointLink(of: directory, at: generation)
+            liveGeneration = generation
+            if let old, old != generation {
+                // Processes still reading it keep their open files; new openers follow the link.
+                for suffix in ["", "-wal", "-shm"] {
+                    try? FileManager.default.removeItem(atPath: directory.path + "/" + ProjectionDatabase.generationName(old) + suffix)
+                }
+            }
+        }
+        return RebuildReport(events: Int(lastIndex), entities: state.entities.count, differences: differences, tables: rebuiltSums.tables,
+                             swapped: !verifyOnly, generation: liveGeneration, seconds: Date().timeIntervalSince(start))
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import GRDB
+import TallyCore
+import TallyLog
+
+/// Keeps the views in step with the log. Each batch of events is applied in one SQLite
+/// transaction together with the checkpoint (the log index it reaches), so every event is
+/// applied exactly once across crashes, restarts and several processes doing it at once.
+public struct Projector: Sendable {
+    /// The replica.
+    public let directory: DataDirectory
+    /// The views.
+    public let database: DatabasePool
+    /// Events per transaction while catching up.
+    public var batchSize = 2_000
+
+    /// Opens (creating if needed) the replica's views.
+    public init(directory: DataDirectory) throws {
+        self.directory = directory
+        database = try ProjectionDatabase.open(directory)
+    }
+
+    /// Opens the views at a given database (rebuilds use this on the next generation).
+    init(directory: DataDirectory, database: DatabasePool) {
+        self.directory = directory
+        self.database = database
+    }
+
+    /// The log index the views reflect.
+    public func checkpoint() throws -> UInt64 {
+        try database.read { try Self.checkpoint($0) }
+    }
+
+    static func checkpoint(_ db: Database) throws -> UInt64 {
+        UInt64(try Int64.fetchOne(db, sql: "SELECT last_index FROM projection_checkpoint WHERE id = 1") ?? 0)
+    }
+
+    /// Applies every event the views have not seen yet; returns how many it applied.
+    @discardableResult
+    public func catchUp(progress: (Int) -> Void = { _ in }) throws -> Int {
+        var applied = 0
+        var batch: [LoggedEvent] = []
+        batch.reserveCapacity(batchSize)
+        try directory.reader.forEachEvent(from: try checkpoint() + 1) { logged in
+            batch.append(logged)
+            if batch.count == batchSize {
+                applied += try apply(batch)
+                batch.removeAll(keepingCapacity: true)
+                progress(applied)
+            }
+        }
+        applied += try apply(batch)
+        progress(applied)
+        return applied
+    }
+
+    /// Applies events (in log order, contiguous) that follow the checkpoint; events at or
+    /// before it are skipped, so applying twice is harmless. Returns how many were applied.
+    @discardableResult
+    public func apply(_ events: [LoggedEvent]) throws -> Int {
+        guard !events.isEmpty else { return 0 }
+        return try database.writeWithoutTransaction { db in
+            var applied = 0
+            try db.inTransaction(.immediate) {
+                var last = try Self.checkpoint(db)
+                for logged in events where logged.index > last {
+                    guard logged.index == last + 1 else {
+                        throw LogError.rejected(reason: "projection expects log index \(last + 1), got \(logged.index)")
+                    }
+                    try Self.apply(logged.event, db)
+                    last = logged.index
+                    applied += 1
+                }
+                try db.execute(sql: "UPDATE projection_checkpoint SET last_index = ? WHERE id = 1", arguments: [Int64(last)])
+                return .commit
+            }
+            return applied
+        }
+    }
+
+    /// One event: load the entity's merge state, apply the event by the merge rules, store the
+    /// state and rewrite the entity's view rows.
+    static func apply(_ event: Event, _ db: Database) throws {
+        var entity = try loadState(id: event.entityID, db) ?? LedgerState.Entity(first: event)
+        entity.apply(event)
+        try saveState(entity, db)
+        try ViewRows.write(entity, db)
+    }
+
+    static func loadState(id: EntityID, _ db: Database) throws -> LedgerState.Entity? {
+        let statement = try db.cachedStatement(sql: "SELECT state FROM entity_state WHERE id = ?")
+        guard let blob = try Data.fetchOne(statement, arguments: [id.description]) else { return nil }
+        return try EntityStateCodec.decode(Array(blob), id: id)
+    }
+
+    static func saveState(_ entity: LedgerState.Entity, _ db: Database) throws {
+        let statement = try db.cachedStatement(sql: "INSERT OR REPLACE INTO entity_state (id, type, state) VALUES (?, ?, ?)")
+        try statement.execute(arguments: [entity.id.description, Int(entity.type.rawValue), Data(EntityStateCodec.encode(entity))])
+    }
+}

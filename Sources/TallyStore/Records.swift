@@ -1,0 +1,116 @@
+import Foundation
+import TallyCore
+
+/// An expense as the views show it. Amounts are integer minor units.
+public struct ExpenseRow: Sendable, Equatable {
+    public var id: String
+    public var kind: String
+    public var amount: Int64
+    public var currency: String
+    public var date: String
+    public var dateMillis: Int64
+    public var month: String
+    public var categoryId: String?
+    /// The category's name, and its parent's, resolved when listing.
+    public var categoryName: String?
+    public var parentCategoryName: String?
+    public var payment: String?
+    public var memo: String?
+    public var tags: [String]
+    public var `repeat`: String
+    public var attachments: [String]
+
+    /// The row for a live expense's state; nil if a required property has not arrived.
+    init?(_ entity: LedgerState.Entity) {
+        let values = entity.values
+        guard case .string(let kind)? = values[.kind], case .int(let amount)? = values[.amount],
+              case .string(let currency)? = values[.currency], case .dateTime(let date)? = values[.date],
+              case .string(let cycle)? = values[.repeat] else { return nil }
+        id = entity.id.description
+        self.kind = kind
+        self.amount = amount
+        self.currency = currency
+        self.date = date.description
+        dateMillis = date.epochMillis
+        month = date.localMonth
+        if case .uuid(let category)? = values[.categoryId] { categoryId = category.lowercased }
+        if case .string(let text)? = values[.payment] { payment = text }
+        if case .string(let text)? = values[.memo] { memo = text }
+        if case .strings(let list)? = values[.tags] { tags = list } else { tags = [] }
+        `repeat` = cycle
+        if case .strings(let list)? = values[.attachments] { attachments = list } else { attachments = [] }
+    }
+
+    init(id: String, kind: String, amount: Int64, currency: String, date: String, dateMillis: Int64, month: String, categoryId: String?,
+         categoryName: String?, parentCategoryName: String?, payment: String?, memo: String?, tags: [String], repeat: String, attachments: [String]) {
+        (self.id, self.kind, self.amount, self.currency, self.date, self.dateMillis, self.month) = (id, kind, amount, currency, date, dateMillis, month)
+        (self.categoryId, self.categoryName, self.parentCategoryName, self.payment, self.memo) = (categoryId, categoryName, parentCategoryName, payment, memo)
+        (self.tags, self.repeat, self.attachments) = (tags, `repeat`, attachments)
+    }
+}
+
+/// A category; a sub-category has a parent.
+public struct CategoryRow: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var parentId: String?
+    public var icon: String?
+    public var kind: String
+
+    init?(_ entity: LedgerState.Entity) {
+        let values = entity.values
+        guard case .string(let name)? = values[.name], case .string(let kind)? = values[.kind] else { return nil }
+        id = entity.id.description
+        self.name = name
+        self.kind = kind
+        if case .uuid(let parent)? = values[.parentId] { parentId = parent.lowercased }
+        if case .string(let text)? = values[.icon] { icon = text }
+    }
+
+    init(id: String, name: String, parentId: String?, icon: String?, kind: String) {
+        (self.id, self.name, self.parentId, self.icon, self.kind) = (id, name, parentId, icon, kind)
+    }
+}
+
+/// A to-do or challenge with its derived percentage.
+public struct TodoRow: Sendable, Equatable {
+    public var id: String
+    public var title: String
+    public var memo: String?
+    public var startDate: String?
+    public var endDate: String?
+    public var checks: [Bool]
+    public var percentage: Double
+    public var isChallenge: Bool
+    public var isCompleted: Bool
+    public var attachments: [String]
+
+    init?(_ entity: LedgerState.Entity) {
+        let values = entity.values
+        guard case .string(let title)? = values[.title] else { return nil }
+        id = entity.id.description
+        self.title = title
+        if case .string(let text)? = values[.memo] { memo = text }
+        if case .dateTime(let date)? = values[.startDate] { startDate = date.description }
+        if case .dateTime(let date)? = values[.endDate] { endDate = date.description }
+        if case .bools(let list)? = values[.checks] { checks = list } else { checks = [] }
+        percentage = Todo.percentage(values[.checks])
+        if case .bool(let flag)? = values[.isChallenge] { isChallenge = flag } else { isChallenge = false }
+        if case .bool(let flag)? = values[.isCompleted] { isCompleted = flag } else { isCompleted = false }
+        if case .strings(let list)? = values[.attachments] { attachments = list } else { attachments = [] }
+    }
+
+    init(id: String, title: String, memo: String?, startDate: String?, endDate: String?, checks: [Bool], percentage: Double,
+         isChallenge: Bool, isCompleted: Bool, attachments: [String]) {
+        (self.id, self.title, self.memo, self.startDate, self.endDate, self.checks) = (id, title, memo, startDate, endDate, checks)
+        (self.percentage, self.isChallenge, self.isCompleted, self.attachments) = (percentage, isChallenge, isCompleted, attachments)
+    }
+}
+
+/// A setting and its scope.
+public struct SettingRow: Sendable, Equatable {
+    public var key: String
+    public var scope: String
+    /// Canonical JSON.
+    public var value: String
+}

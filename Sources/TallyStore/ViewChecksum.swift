@@ -1,0 +1,69 @@
+import Crypto
+import Foundation
+import GRDB
+
+/// Per-table row counts and content checksums of a views database, and what differs between
+/// two of them — how a rebuild proves the live views have (not) drifted.
+public struct ViewChecksum: Sendable, Equatable {
+    /// One table's summary.
+    public struct Table: Sendable, Equatable {
+        public var name: String
+        public var rows: Int
+        /// SHA-256 over every row (in primary-key order) of its columns' values.
+        public var checksum: String
+        /// Hash of each row by primary key, to name what differs.
+        var rowHashes: [String: String]
+
+        public static func == (lhs: Table, rhs: Table) -> Bool {
+            lhs.name == rhs.name && lhs.rows == rhs.rows && lhs.checksum == rhs.checksum
+        }
+    }
+
+    /// Every view table.
+    public var tables: [Table]
+
+    /// The tables compared, with their primary keys.
+    static let tableKeys: [(name: String, key: String)] = [
+        ("projection_checkpoint", "id"), ("entity_state", "id"), ("expenses", "id"), ("expense_tags", "expense_id, tag"),
+        ("categories", "id"), ("todos", "id"), ("settings", "scope, key"),
+    ]
+
+    /// Reads and hashes every table.
+    public static func compute(_ db: Database) throws -> ViewChecksum {
+        var tables: [Table] = []
+        for (name, key) in tableKeys {
+            var total = SHA256()
+            var rowHashes: [String: String] = [:]
+            var count = 0
+            let keyColumns = key.split(separator: ",").count
+            let rows = try Row.fetchCursor(db, sql: "SELECT * FROM \(name) ORDER BY \(key)")
+            while let row = try rows.next() {
+                var hasher = SHA256()
+                var keyText = ""
+                for (index, value) in row.databaseValues.enumerated() {
+                    let text = "\(value.storage)"
+                    if index < keyColumns { keyText += (keyText.isEmpty ? "" : "/") + "\(value)" }
+                    hasher.update(data: Data("\(text.utf8.count):\(text)".utf8))
+                }
+                let rowHash = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+                total.update(data: Data(rowHash.utf8))
+                rowHashes[keyText] = rowHash
+                count += 1
+            }
+            tables.append(Table(name: name, rows: count, checksum: total.finalize().map { String(format: "%02x", $0) }.joined(), rowHashes: rowHashes))
+        }
+        return ViewChecksum(tables: tables)
+    }
+
+    /// Human-readable differences from `other` ("expenses: 3 rows differ: id1, id2, …"); empty when equal.
+    public func differences(from other: ViewChecksum, limit: Int = 10) -> [String] {
+        var lines: [String] = []
+        for (mine, theirs) in zip(tables, other.tables) where mine != theirs {
+            let keys = Set(mine.rowHashes.keys).union(theirs.rowHashes.keys)
+            let differing = keys.filter { mine.rowHashes[$0] != theirs.rowHashes[$0] }.sorted()
+            lines.append("\(mine.name): \(mine.rows) rows vs \(theirs.rows) rebuilt, \(differing.count) differ"
+                + (differing.isEmpty ? "" : ": " + differing.prefix(limit).joined(separator: ", ") + (differing.count > limit ? ", …" : "")))
+        }
+        return lines
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import GRDB
+import TallyCore
+
+/// Writes an entity's rows in the view tables from its merged state. Used by both the
+/// incremental projector and the rebuilder, so both produce the same rows byte for byte.
+enum ViewRows {
+    /// Replaces the entity's view rows with what its state says (none if it is not live).
+    static func write(_ entity: LedgerState.Entity, _ db: Database) throws {
+        let id = entity.id.description
+        switch entity.type {
+        case .expense:
+            try db.execute(sql: "DELETE FROM expense_tags WHERE expense_id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM expenses WHERE id = ?", arguments: [id])
+            guard entity.isLive, let row = ExpenseRow(entity) else { return }
+            try insertExpense(row, db)
+        case .category:
+            try db.execute(sql: "DELETE FROM categories WHERE id = ?", arguments: [id])
+            guard entity.isLive, let row = CategoryRow(entity) else { return }
+            try db.execute(sql: "INSERT INTO categories (id, name, parent_id, icon, kind) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [row.id, row.name, row.parentId, row.icon, row.kind])
+        case .todo:
+            try db.execute(sql: "DELETE FROM todos WHERE id = ?", arguments: [id])
+            guard entity.isLive, let row = TodoRow(entity) else { return }
+            try insertTodo(row, db)
+        case .setting:
+            let scope = entity.isLocalOnly ? "local" : "replicated"
+            try db.execute(sql: "DELETE FROM settings WHERE scope = ? AND key = ?", arguments: [scope, id])
+            guard entity.isLive, case .json(let value)? = entity.values[.value] else { return }
+            try db.execute(sql: "INSERT INTO settings (scope, key, value) VALUES (?, ?, ?)", arguments: [scope, id, value])
+        }
+    }
+
+    static func insertExpense(_ row: ExpenseRow, _ db: Database) throws {
+        let statement = try db.cachedStatement(sql: """
+            INSERT INTO expenses (id, kind, amount, currency, date, date_ms, month, category_id, payment, memo, tags, repeat, attachments)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        try statement.execute(arguments: [row.id, row.kind, row.amount, row.currency, row.date, row.dateMillis, row.month,
+                                          row.categoryId, row.payment, row.memo, JSONText.array(row.tags.map(JSONText.string)).serialized,
+                                          row.repeat, JSONText.array(row.attachments.map(JSONText.string)).serialized])
+        let tag = try db.cachedStatement(sql: "INSERT INTO expense_tags (expense_id, tag) VALUES (?, ?)")
+        for name in row.tags { try tag.execute(arguments: [row.id, name]) }
+    }
+
+    static func insertTodo(_ row: TodoRow, _ db: Database) throws {
+        try db.execute(sql: """
+            INSERT INTO todos (id, title, memo, start_date, end_date, checks, checks_done, percentage, is_challenge, is_completed, attachments)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [row.id, row.title, row.memo, row.startDate, row.endDate, JSONText.array(row.checks.map(JSONText.bool)).serialized,
+                             row.checks.filter { $0 }.count, row.percentage, row.isChallenge, row.isCompleted,
+                             JSONText.array(row.attachments.map(JSONText.string)).serialized])
+    }
+}

@@ -1,0 +1,51 @@
+import TallyCore
+import TallyStore
+
+/// View rows as JSON objects with the field names of DESIGN.md §2 (plus resolved names).
+enum ViewJSON {
+    static func expense(_ row: ExpenseRow) -> JSONText {
+        .object([
+            ("id", .string(row.id)), ("kind", .string(row.kind)), ("amount", .int(row.amount)), ("currency", .string(row.currency)),
+            ("date", .string(row.date)), ("categoryId", optional(row.categoryId)), ("categoryName", optional(row.categoryName)),
+            ("parentCategoryName", optional(row.parentCategoryName)), ("payment", optional(row.payment)), ("memo", optional(row.memo)),
+            ("tags", .array(row.tags.map(JSONText.string))), ("repeat", .string(row.repeat)),
+            ("attachments", .array(row.attachments.map(JSONText.string))),
+        ])
+    }
+
+    static func category(_ row: CategoryRow, depth: Int) -> JSONText {
+        .object([("id", .string(row.id)), ("name", .string(row.name)), ("parentId", optional(row.parentId)),
+                 ("icon", optional(row.icon)), ("kind", .string(row.kind)), ("depth", .int(Int64(depth)))])
+    }
+
+    static func todo(_ row: TodoRow) -> JSONText {
+        .object([
+            ("id", .string(row.id)), ("title", .string(row.title)), ("memo", optional(row.memo)), ("startDate", optional(row.startDate)),
+            ("endDate", optional(row.endDate)), ("checks", .array(row.checks.map(JSONText.bool))), ("isChallenge", .bool(row.isChallenge)),
+            ("isCompleted", .bool(row.isCompleted)), ("attachments", .array(row.attachments.map(JSONText.string))),
+            ("percentage", .double(row.percentage)),
+        ])
+    }
+
+    static func setting(_ row: SettingRow) -> JSONText {
+        .object([("key", .string(row.key)), ("value", .raw(row.value)), ("scope", .string(row.scope))])
+    }
+
+    static func summary(_ summary: MonthSummary) -> JSONText {
+        func group(_ g: MonthSummary.Group, keyName: String) -> JSONText {
+            .object([(keyName, optional(g.key)), ("label", .string(g.label)), ("kind", .string(g.kind)),
+                     ("currency", .string(g.currency)), ("amount", .int(g.amount)), ("count", .int(Int64(g.count)))])
+        }
+        return .object([
+            ("month", .string(summary.month)),
+            ("totals", .array(summary.totals.map { total in
+                .object([("currency", .string(total.currency)), ("income", .int(total.income)), ("expense", .int(total.expense)),
+                         ("net", .int(total.net)), ("count", .int(Int64(total.count)))])
+            })),
+            ("byCategory", .array(summary.byCategory.map { group($0, keyName: "categoryId") })),
+            ("byPayment", .array(summary.byPayment.map { group($0, keyName: "payment") })),
+        ])
+    }
+
+    static func optional(_ text: String?) -> JSONText { text.map(JSONText.string) ?? .null }
+}
