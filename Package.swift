@@ -49,6 +49,7 @@ let package = Package(
             dependencies: [
                 "TallyCore", "TallyLog", "TallyStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // Benchmarks (release build, scripts/bench). Never run by tests.

@@ -13,6 +13,11 @@ public struct LoggedEvent: Sendable {
     public var segment: String
     /// Byte offset of its frame within the segment.
     public var frameOffset: Int
+
+    /// Creates a record (readers make these; tests and importers may too).
+    public init(index: UInt64, event: Event, hash: EventHash, segment: String, frameOffset: Int) {
+        (self.index, self.event, self.hash, self.segment, self.frameOffset) = (index, event, hash, segment, frameOffset)
+    }
 }
 
 /// Reads a log without taking the writer lock: safe beside a running writer. A torn or

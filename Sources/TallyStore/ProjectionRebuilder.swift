@@ -38,6 +38,18 @@ public struct RebuildReport: Sendable {
 /// throughout; a rebuild killed half-way leaves only a stray next-generation file, which the
 /// next rebuild replaces.
 public enum ProjectionRebuilder {
+    /// Writes every entity of a folded state, in id order, and the checkpoint, into empty views.
+    public static func writeViews(of state: LedgerState, lastIndex: UInt64, _ db: Database, progress: (Int, Int) -> Void = { _, _ in }) throws {
+        let entities = state.entities.values.sorted { $0.id.description < $1.id.description }
+        for (position, entity) in entities.enumerated() {
+            try Projector.saveState(entity, db)
+            try ViewRows.write(entity, db)
+            if position % 50_000 == 0 { progress(position, entities.count) }
+        }
+        try db.execute(sql: "UPDATE projection_checkpoint SET last_index = ? WHERE id = 1", arguments: [Int64(lastIndex)])
+    }
+
+    /// Rebuilds `directory`'s views; see the type's summary.
     public static func rebuild(_ directory: DataDirectory, verifyOnly: Bool, progress: (RebuildProgress) -> Void = { _ in }) throws -> RebuildReport {
         let start = Date()
         func report(_ phase: String, _ done: Int, _ total: Int) {
@@ -66,14 +78,8 @@ public enum ProjectionRebuilder {
                 try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
             }
             try ProjectionDatabase.migrate(queue)
-            let entities = state.entities.values.sorted { $0.id.description < $1.id.description }
             try queue.inTransaction { db in
-                for (position, entity) in entities.enumerated() {
-                    try Projector.saveState(entity, db)
-                    try ViewRows.write(entity, db)
-                    if position % 50_000 == 0 { report("writing views", position, entities.count) }
-                }
-                try db.execute(sql: "UPDATE projection_checkpoint SET last_index = ? WHERE id = 1", arguments: [Int64(lastIndex)])
+                try writeViews(of: state, lastIndex: lastIndex, db) { report("writing views", $0, $1) }
                 return .commit
             }
             try queue.writeWithoutTransaction { db in

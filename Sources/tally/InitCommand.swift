@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import TallyCore
 import TallyLog
+import TallyStore
+import GRDB
 
 struct InitCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "init", abstract: "Create a new replica in the data directory.")
@@ -34,6 +36,12 @@ struct StatusCommand: ParsableCommand {
     func run() throws {
         let directory = try global.open()
         let stats = try directory.reader.statistics()
+        // Where the views stand, without moving them (status must not change anything).
+        let projected = ProjectionDatabase.currentPath(directory).flatMap { path in
+            try? DatabaseQueue(path: path, configuration: { var c = Configuration(); c.readonly = true; return c }()).read {
+                try Int.fetchOne($0, sql: "SELECT last_index FROM projection_checkpoint")
+            }
+        } ?? 0
         let ratio = (stats.compressionRatio * 100).rounded() / 100
         if json {
             print(JSONText.object([
@@ -41,7 +49,7 @@ struct StatusCommand: ParsableCommand {
                 ("dataDir", .string(directory.path)), ("events", .int(Int64(stats.events))),
                 ("segments", .int(Int64(stats.segments))), ("sealedSegments", .int(Int64(stats.sealedSegments))),
                 ("bytesOnDisk", .int(Int64(stats.bytesOnDisk))), ("encodedBytes", .int(Int64(stats.rawBytes))),
-                ("compressionRatio", .double(ratio)),
+                ("compressionRatio", .double(ratio)), ("projectedIndex", .int(Int64(projected))),
             ]).serialized)
         } else {
             print(Table.keyValue([
@@ -51,6 +59,7 @@ struct StatusCommand: ParsableCommand {
                 ("segments", "\(stats.segments) (\(stats.sealedSegments) sealed)"),
                 ("bytes on disk", String(stats.bytesOnDisk)),
                 ("compression", String(format: "%.2f× (%d encoded bytes)", stats.compressionRatio, stats.rawBytes)),
+                ("views", "projected up to event \(projected) of \(stats.events)"),
             ]))
         }
     }
