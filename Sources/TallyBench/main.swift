@@ -24,6 +24,9 @@ if enabled("bulk") {
         results.append(try benchmarks.sequentialRead(logPath: bulkPath))
     }
 }
+if enabled("store") {
+    results += try StoreBenchmarks(workDirectory: workDirectory, events: quick ? 100_000 : 1_000_000, expenseRows: quick ? 100_000 : 1_000_000).run()
+}
 try? FileManager.default.removeItem(atPath: workDirectory)
 
 for result in results { print(result.humanLine) }

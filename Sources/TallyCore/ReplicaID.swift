@@ -21,7 +21,7 @@ public struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// Lowercase UUID text, the form used everywhere Tally prints an id.
-    public var description: String { uuid.uuidString.lowercased() }
+    public var description: String { uuid.lowercased }
 
     public static func < (lhs: ReplicaID, rhs: ReplicaID) -> Bool {
         lhs.uuid.isOrderedBefore(rhs.uuid)
@@ -38,6 +38,23 @@ extension UUID {
         }
     }
 
-    /// Lowercase text form.
-    public var lowercased: String { uuidString.lowercased() }
+    /// Lowercase text form (formatted by hand: it names every row the views write).
+    public var lowercased: String {
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        return withUnsafeBytes(of: uuid) { bytes in
+            String(unsafeUninitializedCapacity: 36) { buffer in
+                var position = 0
+                for (index, byte) in bytes.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        buffer[position] = UInt8(ascii: "-")
+                        position += 1
+                    }
+                    buffer[position] = hex[Int(byte >> 4)]
+                    buffer[position + 1] = hex[Int(byte & 0x0F)]
+                    position += 2
+                }
+                return position
+            }
+        }
+    }
 }

@@ -12,7 +12,7 @@ public struct ViewChecksum: Sendable, Equatable {
         /// SHA-256 over every row (in primary-key order) of its columns' values.
         public var checksum: String
         /// Hash of each row by primary key, to name what differs.
-        var rowHashes: [String: String]
+        var rowHashes: [String: Data]
 
         public static func == (lhs: Table, rhs: Table) -> Bool {
             lhs.name == rhs.name && lhs.rows == rhs.rows && lhs.checksum == rhs.checksum
@@ -33,26 +33,41 @@ public struct ViewChecksum: Sendable, Equatable {
         var tables: [Table] = []
         for (name, key) in tableKeys {
             var total = SHA256()
-            var rowHashes: [String: String] = [:]
+            var rowHashes: [String: Data] = [:]
             var count = 0
             let keyColumns = key.split(separator: ",").count
             let rows = try Row.fetchCursor(db, sql: "SELECT * FROM \(name) ORDER BY \(key)")
             while let row = try rows.next() {
-                var hasher = SHA256()
+                var bytes: [UInt8] = []
                 var keyText = ""
                 for (index, value) in row.databaseValues.enumerated() {
-                    let text = "\(value.storage)"
                     if index < keyColumns { keyText += (keyText.isEmpty ? "" : "/") + "\(value)" }
-                    hasher.update(data: Data("\(text.utf8.count):\(text)".utf8))
+                    append(value, to: &bytes)
                 }
-                let rowHash = hasher.finalize().map { String(format: "%02x", $0) }.joined()
-                total.update(data: Data(rowHash.utf8))
-                rowHashes[keyText] = rowHash
+                let digest = SHA256.hash(data: bytes)
+                total.update(data: Data(digest))
+                rowHashes[keyText] = Data(digest)
                 count += 1
             }
             tables.append(Table(name: name, rows: count, checksum: total.finalize().map { String(format: "%02x", $0) }.joined(), rowHashes: rowHashes))
         }
         return ViewChecksum(tables: tables)
+    }
+
+    /// A type tag and the value's bytes, length-prefixed so no two rows serialise alike.
+    private static func append(_ value: DatabaseValue, to bytes: inout [UInt8]) {
+        func prefixed(_ tag: UInt8, _ payload: some Collection<UInt8>) {
+            bytes.append(tag)
+            withUnsafeBytes(of: UInt32(payload.count).littleEndian) { bytes.append(contentsOf: $0) }
+            bytes.append(contentsOf: payload)
+        }
+        switch value.storage {
+        case .null: bytes.append(0)
+        case .int64(let number): withUnsafeBytes(of: number.littleEndian) { prefixed(1, $0) }
+        case .double(let number): withUnsafeBytes(of: number.bitPattern.littleEndian) { prefixed(2, $0) }
+        case .string(let text): prefixed(3, Array(text.utf8))
+        case .blob(let data): prefixed(4, data)
+        }
     }
 
     /// Human-readable differences from `other` ("expenses: 3 rows differ: id1, id2, …"); empty when equal.

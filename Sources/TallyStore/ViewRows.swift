@@ -10,24 +10,24 @@ enum ViewRows {
         let id = entity.id.description
         switch entity.type {
         case .expense:
-            try db.execute(sql: "DELETE FROM expense_tags WHERE expense_id = ?", arguments: [id])
-            try db.execute(sql: "DELETE FROM expenses WHERE id = ?", arguments: [id])
+            try db.cachedStatement(sql: "DELETE FROM expense_tags WHERE expense_id = ?").execute(arguments: [id])
+            try db.cachedStatement(sql: "DELETE FROM expenses WHERE id = ?").execute(arguments: [id])
             guard entity.isLive, let row = ExpenseRow(entity) else { return }
             try insertExpense(row, db)
         case .category:
-            try db.execute(sql: "DELETE FROM categories WHERE id = ?", arguments: [id])
+            try db.cachedStatement(sql: "DELETE FROM categories WHERE id = ?").execute(arguments: [id])
             guard entity.isLive, let row = CategoryRow(entity) else { return }
-            try db.execute(sql: "INSERT INTO categories (id, name, parent_id, icon, kind) VALUES (?, ?, ?, ?, ?)",
-                           arguments: [row.id, row.name, row.parentId, row.icon, row.kind])
+            try db.cachedStatement(sql: "INSERT INTO categories (id, name, parent_id, icon, kind) VALUES (?, ?, ?, ?, ?)")
+                .execute(arguments: [row.id, row.name, row.parentId, row.icon, row.kind])
         case .todo:
-            try db.execute(sql: "DELETE FROM todos WHERE id = ?", arguments: [id])
+            try db.cachedStatement(sql: "DELETE FROM todos WHERE id = ?").execute(arguments: [id])
             guard entity.isLive, let row = TodoRow(entity) else { return }
             try insertTodo(row, db)
         case .setting:
             let scope = entity.isLocalOnly ? "local" : "replicated"
-            try db.execute(sql: "DELETE FROM settings WHERE scope = ? AND key = ?", arguments: [scope, id])
+            try db.cachedStatement(sql: "DELETE FROM settings WHERE scope = ? AND key = ?").execute(arguments: [scope, id])
             guard entity.isLive, case .json(let value)? = entity.values[.value] else { return }
-            try db.execute(sql: "INSERT INTO settings (scope, key, value) VALUES (?, ?, ?)", arguments: [scope, id, value])
+            try db.cachedStatement(sql: "INSERT INTO settings (scope, key, value) VALUES (?, ?, ?)").execute(arguments: [scope, id, value])
         }
     }
 
@@ -44,10 +44,10 @@ enum ViewRows {
     }
 
     static func insertTodo(_ row: TodoRow, _ db: Database) throws {
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO todos (id, title, memo, start_date, end_date, checks, checks_done, percentage, is_challenge, is_completed, attachments)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [row.id, row.title, row.memo, row.startDate, row.endDate, JSONText.array(row.checks.map(JSONText.bool)).serialized,
+            """).execute(arguments: [row.id, row.title, row.memo, row.startDate, row.endDate, JSONText.array(row.checks.map(JSONText.bool)).serialized,
                              row.checks.filter { $0 }.count, row.percentage, row.isChallenge, row.isCompleted,
                              JSONText.array(row.attachments.map(JSONText.string)).serialized])
     }

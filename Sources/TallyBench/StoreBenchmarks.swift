@@ -1,0 +1,109 @@
+import Foundation
+import GRDB
+import TallyCore
+import TallyLog
+import TallyStore
+
+/// The projection benchmarks of issue 3, each beside a baseline from the same run.
+struct StoreBenchmarks {
+    let workDirectory: String
+    let events: Int
+    let expenseRows: Int
+
+    func run() throws -> [BenchmarkResult] {
+        let path = workDirectory + "/store"
+        try? FileManager.default.removeItem(atPath: path)
+        let directory = try DataDirectory.create(path: path, name: "bench")
+        let writer = try directory.openWriter()
+        _ = try writer.appendBulk(SyntheticLedger.drafts(count: events))
+        writer.close()
+
+        // Baseline: the final rows (one per expense and category) bulk-inserted raw into the same schema.
+        let finalRows = (events - 20) / 5 + 20
+        let baselineRate = try rawBulkInsert(rows: finalRows)
+
+        let projector = try Projector(directory: directory)
+        var start = now()
+        try projector.catchUp()
+        let incrementalRate = Double(events) / (now() - start)
+        try projector.database.close()
+
+        start = now()
+        let report = try ProjectionRebuilder.rebuild(directory, verifyOnly: false)
+        let rebuildRate = Double(events) / (now() - start)
+        precondition(report.differences.isEmpty, "rebuild differs from incremental: \(report.differences)")
+
+        var results = [
+            BenchmarkResult(name: "rebuild_projections", value: rebuildRate, unit: "events/s", baseline: baselineRate,
+                            baselineName: "raw SQLite insert of the \(finalRows) final rows, rows/s"),
+            BenchmarkResult(name: "incremental_apply", value: incrementalRate, unit: "events/s", baseline: baselineRate,
+                            baselineName: "raw SQLite insert, rows/s"),
+        ]
+        results += try queryLatency()
+        return results
+    }
+
+    /// Rows per second for inserting `rows` expense rows with a prepared statement in one
+    /// transaction into the migrated schema (indexes included).
+    func rawBulkInsert(rows: Int) throws -> Double {
+        let path = workDirectory + "/raw-insert"
+        try? FileManager.default.removeItem(atPath: path)
+        let directory = try DataDirectory.create(path: path, name: "raw")
+        let database = try ProjectionDatabase.open(directory)
+        // Arguments are made before the clock starts: the baseline is SQLite's cost alone.
+        let arguments: [StatementArguments] = (0..<rows).map { row in
+            [UUID().lowercased, 1000 + row, 1_704_067_200_000 + Int64(row) * 60_000, "2024-0\(row % 9 + 1)", "category-\(row % 20)"]
+        }
+        let start = now()
+        try database.write { db in
+            let statement = try db.makeStatement(sql: """
+                INSERT INTO expenses (id, kind, amount, currency, date, date_ms, month, category_id, payment, memo, tags, repeat, attachments)
+                VALUES (?, 'expense', ?, 'KRW', '2026-03-01T12:00:00+09:00', ?, ?, ?, 'card', '점심', '["work"]', 'none', '[]')
+                """)
+            for row in arguments { try statement.execute(arguments: row) }
+        }
+        return Double(rows) / (now() - start)
+    }
+
+    /// `expenses list --month` and `summary --month` at `expenseRows` expenses, against a point lookup by id.
+    func queryLatency() throws -> [BenchmarkResult] {
+        let path = workDirectory + "/latency-views"
+        try? FileManager.default.removeItem(atPath: path)
+        let directory = try DataDirectory.create(path: path, name: "latency")
+        let database = try ProjectionDatabase.open(directory)
+        var someID = ""
+        try database.write { db in
+            let statement = try db.makeStatement(sql: """
+                INSERT INTO expenses (id, kind, amount, currency, date, date_ms, month, category_id, payment, memo, tags, repeat, attachments)
+                VALUES (?, ?, ?, 'KRW', ?, ?, ?, ?, ?, '점심', '[]', 'none', '[]')
+                """)
+            for row in 0..<expenseRows {
+                let millis = 1_704_067_200_000 + Int64(row) * (1_095 * 86_400_000 / Int64(expenseRows))
+                let date = DateTime(epochMillis: millis, offsetMinutes: 540)
+                let id = UUID().uuidString.lowercased()
+                if row == expenseRows / 2 { someID = id }
+                try statement.execute(arguments: [id, row % 50 == 0 ? "income" : "expense", 1000 + row % 997, date.description, millis,
+                                                  date.localMonth, "category-\(row % 20)", ["card", "cash", "transfer"][row % 3]])
+            }
+        }
+        func p50(_ body: (Database) throws -> Void) throws -> Double {
+            var samples: [Double] = []
+            for _ in 0..<40 {
+                let start = now()
+                try database.read(body)
+                samples.append((now() - start) * 1000)
+            }
+            return quantile(samples, 0.5)
+        }
+        let pointLookup = try p50 { db in _ = try ProjectionQueries.expense(db, id: someID) }
+        var filter = ExpenseFilter()
+        filter.month = "2025-06"
+        filter.limit = 100
+        let list = try p50 { db in _ = try ProjectionQueries.expenses(db, filter) }
+        let summary = try p50 { db in _ = try ProjectionQueries.summary(db, month: "2025-06") }
+        return [
+            BenchmarkResult(name: "expenses_list_month_p50", value: list, unit: "ms", baseline: pointLookup, baselineName: "get one expense by id at \(expenseRows) rows"),
+            BenchmarkResult(name: "summary_month_p50", value: summary, unit: "ms", baseline: pointLookup, baselineName: "get one expense by id at \(expenseRows) rows"),
+        ]
+    }
+}
