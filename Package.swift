@@ -36,7 +36,7 @@ let package = Package(
         .target(
             name: "TallyMigrations",
             path: "Migrations",
-            resources: [.embedInCode("0001_views.sql")]
+            resources: [.embedInCode("0001_views.sql"), .embedInCode("0002_merges_and_conflicts.sql")]
         ),
         // SQLite projections via GRDB: migrator, projector, rebuilder, queries.
         .target(

@@ -11,5 +11,6 @@ public enum TallyMigrations {
     /// `_001_views_sql`: a leading digit becomes an underscore.)
     public static let all: [(identifier: String, sql: String)] = [
         ("0001_views", String(decoding: PackageResources._001_views_sql, as: UTF8.self)),
+        ("0002_merges_and_conflicts", String(decoding: PackageResources._002_merges_and_conflicts_sql, as: UTF8.self)),
     ]
 }

@@ -25,6 +25,10 @@ public struct Event: Hashable, Sendable {
     public var properties: PropertyMap
     /// Hash of the previous event of the same origin.
     public var previousHash: EventHash
+    /// For each property an update sets, the stamp of the value its writer saw (none if it
+    /// saw none). Two writes of a property are concurrent — a conflict worth journaling —
+    /// when neither one's basis is the other.
+    public var basis: [PropertyName: WriteStamp]
 
     /// The schema version written by this build. Older versions are upcast when read.
     public static let currentSchemaVersion: UInt16 = 1
@@ -33,7 +37,8 @@ public struct Event: Hashable, Sendable {
     public init(
         schemaVersion: UInt16 = Event.currentSchemaVersion, origin: ReplicaID, sequence: UInt64,
         timestamp: HybridTimestamp, actor: String, isLocalOnly: Bool = false, entityType: EntityType,
-        entityID: EntityID, operation: EventOperation, properties: PropertyMap, previousHash: EventHash
+        entityID: EntityID, operation: EventOperation, properties: PropertyMap, previousHash: EventHash,
+        basis: [PropertyName: WriteStamp] = [:]
     ) {
         self.schemaVersion = schemaVersion
         self.origin = origin
@@ -46,6 +51,7 @@ public struct Event: Hashable, Sendable {
         self.operation = operation
         self.properties = properties
         self.previousHash = previousHash
+        self.basis = basis
     }
 
     /// The stamp that decides last-writer-wins races for this event's properties.
@@ -66,6 +72,8 @@ public struct EventDraft: Hashable, Sendable {
     public var actor: String
     /// True for settings with scope `local`.
     public var isLocalOnly: Bool
+    /// The stamps of the values the writer saw for the properties it sets (see `Event.basis`).
+    public var basis: [PropertyName: WriteStamp] = [:]
 
     /// Creates a draft.
     public init(

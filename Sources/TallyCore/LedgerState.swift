@@ -8,6 +8,31 @@
 /// delete makes it live again. All rules are commutative and idempotent, so any order of the
 /// same events gives the same state.
 public struct LedgerState: Sendable {
+    /// A property's current value, the stamp of the write that set it, and what that write saw.
+    public struct PropertyState: Sendable, Equatable {
+        public var value: PropertyValue
+        public var stamp: WriteStamp
+        /// The stamp of the value the winning write's author saw (its `Event.basis`).
+        public var basis: WriteStamp?
+
+        public init(value: PropertyValue, stamp: WriteStamp, basis: WriteStamp?) {
+            (self.value, self.stamp, self.basis) = (value, stamp, basis)
+        }
+    }
+
+    /// Two concurrent writes of one property — neither saw the other — and which one lost.
+    public struct Conflict: Sendable, Equatable {
+        public var property: PropertyName
+        public var losingValue: PropertyValue
+        public var loser: WriteStamp
+        public var winningValue: PropertyValue
+        public var winner: WriteStamp
+
+        public init(property: PropertyName, losingValue: PropertyValue, loser: WriteStamp, winningValue: PropertyValue, winner: WriteStamp) {
+            (self.property, self.losingValue, self.loser, self.winningValue, self.winner) = (property, losingValue, loser, winningValue, winner)
+        }
+    }
+
     /// One entity's merged state.
     public struct Entity: Sendable, Equatable {
         /// Its type.
@@ -17,7 +42,7 @@ public struct LedgerState: Sendable {
         /// Local-only (a setting with scope `local`).
         public var isLocalOnly: Bool
         /// Current values with the stamp that set each.
-        public var properties: [PropertyName: (value: PropertyValue, stamp: WriteStamp)]
+        public var properties: [PropertyName: PropertyState]
         /// Set once a create has been seen.
         public var created: WriteStamp?
         /// Set once a delete has been seen.
@@ -29,31 +54,48 @@ public struct LedgerState: Sendable {
         }
 
         /// Creates an entity from stored state.
-        public init(type: EntityType, id: EntityID, isLocalOnly: Bool, properties: [PropertyName: (value: PropertyValue, stamp: WriteStamp)],
+        public init(type: EntityType, id: EntityID, isLocalOnly: Bool, properties: [PropertyName: PropertyState],
                     created: WriteStamp?, deleted: WriteStamp?) {
-            self.type = type
-            self.id = id
-            self.isLocalOnly = isLocalOnly
-            self.properties = properties
-            self.created = created
-            self.deleted = deleted
+            (self.type, self.id, self.isLocalOnly, self.properties) = (type, id, isLocalOnly, properties)
+            (self.created, self.deleted) = (created, deleted)
         }
 
-        /// Applies one event of this entity by the merge rules — the single place they live.
-        public mutating func apply(_ event: Event) {
+        /// Applies one event of this entity by the merge rules — the single place they live —
+        /// and returns the conflicts it revealed: properties where it and the current value were
+        /// written concurrently (different origins, neither's basis the other).
+        ///
+        /// The merged state is the same in any order; which conflicts an arrival reveals depends
+        /// on what had arrived before, so the journal is what this replica observed, not part of
+        /// the converged views.
+        @discardableResult
+        public mutating func apply(_ event: Event) -> [Conflict] {
+            var conflicts: [Conflict] = []
             let stamp = event.stamp
             switch event.operation {
             case .create: created = min(created ?? stamp, stamp)
             case .delete: deleted = max(deleted ?? stamp, stamp)
             case .update: break
             }
-            for (name, value) in event.properties where properties[name].map({ $0.stamp < stamp }) ?? true {
-                properties[name] = (value, stamp)
+            for (name, value) in event.properties {
+                let basis = event.basis[name]
+                if let current = properties[name] {
+                    if current.stamp.origin != stamp.origin, basis != current.stamp, current.basis != stamp {
+                        conflicts.append(current.stamp < stamp
+                            ? Conflict(property: name, losingValue: current.value, loser: current.stamp, winningValue: value, winner: stamp)
+                            : Conflict(property: name, losingValue: value, loser: stamp, winningValue: current.value, winner: current.stamp))
+                    }
+                    guard current.stamp < stamp else { continue }
+                }
+                properties[name] = PropertyState(value: value, stamp: stamp, basis: basis)
             }
+            return conflicts
         }
 
         /// Values without stamps.
         public var values: PropertyMap { PropertyMap(properties.map { ($0.key, $0.value.value) }) }
+
+        /// The stamp of each current value: the basis of a write that changes it.
+        public var stamps: [PropertyName: WriteStamp] { properties.mapValues(\.stamp) }
 
         /// Live: created and not deleted — except that a setting (whose key can be reused) is
         /// live again once a set is stamped later than its delete.
@@ -63,15 +105,12 @@ public struct LedgerState: Sendable {
             guard type == .setting, let valueStamp = properties[.value]?.stamp else { return false }
             return valueStamp > deleted
         }
-
-        public static func == (lhs: Entity, rhs: Entity) -> Bool {
-            lhs.type == rhs.type && lhs.id == rhs.id && lhs.isLocalOnly == rhs.isLocalOnly && lhs.values == rhs.values
-                && lhs.properties.mapValues(\.stamp) == rhs.properties.mapValues(\.stamp) && lhs.created == rhs.created && lhs.deleted == rhs.deleted
-        }
     }
 
     /// Every entity ever mentioned, live or not.
     public private(set) var entities: [EntityID: Entity] = [:]
+    /// Conflicts observed while applying, per entity, in the order found.
+    public private(set) var conflicts: [EntityID: [Conflict]] = [:]
 
     /// An empty ledger.
     public init() {}
@@ -79,7 +118,8 @@ public struct LedgerState: Sendable {
     /// Applies one event by the merge rules.
     public mutating func apply(_ event: Event) {
         var entity = entities[event.entityID] ?? Entity(first: event)
-        entity.apply(event)
+        let found = entity.apply(event)
+        if !found.isEmpty { conflicts[event.entityID, default: []] += found }
         entities[event.entityID] = entity
     }
 

@@ -41,6 +41,26 @@ public enum EventCodec {
             out.u8(name.rawValue)
             encodeValue(value, into: &out)
         }
+        out.varint(UInt64(event.basis.count))
+        for (name, stamp) in event.basis.sorted(by: { $0.key < $1.key }) {
+            out.u8(name.rawValue)
+            encodeStamp(stamp, into: &out)
+        }
+    }
+
+    /// A write stamp: varint milliseconds, varint counter, 16 bytes origin.
+    public static func encodeStamp(_ stamp: WriteStamp, into out: inout ByteWriter) {
+        out.varint(stamp.timestamp.millis)
+        out.varint(UInt64(stamp.timestamp.counter))
+        out.uuid(stamp.origin.uuid)
+    }
+
+    /// Reads what `encodeStamp` wrote.
+    public static func decodeStamp(_ input: inout ByteReader) throws(DecodingError) -> WriteStamp {
+        let millis = try input.varint()
+        let counter = try input.varint()
+        guard counter <= UInt64(UInt32.max) else { throw DecodingError("clock counter out of range") }
+        return WriteStamp(timestamp: HybridTimestamp(millis: millis, counter: UInt32(counter)), origin: ReplicaID(try input.uuid()))
     }
 
     /// Appends one property value: its tag, then its payload.
@@ -103,12 +123,22 @@ public enum EventCodec {
                 throw DecodingError("property code \(code) unknown or out of order")
             }
         }
+        var basis: [PropertyName: WriteStamp] = [:]
+        var lastBasisCode: UInt8 = 0
+        for _ in 0..<(try input.length(max: PropertyName.allCases.count)) {
+            let code = try input.u8()
+            guard code > lastBasisCode, let name = PropertyName(rawValue: code), properties[name] != nil else {
+                throw DecodingError("basis code \(code) unknown, out of order, or for a property the event does not set")
+            }
+            lastBasisCode = code
+            basis[name] = try decodeStamp(&input)
+        }
         guard input.atEnd else { throw DecodingError("\(input.remaining) unexpected bytes after the event") }
         let event = Event(
             schemaVersion: UInt16(version), origin: origin, sequence: sequence,
             timestamp: HybridTimestamp(millis: millis, counter: UInt32(counter)), actor: actor,
             isLocalOnly: flags == 1, entityType: entityType, entityID: entityID, operation: operation,
-            properties: properties, previousHash: previousHash)
+            properties: properties, previousHash: previousHash, basis: basis)
         return EventUpcaster.upcast(event)
     }
 

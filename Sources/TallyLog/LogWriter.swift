@@ -109,7 +109,7 @@ public final class LogWriter: @unchecked Sendable {
                 origin: draft.isLocalOnly ? localOnlyOrigin : localOrigin, sequence: chain.sequence + 1, timestamp: clock.tick(wallMillis: wall),
                 actor: draft.actor, isLocalOnly: draft.isLocalOnly, entityType: draft.entityType,
                 entityID: draft.entityID, operation: draft.operation, properties: draft.properties,
-                previousHash: chain.hash)
+                previousHash: chain.hash, basis: draft.basis.filter { draft.properties[$0.key] != nil })
             scratch.bytes.removeAll(keepingCapacity: true)
             EventCodec.encode(event, into: &scratch)
             guard scratch.bytes.count <= configuration.maxEventSize else { throw LogError.rejected(reason: "event of \(scratch.bytes.count) bytes exceeds \(configuration.maxEventSize)") }

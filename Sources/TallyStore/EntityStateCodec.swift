@@ -7,7 +7,7 @@ import TallyLog
 ///
 /// ```
 /// varint version (1) · u8 type · u8 local-only · stamp? created · stamp? deleted ·
-/// varint count · per property (code order): u8 code · stamp · value (EventCodec value encoding)
+/// varint count · per property (code order): u8 code · stamp · stamp? basis · value (EventCodec value encoding)
 /// stamp = varint millis · varint counter · 16 bytes origin; stamp? = u8 0 | u8 1 stamp
 /// ```
 enum EntityStateCodec {
@@ -16,19 +16,14 @@ enum EntityStateCodec {
         out.varint(1)
         out.u8(entity.type.rawValue)
         out.u8(entity.isLocalOnly ? 1 : 0)
-        for stamp in [entity.created, entity.deleted] {
-            if let stamp {
-                out.u8(1)
-                encode(stamp, into: &out)
-            } else {
-                out.u8(0)
-            }
-        }
+        encodeOptional(entity.created, into: &out)
+        encodeOptional(entity.deleted, into: &out)
         let properties = entity.properties.sorted { $0.key < $1.key }
         out.varint(UInt64(properties.count))
         for (name, entry) in properties {
             out.u8(name.rawValue)
-            encode(entry.stamp, into: &out)
+            EventCodec.encodeStamp(entry.stamp, into: &out)
+            encodeOptional(entry.basis, into: &out)
             EventCodec.encodeValue(entry.value, into: &out)
         }
         return out.bytes
@@ -40,28 +35,27 @@ enum EntityStateCodec {
             guard try input.varint() == 1 else { throw DecodingError.stateVersion }
             guard let type = EntityType(rawValue: try input.u8()) else { throw DecodingError.stateVersion }
             let isLocalOnly = try input.u8() == 1
-            var stamps: [WriteStamp?] = []
-            for _ in 0..<2 { stamps.append(try input.u8() == 1 ? try decodeStamp(&input) : nil) }
-            var properties: [PropertyName: (value: PropertyValue, stamp: WriteStamp)] = [:]
+            let created = try decodeOptional(&input)
+            let deleted = try decodeOptional(&input)
+            var properties: [PropertyName: LedgerState.PropertyState] = [:]
             for _ in 0..<(try input.varint()) {
                 guard let name = PropertyName(rawValue: try input.u8()) else { throw DecodingError.stateVersion }
-                let stamp = try decodeStamp(&input)
-                properties[name] = (try EventCodec.decodeValue(&input), stamp)
+                let stamp = try EventCodec.decodeStamp(&input)
+                let basis = try decodeOptional(&input)
+                properties[name] = LedgerState.PropertyState(value: try EventCodec.decodeValue(&input), stamp: stamp, basis: basis)
             }
-            return LedgerState.Entity(type: type, id: id, isLocalOnly: isLocalOnly, properties: properties, created: stamps[0], deleted: stamps[1])
+            return LedgerState.Entity(type: type, id: id, isLocalOnly: isLocalOnly, properties: properties, created: created, deleted: deleted)
         }
     }
 
-    private static func encode(_ stamp: WriteStamp, into out: inout ByteWriter) {
-        out.varint(stamp.timestamp.millis)
-        out.varint(UInt64(stamp.timestamp.counter))
-        out.uuid(stamp.origin.uuid)
+    private static func encodeOptional(_ stamp: WriteStamp?, into out: inout ByteWriter) {
+        guard let stamp else { return out.u8(0) }
+        out.u8(1)
+        EventCodec.encodeStamp(stamp, into: &out)
     }
 
-    private static func decodeStamp(_ input: inout ByteReader) throws -> WriteStamp {
-        let millis = try input.varint()
-        let counter = try input.varint()
-        return WriteStamp(timestamp: HybridTimestamp(millis: millis, counter: UInt32(truncatingIfNeeded: counter)), origin: ReplicaID(try input.uuid()))
+    private static func decodeOptional(_ input: inout ByteReader) throws -> WriteStamp? {
+        try input.u8() == 1 ? try EventCodec.decodeStamp(&input) : nil
     }
 
     enum DecodingError: Error, CustomStringConvertible {

@@ -46,6 +46,10 @@ public enum ProjectionRebuilder {
             try ViewRows.write(entity, db)
             if position % 50_000 == 0 { progress(position, entities.count) }
         }
+        for (id, conflicts) in state.conflicts.sorted(by: { $0.key.description < $1.key.description }) {
+            try ViewRows.insertConflicts(conflicts, of: state.entities[id]!, db)
+        }
+        try CategoryViews.refresh(db)
         try db.execute(sql: "UPDATE projection_checkpoint SET last_index = ? WHERE id = 1", arguments: [Int64(lastIndex)])
     }
 

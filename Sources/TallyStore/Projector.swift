@@ -62,29 +62,41 @@ public struct Projector: Sendable {
         return try database.writeWithoutTransaction { db in
             var applied = 0
             try db.inTransaction(.immediate) {
-                var last = try Self.checkpoint(db)
-                for logged in events where logged.index > last {
-                    guard logged.index == last + 1 else {
-                        throw LogError.rejected(reason: "projection expects log index \(last + 1), got \(logged.index)")
-                    }
-                    try Self.apply(logged.event, db)
-                    last = logged.index
-                    applied += 1
-                }
-                try db.execute(sql: "UPDATE projection_checkpoint SET last_index = ? WHERE id = 1", arguments: [Int64(last)])
+                applied = try Self.applyBatch(events, db)
                 return .commit
             }
             return applied
         }
     }
 
+    /// The body of one projection transaction: the events after the checkpoint, the category
+    /// views if any category changed, and the new checkpoint.
+    static func applyBatch(_ events: [LoggedEvent], _ db: Database) throws -> Int {
+        var last = try checkpoint(db)
+        var applied = 0
+        var categoriesChanged = false
+        for logged in events where logged.index > last {
+            guard logged.index == last + 1 else {
+                throw LogError.rejected(reason: "projection expects log index \(last + 1), got \(logged.index)")
+            }
+            try apply(logged.event, db)
+            categoriesChanged = categoriesChanged || logged.event.entityType == .category
+            last = logged.index
+            applied += 1
+        }
+        if categoriesChanged { try CategoryViews.refresh(db) }
+        try db.execute(sql: "UPDATE projection_checkpoint SET last_index = ? WHERE id = 1", arguments: [Int64(last)])
+        return applied
+    }
+
     /// One event: load the entity's merge state, apply the event by the merge rules, store the
     /// state and rewrite the entity's view rows.
     static func apply(_ event: Event, _ db: Database) throws {
         var entity = try loadState(id: event.entityID, db) ?? LedgerState.Entity(first: event)
-        entity.apply(event)
+        let conflicts = entity.apply(event)
         try saveState(entity, db)
         try ViewRows.write(entity, db)
+        if !conflicts.isEmpty { try ViewRows.insertConflicts(conflicts, of: entity, db) }
     }
 
     static func loadState(id: EntityID, _ db: Database) throws -> LedgerState.Entity? {

@@ -4,6 +4,8 @@ import TallyCore
 
 /// Writes an entity's rows in the view tables from its merged state. Used by both the
 /// incremental projector and the rebuilder, so both produce the same rows byte for byte.
+/// Categories are the exception: their rows depend on all categories at once (duplicates
+/// merge), so `CategoryViews.refresh` rewrites them after a batch that touched any.
 enum ViewRows {
     /// Replaces the entity's view rows with what its state says (none if it is not live).
     static func write(_ entity: LedgerState.Entity, _ db: Database) throws {
@@ -15,10 +17,7 @@ enum ViewRows {
             guard entity.isLive, let row = ExpenseRow(entity) else { return }
             try insertExpense(row, db)
         case .category:
-            try db.cachedStatement(sql: "DELETE FROM categories WHERE id = ?").execute(arguments: [id])
-            guard entity.isLive, let row = CategoryRow(entity) else { return }
-            try db.cachedStatement(sql: "INSERT INTO categories (id, name, parent_id, icon, kind) VALUES (?, ?, ?, ?, ?)")
-                .execute(arguments: [row.id, row.name, row.parentId, row.icon, row.kind])
+            break
         case .todo:
             try db.cachedStatement(sql: "DELETE FROM todos WHERE id = ?").execute(arguments: [id])
             guard entity.isLive, let row = TodoRow(entity) else { return }
@@ -33,14 +32,30 @@ enum ViewRows {
 
     static func insertExpense(_ row: ExpenseRow, _ db: Database) throws {
         let statement = try db.cachedStatement(sql: """
-            INSERT INTO expenses (id, kind, amount, currency, date, date_ms, month, category_id, payment, memo, tags, repeat, attachments)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO expenses (id, kind, amount, currency, date, date_ms, month, category_ref, category_id, payment, memo, tags, repeat, attachments)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, COALESCE((SELECT winner_id FROM category_merges WHERE loser_id = ?8), ?8), ?, ?, ?, ?, ?)
             """)
         try statement.execute(arguments: [row.id, row.kind, row.amount, row.currency, row.date, row.dateMillis, row.month,
                                           row.categoryId, row.payment, row.memo, JSONText.array(row.tags.map(JSONText.string)).serialized,
                                           row.repeat, JSONText.array(row.attachments.map(JSONText.string)).serialized])
         let tag = try db.cachedStatement(sql: "INSERT INTO expense_tags (expense_id, tag) VALUES (?, ?)")
         for name in row.tags { try tag.execute(arguments: [row.id, name]) }
+    }
+
+    /// Adds conflicts to the journal (which only ever grows; a conflict found again is kept once).
+    static func insertConflicts(_ conflicts: [LedgerState.Conflict], of entity: LedgerState.Entity, _ db: Database) throws {
+        let id = entity.id.description
+        let insert = try db.cachedStatement(sql: """
+            INSERT OR IGNORE INTO conflicts (entity_id, entity_type, property, loser_hlc, loser_origin, losing_value, winner_hlc, winner_origin, winning_value)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        for conflict in conflicts {
+            try insert.execute(arguments: [
+                id, entity.type.description, conflict.property.jsonName, conflict.loser.timestamp.description, conflict.loser.origin.description,
+                conflict.losingValue.json.serialized, conflict.winner.timestamp.description, conflict.winner.origin.description,
+                conflict.winningValue.json.serialized,
+            ])
+        }
     }
 
     static func insertTodo(_ row: TodoRow, _ db: Database) throws {

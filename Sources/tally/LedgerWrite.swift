@@ -20,6 +20,10 @@ enum LedgerWrite {
             draft.actor = global.resolvedActor
             draft.properties = try EntitySchema.validate(draft.entityType, draft.operation, draft.properties)
             try WriteRules.check(draft, against: lookup)
+            // What this write overwrites: lets every replica tell a concurrent edit from a later one.
+            if let current = try lookup.entity(draft.entityID) {
+                draft.basis = current.stamps.filter { draft.properties[$0.key] != nil }
+            }
             return draft
         }
         guard let event = try writer.append([draft]).first else { throw CLIError("nothing was appended") }

@@ -22,7 +22,8 @@ import TallyTestSupport
                 let fresh = try rebuilt(events)
                 let sums = try [incremental, shuffled, fresh].map { try $0.read { try ViewChecksum.compute($0) } }
                 #expect(sums[0].differences(from: sums[2]) == [], "seed \(seed)")
-                #expect(sums[1].differences(from: sums[2]) == [], "seed \(seed)")
+                // The conflict journal records what arrived in which order; the views themselves must not care.
+                #expect(sums[1].differences(from: sums[2]).filter { !$0.hasPrefix("conflicts") } == [], "seed \(seed)")
                 #expect(try incremental.read { try String.fetchOne($0, sql: "PRAGMA integrity_check") } == "ok")
             } catch {
                 Issue.record("seed \(seed): \(error)")

@@ -81,10 +81,7 @@ func applyIncrementally(_ events: [LoggedEvent], to queue: DatabaseQueue, batche
     while start < events.count {
         let size = max(1, batches.isEmpty ? 1 : batches[batchIndex % batches.count])
         let end = min(events.count, start + size)
-        try queue.write { db in
-            for logged in events[start..<end] { try Projector.apply(logged.event, db) }
-            try db.execute(sql: "UPDATE projection_checkpoint SET last_index = ? WHERE id = 1", arguments: [Int64(end)])
-        }
+        try queue.write { db in _ = try Projector.applyBatch(Array(events[start..<end]), db) }
         start = end
         batchIndex += 1
     }

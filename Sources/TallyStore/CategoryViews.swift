@@ -1,0 +1,40 @@
+import Foundation
+import GRDB
+import TallyCore
+
+/// Rewrites the category views from all categories' states: `categories` (winners only, with
+/// canonical parents), `category_merges` (who stands for whom, and why), and re-points the
+/// expenses whose category's winner changed.
+enum CategoryViews {
+    static func refresh(_ db: Database) throws {
+        var live: [LedgerState.Entity] = []
+        let rows = try Row.fetchCursor(db, sql: "SELECT id, state FROM entity_state WHERE type = ?", arguments: [Int(EntityType.category.rawValue)])
+        while let row = try rows.next() {
+            let entity = try EntityStateCodec.decode(Array(row[1] as Data), id: EntityID(parsing: row[0]))
+            if entity.isLive, CategoryRow(entity) != nil { live.append(entity) }
+        }
+        let categories = live.compactMap(CategoryRow.init)
+        let (canonical, merges) = CategoryDeduplication.resolve(categories.map {
+            CategoryDeduplication.Category(id: $0.id, name: $0.name, parentId: $0.parentId)
+        })
+        let oldWinners = Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT loser_id, winner_id FROM category_merges").map {
+            ($0[0] as String, $0[1] as String)
+        })
+
+        try db.execute(sql: "DELETE FROM categories")
+        let insert = try db.cachedStatement(sql: "INSERT INTO categories (id, name, parent_id, icon, kind) VALUES (?, ?, ?, ?, ?)")
+        for row in categories.sorted(by: { $0.id < $1.id }) where canonical[row.id] == row.id {
+            let parent = row.parentId.map { canonical[$0] ?? $0 }
+            try insert.execute(arguments: [row.id, row.name, parent, row.icon, row.kind])
+        }
+        try db.execute(sql: "DELETE FROM category_merges")
+        let insertMerge = try db.cachedStatement(sql: "INSERT INTO category_merges (loser_id, winner_id, reason) VALUES (?, ?, ?)")
+        for merge in merges { try insertMerge.execute(arguments: [merge.loser, merge.winner, merge.reason]) }
+
+        let newWinners = Dictionary(uniqueKeysWithValues: merges.map { ($0.loser, $0.winner) })
+        let repoint = try db.cachedStatement(sql: "UPDATE expenses SET category_id = ? WHERE category_ref = ?")
+        for id in Set(oldWinners.keys).union(newWinners.keys).sorted() where oldWinners[id] != newWinners[id] {
+            try repoint.execute(arguments: [newWinners[id] ?? id, id])
+        }
+    }
+}
