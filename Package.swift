@@ -43,11 +43,16 @@ let package = Package(
             name: "TallyStore",
             dependencies: ["TallyCore", "TallyLog", "TallyMigrations", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        // Replication: version vectors, verification of incoming events, segment bundles.
+        .target(
+            name: "TallySync",
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         // The one executable.
         .executableTarget(
             name: "tally",
             dependencies: [
-                "TallyCore", "TallyLog", "TallyStore",
+                "TallyCore", "TallyLog", "TallyStore", "TallySync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
@@ -74,6 +79,10 @@ let package = Package(
         .testTarget(
             name: "TallyStoreTests",
             dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallyTestSupport", .product(name: "PropertyBased", package: "swift-property-based"), .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .testTarget(
+            name: "TallySyncTests",
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyTestSupport", .product(name: "PropertyBased", package: "swift-property-based"), .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "TallyCLITests",

@@ -56,6 +56,31 @@ public struct LogReader: Sendable {
         }
     }
 
+    /// Like `forEachEvent`, also handing out each event's stored bytes (valid during the call):
+    /// what replication ships, so hashes never depend on re-encoding.
+    public func forEachEncodedEvent(_ body: (LoggedEvent, UnsafeRawBufferPointer) throws -> Void) throws {
+        let names = try segmentNames()
+        for (position, name) in names.enumerated() {
+            _ = try SegmentScanner.scan(path: directory + "/" + name, isLast: position == names.count - 1) { frame in
+                var index = frame.header.firstIndex
+                do {
+                    try EventBatch.forEachEvent(in: frame.payload, count: frame.header.eventCount) { bytes in
+                        defer { index += 1 }
+                        let event = try EventCodec.decode(bytes)
+                        try body(LoggedEvent(index: index, event: event, hash: EventCodec.hash(bytes), segment: name, frameOffset: frame.offset), bytes)
+                    }
+                } catch let error as DecodingError {
+                    throw LogError.corrupt(segment: name, offset: frame.offset, reason: "event at index \(index): \(error)")
+                }
+            }
+        }
+    }
+
+    /// The log's head (every origin's last sequence and hash), read without the writer lock.
+    public func head() throws -> LogHead {
+        try LogRecovery.recover(directory: directory, cutTornTail: false).head
+    }
+
     /// Size facts for `tally status`.
     public func statistics() throws -> LogStatistics {
         var stats = LogStatistics()

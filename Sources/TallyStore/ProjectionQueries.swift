@@ -222,3 +222,49 @@ public enum ProjectionQueries {
         (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [Bool]) ?? []
     }
 }
+
+/// One journaled conflict (values as JSON).
+public struct ConflictRow: Sendable, Equatable {
+    public var entityID: String
+    public var entityType: String
+    public var property: String
+    public var losingValue: String
+    public var loserHLC: String
+    public var loserOrigin: String
+    public var winningValue: String
+    public var winnerHLC: String
+    public var winnerOrigin: String
+}
+
+/// Why a category is shown as another.
+public struct CategoryMergeRow: Sendable, Equatable {
+    public var loserID: String
+    public var winnerID: String
+    public var reason: String
+}
+
+extension ProjectionQueries {
+    /// The conflict journal, optionally for one entity.
+    public static func conflicts(_ db: Database, entityID: String?) throws -> [ConflictRow] {
+        let sql = "SELECT entity_id, entity_type, property, losing_value, loser_hlc, loser_origin, winning_value, winner_hlc, winner_origin FROM conflicts"
+            + (entityID == nil ? "" : " WHERE entity_id = ?") + " ORDER BY entity_id, property, loser_hlc, loser_origin"
+        return try Row.fetchAll(db, sql: sql, arguments: entityID.map { [$0.lowercased()] } ?? []).map {
+            ConflictRow(entityID: $0[0], entityType: $0[1], property: $0[2], losingValue: $0[3], loserHLC: $0[4], loserOrigin: $0[5],
+                        winningValue: $0[6], winnerHLC: $0[7], winnerOrigin: $0[8])
+        }
+    }
+
+    /// The merge a category is part of as the loser, if any.
+    public static func categoryMerge(_ db: Database, loserID: String) throws -> CategoryMergeRow? {
+        try Row.fetchOne(db, sql: "SELECT loser_id, winner_id, reason FROM category_merges WHERE loser_id = ?", arguments: [loserID.lowercased()]).map {
+            CategoryMergeRow(loserID: $0[0], winnerID: $0[1], reason: $0[2])
+        }
+    }
+
+    /// Every category merge.
+    public static func categoryMerges(_ db: Database) throws -> [CategoryMergeRow] {
+        try Row.fetchAll(db, sql: "SELECT loser_id, winner_id, reason FROM category_merges ORDER BY loser_id").map {
+            CategoryMergeRow(loserID: $0[0], winnerID: $0[1], reason: $0[2])
+        }
+    }
+}

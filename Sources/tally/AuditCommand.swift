@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TallyCore
 import TallyLog
+import TallyStore
 
 struct AuditCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -51,9 +52,17 @@ struct AuditCommand: ParsableCommand {
             var events: [LoggedEvent] = []
             try directory.reader.forEachEvent { if $0.event.entityID == entityID { events.append($0) } }
             guard !events.isEmpty else { throw CLIError("no events for \(id) in this replica's log") }
+            // A category merged into a duplicate says so: the merge is in the views, never a silent delete.
+            let merge = try openViews(global).database.read { try ProjectionQueries.categoryMerge($0, loserID: id) }
             if json {
                 for logged in events { print(logged.event.json(index: logged.index, hash: logged.hash).serialized) }
+                if let merge {
+                    print(JSONText.object([("mergedInto", .string(merge.winnerID)), ("reason", .string(merge.reason))]).serialized)
+                }
                 return
+            }
+            defer {
+                if let merge { print("\nmerged into category \(merge.winnerID): \(merge.reason); expenses and sub-categories show under it") }
             }
             print(Table.render(
                 header: ["TIME (UTC)", "ORIGIN#SEQ", "ACTOR", "OPERATION", "CHANGES"],

@@ -10,7 +10,7 @@ struct Tally: ParsableCommand {
             InitCommand.self, StatusCommand.self,
             ExpenseCommand.self, CategoryCommand.self, TodoCommand.self, SettingCommand.self,
             ExpensesCommand.self, CategoriesCommand.self, TodosCommand.self, SettingsCommand.self, SummaryCommand.self,
-            RebuildCommand.self, LogCommand.self, AuditCommand.self, DebugCommand.self,
+            RebuildCommand.self, VectorCommand.self, SegmentsCommand.self, ConflictsCommand.self, LogCommand.self, AuditCommand.self, DebugCommand.self,
         ]
     )
 }

@@ -1,0 +1,74 @@
+import Foundation
+import TallyCore
+import TallyLog
+
+/// Why incoming events were refused. Nothing is applied when any is.
+public struct SyncRejection: Error, Sendable, CustomStringConvertible {
+    /// Where: a file and offset, or a peer.
+    public var source: String
+    /// What was wrong.
+    public var reason: String
+
+    public init(source: String, reason: String) {
+        self.source = source
+        self.reason = reason
+    }
+
+    public var description: String { "rejected \(source): \(reason); nothing was applied" }
+}
+
+/// Checks events from another replica before anything is applied: each must decode, must not
+/// be local-only, must not be stamped too far in the future, and must continue its origin's
+/// chain exactly (sequence + 1, previous hash = the hash held). Events already held are skipped,
+/// so receiving the same thing twice is a no-op.
+public struct IncomingEvents {
+    /// The chains as they will stand once the accepted events are appended.
+    public private(set) var chains: [ReplicaID: ChainHead]
+    /// Events to append, in order, with their stored bytes.
+    public private(set) var accepted: [(bytes: [UInt8], event: Event)] = []
+    /// Events skipped because they were already held.
+    public private(set) var alreadyHeld = 0
+    /// Refuse stamps further than this ahead of local wall time.
+    public let maximumSkewMillis: UInt64
+    let wallMillis: UInt64
+    let localOrigins: Set<ReplicaID>
+
+    /// Starts from the receiver's head.
+    public init(head: LogHead, localOrigins: Set<ReplicaID>, maximumSkewMillis: UInt64, wallMillis: UInt64 = HybridClock.wallMillis()) {
+        chains = head.chains
+        self.maximumSkewMillis = maximumSkewMillis
+        self.wallMillis = wallMillis
+        self.localOrigins = localOrigins
+    }
+
+    /// Checks one event given its stored bytes; throws a rejection naming `source`.
+    public mutating func offer(_ bytes: UnsafeRawBufferPointer, source: String) throws {
+        let event: Event
+        do { event = try EventCodec.decode(bytes) } catch {
+            throw SyncRejection(source: source, reason: "an event does not decode (\(error))")
+        }
+        let label = "event \(event.origin)#\(event.sequence)"
+        if event.isLocalOnly { throw SyncRejection(source: source, reason: "\(label) is local-only and must never leave its replica") }
+        var clock = HybridClock(maximumSkewMillis: maximumSkewMillis)
+        do { try clock.observe(event.timestamp, wallMillis: wallMillis) } catch {
+            throw SyncRejection(source: source, reason: "\(label): \(error)")
+        }
+        let held = chains[event.origin]
+        let heldSequence = held?.sequence ?? 0
+        if event.sequence <= heldSequence {
+            if localOrigins.contains(event.origin) || event.sequence < heldSequence || EventCodec.hash(bytes) == held?.hash {
+                alreadyHeld += 1
+                return
+            }
+            throw SyncRejection(source: source, reason: "\(label) differs from the #\(event.sequence) this replica holds (a forged or forked chain)")
+        }
+        guard event.sequence == heldSequence + 1 else {
+            throw SyncRejection(source: source, reason: "\(label) arrives before #\(heldSequence + 1)…#\(event.sequence - 1) of its origin (a gap)")
+        }
+        guard event.previousHash == (held?.hash ?? .zero) else {
+            throw SyncRejection(source: source, reason: "\(label) does not continue its origin's hash chain (edited or forged)")
+        }
+        chains[event.origin] = ChainHead(sequence: event.sequence, hash: EventCodec.hash(bytes))
+        accepted.append((Array(bytes), event))
+    }
+}

@@ -1,0 +1,110 @@
+import Crypto
+import Foundation
+import TallyCore
+import TallyLog
+
+/// A folder of segment files plus `manifest.json`: the events one replica lacks, carried on a
+/// USB stick or through a shared folder. Export writes it; import verifies every file's
+/// SHA-256 and size, every frame checksum, and every origin's sequence and hash chain before
+/// anything is applied, and applies all or nothing.
+public enum SegmentBundle {
+    /// What a bundle holds; written last, so a bundle without it is incomplete.
+    public struct Manifest: Codable, Sendable, Equatable {
+        public struct File: Codable, Sendable, Equatable {
+            public var name: String
+            public var bytes: Int
+            public var sha256: String
+        }
+        public var format: String = "tally-bundle/1"
+        public var fromReplica: String
+        public var createdAt: String
+        public var events: Int
+        /// Per origin: the first and last sequence in the bundle.
+        public var origins: [String: [UInt64]]
+        public var files: [File]
+    }
+
+    /// What an import did.
+    public struct ImportReport: Sendable {
+        public var applied: Int
+        public var alreadyHeld: Int
+        public var fromReplica: String
+    }
+
+    /// Writes to `folder` (created, or empty) every replicated event `vector` lacks (all without one).
+    public static func export(_ directory: DataDirectory, to folder: String, for vector: VersionVector?) throws -> Manifest {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        if FileManager.default.fileExists(atPath: folder + "/manifest.json") {
+            throw SyncRejection(source: folder, reason: "already holds a bundle; export into an empty folder")
+        }
+        var writer = try SegmentFileWriter(directory: folder)
+        var origins: [String: [UInt64]] = [:]
+        var count = 0
+        try directory.reader.forEachEncodedEvent { logged, bytes in
+            let event = logged.event
+            guard !event.isLocalOnly, event.sequence > (vector?[event.origin] ?? 0) else { return }
+            writer.append(bytes, of: event)
+            let key = event.origin.description
+            origins[key] = [origins[key]?.first ?? event.sequence, event.sequence]
+            count += 1
+        }
+        try writer.finish()
+        var files: [Manifest.File] = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder).sorted() where name.hasSuffix(".tseg") {
+            let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name))
+            files.append(Manifest.File(name: name, bytes: data.count, sha256: hex(SHA256.hash(data: data))))
+        }
+        let manifest = Manifest(fromReplica: directory.identity.replicaId, createdAt: ISO8601DateFormatter().string(from: Date()),
+                                events: count, origins: origins, files: files)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try writeDurably(try encoder.encode(manifest), to: folder + "/manifest.json")
+        return manifest
+    }
+
+    /// Verifies the bundle in `folder` against this replica's log and appends what it lacks,
+    /// all or nothing. Needs the writer (so the caller holds the writer lock).
+    public static func importBundle(from folder: String, into writer: LogWriter, maximumSkewMillis: UInt64) throws -> ImportReport {
+        let manifest = try readVerifiedManifest(folder)
+        var incoming = IncomingEvents(head: writer.head, localOrigins: [writer.localOrigin, writer.localOnlyOrigin], maximumSkewMillis: maximumSkewMillis)
+        do {
+            try LogReader(directory: folder).forEachEncodedEvent { logged, bytes in
+                try incoming.offer(bytes, source: "\(folder)/\(logged.segment) offset \(logged.frameOffset)")
+            }
+        } catch let error as LogError {
+            throw SyncRejection(source: folder, reason: "\(error)")
+        }
+        let seen = incoming.accepted.count + incoming.alreadyHeld
+        guard seen == manifest.events else {
+            throw SyncRejection(source: folder, reason: "manifest lists \(manifest.events) events, the segments hold \(seen)")
+        }
+        if !incoming.accepted.isEmpty { try writer.appendEncoded(incoming.accepted) }
+        return ImportReport(applied: incoming.accepted.count, alreadyHeld: incoming.alreadyHeld, fromReplica: manifest.fromReplica)
+    }
+
+    /// The manifest, once every file it lists is present with its size and SHA-256, and no
+    /// segment file is there that it does not list.
+    static func readVerifiedManifest(_ folder: String) throws -> Manifest {
+        guard let data = FileManager.default.contents(atPath: folder + "/manifest.json") else {
+            throw SyncRejection(source: folder, reason: "no manifest.json (not a bundle, or an export that did not finish)")
+        }
+        let manifest: Manifest
+        do { manifest = try JSONDecoder().decode(Manifest.self, from: data) } catch {
+            throw SyncRejection(source: folder + "/manifest.json", reason: "unreadable (\(error))")
+        }
+        guard manifest.format == "tally-bundle/1" else { throw SyncRejection(source: folder, reason: "bundle format \(manifest.format) is not one this build reads") }
+        let present = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".tseg") }.sorted()
+        guard present == manifest.files.map(\.name).sorted() else {
+            throw SyncRejection(source: folder, reason: "segment files \(present) do not match the manifest's \(manifest.files.map(\.name))")
+        }
+        for file in manifest.files {
+            let contents = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + file.name))
+            guard contents.count == file.bytes, hex(SHA256.hash(data: contents)) == file.sha256 else {
+                throw SyncRejection(source: folder + "/" + file.name, reason: "size or SHA-256 differs from the manifest (damaged or truncated in transit)")
+            }
+        }
+        return manifest
+    }
+
+    static func hex(_ digest: SHA256.Digest) -> String { digest.map { String(format: "%02x", $0) }.joined() }
+}
