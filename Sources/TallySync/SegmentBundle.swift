@@ -14,6 +14,10 @@ public enum SegmentBundle {
             public var name: String
             public var bytes: Int
             public var sha256: String
+
+            public init(name: String, bytes: Int, sha256: String) {
+                (self.name, self.bytes, self.sha256) = (name, bytes, sha256)
+            }
         }
         public var format: String = "tally-bundle/1"
         public var fromReplica: String
@@ -107,4 +111,7 @@ public enum SegmentBundle {
     }
 
     static func hex(_ digest: SHA256.Digest) -> String { digest.map { String(format: "%02x", $0) }.joined() }
+
+    /// SHA-256 of `data` in lowercase hex, as manifests record it.
+    public static func sha256Hex(_ data: Data) -> String { hex(SHA256.hash(data: data)) }
 }

@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+import TallyCore
+import TallyLog
+import TallyStore
+import TallySync
+import TallyTestSupport
+
+/// File-level shipping: a bad bundle is rejected whole and changes nothing; a good one applies once.
+@Suite struct BundleTests {
+    struct Pair {
+        let folder = TemporaryDirectory("tally-sync")
+        let source: DataDirectory
+        let target: DataDirectory
+        var bundle: String { folder.file("bundle") }
+
+        init(events: Int = 12) throws {
+            source = try DataDirectory.create(path: folder.file("a"), name: "a")
+            target = try DataDirectory.create(path: folder.file("b"), name: "b")
+            try target.openWriter().close()  // as `tally init` does: the log starts with an empty segment
+            let writer = try source.openWriter()
+            try writer.append((0..<events).map { SampleEvents.expenseCreate(amount: Int64($0 + 1)) })
+            try writer.append([EventDraft(entityType: .setting, entityID: .settingKey("widget"), operation: .create,
+                                          properties: [.value: .json("1")], actor: "t", isLocalOnly: true)])
+            writer.close()
+        }
+
+        func export(for vector: VersionVector? = nil) throws -> SegmentBundle.Manifest {
+            try SegmentBundle.export(source, to: bundle, for: vector)
+        }
+
+        func importInto(maxSkew: UInt64 = 300_000) throws -> SegmentBundle.ImportReport {
+            let writer = try target.openWriter()
+            defer { writer.close() }
+            return try SegmentBundle.importBundle(from: bundle, into: writer, maximumSkewMillis: maxSkew)
+        }
+
+        func targetLog() throws -> [String: Data] {
+            var files: [String: Data] = [:]
+            for name in try FileManager.default.contentsOfDirectory(atPath: target.logPath) where name.hasSuffix(".tseg") {
+                files[name] = try Data(contentsOf: URL(fileURLWithPath: target.logPath + "/" + name))
+            }
+            return files
+        }
+
+        /// Rewrites a bundle file and fixes up the manifest, as a tamperer who knows the format would.
+        func tamper(_ change: (inout Data) -> Void) throws {
+            let name = try FileManager.default.contentsOfDirectory(atPath: bundle).first { $0.hasSuffix(".tseg") }!
+            let path = bundle + "/" + name
+            var data = try Data(contentsOf: URL(fileURLWithPath: path))
+            change(&data)
+            try data.write(to: URL(fileURLWithPath: path))
+        }
+
+        func expectRejected(_ fragment: String) throws {
+            let before = try targetLog()
+            #expect {
+                _ = try importInto()
+            } throws: { error in
+                guard let rejection = error as? SyncRejection else { return false }
+                return "\(rejection)".contains(fragment) && "\(rejection)".contains("nothing was applied")
+            }
+            #expect(try targetLog() == before, "a rejected bundle changes nothing")
+        }
+    }
+
+    @Test func aBundleAppliesOnceAndLocalOnlyEventsNeverLeave() throws {
+        let pair = try Pair()
+        let manifest = try pair.export()
+        #expect(manifest.events == 12, "the local-only setting is not exported")
+        let first = try pair.importInto()
+        #expect(first.applied == 12 && first.alreadyHeld == 0)
+        let second = try pair.importInto()
+        #expect(second.applied == 0 && second.alreadyHeld == 12, "importing twice equals importing once")
+        let vectorA = try VersionVector(of: pair.source), vectorB = try VersionVector(of: pair.target)
+        #expect(vectorB.covers(vectorA))
+        #expect(vectorA.sequences.count == 1, "the local-only chain is not in the vector")
+        #expect(try LogVerifier.verify(directory: pair.target.logPath).findings.isEmpty)
+    }
+
+    @Test func exportForAVectorSendsOnlyWhatIsLacking() throws {
+        let pair = try Pair()
+        let origin = pair.source.identity.origin
+        let manifest = try pair.export(for: VersionVector([origin: 10]))
+        #expect(manifest.events == 2)
+        #expect(manifest.origins[origin.description] == [11, 12])
+        // The target lacks #1…#10, so #11 would leave a gap: refused whole.
+        try pair.expectRejected("gap")
+    }
+
+    @Test func aCorruptedBundleIsRejected() throws {
+        let pair = try Pair()
+        _ = try pair.export()
+        try pair.tamper { $0[$0.count / 2] ^= 0x20 }
+        try pair.expectRejected("SHA-256")
+    }
+
+    @Test func aTruncatedBundleIsRejected() throws {
+        let pair = try Pair()
+        _ = try pair.export()
+        try pair.tamper { $0.removeLast(40) }
+        try pair.expectRejected("SHA-256")
+    }
+
+    @Test func aBundleWithoutItsManifestIsRejected() throws {
+        let pair = try Pair()
+        _ = try pair.export()
+        try FileManager.default.removeItem(atPath: pair.bundle + "/manifest.json")
+        try pair.expectRejected("no manifest.json")
+    }
+
+    /// A careful forger re-encodes an edited event with valid frame checksums and manifest:
+    /// only the hash chain can tell, and it does.
+    @Test func aForgedEventIsRejectedByTheHashChain() throws {
+        let pair = try Pair()
+        _ = try pair.export()
+        try forge(pair.bundle) { events in
+            var event = try EventCodec.decode(events[4])
+            event.properties[.amount] = .int(99_999_999)
+            events[4] = EventCodec.encode(event)
+        }
+        try pair.expectRejected("hash chain")
+    }
+
+    @Test func reorderedEventsAreRejected() throws {
+        let pair = try Pair()
+        _ = try pair.export()
+        try forge(pair.bundle) { events in events.swapAt(2, 3) }
+        try pair.expectRejected("gap")
+    }
+
+    @Test func eventsStampedTooFarAheadAreRejected() throws {
+        let pair = try Pair(events: 1)
+        // Append an event stamped an hour ahead to the source's log, as a replica with a wrong clock would.
+        let writer = try pair.source.openWriter()
+        let head = writer.head.chains[pair.source.identity.origin]!
+        let future = Event(origin: pair.source.identity.origin, sequence: head.sequence + 1,
+                           timestamp: HybridTimestamp(millis: HybridClock.wallMillis() + 3_600_000, counter: 0), actor: "skewed",
+                           entityType: .expense, entityID: .uuid(UUID()), operation: .delete, properties: [:], previousHash: head.hash)
+        try writer.appendEncoded([(EventCodec.encode(future), future)])
+        writer.close()
+        _ = try pair.export()
+        try pair.expectRejected("clock skew")
+    }
+
+    /// Re-frames a bundle's events after `change`, with fresh checksums and manifest.
+    func forge(_ bundle: String, _ change: (inout [[UInt8]]) throws -> Void) throws {
+        var events: [[UInt8]] = []
+        try LogReader(directory: bundle).forEachEncodedEvent { _, bytes in events.append(Array(bytes)) }
+        try change(&events)
+        let manifestData = FileManager.default.contents(atPath: bundle + "/manifest.json")!
+        var manifest = try JSONDecoder().decode(SegmentBundle.Manifest.self, from: manifestData)
+        for file in manifest.files { try FileManager.default.removeItem(atPath: bundle + "/" + file.name) }
+        var writer = try SegmentFileWriter(directory: bundle)
+        for bytes in events { bytes.withUnsafeBytes { writer.append($0, of: try! EventCodec.decode(bytes)) } }
+        try writer.finish()
+        manifest.files = try manifest.files.map { file in
+            let data = try Data(contentsOf: URL(fileURLWithPath: bundle + "/" + file.name))
+            return SegmentBundle.Manifest.File(name: file.name, bytes: data.count, sha256: SegmentBundle.sha256Hex(data))
+        }
+        try JSONEncoder().encode(manifest).write(to: URL(fileURLWithPath: bundle + "/manifest.json"))
+    }
+}
