@@ -13,6 +13,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     ],
     targets: [
         // liblz4 from Debian's liblz4-dev, wrapped like GRDB wraps SQLite.
@@ -48,11 +49,20 @@ let package = Package(
             name: "TallySync",
             dependencies: ["TallyCore", "TallyLog", "TallyStore", .product(name: "Crypto", package: "swift-crypto")]
         ),
+        // The HTTP service: routes, auth, error mapping, change feed.
+        .target(
+            name: "TallyServer",
+            dependencies: [
+                "TallyCore", "TallyLog", "TallyStore", "TallySync",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         // The one executable.
         .executableTarget(
             name: "tally",
             dependencies: [
-                "TallyCore", "TallyLog", "TallyStore", "TallySync",
+                "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
@@ -83,6 +93,11 @@ let package = Package(
         .testTarget(
             name: "TallySyncTests",
             dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyTestSupport", .product(name: "PropertyBased", package: "swift-property-based"), .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .testTarget(
+            name: "TallyServerTests",
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallyServer", "TallyTestSupport",
+                           .product(name: "HummingbirdTesting", package: "hummingbird")]
         ),
         .testTarget(
             name: "TallyCLITests",

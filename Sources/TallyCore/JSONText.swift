@@ -49,6 +49,13 @@ public indirect enum JSONText: Sendable, Equatable {
         }
     }
 
+    /// `text` as a JSON string literal.
+    public static func quote(_ text: String) -> String {
+        var out = ""
+        quote(text, into: &out)
+        return out
+    }
+
     private static func quote(_ text: String, into out: inout String) {
         out += "\""
         for scalar in text.unicodeScalars {

@@ -78,18 +78,28 @@ public final class LogWriter: @unchecked Sendable {
     public func append(_ drafts: [EventDraft]) throws -> [Event] {
         var events: [Event] = []
         events.reserveCapacity(drafts.count)
-        _ = try stage(drafts) { events.append($0) }
+        _ = try stage(drafts) { event, _ in events.append(event) }
         return events
+    }
+
+    /// Like `append`, returning each event with its log index and hash (what the projector takes).
+    public func appendLogged(_ drafts: [EventDraft]) throws -> [LoggedEvent] {
+        var staged: [(Event, EventHash)] = []
+        let lastIndex = try stage(drafts) { staged.append(($0, $1)) }
+        let firstIndex = lastIndex - UInt64(staged.count) + 1
+        return staged.enumerated().map { offset, item in
+            LoggedEvent(index: firstIndex + UInt64(offset), event: item.0, hash: item.1, segment: "", frameOffset: 0)
+        }
     }
 
     /// Records many local changes durably without handing the events back: for bulk loads,
     /// where echoing a million events would cost more than writing them.
     public func appendBulk(_ drafts: [EventDraft]) throws -> AppendReceipt {
-        AppendReceipt(count: drafts.count, lastIndex: try stage(drafts) { _ in })
+        AppendReceipt(count: drafts.count, lastIndex: try stage(drafts) { _, _ in })
     }
 
     /// Encodes and stages the drafts, waits until they are durable, and returns the log index of the last.
-    private func stage(_ drafts: [EventDraft], each: (Event) -> Void) throws -> UInt64 {
+    private func stage(_ drafts: [EventDraft], each: (Event, EventHash) -> Void) throws -> UInt64 {
         condition.lock()
         defer { condition.unlock() }
         if let failure { throw failure }
@@ -116,7 +126,7 @@ public final class LogWriter: @unchecked Sendable {
             let next = ChainHead(sequence: event.sequence, hash: batch.add(scratch.bytes, of: event))
             if draft.isLocalOnly { localOnly = next } else { replicated = next }
             lastTimestamp = event.timestamp
-            each(event)
+            each(event, next.hash)
         }
         // Only now, with every draft encoded, does anything become visible to the flusher.
         staged.append(contentsOf: batch)

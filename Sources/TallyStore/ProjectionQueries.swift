@@ -268,3 +268,23 @@ extension ProjectionQueries {
         }
     }
 }
+
+extension ProjectionQueries {
+    /// One category by id; a merged-away duplicate answers with the category that stands for it.
+    public static func category(_ db: Database, id: String) throws -> CategoryRow? {
+        let winner = try String.fetchOne(db, sql: "SELECT winner_id FROM category_merges WHERE loser_id = ?", arguments: [id]) ?? id
+        return try Row.fetchOne(db, sql: "SELECT id, name, parent_id, icon, kind FROM categories WHERE id = ?", arguments: [winner]).map {
+            CategoryRow(id: $0[0], name: $0[1], parentId: $0[2], icon: $0[3], kind: $0[4])
+        }
+    }
+
+    /// One to-do by id.
+    public static func todo(_ db: Database, id: String) throws -> TodoRow? {
+        try todos(db).first { $0.id == id }
+    }
+
+    /// One setting by key (replicated first, then local).
+    public static func setting(_ db: Database, key: String) throws -> SettingRow? {
+        try settings(db).first { $0.key == key }
+    }
+}

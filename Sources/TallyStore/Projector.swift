@@ -54,6 +54,14 @@ public struct Projector: Sendable {
         return applied
     }
 
+    /// Projects just-appended events: directly when they follow the checkpoint, else (another
+    /// process or request got in between) by catching up from the log.
+    public func project(_ events: [LoggedEvent]) throws {
+        guard let first = events.first else { return }
+        if try checkpoint() + 1 == first.index, (try? apply(events)) != nil { return }
+        try catchUp()
+    }
+
     /// Applies events (in log order, contiguous) that follow the checkpoint; events at or
     /// before it are skipped, so applying twice is harmless. Returns how many were applied.
     @discardableResult

@@ -3,9 +3,8 @@ import TallyCore
 import TallyLog
 import TallyStore
 
-/// The path every CLI write takes: take the writer lock, bring the views up to date, check the
-/// draft (shape, then against the current state in the views), append it durably, project it.
-/// Bad input throws before anything is appended.
+/// The path every CLI write takes: take the writer lock, bring the views up to date, then
+/// the shared `LedgerSession` write (check, append durably, project).
 enum LedgerWrite {
     /// Appends the draft `build` returns, and gives back the event and the entity afterwards.
     static func perform(_ global: GlobalOptions, build: (any LedgerLookup, _ defaultCurrency: String) throws -> EventDraft) throws -> (Event, LedgerState.Entity?) {
@@ -14,32 +13,7 @@ enum LedgerWrite {
         defer { writer.close() }
         let projector = try Projector(directory: directory)
         try projector.catchUp()
-        let draft = try projector.database.read { db in
-            let lookup = ProjectionLookup(db)
-            var draft = try build(lookup, try defaultCurrency(in: lookup))
-            draft.actor = global.resolvedActor
-            draft.properties = try EntitySchema.validate(draft.entityType, draft.operation, draft.properties)
-            try WriteRules.check(draft, against: lookup)
-            // What this write overwrites: lets every replica tell a concurrent edit from a later one.
-            if let current = try lookup.entity(draft.entityID) {
-                draft.basis = current.stamps.filter { draft.properties[$0.key] != nil }
-            }
-            return draft
-        }
-        guard let event = try writer.append([draft]).first else { throw CLIError("nothing was appended") }
-        // The event is durable; if projecting fails now, the next command catches up from the log.
-        try projector.catchUp()
-        let entity = try projector.database.read { try ProjectionLookup($0).entity(event.entityID) }
-        return (event, entity)
-    }
-
-    /// The `defaultCurrency` replicated setting if it holds a valid code, else KRW.
-    static func defaultCurrency(in lookup: some LedgerLookup) throws -> String {
-        if case .json(let text)? = try lookup.live(.settingKey("defaultCurrency"))?.values[.value] {
-            let code = text.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-            if Currency.isValid(code) { return code }
-        }
-        return Currency.fallbackDefault
+        return try LedgerSession(writer: writer, projector: projector).write(actor: global.resolvedActor, build)
     }
 }
 

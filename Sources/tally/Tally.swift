@@ -1,13 +1,14 @@
 import ArgumentParser
+import TallyCore
 
 /// `tally`: the command-line face of a Tally replica.
 @main
-struct Tally: ParsableCommand {
+struct Tally: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tally",
         abstract: "An event-sourced household ledger: every change is an event in an append-only, verifiable log.",
         subcommands: [
-            InitCommand.self, StatusCommand.self,
+            InitCommand.self, StatusCommand.self, ServeCommand.self, TokenCommand.self,
             ExpenseCommand.self, CategoryCommand.self, TodoCommand.self, SettingCommand.self,
             ExpensesCommand.self, CategoriesCommand.self, TodosCommand.self, SettingsCommand.self, SummaryCommand.self,
             RebuildCommand.self, VectorCommand.self, SegmentsCommand.self, ConflictsCommand.self, LogCommand.self, AuditCommand.self, DebugCommand.self,

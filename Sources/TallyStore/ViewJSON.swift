@@ -1,9 +1,8 @@
 import TallyCore
-import TallyStore
 
-/// View rows as JSON objects with the field names of DESIGN.md §2 (plus resolved names).
-enum ViewJSON {
-    static func expense(_ row: ExpenseRow) -> JSONText {
+/// View rows as JSON objects (CLI `--json` and the HTTP API share these shapes) with the field names of DESIGN.md §2 (plus resolved names).
+public enum ViewJSON {
+    public static func expense(_ row: ExpenseRow) -> JSONText {
         .object([
             ("id", .string(row.id)), ("kind", .string(row.kind)), ("amount", .int(row.amount)), ("currency", .string(row.currency)),
             ("date", .string(row.date)), ("categoryId", optional(row.categoryId)), ("categoryName", optional(row.categoryName)),
@@ -13,12 +12,12 @@ enum ViewJSON {
         ])
     }
 
-    static func category(_ row: CategoryRow, depth: Int) -> JSONText {
+    public static func category(_ row: CategoryRow, depth: Int) -> JSONText {
         .object([("id", .string(row.id)), ("name", .string(row.name)), ("parentId", optional(row.parentId)),
                  ("icon", optional(row.icon)), ("kind", .string(row.kind)), ("depth", .int(Int64(depth)))])
     }
 
-    static func todo(_ row: TodoRow) -> JSONText {
+    public static func todo(_ row: TodoRow) -> JSONText {
         .object([
             ("id", .string(row.id)), ("title", .string(row.title)), ("memo", optional(row.memo)), ("startDate", optional(row.startDate)),
             ("endDate", optional(row.endDate)), ("checks", .array(row.checks.map(JSONText.bool))), ("isChallenge", .bool(row.isChallenge)),
@@ -27,11 +26,11 @@ enum ViewJSON {
         ])
     }
 
-    static func setting(_ row: SettingRow) -> JSONText {
+    public static func setting(_ row: SettingRow) -> JSONText {
         .object([("key", .string(row.key)), ("value", .raw(row.value)), ("scope", .string(row.scope))])
     }
 
-    static func summary(_ summary: MonthSummary) -> JSONText {
+    public static func summary(_ summary: MonthSummary) -> JSONText {
         func group(_ g: MonthSummary.Group, keyName: String) -> JSONText {
             .object([(keyName, optional(g.key)), ("label", .string(g.label)), ("kind", .string(g.kind)),
                      ("currency", .string(g.currency)), ("amount", .int(g.amount)), ("count", .int(Int64(g.count)))])
@@ -47,5 +46,5 @@ enum ViewJSON {
         ])
     }
 
-    static func optional(_ text: String?) -> JSONText { text.map(JSONText.string) ?? .null }
+    public static func optional(_ text: String?) -> JSONText { text.map(JSONText.string) ?? .null }
 }

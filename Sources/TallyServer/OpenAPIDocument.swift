@@ -1,0 +1,205 @@
+/// The OpenAPI 3.1 document served at `/openapi.yaml`, kept beside the routes it describes.
+enum OpenAPIDocument {
+    static let yaml = """
+    openapi: 3.1.0
+    info:
+      title: Tally
+      version: "1"
+      description: An event-sourced household ledger. Every write is a durable event; views are projections of the log.
+    servers:
+      - url: http://127.0.0.1:8080
+    security:
+      - bearer: []
+    components:
+      securitySchemes:
+        bearer: {type: http, scheme: bearer}
+      parameters:
+        id: {name: id, in: path, required: true, schema: {type: string, format: uuid}}
+        key: {name: key, in: path, required: true, schema: {type: string, minLength: 1, maxLength: 256}}
+      responses:
+        Error:
+          description: A client or server error.
+          content:
+            application/json:
+              schema: {$ref: "#/components/schemas/Error"}
+      schemas:
+        Error:
+          type: object
+          required: [error]
+          properties:
+            error:
+              type: object
+              required: [code, message]
+              properties: {code: {type: string}, message: {type: string}}
+        Expense:
+          type: object
+          properties:
+            id: {type: string, format: uuid}
+            kind: {type: string, enum: [income, expense]}
+            amount: {type: integer, minimum: 1, maximum: 1000000000000000}
+            currency: {type: string, pattern: "^[A-Z]{3}$"}
+            date: {type: string}
+            categoryId: {type: [string, "null"]}
+            categoryName: {type: [string, "null"]}
+            parentCategoryName: {type: [string, "null"]}
+            payment: {type: [string, "null"]}
+            memo: {type: [string, "null"]}
+            tags: {type: array, items: {type: string}}
+            repeat: {type: string, enum: [none, daily, weekly, monthly, yearly]}
+            attachments: {type: array, items: {type: string}}
+        ExpenseInput:
+          type: object
+          additionalProperties: false
+          properties:
+            id: {type: string, format: uuid}
+            kind: {type: string, enum: [income, expense]}
+            amount: {type: integer, minimum: 1, maximum: 1000000000000000}
+            currency: {type: string, pattern: "^[A-Z]{3}$"}
+            date: {type: string, description: "ISO 8601 with offset"}
+            categoryId: {type: [string, "null"], format: uuid}
+            payment: {type: [string, "null"], maxLength: 64}
+            memo: {type: [string, "null"], maxLength: 4096}
+            tags: {type: array, items: {type: string, minLength: 1, maxLength: 64}, maxItems: 32}
+            repeat: {type: string, enum: [none, daily, weekly, monthly, yearly]}
+            attachments: {type: array, items: {type: string, pattern: "^[0-9a-f]{64}$"}, maxItems: 32}
+        Category:
+          type: object
+          properties:
+            id: {type: string, format: uuid}
+            name: {type: string}
+            parentId: {type: [string, "null"]}
+            icon: {type: [string, "null"]}
+            kind: {type: string, enum: [income, expense]}
+            depth: {type: integer}
+        CategoryInput:
+          type: object
+          additionalProperties: false
+          properties:
+            id: {type: string, format: uuid}
+            name: {type: string, minLength: 1, maxLength: 128}
+            parentId: {type: [string, "null"], format: uuid}
+            icon: {type: [string, "null"], maxLength: 64}
+            kind: {type: string, enum: [income, expense]}
+        Todo:
+          type: object
+          properties:
+            id: {type: string, format: uuid}
+            title: {type: string}
+            memo: {type: [string, "null"]}
+            startDate: {type: [string, "null"]}
+            endDate: {type: [string, "null"]}
+            checks: {type: array, items: {type: boolean}}
+            isChallenge: {type: boolean}
+            isCompleted: {type: boolean}
+            attachments: {type: array, items: {type: string}}
+            percentage: {type: number, description: "derived: checks done / checks × 100"}
+        TodoInput:
+          type: object
+          additionalProperties: false
+          properties:
+            id: {type: string, format: uuid}
+            title: {type: string, minLength: 1, maxLength: 256}
+            memo: {type: [string, "null"], maxLength: 4096}
+            startDate: {type: [string, "null"]}
+            endDate: {type: [string, "null"]}
+            checks: {type: array, items: {type: boolean}, maxItems: 3660}
+            isChallenge: {type: boolean}
+            isCompleted: {type: boolean}
+            attachments: {type: array, items: {type: string, pattern: "^[0-9a-f]{64}$"}, maxItems: 32}
+        Setting:
+          type: object
+          properties: {key: {type: string}, value: {}, scope: {type: string, enum: [replicated, local]}}
+    paths:
+      /health:
+        get:
+          security: []
+          responses: {"200": {description: The service is up.}}
+      /v1/expenses:
+        get:
+          parameters:
+            - {name: month, in: query, schema: {type: string, pattern: "^[0-9]{4}-[0-9]{2}$"}}
+            - {name: from, in: query, schema: {type: string}}
+            - {name: to, in: query, schema: {type: string}}
+            - {name: category, in: query, schema: {type: string, format: uuid}}
+            - {name: tag, in: query, schema: {type: string}}
+            - {name: kind, in: query, schema: {type: string, enum: [income, expense]}}
+            - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000}}
+            - {name: cursor, in: query, schema: {type: string}}
+          responses:
+            "200": {description: "Expenses, newest first: {items, nextCursor}."}
+            "400": {$ref: "#/components/responses/Error"}
+        post:
+          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/ExpenseInput"}}}}
+          responses:
+            "201": {description: Created (durable), content: {application/json: {schema: {$ref: "#/components/schemas/Expense"}}}}
+            "400": {$ref: "#/components/responses/Error"}
+            "409": {$ref: "#/components/responses/Error"}
+            "413": {$ref: "#/components/responses/Error"}
+            "415": {$ref: "#/components/responses/Error"}
+      /v1/expenses/{id}:
+        parameters: [{$ref: "#/components/parameters/id"}]
+        get: {responses: {"200": {description: The expense.}, "404": {$ref: "#/components/responses/Error"}}}
+        patch:
+          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/ExpenseInput"}}}}
+          responses: {"200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
+        delete: {responses: {"204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
+      /v1/categories:
+        get: {responses: {"200": {description: "Categories as a tree (duplicates merged): {items}."}}}
+        post:
+          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/CategoryInput"}}}}
+          responses: {"201": {description: Created.}, "400": {$ref: "#/components/responses/Error"}}
+      /v1/categories/{id}:
+        parameters: [{$ref: "#/components/parameters/id"}]
+        get: {responses: {"200": {description: The category (or the one a duplicate merged into).}, "404": {$ref: "#/components/responses/Error"}}}
+        patch:
+          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/CategoryInput"}}}}
+          responses: {"200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
+        delete: {responses: {"204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
+      /v1/todos:
+        get: {responses: {"200": {description: "To-dos: {items}."}}}
+        post:
+          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/TodoInput"}}}}
+          responses: {"201": {description: Created.}, "400": {$ref: "#/components/responses/Error"}}
+      /v1/todos/{id}:
+        parameters: [{$ref: "#/components/parameters/id"}]
+        get: {responses: {"200": {description: The to-do.}, "404": {$ref: "#/components/responses/Error"}}}
+        patch:
+          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/TodoInput"}}}}
+          responses: {"200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
+        delete: {responses: {"204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
+      /v1/settings:
+        get: {responses: {"200": {description: "Settings: {items}."}}}
+      /v1/settings/{key}:
+        parameters: [{$ref: "#/components/parameters/key"}]
+        get: {responses: {"200": {description: The setting.}, "404": {$ref: "#/components/responses/Error"}}}
+        put:
+          requestBody:
+            required: true
+            content:
+              application/json:
+                schema:
+                  type: object
+                  additionalProperties: false
+                  required: [value]
+                  properties: {value: {}, scope: {type: string, enum: [replicated, local]}}
+          responses: {"200": {description: Set.}, "400": {$ref: "#/components/responses/Error"}}
+        delete: {responses: {"204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
+      /v1/summary:
+        get:
+          parameters: [{name: month, in: query, required: true, schema: {type: string, pattern: "^[0-9]{4}-[0-9]{2}$"}}]
+          responses: {"200": {description: "A month's totals by currency, category and payment."}, "400": {$ref: "#/components/responses/Error"}}
+      /v1/summary/months:
+        get: {responses: {"200": {description: "Every month's income and expense per currency."}}}
+      /v1/audit/{id}:
+        parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+        get: {responses: {"200": {description: "Every event of the entity, oldest first."}, "404": {$ref: "#/components/responses/Error"}}}
+      /v1/conflicts:
+        get:
+          parameters: [{name: entity, in: query, schema: {type: string}}]
+          responses: {"200": {description: "Concurrent writes that lost: {items}."}}
+      /v1/changes:
+        get:
+          parameters: [{name: after, in: query, schema: {type: integer, minimum: 0}}]
+          responses: {"200": {description: "Server-sent events, one per log event after the cursor.", content: {text/event-stream: {}}}}
+    """
+}

@@ -1,0 +1,193 @@
+import Foundation
+import Hummingbird
+import TallyCore
+import TallyLog
+import TallyStore
+
+/// Builds the router: every route of the API, with auth and error mapping around them.
+public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> {
+    let router = Router(context: TallyRequestContext.self)
+    router.add(middleware: ErrorMiddleware())
+    router.add(middleware: AuthMiddleware(tokens: service.tokens))
+
+    router.get("/health") { _, _ in
+        let events = try await service.run { try service.projector.checkpoint() }
+        return json(.object([("status", .string("ok")), ("replicaId", .string(service.directory.identity.replicaId)),
+                             ("projectedIndex", .int(Int64(events)))]))
+    }
+    router.get("/openapi.yaml") { _, _ in
+        Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
+    }
+
+    let v1 = router.group("v1")
+    EntityRoutes(service: service, type: .expense, path: "expenses").add(to: v1)
+    EntityRoutes(service: service, type: .category, path: "categories").add(to: v1)
+    EntityRoutes(service: service, type: .todo, path: "todos").add(to: v1)
+    SettingRoutes(service: service).add(to: v1)
+    QueryRoutes(service: service).add(to: v1)
+    ChangeFeed(service: service).add(to: v1)
+    return router
+}
+
+/// A JSON response.
+func json(_ value: JSONText, status: HTTPResponse.Status = .ok) -> Response {
+    Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: value.serialized)))
+}
+
+/// A request's JSON body, read up to `limit` bytes and parsed strictly.
+func jsonBody(_ request: Request, limit: Int = 1 << 20) async throws -> JSONValue {
+    guard let type = request.headers[.contentType], type.lowercased().hasPrefix("application/json") else {
+        throw APIError(.unsupportedMediaType, "unsupported_media_type", "send the body as Content-Type: application/json")
+    }
+    let buffer: ByteBuffer
+    do { buffer = try await request.body.collect(upTo: limit) } catch {
+        throw APIError(.contentTooLarge, "body_too_large", "the body is larger than \(limit) bytes")
+    }
+    return try StrictJSON.parse(Array(buffer.readableBytesView))
+}
+
+/// The caller's identity recorded in events: the token's name.
+func actor(_ context: TallyRequestContext) -> String { "token:" + (context.token?.name ?? "unknown") }
+
+/// Create, get, update (PATCH: only the given fields), delete of expenses, categories, todos.
+struct EntityRoutes {
+    let service: TallyService
+    let type: EntityType
+    let path: String
+
+    func add(to group: RouterGroup<TallyRequestContext>) {
+        group.post(RouterPath(path)) { request, context in
+            let (id, properties) = try EntityInput.parse(try await jsonBody(request), for: type)
+            let uuid = id ?? UUID()
+            let actor = actor(context)
+            _ = try await service.run {
+                try service.session.write(actor: actor) { _, currency in
+                    let defaults = EntitySchema.defaults(for: type, defaultCurrency: currency, now: .nowHere)
+                    return EventDraft(entityType: type, entityID: .uuid(uuid), operation: .create, properties: defaults.overlaid(with: properties), actor: actor)
+                }
+            }
+            return try await view(uuid.lowercased, status: .created)
+        }
+        group.get(RouterPath("\(path)/:id")) { _, context in
+            try await view(try id(context).lowercased, status: .ok)
+        }
+        group.patch(RouterPath("\(path)/:id")) { request, context in
+            let uuid = try id(context)
+            let (bodyID, properties) = try EntityInput.parse(try await jsonBody(request), for: type)
+            if let bodyID, bodyID != uuid { throw APIError(.badRequest, "invalid_field", "invalid id: the body's id differs from the path's") }
+            let actor = actor(context)
+            _ = try await service.run {
+                try service.session.write(actor: actor) { _, _ in
+                    EventDraft(entityType: type, entityID: .uuid(uuid), operation: .update, properties: properties, actor: actor)
+                }
+            }
+            return try await view(uuid.lowercased, status: .ok)
+        }
+        group.delete(RouterPath("\(path)/:id")) { _, context in
+            let uuid = try id(context)
+            let actor = actor(context)
+            _ = try await service.run {
+                try service.session.write(actor: actor) { _, _ in EventDraft(entityType: type, entityID: .uuid(uuid), operation: .delete, actor: actor) }
+            }
+            return Response(status: .noContent)
+        }
+    }
+
+    func id(_ context: TallyRequestContext) throws -> UUID {
+        guard let text = context.parameters.get("id"), let uuid = UUID(uuidString: text) else {
+            throw APIError(.badRequest, "invalid_id", "the id in the path must be a UUID")
+        }
+        return uuid
+    }
+
+    /// The entity as the views show it.
+    func view(_ id: String, status: HTTPResponse.Status) async throws -> Response {
+        let type = self.type
+        let body: JSONText? = try await service.run {
+            try service.projector.database.read { db -> JSONText? in
+                switch type {
+                case .expense: try ProjectionQueries.expense(db, id: id).map(ViewJSON.expense)
+                case .category: try ProjectionQueries.category(db, id: id).map { ViewJSON.category($0, depth: 0) }
+                case .todo: try ProjectionQueries.todo(db, id: id).map(ViewJSON.todo)
+                case .setting: nil
+                }
+            }
+        }
+        guard let body else { throw APIError(.notFound, "not_found", "no \(type) with id \(id)") }
+        return json(body, status: status)
+    }
+}
+
+/// Settings by key: PUT {"value": any JSON, "scope": "replicated" | "local"}, GET, DELETE.
+struct SettingRoutes {
+    let service: TallyService
+
+    func add(to group: RouterGroup<TallyRequestContext>) {
+        group.get("settings") { _, _ in
+            let rows = try await service.run { try service.projector.database.read { try ProjectionQueries.settings($0) } }
+            return json(.object([("items", .array(rows.map(ViewJSON.setting)))]))
+        }
+        group.get("settings/:key") { _, context in
+            let key = try key(context)
+            guard let row = try await service.run({ try service.projector.database.read { try ProjectionQueries.setting($0, key: key) } }) else {
+                throw APIError(.notFound, "not_found", "no setting '\(key)'")
+            }
+            return json(ViewJSON.setting(row))
+        }
+        group.put("settings/:key") { request, context in
+            let key = try key(context)
+            guard case .object(let fields) = try await jsonBody(request) else { throw APIError(.badRequest, "invalid_body", "the body must be a JSON object") }
+            var value: JSONValue?
+            var local = false
+            for (name, field) in fields {
+                switch (name, field) {
+                case ("value", _): value = field
+                case ("scope", .string("local")): local = true
+                case ("scope", .string("replicated")): local = false
+                case ("scope", _): throw EntityInput.invalid("scope", "must be 'replicated' or 'local'")
+                default: throw APIError(.badRequest, "unknown_field", "a setting has no field '\(name)'; fields: value, scope")
+                }
+            }
+            guard let value else { throw EntityInput.invalid("value", "required") }
+            let actor = actor(context)
+            let isLocal = local
+            _ = try await service.run {
+                try service.session.write(actor: actor) { state, _ in
+                    let exists = try state.live(.settingKey(key)) != nil
+                    return EventDraft(entityType: .setting, entityID: .settingKey(key), operation: exists ? .update : .create,
+                                      properties: [.value: .json(value.canonicalText)], actor: actor, isLocalOnly: isLocal)
+                }
+            }
+            guard let row = try await service.run({ try service.projector.database.read { try ProjectionQueries.setting($0, key: key) } }) else {
+                throw APIError(.internalServerError, "internal", "the setting was written but is not in the views")
+            }
+            return json(ViewJSON.setting(row))
+        }
+        group.delete("settings/:key") { _, context in
+            let key = try key(context)
+            let actor = actor(context)
+            _ = try await service.run {
+                try service.session.write(actor: actor) { state, _ in
+                    EventDraft(entityType: .setting, entityID: .settingKey(key), operation: .delete, actor: actor,
+                               isLocalOnly: try state.live(.settingKey(key))?.isLocalOnly ?? false)
+                }
+            }
+            return Response(status: .noContent)
+        }
+    }
+
+    func key(_ context: TallyRequestContext) throws -> String {
+        let key = context.parameters.get("key")?.removingPercentEncoding ?? ""
+        try EntitySchema.validateSettingKey(key)
+        return key
+    }
+}
+
+extension DateTime {
+    /// The current time in this machine's UTC offset.
+    static var nowHere: DateTime {
+        let date = Date()
+        return DateTime(epochMillis: Int64((date.timeIntervalSince1970 * 1000).rounded(.down)),
+                        offsetMinutes: Int16(TimeZone.current.secondsFromGMT(for: date) / 60))
+    }
+}

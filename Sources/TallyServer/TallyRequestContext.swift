@@ -1,0 +1,41 @@
+import Hummingbird
+import Logging
+
+/// Per-request state: who the bearer token says the caller is.
+public struct TallyRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The authenticated token, set by `AuthMiddleware`.
+    public var token: TokenRecord?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+    }
+
+    /// Bodies are read with explicit limits per route (entities vs segment pushes).
+    public var maxUploadSize: Int { 64 << 20 }
+}
+
+/// Requires a bearer token on every route but `/health` (401 without or with an unknown one),
+/// and the scope the route needs (403 otherwise): `read` for GET, `write` for other methods,
+/// `replicate` under `/v1/replication`.
+struct AuthMiddleware: RouterMiddleware {
+    let tokens: TokenStore
+
+    func handle(_ request: Request, context: TallyRequestContext, next: (Request, TallyRequestContext) async throws -> Response) async throws -> Response {
+        let path = request.uri.path
+        if path == "/health" || path == "/openapi.yaml" { return try await next(request, context) }
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
+            throw APIError(.unauthorized, "unauthorized", "send 'Authorization: Bearer <token>' (create one with 'tally token create')")
+        }
+        guard let token = try tokens.authenticate(String(header.dropFirst("Bearer ".count))) else {
+            throw APIError(.unauthorized, "unauthorized", "unknown or revoked token")
+        }
+        let needed: TokenScope = path.hasPrefix("/v1/replication") ? .replicate : request.method == .get || request.method == .head ? .read : .write
+        guard token.scopes.contains(needed) else {
+            throw APIError(.forbidden, "forbidden", "token '\(token.name)' lacks the '\(needed.rawValue)' scope this route needs")
+        }
+        var context = context
+        context.token = token
+        return try await next(request, context)
+    }
+}

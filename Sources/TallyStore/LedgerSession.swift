@@ -1,0 +1,50 @@
+import Foundation
+import TallyCore
+import TallyLog
+
+/// The write path shared by the CLI and the server: check a draft (shape, then against the
+/// current views), append it durably, project it. Bad input throws before anything is appended.
+public struct LedgerSession: Sendable {
+    /// The replica's writer (its holder owns the writer lock).
+    public let writer: LogWriter
+    /// The replica's views.
+    public let projector: Projector
+
+    /// A session over an open writer and views.
+    public init(writer: LogWriter, projector: Projector) {
+        self.writer = writer
+        self.projector = projector
+    }
+
+    /// Appends the draft `build` returns (given the current state and the default currency)
+    /// as `actor`, and gives back the event and the entity afterwards.
+    public func write(actor: String, _ build: (any LedgerLookup, _ defaultCurrency: String) throws -> EventDraft) throws -> (Event, LedgerState.Entity?) {
+        let draft = try projector.database.read { db in
+            let lookup = ProjectionLookup(db)
+            var draft = try build(lookup, try Self.defaultCurrency(in: lookup))
+            draft.actor = actor
+            draft.properties = try EntitySchema.validate(draft.entityType, draft.operation, draft.properties)
+            try WriteRules.check(draft, against: lookup)
+            // What this write overwrites: lets every replica tell a concurrent edit from a later one.
+            if let current = try lookup.entity(draft.entityID) {
+                draft.basis = current.stamps.filter { draft.properties[$0.key] != nil }
+            }
+            return draft
+        }
+        let logged = try writer.appendLogged([draft])
+        // The event is durable; if projecting fails now, the next catch-up applies it from the log.
+        try projector.project(logged)
+        let event = logged[0].event
+        let entity = try projector.database.read { try ProjectionLookup($0).entity(event.entityID) }
+        return (event, entity)
+    }
+
+    /// The `defaultCurrency` replicated setting if it holds a valid code, else KRW.
+    public static func defaultCurrency(in lookup: some LedgerLookup) throws -> String {
+        if case .json(let text)? = try lookup.live(.settingKey("defaultCurrency"))?.values[.value] {
+            let code = text.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            if Currency.isValid(code) { return code }
+        }
+        return Currency.fallbackDefault
+    }
+}

@@ -1,0 +1,99 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import Logging
+import TallyCore
+import TallyLog
+import TallyServer
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve", abstract: "Run the HTTP service on this replica (stops gracefully on SIGTERM or SIGINT).")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Address to listen on.") var host = "127.0.0.1"
+    @Option(help: "Port to listen on.") var port = 8080
+
+    func run() async throws {
+        var logger = Logger(label: "tally")
+        logger.logLevel = .info
+        let service = try TallyService(directory: try global.open(), logger: logger, lockTimeout: global.lockTimeout)
+        let app = Application(
+            router: buildRouter(service),
+            configuration: .init(address: .hostname(host, port: port), serverName: "tally"),
+            onServerRunning: { channel in
+                let address = channel.localAddress.map { "\($0)" } ?? "\(host):\(port)"
+                // Unbuffered: scripts and tests wait for this line.
+                FileHandle.standardOutput.write(Data("""
+                    Tally is listening on \(address) (replica \(service.directory.identity.replicaId), data \(service.directory.path)).
+                    Get a token: tally token create --name NAME --scope read,write --data-dir \(service.directory.path)\n
+                    """.utf8))
+
+            },
+            logger: logger)
+        do {
+            try await app.runService()
+        } catch {
+            service.close()
+            throw error
+        }
+        // In-flight appends finish and are fsynced before the writer lets go.
+        service.close()
+    }
+}
+
+struct TokenCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token", abstract: "Manage this replica's API tokens (stored as hashes; never replicated).",
+        subcommands: [Create.self, List.self, Revoke.self])
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a token and print it once.")
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "A name for the token (recorded as the actor of its writes).") var name: String
+        @Option(help: "Comma-separated scopes: read, write, replicate.") var scope = "read"
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() throws {
+            var scopes: [TokenScope] = []
+            for part in scope.split(separator: ",") {
+                guard let scope = TokenScope(rawValue: part.trimmingCharacters(in: .whitespaces)) else {
+                    throw CLIError("invalid --scope '\(part)': read, write or replicate")
+                }
+                scopes.append(scope)
+            }
+            guard !name.isEmpty, name.count <= 64 else { throw CLIError("invalid --name: 1 to 64 characters") }
+            let secret = try TokenStore(directory: try global.open()).create(name: name, scopes: scopes)
+            if json {
+                print(JSONText.object([("name", .string(name)), ("scopes", .array(scopes.map { .string($0.rawValue) })), ("token", .string(secret))]).serialized)
+            } else {
+                print(secret)
+            }
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List tokens (names and scopes; secrets are not stored).")
+        @OptionGroup var global: GlobalOptions
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() throws {
+            let tokens = try TokenStore(directory: try global.open()).all()
+            if json {
+                print(JSONText.array(tokens.map { .object([("name", .string($0.name)), ("scopes", .array($0.scopes.map { .string($0.rawValue) })),
+                                                             ("createdAt", .string($0.createdAt))]) }).serialized)
+                return
+            }
+            print(Table.render(header: ["NAME", "SCOPES", "CREATED"], rows: tokens.map { [$0.name, $0.scopes.map(\.rawValue).joined(separator: ","), $0.createdAt] }))
+        }
+    }
+
+    struct Revoke: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke a token; a running server refuses it at once.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The token's name.") var name: String
+
+        func run() throws {
+            guard try TokenStore(directory: try global.open()).revoke(name: name) else { throw CLIError("no token named '\(name)'") }
+        }
+    }
+}

@@ -1,0 +1,182 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+import TallyCore
+import TallyLog
+import TallyServer
+import TallyTestSupport
+
+/// A replica with a running (in-process) service and three tokens.
+struct ServerFixture {
+    let folder = TemporaryDirectory("tally-server")
+    let service: TallyService
+    let readWrite: String, readOnly: String, replicate: String
+
+    init() throws {
+        let directory = try DataDirectory.create(path: folder.file("data"), name: "server")
+        service = try TallyService(directory: directory, logger: Logger(label: "test"))
+        readWrite = try service.tokens.create(name: "app", scopes: [.read, .write])
+        readOnly = try service.tokens.create(name: "viewer", scopes: [.read])
+        replicate = try service.tokens.create(name: "peer", scopes: [.replicate])
+    }
+
+    func test(_ mode: TestingSetup = .router, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        let app = Application(router: buildRouter(service), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(mode) { client in try await body(client) }
+    }
+
+    func logSize() throws -> Int {
+        try FileManager.default.contentsOfDirectory(atPath: service.directory.logPath).filter { $0.hasSuffix(".tseg") }
+            .reduce(0) { $0 + ((try FileManager.default.attributesOfItem(atPath: service.directory.logPath + "/" + $1)[.size] as? Int) ?? 0) }
+    }
+}
+
+extension TestClientProtocol {
+    func send(_ method: HTTPRequest.Method, _ uri: String, token: String?, json: String? = nil, contentType: String = "application/json") async throws -> TestResponse {
+        var headers: HTTPFields = [:]
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        if json != nil { headers[.contentType] = contentType }
+        return try await execute(uri: uri, method: method, headers: headers, body: json.map { ByteBuffer(string: $0) })
+    }
+}
+
+extension TestResponse {
+    var object: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]) ?? [:] }
+    var errorCode: String? { (object["error"] as? [String: Any])?["code"] as? String }
+}
+
+@Suite struct ServerTests {
+    @Test func healthNeedsNoTokenAndEverythingElseDoes() async throws {
+        let fixture = try ServerFixture()
+        try await fixture.test { client in
+            let response1 = try await client.send(.get, "/health", token: nil)
+            #expect(response1.status == .ok)
+            let anonymous = try await client.send(.get, "/v1/expenses", token: nil)
+            #expect(anonymous.status == .unauthorized && anonymous.errorCode == "unauthorized")
+            let response2 = try await client.send(.get, "/v1/expenses", token: "tly_wrong")
+            #expect(response2.status == .unauthorized)
+            let readOnlyWrite = try await client.send(.post, "/v1/expenses", token: fixture.readOnly, json: #"{"amount": 100}"#)
+            #expect(readOnlyWrite.status == .forbidden && readOnlyWrite.errorCode == "forbidden")
+            let response3 = try await client.send(.get, "/v1/expenses", token: fixture.replicate)
+            #expect(response3.status == .forbidden)
+            let response4 = try await client.send(.get, "/v1/expenses", token: fixture.readOnly)
+            #expect(response4.status == .ok)
+        }
+    }
+
+    @Test func aRevokedTokenIsRefusedWithoutARestart() async throws {
+        let fixture = try ServerFixture()
+        try await fixture.test { client in
+            let response5 = try await client.send(.get, "/v1/todos", token: fixture.readOnly)
+            #expect(response5.status == .ok)
+            let revoked = try fixture.service.tokens.revoke(name: "viewer")
+            #expect(revoked)
+            let response6 = try await client.send(.get, "/v1/todos", token: fixture.readOnly)
+            #expect(response6.status == .unauthorized)
+        }
+    }
+
+    @Test func entitiesCanBeCreatedReadPatchedListedAndDeleted() async throws {
+        let fixture = try ServerFixture()
+        try await fixture.test { client in
+            let token = fixture.readWrite
+            let category = try await client.send(.post, "/v1/categories", token: token, json: #"{"name": "Food"}"#)
+            #expect(category.status == .created)
+            let categoryID = category.object["id"] as! String
+            let created = try await client.send(.post, "/v1/expenses", token: token, json: """
+                {"amount": 12000, "date": "2026-03-01T12:00:00+09:00", "categoryId": "\(categoryID)", "tags": ["work"], "memo": "김밥"}
+                """)
+            #expect(created.status == .created)
+            let id = created.object["id"] as! String
+            #expect(created.object["categoryName"] as? String == "Food")
+            let patched = try await client.send(.patch, "/v1/expenses/\(id)", token: token, json: #"{"amount": 13000}"#)
+            #expect(patched.status == .ok && patched.object["amount"] as? Int == 13000 && patched.object["memo"] as? String == "김밥")
+            let list = try await client.send(.get, "/v1/expenses?month=2026-03&category=\(categoryID)", token: token)
+            #expect((list.object["items"] as? [Any])?.count == 1)
+            let summary = try await client.send(.get, "/v1/summary?month=2026-03", token: token)
+            #expect(((summary.object["totals"] as? [[String: Any]])?.first?["expense"] as? Int) == 13000)
+            let audit = try await client.send(.get, "/v1/audit/\(id)", token: token)
+            #expect((audit.object["events"] as? [[String: Any]])?.map { $0["actor"] as? String } == ["token:app", "token:app"])
+            let response7 = try await client.send(.delete, "/v1/expenses/\(id)", token: token)
+            #expect(response7.status == .noContent)
+            let response8 = try await client.send(.get, "/v1/expenses/\(id)", token: token)
+            #expect(response8.status == .notFound)
+            let response9 = try await client.send(.delete, "/v1/expenses/\(id)", token: token)
+            #expect(response9.status == .notFound)
+            let setting = try await client.send(.put, "/v1/settings/theme", token: token, json: #"{"value": {"b": 1, "a": "dark"}}"#)
+            #expect(setting.status == .ok)
+            #expect(String(buffer: setting.body).contains(#""value":{"a":"dark","b":1}"#))
+        }
+    }
+
+    @Test func pagingWithACursorVisitsEveryExpenseOnce() async throws {
+        let fixture = try ServerFixture()
+        try await fixture.test { client in
+            for day in 1...7 {
+                _ = try await client.send(.post, "/v1/expenses", token: fixture.readWrite, json: #"{"amount": \#(day), "date": "2026-03-0\#(day)"}"#)
+            }
+            var seen: [Int] = []
+            var cursor: String? = nil
+            repeat {
+                let page = try await client.send(.get, "/v1/expenses?limit=3" + (cursor.map { "&cursor=\($0)" } ?? ""), token: fixture.readOnly)
+                seen += (page.object["items"] as! [[String: Any]]).map { $0["amount"] as! Int }
+                cursor = page.object["nextCursor"] as? String
+            } while cursor != nil
+            #expect(seen == [7, 6, 5, 4, 3, 2, 1])
+        }
+    }
+
+    /// Every class of bad input gets a 4xx with a JSON error and changes nothing.
+    @Test func badInputIsRefusedAndChangesNothing() async throws {
+        let fixture = try ServerFixture()
+        try await fixture.test { client in
+            let token = fixture.readWrite
+            let existing = try await client.send(.post, "/v1/expenses", token: token, json: #"{"amount": 1}"#).object["id"] as! String
+            let before = try fixture.logSize()
+            let cases: [(HTTPRequest.Method, String, String?, String, HTTPResponse.Status)] = [
+                (.post, "/v1/expenses", #"{"amount": "#, "application/json", .badRequest),                      // malformed
+                (.post, "/v1/expenses", #"{"amount": 1, "colour": "red"}"#, "application/json", .badRequest),   // unknown field
+                (.post, "/v1/expenses", #"{"amount": 1, "amount": 2}"#, "application/json", .badRequest),       // duplicate key
+                (.post, "/v1/expenses", #"{"amount": "12"}"#, "application/json", .badRequest),                 // wrong type
+                (.post, "/v1/expenses", #"{"amount": 12.5}"#, "application/json", .badRequest),                 // fractional
+                (.post, "/v1/expenses", #"{"amount": 1e3}"#, "application/json", .badRequest),                  // exponent
+                (.post, "/v1/expenses", #"{"amount": -5}"#, "application/json", .badRequest),                   // negative
+                (.post, "/v1/expenses", #"{"amount": 99999999999999999999}"#, "application/json", .badRequest), // overflow
+                (.post, "/v1/expenses", #"{"amount": 1, "categoryId": "nope"}"#, "application/json", .badRequest),
+                (.post, "/v1/expenses", #"{"amount": 1, "date": "2026-02-30"}"#, "application/json", .badRequest),
+                (.post, "/v1/expenses", #"{"amount": 1}"#, "text/plain", .unsupportedMediaType),
+                (.post, "/v1/expenses", #"[1, 2]"#, "application/json", .badRequest),
+                (.post, "/v1/expenses", "{\"memo\": \"" + String(repeating: "x", count: 2 << 20) + "\"}", "application/json", .contentTooLarge),
+                (.patch, "/v1/expenses/not-a-uuid", #"{"amount": 1}"#, "application/json", .badRequest),
+                (.patch, "/v1/expenses/\(existing)", #"{}"#, "application/json", .badRequest),
+                (.patch, "/v1/expenses/8b1a9953-c461-4b3e-9f5c-1d6a3b1e2f00", #"{"amount": 1}"#, "application/json", .notFound),
+                (.post, "/v1/expenses", #"{"id": "\#(existing)", "amount": 1}"#, "application/json", .conflict),
+                (.put, "/v1/settings/theme", #"{"value": 1, "scope": "galaxy"}"#, "application/json", .badRequest),
+                (.get, "/v1/expenses?month=March", nil, "application/json", .badRequest),
+                (.get, "/v1/expenses?limit=0", nil, "application/json", .badRequest),
+                (.get, "/v1/changes?after=-1", nil, "application/json", .badRequest),
+                (.get, "/v1/nowhere", nil, "application/json", .notFound),
+            ]
+            for (method, uri, body, type, status) in cases {
+                let response = try await client.send(method, uri, token: token, json: body, contentType: type)
+                #expect(response.status == status, "\(method) \(uri) \(body?.prefix(60) ?? ""): \(response.status)")
+                #expect(response.errorCode != nil, "\(method) \(uri): a JSON error body")
+            }
+            let after = try fixture.logSize()
+            #expect(after == before, "nothing was appended")
+        }
+    }
+
+    @Test func theOpenAPIDocumentNamesEveryRoute() async throws {
+        let fixture = try ServerFixture()
+        try await fixture.test { client in
+            let document = String(buffer: try await client.send(.get, "/openapi.yaml", token: nil).body)
+            for path in ["/v1/expenses:", "/v1/expenses/{id}:", "/v1/categories:", "/v1/todos/{id}:", "/v1/settings/{key}:", "/v1/summary:",
+                         "/v1/audit/{id}:", "/v1/conflicts:", "/v1/changes:", "/health:"] {
+                #expect(document.contains(path), "\(path)")
+            }
+        }
+    }
+}
