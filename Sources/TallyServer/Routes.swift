@@ -26,6 +26,7 @@ public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> 
     SettingRoutes(service: service).add(to: v1)
     QueryRoutes(service: service).add(to: v1)
     ChangeFeed(service: service).add(to: v1)
+    ReplicationRoutes(service: service).add(to: v1)
     return router
 }
 

@@ -14,6 +14,8 @@ public final class TallyService: Sendable {
     public let session: LedgerSession
     public let tokens: TokenStore
     public let logger: Logger
+    /// Refuse replicated events stamped further ahead of this machine's clock.
+    public let maximumSkewMillis: UInt64 = 300_000
     private let blocking = DispatchQueue(label: "tally.blocking", attributes: .concurrent)
 
     /// Opens the replica: takes the writer lock, migrates and catches up the views.
@@ -41,3 +43,12 @@ public final class TallyService: Sendable {
     /// Waits for in-flight appends and releases the writer lock.
     public func close() { writer.close() }
 }
+
+extension TallyService {
+    /// The background services to run beside the HTTP server: peer sync every `syncInterval`.
+    public func backgroundServices(syncInterval: Duration) -> [any Service] {
+        [PeerSyncService(service: self, interval: syncInterval)]
+    }
+}
+
+import ServiceLifecycle

@@ -12,16 +12,21 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Option(help: "Address to listen on.") var host = "127.0.0.1"
     @Option(help: "Port to listen on.") var port = 8080
+    @Option(help: "Seconds between syncs with the configured peers.") var syncInterval = 30
 
     func run() async throws {
         var logger = Logger(label: "tally")
         logger.logLevel = .info
         let service = try TallyService(directory: try global.open(), logger: logger, lockTimeout: global.lockTimeout)
+        let directory = service.directory
         let app = Application(
             router: buildRouter(service),
             configuration: .init(address: .hostname(host, port: port), serverName: "tally"),
+            services: service.backgroundServices(syncInterval: .seconds(syncInterval)),
             onServerRunning: { channel in
                 let address = channel.localAddress.map { "\($0)" } ?? "\(host):\(port)"
+                let boundPort = channel.localAddress?.port ?? port
+                try? LocalServer.write(directory, url: "http://127.0.0.1:\(boundPort)", tokens: service.tokens)
                 // Unbuffered: scripts and tests wait for this line.
                 FileHandle.standardOutput.write(Data("""
                     Tally is listening on \(address) (replica \(service.directory.identity.replicaId), data \(service.directory.path)).
@@ -33,9 +38,11 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             try await app.runService()
         } catch {
+            LocalServer.remove(directory, tokens: service.tokens)
             service.close()
             throw error
         }
+        LocalServer.remove(directory, tokens: service.tokens)
         // In-flight appends finish and are fsynced before the writer lets go.
         service.close()
     }

@@ -1,0 +1,34 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import TallySync
+
+/// Syncs with every configured peer every `interval`, backing off (doubling, up to 30 min)
+/// while a peer is unreachable or refuses. Stops with the service.
+struct PeerSyncService: Service {
+    let service: TallyService
+    let interval: Duration
+
+    func run() async throws {
+        var backoff: [String: (until: ContinuousClock.Instant, delay: Duration)] = [:]
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            for peer in (try? PeerStore(directory: service.directory).all()) ?? [] {
+                if let wait = backoff[peer.name], ContinuousClock.now < wait.until { continue }
+                do {
+                    let report = try await SyncRunner.sync(writer: service.writer, projector: service.projector, directory: service.directory,
+                                                           peer: ReplicaClient(baseURL: peer.url, token: peer.token),
+                                                           maximumSkewMillis: service.maximumSkewMillis)
+                    backoff[peer.name] = nil
+                    if report.pulled + report.pushed > 0 {
+                        service.logger.info("synced", metadata: ["peer.id": "\(peer.name)", "events.pulled": "\(report.pulled)", "events.pushed": "\(report.pushed)"])
+                    }
+                } catch {
+                    let delay = min((backoff[peer.name]?.delay ?? interval) * 2, .seconds(1800))
+                    backoff[peer.name] = (ContinuousClock.now + delay, delay)
+                    service.logger.warning("sync failed; backing off", metadata: ["peer.id": "\(peer.name)", "error": "\(error)", "retry.seconds": "\(delay.components.seconds)"])
+                }
+            }
+            try? await Task.sleep(for: interval)
+        }
+    }
+}

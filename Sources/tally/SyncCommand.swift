@@ -1,0 +1,159 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import TallyCore
+import TallyLog
+import TallyServer
+import TallyStore
+import TallySync
+
+struct SyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Pull what this replica lacks from a peer, then push what the peer lacks.",
+        discussion: """
+            PEER is a configured peer's name ('tally peers add') or a URL with --token. Received events are verified and \
+            appended in batches as they arrive, so an interrupted sync resumes where it stopped. If a server runs on this data \
+            directory, the sync is handed to it instead of fighting it for the writer lock.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "A peer name or URL.") var peer: String
+    @Option(help: "The peer's token (replicate scope), with a URL.") var token: String?
+    @Flag(help: "Pull into a scratch copy and report what would change; change nothing.") var dryRun = false
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() async throws {
+        let directory = try global.open()
+        let target = try resolvePeer(directory)
+        if dryRun {
+            try await self.dryRun(directory, target)
+            return
+        }
+        let report: SyncReport
+        do {
+            let writer = try directory.openWriter(configuration: { var c = global.logConfiguration; c.lockTimeout = 0; return c }())
+            defer { writer.close() }
+            let projector = try Projector(directory: directory)
+            try projector.catchUp()
+            report = try await SyncRunner.sync(writer: writer, projector: projector, directory: directory, peer: target)
+        } catch LogError.writerLocked {
+            guard let local = LocalServer.read(directory) else {
+                throw CLIError("another process holds the writer lock and no running server is recorded in \(directory.path)/server.json; retry when it is done")
+            }
+            let body: String = configuredPeerName(directory).map { #"{"peer": \#(JSONText.quote($0))}"# }
+                ?? #"{"url": \#(JSONText.quote(target.baseURL)), "token": \#(JSONText.quote(target.token))}"#
+            var request = HTTPClientRequest(url: local.url + "/v1/replication/sync")
+            request.method = .POST
+            request.headers.add(name: "Authorization", value: "Bearer \(local.token)")
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: body))
+            let response = try await HTTPClient.shared.execute(request, timeout: .hours(1))
+            let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
+            guard response.status.code == 200 else { throw CLIError("the running server's sync failed (\(response.status.code)): \(text)") }
+            print(json ? text : "Handed to the running server: \(text)")
+            return
+        }
+        if json {
+            print(SyncReportJSON.render(report).serialized)
+        } else {
+            print("Pulled \(report.pulled), pushed \(report.pushed) new events (\(report.alreadyHeld) already held); \(report.newConflicts) new conflicts, \(report.newMerges) new category merges.")
+        }
+    }
+
+    func configuredPeerName(_ directory: DataDirectory) -> String? {
+        (try? PeerStore(directory: directory).all())?.first { $0.name == peer }?.name
+    }
+
+    func resolvePeer(_ directory: DataDirectory) throws -> ReplicaClient {
+        if let configured = try PeerStore(directory: directory).all().first(where: { $0.name == peer }) {
+            return ReplicaClient(baseURL: configured.url, token: token ?? configured.token)
+        }
+        guard peer.hasPrefix("http://") || peer.hasPrefix("https://") else { throw CLIError("'\(peer)' is neither a configured peer nor an http(s) URL") }
+        guard let token else { throw CLIError("--token is needed with a peer URL (a token of the peer's with the replicate scope)") }
+        return ReplicaClient(baseURL: peer, token: token)
+    }
+
+    /// Pulls into a copy of the data directory and reports the difference.
+    func dryRun(_ directory: DataDirectory, _ target: ReplicaClient) async throws {
+        let scratch = NSTemporaryDirectory() + "/tally-dry-run-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.copyItem(atPath: directory.path, toPath: scratch)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let copy = try DataDirectory(path: scratch)
+        let writer = try copy.openWriter()
+        defer { writer.close() }
+        let projector = try Projector(directory: copy)
+        try projector.catchUp()
+        let report = try await SyncRunner.sync(writer: writer, projector: projector, directory: copy, peer: target, push: false)
+        if json {
+            print(JSONText.object([("dryRun", .bool(true)), ("newEvents", .int(Int64(report.pulled))), ("newConflicts", .int(Int64(report.newConflicts))),
+                                   ("newMerges", .int(Int64(report.newMerges)))]).serialized)
+        } else {
+            print("Dry run: \(report.pulled) new events would arrive, with \(report.newConflicts) property conflicts and \(report.newMerges) category merges. Nothing was changed.")
+        }
+    }
+}
+
+struct PeersCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "peers", abstract: "Named peers and their tokens, kept in the data directory.", subcommands: [Add.self, List.self, Remove.self])
+
+    struct Add: ParsableCommand {
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "A name for the peer.") var name: String
+        @Argument(help: "Its service URL, e.g. http://192.168.0.5:8080.") var url: String
+        @Option(help: "A token of the peer's with the replicate scope.") var token: String
+
+        func run() throws { try PeerStore(directory: try global.open()).add(Peer(name: name, url: url, token: token)) }
+    }
+
+    struct List: ParsableCommand {
+        @OptionGroup var global: GlobalOptions
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() throws {
+            let peers = try PeerStore(directory: try global.open()).all()
+            if json {
+                print(JSONText.array(peers.map { .object([("name", .string($0.name)), ("url", .string($0.url))]) }).serialized)
+                return
+            }
+            print(Table.render(header: ["NAME", "URL"], rows: peers.map { [$0.name, $0.url] }))
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The peer's name.") var name: String
+
+        func run() throws {
+            guard try PeerStore(directory: try global.open()).remove(name: name) else { throw CLIError("no peer named '\(name)'") }
+        }
+    }
+}
+
+/// `DATA_DIR/server.json` (mode 0600), written by a running `tally serve`: where it listens and
+/// a token of its own, so CLI commands can hand it work that needs the writer lock.
+enum LocalServer {
+    struct Record: Codable {
+        var url: String
+        var token: String
+    }
+
+    static func path(_ directory: DataDirectory) -> String { directory.path + "/server.json" }
+
+    static func read(_ directory: DataDirectory) -> Record? {
+        FileManager.default.contents(atPath: path(directory)).flatMap { try? JSONDecoder().decode(Record.self, from: $0) }
+    }
+
+    static func write(_ directory: DataDirectory, url: String, tokens: TokenStore) throws {
+        _ = try? tokens.revoke(name: "local:server")
+        let token = try tokens.create(name: "local:server", scopes: TokenScope.allCases)
+        try writeDurably(try JSONEncoder().encode(Record(url: url, token: token)), to: path(directory))
+        chmod(path(directory), 0o600)
+    }
+
+    static func remove(_ directory: DataDirectory, tokens: TokenStore) {
+        try? FileManager.default.removeItem(atPath: path(directory))
+        _ = try? tokens.revoke(name: "local:server")
+    }
+}
