@@ -110,7 +110,8 @@ let package = Package(
         ),
         .testTarget(
             name: "TallyCLITests",
-            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallyTestSupport", "tally"]
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallyTestSupport", "tally",
+                           .product(name: "AsyncHTTPClient", package: "async-http-client")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -28,7 +28,8 @@ struct PeerSyncService: Service {
                     service.logger.warning("sync failed; backing off", metadata: ["peer.id": "\(peer.name)", "error": "\(error)", "retry.seconds": "\(delay.components.seconds)"])
                 }
             }
-            try? await Task.sleep(for: interval)
+            // Wakes at once when the service shuts down, rather than after the interval.
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
         }
     }
 }

@@ -15,7 +15,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds between syncs with the configured peers.") var syncInterval = 30
 
     func run() async throws {
-        var logger = Logger(label: "tally")
+        // Logs go to standard error; standard output carries only the "listening" line.
+        var logger = Logger(label: "tally") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = .info
         let service = try TallyService(directory: try global.open(), logger: logger, lockTimeout: global.lockTimeout)
         let directory = service.directory

@@ -33,7 +33,13 @@ public enum TallyBinary {
         try process.run()
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        waitForExit(process)
         return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
     }
+}
+
+/// Waits for a child to exit by polling: `Process.waitUntilExit` spins a run loop, which can
+/// hang when called from Swift concurrency's threads.
+public func waitForExit(_ process: Process) {
+    while process.isRunning { usleep(2_000) }
 }

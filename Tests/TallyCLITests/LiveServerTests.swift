@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+import TallyTestSupport
+
+@Suite(.serialized) struct LiveServerTests {
+    /// Two live servers, written to over HTTP, synced with `tally sync` (handed to the running
+    /// server), end with the same views; the change feed shows the replicated events.
+    @Test func twoLiveServersConvergeWithTallySync() async throws {
+        let a = try CLIReplica(), b = try CLIReplica()
+        let writeA = try a.ok(["token", "create", "--name", "app", "--scope", "read,write"])
+        let writeB = try b.ok(["token", "create", "--name", "app", "--scope", "read,write"])
+        let peerA = try a.ok(["token", "create", "--name", "b", "--scope", "replicate"])
+        let serverA = try LiveServer(a), serverB = try LiveServer(b)
+        defer { serverA.kill(SIGTERM); serverB.kill(SIGTERM) }
+
+        let food = try await serverA.request(.POST, "/v1/categories", token: writeA, json: #"{"name": "Food"}"#)
+        #expect(food.status == 201)
+        _ = try await serverB.request(.POST, "/v1/categories", token: writeB, json: #"{"name": "food"}"#)
+        for amount in 1...5 {
+            #expect(try await serverA.request(.POST, "/v1/expenses", token: writeA, json: #"{"amount": \#(amount * 100), "date": "2026-03-0\#(amount)"}"#).status == 201)
+            #expect(try await serverB.request(.POST, "/v1/expenses", token: writeB, json: #"{"amount": \#(amount * 7), "date": "2026-03-1\#(amount)"}"#).status == 201)
+        }
+        _ = try b.ok(["peers", "add", "a", serverA.url, "--token", peerA])
+        let report = try b.ok(["sync", "a", "--json"])
+        #expect(report.contains(#""pulled":6"#) && report.contains(#""pushed":6"#), "\(report)")
+
+        let listA = try await serverA.request(.GET, "/v1/expenses?limit=100", token: writeA)
+        let listB = try await serverB.request(.GET, "/v1/expenses?limit=100", token: writeB)
+        #expect(listA.status == 200 && listA.body == listB.body, "identical views")
+        #expect(listA.body.components(separatedBy: #""id""#).count - 1 == 10)
+        let categoriesA = try await serverA.request(.GET, "/v1/categories", token: writeA)
+        let categoriesB = try await serverB.request(.GET, "/v1/categories", token: writeB)
+        #expect(categoriesA.body == categoriesB.body && categoriesA.body.components(separatedBy: #""id""#).count - 1 == 1, "duplicates merged")
+
+        // The change feed on A replays everything after the cursor, including B's events.
+        let feed = Process()
+        feed.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        feed.arguments = ["-s", "-N", "--max-time", "2", "-H", "Authorization: Bearer \(writeA)", serverA.url + "/v1/changes?after=6"]
+        let pipe = Pipe()
+        feed.standardOutput = pipe
+        try feed.run()
+        let stream = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        waitForExit(feed)
+        #expect(stream.components(separatedBy: "event: change").count - 1 == 6, "\(stream)")
+        #expect(stream.contains("id: 7") && stream.contains("id: 12") && !stream.contains("id: 6\n"))
+    }
+
+    /// SIGKILL during concurrent writes: every write that got a 201 is there after a restart.
+    @Test func everyAcknowledgedWriteSurvivesSIGKILL() async throws {
+        let replica = try CLIReplica()
+        let token = try replica.ok(["token", "create", "--name", "load", "--scope", "read,write"])
+        for round in 0..<3 {
+            let server = try LiveServer(replica)
+            let acknowledged = Acknowledged()
+            let writers = Task {
+                await withTaskGroup(of: Void.self) { group in
+                    for writer in 0..<16 {
+                        group.addTask {
+                            for step in 0..<400 {
+                                guard let response = try? await server.request(.POST, "/v1/expenses", token: token,
+                                                                               json: #"{"amount": \#(step + 1), "memo": "w\#(writer)"}"#, timeout: .seconds(3)),
+                                      response.status == 201,
+                                      let id = response.body.split(separator: "\"").dropFirst(3).first else { return }
+                                acknowledged.add(String(id))
+                            }
+                        }
+                    }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(700 + round * 300))
+            server.kill(SIGKILL)
+            await writers.value
+            let ids = acknowledged.all
+            #expect(!ids.isEmpty, "round \(round): some writes were acknowledged before the kill")
+            let listed = try replica.ok(["expenses", "list", "--limit", "100000", "--json"])
+            for id in ids { #expect(listed.contains(id), "round \(round): acknowledged \(id) is missing") }
+        }
+        #expect(try replica.ok(["audit", "verify"]).hasPrefix("intact"))
+    }
+}
+
+final class Acknowledged: @unchecked Sendable {
+    // @unchecked: `ids` is only touched under `lock`.
+    private let lock = NSLock()
+    private var ids: [String] = []
+    func add(_ id: String) { lock.withLock { ids.append(id) } }
+    var all: [String] { lock.withLock { ids } }
+}
