@@ -114,6 +114,24 @@ enum OpenAPIDocument {
         get:
           security: []
           responses: {"200": {description: The service is up.}}
+      /metrics:
+        get: {responses: {"200": {description: Prometheus metrics., content: {text/plain: {}}}, "401": {$ref: "#/components/responses/Error"}}}
+      /openapi.yaml:
+        get: {responses: {"200": {description: This document., content: {application/yaml: {}}}}}
+      /v1/replication/vector:
+        get: {responses: {"200": {description: "This replica's version vector (replicate scope)."}, "403": {$ref: "#/components/responses/Error"}}}
+      /v1/replication/pull:
+        post:
+          requestBody: {required: true, content: {application/json: {schema: {type: object, properties: {origins: {type: object, additionalProperties: {type: integer}}}}}}}
+          responses: {"200": {description: "The events the caller lacks: length-prefixed encoded events.", content: {application/octet-stream: {}}}}
+      /v1/replication/push:
+        post:
+          requestBody: {required: true, content: {application/octet-stream: {}}}
+          responses: {"200": {description: "{applied, alreadyHeld}"}, "422": {$ref: "#/components/responses/Error"}}
+      /v1/replication/sync:
+        post:
+          requestBody: {required: true, content: {application/json: {schema: {type: object, properties: {peer: {type: string}, url: {type: string}, token: {type: string}}}}}}
+          responses: {"200": {description: "{pulled, pushed, alreadyHeld, newConflicts, newMerges}"}, "404": {$ref: "#/components/responses/Error"}}
       /v1/expenses:
         get:
           parameters:
@@ -129,8 +147,10 @@ enum OpenAPIDocument {
             "200": {description: "Expenses, newest first: {items, nextCursor}."}
             "400": {$ref: "#/components/responses/Error"}
         post:
+          parameters: [{name: Idempotency-Key, in: header, schema: {type: string}, description: "A retry with the same key returns the entity created the first time (200)."}]
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/ExpenseInput"}}}}
           responses:
+            "200": {description: Replayed (Idempotency-Key seen before), content: {application/json: {schema: {$ref: "#/components/schemas/Expense"}}}}
             "201": {description: Created (durable), content: {application/json: {schema: {$ref: "#/components/schemas/Expense"}}}}
             "400": {$ref: "#/components/responses/Error"}
             "409": {$ref: "#/components/responses/Error"}

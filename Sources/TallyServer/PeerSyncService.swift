@@ -19,6 +19,7 @@ struct PeerSyncService: Service {
                                                            peer: ReplicaClient(baseURL: peer.url, token: peer.token),
                                                            maximumSkewMillis: service.maximumSkewMillis)
                     backoff[peer.name] = nil
+                    service.metrics.replicated(report.pulled, from: peer.name)
                     if report.pulled + report.pushed > 0 {
                         service.logger.info("synced", metadata: ["peer.id": "\(peer.name)", "events.pulled": "\(report.pulled)", "events.pushed": "\(report.pushed)"])
                     }

@@ -26,7 +26,7 @@ struct ReplicationRoutes {
             let stream = recordStream(from: service.directory, lacking: vector, sent: Counter())
             return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: ResponseBody(asyncSequence: stream))
         }
-        group.post("replication/push") { request, _ in
+        group.post("replication/push") { request, context in
             guard request.headers[.contentType] == "application/octet-stream" else {
                 throw APIError(.unsupportedMediaType, "unsupported_media_type", "send events as application/octet-stream records")
             }
@@ -39,6 +39,7 @@ struct ReplicationRoutes {
                 failure = error
             }
             _ = try await service.run { try service.projector.catchUp() }
+            service.metrics.replicated(receiver.applied, from: "push:" + (context.token?.name ?? "?"))
             if let failure {
                 let error = APIError.from(failure)
                 throw APIError(error.status == .internalServerError ? .unprocessableContent : error.status, "rejected",
@@ -65,6 +66,7 @@ struct ReplicationRoutes {
             }
             let report = try await SyncRunner.sync(writer: service.writer, projector: service.projector, directory: service.directory,
                                                    peer: ReplicaClient(baseURL: peer.url, token: peer.token), maximumSkewMillis: service.maximumSkewMillis)
+            service.metrics.replicated(report.pulled, from: peer.name)
             return json(SyncReportJSON.render(report))
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import TallyCore
 import TallyLog
@@ -7,6 +8,7 @@ import TallyStore
 /// Builds the router: every route of the API, with auth and error mapping around them.
 public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> {
     let router = Router(context: TallyRequestContext.self)
+    router.add(middleware: MetricsMiddleware(metrics: service.metrics))
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: AuthMiddleware(tokens: service.tokens))
 
@@ -14,6 +16,11 @@ public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> 
         let events = try await service.run { try service.projector.checkpoint() }
         return json(.object([("status", .string("ok")), ("replicaId", .string(service.directory.identity.replicaId)),
                              ("projectedIndex", .int(Int64(events)))]))
+    }
+    router.get("/metrics") { _, _ in
+        let (appended, projected) = try await service.run { (service.writer.head.lastIndex, try service.projector.checkpoint()) }
+        return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                        body: .init(byteBuffer: ByteBuffer(string: service.metrics.render(appendedIndex: appended, projectedIndex: projected))))
     }
     router.get("/openapi.yaml") { _, _ in
         Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
@@ -59,8 +66,16 @@ struct EntityRoutes {
     func add(to group: RouterGroup<TallyRequestContext>) {
         group.post(RouterPath(path)) { request, context in
             let (id, properties) = try EntityInput.parse(try await jsonBody(request), for: type)
-            let uuid = id ?? UUID()
             let actor = actor(context)
+            // With an Idempotency-Key, the id derives from the token and the key: a retry after a
+            // timeout names the same entity, finds it created, and gets it back instead of a duplicate.
+            let key = request.headers[HTTPField.Name("Idempotency-Key")!]
+            let uuid = id ?? key.map { IdempotencyKey.entityID(actor: actor, key: $0, type: type) } ?? UUID()
+            if key != nil, try await service.run({ try service.projector.database.read { try ProjectionLookup($0).entity(.uuid(uuid)) } }) != nil {
+                var replay = try await view(uuid.lowercased, status: .ok)
+                replay.headers[HTTPField.Name("Idempotent-Replayed")!] = "true"
+                return replay
+            }
             _ = try await service.run {
                 try service.session.write(actor: actor) { _, currency in
                     let defaults = EntitySchema.defaults(for: type, defaultCurrency: currency, now: .nowHere)

@@ -23,7 +23,7 @@ struct AuthMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: TallyRequestContext, next: (Request, TallyRequestContext) async throws -> Response) async throws -> Response {
         let path = request.uri.path
-        if path == "/health" || path == "/openapi.yaml" { return try await next(request, context) }
+        if path == "/health" { return try await next(request, context) }
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
             throw APIError(.unauthorized, "unauthorized", "send 'Authorization: Bearer <token>' (create one with 'tally token create')")
         }

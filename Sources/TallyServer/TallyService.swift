@@ -13,6 +13,8 @@ public final class TallyService: Sendable {
     public let projector: Projector
     public let session: LedgerSession
     public let tokens: TokenStore
+    /// Request and replication counters for `/metrics`.
+    public let metrics = Metrics()
     public let logger: Logger
     /// Refuse replicated events stamped further ahead of this machine's clock.
     public let maximumSkewMillis: UInt64 = 300_000

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -172,11 +173,43 @@ extension TestResponse {
     @Test func theOpenAPIDocumentNamesEveryRoute() async throws {
         let fixture = try ServerFixture()
         try await fixture.test { client in
-            let document = String(buffer: try await client.send(.get, "/openapi.yaml", token: nil).body)
+            let anonymous = try await client.send(.get, "/openapi.yaml", token: nil)
+            #expect(anonymous.status == .unauthorized)
+            let document = String(buffer: try await client.send(.get, "/openapi.yaml", token: fixture.readOnly).body)
             for path in ["/v1/expenses:", "/v1/expenses/{id}:", "/v1/categories:", "/v1/todos/{id}:", "/v1/settings/{key}:", "/v1/summary:",
                          "/v1/audit/{id}:", "/v1/conflicts:", "/v1/changes:", "/health:"] {
                 #expect(document.contains(path), "\(path)")
             }
+        }
+    }
+
+    @Test func anIdempotencyKeyMakesARetryReturnTheSameEntity() async throws {
+        let fixture = try ServerFixture()
+        try await fixture.test { client in
+            var headers: HTTPFields = [.authorization: "Bearer \(fixture.readWrite)", .contentType: "application/json"]
+            headers[HTTPField.Name("Idempotency-Key")!] = "order-7"
+            let first = try await client.execute(uri: "/v1/expenses", method: .post, headers: headers, body: ByteBuffer(string: #"{"amount": 500}"#))
+            let retry = try await client.execute(uri: "/v1/expenses", method: .post, headers: headers, body: ByteBuffer(string: #"{"amount": 500}"#))
+            #expect(first.status == .created && retry.status == .ok)
+            #expect(first.object["id"] as? String == retry.object["id"] as? String)
+            #expect(retry.headers[HTTPField.Name("Idempotent-Replayed")!] == "true")
+            let list = try await client.send(.get, "/v1/expenses", token: fixture.readOnly)
+            #expect((list.object["items"] as? [Any])?.count == 1, "no duplicate")
+        }
+    }
+
+    @Test func metricsCountRequestsByRouteAndShowProjectionLag() async throws {
+        let fixture = try ServerFixture()
+        try await fixture.test { client in
+            _ = try await client.send(.post, "/v1/expenses", token: fixture.readWrite, json: #"{"amount": 1}"#)
+            _ = try await client.send(.get, "/v1/expenses/8b1a9953-c461-4b3e-9f5c-1d6a3b1e2f00", token: fixture.readOnly)
+            let unauthorized = try await client.send(.get, "/metrics", token: nil)
+            #expect(unauthorized.status == .unauthorized)
+            let text = String(buffer: try await client.send(.get, "/metrics", token: fixture.readOnly).body)
+            #expect(text.contains(#"tally_http_requests_total{route="/v1/expenses",method="POST",status="201"} 1"#), "\(text)")
+            #expect(text.contains(#"tally_http_requests_total{route="/v1/expenses/{id}",method="GET",status="404"} 1"#), "\(text)")
+            #expect(text.contains("tally_log_events 1") && text.contains("tally_projection_lag_events 0"))
+            #expect(text.contains("tally_http_request_duration_seconds_bucket"))
         }
     }
 }
