@@ -1,7 +1,7 @@
 import Foundation
 
-// tally-bench [--quick] [--only NAME…]: the log benchmarks (issue 2), run through scripts/bench
-// in release mode. NAMEs: latency, concurrent, bulk (bulk also gives bytes per event and reads).
+// tally-bench [--quick] [NAME…]: every benchmark, or the named groups, run through scripts/bench
+// in release mode. NAMEs: latency, concurrent, bulk (also bytes per event and reads), store, http.
 let arguments = CommandLine.arguments.dropFirst()
 let quick = arguments.contains("--quick")
 let only = Set(arguments.filter { !$0.hasPrefix("--") })
@@ -26,6 +26,10 @@ if enabled("bulk") {
 }
 if enabled("store") {
     results += try StoreBenchmarks(workDirectory: workDirectory, events: quick ? 100_000 : 1_000_000, expenseRows: quick ? 100_000 : 1_000_000).run()
+}
+if enabled("http") {
+    let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path
+    results += try await HTTPBenchmarks(workDirectory: workDirectory, tallyBinary: tally, seconds: quick ? 3 : 10).run()
 }
 try? FileManager.default.removeItem(atPath: workDirectory)
 

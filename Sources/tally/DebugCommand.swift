@@ -1,13 +1,15 @@
 import ArgumentParser
+import Hummingbird
+import Logging
 import Foundation
 import TallyCore
 import TallyLog
 
 /// Tools for tests and operators that are not part of everyday use.
-struct DebugCommand: ParsableCommand {
+struct DebugCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "debug", abstract: "Testing aids (crash and load tests).", shouldDisplay: false,
-        subcommands: [AppendLoop.self, BulkLoad.self])
+        subcommands: [AppendLoop.self, BulkLoad.self, BareServer.self])
 
     /// Appends expenses from several threads, printing `ack ORIGIN SEQ` after each append
     /// returns (i.e. is durable). The crash test kills this process and checks every acked
@@ -56,6 +58,20 @@ struct DebugCommand: ParsableCommand {
             defer { writer.close() }
             let receipt = try writer.appendBulk(SyntheticLedger.drafts(count: count))
             print("appended \(receipt.count) events; log ends at index \(receipt.lastIndex)")
+        }
+    }
+
+    /// A Hummingbird server with one route returning a constant: the benchmarks' baseline for
+    /// what the HTTP stack itself costs on this machine.
+    struct BareServer: AsyncParsableCommand {
+        @Option(help: "Port to listen on (127.0.0.1).") var port = 8090
+
+        func run() async throws {
+            let router = Router()
+            router.get("/constant") { _, _ in #"{"ok":true}"# }
+            let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
+                                  logger: Logger(label: "bare") { StreamLogHandler.standardError(label: $0) })
+            try await app.runService()
         }
     }
 }
