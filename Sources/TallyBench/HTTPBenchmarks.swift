@@ -20,10 +20,16 @@ struct HTTPBenchmarks {
         let bare = try start([tallyBinary, "debug", "bare-server", "--port", "18990"])
         let server = try start([tallyBinary, "serve", "--data-dir", data, "--port", "18991"])
         defer { bare.terminate(); server.terminate() }
-        Thread.sleep(forTimeInterval: 2)
+        try await Task.sleep(for: .seconds(2))
 
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)))
-        defer { try? client.syncShutdown() }
+        let results = try await measure(client, token: token)
+        try await client.shutdown()
+        return results
+    }
+
+    func measure(_ client: HTTPClient, token: String) async throws -> [BenchmarkResult] {
+        let seconds = self.seconds
         let baseline = try await load(client, connections: 64) { _ in ("http://127.0.0.1:18990/constant", .GET, nil) }
         let creates = try await load(client, connections: 64) { step in
             ("http://127.0.0.1:18991/v1/expenses", .POST, #"{"amount": \#(step + 1), "memo": "bench", "date": "2026-03-01"}"#)

@@ -37,26 +37,26 @@ struct QueryRoutes {
                 filter.after = (millis, String(parts[1]))
             }
             let finalFilter = filter
-            let rows = try await service.run { try service.projector.database.read { try ProjectionQueries.expenses($0, finalFilter) } }
+            let rows = try await service.projector.database.read { try ProjectionQueries.expenses($0, finalFilter) }
             let next: JSONText = rows.count == finalFilter.limit ? rows.last.map { .string("\($0.dateMillis)_\($0.id)") } ?? .null : .null
             return json(.object([("items", .array(rows.map(ViewJSON.expense))), ("nextCursor", next)]))
         }
         group.get("categories") { _, _ in
-            let tree = try await service.run { try service.projector.database.read { try ProjectionQueries.categoryTree($0) } }
+            let tree = try await service.projector.database.read { try ProjectionQueries.categoryTree($0) }
             return json(.object([("items", .array(tree.map { ViewJSON.category($0.category, depth: $0.depth) }))]))
         }
         group.get("todos") { _, _ in
-            let todos = try await service.run { try service.projector.database.read { try ProjectionQueries.todos($0) } }
+            let todos = try await service.projector.database.read { try ProjectionQueries.todos($0) }
             return json(.object([("items", .array(todos.map(ViewJSON.todo)))]))
         }
         group.get("summary") { request, _ in
             guard let text = request.uri.queryParameters.get("month") else { throw EntityInput.invalid("month", "required, YYYY-MM") }
             let month = try Self.month(text)
-            let summary = try await service.run { try service.projector.database.read { try ProjectionQueries.summary($0, month: month) } }
+            let summary = try await service.projector.database.read { try ProjectionQueries.summary($0, month: month) }
             return json(ViewJSON.summary(summary))
         }
         group.get("summary/months") { _, _ in
-            let totals = try await service.run { try service.projector.database.read { try ProjectionQueries.monthlyTotals($0) } }
+            let totals = try await service.projector.database.read { try ProjectionQueries.monthlyTotals($0) }
             return json(.object([("items", .array(totals.map { month, total in
                 .object([("month", .string(month)), ("currency", .string(total.currency)), ("income", .int(total.income)),
                          ("expense", .int(total.expense)), ("net", .int(total.net)), ("count", .int(Int64(total.count)))])
@@ -70,13 +70,13 @@ struct QueryRoutes {
                 return found
             }
             guard !events.isEmpty else { throw APIError(.notFound, "not_found", "no events for \(id)") }
-            let merge = try await service.run { try service.projector.database.read { try ProjectionQueries.categoryMerge($0, loserID: id.description) } }
+            let merge = try await service.projector.database.read { try ProjectionQueries.categoryMerge($0, loserID: id.description) }
             return json(.object([("events", .array(events)),
                                  ("mergedInto", merge.map { .object([("categoryId", .string($0.winnerID)), ("reason", .string($0.reason))]) } ?? .null)]))
         }
         group.get("conflicts") { request, _ in
             let entity = request.uri.queryParameters.get("entity")
-            let rows = try await service.run { try service.projector.database.read { try ProjectionQueries.conflicts($0, entityID: entity) } }
+            let rows = try await service.projector.database.read { try ProjectionQueries.conflicts($0, entityID: entity) }
             return json(.object([("items", .array(rows.map { c in
                 .object([("entityId", .string(c.entityID)), ("entityType", .string(c.entityType)), ("property", .string(c.property)),
                          ("losingValue", .raw(c.losingValue)), ("loserHlc", .string(c.loserHLC)), ("loserOrigin", .string(c.loserOrigin)),

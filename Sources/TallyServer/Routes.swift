@@ -71,7 +71,7 @@ struct EntityRoutes {
             // timeout names the same entity, finds it created, and gets it back instead of a duplicate.
             let key = request.headers[HTTPField.Name("Idempotency-Key")!]
             let uuid = id ?? key.map { IdempotencyKey.entityID(actor: actor, key: $0, type: type) } ?? UUID()
-            if key != nil, try await service.run({ try service.projector.database.read { try ProjectionLookup($0).entity(.uuid(uuid)) } }) != nil {
+            if key != nil, try await service.projector.database.read({ try ProjectionLookup($0).entity(.uuid(uuid)) }) != nil {
                 var replay = try await view(uuid.lowercased, status: .ok)
                 replay.headers[HTTPField.Name("Idempotent-Replayed")!] = "true"
                 return replay
@@ -140,12 +140,12 @@ struct SettingRoutes {
 
     func add(to group: RouterGroup<TallyRequestContext>) {
         group.get("settings") { _, _ in
-            let rows = try await service.run { try service.projector.database.read { try ProjectionQueries.settings($0) } }
+            let rows = try await service.projector.database.read { try ProjectionQueries.settings($0) }
             return json(.object([("items", .array(rows.map(ViewJSON.setting)))]))
         }
         group.get("settings/:key") { _, context in
             let key = try key(context)
-            guard let row = try await service.run({ try service.projector.database.read { try ProjectionQueries.setting($0, key: key) } }) else {
+            guard let row = try await service.projector.database.read({ try ProjectionQueries.setting($0, key: key) }) else {
                 throw APIError(.notFound, "not_found", "no setting '\(key)'")
             }
             return json(ViewJSON.setting(row))
@@ -174,7 +174,7 @@ struct SettingRoutes {
                                       properties: [.value: .json(value.canonicalText)], actor: actor, isLocalOnly: isLocal)
                 }
             }
-            guard let row = try await service.run({ try service.projector.database.read { try ProjectionQueries.setting($0, key: key) } }) else {
+            guard let row = try await service.projector.database.read({ try ProjectionQueries.setting($0, key: key) }) else {
                 throw APIError(.internalServerError, "internal", "the setting was written but is not in the views")
             }
             return json(ViewJSON.setting(row))

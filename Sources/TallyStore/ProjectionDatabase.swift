@@ -49,6 +49,10 @@ public enum ProjectionDatabase {
         configuration.busyMode = .timeout(30)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA cache_size = -65536")
+            // The log is what is durable; the views only need to be consistent. In WAL mode,
+            // NORMAL keeps every commit atomic (the checkpoint moves with its rows) and may lose
+            // the last commits in a power cut — which catch-up then re-applies from the log.
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         return configuration
     }
