@@ -9,6 +9,9 @@ public struct LedgerSession: Sendable {
     public let writer: LogWriter
     /// The replica's views.
     public let projector: Projector
+    /// The latest events this session appended, so concurrent writers can project each
+    /// other's events without re-reading the log.
+    let recent = RecentEvents()
 
     /// A session over an open writer and views.
     public init(writer: LogWriter, projector: Projector) {
@@ -32,8 +35,9 @@ public struct LedgerSession: Sendable {
             return draft
         }
         let logged = try writer.appendLogged([draft])
+        recent.add(logged)
         // The event is durable; if projecting fails now, the next catch-up applies it from the log.
-        try projector.project(logged)
+        try projector.project(logged, recent: recent.event)
         let event = logged[0].event
         let entity = try projector.database.read { try ProjectionLookup($0).entity(event.entityID) }
         return (event, entity)
@@ -48,3 +52,22 @@ public struct LedgerSession: Sendable {
         return Currency.fallbackDefault
     }
 }
+
+/// A bounded memory of recently appended events by log index.
+final class RecentEvents: Sendable {
+    private let events = Mutex<[UInt64: LoggedEvent]>([:])
+    private let capacity = 10_000
+
+    func add(_ logged: [LoggedEvent]) {
+        events.withLock { events in
+            for event in logged { events[event.index] = event }
+            if events.count > capacity, let newest = logged.last?.index {
+                events = events.filter { $0.key + UInt64(capacity / 2) > newest }
+            }
+        }
+    }
+
+    func event(_ index: UInt64) -> LoggedEvent? { events.withLock { $0[index] } }
+}
+
+import Synchronization

@@ -54,11 +54,21 @@ public struct Projector: Sendable {
         return applied
     }
 
-    /// Projects just-appended events: directly when they follow the checkpoint, else (another
-    /// process or request got in between) by catching up from the log.
-    public func project(_ events: [LoggedEvent]) throws {
-        guard let first = events.first else { return }
-        if try checkpoint() + 1 == first.index, (try? apply(events)) != nil { return }
+    /// Projects just-appended events: directly when they follow the checkpoint; else (another
+    /// request got in between) with the events in between from `recent`, the appender's memory
+    /// of its latest events; else by catching up from the log.
+    public func project(_ events: [LoggedEvent], recent: (UInt64) -> LoggedEvent? = { _ in nil }) throws {
+        guard let first = events.first, let last = events.last else { return }
+        let projected = try checkpoint()
+        if projected >= last.index { return }
+        if projected + 1 == first.index, (try? apply(events)) != nil { return }
+        var gap: [LoggedEvent] = []
+        var index = projected + 1
+        while index < first.index, let event = recent(index) {
+            gap.append(event)
+            index += 1
+        }
+        if index == first.index, (try? apply(gap + events)) != nil { return }
         try catchUp()
     }
 
