@@ -77,11 +77,7 @@ struct QueryRoutes {
         group.get("conflicts") { request, _ in
             let entity = request.uri.queryParameters.get("entity")
             let rows = try await service.projector.database.read { try ProjectionQueries.conflicts($0, entityID: entity) }
-            return json(.object([("items", .array(rows.map { c in
-                .object([("entityId", .string(c.entityID)), ("entityType", .string(c.entityType)), ("property", .string(c.property)),
-                         ("losingValue", .raw(c.losingValue)), ("loserHlc", .string(c.loserHLC)), ("loserOrigin", .string(c.loserOrigin)),
-                         ("winningValue", .raw(c.winningValue)), ("winnerHlc", .string(c.winnerHLC)), ("winnerOrigin", .string(c.winnerOrigin))])
-            }))]))
+            return json(.object([("items", .array(rows.map(ViewJSON.conflict)))]))
         }
     }
 

@@ -46,5 +46,11 @@ public enum ViewJSON {
         ])
     }
 
+    public static func conflict(_ c: ConflictRow) -> JSONText {
+        .object([("entityId", .string(c.entityID)), ("entityType", .string(c.entityType)), ("property", .string(c.property)),
+                 ("losingValue", .raw(c.losingValue)), ("loserHlc", .string(c.loserHLC)), ("loserOrigin", .string(c.loserOrigin)),
+                 ("winningValue", .raw(c.winningValue)), ("winnerHlc", .string(c.winnerHLC)), ("winnerOrigin", .string(c.winnerOrigin))])
+    }
+
     public static func optional(_ text: String?) -> JSONText { text.map(JSONText.string) ?? .null }
 }

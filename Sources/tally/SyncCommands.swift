@@ -85,11 +85,7 @@ struct ConflictsCommand: ParsableCommand {
     func run() throws {
         let conflicts = try openViews(global).database.read { try ProjectionQueries.conflicts($0, entityID: entity) }
         if json {
-            print(JSONText.array(conflicts.map { c in
-                .object([("entityId", .string(c.entityID)), ("entityType", .string(c.entityType)), ("property", .string(c.property)),
-                         ("losingValue", .raw(c.losingValue)), ("loserHlc", .string(c.loserHLC)), ("loserOrigin", .string(c.loserOrigin)),
-                         ("winningValue", .raw(c.winningValue)), ("winnerHlc", .string(c.winnerHLC)), ("winnerOrigin", .string(c.winnerOrigin))])
-            }).serialized)
+            print(JSONText.array(conflicts.map(ViewJSON.conflict)).serialized)
             return
         }
         print(Table.render(header: ["ENTITY", "PROPERTY", "LOST", "LOSER", "KEPT", "WINNER"], rows: conflicts.map { c in
