@@ -15,7 +15,7 @@ enum OpenAPIDocument {
         bearer: {type: http, scheme: bearer}
       parameters:
         id: {name: id, in: path, required: true, schema: {type: string, format: uuid}}
-        key: {name: key, in: path, required: true, schema: {type: string, minLength: 1, maxLength: 256}}
+        key: {name: key, in: path, required: true, schema: {type: string, minLength: 1, maxLength: 64, pattern: "^[A-Za-z][A-Za-z0-9._-]*$"}}
       responses:
         Error:
           description: A client or server error.
@@ -50,16 +50,17 @@ enum OpenAPIDocument {
         ExpenseInput:
           type: object
           additionalProperties: false
+          minProperties: 1
           properties:
             id: {type: string, format: uuid}
             kind: {type: string, enum: [income, expense]}
             amount: {type: integer, minimum: 1, maximum: 1000000000000000}
             currency: {type: string, pattern: "^[A-Z]{3}$"}
-            date: {type: string, description: "ISO 8601 with offset"}
+            date: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](Z|[+-](0[0-9]|1[0-4]):[0-5][0-9]))?$", description: "ISO 8601 with offset, or a bare date (local midnight)"}
             categoryId: {type: [string, "null"], format: uuid}
-            payment: {type: [string, "null"], maxLength: 64}
-            memo: {type: [string, "null"], maxLength: 4096}
-            tags: {type: array, items: {type: string, minLength: 1, maxLength: 64}, maxItems: 32}
+            payment: {type: [string, "null"], maxLength: 64, pattern: '^[^\\u0000-\\u001f]*$'}
+            memo: {type: [string, "null"], maxLength: 4096, pattern: '^[^\\u0000-\\u001f]*$'}
+            tags: {type: array, items: {type: string, minLength: 1, maxLength: 64, pattern: '^[^\\u0000-\\u001f]*[^\\s\\u0000-\\u001f][^\\u0000-\\u001f]*$'}, maxItems: 32}
             repeat: {type: string, enum: [none, daily, weekly, monthly, yearly]}
             attachments: {type: array, items: {type: string, pattern: "^[0-9a-f]{64}$"}, maxItems: 32}
         Category:
@@ -74,11 +75,12 @@ enum OpenAPIDocument {
         CategoryInput:
           type: object
           additionalProperties: false
+          minProperties: 1
           properties:
             id: {type: string, format: uuid}
-            name: {type: string, minLength: 1, maxLength: 128}
+            name: {type: string, minLength: 1, maxLength: 128, pattern: '^[^\\u0000-\\u001f]*[^\\s\\u0000-\\u001f][^\\u0000-\\u001f]*$'}
             parentId: {type: [string, "null"], format: uuid}
-            icon: {type: [string, "null"], maxLength: 64}
+            icon: {type: [string, "null"], maxLength: 64, pattern: '^[^\\u0000-\\u001f]*$'}
             kind: {type: string, enum: [income, expense]}
         Todo:
           type: object
@@ -96,10 +98,11 @@ enum OpenAPIDocument {
         TodoInput:
           type: object
           additionalProperties: false
+          minProperties: 1
           properties:
             id: {type: string, format: uuid}
-            title: {type: string, minLength: 1, maxLength: 256}
-            memo: {type: [string, "null"], maxLength: 4096}
+            title: {type: string, minLength: 1, maxLength: 256, pattern: '^[^\\u0000-\\u001f]*[^\\s\\u0000-\\u001f][^\\u0000-\\u001f]*$'}
+            memo: {type: [string, "null"], maxLength: 4096, pattern: '^[^\\u0000-\\u001f]*$'}
             startDate: {type: [string, "null"]}
             endDate: {type: [string, "null"]}
             checks: {type: array, items: {type: boolean}, maxItems: 3660}
@@ -113,43 +116,45 @@ enum OpenAPIDocument {
       /health:
         get:
           security: []
-          responses: {"200": {description: The service is up.}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The service is up.}}
       /metrics:
-        get: {responses: {"200": {description: Prometheus metrics., content: {text/plain: {}}}, "401": {$ref: "#/components/responses/Error"}}}
+        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Prometheus metrics., content: {text/plain: {}}}, "401": {$ref: "#/components/responses/Error"}}}
       /openapi.yaml:
-        get: {responses: {"200": {description: This document., content: {application/yaml: {}}}}}
+        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: This document., content: {application/yaml: {}}}}}
       /v1/replication/vector:
-        get: {responses: {"200": {description: "This replica's version vector (replicate scope)."}, "403": {$ref: "#/components/responses/Error"}}}
+        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "This replica's version vector (replicate scope)."}, "403": {$ref: "#/components/responses/Error"}}}
       /v1/replication/pull:
         post:
           requestBody: {required: true, content: {application/json: {schema: {type: object, properties: {origins: {type: object, additionalProperties: {type: integer}}}}}}}
-          responses: {"200": {description: "The events the caller lacks: length-prefixed encoded events.", content: {application/octet-stream: {}}}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "The events the caller lacks: length-prefixed encoded events.", content: {application/octet-stream: {}}}}
       /v1/replication/push:
         post:
           requestBody: {required: true, content: {application/octet-stream: {}}}
-          responses: {"200": {description: "{applied, alreadyHeld}"}, "422": {$ref: "#/components/responses/Error"}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "{applied, alreadyHeld}"}, "422": {$ref: "#/components/responses/Error"}}
       /v1/replication/sync:
         post:
           requestBody: {required: true, content: {application/json: {schema: {type: object, properties: {peer: {type: string}, url: {type: string}, token: {type: string}}}}}}
-          responses: {"200": {description: "{pulled, pushed, alreadyHeld, newConflicts, newMerges}"}, "404": {$ref: "#/components/responses/Error"}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "{pulled, pushed, alreadyHeld, newConflicts, newMerges}"}, "404": {$ref: "#/components/responses/Error"}}
       /v1/expenses:
         get:
           parameters:
-            - {name: month, in: query, schema: {type: string, pattern: "^[0-9]{4}-[0-9]{2}$"}}
-            - {name: from, in: query, schema: {type: string}}
-            - {name: to, in: query, schema: {type: string}}
+            - {name: month, in: query, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])$"}}
+            - {name: from, in: query, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"}}
+            - {name: to, in: query, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"}}
             - {name: category, in: query, schema: {type: string, format: uuid}}
             - {name: tag, in: query, schema: {type: string}}
             - {name: kind, in: query, schema: {type: string, enum: [income, expense]}}
             - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000}}
-            - {name: cursor, in: query, schema: {type: string}}
+            - {name: cursor, in: query, schema: {type: string, pattern: "^[0-9]+_[0-9a-f-]{36}$"}}
           responses:
+            default: {$ref: "#/components/responses/Error"}
             "200": {description: "Expenses, newest first: {items, nextCursor}."}
             "400": {$ref: "#/components/responses/Error"}
         post:
           parameters: [{name: Idempotency-Key, in: header, schema: {type: string}, description: "A retry with the same key returns the entity created the first time (200)."}]
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/ExpenseInput"}}}}
           responses:
+            default: {$ref: "#/components/responses/Error"}
             "200": {description: Replayed (Idempotency-Key seen before), content: {application/json: {schema: {$ref: "#/components/schemas/Expense"}}}}
             "201": {description: Created (durable), content: {application/json: {schema: {$ref: "#/components/schemas/Expense"}}}}
             "400": {$ref: "#/components/responses/Error"}
@@ -158,40 +163,40 @@ enum OpenAPIDocument {
             "415": {$ref: "#/components/responses/Error"}
       /v1/expenses/{id}:
         parameters: [{$ref: "#/components/parameters/id"}]
-        get: {responses: {"200": {description: The expense.}, "404": {$ref: "#/components/responses/Error"}}}
+        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The expense.}, "404": {$ref: "#/components/responses/Error"}}}
         patch:
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/ExpenseInput"}}}}
-          responses: {"200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
-        delete: {responses: {"204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
+        delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
       /v1/categories:
-        get: {responses: {"200": {description: "Categories as a tree (duplicates merged): {items}."}}}
+        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Categories as a tree (duplicates merged): {items}."}}}
         post:
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/CategoryInput"}}}}
-          responses: {"201": {description: Created.}, "400": {$ref: "#/components/responses/Error"}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: Created.}, "400": {$ref: "#/components/responses/Error"}}
       /v1/categories/{id}:
         parameters: [{$ref: "#/components/parameters/id"}]
-        get: {responses: {"200": {description: The category (or the one a duplicate merged into).}, "404": {$ref: "#/components/responses/Error"}}}
+        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The category (or the one a duplicate merged into).}, "404": {$ref: "#/components/responses/Error"}}}
         patch:
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/CategoryInput"}}}}
-          responses: {"200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
-        delete: {responses: {"204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
+        delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
       /v1/todos:
-        get: {responses: {"200": {description: "To-dos: {items}."}}}
+        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "To-dos: {items}."}}}
         post:
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/TodoInput"}}}}
-          responses: {"201": {description: Created.}, "400": {$ref: "#/components/responses/Error"}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: Created.}, "400": {$ref: "#/components/responses/Error"}}
       /v1/todos/{id}:
         parameters: [{$ref: "#/components/parameters/id"}]
-        get: {responses: {"200": {description: The to-do.}, "404": {$ref: "#/components/responses/Error"}}}
+        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The to-do.}, "404": {$ref: "#/components/responses/Error"}}}
         patch:
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/TodoInput"}}}}
-          responses: {"200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
-        delete: {responses: {"204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
+        delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
       /v1/settings:
-        get: {responses: {"200": {description: "Settings: {items}."}}}
+        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Settings: {items}."}}}
       /v1/settings/{key}:
         parameters: [{$ref: "#/components/parameters/key"}]
-        get: {responses: {"200": {description: The setting.}, "404": {$ref: "#/components/responses/Error"}}}
+        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The setting.}, "404": {$ref: "#/components/responses/Error"}}}
         put:
           requestBody:
             required: true
@@ -202,24 +207,24 @@ enum OpenAPIDocument {
                   additionalProperties: false
                   required: [value]
                   properties: {value: {}, scope: {type: string, enum: [replicated, local]}}
-          responses: {"200": {description: Set.}, "400": {$ref: "#/components/responses/Error"}}
-        delete: {responses: {"204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Set.}, "400": {$ref: "#/components/responses/Error"}}
+        delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
       /v1/summary:
         get:
-          parameters: [{name: month, in: query, required: true, schema: {type: string, pattern: "^[0-9]{4}-[0-9]{2}$"}}]
-          responses: {"200": {description: "A month's totals by currency, category and payment."}, "400": {$ref: "#/components/responses/Error"}}
+          parameters: [{name: month, in: query, required: true, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])$"}}]
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "A month's totals by currency, category and payment."}, "400": {$ref: "#/components/responses/Error"}}
       /v1/summary/months:
-        get: {responses: {"200": {description: "Every month's income and expense per currency."}}}
+        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every month's income and expense per currency."}}}
       /v1/audit/{id}:
         parameters: [{name: id, in: path, required: true, schema: {type: string}}]
-        get: {responses: {"200": {description: "Every event of the entity, oldest first."}, "404": {$ref: "#/components/responses/Error"}}}
+        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every event of the entity, oldest first."}, "404": {$ref: "#/components/responses/Error"}}}
       /v1/conflicts:
         get:
           parameters: [{name: entity, in: query, schema: {type: string}}]
-          responses: {"200": {description: "Concurrent writes that lost: {items}."}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Concurrent writes that lost: {items}."}}
       /v1/changes:
         get:
           parameters: [{name: after, in: query, schema: {type: integer, minimum: 0}}]
-          responses: {"200": {description: "Server-sent events, one per log event after the cursor.", content: {text/event-stream: {}}}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Server-sent events, one per log event after the cursor.", content: {text/event-stream: {}}}}
     """
 }
