@@ -52,3 +52,17 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do { return try await next(request, context) } catch { return APIError.from(error).response }
     }
 }
+
+/// Methods the API never serves (TRACE, CONNECT, …) get 405 rather than 404.
+struct MethodMiddleware<Context: RequestContext>: RouterMiddleware {
+    static var served: Set<HTTPRequest.Method> { [.get, .head, .post, .put, .patch, .delete] }
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard Self.served.contains(request.method) else {
+            var response = APIError(.methodNotAllowed, "method_not_allowed", "\(request.method) is not served here").response
+            response.headers[.allow] = "GET, HEAD, POST, PUT, PATCH, DELETE"
+            return response
+        }
+        return try await next(request, context)
+    }
+}

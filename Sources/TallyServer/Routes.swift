@@ -10,6 +10,7 @@ public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> 
     let router = Router(context: TallyRequestContext.self)
     router.add(middleware: MetricsMiddleware(metrics: service.metrics))
     router.add(middleware: ErrorMiddleware())
+    router.add(middleware: MethodMiddleware())
     router.add(middleware: AuthMiddleware(tokens: service.tokens))
 
     router.get("/health") { _, _ in

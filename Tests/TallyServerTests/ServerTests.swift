@@ -159,6 +159,7 @@ extension TestResponse {
                 (.get, "/v1/expenses?limit=0", nil, "application/json", .badRequest),
                 (.get, "/v1/changes?after=-1", nil, "application/json", .badRequest),
                 (.get, "/v1/nowhere", nil, "application/json", .notFound),
+                (.trace, "/v1/expenses", nil, "application/json", .methodNotAllowed),
             ]
             for (method, uri, body, type, status) in cases {
                 let response = try await client.send(method, uri, token: token, json: body, contentType: type)
