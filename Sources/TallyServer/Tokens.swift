@@ -21,25 +21,37 @@ public final class TokenStore: @unchecked Sendable {
     // @unchecked: `cache` is only touched under `lock`.
     let path: String
     private let lock = NSLock()
-    private var cache: (modified: Date, tokens: [TokenRecord])?
+    private var cache: (modified: timespec, tokens: [TokenRecord], bySecret: [String: TokenRecord])?
 
     public init(directory: DataDirectory) { path = directory.path + "/tokens.json" }
 
-    /// Every token record.
+    /// Every token record (re-read when the file's modification time changes).
     public func all() throws -> [TokenRecord] {
-        let modified = (try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date) ?? .distantPast
-        return try lock.withLock {
-            if let cache, cache.modified == modified { return cache.tokens }
-            let tokens = try FileManager.default.contents(atPath: path).map { try JSONDecoder().decode([TokenRecord].self, from: $0) } ?? []
-            cache = (modified, tokens)
-            return tokens
-        }
+        try current().tokens
     }
 
-    /// The record of a presented secret, if it is a current token.
+    /// The record of a presented secret, if it is a current token. Secrets seen since the file
+    /// last changed are remembered, so a request costs one `stat`, not a hash.
     public func authenticate(_ secret: String) throws -> TokenRecord? {
+        let state = try current()
+        if let known = state.bySecret[secret] { return known }
         let digest = Self.digest(secret)
-        return try all().first { $0.sha256 == digest }
+        guard let record = state.tokens.first(where: { $0.sha256 == digest }) else { return nil }
+        lock.withLock {
+            if cache?.modified == state.modified, (cache?.bySecret.count ?? 0) < 1_000 { cache?.bySecret[secret] = record }
+        }
+        return record
+    }
+
+    private func current() throws -> (modified: timespec, tokens: [TokenRecord], bySecret: [String: TokenRecord]) {
+        var info = stat()
+        let modified = stat(path, &info) == 0 ? info.st_mtim : timespec()
+        return try lock.withLock {
+            if let cache, cache.modified == modified { return cache }
+            let tokens = try FileManager.default.contents(atPath: path).map { try JSONDecoder().decode([TokenRecord].self, from: $0) } ?? []
+            cache = (modified, tokens, [:])
+            return cache!
+        }
     }
 
     /// Creates a token and returns its secret, which is shown once and stored only as a hash.
@@ -72,5 +84,12 @@ public final class TokenStore: @unchecked Sendable {
         lock.withLock { cache = nil }
     }
 
-    static func digest(_ secret: String) -> String { SHA256.hash(data: Data(secret.utf8)).map { String(format: "%02x", $0) }.joined() }
+    static func digest(_ secret: String) -> String {
+        let hex = Array("0123456789abcdef".utf8)
+        return String(decoding: SHA256.hash(data: Data(secret.utf8)).flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 0x0F)]] }, as: UTF8.self)
+    }
+}
+
+extension timespec: @retroactive Equatable {
+    public static func == (lhs: timespec, rhs: timespec) -> Bool { lhs.tv_sec == rhs.tv_sec && lhs.tv_nsec == rhs.tv_nsec }
 }
