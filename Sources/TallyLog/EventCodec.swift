@@ -156,7 +156,7 @@ public enum EventCodec {
         case 5:
             let millis = try input.signedVarint()
             let offset = try input.signedVarint()
-            guard abs(offset) <= 18 * 60 else { throw DecodingError("UTC offset \(offset) minutes out of range") }
+            guard (-18 * 60...18 * 60).contains(offset) else { throw DecodingError("UTC offset \(offset) minutes out of range") }
             return .dateTime(DateTime(epochMillis: millis, offsetMinutes: Int16(offset)))
         case 6:
             let count = try input.length(max: 4096)
@@ -164,8 +164,9 @@ public enum EventCodec {
             for _ in 0..<count { texts.append(try input.string(maxBytes: maxFieldBytes)) }
             return .strings(texts)
         case 7:
-            let count = Int(try input.varint())
-            guard count <= Limits.maxChecks * 16 else { throw DecodingError("\(count) booleans is more than any todo holds") }
+            let declared = try input.varint()
+            guard declared <= UInt64(Limits.maxChecks * 16) else { throw DecodingError("\(declared) booleans is more than any todo holds") }
+            let count = Int(declared)
             let packed = try input.take((count + 7) / 8)
             if count % 8 != 0, packed[packed.count - 1] >> UInt8(count % 8) != 0 {
                 throw DecodingError("padding bits set after the last boolean (non-canonical encoding)")

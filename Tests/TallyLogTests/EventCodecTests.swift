@@ -62,3 +62,25 @@ import TallyTestSupport
         #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
     }
 }
+
+/// Inputs the random-bytes property once found, kept as fixed cases.
+@Suite struct EventCodecRegressionTests {
+    @Test func hostileLengthsAndOffsetsThrowInsteadOfTrapping() throws {
+        var rng = SplitMix64(seed: 1)
+        let event = Event(origin: .random(), sequence: 1, timestamp: .zero, actor: "a", entityType: .todo, entityID: .uuid(RandomEvents.uuid(&rng)),
+                          operation: .update, properties: [.checks: .bools([true])], previousHash: .zero)
+        var bytes = EventCodec.encode(event)
+        // The bool-list count: replace it with a 10-byte varint of UInt64.max.
+        let countAt = bytes.count - 3  // count, packed byte, basis count
+        bytes.replaceSubrange(countAt..<countAt + 1, with: [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01])
+        #expect(throws: (any Error).self) { try EventCodec.decode(bytes) }
+
+        let dated = Event(origin: .random(), sequence: 1, timestamp: .zero, actor: "a", entityType: .expense, entityID: .uuid(RandomEvents.uuid(&rng)),
+                          operation: .update, properties: [.date: .dateTime(DateTime(epochMillis: 0, offsetMinutes: 0))], previousHash: .zero)
+        var dateBytes = EventCodec.encode(dated)
+        // The offset (zigzag 0 = one byte 0x00) becomes zigzag Int64.min: the largest varint.
+        let offsetAt = dateBytes.count - 2  // offset, basis count
+        dateBytes.replaceSubrange(offsetAt..<offsetAt + 1, with: [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01])
+        #expect(throws: (any Error).self) { try EventCodec.decode(dateBytes) }
+    }
+}
