@@ -13,8 +13,11 @@ public enum SegmentFormat {
     public static let fileHeaderSize = 32
     /// Size of a frame header.
     public static let frameHeaderSize = 36
-    /// Largest uncompressed payload of one frame; bigger batches are split.
+    /// Target uncompressed payload of one frame; bigger batches are split.
     public static let maxFrameRawSize = 1 << 20
+    /// Largest payload a reader accepts: a frame holds at least one event, and one event may
+    /// exceed the split target (up to `LogConfiguration.maxEventSize`, 4 MiB).
+    static let maxFrameRawAccepted = 8 << 20
     /// How much earlier data (uncompressed) serves as the LZ4 dictionary of the next frame.
     public static let windowSize = 16 << 10
     /// Extension of segment files; names are the first log index in 16 hex digits.
@@ -97,7 +100,7 @@ struct FrameHeader: Equatable {
               let rawLength = try? input.u32(), let storedLength = try? input.u32(),
               let payloadChecksum = try? input.u32(), let headerChecksum = try? input.u32(),
               headerChecksum == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<32])),
-              rawLength <= SegmentFormat.maxFrameRawSize, storedLength <= SegmentFormat.maxFrameRawSize + (1 << 16)
+              rawLength <= SegmentFormat.maxFrameRawAccepted, storedLength <= SegmentFormat.maxFrameRawAccepted + (1 << 16)
         else { return nil }
         return FrameHeader(type: type, codec: codec, eventCount: eventCount, firstIndex: firstIndex,
                            rawLength: rawLength, storedLength: storedLength, payloadChecksum: payloadChecksum)

@@ -122,4 +122,17 @@ import TallyTestSupport
         #expect(throws: LogError.self) { try writer.append([SampleEvents.expenseCreate()]) }
         #expect(try log.events().count == 2)
     }
+
+    /// An event larger than the 1 MiB frame target (a 1 MiB setting value) gets a frame of its
+    /// own, and the log still reopens and reads it back.
+    @Test func anEventLargerThanTheFrameTargetReopens() throws {
+        let log = TestLog()
+        let writer = try log.openWriter()
+        let value = "\"" + String(repeating: "x", count: (1 << 20) - 16) + "\""
+        try writer.append([EventDraft(entityType: .setting, entityID: .settingKey("big"), operation: .create, properties: [.value: .json(value)], actor: "t")])
+        writer.close()
+        let reopened = try log.openWriter()
+        #expect(reopened.head.lastIndex == 1)
+        #expect(try log.events().first?.event.properties[.value] == .json(value))
+    }
 }
