@@ -97,7 +97,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TallyLogTests",
-            dependencies: ["TallyCore", "TallyLog", "TallyTestSupport", .product(name: "PropertyBased", package: "swift-property-based")]
+            dependencies: ["TallyCore", "TallyLog", "TallyTestSupport", .product(name: "Crypto", package: "swift-crypto"), .product(name: "PropertyBased", package: "swift-property-based")]
         ),
         .testTarget(
             name: "TallyStoreTests",

@@ -1,3 +1,4 @@
+import CTallyLZ4
 import Crypto
 import Foundation
 import TallyCore
@@ -184,7 +185,11 @@ public enum EventCodec {
 
     /// SHA-256 of an event's encoding: what its successor from the same origin names as `previousHash`.
     public static func hash(_ bytes: UnsafeRawBufferPointer) -> EventHash {
-        SHA256.hash(data: bytes).withUnsafeBytes { EventHash(bytes: $0) }
+        withUnsafeTemporaryAllocation(byteCount: 32, alignment: 8) { digest in
+            let out = digest.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            _ = CCryptoBoringSSL_SHA256(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(out), bytes.count, out)
+            return EventHash(bytes: UnsafeRawBufferPointer(digest))
+        }
     }
 
     /// SHA-256 of an encoded event held in an array.

@@ -94,8 +94,52 @@ public final class LogWriter: @unchecked Sendable {
 
     /// Records many local changes durably without handing the events back: for bulk loads,
     /// where echoing a million events would cost more than writing them.
+    ///
+    /// Stages in frame-sized chunks and hands each to a second thread that compresses it, so
+    /// that encoding and hashing (sequential: the hash chain) and compression run on two cores.
+    /// Nothing is written before every draft is staged, so a rejected draft changes nothing.
     public func appendBulk(_ drafts: [EventDraft]) throws -> AppendReceipt {
-        AppendReceipt(count: drafts.count, lastIndex: try stage(drafts) { _, _ in })
+        condition.lock()
+        defer { condition.unlock() }
+        while flushing { condition.wait() }
+        if let failure { throw failure }
+        // Become the flusher; whatever others staged before goes first.
+        flushing = true
+        let earlier = staged
+        staged = StagedBatch()
+        let framer = BackgroundFramer(segment: segment, configuration: configuration)
+        framer.add(earlier)
+        var stamper = DraftStamper(writer: self)
+        var chunk = StagedBatch(expectedEvents: BackgroundFramer.chunkEvents)
+        do {
+            for draft in drafts {
+                try stamper.stage(draft, into: &chunk)
+                if chunk.bytes.bytes.count >= BackgroundFramer.chunkBytes {
+                    framer.add(chunk)
+                    chunk = StagedBatch(expectedEvents: BackgroundFramer.chunkEvents)
+                }
+            }
+        } catch {
+            _ = framer.finish()
+            staged = earlier
+            flushing = false
+            condition.broadcast()
+            throw error
+        }
+        framer.add(chunk)
+        stamper.commit(to: self, count: drafts.count)
+        let lastIndex = stagedHead.lastIndex
+        stagedTicket += 1
+        let ticket = stagedTicket
+        let (planned, plan) = framer.finish()
+        condition.unlock()
+        var segment = planned
+        let result = Result { try segment.perform(plan) }
+        condition.lock()
+        self.segment = segment
+        finishFlush(result, upTo: ticket)
+        try waitUntilDurable(ticket)
+        return AppendReceipt(count: drafts.count, lastIndex: lastIndex)
     }
 
     /// Encodes and stages the drafts, waits until they are durable, and returns the log index of the last.
@@ -103,42 +147,74 @@ public final class LogWriter: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         if let failure { throw failure }
-        var scratch = ByteWriter(capacity: 256)
         var batch = StagedBatch(expectedEvents: drafts.count)
-        var clock = self.clock
-        let wall = HybridClock.wallMillis()
-        // The two chains this replica writes, kept in locals: a bulk append touches them per event.
-        let zero = ChainHead(sequence: 0, hash: .zero)
-        var replicated = stagedHead.chains[localOrigin] ?? zero
-        var localOnly = stagedHead.chains[localOnlyOrigin] ?? zero
-        var lastTimestamp = stagedHead.maxTimestamp
+        var stamper = DraftStamper(writer: self)
         for draft in drafts {
+            let (event, hash) = try stamper.stage(draft, into: &batch)
+            each(event, hash)
+        }
+        // Only now, with every draft encoded, does anything become visible to the flusher.
+        staged.append(contentsOf: batch)
+        stamper.commit(to: self, count: drafts.count)
+        let lastIndex = stagedHead.lastIndex
+        stagedTicket += 1
+        try waitUntilDurable(stagedTicket)
+        return lastIndex
+    }
+
+    /// Turns drafts into events (sequence, clock stamp, chain hash) and encodes them, keeping
+    /// the two chains this replica writes in locals until `commit` (a rejected draft leaves the
+    /// writer as it was).
+    private struct DraftStamper {
+        let localOrigin: ReplicaID
+        let localOnlyOrigin: ReplicaID
+        let maxEventSize: Int
+        let wall = HybridClock.wallMillis()
+        var clock: HybridClock
+        var replicated: ChainHead
+        var localOnly: ChainHead
+        var lastTimestamp: HybridTimestamp
+        var scratch = ByteWriter(capacity: 256)
+
+        /// Reads the writer's state; the caller holds `condition`.
+        init(writer: LogWriter) {
+            localOrigin = writer.localOrigin
+            localOnlyOrigin = writer.localOnlyOrigin
+            maxEventSize = writer.configuration.maxEventSize
+            clock = writer.clock
+            let zero = ChainHead(sequence: 0, hash: .zero)
+            replicated = writer.stagedHead.chains[writer.localOrigin] ?? zero
+            localOnly = writer.stagedHead.chains[writer.localOnlyOrigin] ?? zero
+            lastTimestamp = writer.stagedHead.maxTimestamp
+        }
+
+        /// Makes the next event of `draft`, encodes it and adds it to `batch`.
+        @discardableResult
+        mutating func stage(_ draft: EventDraft, into batch: inout StagedBatch) throws -> (Event, EventHash) {
             guard draft.actor.utf8.count <= Limits.maxActorBytes else { throw LogError.rejected(reason: "actor name longer than \(Limits.maxActorBytes) bytes") }
             let chain = draft.isLocalOnly ? localOnly : replicated
             let event = Event(
                 origin: draft.isLocalOnly ? localOnlyOrigin : localOrigin, sequence: chain.sequence + 1, timestamp: clock.tick(wallMillis: wall),
                 actor: draft.actor, isLocalOnly: draft.isLocalOnly, entityType: draft.entityType,
                 entityID: draft.entityID, operation: draft.operation, properties: draft.properties,
-                previousHash: chain.hash, basis: draft.basis.filter { draft.properties[$0.key] != nil })
+                previousHash: chain.hash, basis: draft.basis.isEmpty ? [:] : draft.basis.filter { draft.properties[$0.key] != nil })
             scratch.bytes.removeAll(keepingCapacity: true)
             EventCodec.encode(event, into: &scratch)
-            guard scratch.bytes.count <= configuration.maxEventSize else { throw LogError.rejected(reason: "event of \(scratch.bytes.count) bytes exceeds \(configuration.maxEventSize)") }
+            guard scratch.bytes.count <= maxEventSize else { throw LogError.rejected(reason: "event of \(scratch.bytes.count) bytes exceeds \(maxEventSize)") }
             let next = ChainHead(sequence: event.sequence, hash: batch.add(scratch.bytes, of: event))
             if draft.isLocalOnly { localOnly = next } else { replicated = next }
             lastTimestamp = event.timestamp
-            each(event, next.hash)
+            return (event, next.hash)
         }
-        // Only now, with every draft encoded, does anything become visible to the flusher.
-        staged.append(contentsOf: batch)
-        if replicated.sequence > 0 { stagedHead.chains[localOrigin] = replicated }
-        if localOnly.sequence > 0 { stagedHead.chains[localOnlyOrigin] = localOnly }
-        stagedHead.lastIndex += UInt64(drafts.count)
-        stagedHead.maxTimestamp = max(stagedHead.maxTimestamp, lastTimestamp)
-        self.clock = clock
-        let lastIndex = stagedHead.lastIndex
-        stagedTicket += 1
-        try waitUntilDurable(stagedTicket)
-        return lastIndex
+
+        /// Makes the staged events the writer's (the caller holds `condition`).
+        func commit(to writer: LogWriter, count: Int) {
+            if replicated.sequence > 0 { writer.stagedHead.chains[localOrigin] = replicated }
+            if localOnly.sequence > 0 { writer.stagedHead.chains[localOnlyOrigin] = localOnly }
+            writer.stagedHead.lastIndex += UInt64(count)
+            writer.stagedHead.maxTimestamp = max(writer.stagedHead.maxTimestamp, lastTimestamp)
+            writer.clock = clock
+        }
     }
 
     /// Appends already-encoded events (from another replica), verified by the caller, durably.
@@ -179,13 +255,18 @@ public final class LogWriter: @unchecked Sendable {
             condition.unlock()
             let result = Result { try segment.write(batch, configuration: configuration) }
             condition.lock()
-            flushing = false
-            switch result {
-            case .success: durableTicket = upTo
-            case .failure(let error): failure = .writerStopped(cause: "\(error)")
-            }
-            condition.broadcast()
+            finishFlush(result, upTo: upTo)
         }
+    }
+
+    /// Records the outcome of a flush of everything up to `ticket` (holding `condition`).
+    private func finishFlush(_ result: Result<Void, any Error>, upTo ticket: UInt64) {
+        flushing = false
+        switch result {
+        case .success: durableTicket = ticket
+        case .failure(let error): failure = .writerStopped(cause: "\(error)")
+        }
+        condition.broadcast()
     }
 
     /// Closes the current segment file and releases the writer lock; later appends throw.

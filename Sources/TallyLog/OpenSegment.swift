@@ -1,6 +1,21 @@
 import Foundation
 import TallyCore
 
+/// What a flush will write: frames for the open segment, and the points where it is sealed
+/// and the next segment starts. Planned in memory first (see `OpenSegment.plan`), so a bulk
+/// append can compress on another thread and still write nothing if a draft is rejected.
+struct SegmentWritePlan {
+    enum Step {
+        /// Bytes to append to the current segment.
+        case write([UInt8])
+        /// Fsync, make read-only and close the current segment (its seal frame was the last
+        /// write), then create the segment whose first event has this index.
+        case sealAndStartNext(firstIndex: UInt64)
+    }
+
+    var steps: [Step] = []
+}
+
 /// The newest segment, open for appending. Only the writer's current flusher uses it.
 struct OpenSegment {
     let directory: String
@@ -32,25 +47,52 @@ struct OpenSegment {
     /// Writes a staged batch as frames (sealing and starting segments as they fill) and fdatasyncs.
     mutating func write(_ batch: StagedBatch, configuration: LogConfiguration) throws {
         guard !batch.events.isEmpty else { return }
-        var out = ByteWriter(capacity: batch.bytes.bytes.count / 2 + 4096)
+        var plan = SegmentWritePlan()
+        self.plan(batch, configuration: configuration, into: &plan)
+        try perform(plan)
+    }
+
+    /// Compresses a staged batch into frames appended to `plan`, deciding where segments roll,
+    /// without touching the disk. The segment's bookkeeping (size, window, next index, head)
+    /// moves on as if the frames were written, so the plan is only valid for this segment value.
+    mutating func plan(_ batch: StagedBatch, configuration: LogConfiguration, into plan: inout SegmentWritePlan) {
         var first = 0
         while first < batch.events.count {
-            if size + out.bytes.count >= configuration.segmentSizeLimit, size + out.bytes.count > SegmentFormat.fileHeaderSize {
-                try flush(&out)
-                try sealAndStartNext()
+            if size >= configuration.segmentSizeLimit, size > SegmentFormat.fileHeaderSize {
+                planSealAndNext(into: &plan)
             }
             let start = first == 0 ? 0 : batch.events[first - 1].end
             var last = first
             while last + 1 < batch.events.count, batch.events[last + 1].end - start <= SegmentFormat.maxFrameRawSize { last += 1 }
+            var frame = ByteWriter(capacity: 0)
             batch.bytes.bytes.withUnsafeBytes { all in
-                appendEventsFrame(UnsafeRawBufferPointer(rebasing: all[start..<batch.events[last].end]), count: last - first + 1, to: &out)
+                appendEventsFrame(UnsafeRawBufferPointer(rebasing: all[start..<batch.events[last].end]), count: last - first + 1, to: &frame)
             }
+            size += frame.bytes.count
+            plan.steps.append(.write(frame.bytes))
             for event in batch.events[first...last] {
                 writtenHead.advance(origin: event.origin, sequence: event.sequence, timestamp: event.timestamp, hash: event.hash)
             }
             first = last + 1
         }
-        try flush(&out)
+    }
+
+    /// Writes what `plan` planned (creating the segments it rolls to) and fdatasyncs.
+    mutating func perform(_ plan: SegmentWritePlan) throws {
+        for step in plan.steps {
+            switch step {
+            case .write(let bytes):
+                let path = self.path, fd = descriptor
+                try bytes.withUnsafeBytes { try SegmentDirectory.writeAll(fd, $0, path: path) }
+            case .sealAndStartNext(let firstIndex):
+                guard fdatasync(descriptor) == 0 else { throw LogError.io(operation: "fdatasync", path: path, errno: errno) }
+                fchmod(descriptor, 0o444)
+                Glibc.close(descriptor)
+                descriptor = -1
+                descriptor = try SegmentDirectory.createSegment(in: directory, firstIndex: firstIndex)
+                path = directory + "/" + SegmentFormat.fileName(firstIndex: firstIndex)
+            }
+        }
         guard fdatasync(descriptor) == 0 else { throw LogError.io(operation: "fdatasync", path: path, errno: errno) }
     }
 
@@ -77,30 +119,14 @@ struct OpenSegment {
         window = SegmentWindow.advance(window, with: raw)
     }
 
-    private mutating func flush(_ out: inout ByteWriter) throws {
-        guard !out.bytes.isEmpty else { return }
-        let path = self.path, fd = descriptor
-        try out.bytes.withUnsafeBytes { try SegmentDirectory.writeAll(fd, $0, path: path) }
-        size += out.bytes.count
-        out.bytes.removeAll(keepingCapacity: true)
-    }
-
-    /// Ends the segment with a seal frame (the head as of its last event), makes it read-only,
-    /// and starts the next one.
-    private mutating func sealAndStartNext() throws {
+    /// Plans the end of this segment: a seal frame (the head as of its last event), then a new
+    /// segment starting at the next index.
+    private mutating func planSealAndNext(into plan: inout SegmentWritePlan) {
         let summary = writtenHead.encoded()
         let header = FrameHeader(type: .seal, codec: .none, eventCount: 0, firstIndex: nextIndex, rawLength: UInt32(summary.count),
                                  storedLength: UInt32(summary.count), payloadChecksum: CRC32C.checksum(summary))
-        var out = ByteWriter()
-        out.raw(header.encoded())
-        out.raw(summary)
-        try flush(&out)
-        guard fdatasync(descriptor) == 0 else { throw LogError.io(operation: "fdatasync", path: path, errno: errno) }
-        fchmod(descriptor, 0o444)
-        Glibc.close(descriptor)
-        descriptor = -1
-        descriptor = try SegmentDirectory.createSegment(in: directory, firstIndex: nextIndex)
-        path = directory + "/" + SegmentFormat.fileName(firstIndex: nextIndex)
+        plan.steps.append(.write(header.encoded() + summary))
+        plan.steps.append(.sealAndStartNext(firstIndex: nextIndex))
         size = SegmentFormat.fileHeaderSize
         window = []
     }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import PropertyBased
 import Testing
@@ -56,6 +57,17 @@ import TallyTestSupport
     @Test func hashIsSHA256OfTheEncoding() {
         // SHA-256("abc"), from FIPS 180-2.
         #expect(EventCodec.hash(Array("abc".utf8)).description == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(EventCodec.hash([UInt8]()).description == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    }
+
+    @Test func hashAgreesWithSwiftCryptoOnRandomInputs() {
+        // EventCodec.hash calls BoringSSL's one-shot SHA256 directly; it must equal swift-crypto's.
+        var rng = SplitMix64(seed: 7)
+        for length in [1, 55, 56, 63, 64, 65, 119, 120, 160, 1000, 70_000] {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let expected = SHA256.hash(data: bytes).withUnsafeBytes { EventHash(bytes: $0) }
+            #expect(EventCodec.hash(bytes) == expected, "length \(length)")
+        }
     }
 
     @Test func crc32cMatchesTheStandardCheckValue() {

@@ -5,6 +5,60 @@ import TallyCore
 import TallyTestSupport
 
 @Suite struct LogWriterTests {
+    @Test func bulkAppendRollsSegmentsAndReadsBackLikeSingleAppends() throws {
+        var log = TestLog()
+        log.segmentSize = 64 << 10
+        let writer = try log.openWriter()
+        let before = try writer.append([SampleEvents.expenseCreate(memo: "before")])
+        var drafts: [EventDraft] = []
+        for index in 0..<30_000 { drafts.append(SampleEvents.expenseCreate(amount: Int64(index + 1), memo: "bulk \(index % 50)")) }
+        drafts.append(SampleEvents.everyKind().last!)
+        let receipt = try writer.appendBulk(drafts)
+        let after = try writer.append([SampleEvents.expenseCreate(memo: "after")])
+        writer.close()
+        #expect(receipt.count == drafts.count && receipt.lastIndex == UInt64(drafts.count + 1))
+        let read = try log.events()
+        #expect(read.count == drafts.count + 2)
+        #expect(read.first?.event == before[0] && read.last?.event == after[0])
+        #expect(zip(read.dropFirst().dropLast(), drafts).allSatisfy { $0.event.properties == $1.properties && $0.event.entityID == $1.entityID })
+        #expect(try log.segmentPaths().count > 5, "the bulk append rolled segments")
+        #expect(try LogVerifier.verify(directory: log.directory.path).findings.isEmpty)
+        let reopened = try log.openWriter()
+        #expect(reopened.head.lastIndex == UInt64(drafts.count + 2))
+    }
+
+    @Test func rejectedBulkAppendWritesNothingAndTheWriterGoesOn() throws {
+        let log = TestLog()
+        let writer = try log.openWriter()
+        try writer.append([SampleEvents.expenseCreate()])
+        let segmentBytes = try log.segmentPaths().map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        var drafts = (0..<20_000).map { SampleEvents.expenseCreate(amount: Int64($0 + 1)) }
+        drafts[15_000].actor = String(repeating: "x", count: Limits.maxActorBytes + 1)
+        #expect(throws: LogError.self) { try writer.appendBulk(drafts) }
+        #expect(try log.segmentPaths().map { try Data(contentsOf: URL(fileURLWithPath: $0)) } == segmentBytes, "nothing written")
+        let next = try writer.append([SampleEvents.expenseCreate()])
+        #expect(next[0].sequence == 2, "the rejected drafts took no sequence numbers")
+        writer.close()
+        #expect(try log.events().count == 2)
+        #expect(try LogVerifier.verify(directory: log.directory.path).findings.isEmpty)
+    }
+
+    @Test func concurrentAppendsDuringABulkAppendStayInChainOrder() async throws {
+        let log = TestLog()
+        let writer = try log.openWriter()
+        let drafts = (0..<50_000).map { SampleEvents.expenseCreate(amount: Int64($0 + 1)) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { _ = try writer.appendBulk(drafts) }
+            for _ in 0..<8 {
+                group.addTask { for _ in 0..<20 { try writer.append([SampleEvents.expenseCreate()]) } }
+            }
+            try await group.waitForAll()
+        }
+        writer.close()
+        #expect(try log.events().count == 50_000 + 160)
+        #expect(try LogVerifier.verify(directory: log.directory.path).findings.isEmpty)
+    }
+
     @Test func appendsAreReadBackInOrderWithChainedHashes() throws {
         let log = TestLog()
         let writer = try log.openWriter()
