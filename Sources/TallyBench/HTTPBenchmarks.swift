@@ -14,11 +14,11 @@ struct HTTPBenchmarks {
     func run() async throws -> [BenchmarkResult] {
         let data = workDirectory + "/http"
         try? FileManager.default.removeItem(atPath: data)
-        _ = try shell([tallyBinary, "init", "--data-dir", data])
-        let token = try shell([tallyBinary, "token", "create", "--data-dir", data, "--name", "bench", "--scope", "read,write"])
+        _ = try runProcess([tallyBinary, "init", "--data-dir", data])
+        let token = try runProcess([tallyBinary, "token", "create", "--data-dir", data, "--name", "bench", "--scope", "read,write"])
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let bare = try start([tallyBinary, "debug", "bare-server", "--port", "18990"])
-        let server = try start([tallyBinary, "serve", "--data-dir", data, "--port", "18991"])
+        let bare = try startProcess([tallyBinary, "debug", "bare-server", "--port", "18990"])
+        let server = try startProcess([tallyBinary, "serve", "--data-dir", data, "--port", "18991"])
         defer { bare.terminate(); server.terminate() }
         try await Task.sleep(for: .seconds(2))
 
@@ -83,28 +83,6 @@ struct HTTPBenchmarks {
         let body = try await client.execute(request, timeout: .seconds(30)).body.collect(upTo: 16 << 20)
         let object = try JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as! [String: Any]
         return (object["items"] as! [[String: Any]]).map { $0["id"] as! String }
-    }
-
-    func start(_ arguments: [String]) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: arguments[0])
-        process.arguments = Array(arguments.dropFirst())
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
-    }
-
-    func shell(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: arguments[0])
-        process.arguments = Array(arguments.dropFirst())
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        while process.isRunning { usleep(1000) }
-        return output
     }
 }
 

@@ -101,10 +101,12 @@ public enum ProjectionQueries {
 
     /// One expense by id.
     public static func expense(_ db: Database, id: String) throws -> ExpenseRow? {
-        try Row.fetchOne(db, sql: """
+        // Cached: the statement is compiled once per connection, not per request.
+        let statement = try db.cachedStatement(sql: """
             SELECT \(expenseColumns) FROM expenses e
             LEFT JOIN categories c ON c.id = e.category_id LEFT JOIN categories p ON p.id = c.parent_id WHERE e.id = ?
-            """, arguments: [id]).map(expense)
+            """)
+        return try Row.fetchOne(statement, arguments: [id]).map(expense)
     }
 
     private static func expense(_ row: Row) -> ExpenseRow {
@@ -146,13 +148,14 @@ public enum ProjectionQueries {
 
     /// To-dos, newest start first, then by title.
     public static func todos(_ db: Database) throws -> [TodoRow] {
-        try Row.fetchAll(db, sql: """
-            SELECT id, title, memo, start_date, end_date, checks, percentage, is_challenge, is_completed, attachments
-            FROM todos ORDER BY is_completed, title, id
-            """).map { row in
-            TodoRow(id: row[0], title: row[1], memo: row[2], startDate: row[3], endDate: row[4], checks: jsonBools(row[5]),
-                    percentage: row[6], isChallenge: row[7], isCompleted: row[8], attachments: jsonStrings(row[9]))
-        }
+        try Row.fetchAll(db, sql: "SELECT \(todoColumns) FROM todos ORDER BY is_completed, title, id").map(todo)
+    }
+
+    static let todoColumns = "id, title, memo, start_date, end_date, checks, percentage, is_challenge, is_completed, attachments"
+
+    private static func todo(_ row: Row) -> TodoRow {
+        TodoRow(id: row[0], title: row[1], memo: row[2], startDate: row[3], endDate: row[4], checks: jsonBools(row[5]),
+                percentage: row[6], isChallenge: row[7], isCompleted: row[8], attachments: jsonStrings(row[9]))
     }
 
     /// Settings by scope then key.
@@ -215,7 +218,8 @@ public enum ProjectionQueries {
     }
 
     static func jsonStrings(_ text: String) -> [String] {
-        (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String]) ?? []
+        if text == "[]" { return [] }  // most rows: no tags, no attachments
+        return (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String]) ?? []
     }
 
     static func jsonBools(_ text: String) -> [Bool] {
@@ -272,15 +276,15 @@ extension ProjectionQueries {
 extension ProjectionQueries {
     /// One category by id; a merged-away duplicate answers with the category that stands for it.
     public static func category(_ db: Database, id: String) throws -> CategoryRow? {
-        let winner = try String.fetchOne(db, sql: "SELECT winner_id FROM category_merges WHERE loser_id = ?", arguments: [id]) ?? id
-        return try Row.fetchOne(db, sql: "SELECT id, name, parent_id, icon, kind FROM categories WHERE id = ?", arguments: [winner]).map {
+        let winner = try String.fetchOne(db.cachedStatement(sql: "SELECT winner_id FROM category_merges WHERE loser_id = ?"), arguments: [id]) ?? id
+        return try Row.fetchOne(db.cachedStatement(sql: "SELECT id, name, parent_id, icon, kind FROM categories WHERE id = ?"), arguments: [winner]).map {
             CategoryRow(id: $0[0], name: $0[1], parentId: $0[2], icon: $0[3], kind: $0[4])
         }
     }
 
     /// One to-do by id.
     public static func todo(_ db: Database, id: String) throws -> TodoRow? {
-        try todos(db).first { $0.id == id }
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT \(todoColumns) FROM todos WHERE id = ?"), arguments: [id]).map(todo)
     }
 
     /// One setting by key (replicated first, then local).

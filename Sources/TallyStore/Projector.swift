@@ -12,7 +12,7 @@ public struct Projector: Sendable {
     /// The views.
     public let database: DatabasePool
     /// Events per transaction while catching up.
-    public var batchSize = 2_000
+    public var batchSize = 10_000
 
     /// Opens (creating if needed) the replica's views.
     public init(directory: DataDirectory) throws {
@@ -89,32 +89,42 @@ public struct Projector: Sendable {
 
     /// The body of one projection transaction: the events after the checkpoint, the category
     /// views if any category changed, and the new checkpoint.
+    ///
+    /// The batch is folded per entity first: each entity it touches is loaded once, has its
+    /// events applied in log order, and is stored and re-rendered once. An entity's state
+    /// depends only on its own events, so this gives exactly the rows that applying the events
+    /// one at a time would, with one write per entity instead of one per event.
     static func applyBatch(_ events: [LoggedEvent], _ db: Database) throws -> Int {
         var last = try checkpoint(db)
         var applied = 0
         var categoriesChanged = false
+        var touched: [EntityID: LedgerState.Entity] = [:]
+        var touchOrder: [EntityID] = []
+        var conflicts: [EntityID: [LedgerState.Conflict]] = [:]
         for logged in events where logged.index > last {
             guard logged.index == last + 1 else {
                 throw LogError.rejected(reason: "projection expects log index \(last + 1), got \(logged.index)")
             }
-            try apply(logged.event, db)
-            categoriesChanged = categoriesChanged || logged.event.entityType == .category
+            let event = logged.event
+            if touched[event.entityID] == nil {
+                touched[event.entityID] = try loadState(id: event.entityID, db) ?? LedgerState.Entity(first: event)
+                touchOrder.append(event.entityID)
+            }
+            let found = touched[event.entityID]!.apply(event)
+            if !found.isEmpty { conflicts[event.entityID, default: []] += found }
+            categoriesChanged = categoriesChanged || event.entityType == .category
             last = logged.index
             applied += 1
+        }
+        for id in touchOrder {
+            let entity = touched[id]!
+            try saveState(entity, db)
+            try ViewRows.write(entity, db)
+            if let found = conflicts[id] { try ViewRows.insertConflicts(found, of: entity, db) }
         }
         if categoriesChanged { try CategoryViews.refresh(db) }
         try db.execute(sql: "UPDATE projection_checkpoint SET last_index = ? WHERE id = 1", arguments: [Int64(last)])
         return applied
-    }
-
-    /// One event: load the entity's merge state, apply the event by the merge rules, store the
-    /// state and rewrite the entity's view rows.
-    static func apply(_ event: Event, _ db: Database) throws {
-        var entity = try loadState(id: event.entityID, db) ?? LedgerState.Entity(first: event)
-        let conflicts = entity.apply(event)
-        try saveState(entity, db)
-        try ViewRows.write(entity, db)
-        if !conflicts.isEmpty { try ViewRows.insertConflicts(conflicts, of: entity, db) }
     }
 
     static func loadState(id: EntityID, _ db: Database) throws -> LedgerState.Entity? {

@@ -70,13 +70,10 @@ public struct StreamReceiver {
     let writer: LogWriter
     private var decoder = EventRecords.Decoder()
     private var incoming: IncomingEvents
-    private var flushed = 0
     /// Events applied so far.
     public private(set) var applied = 0
     /// Events skipped as already held.
     public var alreadyHeld: Int { incoming.alreadyHeld }
-    /// What was applied, for projection and reporting.
-    public private(set) var appliedEvents: [Event] = []
     let source: String
     let batchSize: Int
 
@@ -90,27 +87,27 @@ public struct StreamReceiver {
     /// Feeds a piece of the stream. On a bad event, what was verified before it is appended
     /// (it is valid on its own, and the next sync need not send it again) and the error thrown.
     public mutating func feed(_ piece: some Collection<UInt8>) throws {
-        var incoming = self.incoming
+        // The decoder is moved out while it runs, so the verifier can be updated in place
+        // (copying it would copy every event verified but not yet appended, per piece).
+        var decoder = self.decoder
+        self.decoder = EventRecords.Decoder()
+        defer { self.decoder = decoder }
         let source = self.source
         do {
-            try decoder.feed(piece) { bytes in try incoming.offer(bytes, source: source) }
+            try decoder.feed(piece) { bytes in try self.incoming.offer(bytes, source: source) }
         } catch {
-            self.incoming = incoming
             try flush()
             throw error
         }
-        self.incoming = incoming
-        if incoming.accepted.count - flushed >= batchSize { try flush() }
+        if incoming.accepted.count >= batchSize { try flush() }
     }
 
     /// Appends what has been verified so far.
     public mutating func flush() throws {
-        let batch = Array(incoming.accepted[flushed...])
+        let batch = incoming.takeAccepted()
         guard !batch.isEmpty else { return }
         try writer.appendEncoded(batch)
-        flushed = incoming.accepted.count
         applied += batch.count
-        appliedEvents += batch.map(\.event)
     }
 
     /// The stream ended: checks it ended cleanly and appends the rest.

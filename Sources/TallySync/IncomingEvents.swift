@@ -41,22 +41,29 @@ public struct IncomingEvents {
         self.localOrigins = localOrigins
     }
 
+    /// Hands over the accepted events (to be appended) and forgets them; the chains stay.
+    public mutating func takeAccepted() -> [(bytes: [UInt8], event: Event)] {
+        defer { accepted = [] }
+        return accepted
+    }
+
     /// Checks one event given its stored bytes; throws a rejection naming `source`.
     public mutating func offer(_ bytes: UnsafeRawBufferPointer, source: String) throws {
         let event: Event
         do { event = try EventCodec.decode(bytes) } catch {
             throw SyncRejection(source: source, reason: "an event does not decode (\(error))")
         }
-        let label = "event \(event.origin)#\(event.sequence)"
+        var label: String { "event \(event.origin)#\(event.sequence)" }  // built only for an error message
         if event.isLocalOnly { throw SyncRejection(source: source, reason: "\(label) is local-only and must never leave its replica") }
         var clock = HybridClock(maximumSkewMillis: maximumSkewMillis)
         do { try clock.observe(event.timestamp, wallMillis: wallMillis) } catch {
             throw SyncRejection(source: source, reason: "\(label): \(error)")
         }
         let held = chains[event.origin]
+        let hash = EventCodec.hash(bytes)
         let heldSequence = held?.sequence ?? 0
         if event.sequence <= heldSequence {
-            if localOrigins.contains(event.origin) || event.sequence < heldSequence || EventCodec.hash(bytes) == held?.hash {
+            if localOrigins.contains(event.origin) || event.sequence < heldSequence || hash == held?.hash {
                 alreadyHeld += 1
                 return
             }
@@ -68,7 +75,7 @@ public struct IncomingEvents {
         guard event.previousHash == (held?.hash ?? .zero) else {
             throw SyncRejection(source: source, reason: "\(label) does not continue its origin's hash chain (edited or forged)")
         }
-        chains[event.origin] = ChainHead(sequence: event.sequence, hash: EventCodec.hash(bytes))
+        chains[event.origin] = ChainHead(sequence: event.sequence, hash: hash)
         accepted.append((Array(bytes), event))
     }
 }
