@@ -59,23 +59,25 @@ public enum EntitySchema {
         for (name, value) in properties {
             normalized[name] = try normalize(name, value, of: type)
         }
-        if case .dateTime(let start)? = normalized[.startDate], case .dateTime(let end)? = normalized[.endDate], end < start {
-            throw ValidationError(field: "endDate", "must not be before startDate")
-        }
         return normalized
     }
 
     static func normalize(_ name: PropertyName, _ value: PropertyValue, of type: EntityType) throws(ValidationError) -> PropertyValue {
         let field = name.jsonName
-        func text(_ maxLength: Int, nonEmpty: Bool) throws(ValidationError) -> PropertyValue {
-            guard case .string(let raw) = value else { throw ValidationError(field: field, "must be a string") }
+        // Lengths count Unicode code points of the text as sent (what JSON Schema's maxLength
+        // counts); the stored text is trimmed of surrounding blanks.
+        func checkedText(_ raw: String, _ maxLength: Int, nonEmpty: Bool) throws(ValidationError) -> String {
             let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines)
             if nonEmpty, trimmed.isEmpty { throw ValidationError(field: field, "must not be empty") }
-            if trimmed.count > maxLength { throw ValidationError(field: field, "must be at most \(maxLength) characters") }
-            if trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t" }) {
+            if raw.unicodeScalars.count > maxLength { throw ValidationError(field: field, "must be at most \(maxLength) characters") }
+            if raw.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t" }) {
                 throw ValidationError(field: field, "must not contain control characters")
             }
-            return .string(trimmed)
+            return trimmed
+        }
+        func text(_ maxLength: Int, nonEmpty: Bool) throws(ValidationError) -> PropertyValue {
+            guard case .string(let raw) = value else { throw ValidationError(field: field, "must be a string") }
+            return .string(try checkedText(raw, maxLength, nonEmpty: nonEmpty))
         }
         func oneOf(_ choices: [String]) throws(ValidationError) -> PropertyValue {
             guard case .string(let raw) = value, choices.contains(raw) else {
@@ -125,17 +127,15 @@ public enum EntitySchema {
             return try oneOf(["none", "daily", "weekly", "monthly", "yearly"])
         case .tags:
             guard case .strings(let tags) = value else { throw ValidationError(field: field, "must be a list of strings") }
-            let cleaned = Set(tags.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
-            if cleaned.contains(where: { $0.isEmpty || $0.count > Limits.maxShortTextLength }) {
-                throw ValidationError(field: field, "each tag must have 1 to \(Limits.maxShortTextLength) characters")
-            }
-            if cleaned.count > Limits.maxTags { throw ValidationError(field: field, "at most \(Limits.maxTags) tags") }
+            if tags.count > Limits.maxTags { throw ValidationError(field: field, "at most \(Limits.maxTags) tags") }
+            var cleaned: Set<String> = []
+            for tag in tags { cleaned.insert(try checkedText(tag, Limits.maxShortTextLength, nonEmpty: true)) }
             return .strings(cleaned.sorted())
         case .attachments:
             guard case .strings(let hashes) = value else { throw ValidationError(field: field, "must be a list of SHA-256 hex digests") }
             let isDigest = { (text: String) in text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) } }
             if !hashes.allSatisfy(isDigest) { throw ValidationError(field: field, "each attachment must be a lowercase SHA-256 hex digest") }
-            if Set(hashes).count > Limits.maxAttachments { throw ValidationError(field: field, "at most \(Limits.maxAttachments) attachments") }
+            if hashes.count > Limits.maxAttachments { throw ValidationError(field: field, "at most \(Limits.maxAttachments) attachments") }
             return .strings(Set(hashes).sorted())
         case .checks:
             guard case .bools(let checks) = value else { throw ValidationError(field: field, "must be a list of booleans") }
@@ -153,14 +153,17 @@ public enum EntitySchema {
         }
     }
 
-    /// Checks a setting key: 1 to 256 bytes of printable text without surrounding blanks.
+    /// Checks a setting key: a letter, then up to 63 letters, digits, '.' or '_' (ASCII), e.g.
+    /// `currency.default`. With no '-' a key can never be mistaken for an entity's UUID; the
+    /// OpenAPI document states the same rule as a pattern.
     public static func validateSettingKey(_ key: String) throws(ValidationError) {
-        if key.isEmpty || key.utf8.count > Limits.maxSettingKeyBytes {
-            throw ValidationError(field: "key", "must have 1 to \(Limits.maxSettingKeyBytes) bytes")
+        let bytes = Array(key.utf8)
+        func isLetter(_ byte: UInt8) -> Bool { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) }
+        func isAllowed(_ byte: UInt8) -> Bool {
+            isLetter(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
         }
-        if key != key.trimmingCharacters(in: .whitespacesAndNewlines) || key.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-            throw ValidationError(field: "key", "must not have surrounding blanks or control characters")
+        guard let first = bytes.first, bytes.count <= Limits.maxSettingKeyBytes, isLetter(first), bytes.allSatisfy(isAllowed) else {
+            throw ValidationError(field: "key", "must be a letter then up to \(Limits.maxSettingKeyBytes - 1) letters, digits, '.' or '_'")
         }
-        if UUID(uuidString: key) != nil { throw ValidationError(field: "key", "must not be a UUID (UUIDs name expenses, categories and todos)") }
     }
 }

@@ -17,8 +17,8 @@ public enum Limits {
     public static let maxAttachments = 32
     /// Most checks on one todo (ten years of days).
     public static let maxChecks = 3_660
-    /// Longest setting key in bytes.
-    public static let maxSettingKeyBytes = 256
+    /// Longest setting key in bytes (keys are ASCII, see `EntitySchema.validateSettingKey`).
+    public static let maxSettingKeyBytes = 64
     /// Most replicated settings (like a key-value cloud store).
     public static let maxReplicatedSettings = 1_024
     /// Total bytes of keys and values of all replicated settings.

@@ -4,11 +4,27 @@ public struct ValidationError: Error, Sendable, Equatable, CustomStringConvertib
     public let field: String?
     /// What is wrong and what would be accepted.
     public let message: String
+    /// Whether the input is wrong in itself, or only against the ledger as it stands.
+    public let kind: Kind
+
+    /// What made the input unacceptable (the HTTP API answers 400, 404 or 409 by it).
+    public enum Kind: Sendable, Equatable {
+        /// Wrong in itself: type, range, length, syntax.
+        case invalid
+        /// Names an entity to change that does not exist (or is deleted).
+        case notFound
+        /// Creates an entity whose id is taken.
+        case alreadyExists
+        /// Well-formed, but contradicts the current state: a reference to a missing category,
+        /// a category cycle, a setting's scope, the replicated settings' bounds.
+        case conflictsWithState
+    }
 
     /// Creates an error.
-    public init(field: String?, _ message: String) {
+    public init(field: String?, _ message: String, kind: Kind = .invalid) {
         self.field = field
         self.message = message
+        self.kind = kind
     }
 
     public var description: String {

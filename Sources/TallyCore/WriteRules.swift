@@ -10,26 +10,26 @@ public enum WriteRules {
         let existing = try state.entity(draft.entityID)
         switch draft.operation {
         case .create:
-            if existing != nil, draft.entityType != .setting { throw ValidationError(field: "id", "\(draft.entityID) already exists") }
+            if existing != nil, draft.entityType != .setting { throw ValidationError(field: "id", "\(draft.entityID) already exists", kind: .alreadyExists) }
         case .update, .delete:
             guard let live = try state.live(draft.entityID), live.type == draft.entityType else {
-                throw ValidationError(field: "id", "no \(draft.entityType) with id \(draft.entityID)")
+                throw ValidationError(field: "id", "no \(draft.entityType) with id \(draft.entityID)", kind: .notFound)
             }
             if draft.entityType == .setting, live.isLocalOnly != draft.isLocalOnly {
-                throw ValidationError(field: "scope", "setting \(draft.entityID) has scope \(live.isLocalOnly ? "local" : "replicated")")
+                throw ValidationError(field: "scope", "setting \(draft.entityID) has scope \(live.isLocalOnly ? "local" : "replicated")", kind: .conflictsWithState)
             }
         }
         for name in [PropertyName.categoryId, .parentId] {
             guard case .uuid(let target)? = draft.properties[name] else { continue }
             guard let category = try state.live(.uuid(target)), category.type == .category else {
-                throw ValidationError(field: name.jsonName, "no category with id \(target.lowercased)")
+                throw ValidationError(field: name.jsonName, "no category with id \(target.lowercased)", kind: .conflictsWithState)
             }
         }
         if case .uuid(let parent)? = draft.properties[.parentId] {
             var cursor: EntityID? = .uuid(parent)
             var steps = 0
             while let current = cursor, steps < 10_000 {
-                if current == draft.entityID { throw ValidationError(field: "parentId", "a category cannot be its own ancestor") }
+                if current == draft.entityID { throw ValidationError(field: "parentId", "a category cannot be its own ancestor", kind: .conflictsWithState) }
                 if case .uuid(let next)? = try state.live(current)?.values[.parentId] { cursor = .uuid(next) } else { cursor = nil }
                 steps += 1
             }
@@ -47,10 +47,10 @@ public enum WriteRules {
         }
         if case .json(let value)? = draft.properties[.value] { bytes += value.utf8.count + draft.entityID.description.utf8.count }
         if count + 1 > Limits.maxReplicatedSettings {
-            throw ValidationError(field: "key", "replicated settings are limited to \(Limits.maxReplicatedSettings) keys; delete one or use --local")
+            throw ValidationError(field: "key", "replicated settings are limited to \(Limits.maxReplicatedSettings) keys; delete one or use --local", kind: .conflictsWithState)
         }
         if bytes > Limits.maxReplicatedSettingsBytes {
-            throw ValidationError(field: "value", "replicated settings are limited to \(Limits.maxReplicatedSettingsBytes) bytes in total")
+            throw ValidationError(field: "value", "replicated settings are limited to \(Limits.maxReplicatedSettingsBytes) bytes in total", kind: .conflictsWithState)
         }
     }
 }

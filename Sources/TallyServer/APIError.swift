@@ -20,9 +20,12 @@ public struct APIError: Error, Sendable {
         switch error {
         case let error as APIError: return error
         case let error as ValidationError:
-            if error.field == "id", error.message.hasPrefix("no ") { return APIError(.notFound, "not_found", error.message) }
-            if error.field == "id" { return APIError(.conflict, "already_exists", error.message) }
-            return APIError(.badRequest, "invalid_field", error.description)
+            switch error.kind {
+            case .invalid: return APIError(.badRequest, "invalid_field", error.description)
+            case .notFound: return APIError(.notFound, "not_found", error.message)
+            case .alreadyExists: return APIError(.conflict, "already_exists", error.message)
+            case .conflictsWithState: return APIError(.conflict, "conflicts_with_state", error.description)
+            }
         case let error as StrictJSONError: return APIError(.badRequest, "malformed_json", "the body is not valid JSON: \(error)")
         case let error as SyncRejection: return APIError(.unprocessableContent, "rejected", error.description)
         case let error as LogError:
@@ -53,16 +56,52 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// Methods the API never serves (TRACE, CONNECT, …) get 405 rather than 404.
+/// Answers 405 with an `Allow` header listing exactly the methods the OpenAPI document gives a
+/// path, for any other method on a documented path; other paths go on (to a 404).
 struct MethodMiddleware<Context: RequestContext>: RouterMiddleware {
-    static var served: Set<HTTPRequest.Method> { [.get, .head, .post, .put, .patch, .delete] }
-
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard Self.served.contains(request.method) else {
-            var response = APIError(.methodNotAllowed, "method_not_allowed", "\(request.method) is not served here").response
-            response.headers[.allow] = "GET, HEAD, POST, PUT, PATCH, DELETE"
-            return response
+        if let allowed = DocumentedRoutes.methods(for: request.uri.path) {
+            let method = request.method.rawValue
+            if !allowed.contains(method), !(method == "HEAD" && allowed.contains("GET")) {
+                var response = APIError(.methodNotAllowed, "method_not_allowed", "\(method) is not served at this path").response
+                response.headers[.allow] = allowed.joined(separator: ", ")
+                return response
+            }
         }
         return try await next(request, context)
+    }
+}
+
+/// The methods the OpenAPI document lists for each path, read from the document itself so
+/// the two cannot drift apart.
+enum DocumentedRoutes {
+    static let all: [(segments: [String], methods: [String])] = parse(OpenAPIDocument.yaml)
+
+    /// The documented methods of the path `path` matches (a `{parameter}` matches any one
+    /// segment), or nil if it matches none.
+    static func methods(for path: String) -> [String]? {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        return all.first { route in
+            route.segments.count == segments.count
+                && zip(route.segments, segments).allSatisfy { pattern, segment in pattern.hasPrefix("{") ? !segment.isEmpty : pattern == segment }
+        }?.methods
+    }
+
+    /// Reads `paths:`: a path at two spaces of indent, its methods at four.
+    static func parse(_ yaml: String) -> [(segments: [String], methods: [String])] {
+        var routes: [(segments: [String], methods: [String])] = []
+        var inPaths = false
+        for line in yaml.split(separator: "\n") {
+            if line == "paths:" { inPaths = true; continue }
+            guard inPaths else { continue }
+            if line.hasPrefix("  /") {
+                let path = line.dropFirst(2).dropLast()
+                routes.append((path.split(separator: "/", omittingEmptySubsequences: false).map(String.init), []))
+            } else if line.hasPrefix("    "), !line.hasPrefix("     "), !routes.isEmpty {
+                let word = String(line.dropFirst(4).prefix { $0 != ":" })
+                if ["get", "post", "put", "patch", "delete"].contains(word) { routes[routes.count - 1].methods.append(word.uppercased()) }
+            }
+        }
+        return routes
     }
 }

@@ -32,6 +32,8 @@ enum EntityInput {
         case .amount:
             switch value {
             case .integer(let number): return .int(number)
+            // JSON Schema counts 64.0 as an integer, so a zero fraction is accepted; 12.5, 1e3 and overflow are not.
+            case .number(let text) where text.wholeNumberWithZeroFraction != nil: return .int(text.wholeNumberWithZeroFraction!)
             case .number: throw invalid(field, "must be a whole number of minor units (no fraction, exponent or overflow)")
             default: throw invalid(field, "must be an integer")
             }
@@ -66,5 +68,14 @@ enum EntityInput {
 
     static func invalid(_ field: String, _ message: String) -> APIError {
         APIError(.badRequest, "invalid_field", "invalid \(field): \(message)")
+    }
+}
+
+extension String {
+    /// `64` for "64.0" or "64.000" (digits, a point, zeros only); nil for anything else.
+    fileprivate var wholeNumberWithZeroFraction: Int64? {
+        let parts = split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[1].isEmpty, parts[1].allSatisfy({ $0 == "0" }) else { return nil }
+        return Int64(parts[0])
     }
 }

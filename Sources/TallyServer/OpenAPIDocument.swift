@@ -1,5 +1,14 @@
+import TallyCore
+
 /// The OpenAPI 3.1 document served at `/openapi.yaml`, kept beside the routes it describes.
 enum OpenAPIDocument {
+    /// What `DateTime(iso8601:)` accepts: a real calendar date (leap years included), optionally
+    /// a time with seconds, milliseconds and an offset (a bare date means local midnight).
+    static let datePattern = "^([0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))|([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29)([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9]([.][0-9]{1,3})?)?(Z|z|[+-](0[0-9]|1[0-8]):?[0-5][0-9]))?$"
+
+    /// The currencies `Currency.isValid` accepts.
+    static let currencies = Currency.minorUnitDigits.keys.sorted().joined(separator: ", ")
+
     static let yaml = """
     openapi: 3.1.0
     info:
@@ -15,7 +24,7 @@ enum OpenAPIDocument {
         bearer: {type: http, scheme: bearer}
       parameters:
         id: {name: id, in: path, required: true, schema: {type: string, format: uuid}}
-        key: {name: key, in: path, required: true, schema: {type: string, minLength: 1, maxLength: 64, pattern: "^[A-Za-z][A-Za-z0-9._-]*$"}}
+        key: {name: key, in: path, required: true, schema: {type: string, maxLength: 64, pattern: "^[A-Za-z][A-Za-z0-9._]*$"}}
       responses:
         Error:
           description: A client or server error.
@@ -47,20 +56,35 @@ enum OpenAPIDocument {
             tags: {type: array, items: {type: string}}
             repeat: {type: string, enum: [none, daily, weekly, monthly, yearly]}
             attachments: {type: array, items: {type: string}}
-        ExpenseInput:
+        ExpenseCreate:
           type: object
           additionalProperties: false
-          minProperties: 1
+          required: [amount]
           properties:
             id: {type: string, format: uuid}
             kind: {type: string, enum: [income, expense]}
             amount: {type: integer, minimum: 1, maximum: 1000000000000000}
-            currency: {type: string, pattern: "^[A-Z]{3}$"}
-            date: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](Z|[+-](0[0-9]|1[0-4]):[0-5][0-9]))?$", description: "ISO 8601 with offset, or a bare date (local midnight)"}
+            currency: {type: string, enum: [\(currencies)]}
+            date: {type: string, pattern: "\(datePattern)", description: "ISO 8601 with offset, or a bare date (local midnight)"}
             categoryId: {type: [string, "null"], format: uuid}
-            payment: {type: [string, "null"], maxLength: 64, pattern: '^[^\\u0000-\\u001f]*$'}
-            memo: {type: [string, "null"], maxLength: 4096, pattern: '^[^\\u0000-\\u001f]*$'}
-            tags: {type: array, items: {type: string, minLength: 1, maxLength: 64, pattern: '^[^\\u0000-\\u001f]*[^\\s\\u0000-\\u001f][^\\u0000-\\u001f]*$'}, maxItems: 32}
+            payment: {type: [string, "null"], maxLength: 64, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
+            memo: {type: [string, "null"], maxLength: 4096, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
+            tags: {type: array, items: {type: string, minLength: 1, maxLength: 64, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f][^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}, maxItems: 32}
+            repeat: {type: string, enum: [none, daily, weekly, monthly, yearly]}
+            attachments: {type: array, items: {type: string, pattern: "^[0-9a-f]{64}$"}, maxItems: 32}
+        ExpensePatch:
+          type: object
+          additionalProperties: false
+          minProperties: 1
+          properties:
+            kind: {type: string, enum: [income, expense]}
+            amount: {type: integer, minimum: 1, maximum: 1000000000000000}
+            currency: {type: string, enum: [\(currencies)]}
+            date: {type: string, pattern: "\(datePattern)", description: "ISO 8601 with offset, or a bare date (local midnight)"}
+            categoryId: {type: [string, "null"], format: uuid}
+            payment: {type: [string, "null"], maxLength: 64, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
+            memo: {type: [string, "null"], maxLength: 4096, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
+            tags: {type: array, items: {type: string, minLength: 1, maxLength: 64, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f][^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}, maxItems: 32}
             repeat: {type: string, enum: [none, daily, weekly, monthly, yearly]}
             attachments: {type: array, items: {type: string, pattern: "^[0-9a-f]{64}$"}, maxItems: 32}
         Category:
@@ -72,15 +96,24 @@ enum OpenAPIDocument {
             icon: {type: [string, "null"]}
             kind: {type: string, enum: [income, expense]}
             depth: {type: integer}
-        CategoryInput:
+        CategoryCreate:
+          type: object
+          additionalProperties: false
+          required: [name]
+          properties:
+            id: {type: string, format: uuid}
+            name: {type: string, minLength: 1, maxLength: 128, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f][^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
+            parentId: {type: [string, "null"], format: uuid}
+            icon: {type: [string, "null"], maxLength: 64, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
+            kind: {type: string, enum: [income, expense]}
+        CategoryPatch:
           type: object
           additionalProperties: false
           minProperties: 1
           properties:
-            id: {type: string, format: uuid}
-            name: {type: string, minLength: 1, maxLength: 128, pattern: '^[^\\u0000-\\u001f]*[^\\s\\u0000-\\u001f][^\\u0000-\\u001f]*$'}
+            name: {type: string, minLength: 1, maxLength: 128, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f][^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
             parentId: {type: [string, "null"], format: uuid}
-            icon: {type: [string, "null"], maxLength: 64, pattern: '^[^\\u0000-\\u001f]*$'}
+            icon: {type: [string, "null"], maxLength: 64, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
             kind: {type: string, enum: [income, expense]}
         Todo:
           type: object
@@ -95,16 +128,29 @@ enum OpenAPIDocument {
             isCompleted: {type: boolean}
             attachments: {type: array, items: {type: string}}
             percentage: {type: number, description: "derived: checks done / checks × 100"}
-        TodoInput:
+        TodoCreate:
+          type: object
+          additionalProperties: false
+          required: [title]
+          properties:
+            id: {type: string, format: uuid}
+            title: {type: string, minLength: 1, maxLength: 256, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f][^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
+            memo: {type: [string, "null"], maxLength: 4096, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
+            startDate: {type: [string, "null"], pattern: "\(datePattern)"}
+            endDate: {type: [string, "null"], pattern: "\(datePattern)"}
+            checks: {type: array, items: {type: boolean}, maxItems: 3660}
+            isChallenge: {type: boolean}
+            isCompleted: {type: boolean}
+            attachments: {type: array, items: {type: string, pattern: "^[0-9a-f]{64}$"}, maxItems: 32}
+        TodoPatch:
           type: object
           additionalProperties: false
           minProperties: 1
           properties:
-            id: {type: string, format: uuid}
-            title: {type: string, minLength: 1, maxLength: 256, pattern: '^[^\\u0000-\\u001f]*[^\\s\\u0000-\\u001f][^\\u0000-\\u001f]*$'}
-            memo: {type: [string, "null"], maxLength: 4096, pattern: '^[^\\u0000-\\u001f]*$'}
-            startDate: {type: [string, "null"]}
-            endDate: {type: [string, "null"]}
+            title: {type: string, minLength: 1, maxLength: 256, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f][^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
+            memo: {type: [string, "null"], maxLength: 4096, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
+            startDate: {type: [string, "null"], pattern: "\(datePattern)"}
+            endDate: {type: [string, "null"], pattern: "\(datePattern)"}
             checks: {type: array, items: {type: boolean}, maxItems: 3660}
             isChallenge: {type: boolean}
             isCompleted: {type: boolean}
@@ -152,7 +198,7 @@ enum OpenAPIDocument {
             "400": {$ref: "#/components/responses/Error"}
         post:
           parameters: [{name: Idempotency-Key, in: header, schema: {type: string}, description: "A retry with the same key returns the entity created the first time (200)."}]
-          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/ExpenseInput"}}}}
+          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/ExpenseCreate"}}}}
           responses:
             default: {$ref: "#/components/responses/Error"}
             "200": {description: Replayed (Idempotency-Key seen before), content: {application/json: {schema: {$ref: "#/components/schemas/Expense"}}}}
@@ -165,31 +211,31 @@ enum OpenAPIDocument {
         parameters: [{$ref: "#/components/parameters/id"}]
         get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The expense.}, "404": {$ref: "#/components/responses/Error"}}}
         patch:
-          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/ExpenseInput"}}}}
+          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/ExpensePatch"}}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
         delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
       /v1/categories:
         get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Categories as a tree (duplicates merged): {items}."}}}
         post:
-          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/CategoryInput"}}}}
+          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/CategoryCreate"}}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: Created.}, "400": {$ref: "#/components/responses/Error"}}
       /v1/categories/{id}:
         parameters: [{$ref: "#/components/parameters/id"}]
         get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The category (or the one a duplicate merged into).}, "404": {$ref: "#/components/responses/Error"}}}
         patch:
-          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/CategoryInput"}}}}
+          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/CategoryPatch"}}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
         delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
       /v1/todos:
         get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "To-dos: {items}."}}}
         post:
-          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/TodoInput"}}}}
+          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/TodoCreate"}}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: Created.}, "400": {$ref: "#/components/responses/Error"}}
       /v1/todos/{id}:
         parameters: [{$ref: "#/components/parameters/id"}]
         get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The to-do.}, "404": {$ref: "#/components/responses/Error"}}}
         patch:
-          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/TodoInput"}}}}
+          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/TodoPatch"}}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
         delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
       /v1/settings:

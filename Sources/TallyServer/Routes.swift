@@ -91,7 +91,7 @@ struct EntityRoutes {
         group.patch(RouterPath("\(path)/:id")) { request, context in
             let uuid = try id(context)
             let (bodyID, properties) = try EntityInput.parse(try await jsonBody(request), for: type)
-            if let bodyID, bodyID != uuid { throw APIError(.badRequest, "invalid_field", "invalid id: the body's id differs from the path's") }
+            if bodyID != nil { throw APIError(.badRequest, "invalid_field", "invalid id: an update names its entity in the path only") }
             let actor = actor(context)
             _ = try await service.run {
                 try service.session.write(actor: actor) { _, _ in

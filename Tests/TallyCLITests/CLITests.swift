@@ -58,9 +58,10 @@ import TallyTestSupport
             ["category", "add", "--name", "  "],
             ["category", "add", "--name", "Sub", "--parent", unknown],
             ["todo", "add", "--title", "x", "--checks", "1,2"],
-            ["todo", "add", "--title", "x", "--start", "2026-03-02", "--end", "2026-03-01"],
+            ["todo", "add", "--title", "x", "--start", "the second"],
             ["setting", "set", "theme", "dark"],
-            ["setting", "delete", "never-set"],
+            ["setting", "delete", "neverSet"],
+            ["setting", "set", "not-a-key", "1"],
             ["category", "delete", expense],
         ]
         for command in badCommands {

@@ -40,9 +40,21 @@ import TallyCore
         #expect(throws: ValidationError.self) { try EntitySchema.validate(.category, .update, [.amount: .int(1)]) }
     }
 
-    @Test func todoDatesMustBeInOrder() {
+    @Test func todoDatesAreNotOrderChecked() throws {
+        // Decision (docs/MERGE.md): two replicas may move start and end concurrently, so the
+        // merged views could never promise start ≤ end; a single write is not held to it either.
         let start = DateTime(epochMillis: 1_000_000, offsetMinutes: 0), end = DateTime(epochMillis: 0, offsetMinutes: 0)
-        #expect(throws: ValidationError.self) { try EntitySchema.validate(.todo, .update, [.startDate: .dateTime(start), .endDate: .dateTime(end)]) }
+        let normalized = try EntitySchema.validate(.todo, .update, [.startDate: .dateTime(start), .endDate: .dateTime(end)])
+        #expect(normalized[.endDate] == .dateTime(end))
+    }
+
+    @Test func settingKeysAreALetterThenLettersDigitsDotsOrUnderscores() throws {
+        for key in ["theme", "currency.default", "a", "A_1.b", String(repeating: "k", count: 64)] {
+            #expect(throws: Never.self, "\(key)") { try EntitySchema.validateSettingKey(key) }
+        }
+        for key in ["", "_x", "1abc", "a-b", "a b", "é", "8b1a9953-c461-4b3e-9f5c-1d6a3b1e2f00", String(repeating: "k", count: 65)] {
+            #expect(throws: ValidationError.self, "\(key)") { try EntitySchema.validateSettingKey(key) }
+        }
     }
 
     @Test func settingValuesBecomeCanonicalJSON() throws {

@@ -160,6 +160,10 @@ extension TestResponse {
                 (.get, "/v1/changes?after=-1", nil, "application/json", .badRequest),
                 (.get, "/v1/nowhere", nil, "application/json", .notFound),
                 (.trace, "/v1/expenses", nil, "application/json", .methodNotAllowed),
+                (.patch, "/v1/expenses/\(existing)", #"{"id": "\(existing)", "amount": 1}"#, "application/json", .badRequest), // id only in the path
+                (.put, "/v1/settings/_private", #"{"value": 1}"#, "application/json", .badRequest),             // key must start with a letter
+                (.put, "/v1/settings/a-b", #"{"value": 1}"#, "application/json", .badRequest),                  // no '-' (a UUID never is a key)
+                (.post, "/v1/expenses", #"{"amount": 1, "currency": "AAA"}"#, "application/json", .badRequest), // not ISO 4217
             ]
             for (method, uri, body, type, status) in cases {
                 let response = try await client.send(method, uri, token: token, json: body, contentType: type)
@@ -168,6 +172,25 @@ extension TestResponse {
             }
             let after = try fixture.logSize()
             #expect(after == before, "nothing was appended")
+        }
+    }
+
+    @Test func undocumentedMethodsGet405WithTheDocumentedAllowList() async throws {
+        let fixture = try ServerFixture()
+        try await fixture.test { client in
+            let cases: [(HTTPRequest.Method, String, String)] = [
+                (.put, "/health", "GET"),
+                (.options, "/v1/expenses/8b1a9953-c461-4b3e-9f5c-1d6a3b1e2f00", "GET, PATCH, DELETE"),
+                (.post, "/v1/audit/8b1a9953-c461-4b3e-9f5c-1d6a3b1e2f00", "GET"),
+                (.patch, "/v1/settings/theme", "GET, PUT, DELETE"),
+                (.delete, "/v1/expenses", "GET, POST"),
+            ]
+            for (method, uri, allow) in cases {
+                let response = try await client.send(method, uri, token: fixture.readWrite)
+                #expect(response.status == .methodNotAllowed, "\(method) \(uri)")
+                #expect(response.headers[.allow] == allow, "\(method) \(uri): \(response.headers[.allow] ?? "no Allow")")
+                #expect(response.errorCode == "method_not_allowed")
+            }
         }
     }
 
