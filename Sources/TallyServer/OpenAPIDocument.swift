@@ -9,6 +9,40 @@ enum OpenAPIDocument {
     /// The currencies `Currency.isValid` accepts.
     static let currencies = Currency.minorUnitDigits.keys.sorted().joined(separator: ", ")
 
+    /// The writable fields of a expense (shared by its create and patch schemas).
+    static let expenseFields = """
+            kind: {type: string, enum: [income, expense]}
+            amount: {type: integer, minimum: 1, maximum: 1000000000000000}
+            currency: {type: string, enum: [\(currencies)]}
+            date: {type: string, pattern: "\(datePattern)", description: "ISO 8601 with offset, or a bare date (local midnight)"}
+            categoryId: {type: [string, "null"], format: uuid}
+            payment: {type: [string, "null"], maxLength: 64, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
+            memo: {type: [string, "null"], maxLength: 4096, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
+            tags: {type: array, items: {type: string, minLength: 1, maxLength: 64, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f][^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}, maxItems: 32}
+            repeat: {type: string, enum: [none, daily, weekly, monthly, yearly]}
+            attachments: {type: array, items: {type: string, pattern: "^[0-9a-f]{64}$"}, maxItems: 32}
+    """
+
+    /// The writable fields of a category (shared by its create and patch schemas).
+    static let categoryFields = """
+            name: {type: string, minLength: 1, maxLength: 128, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f][^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
+            parentId: {type: [string, "null"], format: uuid}
+            icon: {type: [string, "null"], maxLength: 64, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
+            kind: {type: string, enum: [income, expense]}
+    """
+
+    /// The writable fields of a todo (shared by its create and patch schemas).
+    static let todoFields = """
+            title: {type: string, minLength: 1, maxLength: 256, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f][^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
+            memo: {type: [string, "null"], maxLength: 4096, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
+            startDate: {type: [string, "null"], pattern: "\(datePattern)"}
+            endDate: {type: [string, "null"], pattern: "\(datePattern)"}
+            checks: {type: array, items: {type: boolean}, maxItems: 3660}
+            isChallenge: {type: boolean}
+            isCompleted: {type: boolean}
+            attachments: {type: array, items: {type: string, pattern: "^[0-9a-f]{64}$"}, maxItems: 32}
+    """
+
     static let yaml = """
     openapi: 3.1.0
     info:
@@ -62,31 +96,13 @@ enum OpenAPIDocument {
           required: [amount]
           properties:
             id: {type: string, format: uuid}
-            kind: {type: string, enum: [income, expense]}
-            amount: {type: integer, minimum: 1, maximum: 1000000000000000}
-            currency: {type: string, enum: [\(currencies)]}
-            date: {type: string, pattern: "\(datePattern)", description: "ISO 8601 with offset, or a bare date (local midnight)"}
-            categoryId: {type: [string, "null"], format: uuid}
-            payment: {type: [string, "null"], maxLength: 64, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
-            memo: {type: [string, "null"], maxLength: 4096, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
-            tags: {type: array, items: {type: string, minLength: 1, maxLength: 64, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f][^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}, maxItems: 32}
-            repeat: {type: string, enum: [none, daily, weekly, monthly, yearly]}
-            attachments: {type: array, items: {type: string, pattern: "^[0-9a-f]{64}$"}, maxItems: 32}
+    \(expenseFields)
         ExpensePatch:
           type: object
           additionalProperties: false
           minProperties: 1
           properties:
-            kind: {type: string, enum: [income, expense]}
-            amount: {type: integer, minimum: 1, maximum: 1000000000000000}
-            currency: {type: string, enum: [\(currencies)]}
-            date: {type: string, pattern: "\(datePattern)", description: "ISO 8601 with offset, or a bare date (local midnight)"}
-            categoryId: {type: [string, "null"], format: uuid}
-            payment: {type: [string, "null"], maxLength: 64, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
-            memo: {type: [string, "null"], maxLength: 4096, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
-            tags: {type: array, items: {type: string, minLength: 1, maxLength: 64, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f][^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}, maxItems: 32}
-            repeat: {type: string, enum: [none, daily, weekly, monthly, yearly]}
-            attachments: {type: array, items: {type: string, pattern: "^[0-9a-f]{64}$"}, maxItems: 32}
+    \(expenseFields)
         Category:
           type: object
           properties:
@@ -102,19 +118,13 @@ enum OpenAPIDocument {
           required: [name]
           properties:
             id: {type: string, format: uuid}
-            name: {type: string, minLength: 1, maxLength: 128, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f][^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
-            parentId: {type: [string, "null"], format: uuid}
-            icon: {type: [string, "null"], maxLength: 64, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
-            kind: {type: string, enum: [income, expense]}
+    \(categoryFields)
         CategoryPatch:
           type: object
           additionalProperties: false
           minProperties: 1
           properties:
-            name: {type: string, minLength: 1, maxLength: 128, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f][^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
-            parentId: {type: [string, "null"], format: uuid}
-            icon: {type: [string, "null"], maxLength: 64, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
-            kind: {type: string, enum: [income, expense]}
+    \(categoryFields)
         Todo:
           type: object
           properties:
@@ -134,27 +144,13 @@ enum OpenAPIDocument {
           required: [title]
           properties:
             id: {type: string, format: uuid}
-            title: {type: string, minLength: 1, maxLength: 256, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f][^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
-            memo: {type: [string, "null"], maxLength: 4096, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
-            startDate: {type: [string, "null"], pattern: "\(datePattern)"}
-            endDate: {type: [string, "null"], pattern: "\(datePattern)"}
-            checks: {type: array, items: {type: boolean}, maxItems: 3660}
-            isChallenge: {type: boolean}
-            isCompleted: {type: boolean}
-            attachments: {type: array, items: {type: string, pattern: "^[0-9a-f]{64}$"}, maxItems: 32}
+    \(todoFields)
         TodoPatch:
           type: object
           additionalProperties: false
           minProperties: 1
           properties:
-            title: {type: string, minLength: 1, maxLength: 256, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f][^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
-            memo: {type: [string, "null"], maxLength: 4096, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
-            startDate: {type: [string, "null"], pattern: "\(datePattern)"}
-            endDate: {type: [string, "null"], pattern: "\(datePattern)"}
-            checks: {type: array, items: {type: boolean}, maxItems: 3660}
-            isChallenge: {type: boolean}
-            isCompleted: {type: boolean}
-            attachments: {type: array, items: {type: string, pattern: "^[0-9a-f]{64}$"}, maxItems: 32}
+    \(todoFields)
         Setting:
           type: object
           properties: {key: {type: string}, value: {}, scope: {type: string, enum: [replicated, local]}}
