@@ -167,7 +167,7 @@ enum OpenAPIDocument {
         get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "This replica's version vector (replicate scope)."}, "403": {$ref: "#/components/responses/Error"}}}
       /v1/replication/pull:
         post:
-          requestBody: {required: true, content: {application/json: {schema: {type: object, properties: {origins: {type: object, additionalProperties: {type: integer}}}}}}}
+          requestBody: {required: true, content: {application/json: {schema: {type: object, required: [origins], properties: {origins: {type: object, propertyNames: {format: uuid}, additionalProperties: {type: integer, minimum: 0, maximum: 18446744073709551615}}}}}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "The events the caller lacks: length-prefixed encoded events.", content: {application/octet-stream: {}}}}
       /v1/replication/push:
         post:
@@ -175,8 +175,8 @@ enum OpenAPIDocument {
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "{applied, alreadyHeld}"}, "422": {$ref: "#/components/responses/Error"}}
       /v1/replication/sync:
         post:
-          requestBody: {required: true, content: {application/json: {schema: {type: object, properties: {peer: {type: string}, url: {type: string}, token: {type: string}}}}}}
-          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "{pulled, pushed, alreadyHeld, newConflicts, newMerges}"}, "404": {$ref: "#/components/responses/Error"}}
+          requestBody: {required: true, content: {application/json: {schema: {type: object, anyOf: [{required: [peer]}, {required: [url, token]}], properties: {peer: {type: string}, url: {type: string, format: uri}, token: {type: string}}}}}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "{pulled, pushed, alreadyHeld, newConflicts, newMerges}"}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "502": {$ref: "#/components/responses/Error"}}
       /v1/expenses:
         get:
           parameters:
@@ -187,7 +187,7 @@ enum OpenAPIDocument {
             - {name: tag, in: query, schema: {type: string}}
             - {name: kind, in: query, schema: {type: string, enum: [income, expense]}}
             - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000}}
-            - {name: cursor, in: query, schema: {type: string, pattern: "^[0-9]+_[0-9a-f-]{36}$"}}
+            - {name: cursor, in: query, schema: {type: string, pattern: "^-?[0-9]{1,18}_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"}}
           responses:
             default: {$ref: "#/components/responses/Error"}
             "200": {description: "Expenses, newest first: {items, nextCursor}."}

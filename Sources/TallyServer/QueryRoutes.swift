@@ -32,8 +32,13 @@ struct QueryRoutes {
                 filter.limit = number
             }
             if let cursor = query.get("cursor") {
+                // Exactly the shape `nextCursor` has (the OpenAPI pattern says the same): up to 18
+                // digits of milliseconds, "_", a lowercase UUID.
                 let parts = cursor.split(separator: "_", maxSplits: 1)
-                guard parts.count == 2, let millis = Int64(parts[0]) else { throw EntityInput.invalid("cursor", "not a cursor this API returned") }
+                let digits = parts.first.map { $0.hasPrefix("-") ? $0.dropFirst() : $0 } ?? ""
+                guard parts.count == 2, (1...18).contains(digits.count), digits.allSatisfy({ ("0"..."9").contains($0) }), let millis = Int64(parts[0]),
+                      UUID(uuidString: String(parts[1])) != nil, parts[1] == parts[1].lowercased()
+                else { throw EntityInput.invalid("cursor", "not a cursor this API returned") }
                 filter.after = (millis, String(parts[1]))
             }
             let finalFilter = filter

@@ -60,12 +60,25 @@ struct ReplicationRoutes {
                 }
                 peer = configured
             } else if let url = field("url"), let token = field("token") {
+                guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme), parsed.host?.isEmpty == false else {
+                    throw EntityInput.invalid("url", "must be an http:// or https:// URL with a host")
+                }
                 peer = Peer(name: url, url: url, token: token)
             } else {
                 throw EntityInput.invalid("peer", "give a configured peer's name, or url and token")
             }
-            let report = try await SyncRunner.sync(writer: service.writer, projector: service.projector, directory: service.directory,
+            let report: SyncReport
+            do {
+                report = try await SyncRunner.sync(writer: service.writer, projector: service.projector, directory: service.directory,
                                                    peer: ReplicaClient(baseURL: peer.url, token: peer.token), maximumSkewMillis: service.maximumSkewMillis)
+            } catch let error as SyncRejection {
+                throw error
+            } catch let error as LogError {
+                throw error
+            } catch {
+                // The peer could not be reached or answered nonsense: its failure, not ours.
+                throw APIError(.badGateway, "peer_failed", "the sync with \(peer.name) failed: \(error)")
+            }
             service.metrics.replicated(report.pulled, from: peer.name)
             return json(SyncReportJSON.render(report))
         }

@@ -194,6 +194,24 @@ extension TestResponse {
         }
     }
 
+    @Test func aSyncRequestWithABadOrDeadPeerIsTheCallersOrThePeersFaultNeverA500() async throws {
+        let fixture = try ServerFixture()
+        try await fixture.test { client in
+            let cases: [(String, HTTPResponse.Status, String)] = [
+                (#"{"url": "", "token": "t"}"#, .badRequest, "invalid_field"),
+                (#"{"url": "ftp://example.org", "token": "t"}"#, .badRequest, "invalid_field"),
+                (#"{"token": "t"}"#, .badRequest, "invalid_field"),
+                (#"{"peer": "nobody"}"#, .notFound, "not_found"),
+                (#"{"url": "http://127.0.0.1:9", "token": "t"}"#, .badGateway, "peer_failed"),  // port 9 (discard): nothing listens
+            ]
+            for (body, status, code) in cases {
+                let response = try await client.send(.post, "/v1/replication/sync", token: fixture.replicate, json: body)
+                #expect(response.status == status, "\(body): \(response.status)")
+                #expect(response.errorCode == code, "\(body)")
+            }
+        }
+    }
+
     @Test func theOpenAPIDocumentNamesEveryRoute() async throws {
         let fixture = try ServerFixture()
         try await fixture.test { client in
