@@ -43,7 +43,7 @@ public enum ProjectionRebuilder {
         let entities = state.entities.values.sorted { $0.id.description < $1.id.description }
         for (position, entity) in entities.enumerated() {
             try Projector.saveState(entity, db)
-            try ViewRows.write(entity, db)
+            try ViewRows.write(entity, db, hasRows: false)  // a fresh database
             if position % 50_000 == 0 { progress(position, entities.count) }
         }
         for (id, conflicts) in state.conflicts.sorted(by: { $0.key.description < $1.key.description }) {

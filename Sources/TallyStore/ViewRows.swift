@@ -8,18 +8,21 @@ import TallyCore
 /// merge), so `CategoryViews.refresh` rewrites them after a batch that touched any.
 enum ViewRows {
     /// Replaces the entity's view rows with what its state says (none if it is not live).
-    static func write(_ entity: LedgerState.Entity, _ db: Database) throws {
+    /// `hasRows: false` (an entity seen for the first time) skips deleting rows that cannot exist.
+    static func write(_ entity: LedgerState.Entity, _ db: Database, hasRows: Bool = true) throws {
         let id = entity.id.description
         switch entity.type {
         case .expense:
-            try db.cachedStatement(sql: "DELETE FROM expense_tags WHERE expense_id = ?").execute(arguments: [id])
-            try db.cachedStatement(sql: "DELETE FROM expenses WHERE id = ?").execute(arguments: [id])
+            if hasRows {
+                try db.cachedStatement(sql: "DELETE FROM expense_tags WHERE expense_id = ?").execute(arguments: [id])
+                try db.cachedStatement(sql: "DELETE FROM expenses WHERE id = ?").execute(arguments: [id])
+            }
             guard entity.isLive, let row = ExpenseRow(entity) else { return }
             try insertExpense(row, db)
         case .category:
             break
         case .todo:
-            try db.cachedStatement(sql: "DELETE FROM todos WHERE id = ?").execute(arguments: [id])
+            if hasRows { try db.cachedStatement(sql: "DELETE FROM todos WHERE id = ?").execute(arguments: [id]) }
             guard entity.isLive, let row = TodoRow(entity) else { return }
             try insertTodo(row, db)
         case .setting:
