@@ -7,6 +7,10 @@ let package = Package(
     products: [
         .executable(name: "tally", targets: ["tally"]),
         .executable(name: "tally-bench", targets: ["TallyBench"]),
+        // libFuzzer targets: build one at a time with scripts/fuzz (never all together).
+        .executable(name: "FuzzSegments", targets: ["FuzzSegments"]),
+        .executable(name: "FuzzEvents", targets: ["FuzzEvents"]),
+        .executable(name: "FuzzRequestBodies", targets: ["FuzzRequestBodies"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -78,6 +82,13 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // Fuzzing (scripts/fuzz): what each target does with an input, the libFuzzer entry
+        // point (with a replay-only fallback for plain builds), and one thin executable per target.
+        .target(name: "CFuzzDriver"),
+        .target(name: "TallyFuzzing", dependencies: ["TallyCore", "TallyLog", "TallySync", "TallyServer", "TallyTestSupport"]),
+        .executableTarget(name: "FuzzSegments", dependencies: ["CFuzzDriver", "TallyFuzzing"], swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(name: "FuzzEvents", dependencies: ["CFuzzDriver", "TallyFuzzing"], swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(name: "FuzzRequestBodies", dependencies: ["CFuzzDriver", "TallyFuzzing"], swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
         // Benchmarks (release build, scripts/bench). Never run by tests.
         .executableTarget(
             name: "TallyBench",
@@ -109,7 +120,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TallyServerTests",
-            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallyServer", "TallyTestSupport",
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallyServer", "TallyTestSupport", "TallyFuzzing",
                            .product(name: "HummingbirdTesting", package: "hummingbird"),
                            .product(name: "HTTPTypes", package: "swift-http-types")]
         ),

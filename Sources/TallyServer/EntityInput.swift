@@ -4,9 +4,9 @@ import TallyCore
 /// Request bodies to property maps: every field must be one the entity has, with the JSON type
 /// it takes; an amount must be written as an integer. Range and format checks follow in
 /// `EntitySchema`, shared with the CLI.
-enum EntityInput {
+public enum EntityInput {
     /// The id (if the client chose one) and the properties of a JSON object body.
-    static func parse(_ body: JSONValue, for type: EntityType) throws -> (id: UUID?, properties: PropertyMap) {
+    public static func parse(_ body: JSONValue, for type: EntityType) throws -> (id: UUID?, properties: PropertyMap) {
         guard case .object(let fields) = body else { throw APIError(.badRequest, "invalid_body", "the body must be a JSON object") }
         var id: UUID?
         var properties = PropertyMap()

@@ -1,0 +1,56 @@
+import Foundation
+import TallyCore
+import TallyLog
+import TallyServer
+import TallySync
+
+/// What each fuzz target does with one input: decode it the way Tally decodes untrusted bytes.
+/// Any input may be rejected (thrown errors are fine); none may crash, hang or overflow. The
+/// fuzz executables (libFuzzer) and the regression test (`FuzzRegressionTests`, replaying
+/// `Tests/FuzzCorpus/`) call the same functions.
+public enum FuzzInputs {
+    /// A segment file as the log reader and a bundle import read it: frames, checksums,
+    /// LZ4 with its window, then every event in every frame.
+    public static func segment(_ bytes: UnsafeRawBufferPointer) {
+        for isLast in [false, true] { _ = try? SegmentBytes.decodeEvents(bytes, isLast: isLast) }
+    }
+
+    /// One event's stored bytes, as every reader and every replica receiving it decodes them.
+    public static func event(_ bytes: UnsafeRawBufferPointer) {
+        guard let event = try? EventCodec.decode(bytes) else { return }
+        // What decodes must re-encode to the same bytes (the encoding is canonical), or the hash chain breaks.
+        if EventCodec.encode(event) != Array(bytes) {
+            fatalError("decoded event re-encodes differently: \(event)")
+        }
+    }
+
+    /// An HTTP request body: the first byte picks the route, the rest is the body. Entity
+    /// bodies go through the strict JSON parser and the entity input rules of each type;
+    /// segment pushes through the record stream decoder and the incoming-event verifier.
+    public static func requestBody(_ bytes: UnsafeRawBufferPointer) {
+        guard let route = bytes.first else { return }
+        let body = Array(bytes.dropFirst())
+        switch route % 5 {
+        case 0, 1, 2:
+            let type: EntityType = [.expense, .category, .todo][Int(route % 5)]
+            guard let json = try? StrictJSON.parse(body) else { return }
+            if let (_, properties) = try? EntityInput.parse(json, for: type) {
+                _ = try? EntitySchema.validate(type, .update, properties)
+                _ = try? EntitySchema.validate(type, .create, properties)
+            }
+        case 3:
+            guard let json = try? StrictJSON.parse(body) else { return }
+            _ = json.canonicalText
+        default:
+            var decoder = EventRecords.Decoder()
+            var incoming = IncomingEvents(head: LogHead(), localOrigins: [], maximumSkewMillis: 300_000)
+            // Fed in two pieces, as a stream arrives.
+            let middle = body.count / 2
+            do {
+                try decoder.feed(body[..<middle]) { try incoming.offer($0, source: "fuzz") }
+                try decoder.feed(body[middle...]) { try incoming.offer($0, source: "fuzz") }
+                try decoder.finish()
+            } catch {}
+        }
+    }
+}
