@@ -13,8 +13,12 @@ public func fuzzEventsMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMut
     }
     var argc = argc
     var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = argv
-    return LLVMFuzzerRunDriver(&argc, &argv) { data, size in
-        FuzzInputs.event(UnsafeRawBufferPointer(start: data, count: size))
-        return 0
-    }
+    return LLVMFuzzerRunDriver(&argc, &argv) { data, size in testOneInput(data, size) }
+}
+
+/// The one-input function; libFuzzer's runtime also links against it by this name.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    FuzzInputs.event(UnsafeRawBufferPointer(start: data, count: size))
+    return 0
 }

@@ -86,7 +86,12 @@ public struct ByteReader {
             let byte = try u8()
             if shift == 63, byte > 1 { throw DecodingError("varint overflows 64 bits at offset \(offset)") }
             result |= UInt64(byte & 0x7F) << shift
-            if byte & 0x80 == 0 { return result }
+            if byte & 0x80 == 0 {
+                // A last byte of zero after others is an overlong form: the writer never makes it,
+                // and accepting it would give one value two encodings (found by FuzzEvents).
+                if byte == 0, shift > 0 { throw DecodingError("overlong varint at offset \(offset - 1)") }
+                return result
+            }
             shift += 7
             if shift > 63 { throw DecodingError("varint longer than 10 bytes at offset \(offset)") }
         }

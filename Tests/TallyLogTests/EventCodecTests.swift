@@ -70,6 +70,16 @@ import TallyTestSupport
         }
     }
 
+    @Test func varintsHaveOneEncodingEach() throws {
+        // Found by FuzzEvents (Tests/FuzzCorpus/Events/crash-66062313…): an overlong varint
+        // (a trailing zero group) decoded, so one event had two encodings.
+        func read(_ bytes: [UInt8]) throws -> UInt64 { try bytes.withUnsafeBytes { var reader = ByteReader($0); return try reader.varint() } }
+        #expect(try read([0x00]) == 0)
+        #expect(try read([0xAC, 0x02]) == 300)
+        #expect(throws: DecodingError.self) { try read([0x80, 0x00]) }
+        #expect(throws: DecodingError.self) { try read([0xAC, 0x82, 0x00]) }
+    }
+
     @Test func crc32cMatchesTheStandardCheckValue() {
         #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
     }
