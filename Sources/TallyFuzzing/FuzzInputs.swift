@@ -12,7 +12,8 @@ public enum FuzzInputs {
     /// A segment file as the log reader and a bundle import read it: frames, checksums,
     /// LZ4 with its window, then every event in every frame.
     public static func segment(_ bytes: UnsafeRawBufferPointer) {
-        for isLast in [false, true] { _ = try? SegmentBytes.decodeEvents(bytes, isLast: isLast) }
+        // Odd-sized inputs are read as the newest segment (torn tails tolerated), even-sized as sealed ones.
+        _ = try? SegmentBytes.decodeEvents(bytes, isLast: bytes.count % 2 == 1)
     }
 
     /// One event's stored bytes, as every reader and every replica receiving it decodes them.

@@ -96,6 +96,10 @@ enum SegmentScanner {
                     guard frame.rawLength == frame.storedLength else { throw DecodingError("raw and stored lengths differ") }
                     raw = Array(stored)
                 case .lz4WithWindow:
+                    // LZ4 expands at most 255:1; a larger claim is damage, and allocating it first would be wasteful.
+                    guard UInt64(frame.rawLength) <= UInt64(frame.storedLength) * 255 + 64 else {
+                        throw DecodingError("raw length \(frame.rawLength) is more than LZ4 can make of \(frame.storedLength) bytes")
+                    }
                     raw = try window.withUnsafeBytes { (dictionary) throws(DecodingError) in
                         try LZ4.decompress(stored, rawLength: Int(frame.rawLength), dictionary: dictionary)
                     }
