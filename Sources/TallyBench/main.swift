@@ -5,7 +5,7 @@ import Foundation
 let arguments = CommandLine.arguments.dropFirst()
 let quick = arguments.contains("--quick")
 let only = Set(arguments.filter { !$0.hasPrefix("--") })
-func enabled(_ name: String) -> Bool { only.isEmpty || only.contains(name) }
+func enabled(_ name: String) -> Bool { only.isEmpty || only.contains(name) }  // "peers" runs only when named
 
 let workDirectory = ProcessInfo.processInfo.environment["BENCH_DIR"] ?? FileManager.default.currentDirectoryPath + "/.build/bench-work"
 try FileManager.default.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
@@ -26,6 +26,9 @@ if enabled("bulk") {
 }
 if enabled("store") {
     results += try StoreBenchmarks(workDirectory: workDirectory, events: quick ? 100_000 : 1_000_000, expenseRows: quick ? 100_000 : 1_000_000).run()
+}
+if only.contains("peers") {  // scripts/bench-peers only: Tally's side of the peer comparison
+    try PeerBenchmarks(workDirectory: workDirectory).run()
 }
 if enabled("sync") {
     let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path
