@@ -67,7 +67,11 @@ import TallyTestSupport
                     }
                 }
             }
-            try await Task.sleep(for: .milliseconds(700 + round * 300))
+            // Kill only once writes are being acknowledged (a slow build — a sanitizer's — may take
+            // seconds to get there), then a little later each round.
+            let deadline = Date().addingTimeInterval(60)
+            while acknowledged.all.isEmpty, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            try await Task.sleep(for: .milliseconds(200 + round * 300))
             server.kill(SIGKILL)
             await writers.value
             let ids = acknowledged.all
