@@ -12,7 +12,7 @@ public struct Projector: Sendable {
     /// The views.
     public let database: DatabasePool
     /// Events per transaction while catching up.
-    public var batchSize = 10_000
+    public var batchSize = 2_000
 
     /// Opens (creating if needed) the replica's views.
     public init(directory: DataDirectory) throws {
