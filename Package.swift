@@ -85,10 +85,10 @@ let package = Package(
         // Fuzzing (scripts/fuzz): what each target does with an input, the libFuzzer entry
         // point (with a replay-only fallback for plain builds), and one thin executable per target.
         .target(name: "CFuzzDriver"),
-        .target(name: "TallyFuzzing", dependencies: ["TallyCore", "TallyLog", "TallySync", "TallyServer", "TallyTestSupport"]),
-        .executableTarget(name: "FuzzSegments", dependencies: ["CFuzzDriver", "TallyFuzzing"], swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
-        .executableTarget(name: "FuzzEvents", dependencies: ["CFuzzDriver", "TallyFuzzing"], swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
-        .executableTarget(name: "FuzzRequestBodies", dependencies: ["CFuzzDriver", "TallyFuzzing"], swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .target(name: "TallyFuzzing", dependencies: ["CFuzzDriver", "TallyCore", "TallyLog", "TallySync", "TallyServer", "TallyTestSupport"]),
+        .executableTarget(name: "FuzzSegments", dependencies: ["TallyFuzzing"], swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(name: "FuzzEvents", dependencies: ["TallyFuzzing"], swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+        .executableTarget(name: "FuzzRequestBodies", dependencies: ["TallyFuzzing"], swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
         // Benchmarks (release build, scripts/bench). Never run by tests.
         .executableTarget(
             name: "TallyBench",

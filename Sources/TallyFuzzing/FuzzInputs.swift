@@ -9,6 +9,15 @@ import TallySync
 /// fuzz executables (libFuzzer) and the regression test (`FuzzRegressionTests`, replaying
 /// `Tests/FuzzCorpus/`) call the same functions.
 public enum FuzzInputs {
+    /// Runs the function of `target` ("Segments", "Events", "RequestBodies") on one input.
+    public static func run(_ target: String, _ bytes: UnsafeRawBufferPointer) {
+        switch target {
+        case "Segments": segment(bytes)
+        case "Events": event(bytes)
+        default: requestBody(bytes)
+        }
+    }
+
     /// A segment file as the log reader and a bundle import read it: frames, checksums,
     /// LZ4 with its window, then every event in every frame.
     public static func segment(_ bytes: UnsafeRawBufferPointer) {

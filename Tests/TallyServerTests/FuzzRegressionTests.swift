@@ -20,13 +20,7 @@ import TallyTestSupport
             .filter { !$0.hasPrefix(".") }.map { Self.corpus + "/" + target + "/" + $0 } ?? []
         for path in seedFiles + found {
             let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-            bytes.withUnsafeBytes { buffer in
-                switch target {
-                case "Segments": FuzzInputs.segment(buffer)
-                case "Events": FuzzInputs.event(buffer)
-                default: FuzzInputs.requestBody(buffer)
-                }
-            }
+            bytes.withUnsafeBytes { FuzzInputs.run(target, $0) }
         }
         if target == "Segments" {
             let decoded = try seedFiles.map { path in
