@@ -49,6 +49,21 @@ def db_bytes(path):
     return sum(os.path.getsize(path + suffix) for suffix in ("", "-wal") if os.path.exists(path + suffix))
 
 
+def append_in_batches(application):
+    """Every expense created, then updated UPDATES times, saved BATCH aggregates at a time."""
+    expenses = []
+    for first in range(0, EXPENSES, BATCH):
+        batch = [Expense(amount=1_000 + i, memo=f"lunch {i % 31}") for i in range(first, first + BATCH)]
+        application.save(*batch)
+        expenses += batch
+    for round_ in range(1, UPDATES + 1):
+        for first in range(0, EXPENSES, BATCH):
+            batch = expenses[first:first + BATCH]
+            for i, expense in enumerate(batch):
+                expense.update(amount=1_000 + first + i + round_, memo=f"edit {round_}")
+            application.save(*batch)
+
+
 def main():
     work = tempfile.mkdtemp(prefix="tally-peers-")
     rows = {}
@@ -56,35 +71,14 @@ def main():
     # 1. Appended in batches of 1,000 events (one save of many aggregates' pending events).
     leader_path = os.path.join(work, "leader.db")
     leader = app(leader_path, compress=True)
-    expenses = []
     start = time.perf_counter()
-    for first in range(0, EXPENSES, BATCH):
-        batch = [Expense(amount=1_000 + i, memo=f"lunch {i % 31}") for i in range(first, first + BATCH)]
-        leader.save(*batch)
-        expenses += batch
-    for round_ in range(1, UPDATES + 1):
-        for first in range(0, EXPENSES, BATCH):
-            batch = expenses[first:first + BATCH]
-            for i, expense in enumerate(batch):
-                expense.update(amount=1_000 + first + i + round_, memo=f"edit {round_}")
-            leader.save(*batch)
+    append_in_batches(leader)
     rows["append_batched"] = EVENTS / (time.perf_counter() - start)
     rows["bytes_per_event"] = db_bytes(leader_path) / EVENTS
 
     # 1b. The same with the compressor off, for bytes per event.
     plain_path = os.path.join(work, "plain.db")
-    plain = app(plain_path, compress=False)
-    plain_expenses = []
-    for first in range(0, EXPENSES, BATCH):
-        batch = [Expense(amount=1_000 + i, memo=f"lunch {i % 31}") for i in range(first, first + BATCH)]
-        plain.save(*batch)
-        plain_expenses += batch
-    for round_ in range(1, UPDATES + 1):
-        for first in range(0, EXPENSES, BATCH):
-            batch = plain_expenses[first:first + BATCH]
-            for i, expense in enumerate(batch):
-                expense.update(amount=1_000 + first + i + round_, memo=f"edit {round_}")
-            plain.save(*batch)
+    append_in_batches(app(plain_path, compress=False))
     rows["bytes_per_event_uncompressed"] = db_bytes(plain_path) / EVENTS
 
     # 2. One aggregate's change at a time: a save per event.
