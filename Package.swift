@@ -45,7 +45,8 @@ let package = Package(
         .target(
             name: "TallyMigrations",
             path: "Migrations",
-            resources: [.embedInCode("0001_views.sql"), .embedInCode("0002_merges_and_conflicts.sql")]
+            resources: [.embedInCode("0001_views.sql"), .embedInCode("0002_merges_and_conflicts.sql"),
+                        .embedInCode("0003_fewer_expense_indexes.sql")]
         ),
         // SQLite projections via GRDB: migrator, projector, rebuilder, queries.
         .target(

@@ -12,5 +12,6 @@ public enum TallyMigrations {
     public static let all: [(identifier: String, sql: String)] = [
         ("0001_views", String(decoding: PackageResources._001_views_sql, as: UTF8.self)),
         ("0002_merges_and_conflicts", String(decoding: PackageResources._002_merges_and_conflicts_sql, as: UTF8.self)),
+        ("0003_fewer_expense_indexes", String(decoding: PackageResources._003_fewer_expense_indexes_sql, as: UTF8.self)),
     ]
 }

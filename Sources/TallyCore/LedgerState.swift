@@ -91,6 +91,9 @@ public struct LedgerState: Sendable {
             return conflicts
         }
 
+        /// The current value of one property, if set.
+        public func value(_ name: PropertyName) -> PropertyValue? { properties[name]?.value }
+
         /// Values without stamps.
         public var values: PropertyMap { PropertyMap(properties.map { ($0.key, $0.value.value) }) }
 

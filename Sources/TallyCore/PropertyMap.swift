@@ -32,6 +32,9 @@ public struct PropertyMap: Hashable, Sendable, Sequence, ExpressibleByDictionary
         return true
     }
 
+    /// Makes room for `count` entries (decoders know how many follow).
+    public mutating func reserveCapacity(_ count: Int) { entries.reserveCapacity(count) }
+
     public var count: Int { entries.count }
     public var isEmpty: Bool { entries.isEmpty }
     /// Property names in code order.

@@ -90,6 +90,26 @@ public enum EventCodec {
             }
     }
 
+    /// Where an event comes from, read from the start of its encoding without decoding the
+    /// rest: what an export needs to decide whether a peer lacks it.
+    public struct Routing: Sendable {
+        public var origin: ReplicaID
+        public var sequence: UInt64
+        public var isLocalOnly: Bool
+    }
+
+    /// The routing fields of an encoded event (schema version 1 layout, which later versions keep).
+    public static func routing(_ bytes: UnsafeRawBufferPointer) throws(DecodingError) -> Routing {
+        var input = ByteReader(bytes)
+        _ = try input.varint()
+        let origin = ReplicaID(try input.uuid())
+        let sequence = try input.varint()
+        _ = try input.varint()
+        _ = try input.varint()
+        _ = try input.take(try input.length(max: Limits.maxActorBytes))
+        return Routing(origin: origin, sequence: sequence, isLocalOnly: try input.u8() & 1 == 1)
+    }
+
     /// Decodes one event occupying all of `bytes`, upcasting older schema versions.
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodingError) -> Event {
         var input = ByteReader(bytes)
@@ -118,6 +138,7 @@ public enum EventCodec {
         let previousHash = EventHash(bytes: hashBytes)
         let count = try input.length(max: PropertyName.allCases.count)
         var properties = PropertyMap()
+        properties.reserveCapacity(count)
         for _ in 0..<count {
             let code = try input.u8()
             guard let name = PropertyName(rawValue: code), properties.appendInOrder(name, try decodeValue(&input)) else {

@@ -58,14 +58,16 @@ public struct LogReader: Sendable {
 
     /// Like `forEachEvent`, also handing out each event's stored bytes (valid during the call):
     /// what replication ships, so hashes never depend on re-encoding.
-    public func forEachEncodedEvent(_ body: (LoggedEvent, UnsafeRawBufferPointer) throws -> Void) throws {
+    public func forEachEncodedEvent(from fromIndex: UInt64 = 1, _ body: (LoggedEvent, UnsafeRawBufferPointer) throws -> Void) throws {
         let names = try segmentNames()
         for (position, name) in names.enumerated() {
+            if position + 1 < names.count, let nextFirst = SegmentFormat.firstIndex(fromFileName: names[position + 1]), nextFirst <= fromIndex { continue }
             _ = try SegmentScanner.scan(path: directory + "/" + name, isLast: position == names.count - 1) { frame in
                 var index = frame.header.firstIndex
                 do {
                     try EventBatch.forEachEvent(in: frame.payload, count: frame.header.eventCount) { bytes in
                         defer { index += 1 }
+                        guard index >= fromIndex else { return }
                         let event = try EventCodec.decode(bytes)
                         try body(LoggedEvent(index: index, event: event, hash: EventCodec.hash(bytes), segment: name, frameOffset: frame.offset), bytes)
                     }
@@ -74,6 +76,34 @@ public struct LogReader: Sendable {
                 }
             }
         }
+    }
+
+    /// How much of a segment an export may copy byte for byte.
+    public struct CopyableSegment: Sendable {
+        /// Bytes up to the end of the last complete frame (the whole file when sealed).
+        public var length: Int
+        /// The head its seal records; nil for the newest, unsealed segment.
+        public var seal: LogHead?
+        /// Index of the event after its last.
+        public var nextIndex: UInt64
+    }
+
+    /// Scans segment `name` and returns what can be copied of it if every event in it passes
+    /// `include` (judged by `EventCodec.routing`, without decoding the events), nil otherwise.
+    /// Lets an export copy segment files instead of re-framing their events.
+    public func copyableSegment(_ name: String, isLast: Bool, passes include: (EventCodec.Routing) -> Bool) throws -> CopyableSegment? {
+        var every = true
+        let scan = try SegmentScanner.scan(path: directory + "/" + name, isLast: isLast) { frame in
+            guard every else { return }
+            do {
+                try EventBatch.forEachEvent(in: frame.payload, count: frame.header.eventCount) { bytes in
+                    if every, !include(try EventCodec.routing(bytes)) { every = false }
+                }
+            } catch let error as DecodingError {
+                throw LogError.corrupt(segment: name, offset: frame.offset, reason: "\(error)")
+            }
+        }
+        return every ? CopyableSegment(length: scan.validLength, seal: scan.seal, nextIndex: scan.nextIndex) : nil
     }
 
     /// The log's head (every origin's last sequence and hash), read without the writer lock.

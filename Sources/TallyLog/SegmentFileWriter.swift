@@ -9,16 +9,19 @@ public struct SegmentFileWriter {
     private var batch = StagedBatch()
     private let configuration: LogConfiguration
 
-    /// Starts a bundle in `directory`, which must exist and hold no segments.
-    public init(directory: String, segmentSizeLimit: Int = 16 << 20) throws {
-        guard try SegmentDirectory.segmentNames(in: directory).isEmpty else {
+    /// Starts a bundle in `directory`. Without `head` the directory must hold no segments;
+    /// with one (the seal of the last sealed segment already copied there verbatim) the next
+    /// segment continues the bundle after it.
+    public init(directory: String, after head: LogHead = LogHead(), segmentSizeLimit: Int = 16 << 20) throws {
+        let existing = try SegmentDirectory.segmentNames(in: directory)
+        guard existing.isEmpty || head.lastIndex > 0 else {
             throw LogError.rejected(reason: "\(directory) already holds segment files; export into an empty folder")
         }
         var configuration = LogConfiguration()
         configuration.segmentSizeLimit = segmentSizeLimit
         self.configuration = configuration
-        let empty = RecoveredLog(head: LogHead(), segments: [], lastSegmentLength: 0, lastSegmentSealed: false, window: [], tornTail: nil)
-        segment = try OpenSegment.resume(directory: directory, recovery: empty)
+        let sealed = RecoveredLog(head: head, segments: existing, lastSegmentLength: 0, lastSegmentSealed: true, window: [], tornTail: nil)
+        segment = try OpenSegment.resume(directory: directory, recovery: sealed)
     }
 
     /// Adds one event (its stored bytes and decoded form).

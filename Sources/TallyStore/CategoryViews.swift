@@ -32,9 +32,11 @@ enum CategoryViews {
         for merge in merges { try insertMerge.execute(arguments: [merge.loser, merge.winner, merge.reason]) }
 
         let newWinners = Dictionary(uniqueKeysWithValues: merges.map { ($0.loser, $0.winner) })
-        let repoint = try db.cachedStatement(sql: "UPDATE expenses SET category_id = ? WHERE category_ref = ?")
+        // An expense written against category X shows under X's winner (X itself if none):
+        // moving from the old winner to the new one finds the rows by the old winner's index.
+        let repoint = try db.cachedStatement(sql: "UPDATE expenses SET category_id = ? WHERE category_id = ? AND category_ref = ?")
         for id in Set(oldWinners.keys).union(newWinners.keys).sorted() where oldWinners[id] != newWinners[id] {
-            try repoint.execute(arguments: [newWinners[id] ?? id, id])
+            try repoint.execute(arguments: [newWinners[id] ?? id, oldWinners[id] ?? id, id])
         }
     }
 }

@@ -38,13 +38,16 @@ public struct RebuildReport: Sendable {
 /// throughout; a rebuild killed half-way leaves only a stray next-generation file, which the
 /// next rebuild replaces.
 public enum ProjectionRebuilder {
-    /// Writes every entity of a folded state, in id order, and the checkpoint, into empty views.
+    /// Writes every entity of a folded state, in id order, and the checkpoint, into empty views
+    /// (the expense tables' indexes are built after their rows).
     public static func writeViews(of state: LedgerState, lastIndex: UInt64, _ db: Database, progress: (Int, Int) -> Void = { _, _ in }) throws {
-        let entities = state.entities.values.sorted { $0.id.description < $1.id.description }
-        for (position, entity) in entities.enumerated() {
-            try Projector.saveState(entity, db)
-            try ViewRows.write(entity, db, hasRows: false)  // a fresh database
-            if position % 50_000 == 0 { progress(position, entities.count) }
+        let entities = state.entities.values.map { ($0.id.description, $0) }.sorted { $0.0 < $1.0 }
+        try ProjectionDatabase.buildingIndexesAfter(db, tables: ["expenses", "expense_tags"]) {
+            for (position, (_, entity)) in entities.enumerated() {
+                try Projector.saveState(entity, db)
+                try ViewRows.write(entity, previous: nil, db)
+                if position % 50_000 == 0 { progress(position, entities.count) }
+            }
         }
         for (id, conflicts) in state.conflicts.sorted(by: { $0.key.description < $1.key.description }) {
             try ViewRows.insertConflicts(conflicts, of: state.entities[id]!, db)

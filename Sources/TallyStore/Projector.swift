@@ -11,8 +11,13 @@ public struct Projector: Sendable {
     public let directory: DataDirectory
     /// The views.
     public let database: DatabasePool
-    /// Events per transaction while catching up.
-    public var batchSize = 2_000
+    /// Events in the first transaction of a catch-up; each next one doubles, up to
+    /// `largestBatch`. A short lag commits quickly (and a kill mid-way keeps most of it); a long
+    /// one (a new replica's first sync) folds big batches, so an entity edited many times is
+    /// written once per batch instead of once per few thousand events. Memory stays bounded by
+    /// the largest batch.
+    public var firstBatch = 2_000
+    public var largestBatch = 256_000
 
     /// Opens (creating if needed) the replica's views.
     public init(directory: DataDirectory) throws {
@@ -38,20 +43,50 @@ public struct Projector: Sendable {
     /// Applies every event the views have not seen yet; returns how many it applied.
     @discardableResult
     public func catchUp(progress: (Int) -> Void = { _ in }) throws -> Int {
+        if try checkpoint() == 0, let loaded = try loadIntoEmptyViews() {
+            progress(loaded)
+            return loaded
+        }
         var applied = 0
         var batch: [LoggedEvent] = []
-        batch.reserveCapacity(batchSize)
+        var batchSize = firstBatch
         try directory.reader.forEachEvent(from: try checkpoint() + 1) { logged in
             batch.append(logged)
             if batch.count == batchSize {
                 applied += try apply(batch)
                 batch.removeAll(keepingCapacity: true)
+                batchSize = min(batchSize * 2, largestBatch)
                 progress(applied)
             }
         }
         applied += try apply(batch)
         progress(applied)
         return applied
+    }
+
+    /// A replica's first projection (its views are empty, as after `tally init` and a first
+    /// sync): folds the whole log in memory and writes every entity's rows once, in id order,
+    /// indexes built after the rows — what a rebuild does, in one transaction. Memory grows with
+    /// entities, not events; a kill keeps nothing of it and the next catch-up starts over.
+    /// Returns nil, having written nothing, if another process projected first.
+    func loadIntoEmptyViews() throws -> Int? {
+        var state = LedgerState()
+        var last: UInt64 = 0
+        try directory.reader.forEachEvent { logged in
+            state.apply(logged.event)
+            last = logged.index
+        }
+        guard last > 0 else { return 0 }
+        return try database.writeWithoutTransaction { db in
+            var loaded: Int?
+            try db.inTransaction(.immediate) {
+                guard try Self.checkpoint(db) == 0 else { return .rollback }
+                try ProjectionRebuilder.writeViews(of: state, lastIndex: last, db)
+                loaded = Int(last)
+                return .commit
+            }
+            return loaded
+        }
     }
 
     /// Projects just-appended events: directly when they follow the checkpoint; else (another
@@ -99,7 +134,7 @@ public struct Projector: Sendable {
         var applied = 0
         var categoriesChanged = false
         var touched: [EntityID: LedgerState.Entity] = [:]
-        var new: Set<EntityID> = []
+        var before: [EntityID: LedgerState.Entity] = [:]  // stored states of the touched entities that had one
         var conflicts: [EntityID: [LedgerState.Conflict]] = [:]
         for logged in events where logged.index > last {
             guard logged.index == last + 1 else {
@@ -107,12 +142,9 @@ public struct Projector: Sendable {
             }
             let event = logged.event
             if touched[event.entityID] == nil {
-                if let stored = try loadState(id: event.entityID, db) {
-                    touched[event.entityID] = stored
-                } else {
-                    touched[event.entityID] = LedgerState.Entity(first: event)
-                    new.insert(event.entityID)
-                }
+                let stored = try loadState(id: event.entityID, db)
+                before[event.entityID] = stored
+                touched[event.entityID] = stored ?? LedgerState.Entity(first: event)
             }
             let found = touched[event.entityID]!.apply(event)
             if !found.isEmpty { conflicts[event.entityID, default: []] += found }
@@ -120,10 +152,10 @@ public struct Projector: Sendable {
             last = logged.index
             applied += 1
         }
-        // In id order, so the inserts walk each B-tree once instead of jumping around it.
+        // In id order, so the writes walk each B-tree once instead of jumping around it.
         for (_, id, entity) in touched.map({ ($0.key.description, $0.key, $0.value) }).sorted(by: { $0.0 < $1.0 }) {
             try saveState(entity, db)
-            try ViewRows.write(entity, db, hasRows: !new.contains(id))
+            try ViewRows.write(entity, previous: before[id], db)
             if let found = conflicts[id] { try ViewRows.insertConflicts(found, of: entity, db) }
         }
         if categoriesChanged { try CategoryViews.refresh(db) }

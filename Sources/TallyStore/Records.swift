@@ -22,10 +22,9 @@ public struct ExpenseRow: Sendable, Equatable {
 
     /// The row for a live expense's state; nil if a required property has not arrived.
     init?(_ entity: LedgerState.Entity) {
-        let values = entity.values
-        guard case .string(let kind)? = values[.kind], case .int(let amount)? = values[.amount],
-              case .string(let currency)? = values[.currency], case .dateTime(let date)? = values[.date],
-              case .string(let cycle)? = values[.repeat] else { return nil }
+        guard case .string(let kind)? = entity.value(.kind), case .int(let amount)? = entity.value(.amount),
+              case .string(let currency)? = entity.value(.currency), case .dateTime(let date)? = entity.value(.date),
+              case .string(let cycle)? = entity.value(.repeat) else { return nil }
         id = entity.id.description
         self.kind = kind
         self.amount = amount
@@ -33,12 +32,12 @@ public struct ExpenseRow: Sendable, Equatable {
         self.date = date.description
         dateMillis = date.epochMillis
         month = date.localMonth
-        if case .uuid(let category)? = values[.categoryId] { categoryId = category.lowercased }
-        if case .string(let text)? = values[.payment] { payment = text }
-        if case .string(let text)? = values[.memo] { memo = text }
-        if case .strings(let list)? = values[.tags] { tags = list } else { tags = [] }
+        if case .uuid(let category)? = entity.value(.categoryId) { categoryId = category.lowercased }
+        if case .string(let text)? = entity.value(.payment) { payment = text }
+        if case .string(let text)? = entity.value(.memo) { memo = text }
+        if case .strings(let list)? = entity.value(.tags) { tags = list } else { tags = [] }
         `repeat` = cycle
-        if case .strings(let list)? = values[.attachments] { attachments = list } else { attachments = [] }
+        if case .strings(let list)? = entity.value(.attachments) { attachments = list } else { attachments = [] }
     }
 
     init(id: String, kind: String, amount: Int64, currency: String, date: String, dateMillis: Int64, month: String, categoryId: String?,
@@ -58,13 +57,12 @@ public struct CategoryRow: Sendable, Equatable {
     public var kind: String
 
     init?(_ entity: LedgerState.Entity) {
-        let values = entity.values
-        guard case .string(let name)? = values[.name], case .string(let kind)? = values[.kind] else { return nil }
+        guard case .string(let name)? = entity.value(.name), case .string(let kind)? = entity.value(.kind) else { return nil }
         id = entity.id.description
         self.name = name
         self.kind = kind
-        if case .uuid(let parent)? = values[.parentId] { parentId = parent.lowercased }
-        if case .string(let text)? = values[.icon] { icon = text }
+        if case .uuid(let parent)? = entity.value(.parentId) { parentId = parent.lowercased }
+        if case .string(let text)? = entity.value(.icon) { icon = text }
     }
 
     init(id: String, name: String, parentId: String?, icon: String?, kind: String) {
@@ -86,18 +84,17 @@ public struct TodoRow: Sendable, Equatable {
     public var attachments: [String]
 
     init?(_ entity: LedgerState.Entity) {
-        let values = entity.values
-        guard case .string(let title)? = values[.title] else { return nil }
+        guard case .string(let title)? = entity.value(.title) else { return nil }
         id = entity.id.description
         self.title = title
-        if case .string(let text)? = values[.memo] { memo = text }
-        if case .dateTime(let date)? = values[.startDate] { startDate = date.description }
-        if case .dateTime(let date)? = values[.endDate] { endDate = date.description }
-        if case .bools(let list)? = values[.checks] { checks = list } else { checks = [] }
-        percentage = Todo.percentage(values[.checks])
-        if case .bool(let flag)? = values[.isChallenge] { isChallenge = flag } else { isChallenge = false }
-        if case .bool(let flag)? = values[.isCompleted] { isCompleted = flag } else { isCompleted = false }
-        if case .strings(let list)? = values[.attachments] { attachments = list } else { attachments = [] }
+        if case .string(let text)? = entity.value(.memo) { memo = text }
+        if case .dateTime(let date)? = entity.value(.startDate) { startDate = date.description }
+        if case .dateTime(let date)? = entity.value(.endDate) { endDate = date.description }
+        if case .bools(let list)? = entity.value(.checks) { checks = list } else { checks = [] }
+        percentage = Todo.percentage(entity.value(.checks))
+        if case .bool(let flag)? = entity.value(.isChallenge) { isChallenge = flag } else { isChallenge = false }
+        if case .bool(let flag)? = entity.value(.isCompleted) { isCompleted = flag } else { isCompleted = false }
+        if case .strings(let list)? = entity.value(.attachments) { attachments = list } else { attachments = [] }
     }
 
     init(id: String, title: String, memo: String?, startDate: String?, endDate: String?, checks: [Bool], percentage: Double,

@@ -36,30 +36,66 @@ public enum SegmentBundle {
     }
 
     /// Writes to `folder` (created, or empty) every replicated event `vector` lacks (all without one).
+    ///
+    /// Segments are copied byte for byte while every event so far has gone into the bundle (so
+    /// its log indexes are the source's) and the segment holds only events the peer lacks — a
+    /// new replica's first export is a file copy (the newest segment as far as it was written
+    /// when scanned; later appends are not part of this export). From the first segment that
+    /// does not qualify on, events are re-framed into new segments.
     public static func export(_ directory: DataDirectory, to folder: String, for vector: VersionVector?) throws -> Manifest {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         if FileManager.default.fileExists(atPath: folder + "/manifest.json") {
             throw SyncRejection(source: folder, reason: "already holds a bundle; export into an empty folder")
         }
-        var writer = try SegmentFileWriter(directory: folder)
-        var origins: [String: [UInt64]] = [:]
-        var count = 0
-        try directory.reader.forEachEncodedEvent { logged, bytes in
-            let event = logged.event
-            guard !event.isLocalOnly, event.sequence > (vector?[event.origin] ?? 0) else { return }
-            writer.append(bytes, of: event)
-            let key = event.origin.description
-            origins[key] = [origins[key]?.first ?? event.sequence, event.sequence]
-            count += 1
+        let reader = directory.reader
+        func lacked(_ origin: ReplicaID, _ sequence: UInt64, _ isLocalOnly: Bool) -> Bool {
+            !isLocalOnly && sequence > (vector?[origin] ?? 0)
         }
-        try writer.finish()
+        var origins: [ReplicaID: ClosedRange<UInt64>] = [:]
+        var events = 0
+        var copiedHead = LogHead()  // as of the last segment copied whole
+        var copiedThrough: UInt64 = 0
+        var endsWithCopy = false
+        let names = try reader.segmentNames()
+        for (position, name) in names.enumerated() where SegmentFormat.firstIndex(fromFileName: name) == copiedThrough + 1 {
+            var seen: [ReplicaID: ClosedRange<UInt64>] = [:]
+            var count = 0
+            let copyable = try reader.copyableSegment(name, isLast: position == names.count - 1) { event in
+                seen[event.origin] = (seen[event.origin]?.lowerBound ?? event.sequence)...event.sequence
+                count += 1
+                return lacked(event.origin, event.sequence, event.isLocalOnly)
+            }
+            guard let copyable else { break }
+            try copyDurably(reader.directory + "/" + name, length: copyable.length, to: folder + "/" + name)
+            origins.merge(seen) { earlier, later in earlier.lowerBound...later.upperBound }
+            events += count
+            copiedThrough = copyable.nextIndex - 1
+            guard let seal = copyable.seal else {
+                endsWithCopy = true  // the newest segment, copied as far as it was written: the export ends here
+                break
+            }
+            copiedHead = seal
+        }
+        if !endsWithCopy {
+            var writer = copiedThrough == 0 ? try SegmentFileWriter(directory: folder) : nil
+            try reader.forEachEncodedEvent(from: copiedThrough + 1) { logged, bytes in
+                let event = logged.event
+                guard lacked(event.origin, event.sequence, event.isLocalOnly) else { return }
+                if writer == nil { writer = try SegmentFileWriter(directory: folder, after: copiedHead) }
+                writer!.append(bytes, of: event)
+                origins[event.origin] = (origins[event.origin]?.lowerBound ?? event.sequence)...event.sequence
+                events += 1
+            }
+            try writer?.finish()
+        }
         var files: [Manifest.File] = []
         for name in try FileManager.default.contentsOfDirectory(atPath: folder).sorted() where name.hasSuffix(".tseg") {
             let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name))
             files.append(Manifest.File(name: name, bytes: data.count, sha256: hex(SHA256.hash(data: data))))
         }
         let manifest = Manifest(fromReplica: directory.identity.replicaId, createdAt: ISO8601DateFormatter().string(from: Date()),
-                                events: count, origins: origins, files: files)
+                                events: events, origins: Dictionary(uniqueKeysWithValues: origins.map { ($0.key.description, [$0.value.lowerBound, $0.value.upperBound]) }),
+                                files: files)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try writeDurably(try encoder.encode(manifest), to: folder + "/manifest.json")
@@ -108,6 +144,13 @@ public enum SegmentBundle {
             }
         }
         return manifest
+    }
+
+    /// Copies the first `length` bytes of a file and fsyncs the copy.
+    static func copyDurably(_ source: String, length: Int, to destination: String) throws {
+        let data = try Data(contentsOf: URL(fileURLWithPath: source))
+        guard data.count >= length else { throw SyncRejection(source: source, reason: "shrank while being exported") }
+        try writeDurably(data.prefix(length), to: destination)
     }
 
     static func hex(_ digest: SHA256.Digest) -> String { digest.map { String(format: "%02x", $0) }.joined() }

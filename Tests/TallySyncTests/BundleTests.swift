@@ -14,10 +14,12 @@ import TallyTestSupport
         let target: DataDirectory
         var bundle: String { folder.file("bundle") }
 
+        /// `events` expenses then a local-only setting in the source (none of either when 0).
         init(events: Int = 12) throws {
             source = try DataDirectory.create(path: folder.file("a"), name: "a")
             target = try DataDirectory.create(path: folder.file("b"), name: "b")
             try target.openWriter().close()  // as `tally init` does: the log starts with an empty segment
+            guard events > 0 else { return }
             let writer = try source.openWriter()
             try writer.append((0..<events).map { SampleEvents.expenseCreate(amount: Int64($0 + 1)) })
             try writer.append([EventDraft(entityType: .setting, entityID: .settingKey("widget"), operation: .create,
@@ -76,6 +78,45 @@ import TallyTestSupport
         #expect(vectorB.covers(vectorA))
         #expect(vectorA.sequences.count == 1, "the local-only chain is not in the vector")
         #expect(try LogVerifier.verify(directory: pair.target.logPath).findings.isEmpty)
+    }
+
+    /// Segments holding only exportable events are copied byte for byte (up to the first
+    /// that is not); the rest is re-framed; either way the target ends with the same events.
+    @Test func segmentsAreCopiedWholeUntilALocalOnlyEventAndReframedAfter() throws {
+        for localOnlyAfter in [nil, 150] as [Int?] {
+            let pair = try Pair(events: 0)
+            var small = LogConfiguration()
+            small.segmentSizeLimit = 2_048
+            let writer = try pair.source.openWriter(configuration: small)
+            for index in 0..<240 {
+                if index == localOnlyAfter {
+                    try writer.append([EventDraft(entityType: .setting, entityID: .settingKey("theme"), operation: .create,
+                                                  properties: [.value: .json("\"dark\"")], actor: "t", isLocalOnly: true)])
+                }
+                try writer.append([SampleEvents.expenseCreate(amount: Int64(index + 1))])
+            }
+            writer.close()
+            let manifest = try pair.export()
+            #expect(manifest.events == 240, "the local-only setting stays")
+            let names = try pair.source.reader.segmentNames()
+            #expect(names.count > 5, "the log spans several segments")
+            var copied = 0
+            for name in names {
+                let original = try Data(contentsOf: URL(fileURLWithPath: pair.source.logPath + "/" + name))
+                guard let inBundle = FileManager.default.contents(atPath: pair.bundle + "/" + name), inBundle == original else { break }
+                copied += 1
+            }
+            if localOnlyAfter == nil {
+                #expect(copied == names.count, "every segment is a file copy")
+            } else {
+                #expect(copied > 0 && copied < names.count, "copied up to the segment holding the local-only event: \(copied) of \(names.count)")
+            }
+            #expect(try pair.importInto().applied == 240)
+            var sourceEvents: [Event] = [], targetEvents: [Event] = []
+            try pair.source.reader.forEachEvent { if !$0.event.isLocalOnly { sourceEvents.append($0.event) } }
+            try pair.target.reader.forEachEvent { targetEvents.append($0.event) }
+            #expect(sourceEvents == targetEvents)
+        }
     }
 
     @Test func exportForAVectorSendsOnlyWhatIsLacking() throws {
