@@ -120,10 +120,10 @@ public struct LedgerState: Sendable {
 
     /// Applies one event by the merge rules.
     public mutating func apply(_ event: Event) {
-        var entity = entities[event.entityID] ?? Entity(first: event)
-        let found = entity.apply(event)
+        // In place (the `default:` subscript): copying the entity out and back would copy its
+        // property dictionary on every event.
+        let found = entities[event.entityID, default: Entity(first: event)].apply(event)
         if !found.isEmpty { conflicts[event.entityID, default: []] += found }
-        entities[event.entityID] = entity
     }
 
     /// The live entity with this id, if any.

@@ -56,6 +56,23 @@ public struct LogReader: Sendable {
         }
     }
 
+    /// Like `forEachEvent`, in chunks of up to `chunkSize` events in log order, read and decoded
+    /// on a second thread one chunk ahead of `body` (see `Prefetcher`).
+    public func forEachEventChunk(from fromIndex: UInt64 = 1, chunkSize: Int = 4_096, _ body: ([LoggedEvent]) throws -> Void) throws {
+        try Prefetcher<[LoggedEvent]>.run(produce: { [self] emit in
+            var chunk: [LoggedEvent] = []
+            chunk.reserveCapacity(chunkSize)
+            try forEachEvent(from: fromIndex) { logged in
+                chunk.append(logged)
+                if chunk.count == chunkSize {
+                    try emit(chunk)
+                    chunk.removeAll(keepingCapacity: true)
+                }
+            }
+            if !chunk.isEmpty { try emit(chunk) }
+        }, consume: body)
+    }
+
     /// Like `forEachEvent`, also handing out each event's stored bytes (valid during the call):
     /// what replication ships, so hashes never depend on re-encoding.
     public func forEachEncodedEvent(from fromIndex: UInt64 = 1, _ body: (LoggedEvent, UnsafeRawBufferPointer) throws -> Void) throws {

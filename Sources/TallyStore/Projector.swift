@@ -50,13 +50,15 @@ public struct Projector: Sendable {
         var applied = 0
         var batch: [LoggedEvent] = []
         var batchSize = firstBatch
-        try directory.reader.forEachEvent(from: try checkpoint() + 1) { logged in
-            batch.append(logged)
-            if batch.count == batchSize {
-                applied += try apply(batch)
-                batch.removeAll(keepingCapacity: true)
-                batchSize = min(batchSize * 2, largestBatch)
-                progress(applied)
+        try directory.reader.forEachEventChunk(from: try checkpoint() + 1) { chunk in
+            for logged in chunk {
+                batch.append(logged)
+                if batch.count == batchSize {
+                    applied += try apply(batch)
+                    batch.removeAll(keepingCapacity: true)
+                    batchSize = min(batchSize * 2, largestBatch)
+                    progress(applied)
+                }
             }
         }
         applied += try apply(batch)
@@ -72,9 +74,9 @@ public struct Projector: Sendable {
     func loadIntoEmptyViews() throws -> Int? {
         var state = LedgerState()
         var last: UInt64 = 0
-        try directory.reader.forEachEvent { logged in
-            state.apply(logged.event)
-            last = logged.index
+        try directory.reader.forEachEventChunk { chunk in
+            for logged in chunk { state.apply(logged.event) }
+            last = chunk.last?.index ?? last
         }
         guard last > 0 else { return 0 }
         return try database.writeWithoutTransaction { db in
