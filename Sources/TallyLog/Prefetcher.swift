@@ -2,13 +2,14 @@ import Foundation
 
 /// Runs a producer on its own thread one step ahead of the caller: while the caller consumes
 /// one chunk, the next is being made (a log read decodes the next frame while the projector
-/// folds this one — both cores at work). At most `depth` chunks wait, which bounds memory.
+/// folds this one; a first load encodes the next rows while SQLite writes these — both cores
+/// at work). At most `depth` chunks wait, which bounds memory.
 /// An error on either side stops both, and `run` returns only once the producer has stopped.
-final class Prefetcher<Chunk: Sendable>: @unchecked Sendable {
+public final class Prefetcher<Chunk: Sendable>: @unchecked Sendable {
     // @unchecked: every stored property is guarded by `condition`.
 
     /// What `emit` tells a producer once the consumer has stopped: stop too.
-    struct Stopped: Error {}
+    public struct Stopped: Error {}
 
     private let condition = NSCondition()
     private var ready: [Chunk] = []
@@ -22,7 +23,7 @@ final class Prefetcher<Chunk: Sendable>: @unchecked Sendable {
     /// Calls `produce` on a new thread with an `emit` that queues a chunk (waiting while
     /// `depth` are queued; throwing `Stopped` once the consumer has stopped), and `consume` on
     /// the calling thread with each chunk in order.
-    static func run(depth: Int = 2, produce: @escaping @Sendable (_ emit: (Chunk) throws -> Void) throws -> Void,
+    public static func run(depth: Int = 2, produce: @escaping @Sendable (_ emit: (Chunk) throws -> Void) throws -> Void,
                     consume: (Chunk) throws -> Void) throws {
         let prefetcher = Prefetcher(depth: depth)
         let thread = Thread { prefetcher.runProducer(produce) }

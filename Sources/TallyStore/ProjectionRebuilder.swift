@@ -39,15 +39,27 @@ public struct RebuildReport: Sendable {
 /// next rebuild replaces.
 public enum ProjectionRebuilder {
     /// Writes every entity of a folded state, in id order, and the checkpoint, into empty views
-    /// (the expense tables' indexes are built after their rows).
+    /// (the expense tables' indexes are built after their rows). States are encoded and row
+    /// values built on a second thread, a chunk ahead of the SQLite writes on this one.
     public static func writeViews(of state: LedgerState, lastIndex: UInt64, _ db: Database, progress: (Int, Int) -> Void = { _, _ in }) throws {
-        let entities = state.entities.values.map { ($0.id.description, $0) }.sorted { $0.0 < $1.0 }
+        let entities = state.entities.values.sorted { $0.id < $1.id }
+        let winners = try ViewRows.categoryWinners(db)
         try ProjectionDatabase.buildingIndexesAfter(db, tables: ["expenses", "expense_tags"]) {
-            for (position, (_, entity)) in entities.enumerated() {
-                try Projector.saveState(entity, db)
-                try ViewRows.write(entity, previous: nil, db)
-                if position % 50_000 == 0 { progress(position, entities.count) }
-            }
+            var written = 0
+            try Prefetcher<[(entity: LedgerState.Entity, state: [UInt8], rows: ViewRows.Rows)]>.run(produce: { emit in
+                for first in stride(from: 0, to: entities.count, by: 1_024) {
+                    try emit(entities[first..<min(first + 1_024, entities.count)].map { entity in
+                        (entity, EntityStateCodec.encode(entity), ViewRows.rows(of: entity, winners: winners))
+                    })
+                }
+            }, consume: { chunk in
+                for prepared in chunk {
+                    try Projector.saveState(prepared.entity, encoded: prepared.state, db)
+                    try ViewRows.write(from: .none, to: prepared.rows, db)
+                }
+                if written / 50_000 != (written + chunk.count) / 50_000 { progress(written + chunk.count, entities.count) }
+                written += chunk.count
+            })
         }
         for (id, conflicts) in state.conflicts.sorted(by: { $0.key.description < $1.key.description }) {
             try ViewRows.insertConflicts(conflicts, of: state.entities[id]!, db)

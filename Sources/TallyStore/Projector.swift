@@ -155,9 +155,11 @@ public struct Projector: Sendable {
             applied += 1
         }
         // In id order, so the writes walk each B-tree once instead of jumping around it.
-        for (_, id, entity) in touched.map({ ($0.key.description, $0.key, $0.value) }).sorted(by: { $0.0 < $1.0 }) {
+        let winners = try ViewRows.categoryWinners(db)
+        for (id, entity) in touched.sorted(by: { $0.key < $1.key }) {
             try saveState(entity, db)
-            try ViewRows.write(entity, previous: before[id], db)
+            try ViewRows.write(from: before[id].map { ViewRows.rows(of: $0, winners: winners) } ?? .none,
+                               to: ViewRows.rows(of: entity, winners: winners), db)
             if let found = conflicts[id] { try ViewRows.insertConflicts(found, of: entity, db) }
         }
         if categoriesChanged { try CategoryViews.refresh(db) }
@@ -171,8 +173,9 @@ public struct Projector: Sendable {
         return try EntityStateCodec.decode(Array(blob), id: id)
     }
 
-    static func saveState(_ entity: LedgerState.Entity, _ db: Database) throws {
+    /// Stores an entity's merge state (`encoded`: its `EntityStateCodec` bytes, if already made).
+    static func saveState(_ entity: LedgerState.Entity, encoded: [UInt8]? = nil, _ db: Database) throws {
         let statement = try db.cachedStatement(sql: "INSERT OR REPLACE INTO entity_state (id, type, state) VALUES (?, ?, ?)")
-        try statement.execute(arguments: [entity.id.description, Int(entity.type.rawValue), Data(EntityStateCodec.encode(entity))])
+        try statement.execute(arguments: [entity.id.description, Int(entity.type.rawValue), Data(encoded ?? EntityStateCodec.encode(entity))])
     }
 }

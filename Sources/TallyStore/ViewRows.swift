@@ -2,38 +2,88 @@ import Foundation
 import GRDB
 import TallyCore
 
-/// Writes an entity's rows in the view tables from its merged state. Used by both the
-/// incremental projector and the rebuilder, so both produce the same rows byte for byte.
-/// Categories are the exception: their rows depend on all categories at once (duplicates
-/// merge), so `CategoryViews.refresh` rewrites them after a batch that touched any.
+/// An entity's rows in the view tables, computed from its merged state, and how the tables go
+/// from one entity's old rows to its new ones. Used by both the incremental projector and the
+/// first load / rebuild, so all produce the same rows byte for byte. Categories are the
+/// exception: their rows depend on all categories at once (duplicates merge), so
+/// `CategoryViews.refresh` rewrites them after a batch that touched any.
 enum ViewRows {
-    /// Brings the entity's view rows from what `previous` (its state before this batch; nil
-    /// for an entity seen for the first time, which has no rows) showed to what `entity` shows.
-    /// A row that stays gets an UPDATE of only the columns that changed, so SQLite rewrites only
-    /// the indexes over those columns; a row whose columns all stay is not touched.
-    static func write(_ entity: LedgerState.Entity, previous: LedgerState.Entity?, _ db: Database) throws {
+    /// One entity's rows as column values. Computing them needs no database (only who stands
+    /// for which merged category), so a first load prepares them on a second thread.
+    struct Rows: Sendable, Equatable {
+        /// `expenses` row, in `expenseColumnNames` order.
+        var expense: [DatabaseValue]?
+        /// `expense_tags` rows of that expense.
+        var tags: [String] = []
+        /// `todos` row, in `todoColumnNames` order.
+        var todo: [DatabaseValue]?
+        /// `settings` row: scope, key, value.
+        var setting: [DatabaseValue]?
+
+        /// An entity that shows nothing (never seen, deleted, or missing a required property).
+        static let none = Rows()
+    }
+
+    static let expenseColumnNames = ["id", "kind", "amount", "currency", "date", "date_ms", "month", "category_ref", "category_id",
+                                     "payment", "memo", "tags", "repeat", "attachments"]
+    static let todoColumnNames = ["id", "title", "memo", "start_date", "end_date", "checks", "checks_done", "percentage", "is_challenge",
+                                  "is_completed", "attachments"]
+
+    /// Who stands for each merged category (`category_merges`: loser → winner).
+    static func categoryWinners(_ db: Database) throws -> [String: String] {
+        Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT loser_id, winner_id FROM category_merges").map {
+            ($0[0] as String, $0[1] as String)
+        })
+    }
+
+    /// The rows `entity` shows. An expense's `category_id` is the category that stands for the
+    /// one written (`category_ref`): itself, or the winner `winners` names.
+    static func rows(of entity: LedgerState.Entity, winners: [String: String]) -> Rows {
+        guard entity.isLive else { return .none }
+        var rows = Rows()
         switch entity.type {
         case .expense:
-            let oldRow = previous.flatMap(liveExpense), newRow = liveExpense(entity)
-            try writeRow(table: "expenses", columns: expenseColumnNames, old: try oldRow.map { try expenseColumns($0, db) },
-                         new: try newRow.map { try expenseColumns($0, db) }, db)
-            let oldTags = oldRow?.tags ?? [], newTags = newRow?.tags ?? []
-            if oldTags != newTags {
-                let id = entity.id.description
-                try db.cachedStatement(sql: "DELETE FROM expense_tags WHERE expense_id = ?").execute(arguments: [id])
-                let insert = try db.cachedStatement(sql: "INSERT INTO expense_tags (expense_id, tag) VALUES (?, ?)")
-                for tag in newTags { try insert.execute(arguments: [id, tag]) }
-            }
+            guard let row = ExpenseRow(entity) else { return .none }
+            let shownCategory = row.categoryId.map { winners[$0] ?? $0 }
+            rows.expense = [row.id.databaseValue, row.kind.databaseValue, row.amount.databaseValue, row.currency.databaseValue,
+                            row.date.databaseValue, row.dateMillis.databaseValue, row.month.databaseValue, row.categoryId.databaseValue,
+                            shownCategory.databaseValue, row.payment.databaseValue, row.memo.databaseValue,
+                            JSONText.array(row.tags.map(JSONText.string)).serialized.databaseValue, row.repeat.databaseValue,
+                            JSONText.array(row.attachments.map(JSONText.string)).serialized.databaseValue]
+            rows.tags = row.tags
         case .category:
             break
         case .todo:
-            try writeRow(table: "todos", columns: todoColumnNames, old: previous.flatMap(todoColumns), new: todoColumns(entity), db)
+            guard let row = TodoRow(entity) else { return .none }
+            rows.todo = [row.id.databaseValue, row.title.databaseValue, row.memo.databaseValue, row.startDate.databaseValue,
+                         row.endDate.databaseValue, JSONText.array(row.checks.map(JSONText.bool)).serialized.databaseValue,
+                         row.checks.filter { $0 }.count.databaseValue, row.percentage.databaseValue, row.isChallenge.databaseValue,
+                         row.isCompleted.databaseValue, JSONText.array(row.attachments.map(JSONText.string)).serialized.databaseValue]
         case .setting:
-            let scope = entity.isLocalOnly ? "local" : "replicated"
-            let key = entity.id.description
-            try db.cachedStatement(sql: "DELETE FROM settings WHERE scope = ? AND key = ?").execute(arguments: [scope, key])
-            guard entity.isLive, case .json(let value)? = entity.values[.value] else { return }
-            try db.cachedStatement(sql: "INSERT INTO settings (scope, key, value) VALUES (?, ?, ?)").execute(arguments: [scope, key, value])
+            guard case .json(let value)? = entity.value(.value) else { return .none }
+            rows.setting = [(entity.isLocalOnly ? "local" : "replicated").databaseValue, entity.id.description.databaseValue, value.databaseValue]
+        }
+        return rows
+    }
+
+    /// Brings the view tables from one entity's `old` rows to its `new` ones. A row that stays
+    /// gets an UPDATE of only the columns that changed, so SQLite rewrites only the indexes over
+    /// those columns; a row whose columns all stay is not touched.
+    static func write(from old: Rows, to new: Rows, _ db: Database) throws {
+        try writeRow(table: "expenses", columns: expenseColumnNames, old: old.expense, new: new.expense, db)
+        if old.tags != new.tags, let id = (new.expense ?? old.expense)?[0] {
+            try db.cachedStatement(sql: "DELETE FROM expense_tags WHERE expense_id = ?").execute(arguments: [id])
+            let insert = try db.cachedStatement(sql: "INSERT INTO expense_tags (expense_id, tag) VALUES (?, ?)")
+            for tag in new.tags { try insert.execute(arguments: [id, tag]) }
+        }
+        try writeRow(table: "todos", columns: todoColumnNames, old: old.todo, new: new.todo, db)
+        if old.setting != new.setting {
+            if let old = old.setting {
+                try db.cachedStatement(sql: "DELETE FROM settings WHERE scope = ? AND key = ?").execute(arguments: [old[0], old[1]])
+            }
+            if let new = new.setting {
+                try db.cachedStatement(sql: "INSERT INTO settings (scope, key, value) VALUES (?, ?, ?)").execute(arguments: StatementArguments(new))
+            }
         }
     }
 
@@ -66,40 +116,6 @@ enum ViewRows {
 
     static let expenseInsertSQL = "INSERT INTO expenses (\(expenseColumnNames.joined(separator: ", "))) VALUES (\(expenseColumnNames.map { _ in "?" }.joined(separator: ", ")))"
     static let todoInsertSQL = "INSERT INTO todos (\(todoColumnNames.joined(separator: ", "))) VALUES (\(todoColumnNames.map { _ in "?" }.joined(separator: ", ")))"
-
-    static let expenseColumnNames = ["id", "kind", "amount", "currency", "date", "date_ms", "month", "category_ref", "category_id",
-                                     "payment", "memo", "tags", "repeat", "attachments"]
-
-    static func liveExpense(_ entity: LedgerState.Entity) -> ExpenseRow? {
-        entity.isLive ? ExpenseRow(entity) : nil
-    }
-
-    /// The expense's row, in `expenseColumnNames` order. `category_id`
-    /// is the category that stands for the one written (`category_ref`): itself, or its winner.
-    static func expenseColumns(_ row: ExpenseRow, _ db: Database) throws -> [DatabaseValue] {
-        var shownCategory = row.categoryId
-        if let written = row.categoryId {
-            shownCategory = try String.fetchOne(db.cachedStatement(sql: "SELECT winner_id FROM category_merges WHERE loser_id = ?"),
-                                                arguments: [written]) ?? written
-        }
-        return [row.id.databaseValue, row.kind.databaseValue, row.amount.databaseValue, row.currency.databaseValue,
-                row.date.databaseValue, row.dateMillis.databaseValue, row.month.databaseValue, row.categoryId.databaseValue,
-                shownCategory.databaseValue, row.payment.databaseValue, row.memo.databaseValue,
-                JSONText.array(row.tags.map(JSONText.string)).serialized.databaseValue, row.repeat.databaseValue,
-                JSONText.array(row.attachments.map(JSONText.string)).serialized.databaseValue]
-    }
-
-    static let todoColumnNames = ["id", "title", "memo", "start_date", "end_date", "checks", "checks_done", "percentage", "is_challenge",
-                                  "is_completed", "attachments"]
-
-    /// The to-do's row, in `todoColumnNames` order; nil when it shows no row.
-    static func todoColumns(_ entity: LedgerState.Entity) -> [DatabaseValue]? {
-        guard entity.isLive, let row = TodoRow(entity) else { return nil }
-        return [row.id.databaseValue, row.title.databaseValue, row.memo.databaseValue, row.startDate.databaseValue,
-                row.endDate.databaseValue, JSONText.array(row.checks.map(JSONText.bool)).serialized.databaseValue,
-                row.checks.filter { $0 }.count.databaseValue, row.percentage.databaseValue, row.isChallenge.databaseValue,
-                row.isCompleted.databaseValue, JSONText.array(row.attachments.map(JSONText.string)).serialized.databaseValue]
-    }
 
     /// Adds conflicts to the journal (which only ever grows; a conflict found again is kept once).
     static func insertConflicts(_ conflicts: [LedgerState.Conflict], of entity: LedgerState.Entity, _ db: Database) throws {

@@ -77,7 +77,7 @@ public struct StreamReceiver {
     let source: String
     let batchSize: Int
 
-    public init(writer: LogWriter, source: String, maximumSkewMillis: UInt64, batchSize: Int = 5_000) {
+    public init(writer: LogWriter, source: String, maximumSkewMillis: UInt64, batchSize: Int = 20_000) {
         self.writer = writer
         self.source = source
         self.batchSize = batchSize
