@@ -73,6 +73,23 @@ public struct LogReader: Sendable {
         }, consume: body)
     }
 
+    /// Like `forEachEncodedEvent`, in chunks of up to `chunkSize` events with a copy of their
+    /// stored bytes, read, decoded and hashed on a second thread one chunk ahead of `body`.
+    public func forEachEncodedEventChunk(chunkSize: Int = 4_096, _ body: ([(logged: LoggedEvent, bytes: [UInt8])]) throws -> Void) throws {
+        try Prefetcher<[(logged: LoggedEvent, bytes: [UInt8])]>.run(produce: { [self] emit in
+            var chunk: [(logged: LoggedEvent, bytes: [UInt8])] = []
+            chunk.reserveCapacity(chunkSize)
+            try forEachEncodedEvent { logged, bytes in
+                chunk.append((logged, Array(bytes)))
+                if chunk.count == chunkSize {
+                    try emit(chunk)
+                    chunk.removeAll(keepingCapacity: true)
+                }
+            }
+            if !chunk.isEmpty { try emit(chunk) }
+        }, consume: body)
+    }
+
     /// Like `forEachEvent`, also handing out each event's stored bytes (valid during the call):
     /// what replication ships, so hashes never depend on re-encoding.
     public func forEachEncodedEvent(from fromIndex: UInt64 = 1, _ body: (LoggedEvent, UnsafeRawBufferPointer) throws -> Void) throws {

@@ -53,29 +53,33 @@ public struct IncomingEvents {
         do { event = try EventCodec.decode(bytes) } catch {
             throw SyncRejection(source: source, reason: "an event does not decode (\(error))")
         }
+        try offer(Array(bytes), decoded: event, hash: EventCodec.hash(bytes), source: source)
+    }
+
+    /// Checks one event already decoded from `bytes` (by a log reader, which also hashed them).
+    public mutating func offer(_ bytes: [UInt8], decoded event: Event, hash: EventHash, source: @autoclosure () -> String) throws {
         var label: String { "event \(event.origin)#\(event.sequence)" }  // built only for an error message
-        if event.isLocalOnly { throw SyncRejection(source: source, reason: "\(label) is local-only and must never leave its replica") }
+        if event.isLocalOnly { throw SyncRejection(source: source(), reason: "\(label) is local-only and must never leave its replica") }
         var clock = HybridClock(maximumSkewMillis: maximumSkewMillis)
         do { try clock.observe(event.timestamp, wallMillis: wallMillis) } catch {
-            throw SyncRejection(source: source, reason: "\(label): \(error)")
+            throw SyncRejection(source: source(), reason: "\(label): \(error)")
         }
         let held = chains[event.origin]
-        let hash = EventCodec.hash(bytes)
         let heldSequence = held?.sequence ?? 0
         if event.sequence <= heldSequence {
             if localOrigins.contains(event.origin) || event.sequence < heldSequence || hash == held?.hash {
                 alreadyHeld += 1
                 return
             }
-            throw SyncRejection(source: source, reason: "\(label) differs from the #\(event.sequence) this replica holds (a forged or forked chain)")
+            throw SyncRejection(source: source(), reason: "\(label) differs from the #\(event.sequence) this replica holds (a forged or forked chain)")
         }
         guard event.sequence == heldSequence + 1 else {
-            throw SyncRejection(source: source, reason: "\(label) arrives before #\(heldSequence + 1)…#\(event.sequence - 1) of its origin (a gap)")
+            throw SyncRejection(source: source(), reason: "\(label) arrives before #\(heldSequence + 1)…#\(event.sequence - 1) of its origin (a gap)")
         }
         guard event.previousHash == (held?.hash ?? .zero) else {
-            throw SyncRejection(source: source, reason: "\(label) does not continue its origin's hash chain (edited or forged)")
+            throw SyncRejection(source: source(), reason: "\(label) does not continue its origin's hash chain (edited or forged)")
         }
         chains[event.origin] = ChainHead(sequence: event.sequence, hash: hash)
-        accepted.append((Array(bytes), event))
+        accepted.append((bytes, event))
     }
 }

@@ -108,8 +108,11 @@ public enum SegmentBundle {
         let manifest = try readVerifiedManifest(folder)
         var incoming = IncomingEvents(head: writer.head, localOrigins: [writer.localOrigin, writer.localOnlyOrigin], maximumSkewMillis: maximumSkewMillis)
         do {
-            try LogReader(directory: folder).forEachEncodedEvent { logged, bytes in
-                try incoming.offer(bytes, source: "\(folder)/\(logged.segment) offset \(logged.frameOffset)")
+            // The reader decodes and hashes (on a second thread); the chain checks run here.
+            try LogReader(directory: folder).forEachEncodedEventChunk { chunk in
+                for (logged, bytes) in chunk {
+                    try incoming.offer(bytes, decoded: logged.event, hash: logged.hash, source: "\(folder)/\(logged.segment) offset \(logged.frameOffset)")
+                }
             }
         } catch let error as LogError {
             throw SyncRejection(source: folder, reason: "\(error)")
