@@ -47,59 +47,87 @@ public enum SegmentBundle {
         if FileManager.default.fileExists(atPath: folder + "/manifest.json") {
             throw SyncRejection(source: folder, reason: "already holds a bundle; export into an empty folder")
         }
-        let reader = directory.reader
-        func lacked(_ origin: ReplicaID, _ sequence: UInt64, _ isLocalOnly: Bool) -> Bool {
-            !isLocalOnly && sequence > (vector?[origin] ?? 0)
-        }
-        var origins: [ReplicaID: ClosedRange<UInt64>] = [:]
-        var events = 0
-        var copiedHead = LogHead()  // as of the last segment copied whole
-        var copiedThrough: UInt64 = 0
-        var endsWithCopy = false
-        let names = try reader.segmentNames()
-        for (position, name) in names.enumerated() where SegmentFormat.firstIndex(fromFileName: name) == copiedThrough + 1 {
-            var seen: [ReplicaID: ClosedRange<UInt64>] = [:]
-            var count = 0
-            let copyable = try reader.copyableSegment(name, isLast: position == names.count - 1) { event in
-                seen[event.origin] = (seen[event.origin]?.lowerBound ?? event.sequence)...event.sequence
-                count += 1
-                return lacked(event.origin, event.sequence, event.isLocalOnly)
-            }
-            guard let copyable else { break }
-            try copyDurably(reader.directory + "/" + name, length: copyable.length, to: folder + "/" + name)
-            origins.merge(seen) { earlier, later in earlier.lowerBound...later.upperBound }
-            events += count
-            copiedThrough = copyable.nextIndex - 1
-            guard let seal = copyable.seal else {
-                endsWithCopy = true  // the newest segment, copied as far as it was written: the export ends here
-                break
-            }
-            copiedHead = seal
-        }
-        if !endsWithCopy {
-            var writer = copiedThrough == 0 ? try SegmentFileWriter(directory: folder) : nil
-            try reader.forEachEncodedEvent(from: copiedThrough + 1) { logged, bytes in
-                let event = logged.event
-                guard lacked(event.origin, event.sequence, event.isLocalOnly) else { return }
-                if writer == nil { writer = try SegmentFileWriter(directory: folder, after: copiedHead) }
-                writer!.append(bytes, of: event)
-                origins[event.origin] = (origins[event.origin]?.lowerBound ?? event.sequence)...event.sequence
-                events += 1
-            }
-            try writer?.finish()
-        }
+        var contents = ExportedEvents(vector: vector)
+        let copied = try copyWholeSegments(of: directory.reader, to: folder, into: &contents)
+        if !copied.endsWithNewest { try reframeEvents(of: directory.reader, after: copied, to: folder, into: &contents) }
         var files: [Manifest.File] = []
         for name in try FileManager.default.contentsOfDirectory(atPath: folder).sorted() where name.hasSuffix(".tseg") {
             let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name))
             files.append(Manifest.File(name: name, bytes: data.count, sha256: hex(SHA256.hash(data: data))))
         }
         let manifest = Manifest(fromReplica: directory.identity.replicaId, createdAt: ISO8601DateFormatter().string(from: Date()),
-                                events: events, origins: Dictionary(uniqueKeysWithValues: origins.map { ($0.key.description, [$0.value.lowerBound, $0.value.upperBound]) }),
-                                files: files)
+                                events: contents.count, origins: contents.originsForManifest, files: files)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try writeDurably(try encoder.encode(manifest), to: folder + "/manifest.json")
         return manifest
+    }
+
+    /// Which events an export takes (the ones `vector` lacks, never local-only ones), and what it took.
+    struct ExportedEvents {
+        let vector: VersionVector?
+        var origins: [ReplicaID: ClosedRange<UInt64>] = [:]
+        var count = 0
+
+        func lacks(_ origin: ReplicaID, _ sequence: UInt64, isLocalOnly: Bool) -> Bool {
+            !isLocalOnly && sequence > (vector?[origin] ?? 0)
+        }
+
+        mutating func add(_ origin: ReplicaID, _ sequence: UInt64) {
+            origins[origin] = (origins[origin]?.lowerBound ?? sequence)...sequence
+            count += 1
+        }
+
+        /// Per origin: the first and last sequence exported.
+        var originsForManifest: [String: [UInt64]] {
+            Dictionary(uniqueKeysWithValues: origins.map { ($0.key.description, [$0.value.lowerBound, $0.value.upperBound]) })
+        }
+    }
+
+    /// How far the copied segments reach.
+    struct CopiedSegments {
+        /// The head recorded by the last sealed segment copied (empty if none).
+        var head = LogHead()
+        /// The log index of the last event copied (0 if none).
+        var through: UInt64 = 0
+        /// The newest segment was copied: the export ends there.
+        var endsWithNewest = false
+    }
+
+    /// Copies segment files, in order, while each holds only events the export takes.
+    static func copyWholeSegments(of reader: LogReader, to folder: String, into contents: inout ExportedEvents) throws -> CopiedSegments {
+        var copied = CopiedSegments()
+        let names = try reader.segmentNames()
+        for (position, name) in names.enumerated() where SegmentFormat.firstIndex(fromFileName: name) == copied.through + 1 {
+            var taken = contents
+            let copyable = try reader.copyableSegment(name, isLast: position == names.count - 1) { event in
+                taken.add(event.origin, event.sequence)
+                return taken.lacks(event.origin, event.sequence, isLocalOnly: event.isLocalOnly)
+            }
+            guard let copyable else { break }
+            try copyDurably(reader.directory + "/" + name, length: copyable.length, to: folder + "/" + name)
+            contents = taken
+            copied.through = copyable.nextIndex - 1
+            guard let seal = copyable.seal else {
+                copied.endsWithNewest = true
+                break
+            }
+            copied.head = seal
+        }
+        return copied
+    }
+
+    /// Re-frames the events after the copied segments that the export takes into new segments.
+    static func reframeEvents(of reader: LogReader, after copied: CopiedSegments, to folder: String, into contents: inout ExportedEvents) throws {
+        var writer = copied.through == 0 ? try SegmentFileWriter(directory: folder) : nil  // an empty export still has a segment
+        try reader.forEachEncodedEvent(from: copied.through + 1) { logged, bytes in
+            let event = logged.event
+            guard contents.lacks(event.origin, event.sequence, isLocalOnly: event.isLocalOnly) else { return }
+            if writer == nil { writer = try SegmentFileWriter(directory: folder, after: copied.head) }
+            writer!.append(bytes, of: event)
+            contents.add(event.origin, event.sequence)
+        }
+        try writer?.finish()
     }
 
     /// Verifies the bundle in `folder` against this replica's log and appends what it lacks,
