@@ -36,7 +36,7 @@ public struct EventHash: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Lowercase hex.
-    public var description: String { bytes.map { String(format: "%02x", $0) }.joined() }
+    public var description: String { Hex.lowercase(bytes) }
 
     /// Parses 64 hex digits.
     public init?(hex: String) {

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import TallyCore
 import TallyLog
 
 /// What a bearer token may do.
@@ -85,8 +86,7 @@ public final class TokenStore: @unchecked Sendable {
     }
 
     static func digest(_ secret: String) -> String {
-        let hex = Array("0123456789abcdef".utf8)
-        return String(decoding: SHA256.hash(data: Data(secret.utf8)).flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 0x0F)]] }, as: UTF8.self)
+        Hex.lowercase(SHA256.hash(data: Data(secret.utf8)))
     }
 }
 

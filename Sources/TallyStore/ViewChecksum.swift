@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GRDB
+import TallyCore
 
 /// Per-table row counts and content checksums of a views database, and what differs between
 /// two of them — how a rebuild proves the live views have (not) drifted.
@@ -50,7 +51,7 @@ public struct ViewChecksum: Sendable, Equatable {
                 rowHashes[keyText] = Data(digest)
                 count += 1
             }
-            tables.append(Table(name: name, rows: count, checksum: total.finalize().map { String(format: "%02x", $0) }.joined(), rowHashes: rowHashes))
+            tables.append(Table(name: name, rows: count, checksum: Hex.lowercase(total.finalize()), rowHashes: rowHashes))
         }
         return ViewChecksum(tables: tables)
     }

@@ -184,7 +184,7 @@ public enum SegmentBundle {
         try writeDurably(data.prefix(length), to: destination)
     }
 
-    static func hex(_ digest: SHA256.Digest) -> String { digest.map { String(format: "%02x", $0) }.joined() }
+    static func hex(_ digest: SHA256.Digest) -> String { Hex.lowercase(digest) }
 
     /// SHA-256 of `data` in lowercase hex, as manifests record it.
     public static func sha256Hex(_ data: Data) -> String { hex(SHA256.hash(data: data)) }

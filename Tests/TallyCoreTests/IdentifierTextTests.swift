@@ -12,3 +12,12 @@ import TallyCore
         #expect(ids.sorted().map(\.description) == ids.map(\.description).sorted())
     }
 }
+
+@Suite struct HexTests {
+    @Test func hexIsLowerCaseTwoDigitsPerByte() {
+        #expect(Hex.lowercase([UInt8]([0x00, 0x0f, 0xa0, 0xff, 0x5c])) == "000fa0ff5c")
+        #expect(Hex.lowercase([UInt8]()) == "")
+        let all = (0...255).map { UInt8($0) }
+        #expect(Hex.lowercase(all) == all.map { String(format: "%02x", $0) }.joined())
+    }
+}
