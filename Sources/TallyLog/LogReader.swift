@@ -35,52 +35,29 @@ public struct LogReader: Sendable {
 
     /// Calls `body` with every event from log index `fromIndex` on, in log order.
     public func forEachEvent(from fromIndex: UInt64 = 1, _ body: (LoggedEvent) throws -> Void) throws {
-        let names = try segmentNames()
-        for (position, name) in names.enumerated() {
-            if position + 1 < names.count, let nextFirst = SegmentFormat.firstIndex(fromFileName: names[position + 1]), nextFirst <= fromIndex { continue }
-            _ = try SegmentScanner.scan(path: directory + "/" + name, isLast: position == names.count - 1) { frame in
-                let frameEnd = frame.header.firstIndex + UInt64(frame.header.eventCount)
-                guard frameEnd > fromIndex else { return }
-                var index = frame.header.firstIndex
-                do {
-                    try EventBatch.forEachEvent(in: frame.payload, count: frame.header.eventCount) { bytes in
-                        defer { index += 1 }
-                        guard index >= fromIndex else { return }
-                        let event = try EventCodec.decode(bytes)
-                        try body(LoggedEvent(index: index, event: event, hash: EventCodec.hash(bytes), segment: name, frameOffset: frame.offset))
-                    }
-                } catch let error as DecodingError {
-                    throw LogError.corrupt(segment: name, offset: frame.offset, reason: "event at index \(index): \(error)")
-                }
-            }
-        }
+        try forEachEncodedEvent(from: fromIndex) { logged, _ in try body(logged) }
     }
 
     /// Like `forEachEvent`, in chunks of up to `chunkSize` events in log order, read and decoded
     /// on a second thread one chunk ahead of `body` (see `Prefetcher`).
     public func forEachEventChunk(from fromIndex: UInt64 = 1, chunkSize: Int = 4_096, _ body: ([LoggedEvent]) throws -> Void) throws {
-        try Prefetcher<[LoggedEvent]>.run(produce: { [self] emit in
-            var chunk: [LoggedEvent] = []
-            chunk.reserveCapacity(chunkSize)
-            try forEachEvent(from: fromIndex) { logged in
-                chunk.append(logged)
-                if chunk.count == chunkSize {
-                    try emit(chunk)
-                    chunk.removeAll(keepingCapacity: true)
-                }
-            }
-            if !chunk.isEmpty { try emit(chunk) }
-        }, consume: body)
+        try prefetchedChunks(from: fromIndex, chunkSize: chunkSize, item: { logged, _ in logged }, body)
     }
 
     /// Like `forEachEncodedEvent`, in chunks of up to `chunkSize` events with a copy of their
     /// stored bytes, read, decoded and hashed on a second thread one chunk ahead of `body`.
     public func forEachEncodedEventChunk(chunkSize: Int = 4_096, _ body: ([(logged: LoggedEvent, bytes: [UInt8])]) throws -> Void) throws {
-        try Prefetcher<[(logged: LoggedEvent, bytes: [UInt8])]>.run(produce: { [self] emit in
-            var chunk: [(logged: LoggedEvent, bytes: [UInt8])] = []
+        try prefetchedChunks(from: 1, chunkSize: chunkSize, item: { logged, bytes in (logged, Array(bytes)) }, body)
+    }
+
+    /// Reads on a `Prefetcher` thread, handing `body` chunks of what `item` makes of each event.
+    private func prefetchedChunks<Item: Sendable>(from fromIndex: UInt64, chunkSize: Int, item: @escaping @Sendable (LoggedEvent, UnsafeRawBufferPointer) -> Item,
+                                                 _ body: ([Item]) throws -> Void) throws {
+        try Prefetcher<[Item]>.run(produce: { [self] emit in
+            var chunk: [Item] = []
             chunk.reserveCapacity(chunkSize)
-            try forEachEncodedEvent { logged, bytes in
-                chunk.append((logged, Array(bytes)))
+            try forEachEncodedEvent(from: fromIndex) { logged, bytes in
+                chunk.append(item(logged, bytes))
                 if chunk.count == chunkSize {
                     try emit(chunk)
                     chunk.removeAll(keepingCapacity: true)
@@ -97,6 +74,7 @@ public struct LogReader: Sendable {
         for (position, name) in names.enumerated() {
             if position + 1 < names.count, let nextFirst = SegmentFormat.firstIndex(fromFileName: names[position + 1]), nextFirst <= fromIndex { continue }
             _ = try SegmentScanner.scan(path: directory + "/" + name, isLast: position == names.count - 1) { frame in
+                guard frame.header.firstIndex + UInt64(frame.header.eventCount) > fromIndex else { return }
                 var index = frame.header.firstIndex
                 do {
                     try EventBatch.forEachEvent(in: frame.payload, count: frame.header.eventCount) { bytes in
