@@ -11,11 +11,11 @@ enum ViewRows {
     /// One entity's rows as column values. Computing them needs no database (only who stands
     /// for which merged category), so a first load prepares them on a second thread.
     struct Rows: Sendable, Equatable {
-        /// `expenses` row, in `expenseColumnNames` order.
+        /// `expenses` row, in `expenses.columns` order.
         var expense: [DatabaseValue]?
         /// `expense_tags` rows of that expense.
         var tags: [String] = []
-        /// `todos` row, in `todoColumnNames` order.
+        /// `todos` row, in `todos.columns` order.
         var todo: [DatabaseValue]?
         /// `settings` row: scope, key, value.
         var setting: [DatabaseValue]?
@@ -24,10 +24,22 @@ enum ViewRows {
         static let none = Rows()
     }
 
-    static let expenseColumnNames = ["id", "kind", "amount", "currency", "date", "date_ms", "month", "category_ref", "category_id",
-                                     "payment", "memo", "tags", "repeat", "attachments"]
-    static let todoColumnNames = ["id", "title", "memo", "start_date", "end_date", "checks", "checks_done", "percentage", "is_challenge",
-                                  "is_completed", "attachments"]
+    /// A view table keyed by its first column, and its INSERT (built once: it is the statement cache's key).
+    struct Table {
+        let name: String
+        let columns: [String]
+        let insertSQL: String
+
+        init(_ name: String, _ columns: [String]) {
+            (self.name, self.columns) = (name, columns)
+            insertSQL = "INSERT INTO \(name) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+        }
+    }
+
+    static let expenses = Table("expenses", ["id", "kind", "amount", "currency", "date", "date_ms", "month", "category_ref", "category_id",
+                                             "payment", "memo", "tags", "repeat", "attachments"])
+    static let todos = Table("todos", ["id", "title", "memo", "start_date", "end_date", "checks", "checks_done", "percentage", "is_challenge",
+                                       "is_completed", "attachments"])
 
     /// Who stands for each merged category (`category_merges`: loser → winner).
     static func categoryWinners(_ db: Database) throws -> [String: String] {
@@ -70,13 +82,13 @@ enum ViewRows {
     /// gets an UPDATE of only the columns that changed, so SQLite rewrites only the indexes over
     /// those columns; a row whose columns all stay is not touched.
     static func write(from old: Rows, to new: Rows, _ db: Database) throws {
-        try writeRow(table: "expenses", columns: expenseColumnNames, old: old.expense, new: new.expense, db)
+        try writeRow(expenses, old: old.expense, new: new.expense, db)
         if old.tags != new.tags, let id = (new.expense ?? old.expense)?[0] {
             try db.cachedStatement(sql: "DELETE FROM expense_tags WHERE expense_id = ?").execute(arguments: [id])
             let insert = try db.cachedStatement(sql: "INSERT INTO expense_tags (expense_id, tag) VALUES (?, ?)")
             for tag in new.tags { try insert.execute(arguments: [id, tag]) }
         }
-        try writeRow(table: "todos", columns: todoColumnNames, old: old.todo, new: new.todo, db)
+        try writeRow(todos, old: old.todo, new: new.todo, db)
         if old.setting != new.setting {
             if let old = old.setting {
                 try db.cachedStatement(sql: "DELETE FROM settings WHERE scope = ? AND key = ?").execute(arguments: [old[0], old[1]])
@@ -88,34 +100,23 @@ enum ViewRows {
     }
 
     /// Inserts, deletes or updates one row keyed by its first column (values in `columns` order).
-    static func writeRow(table: String, columns: [String], old: [DatabaseValue]?, new: [DatabaseValue]?, _ db: Database) throws {
+    static func writeRow(_ table: Table, old: [DatabaseValue]?, new: [DatabaseValue]?, _ db: Database) throws {
+        let columns = table.columns
         switch (old, new) {
         case (nil, nil):
             return
         case (nil, let new?):
-            try db.cachedStatement(sql: insertSQL(table: table, columns: columns)).execute(arguments: StatementArguments(new))
+            try db.cachedStatement(sql: table.insertSQL).execute(arguments: StatementArguments(new))
         case (let old?, nil):
-            try db.cachedStatement(sql: "DELETE FROM \(table) WHERE \(columns[0]) = ?").execute(arguments: [old[0]])
+            try db.cachedStatement(sql: "DELETE FROM \(table.name) WHERE \(columns[0]) = ?").execute(arguments: [old[0]])
         case (let old?, let new?):
             let changed = columns.indices.dropFirst().filter { old[$0] != new[$0] }
             guard !changed.isEmpty else { return }
             let assignments = changed.map { "\(columns[$0]) = ?" }.joined(separator: ", ")
-            try db.cachedStatement(sql: "UPDATE \(table) SET \(assignments) WHERE \(columns[0]) = ?")
+            try db.cachedStatement(sql: "UPDATE \(table.name) SET \(assignments) WHERE \(columns[0]) = ?")
                 .execute(arguments: StatementArguments(changed.map { new[$0] } + [new[0]]))
         }
     }
-
-    /// `INSERT INTO table (columns…) VALUES (?…)`, built once per table (it is the statement cache's key).
-    static func insertSQL(table: String, columns: [String]) -> String {
-        switch table {
-        case "expenses": expenseInsertSQL
-        case "todos": todoInsertSQL
-        default: "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
-        }
-    }
-
-    static let expenseInsertSQL = "INSERT INTO expenses (\(expenseColumnNames.joined(separator: ", "))) VALUES (\(expenseColumnNames.map { _ in "?" }.joined(separator: ", ")))"
-    static let todoInsertSQL = "INSERT INTO todos (\(todoColumnNames.joined(separator: ", "))) VALUES (\(todoColumnNames.map { _ in "?" }.joined(separator: ", ")))"
 
     /// Adds conflicts to the journal (which only ever grows; a conflict found again is kept once).
     static func insertConflicts(_ conflicts: [LedgerState.Conflict], of entity: LedgerState.Entity, _ db: Database) throws {
