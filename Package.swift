@@ -51,7 +51,12 @@ let package = Package(
         // SQLite projections via GRDB: migrator, projector, rebuilder, queries.
         .target(
             name: "TallyStore",
-            dependencies: ["TallyCore", "TallyLog", "TallyMigrations", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "TallyCore", "TallyLog", "TallyMigrations",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                // The SQLite C API, for binding view rows without GRDB's argument copies (DirectStatement).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
         ),
         // Replication: version vectors, verification of incoming events, segment bundles.
         .target(

@@ -173,9 +173,14 @@ public struct Projector: Sendable {
         return try EntityStateCodec.decode(Array(blob), id: id)
     }
 
-    /// Stores an entity's merge state (`encoded`: its `EntityStateCodec` bytes, if already made).
-    static func saveState(_ entity: LedgerState.Entity, encoded: [UInt8]? = nil, _ db: Database) throws {
+    /// Stores an entity's merge state.
+    static func saveState(_ entity: LedgerState.Entity, _ db: Database) throws {
+        try saveState(id: entity.id, type: entity.type, encoded: EntityStateCodec.encode(entity), db)
+    }
+
+    /// Stores a merge state already encoded by `EntityStateCodec`.
+    static func saveState(id: EntityID, type: EntityType, encoded: [UInt8], _ db: Database) throws {
         let statement = try db.cachedStatement(sql: "INSERT OR REPLACE INTO entity_state (id, type, state) VALUES (?, ?, ?)")
-        try statement.execute(arguments: [entity.id.description, Int(entity.type.rawValue), Data(encoded ?? EntityStateCodec.encode(entity))])
+        try DirectStatement.execute(statement, [id.description.databaseValue, Int(type.rawValue).databaseValue, Data(encoded).databaseValue], db)
     }
 }

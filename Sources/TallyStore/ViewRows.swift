@@ -86,7 +86,7 @@ enum ViewRows {
         if old.tags != new.tags, let id = (new.expense ?? old.expense)?[0] {
             try db.cachedStatement(sql: "DELETE FROM expense_tags WHERE expense_id = ?").execute(arguments: [id])
             let insert = try db.cachedStatement(sql: "INSERT INTO expense_tags (expense_id, tag) VALUES (?, ?)")
-            for tag in new.tags { try insert.execute(arguments: [id, tag]) }
+            for tag in new.tags { try DirectStatement.execute(insert, [id, tag.databaseValue], db) }
         }
         try writeRow(todos, old: old.todo, new: new.todo, db)
         if old.setting != new.setting {
@@ -106,15 +106,15 @@ enum ViewRows {
         case (nil, nil):
             return
         case (nil, let new?):
-            try db.cachedStatement(sql: table.insertSQL).execute(arguments: StatementArguments(new))
+            try DirectStatement.execute(try db.cachedStatement(sql: table.insertSQL), new, db)
         case (let old?, nil):
             try db.cachedStatement(sql: "DELETE FROM \(table.name) WHERE \(columns[0]) = ?").execute(arguments: [old[0]])
         case (let old?, let new?):
             let changed = columns.indices.dropFirst().filter { old[$0] != new[$0] }
             guard !changed.isEmpty else { return }
             let assignments = changed.map { "\(columns[$0]) = ?" }.joined(separator: ", ")
-            try db.cachedStatement(sql: "UPDATE \(table.name) SET \(assignments) WHERE \(columns[0]) = ?")
-                .execute(arguments: StatementArguments(changed.map { new[$0] } + [new[0]]))
+            try DirectStatement.execute(try db.cachedStatement(sql: "UPDATE \(table.name) SET \(assignments) WHERE \(columns[0]) = ?"),
+                                        changed.map { new[$0] } + [new[0]], db)
         }
     }
 
