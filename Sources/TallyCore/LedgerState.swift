@@ -76,17 +76,22 @@ public struct LedgerState: Sendable {
             case .delete: deleted = max(deleted ?? stamp, stamp)
             case .update: break
             }
+            properties.reserveCapacity(properties.count + event.properties.count)
             for (name, value) in event.properties {
-                let basis = event.basis[name]
-                if let current = properties[name] {
-                    if current.stamp.origin != stamp.origin, basis != current.stamp, current.basis != stamp {
-                        conflicts.append(current.stamp < stamp
-                            ? Conflict(property: name, losingValue: current.value, loser: current.stamp, winningValue: value, winner: stamp)
-                            : Conflict(property: name, losingValue: value, loser: stamp, winningValue: current.value, winner: current.stamp))
-                    }
-                    guard current.stamp < stamp else { continue }
+                // Most events carry no basis; skip hashing the name into an empty map.
+                let basis = event.basis.isEmpty ? nil : event.basis[name]
+                // One hash per property: find its slot once, then read or overwrite it there.
+                guard let slot = properties.index(forKey: name) else {
+                    properties[name] = PropertyState(value: value, stamp: stamp, basis: basis)
+                    continue
                 }
-                properties[name] = PropertyState(value: value, stamp: stamp, basis: basis)
+                let current = properties.values[slot]
+                if current.stamp.origin != stamp.origin, basis != current.stamp, current.basis != stamp {
+                    conflicts.append(current.stamp < stamp
+                        ? Conflict(property: name, losingValue: current.value, loser: current.stamp, winningValue: value, winner: stamp)
+                        : Conflict(property: name, losingValue: value, loser: stamp, winningValue: current.value, winner: current.stamp))
+                }
+                if current.stamp < stamp { properties.values[slot] = PropertyState(value: value, stamp: stamp, basis: basis) }
             }
             return conflicts
         }

@@ -69,11 +69,16 @@ public struct LogReader: Sendable {
 
     /// Like `forEachEvent`, also handing out each event's stored bytes (valid during the call):
     /// what replication ships, so hashes never depend on re-encoding.
+    ///
+    /// Reading from index 1, it also checks each seal against the events before it (the head
+    /// a writer's recovery would take from it), so a whole log that reads cleanly can be opened
+    /// as it is — what a bundle's segments must be to be adopted (`LogWriter.adoptSegments`).
     public func forEachEncodedEvent(from fromIndex: UInt64 = 1, _ body: (LoggedEvent, UnsafeRawBufferPointer) throws -> Void) throws {
         let names = try segmentNames()
+        var head: LogHead? = fromIndex == 1 ? LogHead() : nil  // what the events read so far add up to
         for (position, name) in names.enumerated() {
             if position + 1 < names.count, let nextFirst = SegmentFormat.firstIndex(fromFileName: names[position + 1]), nextFirst <= fromIndex { continue }
-            _ = try SegmentScanner.scan(path: directory + "/" + name, isLast: position == names.count - 1) { frame in
+            let scan = try SegmentScanner.scan(path: directory + "/" + name, isLast: position == names.count - 1) { frame in
                 guard frame.header.firstIndex + UInt64(frame.header.eventCount) > fromIndex else { return }
                 var index = frame.header.firstIndex
                 do {
@@ -81,11 +86,16 @@ public struct LogReader: Sendable {
                         defer { index += 1 }
                         guard index >= fromIndex else { return }
                         let event = try EventCodec.decode(bytes)
-                        try body(LoggedEvent(index: index, event: event, hash: EventCodec.hash(bytes), segment: name, frameOffset: frame.offset), bytes)
+                        let hash = EventCodec.hash(bytes)
+                        head?.advance(past: event, hash: hash)
+                        try body(LoggedEvent(index: index, event: event, hash: hash, segment: name, frameOffset: frame.offset), bytes)
                     }
                 } catch let error as DecodingError {
                     throw LogError.corrupt(segment: name, offset: frame.offset, reason: "event at index \(index): \(error)")
                 }
+            }
+            if let seal = scan.seal, let head, seal != head {
+                throw LogError.corrupt(segment: name, offset: scan.validLength, reason: "seal summary does not match the events before it (events edited, dropped or reordered)")
             }
         }
     }

@@ -239,6 +239,59 @@ public final class LogWriter: @unchecked Sendable {
         try waitUntilDurable(stagedTicket)
     }
 
+    /// Where `adoptSegments` takes segment files from: an empty folder inside the log directory
+    /// (same file system, so taking a file is a rename), made afresh by each call.
+    public func makeAdoptionFolder() throws -> String {
+        let folder = directory + "/" + SegmentDirectory.adoptionFolderName
+        try? FileManager.default.removeItem(atPath: folder)
+        do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false) } catch {
+            throw LogError.io(operation: "mkdir", path: folder, errno: (error as NSError).code == 516 ? EEXIST : EIO)
+        }
+        return folder
+    }
+
+    /// Makes the segment files in the adoption folder this log's own, as they are — for a log
+    /// that holds no event yet. A new replica's first import takes a bundle's verified files
+    /// this way instead of re-framing and re-compressing every event.
+    ///
+    /// The caller has fsynced the files and read them whole with a `LogReader` (checksums,
+    /// frame indexes, seals) and checked every event's chain: they must form a log from index 1.
+    /// They are renamed in oldest first, so a crash part-way leaves a shorter valid log (later
+    /// events simply arrive again). Returns false, changing nothing, if the log is no longer
+    /// empty (another append got in first).
+    public func adoptSegments() throws -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while flushing { condition.wait() }
+        if let failure { throw failure }
+        guard stagedHead.lastIndex == 0 else { return false }
+        let folder = directory + "/" + SegmentDirectory.adoptionFolderName
+        let names = try SegmentDirectory.segmentNames(in: folder)
+        guard names.first == SegmentFormat.fileName(firstIndex: 1) else {
+            throw LogError.rejected(reason: "segments to adopt must start at log index 1, found \(names.first ?? "none")")
+        }
+        segment.close()
+        do {
+            for (position, name) in names.enumerated() {
+                if position + 1 < names.count { chmod(folder + "/" + name, 0o444) }  // sealed, as the writer leaves them
+                guard rename(folder + "/" + name, directory + "/" + name) == 0 else {
+                    throw LogError.io(operation: "rename", path: folder + "/" + name, errno: errno)
+                }
+            }
+            try SegmentDirectory.syncDirectory(directory)
+            try? FileManager.default.removeItem(atPath: folder)
+            let adopted = try LogRecovery.recover(directory: directory, cutTornTail: true)
+            segment = try OpenSegment.resume(directory: directory, recovery: adopted)
+            stagedHead = adopted.head
+            try? clock.observe(adopted.head.maxTimestamp, wallMillis: HybridClock.wallMillis())
+        } catch {
+            // Whatever was renamed in is a valid log prefix, but this writer no longer knows its end.
+            failure = .writerStopped(cause: "adopting segments failed: \(error)")
+            throw error
+        }
+        return true
+    }
+
     /// Waits (holding `condition` on entry and exit) until `ticket` is durable, flushing
     /// everything staged whenever no other thread is.
     private func waitUntilDurable(_ ticket: UInt64) throws {

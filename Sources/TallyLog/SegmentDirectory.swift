@@ -53,11 +53,16 @@ enum SegmentDirectory {
         return fd
     }
 
-    /// Removes `*.tmp` files left by a crash during segment creation (never acknowledged data).
+    /// The folder inside a log directory where segment files wait to be adopted (see
+    /// `LogWriter.adoptSegments`).
+    static let adoptionFolderName = "adopting"
+
+    /// Removes `*.tmp` files left by a crash during segment creation, and an adoption folder
+    /// left by a crash before its files were taken (never acknowledged data either way).
     static func removeLeftovers(in directory: String) throws {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         var removed = false
-        for name in names where name.hasSuffix("." + SegmentFormat.fileExtension + ".tmp") {
+        for name in names where name.hasSuffix("." + SegmentFormat.fileExtension + ".tmp") || name == adoptionFolderName {
             try FileManager.default.removeItem(atPath: directory + "/" + name)
             removed = true
         }

@@ -3,6 +3,22 @@ import GRDB
 import TallyCore
 import TallyLog
 
+/// A log's first `lastIndex` events folded by the merge rules. An import into an empty log
+/// folds the events while it verifies them and hands this to `Projector.catchUp(startingFrom:)`,
+/// so the first load need not read and decode the whole log a second time.
+public struct FoldedLog: Sendable {
+    public private(set) var state = LedgerState()
+    public private(set) var lastIndex: UInt64 = 0
+
+    public init() {}
+
+    /// Folds the next event of the log.
+    public mutating func apply(_ logged: LoggedEvent) {
+        state.apply(logged.event)
+        lastIndex = logged.index
+    }
+}
+
 /// Keeps the views in step with the log. Each batch of events is applied in one SQLite
 /// transaction together with the checkpoint (the log index it reaches), so every event is
 /// applied exactly once across crashes, restarts and several processes doing it at once.
@@ -40,10 +56,12 @@ public struct Projector: Sendable {
         UInt64(try Int64.fetchOne(db, sql: "SELECT last_index FROM projection_checkpoint WHERE id = 1") ?? 0)
     }
 
-    /// Applies every event the views have not seen yet; returns how many it applied.
+    /// Applies every event the views have not seen yet; returns how many it applied. Empty
+    /// views are filled by a first load, which starts from `folded` when given (the log's first
+    /// events, already folded by whoever wrote them) and reads only the events after it.
     @discardableResult
-    public func catchUp(progress: (Int) -> Void = { _ in }) throws -> Int {
-        if try checkpoint() == 0, let loaded = try loadIntoEmptyViews() {
+    public func catchUp(startingFrom folded: FoldedLog? = nil, progress: (Int) -> Void = { _ in }) throws -> Int {
+        if try checkpoint() == 0, let loaded = try loadIntoEmptyViews(startingFrom: folded ?? FoldedLog()) {
             progress(loaded)
             return loaded
         }
@@ -71,10 +89,10 @@ public struct Projector: Sendable {
     /// indexes built after the rows — what a rebuild does, in one transaction. Memory grows with
     /// entities, not events; a kill keeps nothing of it and the next catch-up starts over.
     /// Returns nil, having written nothing, if another process projected first.
-    func loadIntoEmptyViews() throws -> Int? {
-        var state = LedgerState()
-        var last: UInt64 = 0
-        try directory.reader.forEachEventChunk { chunk in
+    func loadIntoEmptyViews(startingFrom folded: FoldedLog) throws -> Int? {
+        var state = folded.state
+        var last = folded.lastIndex
+        try directory.reader.forEachEventChunk(from: last + 1) { chunk in
             for logged in chunk { state.apply(logged.event) }
             last = chunk.last?.index ?? last
         }

@@ -24,8 +24,10 @@ public struct SyncRejection: Error, Sendable, CustomStringConvertible {
 public struct IncomingEvents {
     /// The chains as they will stand once the accepted events are appended.
     public private(set) var chains: [ReplicaID: ChainHead]
-    /// Events to append, in order, with their stored bytes.
+    /// Events to append, in order, with their stored bytes (the ones offered with `offer`).
     public private(set) var accepted: [(bytes: [UInt8], event: Event)] = []
+    /// Events accepted so far, by `offer` or `check`.
+    public private(set) var acceptedCount = 0
     /// Events skipped because they were already held.
     public private(set) var alreadyHeld = 0
     /// Refuse stamps further than this ahead of local wall time.
@@ -56,8 +58,16 @@ public struct IncomingEvents {
         try offer(Array(bytes), decoded: event, hash: EventCodec.hash(bytes), source: source)
     }
 
-    /// Checks one event already decoded from `bytes` (by a log reader, which also hashed them).
+    /// Checks one event already decoded from `bytes` (by a log reader, which also hashed them),
+    /// keeping the bytes in `accepted` if it is new.
     public mutating func offer(_ bytes: [UInt8], decoded event: Event, hash: EventHash, source: @autoclosure () -> String) throws {
+        if try check(event, hash: hash, source: source()) { accepted.append((bytes, event)) }
+    }
+
+    /// Checks one decoded event without keeping it (for a caller that appends the files the
+    /// events came in); returns whether it is new, false if already held.
+    @discardableResult
+    public mutating func check(_ event: Event, hash: EventHash, source: @autoclosure () -> String) throws -> Bool {
         var label: String { "event \(event.origin)#\(event.sequence)" }  // built only for an error message
         if event.isLocalOnly { throw SyncRejection(source: source(), reason: "\(label) is local-only and must never leave its replica") }
         var clock = HybridClock(maximumSkewMillis: maximumSkewMillis)
@@ -69,7 +79,7 @@ public struct IncomingEvents {
         if event.sequence <= heldSequence {
             if localOrigins.contains(event.origin) || event.sequence < heldSequence || hash == held?.hash {
                 alreadyHeld += 1
-                return
+                return false
             }
             throw SyncRejection(source: source(), reason: "\(label) differs from the #\(event.sequence) this replica holds (a forged or forked chain)")
         }
@@ -80,6 +90,7 @@ public struct IncomingEvents {
             throw SyncRejection(source: source(), reason: "\(label) does not continue its origin's hash chain (edited or forged)")
         }
         chains[event.origin] = ChainHead(sequence: event.sequence, hash: hash)
-        accepted.append((bytes, event))
+        acceptedCount += 1
+        return true
     }
 }

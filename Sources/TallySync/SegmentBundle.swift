@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import TallyCore
 import TallyLog
+import TallyStore
 
 /// A folder of segment files plus `manifest.json`: the events one replica lacks, carried on a
 /// USB stick or through a shared folder. Export writes it; import verifies every file's
@@ -33,6 +34,10 @@ public enum SegmentBundle {
         public var applied: Int
         public var alreadyHeld: Int
         public var fromReplica: String
+        /// The imported events folded by the merge rules, when the import made an empty log
+        /// (hand it to `Projector.catchUp(startingFrom:)`: the first load then need not read
+        /// the log again).
+        public var folded: FoldedLog?
     }
 
     /// Writes to `folder` (created, or empty) every replicated event `vector` lacks (all without one).
@@ -132,25 +137,86 @@ public enum SegmentBundle {
 
     /// Verifies the bundle in `folder` against this replica's log and appends what it lacks,
     /// all or nothing. Needs the writer (so the caller holds the writer lock).
+    ///
+    /// A replica whose log is still empty (a new one's first import) takes the bundle's segment
+    /// files as they are (`adoptIntoEmptyLog`); otherwise the events it lacks are appended.
     public static func importBundle(from folder: String, into writer: LogWriter, maximumSkewMillis: UInt64) throws -> ImportReport {
         let manifest = try readVerifiedManifest(folder)
+        if writer.head.lastIndex == 0, let report = try adoptIntoEmptyLog(folder, manifest, writer, maximumSkewMillis) { return report }
         var incoming = IncomingEvents(head: writer.head, localOrigins: [writer.localOrigin, writer.localOnlyOrigin], maximumSkewMillis: maximumSkewMillis)
-        do {
+        var order = BundleOrder(source: folder)
+        try rejectingLogErrors(from: folder) {
             // The reader decodes and hashes (on a second thread); the chain checks run here.
             try LogReader(directory: folder).forEachEncodedEventChunk { chunk in
                 for (logged, bytes) in chunk {
-                    try incoming.offer(bytes, decoded: logged.event, hash: logged.hash, source: "\(folder)/\(logged.segment) offset \(logged.frameOffset)")
+                    try order.check(logged)
+                    try incoming.offer(bytes, decoded: logged.event, hash: logged.hash, source: order.place(of: logged))
                 }
             }
-        } catch let error as LogError {
+        }
+        try order.checkCount(incoming, against: manifest)
+        if !incoming.accepted.isEmpty { try writer.appendEncoded(incoming.accepted) }
+        return ImportReport(applied: incoming.acceptedCount, alreadyHeld: incoming.alreadyHeld, fromReplica: manifest.fromReplica)
+    }
+
+    /// The first import into an empty log: the bundle's segment files are copied into the
+    /// writer's adoption folder, verified there (what is adopted is exactly what was checked:
+    /// frame checksums and indexes, seals, every event's decode, hash chain, sequence and clock),
+    /// and renamed into the log — no re-framing or compressing. A bundle is a log of its own
+    /// numbered from 1, so when every event in it is accepted it is this replica's log as the
+    /// event-by-event path would have made it. The events are folded while they are checked
+    /// (`ImportReport.folded`). Returns nil (nothing changed) when the bundle holds an event
+    /// twice or another append got in first; the caller then appends event by event. Throws
+    /// the rejection, changing nothing, for a bad bundle.
+    static func adoptIntoEmptyLog(_ folder: String, _ manifest: Manifest, _ writer: LogWriter, _ maximumSkewMillis: UInt64) throws -> ImportReport? {
+        let staging = try writer.makeAdoptionFolder()
+        defer { try? FileManager.default.removeItem(atPath: staging) }
+        for file in manifest.files { try copyDurably(folder + "/" + file.name, length: file.bytes, to: staging + "/" + file.name) }
+        var incoming = IncomingEvents(head: writer.head, localOrigins: [writer.localOrigin, writer.localOnlyOrigin], maximumSkewMillis: maximumSkewMillis)
+        var order = BundleOrder(source: folder)
+        var folded = FoldedLog()
+        try rejectingLogErrors(from: folder) {
+            try LogReader(directory: staging).forEachEventChunk { chunk in
+                for logged in chunk {
+                    try order.check(logged)
+                    try incoming.check(logged.event, hash: logged.hash, source: order.place(of: logged))
+                    folded.apply(logged)
+                }
+            }
+        }
+        try order.checkCount(incoming, against: manifest)
+        guard incoming.alreadyHeld == 0, try writer.adoptSegments() else { return nil }
+        return ImportReport(applied: incoming.acceptedCount, alreadyHeld: 0, fromReplica: manifest.fromReplica, folded: folded)
+    }
+
+    /// Checks that a bundle's events carry the log indexes 1, 2, 3, … and that the manifest
+    /// counted them all; names places in rejections after the bundle folder.
+    struct BundleOrder {
+        let source: String
+        var nextIndex: UInt64 = 1
+
+        func place(of logged: LoggedEvent) -> String { "\(source)/\(logged.segment) offset \(logged.frameOffset)" }
+
+        mutating func check(_ logged: LoggedEvent) throws {
+            guard logged.index == nextIndex else {
+                throw SyncRejection(source: place(of: logged), reason: "log index \(logged.index) follows \(nextIndex - 1) (a segment is missing)")
+            }
+            nextIndex += 1
+        }
+
+        func checkCount(_ incoming: IncomingEvents, against manifest: Manifest) throws {
+            let seen = incoming.acceptedCount + incoming.alreadyHeld
+            guard seen == manifest.events else {
+                throw SyncRejection(source: source, reason: "manifest lists \(manifest.events) events, the segments hold \(seen)")
+            }
+        }
+    }
+
+    /// Runs `body`, turning a damaged file (`LogError`) into a rejection of the bundle.
+    static func rejectingLogErrors(from folder: String, _ body: () throws -> Void) throws {
+        do { try body() } catch let error as LogError {
             throw SyncRejection(source: folder, reason: "\(error)")
         }
-        let seen = incoming.accepted.count + incoming.alreadyHeld
-        guard seen == manifest.events else {
-            throw SyncRejection(source: folder, reason: "manifest lists \(manifest.events) events, the segments hold \(seen)")
-        }
-        if !incoming.accepted.isEmpty { try writer.appendEncoded(incoming.accepted) }
-        return ImportReport(applied: incoming.accepted.count, alreadyHeld: incoming.alreadyHeld, fromReplica: manifest.fromReplica)
     }
 
     /// The manifest, once every file it lists is present with its size and SHA-256, and no

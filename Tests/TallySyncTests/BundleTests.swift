@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TallyCore
-import TallyLog
+@testable import TallyLog
 import TallyStore
 import TallySync
 import TallyTestSupport
@@ -14,11 +14,15 @@ import TallyTestSupport
         let target: DataDirectory
         var bundle: String { folder.file("bundle") }
 
-        /// `events` expenses then a local-only setting in the source (none of either when 0).
-        init(events: Int = 12) throws {
+        /// `events` expenses then a local-only setting in the source (none of either when 0);
+        /// `targetEvents` expenses of the target's own (an empty target adopts a bundle's segment
+        /// files, a non-empty one appends the events, so rejections are checked both ways).
+        init(events: Int = 12, targetEvents: Int = 0) throws {
             source = try DataDirectory.create(path: folder.file("a"), name: "a")
             target = try DataDirectory.create(path: folder.file("b"), name: "b")
-            try target.openWriter().close()  // as `tally init` does: the log starts with an empty segment
+            let targetWriter = try target.openWriter()  // as `tally init` does: the log starts with an empty segment
+            if targetEvents > 0 { try targetWriter.append((0..<targetEvents).map { SampleEvents.expenseCreate(amount: Int64(-$0 - 1)) }) }
+            targetWriter.close()
             guard events > 0 else { return }
             let writer = try source.openWriter()
             try writer.append((0..<events).map { SampleEvents.expenseCreate(amount: Int64($0 + 1)) })
@@ -63,6 +67,7 @@ import TallyTestSupport
                 return "\(rejection)".contains(fragment) && "\(rejection)".contains("nothing was applied")
             }
             #expect(try targetLog() == before, "a rejected bundle changes nothing")
+            #expect(!FileManager.default.fileExists(atPath: target.logPath + "/adopting"), "no staged copies are left behind")
         }
     }
 
@@ -119,6 +124,91 @@ import TallyTestSupport
         }
     }
 
+    /// A new replica's first import takes the bundle's segment files as they are: its log is
+    /// byte for byte the bundle's, opens and verifies, takes further appends, and its views
+    /// (first loaded from the events folded during the import) equal a rebuild from the log.
+    /// A replica that already holds events appends instead, and ends with the same events.
+    @Test func anEmptyReplicaAdoptsTheBundlesSegmentFiles() throws {
+        for targetEvents in [0, 3] {
+            let pair = try Pair(events: 0, targetEvents: targetEvents)
+            var small = LogConfiguration()
+            small.segmentSizeLimit = 2_048
+            let writer = try pair.source.openWriter(configuration: small)
+            for index in 0..<120 { try writer.append([SampleEvents.expenseCreate(amount: Int64(index + 1))]) }
+            writer.close()
+            let manifest = try pair.export()
+            #expect(manifest.files.count > 3, "the bundle spans several segments")
+
+            let target = try pair.target.openWriter()
+            let report = try SegmentBundle.importBundle(from: pair.bundle, into: target, maximumSkewMillis: 300_000)
+            #expect(report.applied == 120)
+            var bundleFiles: [String: Data] = [:]
+            for file in manifest.files { bundleFiles[file.name] = FileManager.default.contents(atPath: pair.bundle + "/" + file.name) }
+            if targetEvents == 0 {
+                #expect(try pair.targetLog() == bundleFiles, "the log is the bundle's files, byte for byte")
+                #expect(report.folded?.lastIndex == 120)
+            } else {
+                #expect(try pair.targetLog() != bundleFiles)
+                #expect(report.folded == nil, "only a first import folds")
+            }
+            try target.append([SampleEvents.expenseCreate(amount: 7)])
+            #expect(target.head.lastIndex == UInt64(121 + targetEvents))
+            target.close()
+            #expect(try LogVerifier.verify(directory: pair.target.logPath).findings.isEmpty)
+            #expect(try pair.importInto().alreadyHeld == 120, "importing again is a no-op")
+
+            let projector = try Projector(directory: pair.target)
+            try projector.catchUp(startingFrom: report.folded)
+            let rebuilt = try ProjectionRebuilder.rebuild(pair.target, verifyOnly: true)
+            #expect(rebuilt.differences.isEmpty, "\(rebuilt.differences)")
+            #expect(rebuilt.events == 121 + targetEvents)
+        }
+    }
+
+    /// A seal that does not sum up the events before it (re-checksummed by a forger who knows
+    /// the format) is refused before anything is adopted: a writer opening the log would
+    /// otherwise take the seal's word for the chains.
+    @Test func aForgedSealIsRejected() throws {
+        let pair = try Pair(events: 0)
+        var small = LogConfiguration()
+        small.segmentSizeLimit = 2_048
+        let writer = try pair.source.openWriter(configuration: small)
+        for index in 0..<40 { try writer.append([SampleEvents.expenseCreate(amount: Int64(index + 1))]) }
+        writer.close()
+        _ = try pair.export()
+        let first = pair.bundle + "/" + SegmentFormat.fileName(firstIndex: 1)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: first)))
+        var offset = SegmentFormat.fileHeaderSize
+        while let header = bytes.withUnsafeBytes({ FrameHeader.decode(UnsafeRawBufferPointer(rebasing: $0[offset...])) }), header.type != .seal {
+            offset += SegmentFormat.frameHeaderSize + Int(header.storedLength)
+        }
+        let payloadStart = offset + SegmentFormat.frameHeaderSize
+        var seal = try bytes.withUnsafeBytes { try LogHead.decode(UnsafeRawBufferPointer(rebasing: $0[payloadStart...])) }
+        let origin = seal.chains.keys.first!
+        seal.chains[origin]!.hash = EventHash(bytes: [UInt8](repeating: 7, count: 32))
+        let summary = seal.encoded()
+        let header = FrameHeader(type: .seal, codec: .none, eventCount: 0, firstIndex: seal.lastIndex + 1, rawLength: UInt32(summary.count),
+                                 storedLength: UInt32(summary.count), payloadChecksum: CRC32C.checksum(summary))
+        bytes.replaceSubrange(offset..., with: header.encoded() + summary)
+        try Data(bytes).write(to: URL(fileURLWithPath: first))
+        try refreshManifest(pair.bundle)
+        try pair.expectRejected("seal summary does not match")
+    }
+
+    /// A crash while adopting leaves the staged copies behind; the next writer removes them.
+    @Test func stagedCopiesLeftByACrashAreRemovedOnOpen() throws {
+        let pair = try Pair()
+        _ = try pair.export()
+        let staged = pair.target.logPath + "/adopting"
+        try FileManager.default.createDirectory(atPath: staged, withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: pair.bundle + "/" + SegmentFormat.fileName(firstIndex: 1), toPath: staged + "/" + SegmentFormat.fileName(firstIndex: 1))
+        let writer = try pair.target.openWriter()
+        #expect(writer.head.lastIndex == 0, "staged files are not part of the log")
+        writer.close()
+        #expect(!FileManager.default.fileExists(atPath: staged))
+        #expect(try pair.importInto().applied == 12)
+    }
+
     @Test func exportForAVectorSendsOnlyWhatIsLacking() throws {
         let pair = try Pair()
         let origin = pair.source.identity.origin
@@ -129,22 +219,22 @@ import TallyTestSupport
         try pair.expectRejected("gap")
     }
 
-    @Test func aCorruptedBundleIsRejected() throws {
-        let pair = try Pair()
+    @Test(arguments: [0, 2]) func aCorruptedBundleIsRejected(targetEvents: Int) throws {
+        let pair = try Pair(targetEvents: targetEvents)
         _ = try pair.export()
         try pair.tamper { $0[$0.count / 2] ^= 0x20 }
         try pair.expectRejected("SHA-256")
     }
 
-    @Test func aTruncatedBundleIsRejected() throws {
-        let pair = try Pair()
+    @Test(arguments: [0, 2]) func aTruncatedBundleIsRejected(targetEvents: Int) throws {
+        let pair = try Pair(targetEvents: targetEvents)
         _ = try pair.export()
         try pair.tamper { $0.removeLast(40) }
         try pair.expectRejected("SHA-256")
     }
 
-    @Test func aBundleWithoutItsManifestIsRejected() throws {
-        let pair = try Pair()
+    @Test(arguments: [0, 2]) func aBundleWithoutItsManifestIsRejected(targetEvents: Int) throws {
+        let pair = try Pair(targetEvents: targetEvents)
         _ = try pair.export()
         try FileManager.default.removeItem(atPath: pair.bundle + "/manifest.json")
         try pair.expectRejected("no manifest.json")
@@ -152,8 +242,8 @@ import TallyTestSupport
 
     /// A careful forger re-encodes an edited event with valid frame checksums and manifest:
     /// only the hash chain can tell, and it does.
-    @Test func aForgedEventIsRejectedByTheHashChain() throws {
-        let pair = try Pair()
+    @Test(arguments: [0, 2]) func aForgedEventIsRejectedByTheHashChain(targetEvents: Int) throws {
+        let pair = try Pair(targetEvents: targetEvents)
         _ = try pair.export()
         try forge(pair.bundle) { events in
             var event = try EventCodec.decode(events[4])
@@ -163,15 +253,15 @@ import TallyTestSupport
         try pair.expectRejected("hash chain")
     }
 
-    @Test func reorderedEventsAreRejected() throws {
-        let pair = try Pair()
+    @Test(arguments: [0, 2]) func reorderedEventsAreRejected(targetEvents: Int) throws {
+        let pair = try Pair(targetEvents: targetEvents)
         _ = try pair.export()
         try forge(pair.bundle) { events in events.swapAt(2, 3) }
         try pair.expectRejected("gap")
     }
 
-    @Test func eventsStampedTooFarAheadAreRejected() throws {
-        let pair = try Pair(events: 1)
+    @Test(arguments: [0, 2]) func eventsStampedTooFarAheadAreRejected(targetEvents: Int) throws {
+        let pair = try Pair(events: 1, targetEvents: targetEvents)
         // Append an event stamped an hour ahead to the source's log, as a replica with a wrong clock would.
         let writer = try pair.source.openWriter()
         let head = writer.head.chains[pair.source.identity.origin]!
@@ -190,11 +280,18 @@ import TallyTestSupport
         try LogReader(directory: bundle).forEachEncodedEvent { _, bytes in events.append(Array(bytes)) }
         try change(&events)
         let manifestData = FileManager.default.contents(atPath: bundle + "/manifest.json")!
-        var manifest = try JSONDecoder().decode(SegmentBundle.Manifest.self, from: manifestData)
+        let manifest = try JSONDecoder().decode(SegmentBundle.Manifest.self, from: manifestData)
         for file in manifest.files { try FileManager.default.removeItem(atPath: bundle + "/" + file.name) }
         var writer = try SegmentFileWriter(directory: bundle)
         for bytes in events { bytes.withUnsafeBytes { writer.append($0, of: try! EventCodec.decode(bytes)) } }
         try writer.finish()
+        try refreshManifest(bundle)
+    }
+
+    /// Rewrites a bundle's manifest with its files' current sizes and SHA-256s.
+    func refreshManifest(_ bundle: String) throws {
+        let manifestData = FileManager.default.contents(atPath: bundle + "/manifest.json")!
+        var manifest = try JSONDecoder().decode(SegmentBundle.Manifest.self, from: manifestData)
         manifest.files = try manifest.files.map { file in
             let data = try Data(contentsOf: URL(fileURLWithPath: bundle + "/" + file.name))
             return SegmentBundle.Manifest.File(name: file.name, bytes: data.count, sha256: SegmentBundle.sha256Hex(data))
