@@ -100,6 +100,27 @@ public struct LogReader: Sendable {
         }
     }
 
+    /// Calls `body` with every event's stored bytes and routing fields (origin, sequence,
+    /// local-only; `EventCodec.routing`), in log order, without decoding or hashing the rest:
+    /// for senders, whose receivers verify every event anyway. Frame checksums are checked.
+    public func forEachStoredEvent(_ body: (EventCodec.Routing, UnsafeRawBufferPointer) throws -> Void) throws {
+        let names = try segmentNames()
+        for (position, name) in names.enumerated() {
+            _ = try scanRoutes(of: name, isLast: position == names.count - 1, body)
+        }
+    }
+
+    /// Scans one segment, handing `body` each event's routing fields and bytes.
+    private func scanRoutes(of name: String, isLast: Bool, _ body: (EventCodec.Routing, UnsafeRawBufferPointer) throws -> Void) throws -> SegmentScan {
+        try SegmentScanner.scan(path: directory + "/" + name, isLast: isLast) { frame in
+            do {
+                try EventBatch.forEachEvent(in: frame.payload, count: frame.header.eventCount) { bytes in try body(try EventCodec.routing(bytes), bytes) }
+            } catch let error as DecodingError {
+                throw LogError.corrupt(segment: name, offset: frame.offset, reason: "\(error)")
+            }
+        }
+    }
+
     /// How much of a segment an export may copy byte for byte.
     public struct CopyableSegment: Sendable {
         /// Bytes up to the end of the last complete frame (the whole file when sealed).
@@ -115,15 +136,8 @@ public struct LogReader: Sendable {
     /// Lets an export copy segment files instead of re-framing their events.
     public func copyableSegment(_ name: String, isLast: Bool, passes include: (EventCodec.Routing) -> Bool) throws -> CopyableSegment? {
         var every = true
-        let scan = try SegmentScanner.scan(path: directory + "/" + name, isLast: isLast) { frame in
-            guard every else { return }
-            do {
-                try EventBatch.forEachEvent(in: frame.payload, count: frame.header.eventCount) { bytes in
-                    if every, !include(try EventCodec.routing(bytes)) { every = false }
-                }
-            } catch let error as DecodingError {
-                throw LogError.corrupt(segment: name, offset: frame.offset, reason: "\(error)")
-            }
+        let scan = try scanRoutes(of: name, isLast: isLast) { routing, _ in
+            if every, !include(routing) { every = false }
         }
         return every ? CopyableSegment(length: scan.validLength, seal: scan.seal, nextIndex: scan.nextIndex) : nil
     }

@@ -217,8 +217,10 @@ public final class LogWriter: @unchecked Sendable {
         }
     }
 
-    /// Appends already-encoded events (from another replica), verified by the caller, durably.
-    public func appendEncoded(_ encodedEvents: [(bytes: [UInt8], event: Event)]) throws {
+    /// Appends already-encoded events (from another replica), verified by the caller, durably;
+    /// returns the log index of the last (they get consecutive indexes).
+    @discardableResult
+    public func appendEncoded(_ encodedEvents: [(bytes: [UInt8], event: Event)]) throws -> UInt64 {
         condition.lock()
         defer { condition.unlock() }
         if let failure { throw failure }
@@ -237,6 +239,7 @@ public final class LogWriter: @unchecked Sendable {
         stagedHead = head
         stagedTicket += 1
         try waitUntilDurable(stagedTicket)
+        return head.lastIndex
     }
 
     /// Where `adoptSegments` takes segment files from: an empty folder inside the log directory

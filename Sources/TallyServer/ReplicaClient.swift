@@ -126,14 +126,16 @@ public enum SyncRunner {
             try projector.catchUp()
             throw error
         }
-        try projector.catchUp()
+        try projector.catchUp(startingFrom: receiver.folded)
         var pushed = 0
         var held = receiver.alreadyHeld
         if push {
             let theirs = try await peer.vector()
-            let result = try await peer.push(from: directory, theirs: theirs)
-            pushed = result.applied
-            held += result.alreadyHeld
+            if !theirs.covers(VersionVector(head: writer.head, excluding: directory.identity.localOnlyOrigin)) {
+                let result = try await peer.push(from: directory, theirs: theirs)
+                pushed = result.applied
+                held += result.alreadyHeld
+            }
         }
         let after = try await projector.database.read { db in
             (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM conflicts") ?? 0, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM category_merges") ?? 0)

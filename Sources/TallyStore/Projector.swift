@@ -12,10 +12,10 @@ public struct FoldedLog: Sendable {
 
     public init() {}
 
-    /// Folds the next event of the log.
-    public mutating func apply(_ logged: LoggedEvent) {
-        state.apply(logged.event)
-        lastIndex = logged.index
+    /// Folds the next event of the log (the one at `lastIndex + 1`).
+    public mutating func apply(_ event: Event) {
+        state.apply(event)
+        lastIndex += 1
     }
 }
 

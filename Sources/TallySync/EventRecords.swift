@@ -1,6 +1,7 @@
 import Foundation
 import TallyCore
 import TallyLog
+import TallyStore
 
 /// The wire form of events shipped over HTTP: each event's stored bytes behind a 4-byte
 /// little-endian length. The bytes carry everything needed to verify them (origin, sequence,
@@ -21,8 +22,9 @@ public enum EventRecords {
                                _ chunk: ([UInt8], Int) throws -> Void) throws {
         var buffer: [UInt8] = []
         var count = 0
-        try directory.reader.forEachEncodedEvent { logged, bytes in
-            guard !logged.event.isLocalOnly, logged.event.sequence > vector[logged.event.origin] else { return }
+        // Routing fields only: the receiver decodes and verifies every event it is sent.
+        try directory.reader.forEachStoredEvent { routing, bytes in
+            guard !routing.isLocalOnly, routing.sequence > vector[routing.origin] else { return }
             append(bytes, to: &buffer)
             count += 1
             if buffer.count >= chunkBytes {
@@ -74,6 +76,10 @@ public struct StreamReceiver {
     public private(set) var applied = 0
     /// Events skipped as already held.
     public var alreadyHeld: Int { incoming.alreadyHeld }
+    /// When the log was empty at the start and only this receiver has appended to it: its
+    /// events folded by the merge rules, for `Projector.catchUp(startingFrom:)` (a new
+    /// replica's first sync then does not read its whole log back to project it).
+    public private(set) var folded: FoldedLog?
     let source: String
     let batchSize: Int
 
@@ -82,6 +88,7 @@ public struct StreamReceiver {
         self.source = source
         self.batchSize = batchSize
         incoming = IncomingEvents(head: writer.head, localOrigins: [writer.localOrigin, writer.localOnlyOrigin], maximumSkewMillis: maximumSkewMillis)
+        folded = writer.head.lastIndex == 0 ? FoldedLog() : nil
     }
 
     /// Feeds a piece of the stream. On a bad event, what was verified before it is appended
@@ -106,8 +113,13 @@ public struct StreamReceiver {
     public mutating func flush() throws {
         let batch = incoming.takeAccepted()
         guard !batch.isEmpty else { return }
-        try writer.appendEncoded(batch)
+        let last = try writer.appendEncoded(batch)
         applied += batch.count
+        if folded?.lastIndex == last - UInt64(batch.count) {
+            for (_, event) in batch { folded!.apply(event) }
+        } else {
+            folded = nil  // another append got in between: the fold no longer matches the log
+        }
     }
 
     /// The stream ended: checks it ended cleanly and appends the rest.

@@ -180,7 +180,7 @@ public enum SegmentBundle {
                 for logged in chunk {
                     try order.check(logged)
                     try incoming.check(logged.event, hash: logged.hash, source: order.place(of: logged))
-                    folded.apply(logged)
+                    folded.apply(logged.event)
                 }
             }
         }

@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+import TallyCore
+import TallyLog
+import TallyStore
+import TallySync
+import TallyTestSupport
+
+/// The HTTP path's two ends without HTTP: `EventRecords.missing` (what a sender streams) and
+/// `StreamReceiver` (verify, append in batches, and fold for a first load).
+@Suite struct StreamReceiverTests {
+    let folder = TemporaryDirectory("tally-stream")
+
+    func source(events: Int) throws -> DataDirectory {
+        let source = try DataDirectory.create(path: folder.file("source"), name: "source")
+        let writer = try source.openWriter()
+        for index in 0..<events {
+            try writer.append([SampleEvents.expenseCreate(amount: Int64(index + 1))])
+            if index == events / 2 {  // a local-only setting in the middle, never sent
+                try writer.append([EventDraft(entityType: .setting, entityID: .settingKey("theme"), operation: .create,
+                                              properties: [.value: .json("\"dark\"")], actor: "t", isLocalOnly: true)])
+            }
+        }
+        writer.close()
+        return source
+    }
+
+    func records(of source: DataDirectory, for vector: VersionVector) throws -> (chunks: [[UInt8]], count: Int) {
+        var chunks: [[UInt8]] = []
+        var count = 0
+        try EventRecords.missing(from: source, for: vector, chunkBytes: 1_000) { chunk, events in
+            chunks.append(chunk)
+            count += events
+        }
+        return (chunks, count)
+    }
+
+    @Test func sendersStreamOnlyWhatTheVectorLacksAndNeverLocalOnlyEvents() throws {
+        let source = try source(events: 50)
+        #expect(try records(of: source, for: VersionVector([:])).count == 50)
+        #expect(try records(of: source, for: VersionVector([source.identity.origin: 20])).count == 30)
+        #expect(try records(of: source, for: VersionVector([source.identity.origin: 50])).count == 0)
+    }
+
+    /// A receiver that starts on an empty log folds what it appends; the first load from that
+    /// fold equals a rebuild from the log. When another append gets in between, it drops the
+    /// fold, and the ordinary first load still gives the same views.
+    @Test(arguments: [false, true]) func aReceiverIntoAnEmptyLogFoldsWhatItAppends(interleaved: Bool) throws {
+        let source = try source(events: 60)
+        let target = try DataDirectory.create(path: folder.file("target-\(interleaved)"), name: "target")
+        let writer = try target.openWriter()
+        var receiver = StreamReceiver(writer: writer, source: "test", maximumSkewMillis: 300_000, batchSize: 7)
+        for (position, chunk) in try records(of: source, for: VersionVector([:])).chunks.enumerated() {
+            try receiver.feed(chunk)
+            if interleaved, position == 1 { try writer.append([SampleEvents.expenseCreate(amount: 999)]) }
+        }
+        try receiver.finish()
+        writer.close()
+        #expect(receiver.applied == 60)
+        if interleaved {
+            #expect(receiver.folded == nil)
+        } else {
+            #expect(receiver.folded?.lastIndex == 60)
+        }
+        try Projector(directory: target).catchUp(startingFrom: receiver.folded)
+        let rebuilt = try ProjectionRebuilder.rebuild(target, verifyOnly: true)
+        #expect(rebuilt.differences.isEmpty, "\(rebuilt.differences)")
+        #expect(rebuilt.events == (interleaved ? 61 : 60))
+    }
+}
