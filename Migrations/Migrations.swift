@@ -13,5 +13,6 @@ public enum TallyMigrations {
         ("0001_views", String(decoding: PackageResources._001_views_sql, as: UTF8.self)),
         ("0002_merges_and_conflicts", String(decoding: PackageResources._002_merges_and_conflicts_sql, as: UTF8.self)),
         ("0003_fewer_expense_indexes", String(decoding: PackageResources._003_fewer_expense_indexes_sql, as: UTF8.self)),
+        ("0004_smaller_entity_state", String(decoding: PackageResources._004_smaller_entity_state_sql, as: UTF8.self)),
     ]
 }

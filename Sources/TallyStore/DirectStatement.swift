@@ -42,10 +42,10 @@ enum DirectStatement {
         case .string(var text):
             // An empty buffer may have no address, which SQLite would read as NULL.
             if text.isEmpty { sqlite3_bind_text(handle, index, "", 0, transient); return }
-            text.withUTF8 { sqlite3_bind_text(handle, index, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), Int32($0.count), transient) }
+            _ = text.withUTF8 { sqlite3_bind_text(handle, index, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), Int32($0.count), transient) }
         case .blob(let data):
             if data.isEmpty { sqlite3_bind_zeroblob(handle, index, 0); return }
-            data.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress!, Int32($0.count), transient) }
+            _ = data.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress!, Int32($0.count), transient) }
         }
     }
 }
