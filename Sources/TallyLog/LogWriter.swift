@@ -224,7 +224,7 @@ public final class LogWriter: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         if let failure { throw failure }
-        var batch = StagedBatch()
+        var batch = StagedBatch(expectedEvents: encodedEvents.count)
         var head = stagedHead
         for (bytes, event) in encodedEvents {
             let chain = head.chains[event.origin]
