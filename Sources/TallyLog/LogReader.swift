@@ -40,23 +40,24 @@ public struct LogReader: Sendable {
 
     /// Like `forEachEvent`, in chunks of up to `chunkSize` events in log order, read and decoded
     /// on a second thread one chunk ahead of `body` (see `Prefetcher`).
-    public func forEachEventChunk(from fromIndex: UInt64 = 1, chunkSize: Int = 4_096, _ body: ([LoggedEvent]) throws -> Void) throws {
-        try prefetchedChunks(from: fromIndex, chunkSize: chunkSize, item: { logged, _ in logged }, body)
+    public func forEachEventChunk(from fromIndex: UInt64 = 1, chunkSize: Int = 4_096, checkingSeals: Bool = false,
+                                  _ body: ([LoggedEvent]) throws -> Void) throws {
+        try prefetchedChunks(from: fromIndex, chunkSize: chunkSize, checkingSeals: checkingSeals, item: { logged, _ in logged }, body)
     }
 
     /// Like `forEachEncodedEvent`, in chunks of up to `chunkSize` events with a copy of their
     /// stored bytes, read, decoded and hashed on a second thread one chunk ahead of `body`.
     public func forEachEncodedEventChunk(chunkSize: Int = 4_096, _ body: ([(logged: LoggedEvent, bytes: [UInt8])]) throws -> Void) throws {
-        try prefetchedChunks(from: 1, chunkSize: chunkSize, item: { logged, bytes in (logged, Array(bytes)) }, body)
+        try prefetchedChunks(from: 1, chunkSize: chunkSize, checkingSeals: false, item: { logged, bytes in (logged, Array(bytes)) }, body)
     }
 
     /// Reads on a `Prefetcher` thread, handing `body` chunks of what `item` makes of each event.
-    private func prefetchedChunks<Item: Sendable>(from fromIndex: UInt64, chunkSize: Int, item: @escaping @Sendable (LoggedEvent, UnsafeRawBufferPointer) -> Item,
+    private func prefetchedChunks<Item: Sendable>(from fromIndex: UInt64, chunkSize: Int, checkingSeals: Bool, item: @escaping @Sendable (LoggedEvent, UnsafeRawBufferPointer) -> Item,
                                                  _ body: ([Item]) throws -> Void) throws {
         try Prefetcher<[Item]>.run(produce: { [self] emit in
             var chunk: [Item] = []
             chunk.reserveCapacity(chunkSize)
-            try forEachEncodedEvent(from: fromIndex) { logged, bytes in
+            try forEachEncodedEvent(from: fromIndex, checkingSeals: checkingSeals) { logged, bytes in
                 chunk.append(item(logged, bytes))
                 if chunk.count == chunkSize {
                     try emit(chunk)
@@ -70,12 +71,16 @@ public struct LogReader: Sendable {
     /// Like `forEachEvent`, also handing out each event's stored bytes (valid during the call):
     /// what replication ships, so hashes never depend on re-encoding.
     ///
-    /// Reading from index 1, it also checks each seal against the events before it (the head
-    /// a writer's recovery would take from it), so a whole log that reads cleanly can be opened
-    /// as it is — what a bundle's segments must be to be adopted (`LogWriter.adoptSegments`).
-    public func forEachEncodedEvent(from fromIndex: UInt64 = 1, _ body: (LoggedEvent, UnsafeRawBufferPointer) throws -> Void) throws {
+    /// With `checkingSeals` (from index 1), it also checks each seal against the events before
+    /// it (the head a writer's recovery would take from it), so a log that reads cleanly can be
+    /// opened as it is — what a bundle's segments must be to be adopted (`LogWriter.adoptSegments`).
+    /// Off by default: a replica's own log was sealed by its own writer, and `tally audit verify`
+    /// checks its seals; the per-event bookkeeping costs a whole read ~10 %.
+    public func forEachEncodedEvent(from fromIndex: UInt64 = 1, checkingSeals: Bool = false,
+                                    _ body: (LoggedEvent, UnsafeRawBufferPointer) throws -> Void) throws {
+        precondition(!checkingSeals || fromIndex == 1, "seals can only be checked reading from the first event")
         let names = try segmentNames()
-        var head: LogHead? = fromIndex == 1 ? LogHead() : nil  // what the events read so far add up to
+        var head: LogHead? = checkingSeals ? LogHead() : nil  // what the events read so far add up to
         for (position, name) in names.enumerated() {
             if position + 1 < names.count, let nextFirst = SegmentFormat.firstIndex(fromFileName: names[position + 1]), nextFirst <= fromIndex { continue }
             let scan = try SegmentScanner.scan(path: directory + "/" + name, isLast: position == names.count - 1) { frame in

@@ -47,8 +47,13 @@ public struct ReplicaClient: Sendable {
         request.body = .bytes(ByteBuffer(string: mine.json))
         let response = try await HTTPClient.shared.execute(request, timeout: .hours(1))
         try await Self.check(response, "POST \(baseURL)/v1/replication/pull")
-        for try await buffer in response.body { try receiver.feed(buffer.readableBytesView) }
-        try receiver.finish()
+        do {
+            for try await buffer in response.body { try receiver.feed(buffer.readableBytesView) }
+            try receiver.finish()
+        } catch {
+            receiver.stop()  // keep what was verified before the break
+            throw error
+        }
     }
 
     /// Sends the events of `directory` that `theirs` lacks; returns the peer's report.

@@ -37,6 +37,7 @@ struct ReplicationRoutes {
                 try receiver.finish()
             } catch {
                 failure = error
+                receiver.stop()  // keep what was verified before the break
             }
             _ = try await service.run { try service.projector.catchUp() }
             service.metrics.replicated(receiver.applied, from: "push:" + (context.token?.name ?? "?"))

@@ -68,27 +68,30 @@ public enum EventRecords {
 /// Receives a stream of records from a peer: verifies every event, and appends what passed in
 /// durable batches as it goes, so a dropped connection keeps what arrived and the next sync
 /// resumes from there. The first bad event stops the stream; nothing from it on is applied.
+///
+/// Batches are appended by a `BatchAppender`, one batch behind the verification: while one
+/// batch is compressed, written and fsynced, the next is decoded, hashed and checked.
 public struct StreamReceiver {
-    let writer: LogWriter
     private var decoder = EventRecords.Decoder()
     private var incoming: IncomingEvents
-    /// Events applied so far.
-    public private(set) var applied = 0
+    private let appender: BatchAppender
+    /// Events applied (durable) so far; all of them once `finish` or `stop` returned.
+    public var applied: Int { appender.applied }
     /// Events skipped as already held.
     public var alreadyHeld: Int { incoming.alreadyHeld }
     /// When the log was empty at the start and only this receiver has appended to it: its
     /// events folded by the merge rules, for `Projector.catchUp(startingFrom:)` (a new
-    /// replica's first sync then does not read its whole log back to project it).
-    public private(set) var folded: FoldedLog?
+    /// replica's first sync then does not read its whole log back to project it). Read it
+    /// after `finish` or `stop`.
+    public var folded: FoldedLog? { appender.folded }
     let source: String
     let batchSize: Int
 
     public init(writer: LogWriter, source: String, maximumSkewMillis: UInt64, batchSize: Int = 20_000) {
-        self.writer = writer
         self.source = source
         self.batchSize = batchSize
         incoming = IncomingEvents(head: writer.head, localOrigins: [writer.localOrigin, writer.localOnlyOrigin], maximumSkewMillis: maximumSkewMillis)
-        folded = writer.head.lastIndex == 0 ? FoldedLog() : nil
+        appender = BatchAppender(writer: writer)
     }
 
     /// Feeds a piece of the stream. On a bad event, what was verified before it is appended
@@ -104,27 +107,81 @@ public struct StreamReceiver {
             try decoder.feed(piece) { bytes in try self.incoming.offer(bytes, source: source) }
         } catch {
             try flush()
+            try appender.wait()
             throw error
         }
         if incoming.accepted.count >= batchSize { try flush() }
     }
 
-    /// Appends what has been verified so far.
+    /// Hands what has been verified so far to the appender (waiting while it writes the
+    /// previous batch; throwing if that failed).
     public mutating func flush() throws {
         let batch = incoming.takeAccepted()
         guard !batch.isEmpty else { return }
-        let last = try writer.appendEncoded(batch)
-        applied += batch.count
-        if folded?.lastIndex == last - UInt64(batch.count) {
-            for (_, event) in batch { folded!.apply(event) }
-        } else {
-            folded = nil  // another append got in between: the fold no longer matches the log
+        try appender.append(batch)
+    }
+
+    /// The stream ended: checks it ended cleanly and appends the rest, durably.
+    public mutating func finish() throws {
+        try flush()
+        try appender.wait()
+        try decoder.finish()
+    }
+
+    /// The stream broke off (a dropped connection): appends what was verified and waits until
+    /// it is durable, so the next sync need not send it again.
+    public mutating func stop() {
+        try? flush()
+        try? appender.wait()
+    }
+}
+
+/// Appends verified batches on a serial queue, one at a time and in order, while the caller
+/// verifies the next: two cores instead of one. At most one batch is in flight, so memory stays
+/// bounded; after a failure nothing more is appended and `append`/`wait` throw it.
+final class BatchAppender: @unchecked Sendable {
+    // @unchecked: `appliedCount`, `fold` and `failure` are guarded by `lock`.
+    private let writer: LogWriter
+    private let queue = DispatchQueue(label: "tally.batch-appender")
+    private let inFlight = DispatchGroup()
+    private let lock = NSLock()
+    private var appliedCount = 0
+    private var fold: FoldedLog?
+    private var failure: (any Error)?
+
+    init(writer: LogWriter) {
+        self.writer = writer
+        fold = writer.head.lastIndex == 0 ? FoldedLog() : nil
+    }
+
+    var applied: Int { lock.withLock { appliedCount } }
+    var folded: FoldedLog? { lock.withLock { fold } }
+
+    /// Hands over a batch once the previous one is written; throws that one's failure.
+    func append(_ batch: [(bytes: [UInt8], event: Event)]) throws {
+        try wait()
+        inFlight.enter()
+        queue.async { [self] in
+            defer { inFlight.leave() }
+            do {
+                let last = try writer.appendEncoded(batch)
+                lock.withLock {
+                    appliedCount += batch.count
+                    if fold?.lastIndex == last - UInt64(batch.count) {
+                        for (_, event) in batch { fold!.apply(event) }
+                    } else {
+                        fold = nil  // another append got in between: the fold no longer matches the log
+                    }
+                }
+            } catch {
+                lock.withLock { failure = error }
+            }
         }
     }
 
-    /// The stream ended: checks it ended cleanly and appends the rest.
-    public mutating func finish() throws {
-        try flush()
-        try decoder.finish()
+    /// Waits until every batch handed over is written; throws the first failure.
+    func wait() throws {
+        inFlight.wait()
+        if let failure = lock.withLock({ failure }) { throw failure }
     }
 }

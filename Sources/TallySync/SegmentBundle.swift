@@ -176,7 +176,7 @@ public enum SegmentBundle {
         var order = BundleOrder(source: folder)
         var folded = FoldedLog()
         try rejectingLogErrors(from: folder) {
-            try LogReader(directory: staging).forEachEventChunk { chunk in
+            try LogReader(directory: staging).forEachEventChunk(checkingSeals: true) { chunk in
                 for logged in chunk {
                     try order.check(logged)
                     try incoming.check(logged.event, hash: logged.hash, source: order.place(of: logged))

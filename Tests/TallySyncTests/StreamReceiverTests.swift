@@ -67,4 +67,26 @@ import TallyTestSupport
         #expect(rebuilt.differences.isEmpty, "\(rebuilt.differences)")
         #expect(rebuilt.events == (interleaved ? 61 : 60))
     }
+
+    /// Appends run one batch behind the verification; a failed append is not lost: the
+    /// receiver throws it, and what was appended before it stays.
+    @Test func aFailedAppendIsReportedAndWhatWasAppendedStays() throws {
+        let source = try source(events: 60)
+        let target = try DataDirectory.create(path: folder.file("target-failing"), name: "target")
+        let writer = try target.openWriter()
+        var receiver = StreamReceiver(writer: writer, source: "test", maximumSkewMillis: 300_000, batchSize: 7)
+        let chunks = try records(of: source, for: VersionVector([:])).chunks
+        try receiver.feed(chunks[0])
+        try receiver.feed(chunks[1])
+        receiver.stop()
+        let durable = receiver.applied
+        #expect(durable > 0 && durable < 60)
+        writer.close()  // later appends fail
+        #expect(throws: (any Error).self) {
+            for chunk in chunks.dropFirst(2) { try receiver.feed(chunk) }
+            try receiver.finish()
+        }
+        #expect(receiver.applied == durable)
+        #expect(try target.reader.statistics().events == UInt64(durable))
+    }
 }
