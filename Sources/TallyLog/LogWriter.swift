@@ -247,9 +247,7 @@ public final class LogWriter: @unchecked Sendable {
     public func makeAdoptionFolder() throws -> String {
         let folder = directory + "/" + SegmentDirectory.adoptionFolderName
         try? FileManager.default.removeItem(atPath: folder)
-        do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false) } catch {
-            throw LogError.io(operation: "mkdir", path: folder, errno: (error as NSError).code == 516 ? EEXIST : EIO)
-        }
+        guard mkdir(folder, 0o755) == 0 else { throw LogError.io(operation: "mkdir", path: folder, errno: errno) }
         return folder
     }
 
