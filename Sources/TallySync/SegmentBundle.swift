@@ -141,8 +141,9 @@ public enum SegmentBundle {
     /// A replica whose log is still empty (a new one's first import) takes the bundle's segment
     /// files as they are (`adoptIntoEmptyLog`); otherwise the events it lacks are appended.
     public static func importBundle(from folder: String, into writer: LogWriter, maximumSkewMillis: UInt64) throws -> ImportReport {
-        let manifest = try readVerifiedManifest(folder)
+        let manifest = try readManifest(folder)
         if writer.head.lastIndex == 0, let report = try adoptIntoEmptyLog(folder, manifest, writer, maximumSkewMillis) { return report }
+        for file in manifest.files { _ = try readListedFile(file, in: folder) }
         var incoming = IncomingEvents(head: writer.head, localOrigins: [writer.localOrigin, writer.localOnlyOrigin], maximumSkewMillis: maximumSkewMillis)
         var order = BundleOrder(source: folder)
         try rejectingLogErrors(from: folder) {
@@ -159,9 +160,10 @@ public enum SegmentBundle {
         return ImportReport(applied: incoming.acceptedCount, alreadyHeld: incoming.alreadyHeld, fromReplica: manifest.fromReplica)
     }
 
-    /// The first import into an empty log: the bundle's segment files are copied into the
-    /// writer's adoption folder, verified there (what is adopted is exactly what was checked:
-    /// frame checksums and indexes, seals, every event's decode, hash chain, sequence and clock),
+    /// The first import into an empty log: the bundle's segment files are checked against the
+    /// manifest as they are copied into the writer's adoption folder, and verified there (what
+    /// is adopted is exactly what was checked: frame checksums and indexes, seals, every
+    /// event's decode, hash chain, sequence and clock),
     /// and renamed into the log — no re-framing or compressing. A bundle is a log of its own
     /// numbered from 1, so when every event in it is accepted it is this replica's log as the
     /// event-by-event path would have made it. The events are folded while they are checked
@@ -171,7 +173,8 @@ public enum SegmentBundle {
     static func adoptIntoEmptyLog(_ folder: String, _ manifest: Manifest, _ writer: LogWriter, _ maximumSkewMillis: UInt64) throws -> ImportReport? {
         let staging = try writer.makeAdoptionFolder()
         defer { try? FileManager.default.removeItem(atPath: staging) }
-        for file in manifest.files { try copyDurably(folder + "/" + file.name, length: file.bytes, to: staging + "/" + file.name) }
+        // Each file is read once: checked against the manifest, and that same copy written.
+        for file in manifest.files { try writeDurably(try readListedFile(file, in: folder), to: staging + "/" + file.name) }
         var incoming = IncomingEvents(head: writer.head, localOrigins: [writer.localOrigin, writer.localOnlyOrigin], maximumSkewMillis: maximumSkewMillis)
         var order = BundleOrder(source: folder)
         var folded = FoldedLog()
@@ -219,9 +222,9 @@ public enum SegmentBundle {
         }
     }
 
-    /// The manifest, once every file it lists is present with its size and SHA-256, and no
-    /// segment file is there that it does not list.
-    static func readVerifiedManifest(_ folder: String) throws -> Manifest {
+    /// The manifest, once every file it lists is present and no segment file is there that it
+    /// does not list (each file's size and SHA-256 are checked as it is read: `readListedFile`).
+    static func readManifest(_ folder: String) throws -> Manifest {
         guard let data = FileManager.default.contents(atPath: folder + "/manifest.json") else {
             throw SyncRejection(source: folder, reason: "no manifest.json (not a bundle, or an export that did not finish)")
         }
@@ -234,13 +237,16 @@ public enum SegmentBundle {
         guard present == manifest.files.map(\.name).sorted() else {
             throw SyncRejection(source: folder, reason: "segment files \(present) do not match the manifest's \(manifest.files.map(\.name))")
         }
-        for file in manifest.files {
-            let contents = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + file.name))
-            guard contents.count == file.bytes, hex(SHA256.hash(data: contents)) == file.sha256 else {
-                throw SyncRejection(source: folder + "/" + file.name, reason: "size or SHA-256 differs from the manifest (damaged or truncated in transit)")
-            }
-        }
         return manifest
+    }
+
+    /// A bundle file's bytes, once they match the manifest's size and SHA-256.
+    static func readListedFile(_ file: Manifest.File, in folder: String) throws -> Data {
+        let contents = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + file.name))
+        guard contents.count == file.bytes, hex(SHA256.hash(data: contents)) == file.sha256 else {
+            throw SyncRejection(source: folder + "/" + file.name, reason: "size or SHA-256 differs from the manifest (damaged or truncated in transit)")
+        }
+        return contents
     }
 
     /// Copies the first `length` bytes of a file and fsyncs the copy.
