@@ -84,7 +84,8 @@ enum ViewRows {
     static func write(from old: Rows, to new: Rows, _ db: Database) throws {
         try writeRow(expenses, old: old.expense, new: new.expense, db)
         if old.tags != new.tags, let id = (new.expense ?? old.expense)?[0] {
-            try db.cachedStatement(sql: "DELETE FROM expense_tags WHERE expense_id = ?").execute(arguments: [id])
+            // Rows to delete exist only if the old rows had tags (a first load never does).
+            if !old.tags.isEmpty { try db.cachedStatement(sql: "DELETE FROM expense_tags WHERE expense_id = ?").execute(arguments: [id]) }
             let insert = try db.cachedStatement(sql: "INSERT INTO expense_tags (expense_id, tag) VALUES (?, ?)")
             for tag in new.tags { try DirectStatement.execute(insert, [id, tag.databaseValue], db) }
         }
