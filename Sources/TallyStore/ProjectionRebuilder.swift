@@ -100,13 +100,12 @@ public enum ProjectionRebuilder {
         let total = Int(try directory.reader.statistics().events)
 
         // 1. Fold the whole log in memory by the merge rules (state grows with entities, not events).
-        var state = LedgerState()
-        var lastIndex: UInt64 = 0
+        var folded = FoldedLog()
         try directory.reader.forEachEvent { logged in
-            state.apply(logged.event)
-            lastIndex = logged.index
+            folded.apply(logged.event)
             if logged.index % 50_000 == 0 { report("replaying", Int(logged.index), total) }
         }
+        let (state, lastIndex) = (folded.state, folded.lastIndex)
         report("replaying", Int(lastIndex), total)
 
         // 2. Write the next generation from the folded state.

@@ -3,9 +3,10 @@ import GRDB
 import TallyCore
 import TallyLog
 
-/// A log's first `lastIndex` events folded by the merge rules. An import into an empty log
-/// folds the events while it verifies them and hands this to `Projector.catchUp(startingFrom:)`,
-/// so the first load need not read and decode the whole log a second time.
+/// A log's first `lastIndex` events folded by the merge rules: what the first load and the
+/// rebuild write views from. An import into an empty log folds the events while it verifies
+/// them and hands this to `Projector.catchUp(startingFrom:)`, so the first load need not read
+/// and decode the whole log a second time.
 public struct FoldedLog: Sendable {
     public private(set) var state = LedgerState()
     public private(set) var lastIndex: UInt64 = 0
@@ -90,18 +91,17 @@ public struct Projector: Sendable {
     /// entities, not events; a kill keeps nothing of it and the next catch-up starts over.
     /// Returns nil, having written nothing, if another process projected first.
     func loadIntoEmptyViews(startingFrom folded: FoldedLog) throws -> Int? {
-        var state = folded.state
-        var last = folded.lastIndex
-        try directory.reader.forEachEventChunk(from: last + 1) { chunk in
-            for logged in chunk { state.apply(logged.event) }
-            last = chunk.last?.index ?? last
+        var folded = folded
+        try directory.reader.forEachEventChunk(from: folded.lastIndex + 1) { chunk in
+            for logged in chunk { folded.apply(logged.event) }
         }
+        let last = folded.lastIndex
         guard last > 0 else { return 0 }
         return try database.writeWithoutTransaction { db in
             var loaded: Int?
             try db.inTransaction(.immediate) {
                 guard try Self.checkpoint(db) == 0 else { return .rollback }
-                try ProjectionRebuilder.writeViews(of: state, lastIndex: last, db)
+                try ProjectionRebuilder.writeViews(of: folded.state, lastIndex: last, db)
                 loaded = Int(last)
                 return .commit
             }
