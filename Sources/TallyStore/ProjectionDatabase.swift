@@ -18,10 +18,14 @@ public enum ProjectionDatabase {
     /// The file name of generation `number`.
     static func generationName(_ number: Int) -> String { String(format: "projections-%06d.sqlite", number) }
 
-    /// The generation the link points at, or nil if there is none yet.
+    /// The generation the link points at, or nil if there is none yet. One `readlink`, cheap
+    /// enough for `CurrentViews` to ask before every use of the views.
     static func currentGeneration(_ directory: DataDirectory) -> Int? {
-        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: linkPath(directory)) else { return nil }
-        return Int(target.dropFirst("projections-".count).prefix(6))
+        var target = [CChar](repeating: 0, count: 64)
+        let length = readlink(linkPath(directory), &target, target.count)
+        guard length > 0 else { return nil }
+        let name = String(decoding: target[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return Int(name.dropFirst("projections-".count).prefix(6))
     }
 
     /// The resolved path of the current generation.
@@ -68,6 +72,74 @@ public enum ProjectionDatabase {
         for index in indexes { try db.execute(sql: "DROP INDEX \(index["name"] as String)") }
         try body()
         for index in indexes { try db.execute(sql: index["sql"] as String) }
+    }
+
+    /// Takes the lock that one writer of a new generation (a rebuild, a large first load) holds
+    /// from choosing its number until the link points at it: two such writers would otherwise
+    /// pick the same file. Nil if another process holds it.
+    static func lockGenerations(_ directory: DataDirectory) throws -> FileLock? {
+        try FileLock.takeIfFree(path: directory.path + "/projections.lock")
+    }
+
+    /// `lockGenerations`, waiting up to `timeout` seconds for another holder to finish.
+    static func lockGenerations(_ directory: DataDirectory, waiting timeout: Double) throws -> FileLock {
+        let start = Date()
+        while true {
+            if let lock = try lockGenerations(directory) { return lock }
+            guard Date().timeIntervalSince(start) < timeout else {
+                throw LogError.rejected(reason: "another process is writing a new generation of the views of \(directory.path) "
+                                            + "(a rebuild or a first load; waited \(Int(timeout)) s); retry when it has finished")
+            }
+            usleep(50_000)
+        }
+    }
+
+    /// Writes the generation after the current one, from nothing, with `body` in one transaction;
+    /// the caller holds `lockGenerations`. No file points at it yet, so it is written without a
+    /// journal or syncs (a crash leaves a stray file, which the next writer of that number
+    /// removes first): every page is written once, instead of to the WAL and then again by a
+    /// checkpoint. Then WAL mode, as every generation is opened, and an fsync so that it is
+    /// durable before `makeCurrent` points anything at it. Returns its number and path.
+    static func writeNextGeneration(_ directory: DataDirectory, _ body: (Database) throws -> Void) throws -> (number: Int, path: String) {
+        let number = (currentGeneration(directory) ?? 0) + 1
+        let path = directory.path + "/" + generationName(number)
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        let queue = try DatabaseQueue(path: path, configuration: configuration())
+        try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF") }
+        try migrate(queue)
+        try queue.inTransaction { db in
+            try body(db)
+            return .commit
+        }
+        try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
+        try queue.close()
+        let fd = Glibc.open(path, O_RDONLY)
+        guard fd >= 0, fsync(fd) == 0 else {
+            let failure = errno
+            if fd >= 0 { close(fd) }
+            throw LogError.io(operation: "fsync", path: path, errno: failure)
+        }
+        close(fd)
+        return (number, path)
+    }
+
+    /// Points the link at generation `number` and removes the one it pointed at before.
+    /// Processes still using that one keep their open files until `CurrentViews` moves them on.
+    static func makeCurrent(_ directory: DataDirectory, _ number: Int) throws {
+        let old = currentGeneration(directory)
+        try pointLink(of: directory, at: number)
+        if let old, old != number {
+            for suffix in ["", "-wal", "-shm"] {
+                try? FileManager.default.removeItem(atPath: directory.path + "/" + generationName(old) + suffix)
+            }
+        }
+    }
+
+    /// Removes generation `number`'s files (a rebuild that only verified).
+    static func remove(_ directory: DataDirectory, generation number: Int) {
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(atPath: directory.path + "/" + generationName(number) + suffix)
+        }
     }
 
     /// Applies the numbered migrations of `Migrations/` that are not applied yet.

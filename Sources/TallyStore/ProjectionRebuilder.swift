@@ -109,27 +109,11 @@ public enum ProjectionRebuilder {
         report("replaying", Int(lastIndex), total)
 
         // 2. Write the next generation from the folded state.
-        let generation = (ProjectionDatabase.currentGeneration(directory) ?? 0) + 1
-        let path = directory.path + "/" + ProjectionDatabase.generationName(generation)
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        do {
-            let queue = try DatabaseQueue(path: path, configuration: ProjectionDatabase.configuration())
-            try queue.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
-            }
-            try ProjectionDatabase.migrate(queue)
-            try queue.inTransaction { db in
-                try writeViews(of: state, lastIndex: lastIndex, db) { report("writing views", $0, $1) }
-                return .commit
-            }
-            try queue.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA journal_mode = WAL")
-            }
-            try queue.close()
+        let generationLock = try ProjectionDatabase.lockGenerations(directory, waiting: 600)
+        defer { generationLock.release() }
+        let (generation, path) = try ProjectionDatabase.writeNextGeneration(directory) { db in
+            try writeViews(of: state, lastIndex: lastIndex, db) { report("writing views", $0, $1) }
         }
-        // Make the new file durable before anything points at it.
-        let fd = open(path, O_RDONLY)
-        if fd >= 0 { fsync(fd); close(fd) }
 
         // 3. Bring both up to the same log index (a writer may be appending meanwhile), then compare.
         let rebuilt = Projector(directory: directory, database: try DatabasePool(path: path, configuration: ProjectionDatabase.configuration()))
@@ -150,20 +134,12 @@ public enum ProjectionRebuilder {
         try live.database.close()
 
         // 4. Swap, unless only verifying.
-        var liveGeneration = ProjectionDatabase.currentGeneration(directory) ?? generation
         if verifyOnly {
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            ProjectionDatabase.remove(directory, generation: generation)
         } else {
-            let old = ProjectionDatabase.currentGeneration(directory)
-            try ProjectionDatabase.pointLink(of: directory, at: generation)
-            liveGeneration = generation
-            if let old, old != generation {
-                // Processes still reading it keep their open files; new openers follow the link.
-                for suffix in ["", "-wal", "-shm"] {
-                    try? FileManager.default.removeItem(atPath: directory.path + "/" + ProjectionDatabase.generationName(old) + suffix)
-                }
-            }
+            try ProjectionDatabase.makeCurrent(directory, generation)
         }
+        let liveGeneration = ProjectionDatabase.currentGeneration(directory) ?? generation
         return RebuildReport(events: Int(lastIndex), entities: state.entities.count, differences: differences, tables: rebuiltSums.tables,
                              swapped: !verifyOnly, generation: liveGeneration, seconds: Date().timeIntervalSince(start))
     }

@@ -26,8 +26,9 @@ public struct FoldedLog: Sendable {
 public struct Projector: Sendable {
     /// The replica.
     public let directory: DataDirectory
-    /// The views.
-    public let database: DatabasePool
+    /// The views: the current generation's pool, followed across rebuilds and first loads.
+    public var database: DatabasePool { views.pool }
+    private let views: CurrentViews
     /// Events in the first transaction of a catch-up; each next one doubles, up to
     /// `largestBatch`. A short lag commits quickly (and a kill mid-way keeps most of it); a long
     /// one (a new replica's first sync) folds big batches, so an entity edited many times is
@@ -35,17 +36,21 @@ public struct Projector: Sendable {
     /// the largest batch.
     public var firstBatch = 2_000
     public var largestBatch = 256_000
+    /// A first load of at least this many events writes a new generation of the views (no
+    /// journal, then one fsync) and points the link at it; a smaller one writes in place, in
+    /// one WAL transaction — cheaper than creating a file when there is little to write.
+    public var freshGenerationFrom: UInt64 = 20_000
 
     /// Opens (creating if needed) the replica's views.
     public init(directory: DataDirectory) throws {
         self.directory = directory
-        database = try ProjectionDatabase.open(directory)
+        views = try CurrentViews(directory: directory)
     }
 
     /// Opens the views at a given database (rebuilds use this on the next generation).
     init(directory: DataDirectory, database: DatabasePool) {
         self.directory = directory
-        self.database = database
+        views = CurrentViews(fixed: database)
     }
 
     /// The log index the views reflect.
@@ -90,6 +95,12 @@ public struct Projector: Sendable {
     /// indexes built after the rows — what a rebuild does, in one transaction. Memory grows with
     /// entities, not events; a kill keeps nothing of it and the next catch-up starts over.
     /// Returns nil, having written nothing, if another process projected first.
+    ///
+    /// From `freshGenerationFrom` events on, the rows go into a new generation, which then
+    /// becomes the current one, unless a rebuild or another first load is writing one (then in
+    /// place). An incremental projector that got in meanwhile wrote into the old generation;
+    /// that is lost work, not lost data: the new generation is consistent with its checkpoint,
+    /// and whoever follows the link catches up from the log from there.
     func loadIntoEmptyViews(startingFrom folded: FoldedLog) throws -> Int? {
         var folded = folded
         try directory.reader.forEachEventChunk(from: folded.lastIndex + 1) { chunk in
@@ -97,6 +108,15 @@ public struct Projector: Sendable {
         }
         let last = folded.lastIndex
         guard last > 0 else { return 0 }
+        if last >= freshGenerationFrom, let lock = try ProjectionDatabase.lockGenerations(directory) {
+            defer { lock.release() }
+            guard try checkpoint() == 0 else { return nil }
+            let next = try ProjectionDatabase.writeNextGeneration(directory) { db in
+                try ProjectionRebuilder.writeViews(of: folded.state, lastIndex: last, db)
+            }
+            try ProjectionDatabase.makeCurrent(directory, next.number)
+            return Int(last)
+        }
         return try database.writeWithoutTransaction { db in
             var loaded: Int?
             try db.inTransaction(.immediate) {

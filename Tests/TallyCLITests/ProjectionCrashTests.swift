@@ -29,7 +29,7 @@ import TallyTestSupport
         #expect(verify.stdout.contains("\"events\":40000"))
     }
 
-    /// The first load into empty views is one transaction: a kill leaves the views empty or
+    /// The first load into empty views is all or nothing: a kill leaves the views empty or
     /// complete, never half-written, and the next run finishes it.
     @Test func aKilledFirstLoadLeavesEmptyOrCompleteViews() throws {
         let replica = try CLIReplica()
@@ -45,6 +45,9 @@ import TallyTestSupport
         #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
         #expect(verify.stdout.contains("\"drifted\":false"))
         #expect(verify.stdout.contains("\"events\":60000"))
+        // A first load this large writes a new generation; one a kill left half-written was replaced.
+        let generations = try FileManager.default.contentsOfDirectory(atPath: replica.path).filter { $0.hasPrefix("projections-") && $0.hasSuffix(".sqlite") }
+        #expect(generations == [try FileManager.default.destinationOfSymbolicLink(atPath: replica.path + "/projections.sqlite")], "\(generations)")
     }
 
     /// Starts a query (which catches the views up first), SIGKILLs it after `delay` seconds,

@@ -1,0 +1,46 @@
+import GRDB
+import Synchronization
+import TallyLog
+
+/// The views a projector reads and writes: the generation `projections.sqlite` points at,
+/// reopened when a rebuild or a large first load (by this process or another) moves the link
+/// to a new one. Without this, a long-running process (the server) would keep reading and
+/// projecting into a generation that is no longer on disk.
+final class CurrentViews: Sendable {
+    private struct Opened {
+        var generation: Int?
+        var pool: DatabasePool
+    }
+
+    /// Nil for views fixed to one database (a rebuild's next generation).
+    private let directory: DataDirectory?
+    private let opened: Mutex<Opened>
+
+    /// Follows `directory`'s link, creating generation 1 if there is none.
+    init(directory: DataDirectory) throws {
+        let generation = ProjectionDatabase.currentGeneration(directory)  // read first: if the link moves meanwhile, the next use reopens
+        let pool = try ProjectionDatabase.open(directory)
+        self.directory = directory
+        opened = Mutex(Opened(generation: generation ?? ProjectionDatabase.currentGeneration(directory), pool: pool))
+    }
+
+    /// Always `pool`.
+    init(fixed pool: DatabasePool) {
+        directory = nil
+        opened = Mutex(Opened(generation: nil, pool: pool))
+    }
+
+    /// The current generation's pool. If the link moved since the last call, the new one is
+    /// opened (and the old pool is closed once its last user lets go of it); if that fails,
+    /// the old one is kept — its rows are still consistent with its checkpoint.
+    var pool: DatabasePool {
+        guard let directory else { return opened.withLock { $0.pool } }
+        let generation = ProjectionDatabase.currentGeneration(directory)
+        return opened.withLock { opened in
+            if generation != opened.generation, let pool = try? ProjectionDatabase.open(directory) {
+                opened = Opened(generation: generation, pool: pool)
+            }
+            return opened.pool
+        }
+    }
+}
