@@ -76,7 +76,9 @@ public struct LedgerState: Sendable {
             case .delete: deleted = max(deleted ?? stamp, stamp)
             case .update: break
             }
-            properties.reserveCapacity(properties.count + event.properties.count)
+            // Room for a first event's properties at once. Not for later ones: most of their
+            // properties are already here, and reserving count + new would regrow the table.
+            if properties.isEmpty { properties.reserveCapacity(event.properties.count) }
             for (name, value) in event.properties {
                 // Most events carry no basis; skip hashing the name into an empty map.
                 let basis = event.basis.isEmpty ? nil : event.basis[name]

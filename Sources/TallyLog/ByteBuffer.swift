@@ -110,6 +110,14 @@ public struct ByteReader {
 
     public mutating func string(maxBytes: Int) throws(DecodingError) -> String {
         let slice = try take(try length(max: maxBytes))
+        // ASCII (most text here: ids, codes, many memos) is valid UTF-8 as it is, and copying it
+        // in directly skips the generic validator, which cost more than decoding the rest of the event.
+        if !slice.contains(where: { $0 >= 0x80 }) {
+            return String(unsafeUninitializedCapacity: slice.count) { buffer in
+                _ = buffer.initialize(from: slice)
+                return slice.count
+            }
+        }
         guard let text = String(validating: slice, as: UTF8.self) else { throw DecodingError("invalid UTF-8 at offset \(offset - slice.count)") }
         return text
     }

@@ -42,14 +42,15 @@ public enum ProjectionRebuilder {
     /// (the expense tables' indexes are built after their rows). States are encoded and row
     /// values built on a second thread, a chunk ahead of the SQLite writes on this one.
     public static func writeViews(of state: LedgerState, lastIndex: UInt64, _ db: Database, progress: (Int, Int) -> Void = { _, _ in }) throws {
-        let entities = inWritingOrder(state.entities.values)
+        let order = inWritingOrder(state.entities)
         let winners = try ViewRows.categoryWinners(db)
         try ProjectionDatabase.buildingIndexesAfter(db, tables: ["expenses", "expense_tags"]) {
             var written = 0
             try Prefetcher<[(id: EntityID, type: EntityType, state: [UInt8], rows: ViewRows.Rows)]>.run(produce: { emit in
-                for first in stride(from: 0, to: entities.count, by: 1_024) {
-                    try emit(entities[first..<min(first + 1_024, entities.count)].map { entity in
-                        (entity.id, entity.type, EntityStateCodec.encode(entity), ViewRows.rows(of: entity, winners: winners))
+                for first in stride(from: 0, to: order.count, by: 1_024) {
+                    try emit(order[first..<min(first + 1_024, order.count)].map { position in
+                        let entity = state.entities[position].value
+                        return (entity.id, entity.type, EntityStateCodec.encode(entity), ViewRows.rows(of: entity, winners: winners))
                     })
                 }
             }, consume: { chunk in
@@ -57,7 +58,7 @@ public enum ProjectionRebuilder {
                     try Projector.saveState(id: prepared.id, type: prepared.type, encoded: prepared.state, db)
                     try ViewRows.write(from: .none, to: prepared.rows, db)
                 }
-                if written / 50_000 != (written + chunk.count) / 50_000 { progress(written + chunk.count, entities.count) }
+                if written / 50_000 != (written + chunk.count) / 50_000 { progress(written + chunk.count, order.count) }
                 written += chunk.count
             })
         }
@@ -68,26 +69,26 @@ public enum ProjectionRebuilder {
         try db.execute(sql: "UPDATE projection_checkpoint SET last_index = ? WHERE id = 1", arguments: [Int64(lastIndex)])
     }
 
-    /// The entities in the order their rows are written: UUID ids by their bytes (the order of
-    /// their text, the tables' key order), so the inserts walk each B-tree left to right; setting
-    /// keys after them. Sorts 128-bit keys rather than the entities themselves, which would move
-    /// (and retain) every entity's properties at each step.
-    static func inWritingOrder(_ entities: Dictionary<EntityID, LedgerState.Entity>.Values) -> [LedgerState.Entity] {
-        let all = Array(entities)
-        var keys: [(high: UInt64, low: UInt64, position: Int)] = []
-        var settings: [Int] = []
-        keys.reserveCapacity(all.count)
-        for (position, entity) in all.enumerated() {
-            guard case .uuid(let uuid) = entity.id else {
-                settings.append(position)
+    /// Where in `entities` each entity is, in the order their rows are written: UUID ids by
+    /// their bytes (the order of their text, the tables' key order), so the inserts walk each
+    /// B-tree left to right; setting keys after them. Sorts 128-bit keys and dictionary
+    /// positions, not the entities, which would copy (and retain) every entity's properties.
+    static func inWritingOrder(_ entities: [EntityID: LedgerState.Entity]) -> [Dictionary<EntityID, LedgerState.Entity>.Index] {
+        var keys: [(high: UInt64, low: UInt64, position: Dictionary<EntityID, LedgerState.Entity>.Index)] = []
+        var settings: [(key: String, position: Dictionary<EntityID, LedgerState.Entity>.Index)] = []
+        keys.reserveCapacity(entities.count)
+        for position in entities.indices {
+            let id = entities.keys[position]
+            guard case .uuid(let uuid) = id else {
+                settings.append((id.description, position))
                 continue
             }
             let (high, low) = withUnsafeBytes(of: uuid.uuid) { ($0.loadUnaligned(as: UInt64.self).bigEndian, $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self).bigEndian) }
             keys.append((high, low, position))
         }
         keys.sort { ($0.high, $0.low) < ($1.high, $1.low) }
-        settings.sort { all[$0].id.description < all[$1].id.description }
-        return keys.map { all[$0.position] } + settings.map { all[$0] }
+        settings.sort { $0.key < $1.key }
+        return keys.map(\.position) + settings.map(\.position)
     }
 
     /// Rebuilds `directory`'s views; see the type's summary.

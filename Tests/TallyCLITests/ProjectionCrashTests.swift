@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import TallyLog
+import TallyStore
 import TallyTestSupport
 
 /// Kills a process while it projects a long log into the views, several times, and checks that
@@ -12,11 +14,12 @@ import TallyTestSupport
         _ = try replica.ok(["expenses", "list", "--limit", "1"])  // the first load; later catch-ups go in batches
         _ = try replica.ok(["debug", "bulk-load", "--count", "39000"])
         var rng = SplitMix64(seed: 7)
-        var checkpoints: [Int] = []
-        // Kill after a random delay; when a kill finds no progress (a slow build — a sanitizer's —
-        // has not committed its first batch yet), the next may wait up to twice as long.
+        // The first kill lands right after the first batch commits, whatever the machine's speed.
+        var checkpoints: [Int] = [try projectedAfterKill(replica, onceBeyond: 1_000)]
+        // Then kills after a random delay; when a kill finds no progress (a slow build — a
+        // sanitizer's — has not committed its next batch yet), the next may wait up to twice as long.
         var longestDelay = 0.6
-        for _ in 0..<8 {
+        for _ in 0..<7 {
             let projected = try projectedAfterKill(replica, after: Double.random(in: 0.05...longestDelay, using: &rng))
             if projected == (checkpoints.last ?? 1_000) { longestDelay = min(longestDelay * 2, 30) }
             checkpoints.append(projected)
@@ -53,13 +56,27 @@ import TallyTestSupport
     /// Starts a query (which catches the views up first), SIGKILLs it after `delay` seconds,
     /// and returns the log index the views then reflect.
     func projectedAfterKill(_ replica: CLIReplica, after delay: Double) throws -> Int {
+        try projectedAfterKill(replica) { Thread.sleep(forTimeInterval: delay) }
+    }
+
+    /// The same, killing it as soon as the views' checkpoint passes `index` (read beside it,
+    /// every 2 ms, for up to 120 s).
+    func projectedAfterKill(_ replica: CLIReplica, onceBeyond index: UInt64) throws -> Int {
+        let views = try Projector(directory: try DataDirectory(path: replica.path))
+        return try projectedAfterKill(replica) {
+            let deadline = Date().addingTimeInterval(120)
+            while (try? views.checkpoint()) ?? 0 <= index, Date() < deadline { usleep(2_000) }
+        }
+    }
+
+    func projectedAfterKill(_ replica: CLIReplica, waitingFor moment: () throws -> Void) throws -> Int {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: TallyBinary.path)
         process.arguments = ["expenses", "list", "--limit", "1", "--data-dir", replica.path]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        Thread.sleep(forTimeInterval: delay)
+        try moment()
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         let status = try JSONSerialization.jsonObject(with: Data(try replica.ok(["status", "--json"]).utf8)) as! [String: Any]

@@ -80,6 +80,20 @@ import TallyTestSupport
         #expect(throws: DecodingError.self) { try read([0xAC, 0x82, 0x00]) }
     }
 
+    @Test func stringsAreValidUTF8OrRejected() throws {
+        // A length prefix, then the bytes: ASCII takes a fast path, anything else the validator.
+        func read(_ utf8: [UInt8]) throws -> String {
+            try ([UInt8(utf8.count)] + utf8).withUnsafeBytes { var reader = ByteReader($0); return try reader.string(maxBytes: 64) }
+        }
+        #expect(try read(Array("lunch at 12".utf8)) == "lunch at 12")
+        #expect(try read([]) == "")
+        #expect(try read(Array("점심 커피 ☕️".utf8)) == "점심 커피 ☕️")
+        #expect(throws: DecodingError.self) { try read([0x61, 0xFF, 0x62]) }          // a byte UTF-8 never uses
+        #expect(throws: DecodingError.self) { try read([0x61, 0xEC, 0xA0]) }          // a sequence cut short
+        #expect(throws: DecodingError.self) { try read([0xC0, 0xAF]) }                // an overlong "/"
+        #expect(throws: DecodingError.self) { try read([0xED, 0xA0, 0x80]) }          // a UTF-16 surrogate
+    }
+
     @Test func crc32cMatchesTheStandardCheckValue() {
         #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
     }

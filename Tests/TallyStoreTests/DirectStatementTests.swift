@@ -5,11 +5,14 @@ import Testing
 
 @Suite struct DirectStatementTests {
     /// Every kind of value comes back as GRDB's own binding stores it — in particular an empty
-    /// string stays an empty string and an empty blob stays a blob, not NULL.
+    /// string stays an empty string and an empty blob stays a blob, not NULL, and text and blobs
+    /// bound in place (small strings live inside the value, long ones on the heap) arrive whole.
     @Test func bindsEveryStorageKindLikeGRDB() throws {
         let queue = try DatabaseQueue()
         let values: [DatabaseValue] = [.null, 42.databaseValue, (-7.5).databaseValue, "".databaseValue, "naïve ☕".databaseValue,
-                                       Data().databaseValue, Data([0, 1, 255]).databaseValue, Int64.min.databaseValue]
+                                       Data().databaseValue, Data([0, 1, 255]).databaseValue, Int64.min.databaseValue,
+                                       String(repeating: "long text kept on the heap, ", count: 40).databaseValue,
+                                       Data((0..<5_000).map { UInt8(truncatingIfNeeded: $0 * 7) }).databaseValue]
         try queue.inTransaction { db in
             try db.execute(sql: "CREATE TABLE direct (n INTEGER PRIMARY KEY, v)")
             try db.execute(sql: "CREATE TABLE viaGRDB (n INTEGER PRIMARY KEY, v)")
@@ -20,7 +23,7 @@ import Testing
             let direct = try Row.fetchAll(db, sql: "SELECT v, typeof(v) FROM direct ORDER BY n")
             let viaGRDB = try Row.fetchAll(db, sql: "SELECT v, typeof(v) FROM viaGRDB ORDER BY n")
             #expect(direct == viaGRDB)
-            #expect(direct.map { $0[1] as String } == ["null", "integer", "real", "text", "text", "blob", "blob", "integer"])
+            #expect(direct.map { $0[1] as String } == ["null", "integer", "real", "text", "text", "blob", "blob", "integer", "text", "blob"])
             return .commit
         }
     }
