@@ -127,10 +127,10 @@ struct SyncBenchmarks {
     func importAndProject(_ bundle: String, into target: DataDirectory) throws {
         let writer = try target.openWriter()
         let start = now()
-        let report = try SegmentBundle.importBundle(from: bundle, into: writer, maximumSkewMillis: 300_000)
+        var report = try SegmentBundle.importBundle(from: bundle, into: writer, maximumSkewMillis: 300_000)
         writer.close()
         let imported = now()
-        try Projector(directory: target).catchUp(startingFrom: report.folded)
+        try Projector(directory: target).catchUp(startingFrom: report.folded.take())
         print(String(format: "  import %.2f s, projection %.2f s", imported - start, now() - imported))
     }
 

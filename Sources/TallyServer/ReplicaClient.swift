@@ -131,7 +131,7 @@ public enum SyncRunner {
             try projector.catchUp()
             throw error
         }
-        try projector.catchUp(startingFrom: receiver.folded)
+        try projector.catchUp(startingFrom: receiver.takeFolded())
         var pushed = 0
         var held = receiver.alreadyHeld
         if push {

@@ -61,17 +61,21 @@ public enum ProjectionDatabase {
         return configuration
     }
 
-    /// Runs `body`, which fills empty view tables, with their secondary indexes dropped, then
-    /// creates them again from the SQL the schema recorded. Building an index once from all
-    /// rows costs about half of keeping it in step row by row. Inside the caller's transaction,
-    /// so no reader ever sees the tables without their indexes.
-    static func buildingIndexesAfter(_ db: Database, tables: [String], _ body: () throws -> Void) throws {
+    /// Drops the secondary indexes of `tables` (about to be filled from empty) and returns the
+    /// SQL the schema recorded for them, for `createIndexes` once the rows are in: building an
+    /// index once from all rows costs about half of keeping it in step row by row. Both inside
+    /// the caller's transaction, so no reader ever sees the tables without their indexes.
+    static func dropIndexes(of tables: [String], _ db: Database) throws -> [String] {
         let marks = Array(repeating: "?", count: tables.count).joined(separator: ", ")
         let indexes = try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (\(marks))",
                                        arguments: StatementArguments(tables))
         for index in indexes { try db.execute(sql: "DROP INDEX \(index["name"] as String)") }
-        try body()
-        for index in indexes { try db.execute(sql: index["sql"] as String) }
+        return indexes.map { $0["sql"] as String }
+    }
+
+    /// Creates the indexes `dropIndexes` dropped.
+    static func createIndexes(_ definitions: [String], _ db: Database) throws {
+        for definition in definitions { try db.execute(sql: definition) }
     }
 
     /// Takes the lock that one writer of a new generation (a rebuild, a large first load) holds

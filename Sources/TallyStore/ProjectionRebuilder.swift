@@ -41,32 +41,53 @@ public enum ProjectionRebuilder {
     /// Writes every entity of a folded state, in id order, and the checkpoint, into empty views
     /// (the expense tables' indexes are built after their rows). States are encoded and row
     /// values built on a second thread, a chunk ahead of the SQLite writes on this one.
-    public static func writeViews(of state: LedgerState, lastIndex: UInt64, _ db: Database, progress: (Int, Int) -> Void = { _, _ in }) throws {
-        let order = inWritingOrder(state.entities)
-        let winners = try ViewRows.categoryWinners(db)
-        try ProjectionDatabase.buildingIndexesAfter(db, tables: ["expenses", "expense_tags"]) {
-            var written = 0
-            try Prefetcher<[(id: EntityID, type: EntityType, state: [UInt8], rows: ViewRows.Rows)]>.run(produce: { emit in
-                for first in stride(from: 0, to: order.count, by: 1_024) {
-                    try emit(order[first..<min(first + 1_024, order.count)].map { position in
-                        let entity = state.entities[position].value
-                        return (entity.id, entity.type, EntityStateCodec.encode(entity), ViewRows.rows(of: entity, winners: winners))
-                    })
-                }
-            }, consume: { chunk in
-                for prepared in chunk {
-                    try Projector.saveState(id: prepared.id, type: prepared.type, encoded: prepared.state, db)
-                    try ViewRows.write(from: .none, to: prepared.rows, db)
-                }
-                if written / 50_000 != (written + chunk.count) / 50_000 { progress(written + chunk.count, order.count) }
-                written += chunk.count
-            })
-        }
-        for (id, conflicts) in state.conflicts.sorted(by: { $0.key.description < $1.key.description }) {
-            try ViewRows.insertConflicts(conflicts, of: state.entities[id]!, db)
-        }
+    ///
+    /// Takes the state: once the rows are written it is freed on another thread while this one
+    /// builds the indexes — for a whole ledger, freeing its entities takes a good part of a
+    /// second, and the index builds use one core. (When the caller keeps a copy, the last
+    /// copy's owner frees it instead.)
+    public static func writeViews(of state: consuming LedgerState, lastIndex: UInt64, _ db: Database, progress: (Int, Int) -> Void = { _, _ in }) throws {
+        let indexes = try ProjectionDatabase.dropIndexes(of: ["expenses", "expense_tags"], db)
+        try writeRows(of: state, db, progress: progress)
+        freeElsewhere(consume state)
+        try ProjectionDatabase.createIndexes(indexes, db)
         try CategoryViews.refresh(db)
         try db.execute(sql: "UPDATE projection_checkpoint SET last_index = ? WHERE id = 1", arguments: [Int64(lastIndex)])
+    }
+
+    /// Every entity's state and rows, and the conflicts, into empty tables.
+    static func writeRows(of state: borrowing LedgerState, _ db: Database, progress: (Int, Int) -> Void) throws {
+        let entities = state.entities
+        let order = inWritingOrder(entities)
+        let winners = try ViewRows.categoryWinners(db)
+        var written = 0
+        try Prefetcher<[(id: EntityID, type: EntityType, state: [UInt8], rows: ViewRows.Rows)]>.run(produce: { emit in
+            for first in stride(from: 0, to: order.count, by: 1_024) {
+                try emit(order[first..<min(first + 1_024, order.count)].map { position in
+                    let entity = entities[position].value
+                    return (entity.id, entity.type, EntityStateCodec.encode(entity), ViewRows.rows(of: entity, winners: winners))
+                })
+            }
+        }, consume: { chunk in
+            for prepared in chunk {
+                try Projector.saveState(id: prepared.id, type: prepared.type, encoded: prepared.state, db)
+                try ViewRows.write(from: .none, to: prepared.rows, db)
+            }
+            if written / 50_000 != (written + chunk.count) / 50_000 { progress(written + chunk.count, order.count) }
+            written += chunk.count
+        })
+        for (id, conflicts) in state.conflicts.sorted(by: { $0.key.description < $1.key.description }) {
+            try ViewRows.insertConflicts(conflicts, of: entities[id]!, db)
+        }
+    }
+
+    /// Lets go of `state` on another thread (see `writeViews`).
+    static func freeElsewhere(_ state: consuming LedgerState) {
+        final class Leftover: Sendable {
+            let state: LedgerState
+            init(_ state: consuming LedgerState) { self.state = state }
+        }
+        DispatchQueue.global(qos: .utility).async { [leftover = Leftover(consume state)] in _ = leftover }
     }
 
     /// Where in `entities` each entity is, in the order their rows are written: UUID ids by
@@ -106,14 +127,15 @@ public enum ProjectionRebuilder {
             folded.apply(logged.event)
             if logged.index % 50_000 == 0 { report("replaying", Int(logged.index), total) }
         }
-        let (state, lastIndex) = (folded.state, folded.lastIndex)
+        let (lastIndex, entities) = (folded.lastIndex, folded.state.entities.count)
         report("replaying", Int(lastIndex), total)
 
         // 2. Write the next generation from the folded state.
         let generationLock = try ProjectionDatabase.lockGenerations(directory, waiting: 600)
         defer { generationLock.release() }
+        var state: LedgerState? = (consume folded).intoState()
         let (generation, path) = try ProjectionDatabase.writeNextGeneration(directory) { db in
-            try writeViews(of: state, lastIndex: lastIndex, db) { report("writing views", $0, $1) }
+            try writeViews(of: state.take()!, lastIndex: lastIndex, db) { report("writing views", $0, $1) }
         }
 
         // 3. Bring both up to the same log index (a writer may be appending meanwhile), then compare.
@@ -141,7 +163,7 @@ public enum ProjectionRebuilder {
             try ProjectionDatabase.makeCurrent(directory, generation)
         }
         let liveGeneration = ProjectionDatabase.currentGeneration(directory) ?? generation
-        return RebuildReport(events: Int(lastIndex), entities: state.entities.count, differences: differences, tables: rebuiltSums.tables,
+        return RebuildReport(events: Int(lastIndex), entities: entities, differences: differences, tables: rebuiltSums.tables,
                              swapped: !verifyOnly, generation: liveGeneration, seconds: Date().timeIntervalSince(start))
     }
 }

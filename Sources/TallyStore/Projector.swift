@@ -13,6 +13,10 @@ public struct FoldedLog: Sendable {
 
     public init() {}
 
+    /// The state alone, this fold given up: whoever holds the last copy of a state frees it,
+    /// which for a whole ledger takes a while (`ProjectionRebuilder.writeViews`).
+    public consuming func intoState() -> LedgerState { state }
+
     /// Folds the next event of the log (the one at `lastIndex + 1`).
     public mutating func apply(_ event: Event) {
         state.apply(event)
@@ -66,8 +70,8 @@ public struct Projector: Sendable {
     /// views are filled by a first load, which starts from `folded` when given (the log's first
     /// events, already folded by whoever wrote them) and reads only the events after it.
     @discardableResult
-    public func catchUp(startingFrom folded: FoldedLog? = nil, progress: (Int) -> Void = { _ in }) throws -> Int {
-        if try checkpoint() == 0, let loaded = try loadIntoEmptyViews(startingFrom: folded ?? FoldedLog()) {
+    public func catchUp(startingFrom folded: consuming FoldedLog? = nil, progress: (Int) -> Void = { _ in }) throws -> Int {
+        if try checkpoint() == 0, let loaded = try loadIntoEmptyViews(startingFrom: (consume folded) ?? FoldedLog()) {
             progress(loaded)
             return loaded
         }
@@ -101,8 +105,8 @@ public struct Projector: Sendable {
     /// place). An incremental projector that got in meanwhile wrote into the old generation;
     /// that is lost work, not lost data: the new generation is consistent with its checkpoint,
     /// and whoever follows the link catches up from the log from there.
-    func loadIntoEmptyViews(startingFrom folded: FoldedLog) throws -> Int? {
-        var folded = folded
+    func loadIntoEmptyViews(startingFrom folded: consuming FoldedLog) throws -> Int? {
+        var folded = consume folded
         try directory.reader.forEachEventChunk(from: folded.lastIndex + 1) { chunk in
             for logged in chunk { folded.apply(logged.event) }
         }
@@ -111,8 +115,9 @@ public struct Projector: Sendable {
         if last >= freshGenerationFrom, let lock = try ProjectionDatabase.lockGenerations(directory) {
             defer { lock.release() }
             guard try checkpoint() == 0 else { return nil }
+            var state: LedgerState? = (consume folded).intoState()
             let next = try ProjectionDatabase.writeNextGeneration(directory) { db in
-                try ProjectionRebuilder.writeViews(of: folded.state, lastIndex: last, db)
+                try ProjectionRebuilder.writeViews(of: state.take()!, lastIndex: last, db)
             }
             try ProjectionDatabase.makeCurrent(directory, next.number)
             return Int(last)

@@ -81,9 +81,9 @@ public struct StreamReceiver {
     public var alreadyHeld: Int { incoming.alreadyHeld }
     /// When the log was empty at the start and only this receiver has appended to it: its
     /// events folded by the merge rules, for `Projector.catchUp(startingFrom:)` (a new
-    /// replica's first sync then does not read its whole log back to project it). Read it
-    /// after `finish` or `stop`.
-    public var folded: FoldedLog? { appender.folded }
+    /// replica's first sync then does not read its whole log back to project it). Take it, once,
+    /// after `finish` or `stop`: the first load then holds the only copy and can free it early.
+    public func takeFolded() -> FoldedLog? { appender.takeFolded() }
     let source: String
     let batchSize: Int
 
@@ -155,7 +155,8 @@ final class BatchAppender: @unchecked Sendable {
     }
 
     var applied: Int { lock.withLock { appliedCount } }
-    var folded: FoldedLog? { lock.withLock { fold } }
+    /// The fold, handed over (this appender keeps none), so the first load owns the only copy.
+    func takeFolded() -> FoldedLog? { lock.withLock { fold.take() } }
 
     /// Hands over a batch once the previous one is written; throws that one's failure.
     func append(_ batch: [(bytes: [UInt8], event: Event)]) throws {

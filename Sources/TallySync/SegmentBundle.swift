@@ -35,6 +35,7 @@ public enum SegmentBundle {
         public var alreadyHeld: Int
         public var fromReplica: String
         /// The imported events folded by the merge rules, when the import made an empty log
+        /// (`take()` it for `Projector.catchUp(startingFrom:)`, which can then free it early)
         /// (hand it to `Projector.catchUp(startingFrom:)`: the first load then need not read
         /// the log again).
         public var folded: FoldedLog?

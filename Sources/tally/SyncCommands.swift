@@ -63,8 +63,8 @@ struct SegmentsCommand: ParsableCommand {
             let directory = try global.open()
             let writer = try directory.openWriter(configuration: global.logConfiguration)
             defer { writer.close() }
-            let report = try SegmentBundle.importBundle(from: folder, into: writer, maximumSkewMillis: UInt64(maxSkew * 1000))
-            try Projector(directory: directory).catchUp(startingFrom: report.folded)
+            var report = try SegmentBundle.importBundle(from: folder, into: writer, maximumSkewMillis: UInt64(maxSkew * 1000))
+            try Projector(directory: directory).catchUp(startingFrom: report.folded.take())
             if json {
                 print(JSONText.object([("applied", .int(Int64(report.applied))), ("alreadyHeld", .int(Int64(report.alreadyHeld))),
                                        ("fromReplica", .string(report.fromReplica))]).serialized)

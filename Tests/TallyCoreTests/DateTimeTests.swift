@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TallyCore
+import TallyTestSupport
 
 @Suite struct DateTimeTests {
     @Test(arguments: [
@@ -26,6 +27,32 @@ import TallyCore
         #expect(date.description == "2026-03-01T00:00:00+09:00")
         let newYork = try #require(TimeZone(identifier: "America/New_York"))
         #expect(try #require(DateTime(iso8601: "2026-07-04", timeZone: newYork)).description == "2026-07-04T00:00:00-04:00")
+    }
+
+    /// The hand formatter against a plain one built from the calendar fields, over ±30,000 years
+    /// and every offset, five-digit and negative years included.
+    @Test func formatsLikeAPlainFormatter() {
+        func padded(_ value: Int, _ digits: Int) -> String {
+            let magnitude = String(value.magnitude)
+            return (value < 0 ? "-" : "") + String(repeating: "0", count: max(0, digits - magnitude.count)) + magnitude
+        }
+        var rng = SplitMix64(seed: 5)
+        var cases = [DateTime(epochMillis: 253_402_300_800_000, offsetMinutes: 0), DateTime(epochMillis: -62_198_755_200_001, offsetMinutes: -60)]
+        for _ in 0..<20_000 {
+            cases.append(DateTime(epochMillis: Int64.random(in: -1_000_000_000_000_000...1_000_000_000_000_000, using: &rng),
+                                  offsetMinutes: Int16.random(in: -1_080...1_080, using: &rng)))
+        }
+        for date in cases {
+            let f = date.localFields
+            var expected = "\(padded(f.year, 4))-\(padded(f.month, 2))-\(padded(f.day, 2))T\(padded(f.hour, 2)):\(padded(f.minute, 2)):\(padded(f.second, 2))"
+            if f.millis != 0 { expected += "." + padded(f.millis, 3) }
+            let offset = Int(date.offsetMinutes)
+            expected += offset == 0 ? "Z" : (offset < 0 ? "-" : "+") + padded(abs(offset) / 60, 2) + ":" + padded(abs(offset) % 60, 2)
+            #expect(date.description == expected)
+            #expect(date.localMonth == "\(padded(f.year, 4))-\(padded(f.month, 2))")
+        }
+        #expect(cases[0].description == "10000-01-01T00:00:00Z")
+        #expect(cases[1].description == "-0002-12-31T22:59:59.999-01:00")
     }
 
     @Test(arguments: ["2026-13-01", "2026-02-30", "2026-3-1", "2026-03-01T25:00Z", "2026-03-01T10:00", "yesterday", "", "2026-03-01T10:00:00+19:00", "2026-03-01x"])

@@ -57,12 +57,14 @@ import TallyTestSupport
         try receiver.finish()
         writer.close()
         #expect(receiver.applied == 60)
+        let folded = receiver.takeFolded()
         if interleaved {
-            #expect(receiver.folded == nil)
+            #expect(folded == nil)
         } else {
-            #expect(receiver.folded?.lastIndex == 60)
+            #expect(folded?.lastIndex == 60)
+            #expect(receiver.takeFolded() == nil, "handed over once")
         }
-        try Projector(directory: target).catchUp(startingFrom: receiver.folded)
+        try Projector(directory: target).catchUp(startingFrom: folded)
         let rebuilt = try ProjectionRebuilder.rebuild(target, verifyOnly: true)
         #expect(rebuilt.differences.isEmpty, "\(rebuilt.differences)")
         #expect(rebuilt.events == (interleaved ? 61 : 60))
