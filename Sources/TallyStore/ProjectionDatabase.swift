@@ -98,23 +98,21 @@ public enum ProjectionDatabase {
         }
     }
 
-    /// Writes the generation after the current one, from nothing, with `body` in one transaction;
-    /// the caller holds `lockGenerations`. No file points at it yet, so it is written without a
-    /// journal or syncs (a crash leaves a stray file, which the next writer of that number
-    /// removes first): every page is written once, instead of to the WAL and then again by a
-    /// checkpoint. Then WAL mode, as every generation is opened, and an fsync so that it is
-    /// durable before `makeCurrent` points anything at it. Returns its number and path.
-    static func writeNextGeneration(_ directory: DataDirectory, _ body: (Database) throws -> Void) throws -> (number: Int, path: String) {
+    /// Writes the generation after the current one, from nothing: migrated, then filled by
+    /// `fill` (which runs its own transactions); the caller holds `lockGenerations`. No file
+    /// points at it yet, so it is written without a journal or syncs (a crash leaves a stray
+    /// file, which the next writer of that number removes first): every page is written once,
+    /// instead of to the WAL and then again by a checkpoint. Then WAL mode, as every generation
+    /// is opened, and an fsync so that it is durable before `makeCurrent` points anything at
+    /// it. Returns its number and path.
+    static func writeNextGeneration(_ directory: DataDirectory, _ fill: (DatabaseQueue, _ path: String) throws -> Void) throws -> (number: Int, path: String) {
         let number = (currentGeneration(directory) ?? 0) + 1
         let path = directory.path + "/" + generationName(number)
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        removeFiles(at: path)
         let queue = try DatabaseQueue(path: path, configuration: configuration())
         try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF") }
         try migrate(queue)
-        try queue.inTransaction { db in
-            try body(db)
-            return .commit
-        }
+        try fill(queue, path)
         try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
         try queue.close()
         let fd = Glibc.open(path, O_RDONLY)
@@ -127,23 +125,22 @@ public enum ProjectionDatabase {
         return (number, path)
     }
 
+    /// Removes a database file and its -wal and -shm companions, if there.
+    static func removeFiles(at path: String) {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
     /// Points the link at generation `number` and removes the one it pointed at before.
     /// Processes still using that one keep their open files until `CurrentViews` moves them on.
     static func makeCurrent(_ directory: DataDirectory, _ number: Int) throws {
         let old = currentGeneration(directory)
         try pointLink(of: directory, at: number)
-        if let old, old != number {
-            for suffix in ["", "-wal", "-shm"] {
-                try? FileManager.default.removeItem(atPath: directory.path + "/" + generationName(old) + suffix)
-            }
-        }
+        if let old, old != number { remove(directory, generation: old) }
     }
 
     /// Removes generation `number`'s files (a rebuild that only verified).
     static func remove(_ directory: DataDirectory, generation number: Int) {
-        for suffix in ["", "-wal", "-shm"] {
-            try? FileManager.default.removeItem(atPath: directory.path + "/" + generationName(number) + suffix)
-        }
+        removeFiles(at: directory.path + "/" + generationName(number))
     }
 
     /// Applies the numbered migrations of `Migrations/` that are not applied yet.

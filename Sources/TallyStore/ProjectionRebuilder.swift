@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import TallyCore
 import TallyLog
 
@@ -39,38 +40,124 @@ public struct RebuildReport: Sendable {
 /// next rebuild replaces.
 public enum ProjectionRebuilder {
     /// Writes every entity of a folded state, in id order, and the checkpoint, into empty views
-    /// (the expense tables' indexes are built after their rows). States are encoded and row
-    /// values built on a second thread, a chunk ahead of the SQLite writes on this one.
+    /// in the caller's transaction (the expense tables' indexes are built after their rows).
+    /// States are encoded and row values built on a second thread, a chunk ahead of the SQLite
+    /// writes on this one. A new generation is filled by `fillNewGeneration` instead.
     ///
     /// Takes the state: once the rows are written it is freed on another thread while this one
     /// builds the indexes — for a whole ledger, freeing its entities takes a good part of a
     /// second, and the index builds use one core. (When the caller keeps a copy, the last
     /// copy's owner frees it instead.)
     public static func writeViews(of state: consuming LedgerState, lastIndex: UInt64, _ db: Database, progress: (Int, Int) -> Void = { _, _ in }) throws {
+        let order = inWritingOrder(state.entities)
         let indexes = try ProjectionDatabase.dropIndexes(of: ["expenses", "expense_tags"], db)
-        try writeRows(of: state, db, progress: progress)
+        try writeRows(of: state, in: order, withStates: true, db, progress: progress)
         freeElsewhere(consume state)
         try ProjectionDatabase.createIndexes(indexes, db)
+        try finish(lastIndex: lastIndex, db)
+    }
+
+    /// Fills a new generation (empty, no journal, at `path`) from a folded state, on both
+    /// cores: SQLite writes one database from one thread at a time, so the entity states go
+    /// into a side file from a second connection while this one writes the view rows and builds
+    /// their indexes; then the states are copied in whole (SQLite's transfer of a table into an
+    /// identical one copies records without decoding them, a tenth of inserting them).
+    static func fillNewGeneration(_ queue: DatabaseQueue, at path: String, from state: consuming LedgerState, lastIndex: UInt64,
+                                  progress: (Int, Int) -> Void = { _, _ in }) throws {
+        let order = inWritingOrder(state.entities)
+        let statesPath = path + "-states"
+        ProjectionDatabase.removeFiles(at: statesPath)
+        defer { ProjectionDatabase.removeFiles(at: statesPath) }
+        let stateTable = try queue.read { try String.fetchOne($0, sql: "SELECT sql FROM sqlite_master WHERE name = 'entity_state'") }!
+        // Neither thread keeps the entities past its own use of them, so whichever finishes last
+        // frees them, and this thread never does (it has the index builds to run).
+        let forStates = Handoff(state.entities)
+        var owned: LedgerState? = consume state
+        try runBeside({
+            // The lowest priority: this thread's work fits in the time the other core would idle
+            // (the index builds run on one), and must not slow the row writing, which the index
+            // builds wait for.
+            setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)  // on Linux, 0 is the calling thread
+            let entities = forStates.take()
+            let side = try DatabaseQueue(path: statesPath, configuration: ProjectionDatabase.configuration())
+            try side.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF") }
+            try side.inTransaction { db in
+                try db.execute(sql: stateTable)
+                for position in order {
+                    let entity = entities[position].value
+                    try Projector.saveState(id: entity.id, type: entity.type, encoded: EntityStateCodec.encode(entity), db)
+                }
+                return .commit
+            }
+            try side.close()
+        }, and: {
+            try queue.inTransaction { db in
+                let indexes = try ProjectionDatabase.dropIndexes(of: ["expenses", "expense_tags"], db)
+                try writeRows(of: owned!, in: order, withStates: false, db, progress: progress)
+                freeElsewhere(owned.take()!)
+                try ProjectionDatabase.createIndexes(indexes, db)
+                return .commit
+            }
+        })
+        // The category views are made from the entity states, so only once those are in.
+        try queue.writeWithoutTransaction { db in
+            try db.execute(sql: "ATTACH DATABASE ? AS states", arguments: [statesPath])
+            try db.inTransaction {
+                try db.execute(sql: "INSERT INTO main.entity_state SELECT * FROM states.entity_state")
+                try finish(lastIndex: lastIndex, db)
+                return .commit
+            }
+            try db.execute(sql: "DETACH DATABASE states")
+        }
+    }
+
+    /// A value passed to another thread that takes it once, so that no one else keeps a copy.
+    private final class Handoff<Value: Sendable>: Sendable {
+        private let value: Mutex<Value?>
+        init(_ value: consuming Value) { self.value = Mutex(value) }
+        func take() -> Value { value.withLock { $0.take()! } }
+    }
+
+    /// Runs `beside` on a new thread and `main` on this one; returns once both have, throwing
+    /// the first error either threw.
+    private static func runBeside(_ beside: @escaping @Sendable () throws -> Void, and main: () throws -> Void) throws {
+        let done = DispatchSemaphore(value: 0)
+        let failure = Mutex<(any Error)?>(nil)
+        let thread = Thread {
+            do { try beside() } catch { failure.withLock { $0 = error } }
+            done.signal()
+        }
+        thread.name = "tally-states"
+        thread.start()
+        var mainFailure: (any Error)?
+        do { try main() } catch { mainFailure = error }
+        done.wait()
+        if let error = mainFailure ?? failure.withLock({ $0 }) { throw error }
+    }
+
+    /// The category views (made from the entity states) and the checkpoint.
+    private static func finish(lastIndex: UInt64, _ db: Database) throws {
         try CategoryViews.refresh(db)
         try db.execute(sql: "UPDATE projection_checkpoint SET last_index = ? WHERE id = 1", arguments: [Int64(lastIndex)])
     }
 
-    /// Every entity's state and rows, and the conflicts, into empty tables.
-    static func writeRows(of state: borrowing LedgerState, _ db: Database, progress: (Int, Int) -> Void) throws {
+    /// Every entity's rows (and its state, `withStates`), in `order`, and the conflicts, into
+    /// empty tables.
+    static func writeRows(of state: borrowing LedgerState, in order: [Dictionary<EntityID, LedgerState.Entity>.Index], withStates: Bool,
+                          _ db: Database, progress: (Int, Int) -> Void) throws {
         let entities = state.entities
-        let order = inWritingOrder(entities)
         let winners = try ViewRows.categoryWinners(db)
         var written = 0
         try Prefetcher<[(id: EntityID, type: EntityType, state: [UInt8], rows: ViewRows.Rows)]>.run(produce: { emit in
             for first in stride(from: 0, to: order.count, by: 1_024) {
                 try emit(order[first..<min(first + 1_024, order.count)].map { position in
                     let entity = entities[position].value
-                    return (entity.id, entity.type, EntityStateCodec.encode(entity), ViewRows.rows(of: entity, winners: winners))
+                    return (entity.id, entity.type, withStates ? EntityStateCodec.encode(entity) : [], ViewRows.rows(of: entity, winners: winners))
                 })
             }
         }, consume: { chunk in
             for prepared in chunk {
-                try Projector.saveState(id: prepared.id, type: prepared.type, encoded: prepared.state, db)
+                if withStates { try Projector.saveState(id: prepared.id, type: prepared.type, encoded: prepared.state, db) }
                 try ViewRows.write(from: .none, to: prepared.rows, db)
             }
             if written / 50_000 != (written + chunk.count) / 50_000 { progress(written + chunk.count, order.count) }
@@ -134,8 +221,8 @@ public enum ProjectionRebuilder {
         let generationLock = try ProjectionDatabase.lockGenerations(directory, waiting: 600)
         defer { generationLock.release() }
         var state: LedgerState? = (consume folded).intoState()
-        let (generation, path) = try ProjectionDatabase.writeNextGeneration(directory) { db in
-            try writeViews(of: state.take()!, lastIndex: lastIndex, db) { report("writing views", $0, $1) }
+        let (generation, path) = try ProjectionDatabase.writeNextGeneration(directory) { queue, path in
+            try fillNewGeneration(queue, at: path, from: state.take()!, lastIndex: lastIndex) { report("writing views", $0, $1) }
         }
 
         // 3. Bring both up to the same log index (a writer may be appending meanwhile), then compare.

@@ -116,8 +116,8 @@ public struct Projector: Sendable {
             defer { lock.release() }
             guard try checkpoint() == 0 else { return nil }
             var state: LedgerState? = (consume folded).intoState()
-            let next = try ProjectionDatabase.writeNextGeneration(directory) { db in
-                try ProjectionRebuilder.writeViews(of: state.take()!, lastIndex: last, db)
+            let next = try ProjectionDatabase.writeNextGeneration(directory) { queue, path in
+                try ProjectionRebuilder.fillNewGeneration(queue, at: path, from: state.take()!, lastIndex: last)
             }
             try ProjectionDatabase.makeCurrent(directory, next.number)
             return Int(last)

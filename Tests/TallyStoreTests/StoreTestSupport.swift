@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Testing
 @testable import TallyStore
 import TallyLog
 import TallyCore
@@ -92,5 +93,19 @@ func rebuilt(_ events: [LoggedEvent]) throws -> DatabaseQueue {
     for logged in events { state.apply(logged.event) }
     let queue = try emptyViews()
     try queue.write { try ProjectionRebuilder.writeViews(of: state, lastIndex: UInt64(events.count), $0) }
+    return queue
+}
+
+/// The same views written as a new generation is (`fillNewGeneration`: states from a second
+/// connection into a side file, then copied in), in a file under `folder`.
+func rebuiltAsNewGeneration(_ events: [LoggedEvent], in folder: TemporaryDirectory) throws -> DatabaseQueue {
+    var state = LedgerState()
+    for logged in events { state.apply(logged.event) }
+    let path = folder.file("generation-\(UUID().uuidString).sqlite")
+    let queue = try DatabaseQueue(path: path)
+    try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_mode = OFF") }
+    try ProjectionDatabase.migrate(queue)
+    try ProjectionRebuilder.fillNewGeneration(queue, at: path, from: state, lastIndex: UInt64(events.count))
+    #expect(!FileManager.default.fileExists(atPath: path + "-states"), "the side file is removed")
     return queue
 }
