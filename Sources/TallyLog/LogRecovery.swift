@@ -22,7 +22,10 @@ public struct RecoveredLog: Sendable {
 enum LogRecovery {
     /// Scans the log in `directory`. With `cutTornTail` (the writer), a torn tail is truncated
     /// away and the file fsynced; otherwise it is only reported.
-    static func recover(directory: String, cutTornTail: Bool) throws -> RecoveredLog {
+    ///
+    /// `knownHead`: the head of files the caller has just verified event by event (adopted
+    /// segments) — the open segment's events are then not decoded again, only its frames checked.
+    static func recover(directory: String, cutTornTail: Bool, knownHead: LogHead? = nil) throws -> RecoveredLog {
         let names = try SegmentDirectory.segmentNames(in: directory)
         var head = LogHead()
         var nextIndex: UInt64 = 1
@@ -35,7 +38,7 @@ enum LogRecovery {
             }
             // Sealed segments carry the head in their seal, so only the open one is decoded.
             let scan = try SegmentScanner.scan(path: path, isLast: isLast) { frame in
-                guard isLast else { return }
+                guard isLast, knownHead == nil else { return }
                 do {
                     try EventBatch.forEachEvent(in: frame.payload, count: frame.header.eventCount) { bytes in
                         let event = try EventCodec.decode(bytes)
@@ -60,6 +63,12 @@ enum LogRecovery {
                     try truncate(path: path, to: scan.validLength)
                 }
             }
+        }
+        if let knownHead {
+            guard knownHead.lastIndex == nextIndex - 1 else {
+                throw LogError.rejected(reason: "the segments hold events up to index \(nextIndex - 1), the verified head says \(knownHead.lastIndex)")
+            }
+            head = knownHead
         }
         last.head = head
         return last

@@ -256,11 +256,12 @@ public final class LogWriter: @unchecked Sendable {
     /// this way instead of re-framing and re-compressing every event.
     ///
     /// The caller has fsynced the files and read them whole with a `LogReader` (checksums,
-    /// frame indexes, seals) and checked every event's chain: they must form a log from index 1.
+    /// frame indexes, seals) and checked every event's chain: they must form a log from index 1,
+    /// whose head is `verifiedHead` (so reopening need not decode the newest segment again).
     /// They are renamed in oldest first, so a crash part-way leaves a shorter valid log (later
     /// events simply arrive again). Returns false, changing nothing, if the log is no longer
     /// empty (another append got in first).
-    public func adoptSegments() throws -> Bool {
+    public func adoptSegments(verifiedHead: LogHead) throws -> Bool {
         condition.lock()
         defer { condition.unlock() }
         while flushing { condition.wait() }
@@ -281,7 +282,7 @@ public final class LogWriter: @unchecked Sendable {
             }
             try SegmentDirectory.syncDirectory(directory)
             try? FileManager.default.removeItem(atPath: folder)
-            let adopted = try LogRecovery.recover(directory: directory, cutTornTail: true)
+            let adopted = try LogRecovery.recover(directory: directory, cutTornTail: true, knownHead: verifiedHead)
             segment = try OpenSegment.resume(directory: directory, recovery: adopted)
             stagedHead = adopted.head
             try? clock.observe(adopted.head.maxTimestamp, wallMillis: HybridClock.wallMillis())

@@ -179,17 +179,23 @@ public enum SegmentBundle {
         var incoming = IncomingEvents(head: writer.head, localOrigins: [writer.localOrigin, writer.localOnlyOrigin], maximumSkewMillis: maximumSkewMillis)
         var order = BundleOrder(source: folder)
         var folded = FoldedLog()
+        var latest = HybridTimestamp.zero
         try rejectingLogErrors(from: folder) {
             try LogReader(directory: staging).forEachEventChunk(checkingSeals: true) { chunk in
                 for logged in chunk {
                     try order.check(logged)
                     try incoming.check(logged.event, hash: logged.hash, source: order.place(of: logged))
                     folded.apply(logged.event)
+                    if logged.event.timestamp > latest { latest = logged.event.timestamp }
                 }
             }
         }
         try order.checkCount(incoming, against: manifest)
-        guard incoming.alreadyHeld == 0, try writer.adoptSegments() else { return nil }
+        guard incoming.alreadyHeld == 0 else { return nil }
+        // The log's head once the files are its own: the chains as checked, from an empty log.
+        var head = LogHead()
+        (head.lastIndex, head.maxTimestamp, head.chains) = (folded.lastIndex, latest, incoming.chains)
+        guard try writer.adoptSegments(verifiedHead: head) else { return nil }
         return ImportReport(applied: incoming.acceptedCount, alreadyHeld: 0, fromReplica: manifest.fromReplica, folded: folded)
     }
 

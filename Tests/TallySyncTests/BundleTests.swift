@@ -142,6 +142,7 @@ import TallyTestSupport
             let target = try pair.target.openWriter()
             let report = try SegmentBundle.importBundle(from: pair.bundle, into: target, maximumSkewMillis: 300_000)
             #expect(report.applied == 120)
+            let adoptedHead = target.head
             var bundleFiles: [String: Data] = [:]
             for file in manifest.files { bundleFiles[file.name] = FileManager.default.contents(atPath: pair.bundle + "/" + file.name) }
             if targetEvents == 0 {
@@ -153,7 +154,17 @@ import TallyTestSupport
             }
             try target.append([SampleEvents.expenseCreate(amount: 7)])
             #expect(target.head.lastIndex == UInt64(121 + targetEvents))
+            let headAfterAdoption = target.head
             target.close()
+            // The head an adoption took from verification is the one decoding the log gives.
+            var decodedHead = LogHead()
+            try pair.target.reader.forEachEvent { logged in
+                if logged.index <= adoptedHead.lastIndex { decodedHead.advance(past: logged.event, hash: logged.hash) }
+            }
+            #expect(adoptedHead == decodedHead)
+            let reopened = try pair.target.openWriter()
+            #expect(reopened.head == headAfterAdoption)
+            reopened.close()
             #expect(try LogVerifier.verify(directory: pair.target.logPath).findings.isEmpty)
             #expect(try pair.importInto().alreadyHeld == 120, "importing again is a no-op")
 
