@@ -30,7 +30,8 @@ public struct FoldedLog: Sendable {
 public struct Projector: Sendable {
     /// The replica.
     public let directory: DataDirectory
-    /// The views: the current generation's pool, followed across rebuilds and first loads.
+    /// The views, for reads: the generation in use, which moves to the current one (after a
+    /// rebuild or a first load) at the next catch-up, apply or `checkpoint()`.
     public var database: DatabasePool { views.pool }
     private let views: CurrentViews
     /// Events in the first transaction of a catch-up; each next one doubles, up to
@@ -59,7 +60,7 @@ public struct Projector: Sendable {
 
     /// The log index the views reflect.
     public func checkpoint() throws -> UInt64 {
-        try database.read { try Self.checkpoint($0) }
+        try views.followingLink().read { try Self.checkpoint($0) }
     }
 
     static func checkpoint(_ db: Database) throws -> UInt64 {
@@ -120,9 +121,10 @@ public struct Projector: Sendable {
                 try ProjectionRebuilder.fillNewGeneration(queue, at: path, from: state.take()!, lastIndex: last)
             }
             try ProjectionDatabase.makeCurrent(directory, next.number)
+            _ = views.followingLink()
             return Int(last)
         }
-        return try database.writeWithoutTransaction { db in
+        return try views.followingLink().writeWithoutTransaction { db in
             var loaded: Int?
             try db.inTransaction(.immediate) {
                 guard try Self.checkpoint(db) == 0 else { return .rollback }
@@ -157,7 +159,7 @@ public struct Projector: Sendable {
     @discardableResult
     public func apply(_ events: [LoggedEvent]) throws -> Int {
         guard !events.isEmpty else { return 0 }
-        return try database.writeWithoutTransaction { db in
+        return try views.followingLink().writeWithoutTransaction { db in
             var applied = 0
             try db.inTransaction(.immediate) {
                 applied = try Self.applyBatch(events, db)
