@@ -18,8 +18,8 @@ public enum ProjectionDatabase {
     /// The file name of generation `number`.
     static func generationName(_ number: Int) -> String { String(format: "projections-%06d.sqlite", number) }
 
-    /// The generation the link points at, or nil if there is none yet. One `readlink`, cheap
-    /// enough for `CurrentViews` to ask before every use of the views.
+    /// The generation the link points at, or nil if there is none yet: one `readlink`, which
+    /// `CurrentViews.followingLink` does at each catch-up, apply and checkpoint read (not per read).
     static func currentGeneration(_ directory: DataDirectory) -> Int? {
         var target = [CChar](repeating: 0, count: 64)
         let length = readlink(linkPath(directory), &target, target.count)

@@ -170,11 +170,7 @@ public enum ProjectionRebuilder {
 
     /// Lets go of `state` on another thread (see `writeViews`).
     static func freeElsewhere(_ state: consuming LedgerState) {
-        final class Leftover: Sendable {
-            let state: LedgerState
-            init(_ state: consuming LedgerState) { self.state = state }
-        }
-        DispatchQueue.global(qos: .utility).async { [leftover = Leftover(consume state)] in _ = leftover }
+        DispatchQueue.global(qos: .utility).async { [leftover = Handoff(consume state)] in _ = leftover.take() }
     }
 
     /// Where in `entities` each entity is, in the order their rows are written: UUID ids by
