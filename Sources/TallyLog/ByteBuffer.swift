@@ -62,13 +62,27 @@ public struct ByteReader {
     public var remaining: Int { base.count - offset }
     public var atEnd: Bool { offset == base.count }
 
+    // The reads below are inlined into the decoders (a call per byte cost more than the
+    // decoding); only the error message is built out of line, when the input is short.
+
+    @inline(__always)
     public mutating func take(_ count: Int) throws(DecodingError) -> UnsafeRawBufferPointer {
-        guard count >= 0, count <= remaining else { throw DecodingError("needs \(count) bytes at offset \(offset), \(remaining) left") }
+        guard count >= 0, count <= remaining else { throw shortInput(needs: count) }
         defer { offset += count }
         return UnsafeRawBufferPointer(rebasing: base[offset..<offset + count])
     }
 
-    public mutating func u8() throws(DecodingError) -> UInt8 { try take(1)[0] }
+    @inline(__always)
+    public mutating func u8() throws(DecodingError) -> UInt8 {
+        guard offset < base.count else { throw shortInput(needs: 1) }
+        defer { offset += 1 }
+        return base[offset]
+    }
+
+    @inline(never)
+    private func shortInput(needs count: Int) -> DecodingError {
+        DecodingError("needs \(count) bytes at offset \(offset), \(remaining) left")
+    }
 
     public mutating func u16() throws(DecodingError) -> UInt16 { try fixed() }
     public mutating func u32() throws(DecodingError) -> UInt32 { try fixed() }
@@ -79,7 +93,17 @@ public struct ByteReader {
         return T(littleEndian: slice.loadUnaligned(as: T.self))
     }
 
+    @inline(__always)
     public mutating func varint() throws(DecodingError) -> UInt64 {
+        // Most varints here (lengths, counts, small numbers) are one byte.
+        if offset < base.count, base[offset] < 0x80 {
+            defer { offset += 1 }
+            return UInt64(base[offset])
+        }
+        return try longVarint()
+    }
+
+    private mutating func longVarint() throws(DecodingError) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {

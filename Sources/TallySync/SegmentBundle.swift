@@ -56,11 +56,13 @@ public enum SegmentBundle {
         var contents = ExportedEvents(vector: vector)
         let copied = try copyWholeSegments(of: directory.reader, to: folder, into: &contents)
         if !copied.endsWithNewest { try reframeEvents(of: directory.reader, after: copied, to: folder, into: &contents) }
-        var files: [Manifest.File] = []
-        for name in try FileManager.default.contentsOfDirectory(atPath: folder).sorted() where name.hasSuffix(".tseg") {
-            let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name))
-            files.append(Manifest.File(name: name, bytes: data.count, sha256: hex(SHA256.hash(data: data))))
+        // Copied files were hashed from the bytes written; re-framed ones are read back.
+        var files = copied.files
+        let hashed = Set(files.map(\.name))
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder).sorted() where name.hasSuffix(".tseg") && !hashed.contains(name) {
+            files.append(listing(try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name)), as: name))
         }
+        files.sort { $0.name < $1.name }
         let manifest = Manifest(fromReplica: directory.identity.replicaId, createdAt: ISO8601DateFormatter().string(from: Date()),
                                 events: contents.count, origins: contents.originsForManifest, files: files)
         let encoder = JSONEncoder()
@@ -72,21 +74,34 @@ public enum SegmentBundle {
     /// Which events an export takes (the ones `vector` lacks, never local-only ones), and what it took.
     struct ExportedEvents {
         let vector: VersionVector?
-        var origins: [ReplicaID: ClosedRange<UInt64>] = [:]
-        var count = 0
+        /// Per origin, the first and last sequence taken, except the origin of the latest run.
+        private var earlierRuns: [ReplicaID: ClosedRange<UInt64>] = [:]
+        /// The origin of the events taken last and its range so far: a log holds long runs of
+        /// one origin, which then cost no dictionary lookup per event.
+        private var latestRun: (origin: ReplicaID, range: ClosedRange<UInt64>)?
+        private(set) var count = 0
+
+        init(vector: VersionVector?) { self.vector = vector }
 
         func lacks(_ origin: ReplicaID, _ sequence: UInt64, isLocalOnly: Bool) -> Bool {
             !isLocalOnly && sequence > (vector?[origin] ?? 0)
         }
 
         mutating func add(_ origin: ReplicaID, _ sequence: UInt64) {
-            origins[origin] = (origins[origin]?.lowerBound ?? sequence)...sequence
             count += 1
+            if latestRun?.origin == origin {
+                latestRun!.range = latestRun!.range.lowerBound...sequence
+                return
+            }
+            if let run = latestRun { earlierRuns[run.origin] = run.range }
+            latestRun = (origin, (earlierRuns.removeValue(forKey: origin)?.lowerBound ?? sequence)...sequence)
         }
 
         /// Per origin: the first and last sequence exported.
         var originsForManifest: [String: [UInt64]] {
-            Dictionary(uniqueKeysWithValues: origins.map { ($0.key.description, [$0.value.lowerBound, $0.value.upperBound]) })
+            var origins = earlierRuns
+            if let run = latestRun { origins[run.origin] = run.range }
+            return Dictionary(uniqueKeysWithValues: origins.map { ($0.key.description, [$0.value.lowerBound, $0.value.upperBound]) })
         }
     }
 
@@ -98,6 +113,8 @@ public enum SegmentBundle {
         var through: UInt64 = 0
         /// The newest segment was copied: the export ends there.
         var endsWithNewest = false
+        /// The copied files as the manifest lists them.
+        var files: [Manifest.File] = []
     }
 
     /// Copies segment files, in order, while each holds only events the export takes.
@@ -111,7 +128,7 @@ public enum SegmentBundle {
                 return taken.lacks(event.origin, event.sequence, isLocalOnly: event.isLocalOnly)
             }
             guard let copyable else { break }
-            try copyDurably(reader.directory + "/" + name, length: copyable.length, to: folder + "/" + name)
+            copied.files.append(try copyDurably(reader.directory + "/" + name, length: copyable.length, to: folder + "/" + name))
             contents = taken
             copied.through = copyable.nextIndex - 1
             guard let seal = copyable.seal else {
@@ -256,11 +273,18 @@ public enum SegmentBundle {
         return contents
     }
 
-    /// Copies the first `length` bytes of a file and fsyncs the copy.
-    static func copyDurably(_ source: String, length: Int, to destination: String) throws {
+    /// Copies the first `length` bytes of a file and fsyncs the copy; returns the copy's manifest entry.
+    static func copyDurably(_ source: String, length: Int, to destination: String) throws -> Manifest.File {
         let data = try Data(contentsOf: URL(fileURLWithPath: source))
         guard data.count >= length else { throw SyncRejection(source: source, reason: "shrank while being exported") }
-        try writeDurably(data.prefix(length), to: destination)
+        let copy = data.prefix(length)
+        try writeDurably(copy, to: destination)
+        return listing(copy, as: (destination as NSString).lastPathComponent)
+    }
+
+    /// A file's manifest entry: its name, size and SHA-256.
+    static func listing(_ contents: Data, as name: String) -> Manifest.File {
+        Manifest.File(name: name, bytes: contents.count, sha256: hex(SHA256.hash(data: contents)))
     }
 
     static func hex(_ digest: SHA256.Digest) -> String { Hex.lowercase(digest) }

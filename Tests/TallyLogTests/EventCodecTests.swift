@@ -78,6 +78,18 @@ import TallyTestSupport
         #expect(try read([0xAC, 0x02]) == 300)
         #expect(throws: DecodingError.self) { try read([0x80, 0x00]) }
         #expect(throws: DecodingError.self) { try read([0xAC, 0x82, 0x00]) }
+        // The one-byte fast path and the long path meet at 127/128; short input throws.
+        #expect(try read([0x7F]) == 127)
+        #expect(try read([0x80, 0x01]) == 128)
+        #expect(throws: DecodingError.self) { try read([]) }
+        #expect(throws: DecodingError.self) { try read([0x80]) }
+        var rng = SplitMix64(seed: 11)
+        for _ in 0..<2_000 {
+            let value = UInt64.random(in: 0...UInt64.max, using: &rng) >> UInt64.random(in: 0...63, using: &rng)
+            var writer = ByteWriter()
+            writer.varint(value)
+            #expect(try read(writer.bytes) == value)
+        }
     }
 
     @Test func stringsAreValidUTF8OrRejected() throws {
@@ -96,6 +108,26 @@ import TallyTestSupport
 
     @Test func crc32cMatchesTheStandardCheckValue() {
         #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
+        #expect(Array("123456789".utf8).withUnsafeBytes { CRC32C.tableChecksum($0) } == 0xE306_9283)
+    }
+
+    @Test func crc32cInstructionAgreesWithTheTable() {
+        // Where the CPU has the instruction (checked by the first expectation, so the rest is
+        // not comparing the table with itself on this machine), both give the same checksum
+        // for any length, alignment and starting value.
+        #if arch(x86_64)
+        #expect(CRC32C.hardwareAvailable)
+        #endif
+        var rng = SplitMix64(seed: 5)
+        for _ in 0..<500 {
+            let bytes = (0..<Int.random(in: 0...300, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            let skip = bytes.isEmpty ? 0 : Int.random(in: 0..<min(8, bytes.count), using: &rng)
+            let start = UInt32.random(in: 0...UInt32.max, using: &rng)
+            bytes.withUnsafeBytes { all in
+                let part = UnsafeRawBufferPointer(rebasing: all[skip...])
+                #expect(CRC32C.checksum(part, continuing: start) == CRC32C.tableChecksum(part, continuing: start), "\(bytes.count) bytes from \(skip)")
+            }
+        }
     }
 }
 
