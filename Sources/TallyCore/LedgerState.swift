@@ -42,7 +42,7 @@ public struct LedgerState: Sendable {
         /// Local-only (a setting with scope `local`).
         public var isLocalOnly: Bool
         /// Current values with the stamp that set each.
-        public var properties: [PropertyName: PropertyState]
+        public var properties: PropertyStates
         /// Set once a create has been seen.
         public var created: WriteStamp?
         /// Set once a delete has been seen.
@@ -50,11 +50,11 @@ public struct LedgerState: Sendable {
 
         /// A blank entity for the first event that mentions it.
         public init(first event: Event) {
-            self.init(type: event.entityType, id: event.entityID, isLocalOnly: event.isLocalOnly, properties: [:], created: nil, deleted: nil)
+            self.init(type: event.entityType, id: event.entityID, isLocalOnly: event.isLocalOnly, properties: PropertyStates(), created: nil, deleted: nil)
         }
 
         /// Creates an entity from stored state.
-        public init(type: EntityType, id: EntityID, isLocalOnly: Bool, properties: [PropertyName: PropertyState],
+        public init(type: EntityType, id: EntityID, isLocalOnly: Bool, properties: PropertyStates,
                     created: WriteStamp?, deleted: WriteStamp?) {
             (self.type, self.id, self.isLocalOnly, self.properties) = (type, id, isLocalOnly, properties)
             (self.created, self.deleted) = (created, deleted)
@@ -77,23 +77,26 @@ public struct LedgerState: Sendable {
             case .update: break
             }
             // Room for a first event's properties at once. Not for later ones: most of their
-            // properties are already here, and reserving count + new would regrow the table.
+            // properties are already here, and reserving count + new would regrow the array.
             if properties.isEmpty { properties.reserveCapacity(event.properties.count) }
+            // Both are in code order, so one walk finds every property's place.
+            var position = 0
             for (name, value) in event.properties {
                 // Most events carry no basis; skip hashing the name into an empty map.
                 let basis = event.basis.isEmpty ? nil : event.basis[name]
-                // One hash per property: find its slot once, then read or overwrite it there.
-                guard let slot = properties.index(forKey: name) else {
-                    properties[name] = PropertyState(value: value, stamp: stamp, basis: basis)
+                position = properties.position(of: name, from: position)
+                defer { position += 1 }
+                guard position < properties.count, properties.entries[position].name == name else {
+                    properties.insert(name, PropertyState(value: value, stamp: stamp, basis: basis), at: position)
                     continue
                 }
-                let current = properties.values[slot]
+                let current = properties.entries[position].value
                 if current.stamp.origin != stamp.origin, basis != current.stamp, current.basis != stamp {
                     conflicts.append(current.stamp < stamp
                         ? Conflict(property: name, losingValue: current.value, loser: current.stamp, winningValue: value, winner: stamp)
                         : Conflict(property: name, losingValue: value, loser: stamp, winningValue: current.value, winner: current.stamp))
                 }
-                if current.stamp < stamp { properties.values[slot] = PropertyState(value: value, stamp: stamp, basis: basis) }
+                if current.stamp < stamp { properties.replaceValue(at: position, with: PropertyState(value: value, stamp: stamp, basis: basis)) }
             }
             return conflicts
         }
@@ -102,10 +105,17 @@ public struct LedgerState: Sendable {
         public func value(_ name: PropertyName) -> PropertyValue? { properties[name]?.value }
 
         /// Values without stamps.
-        public var values: PropertyMap { PropertyMap(properties.map { ($0.key, $0.value.value) }) }
+        public var values: PropertyMap {
+            var values = PropertyMap()
+            values.reserveCapacity(properties.count)
+            for entry in properties.entries { _ = values.appendInOrder(entry.name, entry.value.value) }
+            return values
+        }
 
         /// The stamp of each current value: the basis of a write that changes it.
-        public var stamps: [PropertyName: WriteStamp] { properties.mapValues(\.stamp) }
+        public var stamps: [PropertyName: WriteStamp] {
+            Dictionary(uniqueKeysWithValues: properties.entries.map { ($0.name, $0.value.stamp) })
+        }
 
         /// Live: created and not deleted — except that a setting (whose key can be reused) is
         /// live again once a set is stamped later than its delete.

@@ -24,14 +24,14 @@ enum EntityStateCodec {
     static let version: UInt64 = 2
 
     static func encode(_ entity: LedgerState.Entity) -> [UInt8] {
-        let properties = inCodeOrder(entity.properties)
+        let properties = entity.properties
         var stamps: [WriteStamp] = []
         func note(_ stamp: WriteStamp?) { if let stamp, !stamps.contains(stamp) { stamps.append(stamp) } }
         note(entity.created)
         note(entity.deleted)
-        for (_, entry) in properties {
-            note(entry.stamp)
-            note(entry.basis)
+        for entry in properties.entries {
+            note(entry.value.stamp)
+            note(entry.value.basis)
         }
         stamps.sort()
         var origins: [ReplicaID] = []
@@ -56,25 +56,14 @@ enum EntityStateCodec {
         out.varint(optionalPosition(entity.created))
         out.varint(optionalPosition(entity.deleted))
         out.varint(UInt64(properties.count))
-        for (name, entry) in properties {
-            out.u8(name.rawValue)
-            out.varint(position(entry.stamp))
-            out.varint(optionalPosition(entry.basis))
-            EventCodec.encodeValue(entry.value, into: &out)
+        for entry in properties.entries {
+            out.u8(entry.name.rawValue)
+            out.varint(position(entry.value.stamp))
+            out.varint(optionalPosition(entry.value.basis))
+            EventCodec.encodeValue(entry.value.value, into: &out)
         }
         return out.bytes
     }
-
-    /// The properties in code order, placed by their code into slots rather than sorted: an
-    /// entity has a handful, and `sorted` (a copy of every entry, then a comparison closure)
-    /// cost a third of encoding them.
-    static func inCodeOrder(_ properties: [PropertyName: LedgerState.PropertyState]) -> [(key: PropertyName, value: LedgerState.PropertyState)] {
-        var slots = [Dictionary<PropertyName, LedgerState.PropertyState>.Index?](repeating: nil, count: Int(largestCode) + 1)
-        for position in properties.indices { slots[Int(properties.keys[position].rawValue)] = position }
-        return slots.compactMap { $0.map { properties[$0] } }
-    }
-
-    private static let largestCode = PropertyName.allCases.map(\.rawValue).max()!
 
     static func decode(_ bytes: [UInt8], id: EntityID) throws -> LedgerState.Entity {
         do {
@@ -105,14 +94,15 @@ enum EntityStateCodec {
                 }
                 let created = try optionalStamp()
                 let deleted = try optionalStamp()
-                var properties: [PropertyName: LedgerState.PropertyState] = [:]
+                var properties = PropertyStates()
                 let propertyCount = try count(&input)
                 properties.reserveCapacity(propertyCount)
                 for _ in 0..<propertyCount {
                     guard let name = PropertyName(rawValue: try input.u8()) else { throw DecodingError.stateVersion }
                     let written = try stamp(try input.varint())
                     let basis = try optionalStamp()
-                    properties[name] = LedgerState.PropertyState(value: try EventCodec.decodeValue(&input), stamp: written, basis: basis)
+                    let state = LedgerState.PropertyState(value: try EventCodec.decodeValue(&input), stamp: written, basis: basis)
+                    guard properties.appendInOrder(name, state) else { throw DecodingError.stateVersion }  // the encoder writes code order
                 }
                 return LedgerState.Entity(type: type, id: id, isLocalOnly: isLocalOnly, properties: properties, created: created, deleted: deleted)
             }

@@ -79,4 +79,37 @@ import TallyTestSupport
             #expect(inOrder.entities == shuffledTwice.entities)
         }
     }
+
+    /// Each property holds the value of the latest write that set it, whatever subset of
+    /// properties each event carries (the fold walks an event's properties and the entity's
+    /// together, inserting between existing ones); entries stay in strictly increasing code order.
+    @Test func everyPropertyHoldsItsLatestWrite() async {
+        await propertyCheck(count: 200, input: Gen.uint64(in: 0...UInt64.max)) { seed in
+            var rng = SplitMix64(seed: seed)
+            var entity: LedgerState.Entity?
+            var latest: [PropertyName: (stamp: WriteStamp, value: PropertyValue)] = [:]
+            for sequence in 1...UInt64.random(in: 1...40, using: &rng) {
+                var properties = PropertyMap()
+                for name in PropertyName.allCases where Int.random(in: 0...4, using: &rng) == 0 {
+                    properties[name] = .int(Int64.random(in: 0...1_000, using: &rng))
+                }
+                let event = Event(origin: [replicaA, replicaB].randomElement(using: &rng)!, sequence: sequence,
+                                  timestamp: HybridTimestamp(millis: UInt64.random(in: 1...50, using: &rng), counter: UInt32(sequence)), actor: "t",
+                                  entityType: .expense, entityID: id, operation: sequence == 1 ? .create : .update,
+                                  properties: properties, previousHash: .zero)
+                if entity == nil { entity = LedgerState.Entity(first: event) }
+                entity!.apply(event)
+                for (name, value) in properties where latest[name].map({ $0.stamp < event.stamp }) ?? true {
+                    latest[name] = (event.stamp, value)
+                }
+            }
+            let names = entity!.properties.entries.map(\.name)
+            #expect(names == names.sorted() && Set(names).count == names.count)
+            #expect(Set(names) == Set(latest.keys))
+            for (name, write) in latest {
+                #expect(entity!.value(name) == write.value)
+                #expect(entity!.properties[name]?.stamp == write.stamp)
+            }
+        }
+    }
 }
