@@ -44,3 +44,17 @@ static inline uint32_t tally_crc32c_hardware(uint32_t crc, const uint8_t *bytes,
 static inline int tally_crc32c_hardware_available(void) { return 0; }
 static inline uint32_t tally_crc32c_hardware(uint32_t crc, const uint8_t *bytes, size_t count) { return crc; }
 #endif
+
+// Starts writing a file's dirty pages to disk without waiting for them (Linux
+// `sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE)`, which Swift's Glibc module does not
+// declare); 0 on success, -1 with errno otherwise, and 0 where there is no such call.
+#include <unistd.h>
+#include <sys/syscall.h>
+static inline int tally_start_writeback(int fd) {
+#if defined(__linux__) && defined(SYS_sync_file_range)
+    return (int)syscall(SYS_sync_file_range, fd, (long long)0, (long long)0, 2u /* SYNC_FILE_RANGE_WRITE */);
+#else
+    (void)fd;
+    return 0;
+#endif
+}

@@ -112,7 +112,8 @@ public enum ProjectionDatabase {
     /// file, which the next writer of that number removes first): every page is written once,
     /// instead of to the WAL and then again by a checkpoint. Then WAL mode, as every generation
     /// is opened, and an fsync so that it is durable before `makeCurrent` points anything at
-    /// it. Returns its number and path.
+    /// it; the disk starts on the pages while the rest is being written (`EarlyWriteback`), so
+    /// that fsync waits for the last part only. Returns its number and path.
     static func writeNextGeneration(_ directory: DataDirectory, _ fill: (DatabaseQueue, _ path: String) throws -> Void) throws -> (number: Int, path: String) {
         let number = (currentGeneration(directory) ?? 0) + 1
         let path = directory.path + "/" + generationName(number)
@@ -120,7 +121,11 @@ public enum ProjectionDatabase {
         let queue = try DatabaseQueue(path: path, configuration: configuration())
         try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF") }
         try migrate(queue)
-        try fill(queue, path)
+        do {
+            let writeback = EarlyWriteback(path: path)
+            defer { writeback.stop() }
+            try fill(queue, path)
+        }
         try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
         try queue.close()
         let fd = Glibc.open(path, O_RDONLY)
