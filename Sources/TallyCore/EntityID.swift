@@ -17,6 +17,14 @@ public enum EntityID: Hashable, Sendable, CustomStringConvertible {
     public init(parsing text: String) {
         if let uuid = UUID(uuidString: text) { self = .uuid(uuid) } else { self = .settingKey(text) }
     }
+
+    /// A UUID as two words (`UUID.hashAsWords`): a fold hashes the id of every event.
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .uuid(let uuid): uuid.hashAsWords(into: &hasher)
+        case .settingKey(let key): hasher.combine(key)
+        }
+    }
 }
 
 extension EntityID: Comparable {

@@ -76,7 +76,9 @@ public struct IncomingEvents {
         do { try clock.observe(event.timestamp, wallMillis: wallMillis) } catch {
             throw SyncRejection(source: source(), reason: "\(label): \(error)")
         }
-        let held = chains[event.origin]
+        // One lookup for an origin already held (every event but each origin's first).
+        let slot = chains.index(forKey: event.origin)
+        let held = slot.map { chains.values[$0] }
         let heldSequence = held?.sequence ?? 0
         if event.sequence <= heldSequence {
             if localOrigins.contains(event.origin) || event.sequence < heldSequence || hash == held?.hash {
@@ -91,7 +93,8 @@ public struct IncomingEvents {
         guard event.previousHash == (held?.hash ?? .zero) else {
             throw SyncRejection(source: source(), reason: "\(label) does not continue its origin's hash chain (edited or forged)")
         }
-        chains[event.origin] = ChainHead(sequence: event.sequence, hash: hash)
+        let head = ChainHead(sequence: event.sequence, hash: hash)
+        if let slot { chains.values[slot] = head } else { chains[event.origin] = head }
         acceptedCount += 1
         return true
     }
