@@ -58,6 +58,13 @@ public indirect enum JSONText: Sendable, Equatable {
 
     private static func quote(_ text: String, into out: inout String) {
         out += "\""
+        // Most text needs no escape (bytes from 0x80 up are UTF-8 of non-ASCII, which JSON
+        // takes as it is): then it goes in whole, not scalar by scalar.
+        if !text.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 }) {
+            out += text
+            out += "\""
+            return
+        }
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
