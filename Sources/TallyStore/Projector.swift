@@ -199,9 +199,11 @@ public struct Projector: Sendable {
             last = logged.index
             applied += 1
         }
-        // In id order, so the writes walk each B-tree once instead of jumping around it.
+        // In id order, so the writes walk each B-tree once instead of jumping around it (the
+        // order of positions, not a sorted copy of the entities, which retained each at every move).
         let winners = try ViewRows.categoryWinners(db)
-        for (id, entity) in touched.sorted(by: { $0.key < $1.key }) {
+        for position in ProjectionRebuilder.inWritingOrder(touched) {
+            let (id, entity) = touched[position]
             try saveState(entity, db)
             try ViewRows.write(from: before[id].map { ViewRows.rows(of: $0, winners: winners) } ?? .none,
                                to: ViewRows.rows(of: entity, winners: winners), db)
