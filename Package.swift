@@ -126,7 +126,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TallyServerTests",
-            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallyServer", "TallyTestSupport", "TallyFuzzing",
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyServer", "TallyTestSupport", "TallyFuzzing",
                            .product(name: "HummingbirdTesting", package: "hummingbird"),
                            .product(name: "HTTPTypes", package: "swift-http-types")]
         ),

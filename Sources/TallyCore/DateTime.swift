@@ -18,6 +18,11 @@ public struct DateTime: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     public static func < (lhs: DateTime, rhs: DateTime) -> Bool { lhs.epochMillis < rhs.epochMillis }
 
+    /// The instants a value may hold: 0001-01-01T00:00Z … 9999-12-31T23:59:59.999Z, with a day to
+    /// spare on each side for the offset. Outside it, local-time arithmetic could overflow, so
+    /// every write and every incoming event is held to it (`FieldKind.dateTime`).
+    public static let supportedMillis: ClosedRange<Int64> = -62_135_596_800_000 + 86_400_000 ... 253_402_300_799_999 - 86_400_000
+
     /// The local calendar fields in the writer's offset.
     public var localFields: (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, millis: Int) {
         let local = epochMillis + Int64(offsetMinutes) * 60_000

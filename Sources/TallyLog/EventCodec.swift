@@ -115,7 +115,9 @@ public enum EventCodec {
         var input = ByteReader(bytes)
         let version = try input.varint()
         guard version >= 1, version <= UInt64(Event.currentSchemaVersion) else {
-            throw DecodingError("unknown event schema version \(version); this build reads 1…\(Event.currentSchemaVersion)")
+            throw DecodingError(version > UInt64(Event.currentSchemaVersion)
+                ? "event schema version \(version) was written by a newer Tally (this build reads 1…\(Event.currentSchemaVersion)); upgrade this replica, then receive it again"
+                : "event schema version 0 does not exist")
         }
         let origin = ReplicaID(try input.uuid())
         let sequence = try input.varint()

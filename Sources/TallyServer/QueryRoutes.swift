@@ -62,10 +62,7 @@ struct QueryRoutes {
         }
         group.get("summary/months") { _, _ in
             let totals = try await service.projector.database.read { try ProjectionQueries.monthlyTotals($0) }
-            return json(.object([("items", .array(totals.map { month, total in
-                .object([("month", .string(month)), ("currency", .string(total.currency)), ("income", .int(total.income)),
-                         ("expense", .int(total.expense)), ("net", .int(total.net)), ("count", .int(Int64(total.count)))])
-            }))]))
+            return json(.object([("items", ViewJSON.monthlyTotals(totals))]))
         }
         group.get("audit/:id") { _, context in
             let id = EntityID(parsing: context.parameters.get("id")?.removingPercentEncoding ?? "")

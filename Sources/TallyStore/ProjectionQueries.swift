@@ -26,10 +26,10 @@ public struct ExpenseFilter: Sendable {
 public struct MonthSummary: Sendable, Equatable {
     public struct Total: Sendable, Equatable {
         public var currency: String
-        public var income: Int64
-        public var expense: Int64
+        public var income: AmountSum
+        public var expense: AmountSum
         public var count: Int
-        public var net: Int64 { income - expense }
+        public var net: AmountSum { income.minus(expense) }
     }
     /// A group total: category (rolled up to its top-level category) or payment method.
     public struct Group: Sendable, Equatable {
@@ -39,7 +39,7 @@ public struct MonthSummary: Sendable, Equatable {
         public var label: String
         public var kind: String
         public var currency: String
-        public var amount: Int64
+        public var amount: AmountSum
         public var count: Int
     }
 
@@ -183,26 +183,34 @@ public enum ProjectionQueries {
         var byCategory: [String: MonthSummary.Group] = [:]
         var byPayment: [String: MonthSummary.Group] = [:]
         let rows = try Row.fetchCursor(db, sql: """
-            SELECT kind, currency, category_id, payment, SUM(amount), COUNT(*) FROM expenses WHERE month = ?
+            SELECT kind, currency, category_id, payment, \(splitSum("amount")), COUNT(*) FROM expenses WHERE month = ?
             GROUP BY kind, currency, category_id, payment
             """, arguments: [month])
+        func addTo(_ groups: inout [String: MonthSummary.Group], _ key: String, _ start: @autoclosure () -> MonthSummary.Group,
+                   _ amount: AmountSum, _ count: Int) {
+            var group = groups[key] ?? start()
+            group.amount.add(amount)
+            group.count += count
+            groups[key] = group
+        }
         while let row = try rows.next() {
             let kind: String = row[0], currency: String = row[1], category: String? = row[2], payment: String? = row[3]
-            let amount: Int64 = row[4], count: Int = row[5]
-            var total = totals[currency] ?? MonthSummary.Total(currency: currency, income: 0, expense: 0, count: 0)
-            if kind == "income" { total.income += amount } else { total.expense += amount }
+            let amount = AmountSum(high: row[4], low: row[5]), count: Int = row[6]
+            var total = totals[currency] ?? MonthSummary.Total(currency: currency, income: AmountSum(), expense: AmountSum(), count: 0)
+            if kind == "income" { total.income.add(amount) } else { total.expense.add(amount) }
             total.count += count
             totals[currency] = total
             let top = topLevel(category)
-            let categoryKey = "\(top ?? "")|\(kind)|\(currency)"
-            byCategory[categoryKey, default: MonthSummary.Group(key: top, label: top.flatMap { parents[$0]?.name } ?? "(none)", kind: kind, currency: currency, amount: 0, count: 0)].amount += amount
-            byCategory[categoryKey]!.count += count
-            let paymentKey = "\(payment ?? "")|\(kind)|\(currency)"
-            byPayment[paymentKey, default: MonthSummary.Group(key: payment, label: payment ?? "(none)", kind: kind, currency: currency, amount: 0, count: 0)].amount += amount
-            byPayment[paymentKey]!.count += count
+            addTo(&byCategory, "\(top ?? "")|\(kind)|\(currency)",
+                  MonthSummary.Group(key: top, label: top.flatMap { parents[$0]?.name } ?? "(none)", kind: kind, currency: currency, amount: AmountSum(), count: 0),
+                  amount, count)
+            addTo(&byPayment, "\(payment ?? "")|\(kind)|\(currency)",
+                  MonthSummary.Group(key: payment, label: payment ?? "(none)", kind: kind, currency: currency, amount: AmountSum(), count: 0),
+                  amount, count)
         }
+        // Largest first; a total too large to show sorts above every other.
         let order: (MonthSummary.Group, MonthSummary.Group) -> Bool = {
-            ($0.currency, $0.kind, -$0.amount, $0.label) < ($1.currency, $1.kind, -$1.amount, $1.label)
+            ($0.currency, $0.kind, $1.amount.value ?? .max, $0.label) < ($1.currency, $1.kind, $0.amount.value ?? .max, $1.label)
         }
         return MonthSummary(month: month, totals: totals.values.sorted { $0.currency < $1.currency },
                             byCategory: byCategory.values.sorted(by: order), byPayment: byPayment.values.sorted(by: order))
@@ -211,10 +219,20 @@ public enum ProjectionQueries {
     /// Income and expense per month and currency, oldest month first.
     public static func monthlyTotals(_ db: Database) throws -> [(month: String, total: MonthSummary.Total)] {
         try Row.fetchAll(db, sql: """
-            SELECT month, currency, SUM(CASE WHEN kind = 'income' THEN amount ELSE 0 END),
-                   SUM(CASE WHEN kind = 'expense' THEN amount ELSE 0 END), COUNT(*)
+            SELECT month, currency, \(splitSum("CASE WHEN kind = 'income' THEN amount ELSE 0 END")),
+                   \(splitSum("CASE WHEN kind = 'expense' THEN amount ELSE 0 END")), COUNT(*)
             FROM expenses GROUP BY month, currency ORDER BY month, currency
-            """).map { ($0[0], MonthSummary.Total(currency: $0[1], income: $0[2], expense: $0[3], count: $0[4])) }
+            """).map {
+            ($0[0], MonthSummary.Total(currency: $0[1], income: AmountSum(high: $0[2], low: $0[3]), expense: AmountSum(high: $0[4], low: $0[5]), count: $0[6]))
+        }
+    }
+
+    /// Two columns whose sums make `SUM(expression)` as `high × 10^9 + low` (`AmountSum`):
+    /// SQLite's SUM fails the whole query on an integer overflow, and a total of user data
+    /// must be reported as too large, not break the summary. Neither part can overflow before
+    /// about 10^9 rows.
+    static func splitSum(_ expression: String) -> String {
+        "SUM((\(expression)) / 1000000000), SUM((\(expression)) % 1000000000)"
     }
 
     static func jsonStrings(_ text: String) -> [String] {

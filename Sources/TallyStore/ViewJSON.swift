@@ -33,17 +33,35 @@ public enum ViewJSON {
     public static func summary(_ summary: MonthSummary) -> JSONText {
         func group(_ g: MonthSummary.Group, keyName: String) -> JSONText {
             .object([(keyName, optional(g.key)), ("label", .string(g.label)), ("kind", .string(g.kind)),
-                     ("currency", .string(g.currency)), ("amount", .int(g.amount)), ("count", .int(Int64(g.count)))])
+                     ("currency", .string(g.currency)), ("amount", amount(g.amount)), ("count", .int(Int64(g.count)))]
+                    + overflow([g.amount]))
         }
         return .object([
             ("month", .string(summary.month)),
-            ("totals", .array(summary.totals.map { total in
-                .object([("currency", .string(total.currency)), ("income", .int(total.income)), ("expense", .int(total.expense)),
-                         ("net", .int(total.net)), ("count", .int(Int64(total.count)))])
-            })),
+            ("totals", .array(summary.totals.map(total))),
             ("byCategory", .array(summary.byCategory.map { group($0, keyName: "categoryId") })),
             ("byPayment", .array(summary.byPayment.map { group($0, keyName: "payment") })),
         ])
+    }
+
+    /// One currency's totals; `"overflow": true` (and null amounts) where a total does not fit in an Int64.
+    public static func total(_ total: MonthSummary.Total) -> JSONText {
+        .object([("currency", .string(total.currency)), ("income", amount(total.income)), ("expense", amount(total.expense)),
+                 ("net", amount(total.net)), ("count", .int(Int64(total.count)))] + overflow([total.income, total.expense, total.net]))
+    }
+
+    /// Every month's totals.
+    public static func monthlyTotals(_ totals: [(month: String, total: MonthSummary.Total)]) -> JSONText {
+        .array(totals.map { month, total in
+            guard case .object(let fields) = ViewJSON.total(total) else { return .null }
+            return .object([("month", .string(month))] + fields)
+        })
+    }
+
+    static func amount(_ sum: AmountSum) -> JSONText { sum.value.map(JSONText.int) ?? .null }
+
+    static func overflow(_ sums: [AmountSum]) -> [(String, JSONText)] {
+        sums.contains(where: \.overflowed) ? [("overflow", .bool(true))] : []
     }
 
     public static func conflict(_ c: ConflictRow) -> JSONText {

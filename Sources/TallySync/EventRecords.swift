@@ -94,8 +94,10 @@ public struct StreamReceiver {
         appender = BatchAppender(writer: writer)
     }
 
-    /// Feeds a piece of the stream. On a bad event, what was verified before it is appended
-    /// (it is valid on its own, and the next sync need not send it again) and the error thrown.
+    /// Feeds a piece of the stream. A bad event refuses its whole batch: the events verified
+    /// beside it in the batch are dropped, not appended, so a delivery of up to `batchSize`
+    /// events with one bad event changes nothing; earlier batches of a longer stream are
+    /// durable already (each was valid on its own, and the next sync need not send it again).
     public mutating func feed(_ piece: some Collection<UInt8>) throws {
         // The decoder is moved out while it runs, so the verifier can be updated in place
         // (copying it would copy every event verified but not yet appended, per piece).
@@ -106,7 +108,7 @@ public struct StreamReceiver {
         do {
             try decoder.feed(piece) { bytes in try self.incoming.offer(bytes, source: source) }
         } catch {
-            try flush()
+            _ = incoming.takeAccepted()
             try appender.wait()
             throw error
         }

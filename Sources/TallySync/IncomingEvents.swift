@@ -18,8 +18,9 @@ public struct SyncRejection: Error, Sendable, CustomStringConvertible {
 }
 
 /// Checks events from another replica before anything is applied: each must decode, must not
-/// be local-only, must not be stamped too far in the future, and must continue its origin's
-/// chain exactly (sequence + 1, previous hash = the hash held). Events already held are skipped,
+/// be local-only, must not be stamped too far in the future, must continue its origin's chain
+/// exactly (sequence + 1, previous hash = the hash held), and must obey the field rules of its
+/// schema version (`EntitySchema.checkIncoming`), like a local write. Events already held are skipped,
 /// so receiving the same thing twice is a no-op.
 public struct IncomingEvents {
     /// The chains as they will stand once the accepted events are appended.
@@ -92,6 +93,10 @@ public struct IncomingEvents {
         }
         guard event.previousHash == (held?.hash ?? .zero) else {
             throw SyncRejection(source: source(), reason: "\(label) does not continue its origin's hash chain (edited or forged)")
+        }
+        // The same field rules as a local write: a peer's values reach the views and every replica after it.
+        do { try EntitySchema.checkIncoming(event) } catch {
+            throw SyncRejection(source: source(), reason: "\(label) (\(event.entityType) \(event.entityID)) breaks the field rules: \(error)")
         }
         let head = ChainHead(sequence: event.sequence, hash: hash)
         if let slot { chains.values[slot] = head } else { chains[event.origin] = head }

@@ -132,14 +132,11 @@ struct SummaryCommand: ParsableCommand {
         if months {
             let totals = try views.database.read { try ProjectionQueries.monthlyTotals($0) }
             if json {
-                print(JSONText.array(totals.map { month, total in
-                    .object([("month", .string(month)), ("currency", .string(total.currency)), ("income", .int(total.income)),
-                             ("expense", .int(total.expense)), ("net", .int(total.net)), ("count", .int(Int64(total.count)))])
-                }).serialized)
+                print(ViewJSON.monthlyTotals(totals).serialized)
             } else {
                 print(Table.render(header: ["MONTH", "CUR", "INCOME", "EXPENSE", "NET", "LINES"], rows: totals.map { month, total in
-                    [month, total.currency, Currency.format(total.income, currency: total.currency),
-                     Currency.format(total.expense, currency: total.currency), Currency.format(total.net, currency: total.currency), String(total.count)]
+                    [month, total.currency, money(total.income, total.currency),
+                     money(total.expense, total.currency), money(total.net, total.currency), String(total.count)]
                 }, rightAligned: [2, 3, 4, 5]))
             }
             return
@@ -153,14 +150,19 @@ struct SummaryCommand: ParsableCommand {
         }
         print("Summary of \(month)\n")
         print(Table.render(header: ["CUR", "INCOME", "EXPENSE", "NET", "LINES"], rows: summary.totals.map { total in
-            [total.currency, Currency.format(total.income, currency: total.currency), Currency.format(total.expense, currency: total.currency),
-             Currency.format(total.net, currency: total.currency), String(total.count)]
+            [total.currency, money(total.income, total.currency), money(total.expense, total.currency),
+             money(total.net, total.currency), String(total.count)]
         }, rightAligned: [1, 2, 3, 4]))
         for (title, groups) in [("By category", summary.byCategory), ("By payment", summary.byPayment)] where !groups.isEmpty {
             print("\n\(title)\n")
             print(Table.render(header: ["", "KIND", "AMOUNT", "CUR", "LINES"], rows: groups.map { group in
-                [group.label, group.kind, Currency.format(group.amount, currency: group.currency), group.currency, String(group.count)]
+                [group.label, group.kind, money(group.amount, group.currency), group.currency, String(group.count)]
             }, rightAligned: [2, 4]))
         }
     }
+}
+
+/// A total for a table: the amount, or "too large" when it does not fit in an Int64.
+func money(_ sum: AmountSum, _ currency: String) -> String {
+    sum.value.map { Currency.format($0, currency: currency) } ?? "too large"
 }

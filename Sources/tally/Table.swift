@@ -1,14 +1,18 @@
-/// Plain aligned text tables for human output.
+import TallyCore
+
+/// Plain aligned text tables for human output. Cells are measured in terminal cells
+/// (`DisplayWidth`), not characters, so Hangul, CJK and emoji line up.
 enum Table {
     /// Columns padded to their widest cell; `rightAligned` columns (amounts) pad on the left.
     static func render(header: [String], rows: [[String]], rightAligned: Set<Int> = []) -> String {
+        let header = header.map(flattened)
+        let rows = rows.map { $0.map(flattened) }
         let widths = header.indices.map { column in
-            ([header[column]] + rows.map { $0[column] }).map(\.count).max() ?? 0
+            ([header[column]] + rows.map { $0[column] }).map(DisplayWidth.of).max() ?? 0
         }
         func line(_ cells: [String]) -> String {
             cells.enumerated().map { column, cell in
-                let padding = String(repeating: " ", count: widths[column] - cell.count)
-                return rightAligned.contains(column) ? padding + cell : cell + padding
+                DisplayWidth.padded(cell, to: widths[column], rightAligned: rightAligned.contains(column))
             }.joined(separator: "  ").trimmingTrailingSpaces()
         }
         return ([line(header)] + rows.map(line)).joined(separator: "\n")
@@ -16,8 +20,14 @@ enum Table {
 
     /// `key  value` lines with the keys aligned.
     static func keyValue(_ pairs: [(String, String)]) -> String {
-        let width = pairs.map(\.0.count).max() ?? 0
-        return pairs.map { $0.0 + String(repeating: " ", count: width - $0.0.count) + "  " + $0.1 }.joined(separator: "\n")
+        let pairs = pairs.map { (flattened($0.0), flattened($0.1)) }
+        let width = pairs.map { DisplayWidth.of($0.0) }.max() ?? 0
+        return pairs.map { DisplayWidth.padded($0.0, to: width) + "  " + $0.1 }.joined(separator: "\n")
+    }
+
+    /// A cell on one line: newlines and tabs (a memo may hold them) become spaces.
+    private static func flattened(_ cell: String) -> String {
+        String(cell.map { $0.isNewline || $0 == "\t" ? " " : $0 })
     }
 }
 

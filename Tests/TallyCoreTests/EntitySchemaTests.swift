@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TallyCore
+import TallyTestSupport
 
 @Suite struct EntitySchemaTests {
     let expense: PropertyMap = [
@@ -76,5 +77,67 @@ import TallyCore
         #expect(Currency.format(1_234_567, currency: "KRW") == "1,234,567")
         #expect(Currency.format(1_250, currency: "USD") == "12.50")
         #expect(Currency.format(5, currency: "BHD") == "0.005")
+    }
+}
+
+/// Totals report, instead of trapping, when they do not fit.
+@Suite struct AmountSumTests {
+    @Test func sumsOverflowIntoUnknownAndStayThere() {
+        var sum = AmountSum(.max - 1)
+        sum.add(AmountSum(1))
+        #expect(sum.value == .max)
+        sum.add(AmountSum(1))
+        #expect(sum.overflowed)
+        sum.add(AmountSum(-5))
+        #expect(sum.overflowed, "once overflowed, always")
+        #expect(AmountSum(.min).minus(AmountSum(1)).overflowed)
+        #expect(AmountSum(10).minus(AmountSum(3)).value == 7)
+    }
+
+    @Test func theSplitSumRecombinesExactly() {
+        #expect(AmountSum(high: 9_223_372_036, low: 854_775_807).value == .max)
+        #expect(AmountSum(high: 9_223_372_036, low: 854_775_808).overflowed)
+        #expect(AmountSum(high: -3, low: -5).value == -3_000_000_005)
+        #expect(AmountSum(high: .max, low: 0).overflowed)
+    }
+}
+
+/// What a local write stores passes the incoming check unchanged: an honest replica's events
+/// are never refused by another (normal form is a fixed point).
+@Suite struct IncomingRulesTests {
+    static func event(_ draft: EventDraft, version: UInt16 = Event.currentSchemaVersion) -> Event {
+        Event(schemaVersion: version, origin: .random(), sequence: 1, timestamp: HybridTimestamp(millis: 1, counter: 0), actor: draft.actor,
+              isLocalOnly: draft.isLocalOnly, entityType: draft.entityType, entityID: draft.entityID, operation: draft.operation,
+              properties: draft.properties, previousHash: .zero)
+    }
+
+    @Test func everyValidatedWriteIsAcceptedAsIncoming() throws {
+        let texts = ["  padded  ", "줄\n바꿈", "tab\there", "é", "🍚 점심", "x"]
+        var drafts = SampleEvents.everyKind()
+        for text in texts {
+            drafts.append(EventDraft(entityType: .expense, entityID: .uuid(UUID()), operation: .update,
+                                     properties: [.memo: .string(text), .tags: .strings([text, "b", "a", text])], actor: "t"))
+        }
+        for json in ["1.5", "0.1", "1e3", "[1, 2]", "\"é/\"", "{\"b\": null, \"a\": {\"d\": [true]}}", "-0", "12345678901234567890"] {
+            drafts.append(EventDraft(entityType: .setting, entityID: .settingKey("k"), operation: .create, properties: [.value: .json(json)], actor: "t"))
+        }
+        for var draft in drafts {
+            draft.properties = try EntitySchema.validate(draft.entityType, draft.operation, draft.properties)
+            #expect(throws: Never.self, "\(draft.properties)") { try EntitySchema.checkIncoming(Self.event(draft)) }
+        }
+    }
+
+    @Test func valuesNotInNormalFormAreRefused() {
+        let untrimmed = EventDraft(entityType: .expense, entityID: .uuid(UUID()), operation: .update, properties: [.memo: .string(" x")], actor: "t")
+        #expect(throws: ValidationError.self) { try EntitySchema.checkIncoming(Self.event(untrimmed)) }
+        let spaced = EventDraft(entityType: .setting, entityID: .settingKey("k"), operation: .create, properties: [.value: .json("[1, 2]")], actor: "t")
+        #expect(throws: ValidationError.self) { try EntitySchema.checkIncoming(Self.event(spaced)) }
+    }
+
+    @Test func idsMustHaveTheirTypesForm() {
+        let keyed = EventDraft(entityType: .todo, entityID: .settingKey("x"), operation: .delete, actor: "t")
+        #expect(throws: ValidationError.self) { try EntitySchema.checkIncoming(Self.event(keyed)) }
+        let badKey = EventDraft(entityType: .setting, entityID: .settingKey("9-lives"), operation: .delete, actor: "t")
+        #expect(throws: ValidationError.self) { try EntitySchema.checkIncoming(Self.event(badKey)) }
     }
 }

@@ -70,11 +70,11 @@ import TallyTestSupport
                     let summary = try views.read { try ProjectionQueries.summary($0, month: month) }
                     for total in summary.totals {
                         let want = currencies[total.currency]
-                        #expect(total.income == want?.income && total.expense == want?.expense && total.count == want?.count, "seed \(seed) \(month)")
+                        #expect(total.income.value == want?.income && total.expense.value == want?.expense && total.count == want?.count, "seed \(seed) \(month)")
                     }
                     #expect(summary.totals.count == currencies.count)
-                    let categorySum = summary.byCategory.reduce(Int64(0)) { $0 + $1.amount }
-                    let paymentSum = summary.byPayment.reduce(Int64(0)) { $0 + $1.amount }
+                    let categorySum = summary.byCategory.reduce(Int64(0)) { $0 + $1.amount.value! }
+                    let paymentSum = summary.byPayment.reduce(Int64(0)) { $0 + $1.amount.value! }
                     let all = currencies.values.reduce(Int64(0)) { $0 + $1.income + $1.expense }
                     #expect(categorySum == all && paymentSum == all, "groups add up to the totals")
                 }
@@ -105,13 +105,38 @@ import TallyTestSupport
         try applyIncrementally(RandomHistory.logged(events), to: views, batches: [10])
         let summary = try views.read { try ProjectionQueries.summary($0, month: "2026-03") }
         #expect(summary.byCategory.map(\.label) == ["Food"])
-        #expect(summary.byCategory.first?.amount == 120)
+        #expect(summary.byCategory.first?.amount.value == 120)
         let underFood = try views.read { db -> [ExpenseRow] in
             var filter = ExpenseFilter()
             filter.categoryId = food.lowercased
             return try ProjectionQueries.expenses(db, filter)
         }
         #expect(underFood.count == 2, "a category filter includes sub-categories")
+    }
+
+    /// A log that already holds amounts no longer allowed (written before incoming events were
+    /// checked) must not crash a summary: totals that do not fit say so.
+    @Test func totalsThatDoNotFitAreReportedNotTrapped() throws {
+        let origin = ReplicaID.random()
+        let march = DateTime(iso8601: "2026-03-10T12:00:00+09:00")!
+        func expense(_ sequence: UInt64, amount: Int64, payment: String) -> Event {
+            let properties: PropertyMap = [.kind: .string("expense"), .amount: .int(amount), .currency: .string("KRW"), .date: .dateTime(march),
+                                           .repeat: .string("none"), .payment: .string(payment)]
+            return Event(origin: origin, sequence: sequence, timestamp: HybridTimestamp(millis: sequence, counter: 0), actor: "t",
+                         entityType: .expense, entityID: .uuid(UUID()), operation: .create, properties: properties, previousHash: .zero)
+        }
+        let events = [expense(1, amount: .max, payment: "card"), expense(2, amount: .max, payment: "card"), expense(3, amount: 5, payment: "cash")]
+        let views = try emptyViews()
+        try applyIncrementally(RandomHistory.logged(events), to: views, batches: [10])
+        let summary = try views.read { try ProjectionQueries.summary($0, month: "2026-03") }
+        #expect(summary.totals.count == 1 && summary.totals[0].expense.overflowed && summary.totals[0].net.overflowed)
+        #expect(summary.totals[0].count == 3)
+        #expect(summary.byPayment.first { $0.label == "cash" }?.amount.value == 5, "a group that fits keeps its total")
+        #expect(summary.byPayment.first { $0.label == "card" }?.amount.overflowed == true)
+        let json = ViewJSON.summary(summary).serialized
+        #expect(json.contains(#""expense":null"#) && json.contains(#""overflow":true"#))
+        let months = try views.read { try ProjectionQueries.monthlyTotals($0) }
+        #expect(months.count == 1 && months[0].total.expense.overflowed)
     }
 }
 

@@ -88,7 +88,7 @@ final class SimulatedReplica {
         let replicas = try (0..<Int.random(in: 3...5, using: &rng)).map { _ in try SimulatedReplica(origin: ReplicaID(RandomEvents.uuid(&rng))) }
         var known: [EntityID: EntityType] = [:]
         var wall: UInt64 = 1_767_225_600_000
-        let names = ["Food", "food ", "Transport", "Lunch", "Coffee"]
+        let names = ["Food", "ＦＯＯＤ", "Transport", "Lunch", "Coffee"]  // "ＦＯＯＤ" (fullwidth) normalizes to "food": a collision only the key sees
         for round in 0..<Int.random(in: 4...10, using: &rng) {
             // Some writes on random replicas.
             for _ in 0..<Int.random(in: 1...8, using: &rng) {

@@ -1,0 +1,83 @@
+/// The fields of one entity type, in the order JSON shows them, and the defaults a create gets.
+///
+/// To add a field: add its `PropertyName` (a new code, never a reused one), add a `FieldSpec`
+/// here (with `since:` the schema version that introduces it), and if the views show it, a
+/// numbered migration and its column (see docs/ARCHITECTURE.md, "Where a change goes").
+public struct EntitySpec: Sendable {
+    /// The entity type.
+    public let type: EntityType
+    /// Its fields, in display order.
+    public let fields: [FieldSpec]
+
+    /// The spec of `type`.
+    public static func of(_ type: EntityType) -> EntitySpec {
+        switch type {
+        case .expense: expense
+        case .category: category
+        case .todo: todo
+        case .setting: setting
+        }
+    }
+
+    /// The field `name`, if this type has it.
+    public func field(_ name: PropertyName) -> FieldSpec? { fields.first { $0.name == name } }
+
+    /// The field named `jsonName` in JSON or on the command line.
+    public func field(jsonName: String) -> FieldSpec? { fields.first { $0.name.jsonName == jsonName } }
+
+    static let kinds = ["income", "expense"]
+    static let repeats = ["none", "daily", "weekly", "monthly", "yearly"]
+    static let shortText = FieldKind.text(maxLength: Limits.maxShortTextLength, nonEmpty: false)
+    static let memo = FieldSpec(.memo, .text(maxLength: Limits.maxMemoLength, nonEmpty: false), nullable: true, help: "A note.")
+    static let attachments = FieldSpec(.attachments, .digests(maxCount: Limits.maxAttachments),
+                                       help: "SHA-256 hex digests of attached files (receipts).")
+
+    /// A transaction line (DESIGN.md §2).
+    public static let expense = EntitySpec(type: .expense, fields: [
+        FieldSpec(.kind, .choice(kinds), required: true, help: "income or expense (default: expense)."),
+        FieldSpec(.amount, .amount, required: true, help: "Amount in integer minor units (12000 = ₩12,000; 1250 = $12.50)."),
+        FieldSpec(.currency, .currency, required: true, help: "ISO 4217 code (default: setting defaultCurrency, else KRW)."),
+        FieldSpec(.date, .dateTime, required: true, help: "ISO 8601 date-time; a bare YYYY-MM-DD is local midnight (default: now)."),
+        FieldSpec(.categoryId, .reference, nullable: true, help: "Category id (null or 'none' clears it)."),
+        FieldSpec(.payment, shortText, nullable: true, help: "Payment method: card, cash, transfer, … (free text)."),
+        memo,
+        FieldSpec(.tags, .textSet(maxCount: Limits.maxTags, maxLength: Limits.maxShortTextLength), help: "Tags (a set; an update replaces all)."),
+        FieldSpec(.repeat, .choice(repeats), required: true, help: "none, daily, weekly, monthly or yearly (default: none)."),
+        attachments,
+    ])
+
+    /// A category; a sub-category has a parent (DESIGN.md §2).
+    public static let category = EntitySpec(type: .category, fields: [
+        FieldSpec(.name, .text(maxLength: Limits.maxNameLength, nonEmpty: true), required: true, help: "The category's name."),
+        FieldSpec(.parentId, .reference, nullable: true, help: "Parent category id (null or 'none': top level)."),
+        FieldSpec(.icon, shortText, nullable: true, help: "An icon (an emoji or a symbol name)."),
+        FieldSpec(.kind, .choice(kinds), required: true, help: "income or expense (default: expense)."),
+    ])
+
+    /// A to-do or challenge (DESIGN.md §2); its percentage is derived, never stored.
+    public static let todo = EntitySpec(type: .todo, fields: [
+        FieldSpec(.title, .text(maxLength: Limits.maxTitleLength, nonEmpty: true), required: true, help: "The to-do's title."),
+        memo,
+        FieldSpec(.startDate, .dateTime, nullable: true, help: "When it starts (ISO 8601)."),
+        FieldSpec(.endDate, .dateTime, nullable: true, help: "When it ends (ISO 8601)."),
+        FieldSpec(.checks, .bools(maxCount: Limits.maxChecks), required: true, help: "One check per day or step, e.g. 1,0,1."),
+        FieldSpec(.isChallenge, .bool, required: true, help: "Whether it is a challenge."),
+        FieldSpec(.isCompleted, .bool, required: true, help: "Whether it is done."),
+        attachments,
+    ])
+
+    /// A setting's value (its key is its id; its scope is the event's local-only flag).
+    public static let setting = EntitySpec(type: .setting, fields: [
+        FieldSpec(.value, .json(maxBytes: Limits.maxReplicatedSettingsBytes), required: true, help: "Any JSON value."),
+    ])
+
+    /// Values a create gets for the properties it leaves out.
+    public func defaults(defaultCurrency: String, now: DateTime) -> PropertyMap {
+        switch type {
+        case .expense: [.kind: .string("expense"), .currency: .string(defaultCurrency), .date: .dateTime(now), .repeat: .string("none")]
+        case .category: [.kind: .string("expense")]
+        case .todo: [.checks: .bools([]), .isChallenge: .bool(false), .isCompleted: .bool(false)]
+        case .setting: [:]
+        }
+    }
+}

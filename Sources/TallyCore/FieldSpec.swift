@@ -1,0 +1,59 @@
+/// One property of one entity type: what it accepts, whether a create needs it, and since
+/// which event schema version it exists.
+///
+/// This is the single statement of a field's rules. Request decoding (`FieldKind+JSON`),
+/// validation of local writes and of events from other replicas (`EntitySchema`), the CLI's
+/// flag text (`FieldKind+Text`) and the OpenAPI schemas (`FieldKind+OpenAPI`) all read it, so
+/// a rule changed here changes everywhere at once.
+public struct FieldSpec: Sendable {
+    /// The property (its JSON name is `name.jsonName`).
+    public let name: PropertyName
+    /// The values it accepts.
+    public let kind: FieldKind
+    /// A create must carry it once defaults are filled in.
+    public let isRequired: Bool
+    /// `null` clears it.
+    public let isNullable: Bool
+    /// The first event schema version that has this field: an event of an older version that
+    /// sets it is out of rule (its writer could not have meant it).
+    public let since: UInt16
+    /// One line for people: CLI help and the OpenAPI description.
+    public let help: String
+
+    /// A field.
+    public init(_ name: PropertyName, _ kind: FieldKind, required: Bool = false, nullable: Bool = false, since: UInt16 = 1, help: String) {
+        self.name = name
+        self.kind = kind
+        self.isRequired = required
+        self.isNullable = nullable
+        self.since = since
+        self.help = help
+    }
+}
+
+/// The shape of a field's values. Every bound comes from `Limits`.
+public enum FieldKind: Sendable {
+    /// One of a fixed set of words.
+    case choice([String])
+    /// A whole number of minor units, 1 … `Limits.maxAmount`.
+    case amount
+    /// An ISO 4217 code in capitals.
+    case currency
+    /// An ISO 8601 date-time with offset.
+    case dateTime
+    /// A category's UUID.
+    case reference
+    /// Text of at most `maxLength` code points, without control characters (newline and tab
+    /// allowed), trimmed of surrounding blanks; `nonEmpty` refuses blank text.
+    case text(maxLength: Int, nonEmpty: Bool)
+    /// A set of short non-empty texts (tags), stored sorted without duplicates.
+    case textSet(maxCount: Int, maxLength: Int)
+    /// A set of lowercase SHA-256 hex digests (attachments), stored sorted without duplicates.
+    case digests(maxCount: Int)
+    /// An ordered list of booleans (a to-do's checks).
+    case bools(maxCount: Int)
+    /// true or false.
+    case bool
+    /// Any JSON value, stored as canonical text of at most `maxBytes` bytes.
+    case json(maxBytes: Int)
+}
