@@ -58,18 +58,26 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
-        // Replication: version vectors, verification of incoming events, segment bundles.
+        // Replication: version vectors, verification of incoming events, and the transports
+        // (segment bundles in a folder, the HTTP client of another replica's service).
         .target(
             name: "TallySync",
-            dependencies: ["TallyCore", "TallyLog", "TallyStore", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["TallyCore", "TallyLog", .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]
+        ),
+        // The application layer: opens a data directory and is the one gate for every write,
+        // query and replication; the CLI and the service only translate into calls on it.
+        .target(
+            name: "TallyLedger",
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // The HTTP service: routes, auth, error mapping, change feed.
         .target(
             name: "TallyServer",
             dependencies: [
-                "TallyCore", "TallyLog", "TallyStore", "TallySync",
+                "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -81,11 +89,8 @@ let package = Package(
         .executableTarget(
             name: "tally",
             dependencies: [
-                "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyServer",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // Fuzzing (scripts/fuzz): what each target does with an input, the libFuzzer entry
@@ -98,7 +103,7 @@ let package = Package(
         // Benchmarks (release build, scripts/bench). Never run by tests.
         .executableTarget(
             name: "TallyBench",
-            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio")]
         ),
@@ -126,7 +131,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TallyServerTests",
-            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyServer", "TallyTestSupport", "TallyFuzzing",
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyServer", "TallyTestSupport", "TallyFuzzing",
                            .product(name: "HummingbirdTesting", package: "hummingbird"),
                            .product(name: "HTTPTypes", package: "swift-http-types")]
         ),

@@ -26,3 +26,10 @@ public enum Limits {
     /// Longest actor name in bytes.
     public static let maxActorBytes = 128
 }
+
+extension Limits {
+    /// Most rows one page of a list holds, for the CLI and the API alike (more: follow `nextCursor`).
+    public static let maxPageSize = 1_000
+    /// Rows a page holds when the caller does not say.
+    public static let defaultPageSize = 100
+}

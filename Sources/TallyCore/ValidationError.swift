@@ -11,6 +11,10 @@ public struct ValidationError: Error, Sendable, Equatable, CustomStringConvertib
     public enum Kind: Sendable, Equatable {
         /// Wrong in itself: type, range, length, syntax.
         case invalid
+        /// Names a field the entity does not have.
+        case unknownField
+        /// Not the shape a request must have (a body that is not a JSON object, …).
+        case malformed
         /// Names an entity to change that does not exist (or is deleted).
         case notFound
         /// Creates an entity whose id is taken.

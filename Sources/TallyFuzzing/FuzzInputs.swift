@@ -44,7 +44,7 @@ public enum FuzzInputs {
         case 0, 1, 2:
             let type: EntityType = [.expense, .category, .todo][Int(route % 5)]
             guard let json = try? StrictJSON.parse(body) else { return }
-            if let (_, properties) = try? EntityInput.parse(json, for: type) {
+            if let (_, properties) = try? EntitySpec.of(type).decode(json) {
                 _ = try? EntitySchema.validate(type, .update, properties)
                 _ = try? EntitySchema.validate(type, .create, properties)
             }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import TallyCore
+import TallyLedger
 import TallyLog
 import TallySync
 
@@ -22,9 +23,16 @@ public struct APIError: Error, Sendable {
         case let error as ValidationError:
             switch error.kind {
             case .invalid: return APIError(.badRequest, "invalid_field", error.description)
+            case .unknownField: return APIError(.badRequest, "unknown_field", error.message)
+            case .malformed: return APIError(.badRequest, "invalid_body", error.message)
             case .notFound: return APIError(.notFound, "not_found", error.message)
             case .alreadyExists: return APIError(.conflict, "already_exists", error.message)
             case .conflictsWithState: return APIError(.conflict, "conflicts_with_state", error.description)
+            }
+        case let error as LedgerError:
+            switch error {
+            case .unknownParameter: return APIError(.badRequest, error.code, error.description)
+            case .notInViews: return APIError(.internalServerError, error.code, error.description)
             }
         case let error as StrictJSONError: return APIError(.badRequest, "malformed_json", "the body is not valid JSON: \(error)")
         case let error as SyncRejection: return APIError(.unprocessableContent, "rejected", error.description)

@@ -3,7 +3,7 @@ import HTTPTypes
 import Hummingbird
 import TallyCore
 import TallyLog
-import TallyStore
+import TallyLedger
 
 /// `GET /v1/changes?after=CURSOR` (or a `Last-Event-ID` header): a server-sent event for every
 /// event after the cursor, local or replicated, as soon as it is projected; the event's log
@@ -14,7 +14,7 @@ struct ChangeFeed {
     func add(to group: RouterGroup<TallyRequestContext>) {
         group.get("changes") { request, _ in
             let text = request.uri.queryParameters.get("after") ?? request.headers[HTTPField.Name("Last-Event-ID")!] ?? "0"
-            guard let after = UInt64(text) else { throw EntityInput.invalid("after", "must be a log index (a previous event's id)") }
+            guard let after = UInt64(text) else { throw ValidationError(field: "after", "must be a log index (a previous event's id)") }
             let service = self.service
             let body = ResponseBody { writer in
                 var cursor = after
@@ -22,16 +22,7 @@ struct ChangeFeed {
                 try await writer.write(ByteBuffer(string: ": tally change feed\n\n"))
                 while !Task.isCancelled {
                     let from = cursor
-                    let batch = try await service.run { () -> [(UInt64, String)] in
-                        let projected = try service.projector.checkpoint()
-                        guard projected > from else { return [] }
-                        var items: [(UInt64, String)] = []
-                        try service.directory.reader.forEachEvent(from: from + 1) { logged in
-                            guard logged.index <= projected, items.count < 1_000 else { return }
-                            items.append((logged.index, logged.event.json(index: logged.index, hash: logged.hash).serialized))
-                        }
-                        return items
-                    }
+                    let batch = try await service.run { try service.views.changes(after: from) }
                     for (index, data) in batch {
                         try await writer.write(ByteBuffer(string: "id: \(index)\nevent: change\ndata: \(data)\n\n"))
                         cursor = index

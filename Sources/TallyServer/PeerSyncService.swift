@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import TallyLedger
 import TallySync
 
 /// Syncs with every configured peer every `interval`, backing off (doubling, up to 30 min)
@@ -15,9 +16,7 @@ struct PeerSyncService: Service {
             for peer in (try? PeerStore(directory: service.directory).all()) ?? [] {
                 if let wait = backoff[peer.name], ContinuousClock.now < wait.until { continue }
                 do {
-                    let report = try await SyncRunner.sync(writer: service.writer, projector: service.projector, directory: service.directory,
-                                                           peer: ReplicaClient(baseURL: peer.url, token: peer.token),
-                                                           maximumSkewMillis: service.maximumSkewMillis)
+                    let report = try await service.ledger.sync(with: ReplicaClient(baseURL: peer.url, token: peer.token, label: peer.name))
                     backoff[peer.name] = nil
                     service.metrics.replicated(report.pulled, from: peer.name)
                     if report.pulled + report.pushed > 0 {

@@ -23,6 +23,9 @@ struct AuthMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: TallyRequestContext, next: (Request, TallyRequestContext) async throws -> Response) async throws -> Response {
         let path = request.uri.path
+        // The router ignores empty segments, so "/v1//replication/push" would reach a route that
+        // the prefix check below does not recognise: such paths are refused before anything else.
+        if path.contains("//") { throw APIError(.badRequest, "invalid_path", "the path has an empty segment ('//')") }
         if path == "/health" { return try await next(request, context) }
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
             throw APIError(.unauthorized, "unauthorized", "send 'Authorization: Bearer <token>' (create one with 'tally token create')")

@@ -2,36 +2,30 @@ import Foundation
 import Logging
 import TallyCore
 import TallyLog
+import TallyLedger
 import TallyStore
 
-/// What the HTTP service runs on: the replica's writer (held for the service's lifetime, so a
-/// CLI writer waits or fails clearly), its views, its tokens, and a queue for blocking work
-/// (fsync, SQLite) off Swift's cooperative threads.
+/// What the HTTP service runs on: the replica's `Ledger` (its writer held for the service's
+/// lifetime, so a CLI writer waits or fails clearly), its tokens, and a queue for blocking
+/// work (fsync, SQLite) off Swift's cooperative threads.
 public final class TallyService: Sendable {
-    public let directory: DataDirectory
-    public let writer: LogWriter
-    public let projector: Projector
-    public let session: LedgerSession
+    /// The one gate for writes, queries and replication.
+    public let ledger: Ledger
+    public var directory: DataDirectory { ledger.directory }
+    public var writer: LogWriter { ledger.writer }
+    public var views: LedgerViews { ledger.views }
     public let tokens: TokenStore
     /// Request and replication counters for `/metrics`.
     public let metrics = Metrics()
     public let logger: Logger
-    /// Refuse replicated events stamped further ahead of this machine's clock.
-    public let maximumSkewMillis: UInt64 = 300_000
     private let blocking = DispatchQueue(label: "tally.blocking", attributes: .concurrent)
 
     /// Opens the replica: takes the writer lock, migrates and catches up the views.
     public init(directory: DataDirectory, logger: Logger, lockTimeout: Double = 0) throws {
-        self.directory = directory
         self.logger = logger
-        var configuration = LogConfiguration()
-        configuration.lockTimeout = lockTimeout
-        writer = try directory.openWriter(configuration: configuration)
-        if let torn = writer.recovery.tornTail { logger.warning("cut a torn tail on open", metadata: ["log.tail": "\(torn)"]) }
-        projector = try Projector(directory: directory)
-        let applied = try projector.catchUp()
-        logger.info("views caught up", metadata: ["events.applied": "\(applied)"])
-        session = LedgerSession(writer: writer, projector: projector)
+        ledger = try Ledger(directory: directory, lockTimeout: lockTimeout)
+        if let torn = ledger.opening.tornTail { logger.warning("cut a torn tail on open", metadata: ["log.tail": "\(torn)"]) }
+        logger.info("views caught up", metadata: ["events.applied": "\(ledger.opening.caughtUp)"])
         tokens = TokenStore(directory: directory)
     }
 
@@ -43,7 +37,7 @@ public final class TallyService: Sendable {
     }
 
     /// Waits for in-flight appends and releases the writer lock.
-    public func close() { writer.close() }
+    public func close() { ledger.close() }
 }
 
 extension TallyService {

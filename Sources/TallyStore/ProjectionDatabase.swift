@@ -177,3 +177,15 @@ public enum ProjectionDatabase {
         if fd >= 0 { fsync(fd); close(fd) }
     }
 }
+
+extension ProjectionDatabase {
+    /// The log index the current views reflect, read without migrating, catching up or
+    /// writing anything (`tally status` must change nothing); 0 if there are no views yet.
+    public static func peekCheckpoint(_ directory: DataDirectory) -> UInt64 {
+        currentPath(directory).flatMap { path in
+            try? DatabaseQueue(path: path, configuration: { var c = Configuration(); c.readonly = true; return c }()).read {
+                try UInt64.fetchOne($0, sql: "SELECT last_index FROM projection_checkpoint")
+            }
+        } ?? 0
+    }
+}

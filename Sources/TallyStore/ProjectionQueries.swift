@@ -310,3 +310,10 @@ extension ProjectionQueries {
         try settings(db).first { $0.key == key }
     }
 }
+
+extension ProjectionQueries {
+    /// How many conflicts are journaled and categories merged: a sync reports the growth.
+    public static func mergeCounts(_ db: Database) throws -> (conflicts: Int, merges: Int) {
+        (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM conflicts") ?? 0, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM category_merges") ?? 0)
+    }
+}

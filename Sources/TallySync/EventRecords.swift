@@ -1,7 +1,6 @@
 import Foundation
 import TallyCore
 import TallyLog
-import TallyStore
 
 /// The wire form of events shipped over HTTP: each event's stored bytes behind a 4-byte
 /// little-endian length. The bytes carry everything needed to verify them (origin, sequence,

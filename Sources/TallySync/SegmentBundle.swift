@@ -2,7 +2,6 @@ import Crypto
 import Foundation
 import TallyCore
 import TallyLog
-import TallyStore
 
 /// A folder of segment files plus `manifest.json`: the events one replica lacks, carried on a
 /// USB stick or through a shared folder. Export writes it; import verifies every file's

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import TallyCore
 import TallyLog
-import TallyStore
+import TallyLedger
 
 struct AuditCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -44,21 +44,14 @@ struct AuditCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Every event of one entity, oldest first: who, when, what changed.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "An expense, category or to-do id, or a setting key.") var id: String
-        @Flag(help: "One JSON object per line.") var json = false
+        @Flag(help: "One JSON object: events and mergedInto, as GET /v1/audit/{id} answers.") var json = false
 
         func run() throws {
-            let directory = try global.open()
-            let entityID = EntityID(parsing: id)
-            var events: [LoggedEvent] = []
-            try directory.reader.forEachEvent { if $0.event.entityID == entityID { events.append($0) } }
-            guard !events.isEmpty else { throw CLIError("no events for \(id) in this replica's log") }
-            // A category merged into a duplicate says so: the merge is in the views, never a silent delete.
-            let merge = try openViews(global).database.read { try ProjectionQueries.categoryMerge($0, loserID: id) }
+            let trail = try global.openViews().audit(EntityID(parsing: id))
+            guard !trail.events.isEmpty else { throw CLIError("no events for \(id) in this replica's log") }
+            let (events, merge) = trail
             if json {
-                for logged in events { print(logged.event.json(index: logged.index, hash: logged.hash).serialized) }
-                if let merge {
-                    print(JSONText.object([("mergedInto", .string(merge.winnerID)), ("reason", .string(merge.reason))]).serialized)
-                }
+                print(LedgerViews.auditJSON(trail).serialized)
                 return
             }
             defer {

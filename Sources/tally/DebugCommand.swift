@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import Foundation
 import TallyCore
+import TallyLedger
 import TallyLog
 
 /// Tools for tests and operators that are not part of everyday use.
@@ -34,7 +35,7 @@ struct DebugCommand: AsyncParsableCommand {
                     for step in 0..<count {
                         let draft = EventDraft(entityType: .expense, entityID: .uuid(UUID()), operation: .create, properties: [
                             .kind: .string("expense"), .amount: .int(Int64(1 + step)), .currency: .string("KRW"),
-                            .date: .dateTime(.now), .repeat: .string("none"), .memo: .string("thread \(thread) step \(step)"),
+                            .date: .dateTime(.nowHere), .repeat: .string("none"), .memo: .string("thread \(thread) step \(step)"),
                         ], actor: "debug:append-loop")
                         guard let event = try? writer.append([draft]).first else { return }
                         // Unbuffered, so the line is out the moment the append is acknowledged.

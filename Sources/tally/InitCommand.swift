@@ -3,7 +3,6 @@ import Foundation
 import TallyCore
 import TallyLog
 import TallyStore
-import GRDB
 
 struct InitCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "init", abstract: "Create a new replica in the data directory.")
@@ -37,11 +36,7 @@ struct StatusCommand: ParsableCommand {
         let directory = try global.open()
         let stats = try directory.reader.statistics()
         // Where the views stand, without moving them (status must not change anything).
-        let projected = ProjectionDatabase.currentPath(directory).flatMap { path in
-            try? DatabaseQueue(path: path, configuration: { var c = Configuration(); c.readonly = true; return c }()).read {
-                try Int.fetchOne($0, sql: "SELECT last_index FROM projection_checkpoint")
-            }
-        } ?? 0
+        let projected = ProjectionDatabase.peekCheckpoint(directory)
         let ratio = (stats.compressionRatio * 100).rounded() / 100
         if json {
             print(JSONText.object([

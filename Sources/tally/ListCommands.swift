@@ -1,14 +1,8 @@
 import ArgumentParser
 import Foundation
 import TallyCore
+import TallyLedger
 import TallyStore
-
-/// Opens the views and brings them up to date with the log before a query.
-func openViews(_ global: GlobalOptions) throws -> Projector {
-    let projector = try Projector(directory: try global.open())
-    try projector.catchUp()
-    return projector
-}
 
 struct ExpensesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "expenses", abstract: "List expenses.", subcommands: [List.self])
@@ -22,28 +16,21 @@ struct ExpensesCommand: ParsableCommand {
         @Option(help: "A category id (its sub-categories included).") var category: String?
         @Option(help: "A tag.") var tag: String?
         @Option(help: "income or expense.") var kind: String?
-        @Option(help: "Most rows to show.") var limit = 100
-        @Flag(help: "One JSON array.") var json = false
+        @Option(help: "Most rows to show (1 to \(Limits.maxPageSize); default \(Limits.defaultPageSize)).") var limit: String?
+        @Option(help: "Continue after a previous page (its nextCursor).") var cursor: String?
+        @Flag(help: "One JSON object: items and nextCursor, as GET /v1/expenses answers.") var json = false
 
         func run() throws {
-            var filter = ExpenseFilter()
-            if let month {
-                guard month.count == 7, DateTime(iso8601: month + "-01") != nil else { throw CLIError("invalid --month '\(month)': expected YYYY-MM") }
-                filter.month = month
+            let given: [(String, String?)] = [("month", month), ("from", from), ("to", to), ("category", category), ("tag", tag),
+                                              ("kind", kind), ("limit", limit), ("cursor", cursor)]
+            let query: ExpenseQuery
+            do { query = try ExpenseQuery(given.compactMap { name, value in value.map { (name, $0) } }) } catch let error as TallyCore.ValidationError {
+                throw CLIError("invalid --\(error.field ?? "option"): \(error.message)")
             }
-            if let from { filter.from = try FlagValue.dateTime(from, flag: "from") }
-            if let to { filter.to = try FlagValue.dateTime(to, flag: "to") }
-            if let category { filter.categoryId = try FlagValue.id(category).lowercased }
-            if let kind {
-                guard ["income", "expense"].contains(kind) else { throw CLIError("invalid --kind '\(kind)': income or expense") }
-                filter.kind = kind
-            }
-            guard (1...100_000).contains(limit) else { throw CLIError("invalid --limit \(limit): 1 to 100000") }
-            filter.tag = tag
-            filter.limit = limit
-            let rows = try openViews(global).database.read { try ProjectionQueries.expenses($0, filter) }
+            let page = try global.openViews().expenses(query)
+            let rows = page.rows
             if json {
-                print(JSONText.array(rows.map(ViewJSON.expense)).serialized)
+                print(LedgerViews.pageJSON(page).serialized)
                 return
             }
             print(Table.render(
@@ -53,6 +40,7 @@ struct ExpensesCommand: ParsableCommand {
                     return [String(row.date.prefix(16)), row.kind, (row.kind == "income" ? "+" : "") + Currency.format(row.amount, currency: row.currency),
                             row.currency, category, row.payment ?? "", row.memo ?? "", row.tags.joined(separator: ","), row.id]
                 }, rightAligned: [2]))
+            if let next = page.nextCursor { print("\nmore: --cursor \(next)") }
         }
     }
 }
@@ -66,7 +54,7 @@ struct CategoriesCommand: ParsableCommand {
         @Flag(help: "One JSON array.") var json = false
 
         func run() throws {
-            let tree = try openViews(global).database.read { try ProjectionQueries.categoryTree($0) }
+            let tree = try global.openViews().categoryTree()
             if json {
                 print(JSONText.array(tree.map { ViewJSON.category($0.category, depth: $0.depth) }).serialized)
                 return
@@ -87,7 +75,7 @@ struct TodosCommand: ParsableCommand {
         @Flag(help: "One JSON array.") var json = false
 
         func run() throws {
-            let todos = try openViews(global).database.read { try ProjectionQueries.todos($0) }
+            let todos = try global.openViews().todos()
             if json {
                 print(JSONText.array(todos.map(ViewJSON.todo)).serialized)
                 return
@@ -109,7 +97,7 @@ struct SettingsCommand: ParsableCommand {
         @Flag(help: "One JSON array.") var json = false
 
         func run() throws {
-            let settings = try openViews(global).database.read { try ProjectionQueries.settings($0) }
+            let settings = try global.openViews().settings()
             if json {
                 print(JSONText.array(settings.map(ViewJSON.setting)).serialized)
                 return
@@ -128,9 +116,9 @@ struct SummaryCommand: ParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-        let views = try openViews(global)
+        let views = try global.openViews()
         if months {
-            let totals = try views.database.read { try ProjectionQueries.monthlyTotals($0) }
+            let totals = try views.monthlyTotals()
             if json {
                 print(ViewJSON.monthlyTotals(totals).serialized)
             } else {
@@ -141,9 +129,9 @@ struct SummaryCommand: ParsableCommand {
             }
             return
         }
-        let month = self.month ?? DateTime.now.localMonth
-        guard month.count == 7, DateTime(iso8601: month + "-01") != nil else { throw CLIError("invalid --month '\(month)': expected YYYY-MM") }
-        let summary = try views.database.read { try ProjectionQueries.summary($0, month: month) }
+        let month = self.month ?? DateTime.nowHere.localMonth
+        let summary: MonthSummary
+        do { summary = try views.summary(month: month) } catch let error as TallyCore.ValidationError { throw CLIError("invalid --month '\(month)': \(error.message)") }
         if json {
             print(ViewJSON.summary(summary).serialized)
             return

@@ -16,13 +16,8 @@ struct SettingCommand: ParsableCommand {
         @Flag(help: "Print the setting as JSON.") var json = false
 
         func run() throws {
-            try EntitySchema.validateSettingKey(key)
-            let (_, entity) = try LedgerWrite.perform(global) { state, _ in
-                let exists = try state.live(.settingKey(key)) != nil
-                return EventDraft(entityType: .setting, entityID: .settingKey(key), operation: exists ? .update : .create,
-                                  properties: [.value: .json(value)], actor: "", isLocalOnly: local)
-            }
-            if json, let entity { print(EntityJSON.render(entity).serialized) }
+            let setting = try global.withLedger { try $0.setSetting(key, json: value, isLocal: local, actor: global.resolvedActor) }
+            if json { print(setting.serialized) }
         }
     }
 
@@ -33,12 +28,8 @@ struct SettingCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run() throws {
-            let (event, _) = try LedgerWrite.perform(global) { state, _ in
-                // The scope is the setting's own; nobody should have to repeat it to delete.
-                EventDraft(entityType: .setting, entityID: .settingKey(key), operation: .delete, actor: "",
-                           isLocalOnly: try state.live(.settingKey(key))?.isLocalOnly ?? false)
-            }
-            WriteOutput.printDeleted(event, json: json)
+            try global.withLedger { try $0.deleteSetting(key, actor: global.resolvedActor) }
+            WriteOutput.printDeleted(key, json: json)
         }
     }
 }

@@ -1,11 +1,9 @@
 import ArgumentParser
-import AsyncHTTPClient
 import Foundation
-import NIOCore
 import TallyCore
 import TallyLog
 import TallyServer
-import TallyStore
+import TallyLedger
 import TallySync
 
 struct SyncCommand: AsyncParsableCommand {
@@ -30,32 +28,23 @@ struct SyncCommand: AsyncParsableCommand {
             try await self.dryRun(directory, target)
             return
         }
-        let report: SyncReport
+        let report: Ledger.SyncReport
         do {
-            let writer = try directory.openWriter(configuration: { var c = global.logConfiguration; c.lockTimeout = 0; return c }())
-            defer { writer.close() }
-            let projector = try Projector(directory: directory)
-            try projector.catchUp()
-            report = try await SyncRunner.sync(writer: writer, projector: projector, directory: directory, peer: target)
+            let ledger = try Ledger(directory: directory, lockTimeout: 0)
+            defer { ledger.close() }
+            report = try await ledger.sync(with: target)
         } catch LogError.writerLocked {
             guard let local = LocalServer.read(directory) else {
                 throw CLIError("another process holds the writer lock and no running server is recorded in \(directory.path)/server.json; retry when it is done")
             }
             let body: String = configuredPeerName(directory).map { #"{"peer": \#(JSONText.quote($0))}"# }
                 ?? #"{"url": \#(JSONText.quote(target.baseURL)), "token": \#(JSONText.quote(target.token))}"#
-            var request = HTTPClientRequest(url: local.url + "/v1/replication/sync")
-            request.method = .POST
-            request.headers.add(name: "Authorization", value: "Bearer \(local.token)")
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(string: body))
-            let response = try await HTTPClient.shared.execute(request, timeout: .hours(1))
-            let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
-            guard response.status.code == 200 else { throw CLIError("the running server's sync failed (\(response.status.code)): \(text)") }
+            let text = try await ReplicaClient(baseURL: local.url, token: local.token, label: "the running server").requestSync(body)
             print(json ? text : "Handed to the running server: \(text)")
             return
         }
         if json {
-            print(SyncReportJSON.render(report).serialized)
+            print(report.json.serialized)
         } else {
             print("Pulled \(report.pulled), pushed \(report.pushed) new events (\(report.alreadyHeld) already held); \(report.newConflicts) new conflicts, \(report.newMerges) new category merges.")
         }
@@ -67,7 +56,7 @@ struct SyncCommand: AsyncParsableCommand {
 
     func resolvePeer(_ directory: DataDirectory) throws -> ReplicaClient {
         if let configured = try PeerStore(directory: directory).all().first(where: { $0.name == peer }) {
-            return ReplicaClient(baseURL: configured.url, token: token ?? configured.token)
+            return ReplicaClient(baseURL: configured.url, token: token ?? configured.token, label: configured.name)
         }
         guard peer.hasPrefix("http://") || peer.hasPrefix("https://") else { throw CLIError("'\(peer)' is neither a configured peer nor an http(s) URL") }
         guard let token else { throw CLIError("--token is needed with a peer URL (a token of the peer's with the replicate scope)") }
@@ -80,11 +69,9 @@ struct SyncCommand: AsyncParsableCommand {
         try FileManager.default.copyItem(atPath: directory.path, toPath: scratch)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let copy = try DataDirectory(path: scratch)
-        let writer = try copy.openWriter()
-        defer { writer.close() }
-        let projector = try Projector(directory: copy)
-        try projector.catchUp()
-        let report = try await SyncRunner.sync(writer: writer, projector: projector, directory: copy, peer: target, push: false)
+        let ledger = try Ledger(directory: copy)
+        defer { ledger.close() }
+        let report = try await ledger.sync(with: target, push: false)
         if json {
             print(JSONText.object([("dryRun", .bool(true)), ("newEvents", .int(Int64(report.pulled))), ("newConflicts", .int(Int64(report.newConflicts))),
                                    ("newMerges", .int(Int64(report.newMerges)))]).serialized)

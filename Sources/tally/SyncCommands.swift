@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TallyCore
 import TallyLog
+import TallyLedger
 import TallyStore
 import TallySync
 
@@ -22,7 +23,7 @@ struct VectorCommand: ParsableCommand {
     }
 }
 
-struct SegmentsCommand: ParsableCommand {
+struct SegmentsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "segments", abstract: "Carry events between replicas as files.", subcommands: [Export.self, Import.self])
 
@@ -51,7 +52,7 @@ struct SegmentsCommand: ParsableCommand {
         }
     }
 
-    struct Import: ParsableCommand {
+    struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Verify a bundle (checksums, hash chains, sequence continuity, clock skew) and apply what this replica lacks — all or nothing.")
         @OptionGroup var global: GlobalOptions
@@ -59,17 +60,15 @@ struct SegmentsCommand: ParsableCommand {
         @Option(help: "Refuse events stamped more than this many seconds ahead of this machine's clock.") var maxSkew: Double = 300
         @Flag(help: "Print JSON.") var json = false
 
-        func run() throws {
-            let directory = try global.open()
-            let writer = try directory.openWriter(configuration: global.logConfiguration)
-            defer { writer.close() }
-            var report = try SegmentBundle.importBundle(from: folder, into: writer, maximumSkewMillis: UInt64(maxSkew * 1000))
-            try Projector(directory: directory).catchUp(startingFrom: report.folded.take())
+        func run() async throws {
+            let ledger = try Ledger(directory: try global.open(), lockTimeout: global.lockTimeout, maximumSkewMillis: try SkewOption.millis(maxSkew))
+            defer { ledger.close() }
+            let report = try await ledger.importBundle(from: folder)
             if json {
-                print(JSONText.object([("applied", .int(Int64(report.applied))), ("alreadyHeld", .int(Int64(report.alreadyHeld))),
-                                       ("fromReplica", .string(report.fromReplica))]).serialized)
+                print(JSONText.object([("applied", .int(Int64(report.pulled))), ("alreadyHeld", .int(Int64(report.alreadyHeld))),
+                                       ("newConflicts", .int(Int64(report.newConflicts))), ("newMerges", .int(Int64(report.newMerges)))]).serialized)
             } else {
-                print("Applied \(report.applied) new events from \(report.fromReplica) (\(report.alreadyHeld) already held).")
+                print("Applied \(report.pulled) new events (\(report.alreadyHeld) already held); \(report.newConflicts) new conflicts, \(report.newMerges) new category merges.")
             }
         }
     }
@@ -83,7 +82,7 @@ struct ConflictsCommand: ParsableCommand {
     @Flag(help: "One JSON array.") var json = false
 
     func run() throws {
-        let conflicts = try openViews(global).database.read { try ProjectionQueries.conflicts($0, entityID: entity) }
+        let conflicts = try global.openViews().conflicts(entity: entity)
         if json {
             print(JSONText.array(conflicts.map(ViewJSON.conflict)).serialized)
             return
@@ -91,5 +90,15 @@ struct ConflictsCommand: ParsableCommand {
         print(Table.render(header: ["ENTITY", "PROPERTY", "LOST", "LOSER", "KEPT", "WINNER"], rows: conflicts.map { c in
             ["\(c.entityType) \(c.entityID)", c.property, c.losingValue, "\(c.loserOrigin.prefix(8))@\(c.loserHLC)", c.winningValue, "\(c.winnerOrigin.prefix(8))@\(c.winnerHLC)"]
         }))
+    }
+}
+
+/// `--max-skew SECONDS`: checked, so a negative, infinite or absurd value is an error, not a trap.
+enum SkewOption {
+    static func millis(_ seconds: Double) throws -> UInt64 {
+        guard seconds.isFinite, seconds >= 0, seconds <= 366 * 86_400 else {
+            throw CLIError("invalid --max-skew \(seconds): seconds from 0 to \(366 * 86_400)")
+        }
+        return UInt64(seconds * 1000)
     }
 }

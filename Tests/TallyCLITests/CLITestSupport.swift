@@ -24,6 +24,18 @@ struct CLIReplica {
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Every page of `expenses list --json`, followed by its cursors, as one string.
+    func allExpensesJSON() throws -> String {
+        var pages: [String] = []
+        var cursor: String?
+        repeat {
+            let page = try ok(["expenses", "list", "--limit", "1000", "--json"] + (cursor.map { ["--cursor", $0] } ?? []))
+            pages.append(page)
+            cursor = (try JSONSerialization.jsonObject(with: Data(page.utf8)) as? [String: Any])?["nextCursor"] as? String
+        } while cursor != nil
+        return pages.joined(separator: "\n")
+    }
+
     /// Every byte of every segment file, to show that a refused command changed nothing.
     func logSnapshot() throws -> [String: Data] {
         let log = path + "/log"

@@ -23,9 +23,10 @@ import TallyTestSupport
 
         let dump = try replica.ok(["log", "dump", "--json"]).split(separator: "\n")
         #expect(dump.count == 7)
-        let history = try replica.ok(["audit", "history", expense, "--json"]).split(separator: "\n")
-        #expect(history.count == 3)
-        #expect(history.last?.contains("\"operation\":\"delete\"") == true)
+        let history = try JSONSerialization.jsonObject(with: Data(try replica.ok(["audit", "history", expense, "--json"]).utf8)) as! [String: Any]
+        let events = history["events"] as? [[String: Any]] ?? []
+        #expect(events.count == 3)
+        #expect(events.last?["operation"] as? String == "delete")
         #expect(try replica.ok(["audit", "verify"]).hasPrefix("intact: 7 events"))
         let status = try JSONSerialization.jsonObject(with: Data(try replica.ok(["status", "--json"]).utf8)) as! [String: Any]
         #expect(status["events"] as? Int == 7)

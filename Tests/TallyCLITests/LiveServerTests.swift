@@ -76,7 +76,7 @@ import TallyTestSupport
             await writers.value
             let ids = acknowledged.all
             #expect(!ids.isEmpty, "round \(round): some writes were acknowledged before the kill")
-            let listed = try replica.ok(["expenses", "list", "--limit", "100000", "--json"])
+            let listed = try replica.allExpensesJSON()
             for id in ids { #expect(listed.contains(id), "round \(round): acknowledged \(id) is missing") }
         }
         #expect(try replica.ok(["audit", "verify"]).hasPrefix("intact"))

@@ -200,4 +200,3 @@ public struct StrictJSONError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-import TallyCore

@@ -4,19 +4,22 @@ import NIOCore
 import NIOHTTP1
 import TallyCore
 import TallyLog
-import TallyStore
-import TallySync
 
 /// Talks to another replica's service: its vector, pulling what this replica lacks, pushing
 /// what it lacks. Both directions stream, and received events are verified and appended in
 /// batches as they arrive, so an interrupted sync keeps what arrived and resumes from there.
-public struct ReplicaClient: Sendable {
+public struct ReplicaClient: ReplicaTransport {
+    /// The peer's service, e.g. `http://192.168.0.5:8080`.
     public let baseURL: String
+    /// A token of the peer's with the `replicate` scope.
     public let token: String
+    /// The peer's name, for messages and metrics.
+    public let label: String
 
-    public init(baseURL: String, token: String) {
+    public init(baseURL: String, token: String, label: String? = nil) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.token = token
+        self.label = label ?? self.baseURL
     }
 
     func request(_ path: String, method: HTTPMethod) -> HTTPClientRequest {
@@ -40,8 +43,16 @@ public struct ReplicaClient: Sendable {
         return try JSONDecoder().decode(VersionVector.self, from: Data(try await response.body.collect(upTo: 1 << 20).readableBytesView))
     }
 
+    /// Streams the events the peer has and the log lacks into it, verified and appended in
+    /// batches as they arrive (an interrupted pull keeps what arrived).
+    public func pull(into writer: LogWriter, maximumSkewMillis: UInt64) async throws -> PullReport {
+        var receiver = StreamReceiver(writer: writer, source: label, maximumSkewMillis: maximumSkewMillis)
+        try await pull(mine: VersionVector(head: writer.head, excluding: writer.localOnlyOrigin), into: &receiver)
+        return PullReport(applied: receiver.applied, alreadyHeld: receiver.alreadyHeld, folded: receiver.takeFolded())
+    }
+
     /// Streams the events the peer has and `mine` lacks into `receiver`.
-    public func pull(mine: VersionVector, into receiver: inout StreamReceiver) async throws {
+    func pull(mine: VersionVector, into receiver: inout StreamReceiver) async throws {
         var request = request("/v1/replication/pull", method: .POST)
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: mine.json))
@@ -56,8 +67,21 @@ public struct ReplicaClient: Sendable {
         }
     }
 
+    /// Asks the service to sync with a peer itself (`POST /v1/replication/sync`): what
+    /// `tally sync` does when a running server holds the writer lock. `body` names the peer
+    /// (`{"peer": name}` or `{"url", "token"}`); returns the service's JSON report as text.
+    public func requestSync(_ body: String) async throws -> String {
+        var request = request("/v1/replication/sync", method: .POST)
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: body))
+        let response = try await HTTPClient.shared.execute(request, timeout: .hours(1))
+        let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
+        guard response.status.code == 200 else { throw SyncRejection(source: label, reason: "the running server's sync failed (\(response.status.code)): \(text)") }
+        return text
+    }
+
     /// Sends the events of `directory` that `theirs` lacks; returns the peer's report.
-    public func push(from directory: DataDirectory, theirs: VersionVector) async throws -> (applied: Int, alreadyHeld: Int, sent: Int) {
+    public func push(from directory: DataDirectory, theirs: VersionVector) async throws -> PushReport {
         let sent = Counter()
         let stream = recordStream(from: directory, lacking: theirs, sent: sent)
         var request = request("/v1/replication/push", method: .POST)
@@ -66,14 +90,14 @@ public struct ReplicaClient: Sendable {
         let response = try await HTTPClient.shared.execute(request, timeout: .hours(1))
         try await Self.check(response, "POST \(baseURL)/v1/replication/push")
         let report = try JSONSerialization.jsonObject(with: Data(try await response.body.collect(upTo: 1 << 20).readableBytesView)) as? [String: Any] ?? [:]
-        return (report["applied"] as? Int ?? 0, report["alreadyHeld"] as? Int ?? 0, sent.value)
+        return PushReport(sent: sent.value, applied: report["applied"] as? Int ?? 0, alreadyHeld: report["alreadyHeld"] as? Int ?? 0)
     }
 }
 
 /// The records of `directory` that `vector` lacks, read on a thread of their own and handed
 /// out as a stream of ~1 MiB buffers; the reader waits while the consumer is behind, so
 /// memory stays bounded whatever the log's size.
-func recordStream(from directory: DataDirectory, lacking vector: VersionVector, sent: Counter) -> AsyncThrowingStream<ByteBuffer, any Error> {
+public func recordStream(from directory: DataDirectory, lacking vector: VersionVector, sent: Counter = Counter()) -> AsyncThrowingStream<ByteBuffer, any Error> {
     let (stream, continuation) = AsyncThrowingStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingOldest(8))
     let producer = Thread {
         do {
@@ -98,53 +122,11 @@ func recordStream(from directory: DataDirectory, lacking vector: VersionVector, 
 }
 
 /// A thread-safe count.
-final class Counter: @unchecked Sendable {
+public final class Counter: @unchecked Sendable {
     // @unchecked: `count` is only touched under `lock`.
     private let lock = NSLock()
     private var count = 0
-    func add(_ amount: Int) { lock.withLock { count += amount } }
-    var value: Int { lock.withLock { count } }
-}
-
-/// What one sync with a peer did.
-public struct SyncReport: Sendable {
-    public var pulled: Int
-    public var pushed: Int
-    public var alreadyHeld: Int
-    /// New conflicts journaled and category merges made by what was pulled.
-    public var newConflicts: Int
-    public var newMerges: Int
-}
-
-/// Pull, then push, with one peer.
-public enum SyncRunner {
-    public static func sync(writer: LogWriter, projector: Projector, directory: DataDirectory, peer: ReplicaClient,
-                            maximumSkewMillis: UInt64 = 300_000, push: Bool = true) async throws -> SyncReport {
-        let before = try await projector.database.read { db in
-            (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM conflicts") ?? 0, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM category_merges") ?? 0)
-        }
-        var receiver = StreamReceiver(writer: writer, source: peer.baseURL, maximumSkewMillis: maximumSkewMillis)
-        let mine = VersionVector(head: writer.head, excluding: directory.identity.localOnlyOrigin)
-        do {
-            try await peer.pull(mine: mine, into: &receiver)
-        } catch {
-            try projector.catchUp()
-            throw error
-        }
-        try projector.catchUp(startingFrom: receiver.takeFolded())
-        var pushed = 0
-        var held = receiver.alreadyHeld
-        if push {
-            let theirs = try await peer.vector()
-            if !theirs.covers(VersionVector(head: writer.head, excluding: directory.identity.localOnlyOrigin)) {
-                let result = try await peer.push(from: directory, theirs: theirs)
-                pushed = result.applied
-                held += result.alreadyHeld
-            }
-        }
-        let after = try await projector.database.read { db in
-            (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM conflicts") ?? 0, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM category_merges") ?? 0)
-        }
-        return SyncReport(pulled: receiver.applied, pushed: pushed, alreadyHeld: held, newConflicts: after.0 - before.0, newMerges: after.1 - before.1)
-    }
+    public init() {}
+    public func add(_ amount: Int) { lock.withLock { count += amount } }
+    public var value: Int { lock.withLock { count } }
 }

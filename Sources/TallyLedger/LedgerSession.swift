@@ -1,6 +1,7 @@
 import Foundation
 import TallyCore
 import TallyLog
+import TallyStore
 
 /// The write path shared by the CLI and the server: check a draft (shape, then against the
 /// current views), append it durably, project it. Bad input throws before anything is appended.

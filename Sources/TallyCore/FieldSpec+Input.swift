@@ -1,0 +1,132 @@
+import Foundation
+
+extension FieldSpec {
+    /// The value a JSON request field stands for. Only the JSON type is checked here; ranges,
+    /// lengths and normal form follow in `normalize`, shared by every way a value arrives.
+    public func value(fromJSON json: JSONValue) throws(ValidationError) -> PropertyValue {
+        let field = name.jsonName
+        if json == .null { return .null }
+        switch kind {
+        case .amount:
+            switch json {
+            case .integer(let number): return .int(number)
+            // JSON Schema counts 64.0 as an integer, so a zero fraction is accepted; 12.5, 1e3 and overflow are not.
+            case .number(let text):
+                guard let whole = text.wholeNumberWithZeroFraction else {
+                    throw ValidationError(field: field, "must be a whole number of minor units (no fraction, exponent or overflow)")
+                }
+                return .int(whole)
+            default: throw ValidationError(field: field, "must be an integer")
+            }
+        case .dateTime:
+            guard case .string(let text) = json, let date = DateTime(iso8601: text) else {
+                throw ValidationError(field: field, "must be an ISO 8601 date-time, e.g. 2026-03-01T09:30:00+09:00")
+            }
+            return .dateTime(date)
+        case .reference:
+            guard case .string(let text) = json, let uuid = UUID(uuidString: text) else { throw ValidationError(field: field, "must be a UUID or null") }
+            return .uuid(uuid)
+        case .textSet, .digests:
+            guard case .array(let items) = json else { throw ValidationError(field: field, "must be an array of strings") }
+            var texts: [String] = []
+            for item in items {
+                guard case .string(let text) = item else { throw ValidationError(field: field, "must be an array of strings") }
+                texts.append(text)
+            }
+            return .strings(texts)
+        case .bools:
+            guard case .array(let items) = json else { throw ValidationError(field: field, "must be an array of booleans") }
+            var flags: [Bool] = []
+            for item in items {
+                guard case .bool(let flag) = item else { throw ValidationError(field: field, "must be an array of booleans") }
+                flags.append(flag)
+            }
+            return .bools(flags)
+        case .bool:
+            guard case .bool(let flag) = json else { throw ValidationError(field: field, "must be true or false") }
+            return .bool(flag)
+        case .json:
+            return .json(json.canonicalText)
+        case .choice, .currency, .text:
+            guard case .string(let text) = json else { throw ValidationError(field: field, "must be a string") }
+            return .string(text)
+        }
+    }
+
+    /// The value a command-line flag's text stands for (`none` clears an optional field). A
+    /// set-valued field takes the flag once per item, joined by the caller into `items`.
+    public func value(fromText text: String) throws(ValidationError) -> PropertyValue {
+        let field = name.jsonName
+        if isNullable, text == "none" { return .null }
+        switch kind {
+        case .amount:
+            guard let amount = Int64(text) else {
+                throw ValidationError(field: field, "must be a whole number of minor units (e.g. 12000 for ₩12,000 or 1250 for $12.50)")
+            }
+            return .int(amount)
+        case .dateTime:
+            guard let date = DateTime(iso8601: text) else {
+                throw ValidationError(field: field, "expected ISO 8601 such as 2026-03-01 or 2026-03-01T09:30:00+09:00")
+            }
+            return .dateTime(date)
+        case .reference:
+            guard let uuid = UUID(uuidString: text) else { throw ValidationError(field: field, "not a UUID (or 'none' to clear it)") }
+            return .uuid(uuid)
+        case .textSet, .digests:
+            return .strings([text])
+        case .bools:
+            if text.isEmpty { return .bools([]) }
+            var checks: [Bool] = []
+            for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+                switch part.trimmingCharacters(in: .whitespaces) {
+                case "1", "true", "x": checks.append(true)
+                case "0", "false", "-": checks.append(false)
+                default: throw ValidationError(field: field, "expected a comma-separated list of 1 and 0, e.g. 1,0,1")
+                }
+            }
+            return .bools(checks)
+        case .bool:
+            switch text {
+            case "true", "yes", "1": return .bool(true)
+            case "false", "no", "0": return .bool(false)
+            default: throw ValidationError(field: field, "must be true or false")
+            }
+        case .json:
+            return .json(text)
+        case .choice, .currency, .text:
+            return .string(text)
+        }
+    }
+}
+
+extension EntitySpec {
+    /// The id (if the client chose one) and the properties of a JSON object body: every field
+    /// must be one the entity has, with the JSON type it takes.
+    public func decode(_ body: JSONValue) throws(ValidationError) -> (id: UUID?, properties: PropertyMap) {
+        guard case .object(let members) = body else { throw ValidationError(field: nil, "the body must be a JSON object", kind: .malformed) }
+        var id: UUID?
+        var properties = PropertyMap()
+        for (key, json) in members {
+            if key == "id" {
+                guard case .string(let text) = json, let uuid = UUID(uuidString: text) else { throw ValidationError(field: "id", "must be a UUID") }
+                id = uuid
+                continue
+            }
+            guard let field = field(jsonName: key) else {
+                throw ValidationError(field: key, "a \(type) has no field '\(key)'; fields: \(fields.map(\.name.jsonName).joined(separator: ", "))",
+                                      kind: .unknownField)
+            }
+            properties[field.name] = try field.value(fromJSON: json)
+        }
+        return (id, properties)
+    }
+}
+
+extension String {
+    /// `64` for "64.0" or "64.000" (digits, a point, zeros only); nil for anything else.
+    fileprivate var wholeNumberWithZeroFraction: Int64? {
+        let parts = split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[1].isEmpty, parts[1].allSatisfy({ $0 == "0" }) else { return nil }
+        return Int64(parts[0])
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import TallyCore
+import TallyLog
+import TallyStore
+import TallySync
+
+/// Replication (DESIGN.md §7): whatever the transport, events from outside pass
+/// `IncomingEvents` (chains, sequences, clock, field rules) before they are appended, and the
+/// views catch up right after — written once here for bundles, pushes and syncs.
+extension Ledger {
+    /// What a sync did.
+    public struct SyncReport: Sendable {
+        public var pulled: Int
+        public var pushed: Int
+        public var alreadyHeld: Int
+        /// New conflicts journaled and category merges made by what was pulled.
+        public var newConflicts: Int
+        public var newMerges: Int
+
+        /// The report as the API and `tally sync --json` show it.
+        public var json: JSONText {
+            .object([("pulled", .int(Int64(pulled))), ("pushed", .int(Int64(pushed))), ("alreadyHeld", .int(Int64(alreadyHeld))),
+                     ("newConflicts", .int(Int64(newConflicts))), ("newMerges", .int(Int64(newMerges)))])
+        }
+    }
+
+    /// Pulls what this replica lacks from `peer`, projects it, then (with `push`) sends what
+    /// the peer lacks. A pull that fails part-way keeps what was verified and appended, and the
+    /// views catch up with it before the error is thrown.
+    public func sync(with peer: some ReplicaTransport, push: Bool = true) async throws -> SyncReport {
+        let before = try await projector.database.read { try ProjectionQueries.mergeCounts($0) }
+        let pulled: PullReport
+        do {
+            pulled = try await peer.pull(into: writer, maximumSkewMillis: maximumSkewMillis)
+        } catch {
+            try projector.catchUp()
+            throw error
+        }
+        var folded = pulled.folded
+        try projector.catchUp(startingFrom: folded.take())
+        var pushed = 0
+        var held = pulled.alreadyHeld
+        if push {
+            let theirs = try await peer.vector()
+            if !theirs.covers(vector) {
+                let report = try await peer.push(from: directory, theirs: theirs)
+                pushed = report.applied
+                held += report.alreadyHeld
+            }
+        }
+        let after = try await projector.database.read { try ProjectionQueries.mergeCounts($0) }
+        return SyncReport(pulled: pulled.applied, pushed: pushed, alreadyHeld: held,
+                          newConflicts: after.conflicts - before.conflicts, newMerges: after.merges - before.merges)
+    }
+
+    /// Imports the bundle in `folder` (all or nothing) and projects it.
+    public func importBundle(from folder: String) async throws -> SyncReport {
+        try await sync(with: BundleFolder(path: folder), push: false)
+    }
+
+    /// Receives a peer's pushed stream of event records: verified and appended batch by batch
+    /// as it arrives, then projected. On a bad event, its batch and everything after it are
+    /// refused; earlier batches stay (each was valid, and the peer need not send it again).
+    public func receive(_ pieces: some AsyncSequence<some Collection<UInt8>, any Error>, from source: String)
+        async throws -> (applied: Int, alreadyHeld: Int)
+    {
+        var receiver = StreamReceiver(writer: writer, source: source, maximumSkewMillis: maximumSkewMillis)
+        var failure: (any Error)?
+        do {
+            for try await piece in pieces { try receiver.feed(piece) }
+            try receiver.finish()
+        } catch {
+            failure = error
+            receiver.stop()  // a dropped connection keeps what was verified before the break
+        }
+        try projector.catchUp()
+        if let failure { throw ReceiveFailure(applied: receiver.applied, cause: failure) }
+        return (receiver.applied, receiver.alreadyHeld)
+    }
+}
+
+/// A push that failed part-way: how many events of it were applied before the failure.
+public struct ReceiveFailure: Error, Sendable, CustomStringConvertible {
+    public let applied: Int
+    public let cause: any Error
+    public var description: String { "\(cause) (\(applied) events before it were applied)" }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import TallyCore
+import TallyLog
+import TallyStore
+
+/// Local writes: every one is shaped by the entity's `EntitySpec`, checked against the ledger
+/// as it stands (`WriteRules`), appended durably and projected — by `LedgerSession.write`.
+/// Each answers with the entity as the views show it (`LedgerViews.entityJSON`), so what the
+/// CLI prints with `--json` is what `GET /v1/{type}/{id}` returns.
+extension Ledger {
+    /// Creates an entity from `properties` (defaults filled in) and returns it as JSON.
+    ///
+    /// With an `idempotencyKey`, the id derives from the actor and the key: a retry after a
+    /// timeout names the same entity, finds it created, and gets it back (`replayed`) instead
+    /// of a duplicate.
+    public func create(_ type: EntityType, id: UUID? = nil, _ properties: PropertyMap, actor: String,
+                       idempotencyKey: String? = nil) throws -> (entity: JSONText, replayed: Bool) {
+        let uuid = id ?? idempotencyKey.map { IdempotencyKey.entityID(actor: actor, key: $0, type: type) } ?? UUID()
+        if idempotencyKey != nil, let existing = try views.entityJSON(type, id: uuid) { return (existing, true) }
+        _ = try session.write(actor: actor) { _, currency in
+            let defaults = EntitySchema.defaults(for: type, defaultCurrency: currency, now: .nowHere)
+            return EventDraft(entityType: type, entityID: .uuid(uuid), operation: .create, properties: defaults.overlaid(with: properties), actor: actor)
+        }
+        return (try written(type, uuid), false)
+    }
+
+    /// Sets the given properties of an entity (only those) and returns it as JSON.
+    public func update(_ type: EntityType, id: UUID, _ properties: PropertyMap, actor: String) throws -> JSONText {
+        _ = try session.write(actor: actor) { _, _ in
+            EventDraft(entityType: type, entityID: .uuid(id), operation: .update, properties: properties, actor: actor)
+        }
+        return try written(type, id)
+    }
+
+    /// Deletes an entity (its history stays in the log).
+    public func delete(_ type: EntityType, id: UUID, actor: String) throws {
+        _ = try session.write(actor: actor) { _, _ in EventDraft(entityType: type, entityID: .uuid(id), operation: .delete, actor: actor) }
+    }
+
+    /// Sets a setting to `json` (any JSON text) with scope local or replicated, and returns it.
+    public func setSetting(_ key: String, json: String, isLocal: Bool, actor: String) throws -> JSONText {
+        try EntitySchema.validateSettingKey(key)
+        _ = try session.write(actor: actor) { state, _ in
+            let exists = try state.live(.settingKey(key)) != nil
+            return EventDraft(entityType: .setting, entityID: .settingKey(key), operation: exists ? .update : .create,
+                              properties: [.value: .json(json)], actor: actor, isLocalOnly: isLocal)
+        }
+        guard let setting = try views.setting(key) else { throw LedgerError.notInViews("setting \(key)") }
+        return setting
+    }
+
+    /// Deletes a setting, whatever its scope (nobody should have to repeat it to delete).
+    public func deleteSetting(_ key: String, actor: String) throws {
+        try EntitySchema.validateSettingKey(key)
+        _ = try session.write(actor: actor) { state, _ in
+            EventDraft(entityType: .setting, entityID: .settingKey(key), operation: .delete, actor: actor,
+                       isLocalOnly: try state.live(.settingKey(key))?.isLocalOnly ?? false)
+        }
+    }
+
+    private func written(_ type: EntityType, _ id: UUID) throws -> JSONText {
+        guard let entity = try views.entityJSON(type, id: id) else { throw LedgerError.notInViews("\(type) \(id.lowercased)") }
+        return entity
+    }
+}
+
+extension DateTime {
+    /// The current time in this machine's UTC offset.
+    public static var nowHere: DateTime {
+        let date = Date()
+        return DateTime(epochMillis: Int64((date.timeIntervalSince1970 * 1000).rounded(.down)),
+                        offsetMinutes: Int16(TimeZone.current.secondsFromGMT(for: date) / 60))
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import TallyCore
+import TallyLog
+import TallyStore
+import TallySync
+
+/// The application layer (DESIGN.md §10): one replica's data directory opened for writing —
+/// the writer lock held, the views caught up — and the one gate every write passes through,
+/// whether it comes from the CLI, an HTTP request, a bundle or a peer's stream. The CLI's
+/// commands and the service's routes only translate into calls on it.
+///
+/// Local writes are in `Ledger+Writes.swift`, replication in `Ledger+Replication.swift`;
+/// queries need no writer and live in `LedgerViews`, which `views` offers.
+public final class Ledger: Sendable {
+    /// The replica.
+    public let directory: DataDirectory
+    /// Its log, held for the ledger's lifetime (so another writer waits or fails clearly).
+    public let writer: LogWriter
+    /// Its views.
+    public let projector: Projector
+    /// Queries on the views.
+    public let views: LedgerViews
+    /// Refuse replicated events stamped further ahead of this machine's clock (DESIGN.md §5.1).
+    public let maximumSkewMillis: UInt64
+    let session: LedgerSession
+    /// What the last open found and did, for the caller to log.
+    public let opening: Opening
+
+    /// What opening did: a torn tail cut from the log, events projected to catch up.
+    public struct Opening: Sendable {
+        public var tornTail: String?
+        public var caughtUp: Int
+    }
+
+    /// Opens the replica at `directory` for writing: takes the writer lock (waiting up to
+    /// `lockTimeout` seconds for another writer), migrates and catches up the views.
+    public init(directory: DataDirectory, lockTimeout: Double = 10, maximumSkewMillis: UInt64 = 300_000) throws {
+        self.directory = directory
+        self.maximumSkewMillis = maximumSkewMillis
+        var configuration = LogConfiguration()
+        configuration.lockTimeout = lockTimeout
+        writer = try directory.openWriter(configuration: configuration)
+        do {
+            projector = try Projector(directory: directory)
+            // Views ahead of the log: the log was cut since (`tally log repair`), so they show
+            // events that are gone, and the next appends would reuse their indexes unprojected.
+            if try projector.checkpoint() > writer.head.lastIndex {
+                _ = try ProjectionRebuilder.rebuild(directory, verifyOnly: false)
+            }
+            let caughtUp = try projector.catchUp()
+            opening = Opening(tornTail: writer.recovery.tornTail.map { "\($0)" }, caughtUp: caughtUp)
+        } catch {
+            writer.close()
+            throw error
+        }
+        views = LedgerViews(projector: projector)
+        session = LedgerSession(writer: writer, projector: projector)
+    }
+
+    /// Waits for in-flight appends and releases the writer lock.
+    public func close() { writer.close() }
+
+    /// This replica's version vector (its local-only chain excluded: it never leaves).
+    public var vector: VersionVector { VersionVector(head: writer.head, excluding: directory.identity.localOnlyOrigin) }
+}

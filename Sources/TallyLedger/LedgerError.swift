@@ -1,0 +1,25 @@
+/// What can go wrong in the ledger layer itself (the modules below have their own errors:
+/// `LogError`, `ValidationError`, `SyncRejection`, …). Each says what to do.
+public enum LedgerError: Error, Sendable, CustomStringConvertible {
+    /// An entity was written but its view row is missing: a broken invariant (HTTP 500), not
+    /// the client's mistake; `tally rebuild-projections --verify-only` tells whether views drifted.
+    case notInViews(String)
+    /// A query parameter is not one the query takes.
+    case unknownParameter(String)
+
+    /// A stable code for APIs and scripts.
+    public var code: String {
+        switch self {
+        case .notInViews: "not_in_views"
+        case .unknownParameter: "unknown_parameter"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .notInViews(let what):
+            "\(what) was written to the log but is not in the views; run 'tally rebuild-projections --verify-only' to check them"
+        case .unknownParameter(let name): "unknown query parameter '\(name)'"
+        }
+    }
+}

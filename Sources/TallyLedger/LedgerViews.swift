@@ -1,0 +1,113 @@
+import Foundation
+import TallyCore
+import TallyLog
+import TallyStore
+
+/// Queries on a replica's views, shaped once for the CLI and the API alike: the same filters,
+/// limits and JSON (`ViewJSON`). Reading needs no writer lock, so a CLI query runs beside a
+/// serving `tally serve`.
+public struct LedgerViews: Sendable {
+    /// The views (and through them, the log).
+    public let projector: Projector
+
+    /// Over open views.
+    public init(projector: Projector) { self.projector = projector }
+
+    /// Opens the views of `directory` for reading and brings them up to date with the log.
+    public static func open(_ directory: DataDirectory) throws -> LedgerViews {
+        let projector = try Projector(directory: directory)
+        try projector.catchUp()
+        return LedgerViews(projector: projector)
+    }
+
+    /// One page of expenses, newest first, and the cursor of the next page.
+    public func expenses(_ query: ExpenseQuery) throws -> (rows: [ExpenseRow], nextCursor: String?) {
+        let rows = try projector.database.read { try ProjectionQueries.expenses($0, query.filter) }
+        return (rows, query.nextCursor(after: rows))
+    }
+
+    /// A page of expenses as the API and `expenses list --json` show it.
+    public static func pageJSON(_ page: (rows: [ExpenseRow], nextCursor: String?)) -> JSONText {
+        .object([("items", .array(page.rows.map(ViewJSON.expense))), ("nextCursor", page.nextCursor.map(JSONText.string) ?? .null)])
+    }
+
+    /// An expense, category or to-do as JSON; nil if there is none.
+    ///
+    /// An expense or a to-do is one SELECT, which SQLite answers from one snapshot by itself,
+    /// so it runs without the transaction GRDB's `read` wraps around every read (a savepoint
+    /// and `query_only` switched on and off: four more statements per request, most of the
+    /// read's cost). A category takes two SELECTs (its merge, then the winner), so it keeps
+    /// the transaction, and both see the same views.
+    public func entityJSON(_ type: EntityType, id: UUID) throws -> JSONText? {
+        let views = projector.database
+        let id = id.lowercased
+        switch type {
+        case .expense: return try views.unsafeRead { try ProjectionQueries.expense($0, id: id).map(ViewJSON.expense) }
+        case .todo: return try views.unsafeRead { try ProjectionQueries.todo($0, id: id).map(ViewJSON.todo) }
+        case .category: return try views.read { try ProjectionQueries.category($0, id: id).map { ViewJSON.category($0, depth: 0) } }
+        case .setting: return nil
+        }
+    }
+
+    /// Categories as a tree (parents before children, with depth).
+    public func categoryTree() throws -> [(category: CategoryRow, depth: Int)] {
+        try projector.database.read { try ProjectionQueries.categoryTree($0) }
+    }
+
+    /// Every to-do.
+    public func todos() throws -> [TodoRow] { try projector.database.read { try ProjectionQueries.todos($0) } }
+
+    /// Every setting.
+    public func settings() throws -> [SettingRow] { try projector.database.read { try ProjectionQueries.settings($0) } }
+
+    /// One setting as JSON; nil if there is none.
+    public func setting(_ key: String) throws -> JSONText? {
+        try projector.database.read { try ProjectionQueries.setting($0, key: key) }.map(ViewJSON.setting)
+    }
+
+    /// A month's totals, by category and by payment (`month` checked as `YYYY-MM`).
+    public func summary(month: String) throws -> MonthSummary {
+        let month = try ExpenseQuery.month(month)
+        return try projector.database.read { try ProjectionQueries.summary($0, month: month) }
+    }
+
+    /// Every month's totals per currency.
+    public func monthlyTotals() throws -> [(month: String, total: MonthSummary.Total)] {
+        try projector.database.read { try ProjectionQueries.monthlyTotals($0) }
+    }
+
+    /// The conflict journal, optionally of one entity.
+    public func conflicts(entity: String?) throws -> [ConflictRow] {
+        try projector.database.read { try ProjectionQueries.conflicts($0, entityID: entity) }
+    }
+
+    /// An entity's history: every event that touched it, oldest first, and the category it
+    /// was merged into, if it is a merged duplicate (a merge is never a silent delete).
+    public func audit(_ id: EntityID) throws -> (events: [LoggedEvent], mergedInto: CategoryMergeRow?) {
+        var events: [LoggedEvent] = []
+        try projector.directory.reader.forEachEvent { if $0.event.entityID == id { events.append($0) } }
+        let merge = try projector.database.read { try ProjectionQueries.categoryMerge($0, loserID: id.description) }
+        return (events, merge)
+    }
+
+    /// An audit trail as the API and `audit history --json` show it.
+    public static func auditJSON(_ trail: (events: [LoggedEvent], mergedInto: CategoryMergeRow?)) -> JSONText {
+        .object([("events", .array(trail.events.map { $0.event.json(index: $0.index, hash: $0.hash) })),
+                 ("mergedInto", trail.mergedInto.map { .object([("categoryId", .string($0.winnerID)), ("reason", .string($0.reason))]) } ?? .null)])
+    }
+
+    /// Up to `limit` projected events after log index `after`, as the change feed sends them.
+    public func changes(after: UInt64, limit: Int = 1_000) throws -> [(index: UInt64, json: String)] {
+        let projected = try projector.checkpoint()
+        guard projected > after else { return [] }
+        var items: [(UInt64, String)] = []
+        try projector.directory.reader.forEachEvent(from: after + 1) { logged in
+            guard logged.index <= projected, items.count < limit else { return }
+            items.append((logged.index, logged.event.json(index: logged.index, hash: logged.hash).serialized))
+        }
+        return items
+    }
+
+    /// The log index the views reflect.
+    public func projectedIndex() throws -> UInt64 { try projector.checkpoint() }
+}

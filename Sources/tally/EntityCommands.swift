@@ -1,0 +1,63 @@
+import ArgumentParser
+import Foundation
+import TallyCore
+
+/// The flags of one entity type's fields, for `add` and `update` (see `ExpenseCommand.Fields`).
+protocol EntityFlags: ParsableArguments {
+    /// The entity type the flags write.
+    static var entityType: EntityType { get }
+    /// The properties the given flags set.
+    func properties() throws -> PropertyMap
+    /// Throws a message naming the flag that a create cannot do without.
+    func checkCreate() throws
+}
+
+/// `tally <type> add`: creates one entity; prints its id, or with `--json` the entity as
+/// `GET /v1/{type}/{id}` shows it.
+struct AddEntity<Flags: EntityFlags>: ParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(commandName: "add", abstract: "Create a \(Flags.entityType); prints its id.")
+    }
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var fields: Flags
+    @Flag(help: "Print it as JSON.") var json = false
+
+    func run() throws {
+        try fields.checkCreate()
+        let properties = try fields.properties()
+        let (entity, _) = try global.withLedger { try $0.create(Flags.entityType, properties, actor: global.resolvedActor) }
+        WriteOutput.printCreated(entity, json: json)
+    }
+}
+
+/// `tally <type> update ID`: sets only the fields whose flags are given.
+struct UpdateEntity<Flags: EntityFlags>: ParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(commandName: "update", abstract: "Change some fields of a \(Flags.entityType) (only the flags given).")
+    }
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Its id.") var id: String
+    @OptionGroup var fields: Flags
+    @Flag(help: "Print it afterwards as JSON.") var json = false
+
+    func run() throws {
+        let (uuid, properties) = (try FlagInput.id(id), try fields.properties())
+        WriteOutput.printUpdated(try global.withLedger { try $0.update(Flags.entityType, id: uuid, properties, actor: global.resolvedActor) }, json: json)
+    }
+}
+
+/// `tally <type> delete ID`: deletes it (its history stays in the log).
+struct DeleteEntity<Flags: EntityFlags>: ParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(commandName: "delete", abstract: "Delete a \(Flags.entityType) (its history stays in the log).")
+    }
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "Its id.") var id: String
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        let uuid = try FlagInput.id(id)
+        try global.withLedger { try $0.delete(Flags.entityType, id: uuid, actor: global.resolvedActor) }
+        WriteOutput.printDeleted(uuid.lowercased, json: json)
+    }
+}

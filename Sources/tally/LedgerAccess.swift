@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+import TallyCore
+import TallyLedger
+
+extension GlobalOptions {
+    /// Opens the replica for writing: the writer lock (waiting up to `--lock-timeout`), views caught up.
+    func openLedger() throws -> Ledger { try Ledger(directory: try open(), lockTimeout: lockTimeout) }
+
+    /// Opens the replica's views for reading (no lock), caught up with the log.
+    func openViews() throws -> LedgerViews { try LedgerViews.open(try open()) }
+
+    /// Runs `body` on the ledger and closes it.
+    func withLedger<T>(_ body: (Ledger) throws -> T) throws -> T {
+        let ledger = try openLedger()
+        defer { ledger.close() }
+        return try body(ledger)
+    }
+}
+
+/// Flag text to property values through the entity's `EntitySpec`: the same conversions and
+/// rules as a JSON body, with errors that name the flag.
+enum FlagInput {
+    /// The properties the given flags set (a nil flag sets nothing). `flag` is the flag's name
+    /// where it differs from the field's (`--category` for `categoryId`).
+    static func properties(_ type: EntityType, _ flags: [(name: PropertyName, flag: String, text: String?)]) throws -> PropertyMap {
+        let spec = EntitySpec.of(type)
+        var map = PropertyMap()
+        for (name, flag, text) in flags {
+            guard let text, let field = spec.field(name) else { continue }
+            do { map[name] = try field.value(fromText: text) } catch {
+                throw CLIError("invalid --\(flag) '\(text)': \(error.message)")
+            }
+        }
+        return map
+    }
+
+    /// The help line of a field, from its spec.
+    static func help(_ type: EntityType, _ name: PropertyName) -> ArgumentHelp {
+        ArgumentHelp(stringLiteral: EntitySpec.of(type).field(name)?.help ?? "")
+    }
+
+    /// An entity id argument.
+    static func id(_ text: String) throws -> UUID {
+        guard let uuid = UUID(uuidString: text) else { throw CLIError("invalid id '\(text)': not a UUID") }
+        return uuid
+    }
+}
+
+/// Prints what a write command reports: the new id alone, or the entity as JSON — the same
+/// JSON `GET /v1/{type}/{id}` answers with.
+enum WriteOutput {
+    static func printCreated(_ entity: JSONText, json: Bool) {
+        if json {
+            print(entity.serialized)
+        } else if case .object(let fields) = entity, case .string(let id)? = fields.first(where: { $0.0 == "id" })?.1 {
+            print(id)
+        }
+    }
+
+    static func printUpdated(_ entity: JSONText, json: Bool) {
+        if json { print(entity.serialized) }
+    }
+
+    static func printDeleted(_ id: String, json: Bool) {
+        if json { print(JSONText.object([("id", .string(id)), ("deleted", .bool(true))]).serialized) }
+    }
+}
