@@ -46,7 +46,8 @@ let package = Package(
             name: "TallyMigrations",
             path: "Migrations",
             resources: [.embedInCode("0001_views.sql"), .embedInCode("0002_merges_and_conflicts.sql"),
-                        .embedInCode("0003_fewer_expense_indexes.sql"), .embedInCode("0004_smaller_entity_state.sql")]
+                        .embedInCode("0003_fewer_expense_indexes.sql"), .embedInCode("0004_smaller_entity_state.sql"),
+                        .embedInCode("0005_expense_payee.sql")]
         ),
         // SQLite projections via GRDB: migrator, projector, rebuilder, queries.
         .target(

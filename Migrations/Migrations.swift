@@ -14,5 +14,6 @@ public enum TallyMigrations {
         ("0002_merges_and_conflicts", String(decoding: PackageResources._002_merges_and_conflicts_sql, as: UTF8.self)),
         ("0003_fewer_expense_indexes", String(decoding: PackageResources._003_fewer_expense_indexes_sql, as: UTF8.self)),
         ("0004_smaller_entity_state", String(decoding: PackageResources._004_smaller_entity_state_sql, as: UTF8.self)),
+        ("0005_expense_payee", String(decoding: PackageResources._005_expense_payee_sql, as: UTF8.self)),
     ]
 }

@@ -39,6 +39,7 @@ public struct EntitySpec: Sendable {
         FieldSpec(.currency, .currency, required: true, help: "ISO 4217 code (default: setting defaultCurrency, else KRW)."),
         FieldSpec(.date, .dateTime, required: true, help: "ISO 8601 date-time; a bare YYYY-MM-DD is local midnight (default: now)."),
         FieldSpec(.categoryId, .reference, nullable: true, help: "Category id (null or 'none' clears it)."),
+        FieldSpec(.payee, shortText, nullable: true, since: 2, help: "Who was paid, or who paid: the merchant or payer (free text)."),
         FieldSpec(.payment, shortText, nullable: true, help: "Payment method: card, cash, transfer, … (free text)."),
         memo,
         FieldSpec(.tags, .textSet(maxCount: Limits.maxTags, maxLength: Limits.maxShortTextLength), help: "Tags (a set; an update replaces all)."),

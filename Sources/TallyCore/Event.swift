@@ -31,7 +31,8 @@ public struct Event: Hashable, Sendable {
     public var basis: [PropertyName: WriteStamp]
 
     /// The schema version written by this build. Older versions are upcast when read.
-    public static let currentSchemaVersion: UInt16 = 1
+    /// Version 2 adds an expense's `payee`; a version-1 event means the same under version 2.
+    public static let currentSchemaVersion: UInt16 = 2
 
     /// Creates an event.
     public init(

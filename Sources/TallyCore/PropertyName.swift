@@ -21,6 +21,8 @@ public enum PropertyName: UInt8, CaseIterable, Sendable, Comparable, CustomStrin
     case isChallenge = 18
     case isCompleted = 19
     case value = 20
+    /// Since event schema version 2.
+    case payee = 21
 
     /// The JSON field name.
     public var jsonName: String {
@@ -45,6 +47,7 @@ public enum PropertyName: UInt8, CaseIterable, Sendable, Comparable, CustomStrin
         case .isChallenge: "isChallenge"
         case .isCompleted: "isCompleted"
         case .value: "value"
+        case .payee: "payee"
         }
     }
 

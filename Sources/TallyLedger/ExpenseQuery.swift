@@ -6,7 +6,7 @@ import TallyStore
 /// the `--month … --tag …` flags of the CLI — with one set of rules and limits for both.
 public struct ExpenseQuery: Sendable {
     /// The parameters a list takes.
-    public static let parameters = ["month", "from", "to", "category", "tag", "kind", "limit", "cursor"]
+    public static let parameters = ["month", "from", "to", "category", "tag", "payee", "kind", "limit", "cursor"]
 
     /// The filter for the views.
     public private(set) var filter = ExpenseFilter()
@@ -24,6 +24,7 @@ public struct ExpenseQuery: Sendable {
                 guard let uuid = UUID(uuidString: value) else { throw ValidationError(field: name, "must be a UUID") }
                 filter.categoryId = uuid.lowercased
             case "tag": filter.tag = value
+            case "payee": filter.payee = value
             case "kind":
                 guard ["income", "expense"].contains(value) else { throw ValidationError(field: name, "must be income or expense") }
                 filter.kind = value

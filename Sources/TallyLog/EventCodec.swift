@@ -224,12 +224,15 @@ public enum EventCodec {
 /// Lifts events written by older schema versions to the current one when they are read.
 ///
 /// History is never rewritten: the stored bytes (and so the hash chain) stay as written, and
-/// every reader sees the current shape. Version 1 is current, so there is nothing to lift yet;
-/// a version 2 adds a case here that maps a version-1 event to its version-2 meaning.
+/// every reader sees the current shape. One case per older version, mapping it to the next:
+///
+/// - 1 → 2: version 2 added the expense field `payee`; a version-1 event cannot set it
+///   (`FieldSpec.since`), so it means the same under version 2 and is kept as it is.
 public enum EventUpcaster {
     /// Returns `event` in the current schema's terms.
     public static func upcast(_ event: Event) -> Event {
         switch event.schemaVersion {
+        case 1: event  // 1 → 2: nothing to lift (see above)
         default: event
         }
     }

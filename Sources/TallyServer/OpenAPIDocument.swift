@@ -9,39 +9,9 @@ enum OpenAPIDocument {
     /// The currencies `Currency.isValid` accepts.
     static let currencies = Currency.minorUnitDigits.keys.sorted().joined(separator: ", ")
 
-    /// The writable fields of a expense (shared by its create and patch schemas).
-    static let expenseFields = """
-            kind: {type: string, enum: [income, expense]}
-            amount: {type: integer, minimum: 1, maximum: 1000000000000000}
-            currency: {type: string, enum: [\(currencies)]}
-            date: {type: string, pattern: "\(datePattern)", description: "ISO 8601 with offset, or a bare date (local midnight)"}
-            categoryId: {type: [string, "null"], format: uuid}
-            payment: {type: [string, "null"], maxLength: 64, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
-            memo: {type: [string, "null"], maxLength: 4096, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
-            tags: {type: array, items: {type: string, minLength: 1, maxLength: 64, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f][^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}, maxItems: 32}
-            repeat: {type: string, enum: [none, daily, weekly, monthly, yearly]}
-            attachments: {type: array, items: {type: string, pattern: "^[0-9a-f]{64}$"}, maxItems: 32}
-    """
-
-    /// The writable fields of a category (shared by its create and patch schemas).
-    static let categoryFields = """
-            name: {type: string, minLength: 1, maxLength: 128, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f][^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
-            parentId: {type: [string, "null"], format: uuid}
-            icon: {type: [string, "null"], maxLength: 64, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
-            kind: {type: string, enum: [income, expense]}
-    """
-
-    /// The writable fields of a todo (shared by its create and patch schemas).
-    static let todoFields = """
-            title: {type: string, minLength: 1, maxLength: 256, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f][^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
-            memo: {type: [string, "null"], maxLength: 4096, pattern: '^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'}
-            startDate: {type: [string, "null"], pattern: "\(datePattern)"}
-            endDate: {type: [string, "null"], pattern: "\(datePattern)"}
-            checks: {type: array, items: {type: boolean}, maxItems: 3660}
-            isChallenge: {type: boolean}
-            isCompleted: {type: boolean}
-            attachments: {type: array, items: {type: string, pattern: "^[0-9a-f]{64}$"}, maxItems: 32}
-    """
+    static let expenseFields = writableFields(.expense)
+    static let categoryFields = writableFields(.category)
+    static let todoFields = writableFields(.todo)
 
     static let yaml = """
     openapi: 3.1.0
@@ -58,7 +28,7 @@ enum OpenAPIDocument {
         bearer: {type: http, scheme: bearer}
       parameters:
         id: {name: id, in: path, required: true, schema: {type: string, format: uuid}}
-        key: {name: key, in: path, required: true, schema: {type: string, maxLength: 64, pattern: "^[A-Za-z][A-Za-z0-9._]*$"}}
+        key: {name: key, in: path, required: true, schema: {type: string, maxLength: \(Limits.maxSettingKeyBytes), pattern: "^[A-Za-z][A-Za-z0-9._]*$"}}
       responses:
         Error:
           description: A client or server error.
@@ -79,12 +49,13 @@ enum OpenAPIDocument {
           properties:
             id: {type: string, format: uuid}
             kind: {type: string, enum: [income, expense]}
-            amount: {type: integer, minimum: 1, maximum: 1000000000000000}
+            amount: {type: integer, minimum: 1, maximum: \(Limits.maxAmount)}
             currency: {type: string, pattern: "^[A-Z]{3}$"}
             date: {type: string}
             categoryId: {type: [string, "null"]}
             categoryName: {type: [string, "null"]}
             parentCategoryName: {type: [string, "null"]}
+            payee: {type: [string, "null"]}
             payment: {type: [string, "null"]}
             memo: {type: [string, "null"]}
             tags: {type: array, items: {type: string}}
@@ -93,7 +64,7 @@ enum OpenAPIDocument {
         ExpenseCreate:
           type: object
           additionalProperties: false
-          required: [amount]
+          required: [\(createRequired(.expense))]
           properties:
             id: {type: string, format: uuid}
     \(expenseFields)
@@ -115,7 +86,7 @@ enum OpenAPIDocument {
         CategoryCreate:
           type: object
           additionalProperties: false
-          required: [name]
+          required: [\(createRequired(.category))]
           properties:
             id: {type: string, format: uuid}
     \(categoryFields)
@@ -141,7 +112,7 @@ enum OpenAPIDocument {
         TodoCreate:
           type: object
           additionalProperties: false
-          required: [title]
+          required: [\(createRequired(.todo))]
           properties:
             id: {type: string, format: uuid}
     \(todoFields)
@@ -185,8 +156,9 @@ enum OpenAPIDocument {
             - {name: to, in: query, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"}}
             - {name: category, in: query, schema: {type: string, format: uuid}}
             - {name: tag, in: query, schema: {type: string}}
+            - {name: payee, in: query, schema: {type: string}}
             - {name: kind, in: query, schema: {type: string, enum: [income, expense]}}
-            - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000}}
+            - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: \(Limits.maxPageSize)}}
             - {name: cursor, in: query, schema: {type: string, pattern: "^-?[0-9]{1,18}_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"}}
           responses:
             default: {$ref: "#/components/responses/Error"}

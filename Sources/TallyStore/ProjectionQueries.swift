@@ -12,6 +12,8 @@ public struct ExpenseFilter: Sendable {
     /// A category id; its sub-categories are included.
     public var categoryId: String?
     public var tag: String?
+    /// Exactly this payee.
+    public var payee: String?
     /// income | expense
     public var kind: String?
     /// Most rows to return.
@@ -47,13 +49,18 @@ public struct MonthSummary: Sendable, Equatable {
     public var totals: [Total]
     public var byCategory: [Group]
     public var byPayment: [Group]
+    /// The month's largest payees of spending, per currency (at most `topPayeeCount` each).
+    public var topPayees: [Group] = []
+
+    /// How many payees `topPayees` lists per currency.
+    public static let topPayeeCount = 10
 }
 
 /// Read-only queries on the views. Every list is ordered deterministically.
 public enum ProjectionQueries {
     private static let expenseColumns = """
         e.id, e.kind, e.amount, e.currency, e.date, e.date_ms, e.month, e.category_id, c.name, p.name,
-        e.payment, e.memo, e.tags, e.repeat, e.attachments
+        e.payment, e.memo, e.tags, e.repeat, e.attachments, e.payee
         """
 
     /// Expenses matching `filter`, newest first.
@@ -75,6 +82,10 @@ public enum ProjectionQueries {
         if let kind = filter.kind {
             conditions.append("e.kind = ?")
             arguments += [kind]
+        }
+        if let payee = filter.payee {
+            conditions.append("e.payee = ?")
+            arguments += [payee]
         }
         if let tag = filter.tag {
             conditions.append("e.id IN (SELECT expense_id FROM expense_tags WHERE tag = ?)")
@@ -111,7 +122,7 @@ public enum ProjectionQueries {
 
     private static func expense(_ row: Row) -> ExpenseRow {
         ExpenseRow(id: row[0], kind: row[1], amount: row[2], currency: row[3], date: row[4], dateMillis: row[5], month: row[6],
-                   categoryId: row[7], categoryName: row[8], parentCategoryName: row[9], payment: row[10], memo: row[11],
+                   categoryId: row[7], categoryName: row[8], parentCategoryName: row[9], payee: row[15], payment: row[10], memo: row[11],
                    tags: jsonStrings(row[12]), repeat: row[13], attachments: jsonStrings(row[14]))
     }
 
@@ -213,7 +224,25 @@ public enum ProjectionQueries {
             ($0.currency, $0.kind, $1.amount.value ?? .max, $0.label) < ($1.currency, $1.kind, $0.amount.value ?? .max, $1.label)
         }
         return MonthSummary(month: month, totals: totals.values.sorted { $0.currency < $1.currency },
-                            byCategory: byCategory.values.sorted(by: order), byPayment: byPayment.values.sorted(by: order))
+                            byCategory: byCategory.values.sorted(by: order), byPayment: byPayment.values.sorted(by: order),
+                            topPayees: try topPayees(db, month: month).sorted(by: order))
+    }
+
+    /// A month's spending per payee, the largest `MonthSummary.topPayeeCount` of each currency.
+    static func topPayees(_ db: Database, month: String) throws -> [MonthSummary.Group] {
+        var byCurrency: [String: [MonthSummary.Group]] = [:]
+        let rows = try Row.fetchCursor(db, sql: """
+            SELECT currency, payee, \(splitSum("amount")), COUNT(*) FROM expenses
+            WHERE month = ? AND kind = 'expense' AND payee IS NOT NULL GROUP BY currency, payee
+            """, arguments: [month])
+        while let row = try rows.next() {
+            let payee: String = row[1]
+            byCurrency[row[0], default: []].append(MonthSummary.Group(key: payee, label: payee, kind: "expense", currency: row[0],
+                                                                      amount: AmountSum(high: row[2], low: row[3]), count: row[4]))
+        }
+        return byCurrency.values.flatMap { groups in
+            groups.sorted { ($1.amount.value ?? .max, $0.label) < ($0.amount.value ?? .max, $1.label) }.prefix(MonthSummary.topPayeeCount)
+        }
     }
 
     /// Income and expense per month and currency, oldest month first.

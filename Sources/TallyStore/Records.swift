@@ -14,6 +14,7 @@ public struct ExpenseRow: Sendable, Equatable {
     /// The category's name, and its parent's, resolved when listing.
     public var categoryName: String?
     public var parentCategoryName: String?
+    public var payee: String?
     public var payment: String?
     public var memo: String?
     public var tags: [String]
@@ -33,6 +34,7 @@ public struct ExpenseRow: Sendable, Equatable {
         dateMillis = date.epochMillis
         month = date.localMonth
         if case .uuid(let category)? = entity.value(.categoryId) { categoryId = category.lowercased }
+        if case .string(let text)? = entity.value(.payee) { payee = text }
         if case .string(let text)? = entity.value(.payment) { payment = text }
         if case .string(let text)? = entity.value(.memo) { memo = text }
         if case .strings(let list)? = entity.value(.tags) { tags = list } else { tags = [] }
@@ -41,7 +43,9 @@ public struct ExpenseRow: Sendable, Equatable {
     }
 
     init(id: String, kind: String, amount: Int64, currency: String, date: String, dateMillis: Int64, month: String, categoryId: String?,
-         categoryName: String?, parentCategoryName: String?, payment: String?, memo: String?, tags: [String], repeat: String, attachments: [String]) {
+         categoryName: String?, parentCategoryName: String?, payee: String?, payment: String?, memo: String?, tags: [String], repeat: String,
+         attachments: [String]) {
+        self.payee = payee
         (self.id, self.kind, self.amount, self.currency, self.date, self.dateMillis, self.month) = (id, kind, amount, currency, date, dateMillis, month)
         (self.categoryId, self.categoryName, self.parentCategoryName, self.payment, self.memo) = (categoryId, categoryName, parentCategoryName, payment, memo)
         (self.tags, self.repeat, self.attachments) = (tags, `repeat`, attachments)

@@ -6,7 +6,7 @@ public enum ViewJSON {
         .object([
             ("id", .string(row.id)), ("kind", .string(row.kind)), ("amount", .int(row.amount)), ("currency", .string(row.currency)),
             ("date", .string(row.date)), ("categoryId", optional(row.categoryId)), ("categoryName", optional(row.categoryName)),
-            ("parentCategoryName", optional(row.parentCategoryName)), ("payment", optional(row.payment)), ("memo", optional(row.memo)),
+            ("parentCategoryName", optional(row.parentCategoryName)), ("payee", optional(row.payee)), ("payment", optional(row.payment)), ("memo", optional(row.memo)),
             ("tags", .array(row.tags.map(JSONText.string))), ("repeat", .string(row.repeat)),
             ("attachments", .array(row.attachments.map(JSONText.string))),
         ])
@@ -41,6 +41,7 @@ public enum ViewJSON {
             ("totals", .array(summary.totals.map(total))),
             ("byCategory", .array(summary.byCategory.map { group($0, keyName: "categoryId") })),
             ("byPayment", .array(summary.byPayment.map { group($0, keyName: "payment") })),
+            ("topPayees", .array(summary.topPayees.map { group($0, keyName: "payee") })),
         ])
     }
 

@@ -37,7 +37,7 @@ enum ViewRows {
     }
 
     static let expenses = Table("expenses", ["id", "kind", "amount", "currency", "date", "date_ms", "month", "category_ref", "category_id",
-                                             "payment", "memo", "tags", "repeat", "attachments"])
+                                             "payment", "memo", "tags", "repeat", "attachments", "payee"])
     static let todos = Table("todos", ["id", "title", "memo", "start_date", "end_date", "checks", "checks_done", "percentage", "is_challenge",
                                        "is_completed", "attachments"])
 
@@ -61,7 +61,7 @@ enum ViewRows {
                             row.date.databaseValue, row.dateMillis.databaseValue, row.month.databaseValue, row.categoryId.databaseValue,
                             shownCategory.databaseValue, row.payment.databaseValue, row.memo.databaseValue,
                             JSONText.array(row.tags.map(JSONText.string)).serialized.databaseValue, row.repeat.databaseValue,
-                            JSONText.array(row.attachments.map(JSONText.string)).serialized.databaseValue]
+                            JSONText.array(row.attachments.map(JSONText.string)).serialized.databaseValue, row.payee.databaseValue]
             rows.tags = row.tags
         case .category:
             break

@@ -15,6 +15,7 @@ struct ExpenseCommand: ParsableCommand {
         @Option(help: FlagInput.help(.expense, .currency)) var currency: String?
         @Option(help: FlagInput.help(.expense, .date)) var date: String?
         @Option(help: FlagInput.help(.expense, .categoryId)) var category: String?
+        @Option(help: FlagInput.help(.expense, .payee)) var payee: String?
         @Option(help: FlagInput.help(.expense, .payment)) var payment: String?
         @Option(help: FlagInput.help(.expense, .memo)) var memo: String?
         @Option(name: .customLong("tag"), help: "A tag (repeatable; on update, replaces all tags).") var tags: [String] = []
@@ -23,7 +24,7 @@ struct ExpenseCommand: ParsableCommand {
         func properties() throws -> PropertyMap {
             var map = try FlagInput.properties(.expense, [
                 (.kind, "kind", kind), (.amount, "amount", amount), (.currency, "currency", currency), (.date, "date", date),
-                (.categoryId, "category", category), (.payment, "payment", payment), (.memo, "memo", memo), (.repeat, "repeat", `repeat`),
+                (.categoryId, "category", category), (.payee, "payee", payee), (.payment, "payment", payment), (.memo, "memo", memo), (.repeat, "repeat", `repeat`),
             ])
             if !tags.isEmpty { map[.tags] = .strings(tags) }
             return map

@@ -15,13 +15,14 @@ struct ExpensesCommand: ParsableCommand {
         @Option(help: "To this date (ISO 8601, exclusive).") var to: String?
         @Option(help: "A category id (its sub-categories included).") var category: String?
         @Option(help: "A tag.") var tag: String?
+        @Option(help: "A payee (exactly).") var payee: String?
         @Option(help: "income or expense.") var kind: String?
         @Option(help: "Most rows to show (1 to \(Limits.maxPageSize); default \(Limits.defaultPageSize)).") var limit: String?
         @Option(help: "Continue after a previous page (its nextCursor).") var cursor: String?
         @Flag(help: "One JSON object: items and nextCursor, as GET /v1/expenses answers.") var json = false
 
         func run() throws {
-            let given: [(String, String?)] = [("month", month), ("from", from), ("to", to), ("category", category), ("tag", tag),
+            let given: [(String, String?)] = [("month", month), ("from", from), ("to", to), ("category", category), ("tag", tag), ("payee", payee),
                                               ("kind", kind), ("limit", limit), ("cursor", cursor)]
             let query: ExpenseQuery
             do { query = try ExpenseQuery(given.compactMap { name, value in value.map { (name, $0) } }) } catch let error as TallyCore.ValidationError {
@@ -34,11 +35,11 @@ struct ExpensesCommand: ParsableCommand {
                 return
             }
             print(Table.render(
-                header: ["DATE", "KIND", "AMOUNT", "CUR", "CATEGORY", "PAYMENT", "MEMO", "TAGS", "ID"],
+                header: ["DATE", "KIND", "AMOUNT", "CUR", "CATEGORY", "PAYEE", "PAYMENT", "MEMO", "TAGS", "ID"],
                 rows: rows.map { row in
                     let category = [row.parentCategoryName, row.categoryName].compactMap { $0 }.joined(separator: " › ")
                     return [String(row.date.prefix(16)), row.kind, (row.kind == "income" ? "+" : "") + Currency.format(row.amount, currency: row.currency),
-                            row.currency, category, row.payment ?? "", row.memo ?? "", row.tags.joined(separator: ","), row.id]
+                            row.currency, category, row.payee ?? "", row.payment ?? "", row.memo ?? "", row.tags.joined(separator: ","), row.id]
                 }, rightAligned: [2]))
             if let next = page.nextCursor { print("\nmore: --cursor \(next)") }
         }
@@ -141,9 +142,11 @@ struct SummaryCommand: ParsableCommand {
             [total.currency, money(total.income, total.currency), money(total.expense, total.currency),
              money(total.net, total.currency), String(total.count)]
         }, rightAligned: [1, 2, 3, 4]))
-        for (title, groups) in [("By category", summary.byCategory), ("By payment", summary.byPayment)] where !groups.isEmpty {
+        let sections = [("By category", "CATEGORY", summary.byCategory), ("By payment", "PAYMENT", summary.byPayment),
+                        ("Top payees", "PAYEE", summary.topPayees)]
+        for (title, column, groups) in sections where !groups.isEmpty {
             print("\n\(title)\n")
-            print(Table.render(header: ["", "KIND", "AMOUNT", "CUR", "LINES"], rows: groups.map { group in
+            print(Table.render(header: [column, "KIND", "AMOUNT", "CUR", "LINES"], rows: groups.map { group in
                 [group.label, group.kind, money(group.amount, group.currency), group.currency, String(group.count)]
             }, rightAligned: [2, 4]))
         }

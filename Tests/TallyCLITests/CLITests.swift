@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TallyCore
 import TallyTestSupport
 
 @Suite struct CLITests {
@@ -104,6 +105,29 @@ import TallyTestSupport
         #expect(repair.stdout.contains("Cut the log in segment 0000000000000001.tseg"))
         _ = try replica.ok(["expense", "add", "--amount", "1"])
         #expect(try replica.ok(["audit", "verify"]).hasPrefix("intact"))
+    }
+
+    /// One JSON shape per entity: what `expense add --json` prints is the list's item (and
+    /// `GET /v1/expenses/{id}`, which reads the same view JSON); payee flags and filters work;
+    /// tables line up for Hangul by display width.
+    @Test func aPayeeIsWrittenListedAndTablesLineUpInHangul() throws {
+        let replica = try CLIReplica()
+        let added = try replica.ok(["expense", "add", "--amount", "4500", "--payee", "스타벅스", "--memo", "라떼 ☕", "--date", "2026-03-05", "--json"])
+        _ = try replica.ok(["expense", "add", "--amount", "12000", "--payee", "E-Mart", "--date", "2026-03-06"])
+        let page = try JSONSerialization.jsonObject(with: Data(try replica.ok(["expenses", "list", "--payee", "스타벅스", "--json"]).utf8)) as! [String: Any]
+        let items = page["items"] as! [[String: Any]]
+        #expect(items.count == 1)
+        let listed = try JSONSerialization.data(withJSONObject: items[0], options: .sortedKeys)
+        let printed = try JSONSerialization.data(withJSONObject: try JSONSerialization.jsonObject(with: Data(added.utf8)), options: .sortedKeys)
+        #expect(listed == printed, "add --json prints the entity as lists and GET show it")
+        let table = try replica.ok(["expenses", "list"]).split(separator: "\n").map(String.init)
+        #expect(table.count == 3)
+        let payeeColumn = table.map { line in DisplayWidth.of(String(line[..<(line.range(of: "PAYEE") ?? line.range(of: "스타벅스") ?? line.range(of: "E-Mart")!).lowerBound])) }
+        #expect(Set(payeeColumn).count == 1, "the PAYEE column starts at the same cell on every line: \(table)")
+        let summary = try replica.ok(["summary", "--month", "2026-03"])
+        #expect(summary.contains("Top payees") && summary.contains("PAYEE"))
+        let bad = try replica.run(["expense", "add", "--amount", "1", "--payee", String(repeating: "가", count: Limits.maxShortTextLength + 1)])
+        #expect(bad.status != 0 && bad.stderr.contains("payee"))
     }
 
     @Test func aSecondWriterFailsClearlyAfterItsTimeout() throws {

@@ -134,6 +134,15 @@ import TallyTestSupport
         #expect(throws: ValidationError.self) { try EntitySchema.checkIncoming(Self.event(spaced)) }
     }
 
+    /// A field exists from its schema version on: a version-1 event cannot carry a payee.
+    @Test func fieldsAreCheckedAgainstTheEventsSchemaVersion() throws {
+        let draft = EventDraft(entityType: .expense, entityID: .uuid(UUID()), operation: .update, properties: [.payee: .string("이마트")], actor: "t")
+        #expect(throws: Never.self) { try EntitySchema.checkIncoming(Self.event(draft)) }
+        #expect { try EntitySchema.checkIncoming(Self.event(draft, version: 1)) } throws: { error in
+            "\(error)".contains("schema version 1")
+        }
+    }
+
     @Test func idsMustHaveTheirTypesForm() {
         let keyed = EventDraft(entityType: .todo, entityID: .settingKey("x"), operation: .delete, actor: "t")
         #expect(throws: ValidationError.self) { try EntitySchema.checkIncoming(Self.event(keyed)) }

@@ -164,6 +164,13 @@ extension TestResponse {
                 (.put, "/v1/settings/_private", #"{"value": 1}"#, "application/json", .badRequest),             // key must start with a letter
                 (.put, "/v1/settings/a-b", #"{"value": 1}"#, "application/json", .badRequest),                  // no '-' (a UUID never is a key)
                 (.post, "/v1/expenses", #"{"amount": 1, "currency": "AAA"}"#, "application/json", .badRequest), // not ISO 4217
+                (.post, "/v1/expenses", #"{"amount": 1, "payee": 7}"#, "application/json", .badRequest),        // payee: wrong type
+                (.post, "/v1/expenses", "{\"amount\": 1, \"payee\": \"" + String(repeating: "가", count: Limits.maxShortTextLength + 1) + "\"}",
+                 "application/json", .badRequest),                                                                     // payee: too long
+                (.post, "/v1/expenses", #"{"amount": 1, "payee": "a\u0007b"}"#, "application/json", .badRequest), // payee: control character
+                (.get, "/v1/expenses?payee=x&colour=red", nil, "application/json", .badRequest),                 // unknown parameter
+                (.get, "/v1/expenses?limit=1001", nil, "application/json", .badRequest),                          // one page limit
+                (.get, "/v1//replication/vector", nil, "application/json", .badRequest),                          // empty segment
             ]
             for (method, uri, body, type, status) in cases {
                 let response = try await client.send(method, uri, token: token, json: body, contentType: type)
@@ -172,6 +179,30 @@ extension TestResponse {
             }
             let after = try fixture.logSize()
             #expect(after == before, "nothing was appended")
+        }
+    }
+
+    /// The payee: written, validated, listed, filtered, summarised, and shown in the OpenAPI document.
+    @Test func aPayeeIsWrittenFilteredAndSummarised() async throws {
+        let fixture = try ServerFixture()
+        try await fixture.test { client in
+            let token = fixture.readWrite
+            for (amount, payee) in [(4_500, "스타벅스"), (3_000, "스타벅스"), (12_000, "이마트"), (800, " 편의점 ")] {
+                let created = try await client.send(.post, "/v1/expenses", token: token,
+                                                    json: #"{"amount": \#(amount), "payee": "\#(payee)", "date": "2026-03-05T12:00:00+09:00"}"#)
+                #expect(created.status == .created)
+                #expect(created.object["payee"] as? String == payee.trimmingCharacters(in: .whitespaces), "stored trimmed")
+            }
+            let filtered = try await client.send(.get, "/v1/expenses?payee=%EC%8A%A4%ED%83%80%EB%B2%85%EC%8A%A4", token: token)
+            let items = filtered.object["items"] as? [[String: Any]] ?? []
+            #expect(items.count == 2 && items.allSatisfy { $0["payee"] as? String == "스타벅스" })
+            let summary = try await client.send(.get, "/v1/summary?month=2026-03", token: token)
+            let top = summary.object["topPayees"] as? [[String: Any]] ?? []
+            #expect(top.map { $0["payee"] as? String } == ["이마트", "스타벅스", "편의점"], "largest first")
+            #expect(top.first { $0["payee"] as? String == "스타벅스" }?["amount"] as? Int == 7_500)
+            let document = String(buffer: try await client.send(.get, "/openapi.yaml", token: token).body)
+            #expect(document.contains("payee: {type: [string, \"null\"], maxLength: \(Limits.maxShortTextLength)"))
+            #expect(document.contains("{name: payee, in: query"))
         }
     }
 

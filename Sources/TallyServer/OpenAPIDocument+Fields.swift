@@ -1,0 +1,43 @@
+import TallyCore
+
+/// The writable fields of each entity in the OpenAPI document, written from its `EntitySpec`
+/// (every bound from `Limits`), so the document cannot disagree with what the API accepts.
+extension OpenAPIDocument {
+    /// No control characters but tab and newline (what `FieldKind.text` accepts).
+    static let printable = #"'^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'"#
+    /// The same, and at least one character that is not blank.
+    static let printableNonBlank =
+        #"'^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f][^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'"#
+
+    /// One `name: {schema}` line per field of `type`, indented for a schema's `properties:`.
+    static func writableFields(_ type: EntityType) -> String {
+        EntitySpec.of(type).fields.map { "            \($0.name.jsonName): \(schema($0))" }.joined(separator: "\n")
+    }
+
+    /// The fields a create must name: required, with no default.
+    static func createRequired(_ type: EntityType) -> String {
+        let spec = EntitySpec.of(type)
+        let defaults = spec.defaults(defaultCurrency: Currency.fallbackDefault, now: DateTime(epochMillis: 0, offsetMinutes: 0))
+        return spec.fields.filter { $0.isRequired && defaults[$0.name] == nil }.map(\.name.jsonName).joined(separator: ", ")
+    }
+
+    static func schema(_ field: FieldSpec) -> String {
+        let nullable = field.isNullable
+        func type(_ name: String) -> String { nullable ? #"[\#(name), "null"]"# : name }
+        switch field.kind {
+        case .choice(let words): return "{type: \(type("string")), enum: [\(words.joined(separator: ", "))]}"
+        case .amount: return "{type: \(type("integer")), minimum: 1, maximum: \(Limits.maxAmount)}"
+        case .currency: return "{type: \(type("string")), enum: [\(currencies)]}"
+        case .dateTime: return #"{type: \#(type("string")), pattern: "\#(datePattern)", description: "ISO 8601 with offset, or a bare date (local midnight)"}"#
+        case .reference: return "{type: \(type("string")), format: uuid}"
+        case .text(let maxLength, let nonEmpty):
+            return "{type: \(type("string")), \(nonEmpty ? "minLength: 1, " : "")maxLength: \(maxLength), pattern: \(nonEmpty ? printableNonBlank : printable)}"
+        case .textSet(let maxCount, let maxLength):
+            return "{type: array, items: {type: string, minLength: 1, maxLength: \(maxLength), pattern: \(printableNonBlank)}, maxItems: \(maxCount)}"
+        case .digests(let maxCount): return #"{type: array, items: {type: string, pattern: "^[0-9a-f]{64}$"}, maxItems: \#(maxCount)}"#
+        case .bools(let maxCount): return "{type: array, items: {type: boolean}, maxItems: \(maxCount)}"
+        case .bool: return "{type: \(type("boolean"))}"
+        case .json: return "{description: any JSON value}"
+        }
+    }
+}
