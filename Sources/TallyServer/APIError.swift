@@ -60,7 +60,15 @@ public struct APIError: Error, Sendable {
 /// Turns every thrown error into the API's JSON error (no request can get a bare 500 page).
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        do { return try await next(request, context) } catch { return APIError.from(error).response }
+        do { return try await next(request, context) } catch {
+            let answer = APIError.from(error)
+            // A 500 is a broken invariant, never the client's doing: the cause goes to the log
+            // (the client gets the message, not a stack).
+            if answer.status == .internalServerError {
+                context.logger.error("request failed", metadata: ["http.path": "\(request.uri.path)", "error.code": "\(answer.code)", "error": "\(error)"])
+            }
+            return answer.response
+        }
     }
 }
 
