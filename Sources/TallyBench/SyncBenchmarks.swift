@@ -85,7 +85,7 @@ struct SyncBenchmarks {
             var drafts: [EventDraft] = []
             for step in 0..<(mergeEvents - mergeExpenses) {
                 drafts.append(EventDraft(entityType: .expense, entityID: .uuid(ids[step % ids.count]), operation: .update,
-                                         properties: [.amount: .int(Int64(step)), .memo: .string("\(name) edit \(step)")], actor: "bench:\(name)"))
+                                         properties: [.amount: .int(Int64(step + 1)), .memo: .string("\(name) edit \(step)")], actor: "bench:\(name)"))
             }
             _ = try writer.appendBulk(drafts)
             writer.close()

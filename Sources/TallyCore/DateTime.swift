@@ -18,10 +18,13 @@ public struct DateTime: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     public static func < (lhs: DateTime, rhs: DateTime) -> Bool { lhs.epochMillis < rhs.epochMillis }
 
-    /// The instants a value may hold: 0001-01-01T00:00Z … 9999-12-31T23:59:59.999Z, with a day to
-    /// spare on each side for the offset. Outside it, local-time arithmetic could overflow, so
-    /// every write and every incoming event is held to it (`FieldKind.dateTime`).
-    public static let supportedMillis: ClosedRange<Int64> = -62_135_596_800_000 + 86_400_000 ... 253_402_300_799_999 - 86_400_000
+    /// The instants a value may hold: 0001-01-01T00:00Z … 9999-12-31T23:59:59.999Z. Far outside
+    /// it, local-time arithmetic could overflow, so every write and every incoming event is held
+    /// to it (`FieldKind.dateTime`).
+    public static let supportedMillis: ClosedRange<Int64> = -62_135_596_800_000 ... 253_402_300_799_999
+
+    /// The largest UTC offset, ±18 hours (what ISO 8601 and the log's codec allow).
+    public static let maxOffsetMinutes = 18 * 60
 
     /// The local calendar fields in the writer's offset.
     public var localFields: (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, millis: Int) {
@@ -152,7 +155,7 @@ public struct DateTime: Hashable, Comparable, Sendable, CustomStringConvertible 
             if scanner.expect("+") { negative = false } else if scanner.expect("-") { negative = true } else { return nil }
             guard let oh = scanner.number(digits: 2) else { return nil }
             _ = scanner.expect(":")
-            guard let om = scanner.number(digits: 2), oh <= 18, om < 60 else { return nil }
+            guard let om = scanner.number(digits: 2), om < 60, oh * 60 + om <= Self.maxOffsetMinutes else { return nil }
             offsetMinutes = (oh * 60 + om) * (negative ? -1 : 1)
         }
         guard scanner.atEnd else { return nil }

@@ -28,12 +28,23 @@ public enum EntitySchema {
         let spec = EntitySpec.of(type)
         var normalized = PropertyMap()
         for (name, value) in properties {
-            guard let field = spec.field(name), field.since <= schemaVersion else {
-                throw ValidationError(field: name.jsonName, "a \(type) has no property '\(name.jsonName)'"
-                                      + (spec.field(name) != nil ? " in event schema version \(schemaVersion)" : ""))
-            }
-            normalized[name] = try field.normalize(value)
+            normalized[name] = try field(name, of: spec, schemaVersion).normalize(value)
         }
+        try checkOperation(spec, operation, properties)
+        return normalized
+    }
+
+    /// The field `name` of `spec`, if events of `schemaVersion` may set it.
+    static func field(_ name: PropertyName, of spec: EntitySpec, _ schemaVersion: UInt16) throws(ValidationError) -> FieldSpec {
+        guard let field = spec.field(name), field.since <= schemaVersion else {
+            throw ValidationError(field: name.jsonName, "\(spec.type.withArticle) has no property '\(name.jsonName)'"
+                                  + (spec.field(name) != nil ? " in event schema version \(schemaVersion)" : ""))
+        }
+        return field
+    }
+
+    /// Creates carry every required property; updates set at least one; deletes set none.
+    static func checkOperation(_ spec: EntitySpec, _ operation: EventOperation, _ properties: PropertyMap) throws(ValidationError) {
         switch operation {
         case .delete:
             if !properties.isEmpty { throw ValidationError(field: nil, "a delete sets no properties") }
@@ -41,10 +52,9 @@ public enum EntitySchema {
             if properties.isEmpty { throw ValidationError(field: nil, "an update must change at least one property") }
         case .create:
             for field in spec.fields where field.isRequired && (properties[field.name] == nil || properties[field.name] == .null) {
-                throw ValidationError(field: field.name.jsonName, "required when creating a \(type)")
+                throw ValidationError(field: field.name.jsonName, "required when creating \(spec.type.withArticle)")
             }
         }
-        return normalized
     }
 
     /// Checks an event written elsewhere against the rules of its schema version: the id's
@@ -59,11 +69,20 @@ public enum EntitySchema {
         case (_, .uuid): break
         }
         if event.isLocalOnly, event.entityType != .setting { throw ValidationError(field: "scope", "only a setting can be local-only") }
-        let normalized = try validate(event.entityType, event.operation, event.properties, schemaVersion: event.schemaVersion)
-        for (name, value) in event.properties where normalized[name] != value {
+        // Checked in place, without building a normalized copy: a first sync checks every event.
+        let spec = EntitySpec.of(event.entityType)
+        for (name, value) in event.properties where try field(name, of: spec, event.schemaVersion).normalize(value) != value {
             throw ValidationError(field: name.jsonName, "the value is not in normal form (untrimmed text, an unsorted set or non-canonical JSON)")
         }
-        if event.actor.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+        try checkOperation(spec, event.operation, event.properties)
+        try validateActor(event.actor)
+    }
+
+    /// Checks who a write is recorded as: at most `Limits.maxActorBytes` bytes of UTF-8, no
+    /// control characters (the audit trail prints it; a terminal must not take it as commands).
+    public static func validateActor(_ actor: String) throws(ValidationError) {
+        if actor.utf8.count > Limits.maxActorBytes { throw ValidationError(field: "actor", "must be at most \(Limits.maxActorBytes) bytes") }
+        if actor.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             throw ValidationError(field: "actor", "must not contain control characters")
         }
     }

@@ -15,6 +15,9 @@ public enum EntityType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// "an expense", "a category", …: for messages.
+    public var withArticle: String { (self == .expense ? "an " : "a ") + description }
+
     /// Parses `description`.
     public init?(name: String) {
         guard let type = Self.allCases.first(where: { $0.description == name }) else { return nil }

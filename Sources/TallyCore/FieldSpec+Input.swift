@@ -5,7 +5,7 @@ extension FieldSpec {
     /// lengths and normal form follow in `normalize`, shared by every way a value arrives.
     public func value(fromJSON json: JSONValue) throws(ValidationError) -> PropertyValue {
         let field = name.jsonName
-        if json == .null { return .null }
+        if case .null = json { return .null }
         switch kind {
         case .amount:
             switch json {
@@ -113,7 +113,7 @@ extension EntitySpec {
                 continue
             }
             guard let field = field(jsonName: key) else {
-                throw ValidationError(field: key, "a \(type) has no field '\(key)'; fields: \(fields.map(\.name.jsonName).joined(separator: ", "))",
+                throw ValidationError(field: key, "\(type.withArticle) has no field '\(key)'; fields: \(fields.map(\.name.jsonName).joined(separator: ", "))",
                                       kind: .unknownField)
             }
             properties[field.name] = try field.value(fromJSON: json)

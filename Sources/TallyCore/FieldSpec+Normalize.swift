@@ -34,7 +34,10 @@ extension FieldKind {
         case .dateTime:
             guard case .dateTime(let date) = value else { throw ValidationError(field: field, "must be an ISO 8601 date-time with offset") }
             guard DateTime.supportedMillis.contains(date.epochMillis) else {
-                throw ValidationError(field: field, "must lie between the years 1 and 9999")
+                throw ValidationError(field: field, "must lie between the years 1 and 9999 (UTC)")
+            }
+            guard abs(Int(date.offsetMinutes)) <= DateTime.maxOffsetMinutes else {
+                throw ValidationError(field: field, "the UTC offset must lie within ±18:00")
             }
             return value
         case .reference:

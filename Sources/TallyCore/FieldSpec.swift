@@ -1,10 +1,10 @@
 /// One property of one entity type: what it accepts, whether a create needs it, and since
 /// which event schema version it exists.
 ///
-/// This is the single statement of a field's rules. Request decoding (`FieldKind+JSON`),
-/// validation of local writes and of events from other replicas (`EntitySchema`), the CLI's
-/// flag text (`FieldKind+Text`) and the OpenAPI schemas (`FieldKind+OpenAPI`) all read it, so
-/// a rule changed here changes everywhere at once.
+/// This is the single statement of a field's rules. Request decoding and the CLI's flag text
+/// (`FieldSpec+Input`), validation of local writes and of events from other replicas
+/// (`FieldSpec+Normalize`, `EntitySchema`) and the OpenAPI schemas (`OpenAPIDocument+Fields`)
+/// all read it, so a rule changed here changes everywhere at once.
 public struct FieldSpec: Sendable {
     /// The property (its JSON name is `name.jsonName`).
     public let name: PropertyName

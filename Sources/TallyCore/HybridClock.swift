@@ -12,12 +12,16 @@ public struct HybridClock: Sendable {
         self.maximumSkewMillis = maximumSkewMillis
     }
 
-    /// The next reading for a local write, given the current wall time.
+    /// The next reading for a local write, given the current wall time: always greater than
+    /// every reading handed out or observed before. A full counter carries into the
+    /// milliseconds (a wrap to 0 would hand out a stamp that loses to an older one).
     public mutating func tick(wallMillis: UInt64) -> HybridTimestamp {
         if wallMillis > last.millis {
             last = HybridTimestamp(millis: wallMillis, counter: 0)
-        } else {
-            last = HybridTimestamp(millis: last.millis, counter: last.counter &+ 1)
+        } else if last.counter < .max {
+            last = HybridTimestamp(millis: last.millis, counter: last.counter + 1)
+        } else if last.millis < .max {
+            last = HybridTimestamp(millis: last.millis + 1, counter: 0)
         }
         return last
     }

@@ -11,9 +11,23 @@ public indirect enum JSONValue: Sendable, Equatable {
     case array([JSONValue])
     case object([(String, JSONValue)])
 
-    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { "\(lhs)" == "\(rhs)" }
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case (.bool(let a), .bool(let b)): a == b
+        case (.integer(let a), .integer(let b)): a == b
+        case (.number(let a), .number(let b)): a == b
+        case (.string(let a), .string(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        case (.object(let a), .object(let b)): a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: false
+        }
+    }
 
-    /// Compact canonical text (object keys sorted), for setting values.
+    /// Compact canonical text, for setting values: object keys sorted by their UTF-8 bytes
+    /// (code-point order, the same on every platform), no whitespace, strings escaped by
+    /// `JSONText.quote`, integers in decimal (so `-0` is `0`), other numbers as written. Parsing
+    /// it again gives the same text (a fixed point), which replicas compare byte for byte.
     public var canonicalText: String {
         switch self {
         case .null: "null"
@@ -23,7 +37,7 @@ public indirect enum JSONValue: Sendable, Equatable {
         case .string(let text): JSONText.quote(text)
         case .array(let items): "[" + items.map(\.canonicalText).joined(separator: ",") + "]"
         case .object(let fields):
-            "{" + fields.sorted { $0.0 < $1.0 }.map { JSONText.quote($0.0) + ":" + $0.1.canonicalText }.joined(separator: ",") + "}"
+            "{" + fields.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }.map { JSONText.quote($0.0) + ":" + $0.1.canonicalText }.joined(separator: ",") + "}"
         }
     }
 }
@@ -185,7 +199,10 @@ public enum StrictJSON {
         }
 
         mutating func hex4() throws(StrictJSONError) -> UInt32 {
-            guard index + 4 <= bytes.count, let code = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16) else {
+            // Four hex digits exactly: UInt32(_:radix:) alone would also take a sign ("\u+041").
+            let isHex = { (byte: UInt8) in (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte) }
+            guard index + 4 <= bytes.count, bytes[index..<index + 4].allSatisfy(isHex),
+                  let code = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16) else {
                 throw error("expected four hex digits")
             }
             index += 4

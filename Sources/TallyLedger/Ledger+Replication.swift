@@ -83,5 +83,5 @@ extension Ledger {
 public struct ReceiveFailure: Error, Sendable, CustomStringConvertible {
     public let applied: Int
     public let cause: any Error
-    public var description: String { "\(cause) (\(applied) events before it were applied)" }
+    public var description: String { applied > 0 ? "\(cause) (\(applied) events of earlier, complete batches were applied)" : "\(cause)" }
 }

@@ -27,6 +27,7 @@ public struct LedgerSession: Sendable {
             let lookup = ProjectionLookup(db)
             var draft = try build(lookup, try Self.defaultCurrency(in: lookup))
             draft.actor = actor
+            try EntitySchema.validateActor(actor)
             draft.properties = try EntitySchema.validate(draft.entityType, draft.operation, draft.properties)
             try WriteRules.check(draft, against: lookup)
             // What this write overwrites: lets every replica tell a concurrent edit from a later one.

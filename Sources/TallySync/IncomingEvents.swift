@@ -81,6 +81,11 @@ public struct IncomingEvents {
         let slot = chains.index(forKey: event.origin)
         let held = slot.map { chains.values[$0] }
         let heldSequence = held?.sequence ?? 0
+        // Only this replica writes its own chains: an event from outside claiming one of them
+        // beyond what is held is forged, whatever its hash (an echo of a held one is skipped).
+        if localOrigins.contains(event.origin), event.sequence > heldSequence {
+            throw SyncRejection(source: source(), reason: "\(label) claims this replica's own origin; only this replica writes that chain (a forged event)")
+        }
         if event.sequence <= heldSequence {
             if localOrigins.contains(event.origin) || event.sequence < heldSequence || hash == held?.hash {
                 alreadyHeld += 1

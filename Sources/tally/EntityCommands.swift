@@ -16,7 +16,7 @@ protocol EntityFlags: ParsableArguments {
 /// `GET /v1/{type}/{id}` shows it.
 struct AddEntity<Flags: EntityFlags>: ParsableCommand {
     static var configuration: CommandConfiguration {
-        CommandConfiguration(commandName: "add", abstract: "Create a \(Flags.entityType); prints its id.")
+        CommandConfiguration(commandName: "add", abstract: "Create \(Flags.entityType.withArticle); prints its id.")
     }
     @OptionGroup var global: GlobalOptions
     @OptionGroup var fields: Flags
@@ -33,7 +33,7 @@ struct AddEntity<Flags: EntityFlags>: ParsableCommand {
 /// `tally <type> update ID`: sets only the fields whose flags are given.
 struct UpdateEntity<Flags: EntityFlags>: ParsableCommand {
     static var configuration: CommandConfiguration {
-        CommandConfiguration(commandName: "update", abstract: "Change some fields of a \(Flags.entityType) (only the flags given).")
+        CommandConfiguration(commandName: "update", abstract: "Change some fields of \(Flags.entityType.withArticle) (only the flags given).")
     }
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Its id.") var id: String
@@ -49,7 +49,7 @@ struct UpdateEntity<Flags: EntityFlags>: ParsableCommand {
 /// `tally <type> delete ID`: deletes it (its history stays in the log).
 struct DeleteEntity<Flags: EntityFlags>: ParsableCommand {
     static var configuration: CommandConfiguration {
-        CommandConfiguration(commandName: "delete", abstract: "Delete a \(Flags.entityType) (its history stays in the log).")
+        CommandConfiguration(commandName: "delete", abstract: "Delete \(Flags.entityType.withArticle) (its history stays in the log).")
     }
     @OptionGroup var global: GlobalOptions
     @Argument(help: "Its id.") var id: String

@@ -103,8 +103,46 @@ import TallyTestSupport
         let repair = try replica.run(["log", "repair"])
         #expect(repair.status == 0)
         #expect(repair.stdout.contains("Cut the log in segment 0000000000000001.tseg"))
-        _ = try replica.ok(["expense", "add", "--amount", "1"])
+        let added = try replica.ok(["expense", "add", "--amount", "1"])
         #expect(try replica.ok(["audit", "verify"]).hasPrefix("intact"))
+        // The views had seen events the cut removed: they are rebuilt, and show what the log holds.
+        let listed = try replica.allExpensesJSON()
+        #expect(listed.contains(added), "an append after a cut is in the views")
+        let count = ((try JSONSerialization.jsonObject(with: Data(try replica.ok(["expenses", "list", "--json"]).utf8)) as? [String: Any])?["items"] as? [Any])?.count
+        let events = try replica.ok(["log", "dump", "--json"]).split(separator: "\n").count
+        #expect(count == events, "one expense per event left in the log, no ghost of a cut one")
+    }
+
+    /// Option values that once trapped are errors.
+    @Test func hostileOptionValuesAreErrorsNotTraps() throws {
+        let replica = try CLIReplica()
+        let bundle = replica.path + "-bundle"
+        _ = try replica.ok(["segments", "export", "--out", bundle])
+        for skew in ["-1", "inf", "nan", "1e300"] {
+            let result = try replica.run(["segments", "import", bundle, "--max-skew", skew])
+            #expect(result.status != 0 && result.stderr.contains("max-skew"), "--max-skew \(skew): \(result.stderr)")
+        }
+        for amount in ["99999999999999999999", "-5", "0", "1e3", "9223372036854775807"] {
+            let result = try replica.run(["expense", "add", "--amount", amount])
+            #expect(result.status != 0 && result.stderr.contains("amount"), "--amount \(amount): \(result.stderr)")
+        }
+        for date in ["9999999-01-01", "2026-02-30", "0000-01-01"] {
+            let result = try replica.run(["expense", "add", "--amount", "1", "--date", date])
+            #expect(result.status != 0 && result.stderr.contains("date"), "--date \(date): \(result.stderr)")
+        }
+        for cursor in ["99999999999999999999_x", "-_-", "1_00000000-0000-0000-0000-00000000000G"] {
+            let result = try replica.run(["expenses", "list", "--cursor", cursor])
+            #expect(result.status != 0 && result.stderr.contains("cursor"), "--cursor \(cursor): \(result.stderr)")
+        }
+        for date in ["2026-01-01T00:00+18:30", "2026-01-01T00:00-19:00"] {
+            let result = try replica.run(["expense", "add", "--amount", "1", "--date", date])
+            #expect(result.status != 0 && result.stderr.contains("date"), "--date \(date): \(result.stderr)")
+        }
+        let actor = try replica.run(["expense", "add", "--amount", "1", "--actor", "bob\u{1B}[31m"])
+        #expect(actor.status != 0 && actor.stderr.contains("actor"), "\(actor.stderr)")
+        let token = try replica.run(["token", "create", "--name", "ev\u{07}il", "--scope", "read"])
+        #expect(token.status != 0 && token.stderr.contains("name"), "\(token.stderr)")
+        #expect(try replica.ok(["log", "dump", "--json"]).isEmpty, "nothing was appended")
     }
 
     /// One JSON shape per entity: what `expense add --json` prints is the list's item (and

@@ -118,13 +118,34 @@ import TallyTestSupport
             drafts.append(EventDraft(entityType: .expense, entityID: .uuid(UUID()), operation: .update,
                                      properties: [.memo: .string(text), .tags: .strings([text, "b", "a", text])], actor: "t"))
         }
-        for json in ["1.5", "0.1", "1e3", "[1, 2]", "\"é/\"", "{\"b\": null, \"a\": {\"d\": [true]}}", "-0", "12345678901234567890"] {
+        // Inputs Foundation's serializer did not keep fixed (found by review): -0.0 → -0 → 0, a
+        // leading U+FEFF dropped on the second pass, case-insensitive and numeric key order.
+        let tricky = ["-0.0", "-1e-400", "[-0.0]", "{\"a\":-0e5}", "\"\\ufeffx\"", "\"\u{FEFF}x\"", "{\"a\":2,\"A\":1,\"B\":3}",
+                      "{\"x1\":1,\"x01\":2,\"x001\":3}", "1e-05", "1E5", "\"\\u00e9\\n\\/\"", "{\"é\":1,\"e\":2,\"\u{1F600}\":3,\"\u{FF21}\":4}"]
+        for json in ["1.5", "0.1", "1e3", "[1, 2]", "\"é/\"", "{\"b\": null, \"a\": {\"d\": [true]}}", "-0", "12345678901234567890"] + tricky {
             drafts.append(EventDraft(entityType: .setting, entityID: .settingKey("k"), operation: .create, properties: [.value: .json(json)], actor: "t"))
         }
         for var draft in drafts {
             draft.properties = try EntitySchema.validate(draft.entityType, draft.operation, draft.properties)
             #expect(throws: Never.self, "\(draft.properties)") { try EntitySchema.checkIncoming(Self.event(draft)) }
         }
+    }
+
+    /// The canonical JSON of a setting is a fixed point, and its key order is by code point.
+    @Test func canonicalJSONIsAFixedPoint() throws {
+        for text in ["-0.0", "{\"b\":1,\"B\":2,\"a\":[{\"z\":0,\"y\":-0}]}", "\"\u{FEFF}x\"", "[1E5, 1e-05, 0.10]"] {
+            let once = try CanonicalJSON.normalize(text, field: "value")
+            #expect(try CanonicalJSON.normalize(once, field: "value") == once, "\(text) → \(once)")
+        }
+        #expect(try CanonicalJSON.normalize(#"{"b":1,"B":2,"a":3}"#, field: "v") == #"{"B":2,"a":3,"b":1}"#)
+        #expect(throws: ValidationError.self) { try CanonicalJSON.normalize(#""\u+041""#, field: "v") }
+    }
+
+    /// Who a write is recorded as obeys one rule everywhere.
+    @Test func actorsAreBoundedAndPrintable() {
+        #expect(throws: ValidationError.self) { try EntitySchema.validateActor("bob\u{1B}[31m") }
+        #expect(throws: ValidationError.self) { try EntitySchema.validateActor(String(repeating: "😀", count: 40)) }
+        #expect(throws: Never.self) { try EntitySchema.validateActor("token:폰") }
     }
 
     @Test func valuesNotInNormalFormAreRefused() {

@@ -202,6 +202,34 @@ import TallyTestSupport
         #expect(service.writer.head.lastIndex == 0, "nothing was applied")
     }
 
+    /// A peer cannot extend the receiver's own chain (its id is public, on `/health`): the
+    /// forged next event is refused, and the receiver's own next write is still its own.
+    @Test func anEventClaimingTheReceiversOwnOriginIsRefused() async throws {
+        let delivery = try Delivery(Case(name: "good", fragment: "") { _ in })
+        let service = try TallyService(directory: delivery.target, logger: Logger(label: "test"))
+        defer { service.close() }
+        _ = try service.ledger.create(.expense, [.amount: .int(5)], actor: "token:app")
+        let own = service.writer.head.chains[service.directory.identity.origin]!
+        let forged = Event(origin: service.directory.identity.origin, sequence: own.sequence + 1,
+                           timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0), actor: "token:app", entityType: .expense,
+                           entityID: .uuid(UUID()), operation: .create,
+                           properties: SampleEvents.expenseCreate(amount: 666).properties, previousHash: own.hash)
+        var buffer: [UInt8] = []
+        EventCodec.encode(forged).withUnsafeBytes { EventRecords.append($0, to: &buffer) }
+        let records = buffer
+        let token = try service.tokens.create(name: "peer", scopes: [.replicate])
+        try await Application(router: buildRouter(service)).test(.router) { client in
+            let response = try await client.execute(uri: "/v1/replication/push", method: .post,
+                                                    headers: [.authorization: "Bearer \(token)", .contentType: "application/octet-stream"],
+                                                    body: ByteBuffer(bytes: records))
+            #expect(response.status == .unprocessableContent)
+            #expect(String(buffer: response.body).contains("own origin"))
+        }
+        #expect(service.writer.head.chains[service.directory.identity.origin]?.sequence == own.sequence, "nothing was appended")
+        _ = try service.ledger.create(.expense, [.amount: .int(6)], actor: "token:app")
+        #expect(service.writer.head.chains[service.directory.identity.origin]?.sequence == own.sequence + 1)
+    }
+
     /// The control: the same history without a bad event goes through every transport.
     @Test func aGoodHistoryIsAcceptedByEveryTransport() async throws {
         let good = Case(name: "good", fragment: "") { _ in }

@@ -165,6 +165,9 @@ extension TestResponse {
                 (.put, "/v1/settings/a-b", #"{"value": 1}"#, "application/json", .badRequest),                  // no '-' (a UUID never is a key)
                 (.post, "/v1/expenses", #"{"amount": 1, "currency": "AAA"}"#, "application/json", .badRequest), // not ISO 4217
                 (.post, "/v1/expenses", #"{"amount": 1, "payee": 7}"#, "application/json", .badRequest),        // payee: wrong type
+                (.post, "/v1/expenses", #"{"amount": 1, "date": "2026-01-01T00:00+18:59"}"#, "application/json", .badRequest), // offset beyond ±18h
+                (.post, "/v1/expenses", #"{"amount": 1, "date": "0000-12-31T00:00Z"}"#, "application/json", .badRequest),     // year 0
+                (.put, "/v1/settings/theme", #"{"value": "\u+041"}"#, "application/json", .badRequest),       // not a JSON escape
                 (.post, "/v1/expenses", "{\"amount\": 1, \"payee\": \"" + String(repeating: "가", count: Limits.maxShortTextLength + 1) + "\"}",
                  "application/json", .badRequest),                                                                     // payee: too long
                 (.post, "/v1/expenses", #"{"amount": 1, "payee": "a\u0007b"}"#, "application/json", .badRequest), // payee: control character
