@@ -19,8 +19,21 @@ public struct EntitySpec: Sendable {
         }
     }
 
+    /// Its fields by property code, for lookups without a search (every incoming event's
+    /// every property is looked up).
+    private let byCode: [FieldSpec?]
+
+    /// A spec of `type` with `fields`.
+    init(type: EntityType, fields: [FieldSpec]) {
+        self.type = type
+        self.fields = fields
+        var byCode = [FieldSpec?](repeating: nil, count: Int(PropertyName.allCases.map(\.rawValue).max() ?? 0) + 1)
+        for field in fields { byCode[Int(field.name.rawValue)] = field }
+        self.byCode = byCode
+    }
+
     /// The field `name`, if this type has it.
-    public func field(_ name: PropertyName) -> FieldSpec? { fields.first { $0.name == name } }
+    public func field(_ name: PropertyName) -> FieldSpec? { byCode[Int(name.rawValue)] }
 
     /// The field named `jsonName` in JSON or on the command line.
     public func field(jsonName: String) -> FieldSpec? { fields.first { $0.name.jsonName == jsonName } }

@@ -13,8 +13,13 @@ public enum LogError: Error, Sendable, CustomStringConvertible {
     case io(operation: String, path: String, errno: Int32)
     /// The log directory is missing or not a Tally log.
     case notALog(path: String, reason: String)
-    /// A record could not be encoded for the log (too large, …).
+    /// What the caller asked for cannot be done (an event too large, `init` over a replica, …):
+    /// the caller's mistake.
     case rejected(reason: String)
+    /// Something that checks upstream guarantee did not hold (events verified as continuing
+    /// their chains do not, a verified head disagrees with the segments): a bug or a race, never
+    /// the caller's mistake (HTTP 500).
+    case brokenInvariant(reason: String)
 
     /// A short stable code for scripts and HTTP error bodies.
     public var code: String {
@@ -25,6 +30,7 @@ public enum LogError: Error, Sendable, CustomStringConvertible {
         case .io: "io_error"
         case .notALog: "not_a_log"
         case .rejected: "rejected"
+        case .brokenInvariant: "broken_invariant"
         }
     }
 
@@ -45,6 +51,8 @@ public enum LogError: Error, Sendable, CustomStringConvertible {
             "\(path) is not a Tally log: \(reason)"
         case .rejected(let reason):
             "rejected: \(reason)"
+        case .brokenInvariant(let reason):
+            "internal error: \(reason); nothing was written. Please report it; 'tally audit verify' checks the log"
         }
     }
 }

@@ -66,7 +66,7 @@ enum LogRecovery {
         }
         if let knownHead {
             guard knownHead.lastIndex == nextIndex - 1 else {
-                throw LogError.rejected(reason: "the segments hold events up to index \(nextIndex - 1), the verified head says \(knownHead.lastIndex)")
+                throw LogError.brokenInvariant(reason: "the segments hold events up to index \(nextIndex - 1), the verified head says \(knownHead.lastIndex)")
             }
             head = knownHead
         }

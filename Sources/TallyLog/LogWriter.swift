@@ -229,7 +229,7 @@ public final class LogWriter: @unchecked Sendable {
         for (bytes, event) in encodedEvents {
             let chain = head.chains[event.origin]
             guard event.sequence == (chain?.sequence ?? 0) + 1, event.previousHash == (chain?.hash ?? .zero) else {
-                throw LogError.rejected(reason: "event \(event.origin) #\(event.sequence) does not continue its origin's chain")
+                throw LogError.brokenInvariant(reason: "event \(event.origin) #\(event.sequence), verified, does not continue its origin's chain")
             }
             head.advance(past: event, hash: batch.add(bytes, of: event))
         }
@@ -270,7 +270,7 @@ public final class LogWriter: @unchecked Sendable {
         let folder = directory + "/" + SegmentDirectory.adoptionFolderName
         let names = try SegmentDirectory.segmentNames(in: folder)
         guard names.first == SegmentFormat.fileName(firstIndex: 1) else {
-            throw LogError.rejected(reason: "segments to adopt must start at log index 1, found \(names.first ?? "none")")
+            throw LogError.brokenInvariant(reason: "segments to adopt must start at log index 1, found \(names.first ?? "none")")
         }
         segment.close()
         do {

@@ -37,7 +37,8 @@ struct ReplicationRoutes {
             } catch let failure as ReceiveFailure {
                 service.metrics.replicated(failure.applied, from: "push:" + (context.token?.name ?? "?"))
                 let error = APIError.from(failure.cause)
-                throw APIError(error.status == .internalServerError ? .unprocessableContent : error.status, "rejected", error.message + (failure.applied > 0 ? " (of this push, \(failure.applied) events of earlier, complete batches were applied)" : ""))
+                // A refusal keeps its 4xx; a broken invariant on this side stays a 500 (logged by ErrorMiddleware).
+                throw APIError(error.status, error.status == .internalServerError ? error.code : "rejected", error.message + (failure.applied > 0 ? " (of this push, \(failure.applied) events of earlier, complete batches were applied)" : ""))
             }
         }
         group.post("replication/sync") { request, _ in

@@ -122,11 +122,17 @@ public struct StreamReceiver {
         try appender.append(batch)
     }
 
-    /// The stream ended: checks it ended cleanly and appends the rest, durably.
+    /// The stream ended: checks it ended cleanly and appends the rest, durably. A stream that
+    /// ends inside a record (its transport ended normally, so this is how it was sent, not a
+    /// dropped connection) refuses its last batch like a bad event.
     public mutating func finish() throws {
+        do { try decoder.finish() } catch {
+            _ = incoming.takeAccepted()
+            try appender.wait()
+            throw error
+        }
         try flush()
         try appender.wait()
-        try decoder.finish()
     }
 
     /// The stream broke off (a dropped connection): appends what was verified and waits until
