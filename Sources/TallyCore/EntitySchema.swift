@@ -82,8 +82,7 @@ public enum EntitySchema {
     /// control characters (the audit trail prints it; a terminal must not take it as commands).
     public static func validateActor(_ actor: String) throws(ValidationError) {
         if actor.utf8.count > Limits.maxActorBytes { throw ValidationError(field: "actor", "must be at most \(Limits.maxActorBytes) bytes") }
-        // General category Cc is exactly U+0000–001F and U+007F–009F: no property lookups needed.
-        if actor.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+        if FieldKind.containsControlCharacter(actor) {
             throw ValidationError(field: "actor", "must not contain control characters")
         }
     }

@@ -93,35 +93,50 @@ extension FieldKind {
 
     /// True if `raw` passes the text rules and trimming would not change it: within
     /// `maxLength` code points, no control character but newline and tab, not blank when
-    /// `nonEmpty`, and no whitespace at either end. Decided in one pass over the scalars;
+    /// `nonEmpty`, and no whitespace at either end. Decided in one pass over the UTF-8 bytes;
     /// false sends the caller to the slow path, which says what is wrong or trims.
     @inline(__always)
     static func isNormalText(_ raw: String, maxLength: Int, nonEmpty: Bool) -> Bool {
-        var count = 0
-        var first: Unicode.Scalar?
-        var last: Unicode.Scalar?
-        for scalar in raw.unicodeScalars {
-            let value = scalar.value
-            // General category Cc is exactly U+0000–001F and U+007F–009F.
-            if value < 0x20 ? (value != 0x0A && value != 0x09) : (0x7F...0x9F).contains(value) { return false }
-            if first == nil { first = scalar }
-            last = scalar
-            count += 1
-            if count > maxLength { return false }
+        var text = raw
+        return text.withUTF8 { bytes in
+            guard let firstByte = bytes.first, let lastByte = bytes.last else { return !nonEmpty }
+            var scalars = 0
+            var previous: UInt8 = 0
+            for byte in bytes {
+                // Control characters (category Cc): U+0000–001F and U+007F as one byte, U+0080–009F as C2 80…C2 9F.
+                if byte < 0x20 ? (byte != 0x0A && byte != 0x09) : (byte == 0x7F || (previous == 0xC2 && byte < 0xA0 && byte >= 0x80)) { return false }
+                if byte & 0xC0 != 0x80 { scalars += 1 }  // not a continuation byte: a code point starts
+                previous = byte
+            }
+            guard scalars <= maxLength else { return false }
+            if firstByte < 0x80, lastByte < 0x80 { return !isTrimmed(Unicode.Scalar(firstByte)) && !isTrimmed(Unicode.Scalar(lastByte)) }
+            guard let first = raw.unicodeScalars.first, let last = raw.unicodeScalars.last else { return false }
+            return !isTrimmed(first) && !isTrimmed(last)
         }
-        guard let first, let last else { return !nonEmpty }
-        return !isTrimmed(first) && !isTrimmed(last)
+    }
+
+    /// Whether `text` holds a control character (category Cc: U+0000–001F, U+007F–009F), read
+    /// from its UTF-8 bytes without a Unicode property lookup per character.
+    static func containsControlCharacter(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            var previous: UInt8 = 0
+            for byte in bytes {
+                if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && (0x80...0x9F).contains(byte)) { return true }
+                previous = byte
+            }
+            return false
+        }
     }
 
     /// What `trimmingCharacters(in: .whitespacesAndNewlines)` removes: tab to carriage return,
-    /// U+0085, and the separators (Zs, Zl, Zp).
+    /// space, U+0085, the separators (Zs, Zl, Zp), and U+200B, which Foundation still counts as
+    /// a space — read off this Foundation by trimming every scalar (`NormalTextTests` holds the
+    /// two to agreement).
     static func isTrimmed(_ scalar: Unicode.Scalar) -> Bool {
-        let value = scalar.value
-        if value < 0x80 { return (0x09...0x0D).contains(value) || value == 0x20 }
-        if value == 0x85 { return true }
-        switch scalar.properties.generalCategory {
-        case .spaceSeparator, .lineSeparator, .paragraphSeparator: return true
-        default: return false
+        switch scalar.value {
+        case 0x09...0x0D, 0x20, 0x85, 0xA0, 0x1680, 0x2000...0x200B, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000: true
+        default: false
         }
     }
 

@@ -47,6 +47,10 @@ public struct DataDirectory: Sendable {
               ReplicaID(string: identity.replicaId) != nil, ReplicaID(string: identity.localChainId) != nil
         else { throw LogError.notALog(path: path, reason: "replica.json is unreadable") }
         self.identity = identity
+        // Data directories made before 0700 at creation are narrowed when next opened (the
+        // owner's choice to share one is not ours to keep: peer tokens are in it).
+        var info = stat()
+        if stat(path, &info) == 0, info.st_uid == geteuid(), info.st_mode & 0o077 != 0 { _ = chmod(path, 0o700) }
     }
 
     /// Creates a new replica in `path` (which may exist but must not hold one already).
@@ -56,6 +60,8 @@ public struct DataDirectory: Sendable {
             throw LogError.rejected(reason: "\(path) already holds a replica; its id never changes, so init refuses to overwrite it")
         }
         try fileManager.createDirectory(atPath: path + "/log", withIntermediateDirectories: true)
+        // Only its owner may look inside: it holds token hashes, peer tokens and the ledger itself.
+        guard chmod(path, 0o700) == 0 else { throw LogError.io(operation: "chmod 0700", path: path, errno: errno) }
         let identity = ReplicaIdentity(
             replicaId: ReplicaID.random().description, localChainId: ReplicaID.random().description, name: name,
             createdAt: ISO8601DateFormatter().string(from: Date()), formatVersion: 1)
@@ -77,11 +83,14 @@ public struct DataDirectory: Sendable {
 }
 
 /// Writes a file beside its final name, fsyncs it, renames it into place and fsyncs the directory.
-public func writeDurably(_ data: Data, to path: String) throws {
+public func writeDurably(_ data: Data, to path: String, mode: mode_t = 0o644) throws {
     let temporary = path + ".tmp"
-    let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
     guard fd >= 0 else { throw LogError.io(operation: "create", path: temporary, errno: errno) }
     defer { close(fd) }
+    // Exactly `mode` before the first byte: `open` keeps the mode of a stale temporary file
+    // left by a crash, and the umask could only narrow it.
+    guard fchmod(fd, mode) == 0 else { throw LogError.io(operation: "fchmod", path: temporary, errno: errno) }
     try data.withUnsafeBytes { try SegmentDirectory.writeAll(fd, $0, path: temporary) }
     guard fsync(fd) == 0 else { throw LogError.io(operation: "fsync", path: temporary, errno: errno) }
     guard rename(temporary, path) == 0 else { throw LogError.io(operation: "rename", path: temporary, errno: errno) }

@@ -12,7 +12,7 @@ public final class FileLock: Sendable {
     }
 
     /// Takes the lock, retrying every 10 ms for up to `timeout` seconds.
-    convenience init(path: String, timeout: Double) throws(LogError) {
+    public convenience init(path: String, timeout: Double) throws(LogError) {
         let start = Date()
         while true {
             if let fd = try Self.take(path) {

@@ -146,7 +146,7 @@ enum OpenAPIDocument {
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "{applied, alreadyHeld}"}, "422": {$ref: "#/components/responses/Error"}}
       /v1/replication/sync:
         post:
-          requestBody: {required: true, content: {application/json: {schema: {type: object, anyOf: [{required: [peer]}, {required: [url, token]}], properties: {peer: {type: string}, url: {type: string, format: uri}, token: {type: string}}}}}}
+          requestBody: {required: true, content: {application/json: {schema: {type: object, required: [peer], additionalProperties: false, properties: {peer: {type: string, description: "a peer configured with 'tally peers add'; the service never syncs with a URL a client names"}}}}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "{pulled, pushed, alreadyHeld, newConflicts, newMerges}"}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "502": {$ref: "#/components/responses/Error"}}
       /v1/expenses:
         get:

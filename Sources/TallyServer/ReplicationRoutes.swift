@@ -47,19 +47,13 @@ struct ReplicationRoutes {
                 if case .string(let text)? = fields.first(where: { $0.0 == name })?.1 { return text }
                 return nil
             }
-            let peer: Peer
-            if let name = field("peer") {
-                guard let configured = try PeerStore(directory: service.directory).all().first(where: { $0.name == name }) else {
-                    throw APIError(.notFound, "not_found", "no peer named '\(name)' (tally peers add)")
-                }
-                peer = configured
-            } else if let url = field("url"), let token = field("token") {
-                guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme), parsed.host?.isEmpty == false else {
-                    throw ValidationError(field: "url", "must be an http:// or https:// URL with a host")
-                }
-                peer = Peer(name: url, url: url, token: token)
-            } else {
-                throw ValidationError(field: "peer", "give a configured peer's name, or url and token")
+            // Only configured peers (`tally peers add`): the service never fetches a URL a client
+            // names, so a token cannot turn it into a probe of the network it sits in.
+            guard fields.count == 1, let name = field("peer") else {
+                throw ValidationError(field: "peer", "give a configured peer's name, {\"peer\": NAME} (tally peers add NAME URL --token T)")
+            }
+            guard let peer = try PeerStore(directory: service.directory).all().first(where: { $0.name == name }) else {
+                throw APIError(.notFound, "not_found", "no peer named '\(name)' (tally peers add)")
             }
             let report: Ledger.SyncReport
             do {

@@ -26,6 +26,9 @@ struct AuthMiddleware: RouterMiddleware {
         // The router ignores empty segments, so "/v1//replication/push" would reach a route that
         // the prefix check below does not recognise: such paths are refused before anything else.
         if path.contains("//") { throw APIError(.badRequest, "invalid_path", "the path has an empty segment ('//')") }
+        // Likewise a percent-encoded path ("/v1/%72eplication/push"): no route of this API needs
+        // one (ids and setting keys are plain ASCII), and the router may decode what this check sees raw.
+        if path.contains("%") { throw APIError(.badRequest, "invalid_path", "the path is percent-encoded; no route of this API needs it") }
         if path == "/health" { return try await next(request, context) }
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
             throw APIError(.unauthorized, "unauthorized", "send 'Authorization: Bearer <token>' (create one with 'tally token create')")

@@ -20,11 +20,11 @@ public struct TokenRecord: Sendable, Codable, Equatable {
 /// file changes, so `tally token create|revoke` take effect on a running server at once.
 public final class TokenStore: @unchecked Sendable {
     // @unchecked: `cache` is only touched under `lock`.
-    let path: String
+    let file: SecretFile<[TokenRecord]>
     private let lock = NSLock()
-    private var cache: (modified: timespec, tokens: [TokenRecord], bySecret: [String: TokenRecord])?
+    private var cache: (version: FileVersion, tokens: [TokenRecord], bySecret: [String: TokenRecord])?
 
-    public init(directory: DataDirectory) { path = directory.path + "/tokens.json" }
+    public init(directory: DataDirectory) { file = SecretFile(path: directory.path + "/tokens.json", empty: []) }
 
     /// Every token record (re-read when the file's modification time changes).
     public func all() throws -> [TokenRecord] {
@@ -39,18 +39,16 @@ public final class TokenStore: @unchecked Sendable {
         let digest = Self.digest(secret)
         guard let record = state.tokens.first(where: { $0.sha256 == digest }) else { return nil }
         lock.withLock {
-            if cache?.modified == state.modified, (cache?.bySecret.count ?? 0) < 1_000 { cache?.bySecret[secret] = record }
+            if cache?.version == state.version, (cache?.bySecret.count ?? 0) < 1_000 { cache?.bySecret[secret] = record }
         }
         return record
     }
 
-    private func current() throws -> (modified: timespec, tokens: [TokenRecord], bySecret: [String: TokenRecord]) {
-        var info = stat()
-        let modified = stat(path, &info) == 0 ? info.st_mtim : timespec()
+    private func current() throws -> (version: FileVersion, tokens: [TokenRecord], bySecret: [String: TokenRecord]) {
+        let version = FileVersion(path: file.path)
         return try lock.withLock {
-            if let cache, cache.modified == modified { return cache }
-            let tokens = try FileManager.default.contents(atPath: path).map { try JSONDecoder().decode([TokenRecord].self, from: $0) } ?? []
-            cache = (modified, tokens, [:])
+            if let cache, cache.version == version { return cache }
+            cache = (version, try file.read(), [:])
             return cache!
         }
     }
@@ -61,28 +59,23 @@ public final class TokenStore: @unchecked Sendable {
         for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255) }
         let secret = "tly_" + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        var tokens = try all()
-        guard !tokens.contains(where: { $0.name == name }) else { throw LogError.rejected(reason: "a token named '\(name)' exists; revoke it first") }
-        tokens.append(TokenRecord(name: name, scopes: scopes, sha256: Self.digest(secret), createdAt: ISO8601DateFormatter().string(from: Date())))
-        try save(tokens)
+        try file.update { tokens in
+            guard !tokens.contains(where: { $0.name == name }) else { throw LogError.rejected(reason: "a token named '\(name)' exists; revoke it first") }
+            tokens.append(TokenRecord(name: name, scopes: scopes, sha256: Self.digest(secret), createdAt: ISO8601DateFormatter().string(from: Date())))
+        }
+        lock.withLock { cache = nil }
         return secret
     }
 
     /// Removes a token by name; false if there was none.
     public func revoke(name: String) throws -> Bool {
-        var tokens = try all()
-        guard let index = tokens.firstIndex(where: { $0.name == name }) else { return false }
-        tokens.remove(at: index)
-        try save(tokens)
-        return true
-    }
-
-    private func save(_ tokens: [TokenRecord]) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try writeDurably(try encoder.encode(tokens), to: path)
-        chmod(path, 0o600)
+        let removed = try file.update { tokens in
+            guard let index = tokens.firstIndex(where: { $0.name == name }) else { return false }
+            tokens.remove(at: index)
+            return true
+        }
         lock.withLock { cache = nil }
+        return removed
     }
 
     static func digest(_ secret: String) -> String {
@@ -90,6 +83,18 @@ public final class TokenStore: @unchecked Sendable {
     }
 }
 
-extension timespec: @retroactive Equatable {
-    public static func == (lhs: timespec, rhs: timespec) -> Bool { lhs.tv_sec == rhs.tv_sec && lhs.tv_nsec == rhs.tv_nsec }
+/// What tells one version of a file from another without reading it: `writeDurably` renames a
+/// new file into place (a new inode), and an edit in place changes the size or the change time
+/// (ctime, which no one can set back), so any change of content changes this.
+struct FileVersion: Equatable {
+    var inode: UInt64 = 0, size: Int64 = 0, modified = 0 as Int, modifiedNanos = 0 as Int, changed = 0 as Int, changedNanos = 0 as Int
+
+    init(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return }
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        (modified, modifiedNanos) = (info.st_mtim.tv_sec, info.st_mtim.tv_nsec)
+        (changed, changedNanos) = (info.st_ctim.tv_sec, info.st_ctim.tv_nsec)
+    }
 }

@@ -16,37 +16,27 @@ public struct Peer: Codable, Sendable, Equatable {
 
 /// `DATA_DIR/peers.json` (mode 0600): the configured peers and their tokens.
 public struct PeerStore: Sendable {
-    let path: String
+    let file: SecretFile<[Peer]>
 
-    public init(directory: DataDirectory) { path = directory.path + "/peers.json" }
+    public init(directory: DataDirectory) { file = SecretFile(path: directory.path + "/peers.json", empty: []) }
 
-    public func all() throws -> [Peer] {
-        guard let data = FileManager.default.contents(atPath: path) else { return [] }
-        return try JSONDecoder().decode([Peer].self, from: data)
-    }
+    public func all() throws -> [Peer] { try file.read() }
 
     public func add(_ peer: Peer) throws {
         guard URL(string: peer.url)?.scheme.map({ ["http", "https"].contains($0) }) == true else {
             throw LogError.rejected(reason: "peer URL must start with http:// or https://")
         }
-        var peers = try all()
-        guard !peers.contains(where: { $0.name == peer.name }) else { throw LogError.rejected(reason: "a peer named '\(peer.name)' exists; remove it first") }
-        peers.append(peer)
-        try save(peers)
+        try file.update { peers in
+            guard !peers.contains(where: { $0.name == peer.name }) else { throw LogError.rejected(reason: "a peer named '\(peer.name)' exists; remove it first") }
+            peers.append(peer)
+        }
     }
 
     public func remove(name: String) throws -> Bool {
-        var peers = try all()
-        guard let index = peers.firstIndex(where: { $0.name == name }) else { return false }
-        peers.remove(at: index)
-        try save(peers)
-        return true
-    }
-
-    private func save(_ peers: [Peer]) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try writeDurably(try encoder.encode(peers), to: path)
-        chmod(path, 0o600)
+        try file.update { peers in
+            guard let index = peers.firstIndex(where: { $0.name == name }) else { return false }
+            peers.remove(at: index)
+            return true
+        }
     }
 }

@@ -9,6 +9,10 @@ import TallyLog
 /// what it lacks. Both directions stream, and received events are verified and appended in
 /// batches as they arrive, so an interrupted sync keeps what arrived and resumes from there.
 public struct ReplicaClient: ReplicaTransport {
+    /// The client every sync uses: it follows no redirect (a peer's answer must not send this
+    /// replica, and its token, somewhere else).
+    static let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
+
     /// The peer's service, e.g. `http://192.168.0.5:8080`.
     public let baseURL: String
     /// A token of the peer's with the `replicate` scope.
@@ -29,16 +33,21 @@ public struct ReplicaClient: ReplicaTransport {
         return request
     }
 
+    /// Refuses a failed answer, naming its status and, if the body is Tally's JSON error, its
+    /// code — never the body itself (a peer's text must not reach our callers or logs).
     static func check(_ response: HTTPClientResponse, _ what: String) async throws {
         guard response.status.code < 300 else {
-            let body = try await response.body.collect(upTo: 1 << 16)
-            throw SyncRejection(source: what, reason: "the peer answered \(response.status.code): \(String(buffer: body))")
+            let body = try? await response.body.collect(upTo: 1 << 16)
+            let object = body.flatMap { try? JSONSerialization.jsonObject(with: Data($0.readableBytesView)) as? [String: Any] }
+            let code = (object?["error"] as? [String: Any])?["code"] as? String
+            let shown = code.flatMap { $0.count <= 40 && $0.allSatisfy({ $0.isASCII && ($0.isLetter || $0 == "_") }) ? " (\($0))" : nil } ?? ""
+            throw SyncRejection(source: what, reason: "the peer answered \(response.status.code)\(shown)")
         }
     }
 
     /// The peer's version vector.
     public func vector() async throws -> VersionVector {
-        let response = try await HTTPClient.shared.execute(request("/v1/replication/vector", method: .GET), timeout: .seconds(30))
+        let response = try await Self.http.execute(request("/v1/replication/vector", method: .GET), timeout: .seconds(30))
         try await Self.check(response, "GET \(baseURL)/v1/replication/vector")
         return try JSONDecoder().decode(VersionVector.self, from: Data(try await response.body.collect(upTo: 1 << 20).readableBytesView))
     }
@@ -56,7 +65,7 @@ public struct ReplicaClient: ReplicaTransport {
         var request = request("/v1/replication/pull", method: .POST)
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: mine.json))
-        let response = try await HTTPClient.shared.execute(request, timeout: .hours(1))
+        let response = try await Self.http.execute(request, timeout: .hours(1))
         try await Self.check(response, "POST \(baseURL)/v1/replication/pull")
         do {
             for try await buffer in response.body { try receiver.feed(buffer.readableBytesView) }
@@ -74,7 +83,7 @@ public struct ReplicaClient: ReplicaTransport {
         var request = request("/v1/replication/sync", method: .POST)
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: body))
-        let response = try await HTTPClient.shared.execute(request, timeout: .hours(1))
+        let response = try await Self.http.execute(request, timeout: .hours(1))
         let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
         guard response.status.code == 200 else { throw SyncRejection(source: label, reason: "the running server's sync failed (\(response.status.code)): \(text)") }
         return text
@@ -87,7 +96,7 @@ public struct ReplicaClient: ReplicaTransport {
         var request = request("/v1/replication/push", method: .POST)
         request.headers.add(name: "Content-Type", value: "application/octet-stream")
         request.body = .stream(stream, length: .unknown)
-        let response = try await HTTPClient.shared.execute(request, timeout: .hours(1))
+        let response = try await Self.http.execute(request, timeout: .hours(1))
         try await Self.check(response, "POST \(baseURL)/v1/replication/push")
         let report = try JSONSerialization.jsonObject(with: Data(try await response.body.collect(upTo: 1 << 20).readableBytesView)) as? [String: Any] ?? [:]
         return PushReport(sent: sent.value, applied: report["applied"] as? Int ?? 0, alreadyHeld: report["alreadyHeld"] as? Int ?? 0)

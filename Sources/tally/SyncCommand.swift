@@ -37,8 +37,10 @@ struct SyncCommand: AsyncParsableCommand {
             guard let local = LocalServer.read(directory) else {
                 throw CLIError("another process holds the writer lock and no running server is recorded in \(directory.path)/server.json; retry when it is done")
             }
-            let body: String = configuredPeerName(directory).map { #"{"peer": \#(JSONText.quote($0))}"# }
-                ?? #"{"url": \#(JSONText.quote(target.baseURL)), "token": \#(JSONText.quote(target.token))}"#
+            // The service syncs only with configured peers: a URL typed here is registered as
+            // one first (named by the URL, its token updated), then named to the service.
+            let name = try configuredPeerName(directory) ?? registerPeer(directory, target)
+            let body = #"{"peer": \#(JSONText.quote(name))}"#
             let text = try await ReplicaClient(baseURL: local.url, token: local.token, label: "the running server").requestSync(body)
             print(json ? text : "Handed to the running server: \(text)")
             return
@@ -48,6 +50,14 @@ struct SyncCommand: AsyncParsableCommand {
         } else {
             print("Pulled \(report.pulled), pushed \(report.pushed) new events (\(report.alreadyHeld) already held); \(report.newConflicts) new conflicts, \(report.newMerges) new category merges.")
         }
+    }
+
+    /// Registers `target` as the peer named by its URL (replacing an older registration's token).
+    func registerPeer(_ directory: DataDirectory, _ target: ReplicaClient) throws -> String {
+        let peers = PeerStore(directory: directory)
+        _ = try peers.remove(name: target.baseURL)
+        try peers.add(Peer(name: target.baseURL, url: target.baseURL, token: target.token))
+        return target.baseURL
     }
 
     func configuredPeerName(_ directory: DataDirectory) -> String? {
@@ -135,8 +145,7 @@ enum LocalServer {
     static func write(_ directory: DataDirectory, url: String, tokens: TokenStore) throws {
         _ = try? tokens.revoke(name: "local:server")
         let token = try tokens.create(name: "local:server", scopes: TokenScope.allCases)
-        try writeDurably(try JSONEncoder().encode(Record(url: url, token: token)), to: path(directory))
-        chmod(path(directory), 0o600)
+        try writeDurably(try JSONEncoder().encode(Record(url: url, token: token)), to: path(directory), mode: 0o600)
     }
 
     static func remove(_ directory: DataDirectory, tokens: TokenStore) {

@@ -7,6 +7,7 @@ import Testing
 import TallyCore
 import TallyLog
 import TallyServer
+import TallySync
 import TallyTestSupport
 
 /// A replica with a running (in-process) service and three tokens.
@@ -231,17 +232,50 @@ extension TestResponse {
     @Test func aSyncRequestWithABadOrDeadPeerIsTheCallersOrThePeersFaultNeverA500() async throws {
         let fixture = try ServerFixture()
         try await fixture.test { client in
+            try PeerStore(directory: fixture.service.directory).add(Peer(name: "dead", url: "http://127.0.0.1:9", token: "t"))  // port 9: nothing listens
             let cases: [(String, HTTPResponse.Status, String)] = [
-                (#"{"url": "", "token": "t"}"#, .badRequest, "invalid_field"),
+                // The service never fetches a URL a client names (no SSRF): only configured peers.
+                (#"{"url": "http://169.254.169.254/latest/meta-data", "token": "t"}"#, .badRequest, "invalid_field"),
                 (#"{"url": "ftp://example.org", "token": "t"}"#, .badRequest, "invalid_field"),
+                (#"{"peer": "dead", "url": "http://127.0.0.1:1"}"#, .badRequest, "invalid_field"),
                 (#"{"token": "t"}"#, .badRequest, "invalid_field"),
                 (#"{"peer": "nobody"}"#, .notFound, "not_found"),
-                (#"{"url": "http://127.0.0.1:9", "token": "t"}"#, .badGateway, "peer_failed"),  // port 9 (discard): nothing listens
+                (#"{"peer": "dead"}"#, .badGateway, "peer_failed"),
             ]
             for (body, status, code) in cases {
                 let response = try await client.send(.post, "/v1/replication/sync", token: fixture.replicate, json: body)
                 #expect(response.status == status, "\(body): \(response.status)")
                 #expect(response.errorCode == code, "\(body)")
+            }
+        }
+    }
+
+    /// A hostile peer's answer never reaches the caller (its body is not echoed) and cannot send
+    /// the service elsewhere (redirects are not followed).
+    @Test func aSyncNeverEchoesAPeersBodyNorFollowsItsRedirects() async throws {
+        let fixture = try ServerFixture()
+        let hostile = Router()
+        hostile.post("/v1/replication/pull") { request, _ in
+            if request.headers[.authorization] == "Bearer echo" {
+                return Response(status: .internalServerError, body: .init(byteBuffer: ByteBuffer(string: #"{"error": {"code": "SECRET BODY", "message": "SECRET BODY"}}"#)))
+            }
+            return Response(status: .ok, body: .init(byteBuffer: ByteBuffer()))
+        }
+        hostile.get("/v1/replication/vector") { _, _ in
+            Response(status: .found, headers: [.location: "http://127.0.0.1:9/stolen"])
+        }
+        let app = Application(router: hostile, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { peerClient in
+            let url = "http://127.0.0.1:\(peerClient.port!)"
+            let peers = PeerStore(directory: fixture.service.directory)
+            try peers.add(Peer(name: "echo", url: url, token: "echo"))
+            try peers.add(Peer(name: "redirect", url: url, token: "redirect"))
+            try await fixture.test { client in
+                let echoed = try await client.send(.post, "/v1/replication/sync", token: fixture.replicate, json: #"{"peer": "echo"}"#)
+                #expect(echoed.status == .unprocessableContent && echoed.errorCode == "rejected")
+                #expect(!String(buffer: echoed.body).contains("SECRET"), "\(String(buffer: echoed.body))")
+                let redirected = try await client.send(.post, "/v1/replication/sync", token: fixture.replicate, json: #"{"peer": "redirect"}"#)
+                #expect(String(buffer: redirected.body).contains("302"), "the redirect is refused, not followed")
             }
         }
     }
@@ -286,6 +320,68 @@ extension TestResponse {
             #expect(text.contains(#"tally_http_requests_total{route="/v1/expenses/{id}",method="GET",status="404"} 1"#), "\(text)")
             #expect(text.contains("tally_log_events 1") && text.contains("tally_projection_lag_events 0"))
             #expect(text.contains("tally_http_request_duration_seconds_bucket"))
+        }
+    }
+}
+
+/// Every documented route with every scope, and with `//` and percent-encoded variants of its
+/// path: the scope a route needs is the one it is documented with, however its path is spelled.
+@Suite struct ScopeTests {
+    /// (method, path) of every operation in the served OpenAPI document, parameters filled in.
+    static func operations(_ yaml: String) -> [(String, String)] {
+        var operations: [(String, String)] = []
+        var path: String?
+        var inPaths = false
+        for line in yaml.split(separator: "\n") {
+            if line == "paths:" { inPaths = true; continue }
+            guard inPaths else { continue }
+            if line.hasPrefix("  /") { path = String(line.dropFirst(2).dropLast()) }
+            else if line.hasPrefix("    "), !line.hasPrefix("     "), let path {
+                let word = String(line.dropFirst(4).prefix { $0 != ":" })
+                if ["get", "post", "put", "patch", "delete"].contains(word) {
+                    operations.append((word.uppercased(), path.replacingOccurrences(of: "{id}", with: "8b1a9953-c461-4b3e-9f5c-1d6a3b1e2f00")
+                        .replacingOccurrences(of: "{key}", with: "theme")))
+                }
+            }
+        }
+        return operations
+    }
+
+    @Test func everyRouteNeedsItsDocumentedScopeHoweverItIsSpelled() async throws {
+        let fixture = try ServerFixture()
+        try await fixture.test { client in
+            let yaml = String(buffer: try await client.send(.get, "/openapi.yaml", token: fixture.readOnly).body)
+            let operations = Self.operations(yaml)
+            #expect(operations.count > 20)
+            let tokens: [(String, Set<String>)] = [(fixture.readOnly, ["read"]), (fixture.readWrite, ["read", "write"]), (fixture.replicate, ["replicate"])]
+            for (method, path) in operations where path != "/health" && path != "/openapi.yaml" {
+                let needed = path.hasPrefix("/v1/replication") ? "replicate" : method == "GET" ? "read" : "write"
+                for (token, scopes) in tokens {
+                    let allowed = scopes.contains(needed)
+                    if allowed && path == "/v1/changes" { continue }  // an endless stream
+                    let response = try await client.send(HTTPRequest.Method(method)!, path, token: token, json: allowed ? nil : "{}")
+                    if allowed {
+                        #expect(response.status != .forbidden && response.status != .unauthorized, "\(method) \(path) with \(scopes)")
+                    } else {
+                        #expect(response.status == .forbidden, "\(method) \(path) with \(scopes): \(response.status)")
+                    }
+                }
+                // Spelled otherwise, it is refused before any scope is decided.
+                let segments = path.split(separator: "/").map(String.init)
+                var variants: [String] = []
+                for index in segments.indices {
+                    variants.append("/" + segments[..<index].joined(separator: "/") + (index > 0 ? "/" : "") + "/" + segments[index...].joined(separator: "/"))
+                }
+                variants.append("/" + segments.map { $0.replacingOccurrences(of: "r", with: "%72") }.joined(separator: "/"))
+                for variant in variants where variant != path {
+                    let response = try await client.send(HTTPRequest.Method(method)!, variant, token: fixture.readWrite, json: "{}")
+                    #expect(response.status != .ok && response.status != .created && response.status != .noContent,
+                            "\(method) \(variant) must not succeed: \(response.status)")
+                    if variant.contains("//") || variant.contains("%") {
+                        #expect(response.status == .badRequest, "\(method) \(variant): \(response.status)")
+                    }
+                }
+            }
         }
     }
 }
