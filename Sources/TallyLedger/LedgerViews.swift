@@ -102,8 +102,9 @@ public struct LedgerViews: Sendable {
         guard projected > after else { return [] }
         var items: [(UInt64, String)] = []
         try projector.directory.reader.forEachEvent(from: after + 1) { logged in
-            guard logged.index <= projected, items.count < limit else { return }
+            guard logged.index <= projected, items.count < limit else { return false }
             items.append((logged.index, logged.event.json(index: logged.index, hash: logged.hash).serialized))
+            return true
         }
         return items
     }

@@ -38,6 +38,16 @@ public struct LogReader: Sendable {
         try forEachEncodedEvent(from: fromIndex) { logged, _ in try body(logged) }
     }
 
+    /// Calls `body` with the events from `fromIndex` on until it returns false, and reads no
+    /// further: a reader that wants a page (the change feed) costs what it reads, not the rest
+    /// of the log.
+    public func forEachEvent(from fromIndex: UInt64, while body: (LoggedEvent) throws -> Bool) throws {
+        struct Enough: Error {}
+        do {
+            try forEachEncodedEvent(from: fromIndex) { logged, _ in if try !body(logged) { throw Enough() } }
+        } catch is Enough {}
+    }
+
     /// Like `forEachEvent`, in chunks of up to `chunkSize` events in log order, read and decoded
     /// on a second thread one chunk ahead of `body` (see `Prefetcher`).
     public func forEachEventChunk(from fromIndex: UInt64 = 1, chunkSize: Int = 4_096, checkingSeals: Bool = false,

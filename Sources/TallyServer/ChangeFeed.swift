@@ -1,6 +1,8 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import ServiceLifecycle
+import Synchronization
 import TallyCore
 import TallyLog
 import TallyLedger
@@ -8,27 +10,38 @@ import TallyLedger
 /// `GET /v1/changes?after=CURSOR` (or a `Last-Event-ID` header): a server-sent event for every
 /// event after the cursor, local or replicated, as soon as it is projected; the event's log
 /// index is its id, so a client resumes from the last one it saw.
+///
+/// A stream reads forward from its cursor a page at a time (linear in what it sends, memory
+/// bounded by one page), ends within a second of its token's revocation and at once when the
+/// service shuts down, and a token may hold at most `maxStreamsPerToken` at a time (429 beyond).
 struct ChangeFeed {
     let service: TallyService
 
     func add(to group: RouterGroup<TallyRequestContext>) {
-        group.get("changes") { request, _ in
+        group.get("changes") { request, context in
             let text = request.uri.queryParameters.get("after") ?? request.headers[HTTPField.Name("Last-Event-ID")!] ?? "0"
             guard let after = UInt64(text) else { throw ValidationError(field: "after", "must be a log index (a previous event's id)") }
+            guard let token = context.token else { throw APIError(.unauthorized, "unauthorized", "a change feed needs a token") }
+            guard service.openStreams.open(for: token.sha256, limit: service.maxStreamsPerToken) else {
+                throw APIError(.tooManyRequests, "too_many_streams",
+                               "token '\(token.name)' already holds \(service.maxStreamsPerToken) change feeds; close one (or resume it with Last-Event-ID)")
+            }
             let service = self.service
             let body = ResponseBody { writer in
+                defer { service.openStreams.close(for: token.sha256) }
                 var cursor = after
                 var idle = 0
                 try await writer.write(ByteBuffer(string: ": tally change feed\n\n"))
-                while !Task.isCancelled {
+                while !Task.isCancelled, !Task.isShuttingDownGracefully, try service.tokens.isCurrent(token) {
                     let from = cursor
-                    let batch = try await service.run { try service.views.changes(after: from) }
+                    let batch = try await service.run { try service.views.changes(after: from, limit: 1_000) }
                     for (index, data) in batch {
                         try await writer.write(ByteBuffer(string: "id: \(index)\nevent: change\ndata: \(data)\n\n"))
                         cursor = index
                     }
                     if batch.isEmpty {
-                        try await Task.sleep(for: .milliseconds(250))
+                        // Wakes at once when the service shuts down (SIGTERM), so it stops with clients attached.
+                        try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(250)) }
                         idle += 1
                         // A comment line every ~15 s keeps proxies from closing the stream (and notices a gone client).
                         if idle % 60 == 0 { try await writer.write(ByteBuffer(string: ": keep-alive\n\n")) }
@@ -39,6 +52,27 @@ struct ChangeFeed {
                 try await writer.finish(nil)
             }
             return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"], body: body)
+        }
+    }
+}
+
+/// How many change feeds each token holds open (by its hash).
+final class OpenStreams: Sendable {
+    private let counts = Mutex<[String: Int]>([:])
+
+    /// Counts one more stream for `key` unless it holds `limit` already.
+    func open(for key: String, limit: Int) -> Bool {
+        counts.withLock { counts in
+            guard counts[key, default: 0] < limit else { return false }
+            counts[key, default: 0] += 1
+            return true
+        }
+    }
+
+    func close(for key: String) {
+        counts.withLock { counts in
+            counts[key, default: 1] -= 1
+            if counts[key] == 0 { counts[key] = nil }
         }
     }
 }

@@ -17,12 +17,17 @@ public final class TallyService: Sendable {
     public let tokens: TokenStore
     /// Request and replication counters for `/metrics`.
     public let metrics = Metrics()
+    /// Change feeds one token may hold open at once (429 beyond): a leaked client loop cannot
+    /// tie up the service's threads and file descriptors.
+    public let maxStreamsPerToken: Int
+    let openStreams = OpenStreams()
     public let logger: Logger
     private let blocking = DispatchQueue(label: "tally.blocking", attributes: .concurrent)
 
     /// Opens the replica: takes the writer lock, migrates and catches up the views.
-    public init(directory: DataDirectory, logger: Logger, lockTimeout: Double = 0) throws {
+    public init(directory: DataDirectory, logger: Logger, lockTimeout: Double = 0, maxStreamsPerToken: Int = 4) throws {
         self.logger = logger
+        self.maxStreamsPerToken = maxStreamsPerToken
         ledger = try Ledger(directory: directory, lockTimeout: lockTimeout)
         if let torn = ledger.opening.tornTail { logger.warning("cut a torn tail on open", metadata: ["log.tail": "\(torn)"]) }
         logger.info("views caught up", metadata: ["events.applied": "\(ledger.opening.caughtUp)"])

@@ -53,6 +53,12 @@ public final class TokenStore: @unchecked Sendable {
         }
     }
 
+    /// Whether `record` is still a current token (not revoked): what an open stream asks
+    /// before each batch, at the cost of a `stat` while the file is unchanged.
+    public func isCurrent(_ record: TokenRecord) throws -> Bool {
+        try current().tokens.contains { $0.sha256 == record.sha256 }
+    }
+
     /// Creates a token and returns its secret, which is shown once and stored only as a hash.
     public func create(name: String, scopes: [TokenScope]) throws -> String {
         var bytes = [UInt8](repeating: 0, count: 32)

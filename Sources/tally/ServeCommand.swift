@@ -13,12 +13,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Address to listen on.") var host = "127.0.0.1"
     @Option(help: "Port to listen on.") var port = 8080
     @Option(help: "Seconds between syncs with the configured peers.") var syncInterval = 30
+    @Option(help: "Change feeds (/v1/changes) one token may hold open at once; more get 429.") var maxStreamsPerToken = 4
 
     func run() async throws {
         // Logs go to standard error; standard output carries only the "listening" line.
         var logger = Logger(label: "tally") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = .info
-        let service = try TallyService(directory: try global.open(), logger: logger, lockTimeout: global.lockTimeout)
+        guard (1...1_000).contains(maxStreamsPerToken) else { throw CLIError("invalid --max-streams-per-token \(maxStreamsPerToken): 1 to 1000") }
+        let service = try TallyService(directory: try global.open(), logger: logger, lockTimeout: global.lockTimeout, maxStreamsPerToken: maxStreamsPerToken)
         let directory = service.directory
         let app = Application(
             router: buildRouter(service),

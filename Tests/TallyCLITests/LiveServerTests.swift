@@ -90,3 +90,27 @@ final class Acknowledged: @unchecked Sendable {
     func add(_ id: String) { lock.withLock { ids.append(id) } }
     var all: [String] { lock.withLock { ids } }
 }
+
+/// SIGTERM stops the service within seconds even with change feeds attached.
+@Suite struct GracefulStopTests {
+    @Test func sigtermEndsOpenChangeFeeds() async throws {
+        let replica = try CLIReplica()
+        let token = try replica.ok(["token", "create", "--name", "feed", "--scope", "read"])
+        let server = try LiveServer(replica)
+        let feeds = (0..<3).map { _ in
+            Task { try? await server.request(.GET, "/v1/changes", token: token, timeout: .seconds(60)) }
+        }
+        try await Task.sleep(for: .milliseconds(700))
+        Foundation.kill(server.process.processIdentifier, SIGTERM)
+        // A liveness bound (generous for a loaded machine), not a speed test: streams holding
+        // the service up would keep it running past it.
+        let deadline = Date().addingTimeInterval(90)
+        while server.process.isRunning, Date() < deadline { usleep(20_000) }
+        if server.process.isRunning {
+            Issue.record("the service did not stop on SIGTERM with change feeds attached")
+            server.kill(SIGKILL)
+        }
+        #expect(server.process.terminationStatus == 0, "a graceful stop")
+        for feed in feeds { _ = await feed.value }
+    }
+}

@@ -385,3 +385,33 @@ extension TestResponse {
         }
     }
 }
+
+/// The change feed: bounded per token, ended by revocation, and it reads forward from its cursor.
+@Suite struct ChangeFeedTests {
+    @Test func aRevokedTokensStreamsEndAndATokenHoldsOnlySoMany() async throws {
+        let folder = TemporaryDirectory("tally-feed")
+        let directory = try DataDirectory.create(path: folder.file("data"), name: "feed")
+        let service = try TallyService(directory: directory, logger: Logger(label: "test"), maxStreamsPerToken: 2)
+        defer { service.close() }
+        let secret = try service.tokens.create(name: "phone", scopes: [.read, .write])
+        for amount in 1...3 { _ = try service.ledger.create(.expense, [.amount: .int(Int64(amount))], actor: "token:phone") }
+        let app = Application(router: buildRouter(service))
+        try await app.test(.router) { client in
+            let started = ContinuousClock.now
+            async let first = client.send(.get, "/v1/changes?after=1", token: secret)
+            async let second = client.send(.get, "/v1/changes?after=0", token: secret)
+            try await Task.sleep(for: .milliseconds(500))
+            let third = try await client.send(.get, "/v1/changes", token: secret)
+            #expect(third.status == .tooManyRequests && third.errorCode == "too_many_streams")
+            #expect(try service.tokens.revoke(name: "phone"))
+            // Revocation must end them (a liveness bound, generous for a loaded machine, not a speed test).
+            let watchdog = Task { try await Task.sleep(for: .seconds(120)); Issue.record("open streams outlived their token's revocation") }
+            let (a, b) = try await (first, second)
+            watchdog.cancel()
+            _ = started
+            let body = String(buffer: a.body)
+            #expect(body.contains("id: 2\n") && body.contains("id: 3\n") && !body.contains("id: 1\n"), "forward from the cursor")
+            #expect(String(buffer: b.body).contains("id: 1\n"))
+        }
+    }
+}
