@@ -248,14 +248,18 @@ public enum SegmentBundle {
     /// The manifest, once every file it lists is present and no segment file is there that it
     /// does not list (each file's size and SHA-256 are checked as it is read: `readListedFile`).
     static func readManifest(_ folder: String) throws -> Manifest {
-        guard let data = FileManager.default.contents(atPath: folder + "/manifest.json") else {
+        guard (try? regularFileSize(folder + "/manifest.json")) != nil else {
             throw SyncRejection(source: folder, reason: "no manifest.json (not a bundle, or an export that did not finish)")
         }
+        let data = try readBounded(folder + "/manifest.json", expectedBytes: nil, limit: 1 << 20).data
         let manifest: Manifest
         do { manifest = try JSONDecoder().decode(Manifest.self, from: data) } catch {
             throw SyncRejection(source: folder + "/manifest.json", reason: "unreadable (\(error))")
         }
         guard manifest.format == "tally-bundle/1" else { throw SyncRejection(source: folder, reason: "bundle format \(manifest.format) is not one this build reads") }
+        for file in manifest.files where SegmentFormat.firstIndex(fromFileName: file.name) == nil || file.name.contains("/") {
+            throw SyncRejection(source: folder, reason: "the manifest lists '\(file.name)', which is not a segment file name")
+        }
         let present = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".tseg") }.sorted()
         guard present == manifest.files.map(\.name).sorted() else {
             throw SyncRejection(source: folder, reason: "segment files \(present) do not match the manifest's \(manifest.files.map(\.name))")
@@ -263,13 +267,56 @@ public enum SegmentBundle {
         return manifest
     }
 
-    /// A bundle file's bytes, once they match the manifest's size and SHA-256.
+    /// The largest file a bundle may list (a log's segments are 16 MiB unless configured larger).
+    public static let maxFileBytes = 1 << 30
+
+    /// A bundle file's bytes, once they match the manifest's size and SHA-256. Its type and size
+    /// are checked before a byte is read (a regular file, not a link; the size the manifest
+    /// says, at most `maxFileBytes`), and it is read in bounded pieces: a hostile bundle cannot
+    /// make this replica read a huge sparse file or follow a link out of the folder.
     static func readListedFile(_ file: Manifest.File, in folder: String) throws -> Data {
-        let contents = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + file.name))
-        guard contents.count == file.bytes, hex(SHA256.hash(data: contents)) == file.sha256 else {
-            throw SyncRejection(source: folder + "/" + file.name, reason: "size or SHA-256 differs from the manifest (damaged or truncated in transit)")
+        let path = folder + "/" + file.name
+        guard file.bytes >= 0, file.bytes <= maxFileBytes else {
+            throw SyncRejection(source: path, reason: "the manifest says \(file.bytes) bytes; a bundle file holds at most \(maxFileBytes)")
+        }
+        let (contents, digest) = try readBounded(path, expectedBytes: file.bytes, limit: maxFileBytes)
+        guard hex(digest) == file.sha256 else {
+            throw SyncRejection(source: path, reason: "size or SHA-256 differs from the manifest (damaged or truncated in transit)")
         }
         return contents
+    }
+
+    /// The size of the regular file at `path` (not following a link); throws a rejection otherwise.
+    static func regularFileSize(_ path: String) throws -> Int {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { throw SyncRejection(source: path, reason: "missing (\(String(cString: strerror(errno))))") }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw SyncRejection(source: path, reason: "not a regular file (a link or a device); refused") }
+        return Int(info.st_size)
+    }
+
+    /// Reads a regular file (no link followed) of `expectedBytes` (if given), at most `limit`,
+    /// in 1 MiB pieces, hashing as it goes.
+    static func readBounded(_ path: String, expectedBytes: Int?, limit: Int) throws -> (data: Data, digest: SHA256.Digest) {
+        let size = try regularFileSize(path)
+        guard size <= limit, expectedBytes.map({ $0 == size }) ?? true else {
+            throw SyncRejection(source: path, reason: "size or SHA-256 differs from the manifest (damaged or truncated in transit): \(size) bytes")
+        }
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw SyncRejection(source: path, reason: "cannot be opened (\(String(cString: strerror(errno))))") }
+        defer { close(fd) }
+        var data = Data(capacity: size)
+        var hasher = SHA256()
+        var piece = [UInt8](repeating: 0, count: 1 << 20)
+        while data.count <= size {
+            let count = piece.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { throw SyncRejection(source: path, reason: "read failed (\(String(cString: strerror(errno))))") }
+            if count == 0 { break }
+            data.append(contentsOf: piece[..<count])
+            hasher.update(data: piece[..<count])
+        }
+        guard data.count == size else { throw SyncRejection(source: path, reason: "changed size while being read; refused") }
+        return (data, hasher.finalize())
     }
 
     /// Copies the first `length` bytes of a file and fsyncs the copy; returns the copy's manifest entry.

@@ -251,6 +251,26 @@ import TallyTestSupport
         try pair.expectRejected("no manifest.json")
     }
 
+    /// A bundle file is checked for its type and size before it is read: a link out of the
+    /// folder and a huge sparse file are refused without reading them.
+    @Test(arguments: [0, 2]) func linksAndOversizedFilesAreRefusedUnread(targetEvents: Int) throws {
+        let linked = try Pair(targetEvents: targetEvents)
+        let manifest = try linked.export()
+        let name = manifest.files[0].name
+        let outside = linked.folder.file("outside.tseg")
+        try FileManager.default.moveItem(atPath: linked.bundle + "/" + name, toPath: outside)
+        try FileManager.default.createSymbolicLink(atPath: linked.bundle + "/" + name, withDestinationPath: outside)
+        try linked.expectRejected("not a regular file")
+
+        let sparse = try Pair(targetEvents: targetEvents)
+        let listed = try sparse.export()
+        let path = sparse.bundle + "/" + listed.files[0].name
+        let fd = open(path, O_WRONLY)
+        #expect(ftruncate(fd, 3 << 30) == 0)  // 3 GiB, sparse: reading it whole would need 3 GiB of memory
+        close(fd)
+        try sparse.expectRejected("differs from the manifest")
+    }
+
     /// A careful forger re-encodes an edited event with valid frame checksums and manifest:
     /// only the hash chain can tell, and it does.
     @Test(arguments: [0, 2]) func aForgedEventIsRejectedByTheHashChain(targetEvents: Int) throws {
