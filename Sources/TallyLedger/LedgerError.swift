@@ -6,12 +6,16 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
     case notInViews(String)
     /// A query parameter is not one the query takes.
     case unknownParameter(String)
+    /// The write is durable in the log, but the views could not take it (a full disk?): it is
+    /// written — not failed — and shows once the views catch up (HTTP 202).
+    case viewsBehind(id: String, cause: String)
 
     /// A stable code for APIs and scripts.
     public var code: String {
         switch self {
         case .notInViews: "not_in_views"
         case .unknownParameter: "unknown_parameter"
+        case .viewsBehind: "written_views_behind"
         }
     }
 
@@ -20,6 +24,8 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
         case .notInViews(let what):
             "\(what) was written to the log but is not in the views; run 'tally rebuild-projections --verify-only' to check them"
         case .unknownParameter(let name): "unknown query parameter '\(name)'"
+        case .viewsBehind(let id, let cause):
+            "\(id) was written durably, but the views could not show it yet (\(cause)); it appears once they catch up (free disk space; no need to write it again)"
         }
     }
 }

@@ -21,8 +21,10 @@ public struct LedgerSession: Sendable {
     }
 
     /// Appends the draft `build` returns (given the current state and the default currency)
-    /// as `actor`, and gives back the event and the entity afterwards.
-    public func write(actor: String, _ build: (any LedgerLookup, _ defaultCurrency: String) throws -> EventDraft) throws -> (Event, LedgerState.Entity?) {
+    /// as `actor`, and gives back the event. Throws before anything is appended when the draft
+    /// is refused; throws `LedgerError.viewsBehind` when the event is durable but could not be
+    /// projected (a full disk under the views): the write stands, and the views catch up later.
+    public func write(actor: String, _ build: (any LedgerLookup, _ defaultCurrency: String) throws -> EventDraft) throws -> Event {
         let draft = try projector.database.read { db in
             let lookup = ProjectionLookup(db)
             var draft = try build(lookup, try Self.defaultCurrency(in: lookup))
@@ -38,11 +40,12 @@ public struct LedgerSession: Sendable {
         }
         let logged = try writer.appendLogged([draft])
         recent.add(logged)
-        // The event is durable; if projecting fails now, the next catch-up applies it from the log.
-        try projector.project(logged, recent: recent.event)
-        let event = logged[0].event
-        let entity = try projector.database.read { try ProjectionLookup($0).entity(event.entityID) }
-        return (event, entity)
+        // The event is durable: whatever happens to the views now, it was written (the next
+        // catch-up applies it from the log), and the caller must be told so, not "failed".
+        do { try projector.project(logged, recent: recent.event) } catch {
+            throw LedgerError.viewsBehind(id: logged[0].event.entityID.description, cause: "\(error)")
+        }
+        return logged[0].event
     }
 
     /// The `defaultCurrency` replicated setting if it holds a valid code, else KRW.

@@ -45,6 +45,14 @@ public final class LogWriter: @unchecked Sendable {
     private var failure: LogError?
     var segment: OpenSegment
 
+    /// Why the writer stopped (a failed write or fsync; it acknowledges nothing after), or nil
+    /// while it writes: what `/health` reports.
+    public var stoppedBecause: String? {
+        condition.lock()
+        defer { condition.unlock() }
+        return failure.map { "\($0)" }
+    }
+
     /// Opens the log for writing: takes the writer lock, recovers (cutting a torn tail) and
     /// positions at the end.
     public init(directory: String, localOrigin: ReplicaID, localOnlyOrigin: ReplicaID, configuration: LogConfiguration = LogConfiguration()) throws {

@@ -33,6 +33,8 @@ public struct APIError: Error, Sendable {
             switch error {
             case .unknownParameter: return APIError(.badRequest, error.code, error.description)
             case .notInViews: return APIError(.internalServerError, error.code, error.description)
+            // Durable: a 2xx, never a 5xx a client would retry into a duplicate.
+            case .viewsBehind: return APIError(.accepted, error.code, error.description)
             }
         case let error as StrictJSONError: return APIError(.badRequest, "malformed_json", "the body is not valid JSON: \(error)")
         case let error as SyncRejection: return APIError(.unprocessableContent, "rejected", error.description)
@@ -61,6 +63,13 @@ public struct APIError: Error, Sendable {
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do { return try await next(request, context) } catch {
+            if case LedgerError.viewsBehind(let id, _) = error {
+                // Written, durably: 202 with what was written, never an error a client would retry.
+                context.logger.warning("write durable but views behind", metadata: ["entity.id": "\(id)", "error": "\(error)"])
+                return Response(status: .accepted, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: JSONText.object([
+                    ("id", .string(id)), ("written", .bool(true)), ("viewsBehind", .bool(true)), ("message", .string("\(error)")),
+                ]).serialized)))
+            }
             let answer = APIError.from(error)
             // A 500 is a broken invariant, never the client's doing: the cause goes to the log
             // (the client gets the message, not a stack).

@@ -14,10 +14,18 @@ public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> 
     router.add(middleware: MethodMiddleware())
     router.add(middleware: AuthMiddleware(tokens: service.tokens))
 
+    // 200 only when writes can be taken and the views read; otherwise 503 with the reason (a
+    // stopped writer needs a restart once its cause — a full disk? — is fixed).
     router.get("/health") { _, _ in
-        let events = try await service.run { try service.views.projectedIndex() }
-        return json(.object([("status", .string("ok")), ("replicaId", .string(service.directory.identity.replicaId)),
-                             ("projectedIndex", .int(Int64(events)))]))
+        let replica: (String, JSONText) = ("replicaId", .string(service.directory.identity.replicaId))
+        if let stopped = service.writer.stoppedBecause {
+            return json(.object([("status", .string("unhealthy")), replica, ("reason", .string("the log writer stopped: \(stopped)"))]), status: .serviceUnavailable)
+        }
+        let events: UInt64
+        do { events = try await service.run { try service.views.projectedIndex() } } catch {
+            return json(.object([("status", .string("unhealthy")), replica, ("reason", .string("the views cannot be read: \(error)"))]), status: .serviceUnavailable)
+        }
+        return json(.object([("status", .string("ok")), replica, ("projectedIndex", .int(Int64(events)))]))
     }
     router.get("/metrics") { _, _ in
         let (appended, projected) = try await service.run { (service.writer.head.lastIndex, try service.views.projectedIndex()) }

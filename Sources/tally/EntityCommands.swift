@@ -25,8 +25,10 @@ struct AddEntity<Flags: EntityFlags>: ParsableCommand {
     func run() throws {
         try fields.checkCreate()
         let properties = try fields.properties()
-        let (entity, _) = try global.withLedger { try $0.create(Flags.entityType, properties, actor: global.resolvedActor) }
-        WriteOutput.printCreated(entity, json: json)
+        try WriteOutput.reportingViewsBehind {
+            let (entity, _) = try global.withLedger { try $0.create(Flags.entityType, properties, actor: global.resolvedActor) }
+            WriteOutput.printCreated(entity, json: json)
+        }
     }
 }
 
@@ -42,7 +44,9 @@ struct UpdateEntity<Flags: EntityFlags>: ParsableCommand {
 
     func run() throws {
         let (uuid, properties) = (try FlagInput.id(id), try fields.properties())
-        WriteOutput.printUpdated(try global.withLedger { try $0.update(Flags.entityType, id: uuid, properties, actor: global.resolvedActor) }, json: json)
+        try WriteOutput.reportingViewsBehind {
+            WriteOutput.printUpdated(try global.withLedger { try $0.update(Flags.entityType, id: uuid, properties, actor: global.resolvedActor) }, json: json)
+        }
     }
 }
 
@@ -57,7 +61,9 @@ struct DeleteEntity<Flags: EntityFlags>: ParsableCommand {
 
     func run() throws {
         let uuid = try FlagInput.id(id)
-        try global.withLedger { try $0.delete(Flags.entityType, id: uuid, actor: global.resolvedActor) }
-        WriteOutput.printDeleted(uuid.lowercased, json: json)
+        try WriteOutput.reportingViewsBehind {
+            try global.withLedger { try $0.delete(Flags.entityType, id: uuid, actor: global.resolvedActor) }
+            WriteOutput.printDeleted(uuid.lowercased, json: json)
+        }
     }
 }

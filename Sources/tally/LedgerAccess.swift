@@ -62,6 +62,15 @@ enum WriteOutput {
         if json { print(entity.serialized) }
     }
 
+    /// Runs a write; if it was written but the views could not take it, says so on stderr and
+    /// prints the id — exit 0, since the write stands (running it again would write it twice).
+    static func reportingViewsBehind(_ write: () throws -> Void) throws {
+        do { try write() } catch LedgerError.viewsBehind(let id, let cause) {
+            FileHandle.standardError.write(Data("warning: written durably, but the views could not show it yet (\(cause)); it appears once they catch up\n".utf8))
+            print(id)
+        }
+    }
+
     static func printDeleted(_ id: String, json: Bool) {
         if json { print(JSONText.object([("id", .string(id)), ("deleted", .bool(true))]).serialized) }
     }

@@ -7,7 +7,9 @@ struct CLIReplica {
     let directory = TemporaryDirectory("tally-cli")
     var path: String { directory.file("data") }
 
-    init() throws {
+    /// `prepare` runs on the data directory's path first (to mount a small disk there, say).
+    init(prepare: (String) throws -> Void = { _ in }) throws {
+        try prepare(path)
         let result = try run(["init", "--name", "test"])
         #expect(result.status == 0, "\(result.stderr)")
     }

@@ -23,8 +23,13 @@ public enum TallyBinary {
 
     /// Runs `tally ARGS` with `--data-dir`-free environment and waits for it.
     public static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+        try command(path, arguments, environment: environment)
+    }
+
+    /// Runs any program and waits for it.
+    public static func command(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Result {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe(), err = Pipe()
