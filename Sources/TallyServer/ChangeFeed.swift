@@ -69,6 +69,9 @@ final class OpenStreams: Sendable {
         }
     }
 
+    /// How many `key` holds.
+    func count(for key: String) -> Int { counts.withLock { $0[key, default: 0] } }
+
     func close(for key: String) {
         counts.withLock { counts in
             counts[key, default: 1] -= 1

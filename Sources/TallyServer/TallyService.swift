@@ -21,6 +21,12 @@ public final class TallyService: Sendable {
     /// tie up the service's threads and file descriptors.
     public let maxStreamsPerToken: Int
     let openStreams = OpenStreams()
+
+    /// How many change feeds the token named `name` holds open now (for `/metrics` and tests).
+    public func openChangeFeeds(token name: String) throws -> Int {
+        guard let record = try tokens.all().first(where: { $0.name == name }) else { return 0 }
+        return openStreams.count(for: record.sha256)
+    }
     public let logger: Logger
     private let blocking = DispatchQueue(label: "tally.blocking", attributes: .concurrent)
 
