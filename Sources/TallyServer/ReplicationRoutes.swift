@@ -17,7 +17,7 @@ struct ReplicationRoutes {
             Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: service.ledger.vector.json)))
         }
         group.post("replication/pull") { request, _ in
-            let body = try await jsonBody(request, limit: 1 << 20)
+            let body = try await jsonBody(request, limit: 1 << 20, timeout: service.bodyTimeout)
             let vector: VersionVector
             do { vector = try JSONDecoder().decode(VersionVector.self, from: Data(body.canonicalText.utf8)) } catch {
                 throw ValidationError(field: nil, "not a version vector: {\"origins\": {\"<replica id>\": <sequence>}}", kind: .malformed)
@@ -42,7 +42,7 @@ struct ReplicationRoutes {
             }
         }
         group.post("replication/sync") { request, _ in
-            guard case .object(let fields) = try await jsonBody(request) else { throw ValidationError(field: nil, "the body must be a JSON object", kind: .malformed) }
+            guard case .object(let fields) = try await jsonBody(request, timeout: service.bodyTimeout) else { throw ValidationError(field: nil, "the body must be a JSON object", kind: .malformed) }
             func field(_ name: String) -> String? {
                 if case .string(let text)? = fields.first(where: { $0.0 == name })?.1 { return text }
                 return nil

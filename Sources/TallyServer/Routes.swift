@@ -52,15 +52,29 @@ func json(_ value: JSONText, status: HTTPResponse.Status = .ok) -> Response {
     Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: value.serialized)))
 }
 
-/// A request's JSON body, read up to `limit` bytes and parsed strictly.
-func jsonBody(_ request: Request, limit: Int = 1 << 20) async throws -> JSONValue {
+/// A request's JSON body, read up to `limit` bytes within `timeout` and parsed strictly. The
+/// timeout is what stops a client that sends headers and then a trickle of body from holding
+/// a connection forever (the server's idle timeout only covers the request head).
+func jsonBody(_ request: Request, limit: Int = 1 << 20, timeout: Duration) async throws -> JSONValue {
     guard let type = request.headers[.contentType], type.lowercased().hasPrefix("application/json") else {
         throw APIError(.unsupportedMediaType, "unsupported_media_type", "send the body as Content-Type: application/json")
     }
-    let buffer: ByteBuffer
-    do { buffer = try await request.body.collect(upTo: limit) } catch {
-        throw APIError(.contentTooLarge, "body_too_large", "the body is larger than \(limit) bytes")
+    let body = request.body
+    let buffer: ByteBuffer? = try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+        group.addTask {
+            do { return try await body.collect(upTo: limit) } catch {
+                throw APIError(.contentTooLarge, "body_too_large", "the body is larger than \(limit) bytes")
+            }
+        }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            return nil
+        }
+        let first = try await group.next() ?? nil
+        group.cancelAll()
+        return first
     }
+    guard let buffer else { throw APIError(.requestTimeout, "body_timeout", "the body did not arrive within \(timeout)") }
     return try StrictJSON.parse(Array(buffer.readableBytesView))
 }
 
@@ -84,7 +98,7 @@ struct EntityRoutes {
     func add(to group: RouterGroup<TallyRequestContext>) {
         let spec = EntitySpec.of(type)
         group.post(RouterPath(path)) { request, context in
-            let (id, properties) = try spec.decode(try await jsonBody(request))
+            let (id, properties) = try spec.decode(try await jsonBody(request, timeout: service.bodyTimeout))
             let (actor, key) = (actor(context), request.headers[HTTPField.Name("Idempotency-Key")!])
             let (entity, replayed) = try await service.run { try service.ledger.create(type, id: id, properties, actor: actor, idempotencyKey: key) }
             var response = json(entity, status: replayed ? .ok : .created)
@@ -98,7 +112,7 @@ struct EntityRoutes {
         }
         group.patch(RouterPath("\(path)/:id")) { request, context in
             let uuid = try uuidParameter(context)
-            let (bodyID, properties) = try spec.decode(try await jsonBody(request))
+            let (bodyID, properties) = try spec.decode(try await jsonBody(request, timeout: service.bodyTimeout))
             if bodyID != nil { throw ValidationError(field: "id", "an update names its entity in the path only") }
             let actor = actor(context)
             return json(try await service.run { try service.ledger.update(type, id: uuid, properties, actor: actor) })
@@ -127,7 +141,7 @@ struct SettingRoutes {
         }
         group.put("settings/:key") { request, context in
             let key = try key(context)
-            guard case .object(let fields) = try await jsonBody(request) else { throw ValidationError(field: nil, "the body must be a JSON object", kind: .malformed) }
+            guard case .object(let fields) = try await jsonBody(request, timeout: service.bodyTimeout) else { throw ValidationError(field: nil, "the body must be a JSON object", kind: .malformed) }
             var value: JSONValue?
             var isLocal = false
             for (name, field) in fields {

@@ -20,6 +20,8 @@ public final class TallyService: Sendable {
     /// Change feeds one token may hold open at once (429 beyond): a leaked client loop cannot
     /// tie up the service's threads and file descriptors.
     public let maxStreamsPerToken: Int
+    /// How long a request body may take to arrive (408 beyond).
+    public let bodyTimeout: Duration
     let openStreams = OpenStreams()
 
     /// How many change feeds the token named `name` holds open now (for `/metrics` and tests).
@@ -31,8 +33,10 @@ public final class TallyService: Sendable {
     private let blocking = DispatchQueue(label: "tally.blocking", attributes: .concurrent)
 
     /// Opens the replica: takes the writer lock, migrates and catches up the views.
-    public init(directory: DataDirectory, logger: Logger, lockTimeout: Double = 0, maxStreamsPerToken: Int = 4) throws {
+    public init(directory: DataDirectory, logger: Logger, lockTimeout: Double = 0, maxStreamsPerToken: Int = 4,
+                bodyTimeout: Duration = .seconds(30)) throws {
         self.logger = logger
+        self.bodyTimeout = bodyTimeout
         self.maxStreamsPerToken = maxStreamsPerToken
         ledger = try Ledger(directory: directory, lockTimeout: lockTimeout)
         if let torn = ledger.opening.tornTail { logger.warning("cut a torn tail on open", metadata: ["log.tail": "\(torn)"]) }

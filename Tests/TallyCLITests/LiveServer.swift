@@ -11,10 +11,10 @@ final class LiveServer: @unchecked Sendable {
     let port: Int
     let replica: CLIReplica
 
-    init(_ replica: CLIReplica) throws {
+    init(_ replica: CLIReplica, options: [String] = []) throws {
         self.replica = replica
         process.executableURL = URL(fileURLWithPath: TallyBinary.path)
-        process.arguments = ["serve", "--data-dir", replica.path, "--port", "0", "--sync-interval", "3600"]
+        process.arguments = ["serve", "--data-dir", replica.path, "--port", "0", "--sync-interval", "3600"] + options
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

@@ -114,3 +114,58 @@ final class Acknowledged: @unchecked Sendable {
         for feed in feeds { _ = await feed.value }
     }
 }
+
+/// Slow clients: hundreds of connections holding half-sent requests neither keep `/health` or
+/// writes from answering nor stay open past the idle timeout.
+@Suite struct SlowClientTests {
+    /// A TCP connection to 127.0.0.1:`port` that has sent `text`; -1 if it could not connect.
+    static func halfSentRequest(port: Int, _ text: String) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { close(fd); return -1 }
+        _ = text.withCString { send(fd, $0, strlen($0), 0) }
+        return fd
+    }
+
+    /// Whether the server closed `fd`: what it sent (a 401 for a request without a token) is
+    /// read away, then a read returns 0 or an error instead of blocking.
+    static func isClosedByPeer(_ fd: Int32) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 { continue }
+            return count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)
+        }
+    }
+
+    @Test func halfSentRequestsAreCutOffAndTheServiceKeepsAnswering() async throws {
+        let replica = try CLIReplica()
+        let token = try replica.ok(["token", "create", "--name", "app", "--scope", "read,write"])
+        let server = try LiveServer(replica, options: ["--idle-timeout", "1"])
+        defer { server.kill(SIGTERM) }
+        let sockets = (0..<300).map { index in
+            Self.halfSentRequest(port: server.port, index % 2 == 0 ? "POST /v1/expenses HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"am" : "GET /hea")
+        }
+        defer { for fd in sockets where fd >= 0 { close(fd) } }
+        #expect(sockets.filter { $0 >= 0 }.count == 300)
+        #expect(try await server.request(.GET, "/health", token: token).status == 200)
+        #expect(try await server.request(.POST, "/v1/expenses", token: token, json: #"{"amount": 1}"#).status == 201)
+        // Past the idle timeout every half-sent request has been closed by the server
+        // (a liveness bound for a loaded machine, not a speed test).
+        let deadline = Date().addingTimeInterval(60)
+        var open = sockets.filter { $0 >= 0 }
+        while !open.isEmpty, Date() < deadline {
+            try await Task.sleep(for: .milliseconds(500))
+            open = open.filter { !Self.isClosedByPeer($0) }
+        }
+        #expect(open.isEmpty, "\(open.count) half-sent requests still open")
+    }
+}
