@@ -14,6 +14,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on.") var port = 8080
     @Option(help: "Seconds between syncs with the configured peers.") var syncInterval = 30
     @Option(help: "Change feeds (/v1/changes) one token may hold open at once; more get 429.") var maxStreamsPerToken = 4
+    @Option(help: "The most connections open at once; more are closed as they arrive.") var maxConnections = 512
     @Option(help: "Seconds a connection may send nothing between requests or within a request head, and the most a JSON body may take, before it is cut off.") var idleTimeout = 30.0
 
     func run() async throws {
@@ -21,6 +22,8 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "tally") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = .info
         guard (1...1_000).contains(maxStreamsPerToken) else { throw CLIError("invalid --max-streams-per-token \(maxStreamsPerToken): 1 to 1000") }
+        guard (1...100_000).contains(maxConnections) else { throw CLIError("invalid --max-connections \(maxConnections): 1 to 100000") }
+        let connections = ConnectionLimit(maximum: maxConnections)
         guard idleTimeout.isFinite, (0.1...3_600).contains(idleTimeout) else { throw CLIError("invalid --idle-timeout \(idleTimeout): 0.1 to 3600 seconds") }
         let service = try TallyService(directory: try global.open(), logger: logger, lockTimeout: global.lockTimeout, maxStreamsPerToken: maxStreamsPerToken,
                                        bodyTimeout: .milliseconds(Int64(idleTimeout * 1000)))
@@ -30,7 +33,8 @@ struct ServeCommand: AsyncParsableCommand {
             // A client that stops sending, mid-request or between requests, is cut off: half-sent
             // requests cannot pile up and hold the service's descriptors (a streaming response,
             // whose request was read whole, is not idle in this sense).
-            server: .http1(configuration: .init(idleTimeout: .milliseconds(Int64(idleTimeout * 1000)))),
+            server: .http1(configuration: .init(additionalChannelHandlers: [connections.handler()],
+                                                idleTimeout: .milliseconds(Int64(idleTimeout * 1000)))),
             configuration: .init(address: .hostname(host, port: port), serverName: "tally"),
             services: service.backgroundServices(syncInterval: .seconds(syncInterval)),
             onServerRunning: { channel in

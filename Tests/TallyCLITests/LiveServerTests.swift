@@ -168,4 +168,29 @@ final class Acknowledged: @unchecked Sendable {
         }
         #expect(open.isEmpty, "\(open.count) half-sent requests still open")
     }
+
+    /// Beyond --max-connections, new connections are closed as they arrive; once those held
+    /// are gone, the service answers again.
+    @Test func connectionsBeyondTheCapAreClosed() async throws {
+        let replica = try CLIReplica()
+        let token = try replica.ok(["token", "create", "--name", "app", "--scope", "read"])
+        let server = try LiveServer(replica, options: ["--max-connections", "20", "--idle-timeout", "600"])
+        defer { server.kill(SIGTERM) }
+        let held = (0..<40).map { _ in Self.halfSentRequest(port: server.port, "GET /hea") }
+        // Connections past the cap are closed by the server (a liveness bound, not a speed test).
+        let deadline = Date().addingTimeInterval(60)
+        var closed = 0
+        while closed < 20, Date() < deadline {
+            try await Task.sleep(for: .milliseconds(200))
+            closed = held.filter { $0 >= 0 && Self.isClosedByPeer($0) }.count
+        }
+        #expect(closed >= 20, "at most 20 of 40 stay open: \(closed) closed")
+        for fd in held where fd >= 0 { close(fd) }
+        var status = 0
+        for _ in 0..<100 where status != 200 {
+            status = (try? await server.request(.GET, "/health", token: token).status) ?? 0
+            if status != 200 { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(status == 200)
+    }
 }
