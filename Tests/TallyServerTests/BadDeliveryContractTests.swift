@@ -186,20 +186,25 @@ import TallyTestSupport
         var event = Event(origin: .random(), sequence: 1, timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0), actor: "peer",
                           entityType: .setting, entityID: .settingKey("theme"), operation: .create, properties: [.value: .json("1")], previousHash: .zero)
         event.schemaVersion = Event.currentSchemaVersion + 1
-        var buffer: [UInt8] = []
-        EventCodec.encode(event).withUnsafeBytes { EventRecords.append($0, to: &buffer) }
-        let records = buffer
         let service = try TallyService(directory: delivery.target, logger: Logger(label: "test"))
         defer { service.close() }
-        let token = try service.tokens.create(name: "peer", scopes: [.replicate])
-        try await Application(router: buildRouter(service)).test(.router) { client in
+        let (status, body) = try await Self.push([event], to: service)
+        #expect(status == .unprocessableContent && body.contains("upgrade this replica"))
+        #expect(service.writer.head.lastIndex == 0, "nothing was applied")
+    }
+
+    /// Pushes `events` as records to `service` with a fresh replicate token; its answer.
+    static func push(_ events: [Event], to service: TallyService) async throws -> (status: HTTPResponse.Status, body: String) {
+        var buffer: [UInt8] = []
+        for event in events { EventCodec.encode(event).withUnsafeBytes { EventRecords.append($0, to: &buffer) } }
+        let records = buffer
+        let token = try service.tokens.create(name: "peer-\(UUID().uuidString.prefix(8))", scopes: [.replicate])
+        return try await Application(router: buildRouter(service)).test(.router) { client in
             let response = try await client.execute(uri: "/v1/replication/push", method: .post,
                                                     headers: [.authorization: "Bearer \(token)", .contentType: "application/octet-stream"],
                                                     body: ByteBuffer(bytes: records))
-            #expect(response.status == .unprocessableContent)
-            #expect(String(buffer: response.body).contains("upgrade this replica"))
+            return (response.status, String(buffer: response.body))
         }
-        #expect(service.writer.head.lastIndex == 0, "nothing was applied")
     }
 
     /// A peer cannot extend the receiver's own chain (its id is public, on `/health`): the
@@ -214,17 +219,8 @@ import TallyTestSupport
                            timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0), actor: "token:app", entityType: .expense,
                            entityID: .uuid(UUID()), operation: .create,
                            properties: SampleEvents.expenseCreate(amount: 666).properties, previousHash: own.hash)
-        var buffer: [UInt8] = []
-        EventCodec.encode(forged).withUnsafeBytes { EventRecords.append($0, to: &buffer) }
-        let records = buffer
-        let token = try service.tokens.create(name: "peer", scopes: [.replicate])
-        try await Application(router: buildRouter(service)).test(.router) { client in
-            let response = try await client.execute(uri: "/v1/replication/push", method: .post,
-                                                    headers: [.authorization: "Bearer \(token)", .contentType: "application/octet-stream"],
-                                                    body: ByteBuffer(bytes: records))
-            #expect(response.status == .unprocessableContent)
-            #expect(String(buffer: response.body).contains("own origin"))
-        }
+        let (status, body) = try await Self.push([forged], to: service)
+        #expect(status == .unprocessableContent && body.contains("own origin"))
         #expect(service.writer.head.chains[service.directory.identity.origin]?.sequence == own.sequence, "nothing was appended")
         _ = try service.ledger.create(.expense, [.amount: .int(6)], actor: "token:app")
         #expect(service.writer.head.chains[service.directory.identity.origin]?.sequence == own.sequence + 1)
