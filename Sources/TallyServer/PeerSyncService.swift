@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import TallyLedger
+import TallyLog
 import TallySync
 
 /// Syncs with every configured peer every `interval`, backing off (doubling, up to 30 min)
@@ -25,7 +26,7 @@ struct PeerSyncService: Service {
                 } catch {
                     let delay = min((backoff[peer.name]?.delay ?? interval) * 2, .seconds(1800))
                     backoff[peer.name] = (ContinuousClock.now + delay, delay)
-                    service.logger.warning("sync failed; backing off", metadata: ["peer.id": "\(peer.name)", "error": "\(error)", "retry.seconds": "\(delay.components.seconds)"])
+                    service.logger.warning("sync failed; backing off", metadata: ["peer.id": "\(peer.name)", "error": "\(error is SyncRejection || error is LogError ? "\(error)" : "\(type(of: error))")", "retry.seconds": "\(delay.components.seconds)"])
                 }
             }
             // Wakes at once when the service shuts down, rather than after the interval.

@@ -63,8 +63,10 @@ struct ReplicationRoutes {
             } catch let error as LogError {
                 throw error
             } catch {
-                // The peer could not be reached or answered nonsense: its failure, not ours.
-                throw APIError(.badGateway, "peer_failed", "the sync with \(peer.name) failed: \(error)")
+                // The peer could not be reached or answered nonsense: its failure, not ours. Its
+                // words (a decoding error quotes them) stay out of the answer and the log.
+                service.logger.warning("sync failed", metadata: ["peer.id": "\(peer.name)", "error.type": "\(type(of: error))"])
+                throw APIError(.badGateway, "peer_failed", "the sync with \(peer.name) failed: it could not be reached, or did not answer as a Tally replica")
             }
             service.metrics.replicated(report.pulled, from: peer.name)
             return json(report.json)

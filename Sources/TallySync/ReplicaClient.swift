@@ -48,7 +48,7 @@ public struct ReplicaClient: ReplicaTransport {
     /// The peer's version vector.
     public func vector() async throws -> VersionVector {
         let response = try await Self.http.execute(request("/v1/replication/vector", method: .GET), timeout: .seconds(30))
-        try await Self.check(response, "GET \(baseURL)/v1/replication/vector")
+        try await Self.check(response, "\(label): GET /v1/replication/vector")
         return try JSONDecoder().decode(VersionVector.self, from: Data(try await response.body.collect(upTo: 1 << 20).readableBytesView))
     }
 
@@ -66,7 +66,7 @@ public struct ReplicaClient: ReplicaTransport {
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: mine.json))
         let response = try await Self.http.execute(request, timeout: .hours(1))
-        try await Self.check(response, "POST \(baseURL)/v1/replication/pull")
+        try await Self.check(response, "\(label): POST /v1/replication/pull")
         do {
             for try await buffer in response.body { try receiver.feed(buffer.readableBytesView) }
             try receiver.finish()
@@ -97,7 +97,7 @@ public struct ReplicaClient: ReplicaTransport {
         request.headers.add(name: "Content-Type", value: "application/octet-stream")
         request.body = .stream(stream, length: .unknown)
         let response = try await Self.http.execute(request, timeout: .hours(1))
-        try await Self.check(response, "POST \(baseURL)/v1/replication/push")
+        try await Self.check(response, "\(label): POST /v1/replication/push")
         let report = try JSONSerialization.jsonObject(with: Data(try await response.body.collect(upTo: 1 << 20).readableBytesView)) as? [String: Any] ?? [:]
         return PushReport(sent: sent.value, applied: report["applied"] as? Int ?? 0, alreadyHeld: report["alreadyHeld"] as? Int ?? 0)
     }

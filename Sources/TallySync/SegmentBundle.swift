@@ -160,12 +160,20 @@ public enum SegmentBundle {
     public static func importBundle(from folder: String, into writer: LogWriter, maximumSkewMillis: UInt64) throws -> ImportReport {
         let manifest = try readManifest(folder)
         if writer.head.lastIndex == 0, let report = try adoptIntoEmptyLog(folder, manifest, writer, maximumSkewMillis) { return report }
-        for file in manifest.files { _ = try readListedFile(file, in: folder) }
+        // The events are read from copies of the checked bytes, never from the folder again: a
+        // file swapped after its check (a link, a FIFO, a huge file) is never read.
+        let staging = try writer.makeAdoptionFolder()
+        defer { try? FileManager.default.removeItem(atPath: staging) }
+        for file in manifest.files {
+            guard FileManager.default.createFile(atPath: staging + "/" + file.name, contents: try readListedFile(file, in: folder)) else {
+                throw LogError.io(operation: "create", path: staging + "/" + file.name, errno: errno)
+            }
+        }
         var incoming = IncomingEvents(head: writer.head, localOrigins: [writer.localOrigin, writer.localOnlyOrigin], maximumSkewMillis: maximumSkewMillis)
         var order = BundleOrder(source: folder)
         try rejectingLogErrors(from: folder) {
             // The reader decodes and hashes (on a second thread); the chain checks run here.
-            try LogReader(directory: folder).forEachEncodedEventChunk { chunk in
+            try LogReader(directory: staging).forEachEncodedEventChunk { chunk in
                 for (logged, bytes) in chunk {
                     try order.check(logged)
                     try incoming.offer(bytes, decoded: logged.event, hash: logged.hash, source: order.place(of: logged))
@@ -301,9 +309,14 @@ public enum SegmentBundle {
         guard size <= limit, expectedBytes.map({ $0 == size }) ?? true else {
             throw SyncRejection(source: path, reason: "size or SHA-256 differs from the manifest (damaged or truncated in transit): \(size) bytes")
         }
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        // O_NONBLOCK: a FIFO swapped in after the check cannot hang the import; fstat checks what was opened.
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw SyncRejection(source: path, reason: "cannot be opened (\(String(cString: strerror(errno))))") }
         defer { close(fd) }
+        var opened = stat()
+        guard fstat(fd, &opened) == 0, opened.st_mode & S_IFMT == S_IFREG, Int(opened.st_size) == size else {
+            throw SyncRejection(source: path, reason: "changed while being checked; refused")
+        }
         var data = Data(capacity: size)
         var hasher = SHA256()
         var piece = [UInt8](repeating: 0, count: 1 << 20)

@@ -1,9 +1,17 @@
 import ArgumentParser
+import Foundation
 import TallyCore
 
 /// `tally`: the command-line face of a Tally replica.
 @main
 struct Tally: AsyncParsableCommand {
+    /// Every file Tally creates — segments, views, locks — is its owner's only, whatever the
+    /// shell's umask (the data directory is 0700 too; this keeps a copied file private).
+    static func main() async {
+        umask(0o077)
+        await main(nil)
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "tally",
         abstract: "An event-sourced household ledger: every change is an event in an append-only, verifiable log.",

@@ -261,8 +261,11 @@ extension TestResponse {
             }
             return Response(status: .ok, body: .init(byteBuffer: ByteBuffer()))
         }
-        hostile.get("/v1/replication/vector") { _, _ in
-            Response(status: .found, headers: [.location: "http://127.0.0.1:9/stolen"])
+        hostile.get("/v1/replication/vector") { request, _ in
+            if request.headers[.authorization] == "Bearer badvector" {  // a decoding error would quote this
+                return Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: #"{"origins": {"SECRET <script>\nlevel=error": 1}}"#)))
+            }
+            return Response(status: .found, headers: [.location: "http://127.0.0.1:9/stolen"])
         }
         let app = Application(router: hostile, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         try await app.test(.live) { peerClient in
@@ -270,12 +273,16 @@ extension TestResponse {
             let peers = PeerStore(directory: fixture.service.directory)
             try peers.add(Peer(name: "echo", url: url, token: "echo"))
             try peers.add(Peer(name: "redirect", url: url, token: "redirect"))
+            try peers.add(Peer(name: "badvector", url: url, token: "badvector"))
             try await fixture.test { client in
                 let echoed = try await client.send(.post, "/v1/replication/sync", token: fixture.replicate, json: #"{"peer": "echo"}"#)
                 #expect(echoed.status == .unprocessableContent && echoed.errorCode == "rejected")
                 #expect(!String(buffer: echoed.body).contains("SECRET"), "\(String(buffer: echoed.body))")
                 let redirected = try await client.send(.post, "/v1/replication/sync", token: fixture.replicate, json: #"{"peer": "redirect"}"#)
                 #expect(String(buffer: redirected.body).contains("302"), "the redirect is refused, not followed")
+                #expect(!String(buffer: redirected.body).contains("127.0.0.1"), "the peer is named, its URL not shown")
+                let quoted = try await client.send(.post, "/v1/replication/sync", token: fixture.replicate, json: #"{"peer": "badvector"}"#)
+                #expect(quoted.status == .badGateway && !String(buffer: quoted.body).contains("SECRET"), "\(String(buffer: quoted.body))")
             }
         }
     }
