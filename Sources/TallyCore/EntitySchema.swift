@@ -8,17 +8,6 @@ import Foundation
 /// must have produced. `TallyLedger.Ledger` is the one place that calls the first, and
 /// `TallySync.IncomingEvents` the second, so the log never holds an event the views could not show.
 public enum EntitySchema {
-    /// The properties an entity type may set, in display order.
-    public static func allowedProperties(of type: EntityType) -> [PropertyName] { EntitySpec.of(type).fields.map(\.name) }
-
-    /// Properties a create must carry after defaults are filled in.
-    public static func required(for type: EntityType) -> [PropertyName] { EntitySpec.of(type).fields.filter(\.isRequired).map(\.name) }
-
-    /// Values a create gets for properties it leaves out.
-    public static func defaults(for type: EntityType, defaultCurrency: String, now: DateTime) -> PropertyMap {
-        EntitySpec.of(type).defaults(defaultCurrency: defaultCurrency, now: now)
-    }
-
     /// Checks a write and returns its properties in normal form (tag sets sorted, text trimmed).
     ///
     /// Creates must carry every required property; updates must set at least one; deletes

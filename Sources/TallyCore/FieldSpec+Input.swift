@@ -27,21 +27,9 @@ extension FieldSpec {
             guard case .string(let text) = json, let uuid = UUID(uuidString: text) else { throw ValidationError(field: field, "must be a UUID or null") }
             return .uuid(uuid)
         case .textSet, .digests:
-            guard case .array(let items) = json else { throw ValidationError(field: field, "must be an array of strings") }
-            var texts: [String] = []
-            for item in items {
-                guard case .string(let text) = item else { throw ValidationError(field: field, "must be an array of strings") }
-                texts.append(text)
-            }
-            return .strings(texts)
+            return .strings(try Self.array(json, of: "strings", field: field) { if case .string(let text) = $0 { text } else { nil } })
         case .bools:
-            guard case .array(let items) = json else { throw ValidationError(field: field, "must be an array of booleans") }
-            var flags: [Bool] = []
-            for item in items {
-                guard case .bool(let flag) = item else { throw ValidationError(field: field, "must be an array of booleans") }
-                flags.append(flag)
-            }
-            return .bools(flags)
+            return .bools(try Self.array(json, of: "booleans", field: field) { if case .bool(let flag) = $0 { flag } else { nil } })
         case .bool:
             guard case .bool(let flag) = json else { throw ValidationError(field: field, "must be true or false") }
             return .bool(flag)
@@ -53,8 +41,20 @@ extension FieldSpec {
         }
     }
 
+    /// The items of a JSON array, each one `item` must accept; throws naming the field otherwise.
+    static func array<Item>(_ json: JSONValue, of what: String, field: String, _ item: (JSONValue) -> Item?) throws(ValidationError) -> [Item] {
+        guard case .array(let values) = json else { throw ValidationError(field: field, "must be an array of \(what)") }
+        var items: [Item] = []
+        items.reserveCapacity(values.count)
+        for value in values {
+            guard let converted = item(value) else { throw ValidationError(field: field, "must be an array of \(what)") }
+            items.append(converted)
+        }
+        return items
+    }
+
     /// The value a command-line flag's text stands for (`none` clears an optional field). A
-    /// set-valued field takes the flag once per item, joined by the caller into `items`.
+    /// set-valued field gets a one-item set; a command whose flag repeats builds the set itself.
     public func value(fromText text: String) throws(ValidationError) -> PropertyValue {
         let field = name.jsonName
         if isNullable, text == "none" { return .null }

@@ -85,48 +85,46 @@ extension FieldKind {
         let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines)  // the slow path: something to refuse or trim
         if nonEmpty, trimmed.isEmpty { throw ValidationError(field: field, "must not be empty") }
         if raw.unicodeScalars.count > maxLength { throw ValidationError(field: field, "must be at most \(maxLength) characters") }
-        if raw.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t" }) {
-            throw ValidationError(field: field, "must not contain control characters")
-        }
+        if containsControlCharacter(raw, allowingNewlineAndTab: true) { throw ValidationError(field: field, "must not contain control characters") }
         return trimmed
     }
 
     /// True if `raw` passes the text rules and trimming would not change it: within
     /// `maxLength` code points, no control character but newline and tab, not blank when
-    /// `nonEmpty`, and no whitespace at either end. Decided in one pass over the UTF-8 bytes;
+    /// `nonEmpty`, and no whitespace at either end. Decided from the UTF-8 bytes (no allocation);
     /// false sends the caller to the slow path, which says what is wrong or trims.
     @inline(__always)
     static func isNormalText(_ raw: String, maxLength: Int, nonEmpty: Bool) -> Bool {
         var text = raw
         return text.withUTF8 { bytes in
             guard let firstByte = bytes.first, let lastByte = bytes.last else { return !nonEmpty }
-            var scalars = 0
-            var previous: UInt8 = 0
-            for byte in bytes {
-                // Control characters (category Cc): U+0000–001F and U+007F as one byte, U+0080–009F as C2 80…C2 9F.
-                if byte < 0x20 ? (byte != 0x0A && byte != 0x09) : (byte == 0x7F || (previous == 0xC2 && byte < 0xA0 && byte >= 0x80)) { return false }
-                if byte & 0xC0 != 0x80 { scalars += 1 }  // not a continuation byte: a code point starts
-                previous = byte
-            }
-            guard scalars <= maxLength else { return false }
+            guard !containsControlCharacter(bytes, allowingNewlineAndTab: true) else { return false }
+            // Code points are the bytes that are not continuation bytes (10xxxxxx).
+            guard bytes.lazy.filter({ $0 & 0xC0 != 0x80 }).count <= maxLength else { return false }
             if firstByte < 0x80, lastByte < 0x80 { return !isTrimmed(Unicode.Scalar(firstByte)) && !isTrimmed(Unicode.Scalar(lastByte)) }
             guard let first = raw.unicodeScalars.first, let last = raw.unicodeScalars.last else { return false }
             return !isTrimmed(first) && !isTrimmed(last)
         }
     }
 
-    /// Whether `text` holds a control character (category Cc: U+0000–001F, U+007F–009F), read
-    /// from its UTF-8 bytes without a Unicode property lookup per character.
-    static func containsControlCharacter(_ text: String) -> Bool {
+    /// Whether `text` holds a control character (category Cc: U+0000–001F, U+007F–009F, but
+    /// newline and tab if allowed), read from its UTF-8 bytes without a Unicode property lookup
+    /// per character.
+    static func containsControlCharacter(_ text: String, allowingNewlineAndTab: Bool = false) -> Bool {
         var text = text
-        return text.withUTF8 { bytes in
-            var previous: UInt8 = 0
-            for byte in bytes {
-                if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && (0x80...0x9F).contains(byte)) { return true }
-                previous = byte
+        return text.withUTF8 { containsControlCharacter($0, allowingNewlineAndTab: allowingNewlineAndTab) }
+    }
+
+    /// The same, on UTF-8 bytes: U+0000–001F and U+007F are one byte, U+0080–009F are C2 80…C2 9F.
+    static func containsControlCharacter(_ bytes: UnsafeBufferPointer<UInt8>, allowingNewlineAndTab: Bool) -> Bool {
+        var previous: UInt8 = 0
+        for byte in bytes {
+            if byte < 0x20 ? !(allowingNewlineAndTab && (byte == 0x0A || byte == 0x09)) : (byte == 0x7F || (previous == 0xC2 && byte <= 0x9F && byte >= 0x80)) {
+                return true
             }
-            return false
+            previous = byte
         }
+        return false
     }
 
     /// What `trimmingCharacters(in: .whitespacesAndNewlines)` removes: tab to carriage return,

@@ -18,7 +18,7 @@ extension Ledger {
         let uuid = id ?? idempotencyKey.map { IdempotencyKey.entityID(actor: actor, key: $0, type: type) } ?? UUID()
         if idempotencyKey != nil, let existing = try views.entityJSON(type, id: uuid) { return (existing, true) }
         _ = try session.write(actor: actor) { _, currency in
-            let defaults = EntitySchema.defaults(for: type, defaultCurrency: currency, now: .nowHere)
+            let defaults = EntitySpec.of(type).defaults(defaultCurrency: currency, now: .nowHere)
             return EventDraft(entityType: type, entityID: .uuid(uuid), operation: .create, properties: defaults.overlaid(with: properties), actor: actor)
         }
         return (try written(type, uuid), false)

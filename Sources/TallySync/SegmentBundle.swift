@@ -33,10 +33,9 @@ public enum SegmentBundle {
         public var applied: Int
         public var alreadyHeld: Int
         public var fromReplica: String
-        /// The imported events folded by the merge rules, when the import made an empty log
-        /// (`take()` it for `Projector.catchUp(startingFrom:)`, which can then free it early)
-        /// (hand it to `Projector.catchUp(startingFrom:)`: the first load then need not read
-        /// the log again).
+        /// The imported events folded by the merge rules, when the import made an empty log:
+        /// `take()` it for `Projector.catchUp(startingFrom:)`, so the first load need not read
+        /// the log again and holds the only copy, which it can free early.
         public var folded: FoldedLog?
     }
 
@@ -160,15 +159,8 @@ public enum SegmentBundle {
     public static func importBundle(from folder: String, into writer: LogWriter, maximumSkewMillis: UInt64) throws -> ImportReport {
         let manifest = try readManifest(folder)
         if writer.head.lastIndex == 0, let report = try adoptIntoEmptyLog(folder, manifest, writer, maximumSkewMillis) { return report }
-        // The events are read from copies of the checked bytes, never from the folder again: a
-        // file swapped after its check (a link, a FIFO, a huge file) is never read.
-        let staging = try writer.makeAdoptionFolder()
+        let staging = try stageCheckedFiles(manifest, from: folder, for: writer, durably: false)
         defer { try? FileManager.default.removeItem(atPath: staging) }
-        for file in manifest.files {
-            guard FileManager.default.createFile(atPath: staging + "/" + file.name, contents: try readListedFile(file, in: folder)) else {
-                throw LogError.io(operation: "create", path: staging + "/" + file.name, errno: errno)
-            }
-        }
         var incoming = IncomingEvents(head: writer.head, localOrigins: [writer.localOrigin, writer.localOnlyOrigin], maximumSkewMillis: maximumSkewMillis)
         var order = BundleOrder(source: folder)
         try rejectingLogErrors(from: folder) {
@@ -196,10 +188,8 @@ public enum SegmentBundle {
     /// twice or another append got in first; the caller then appends event by event. Throws
     /// the rejection, changing nothing, for a bad bundle.
     static func adoptIntoEmptyLog(_ folder: String, _ manifest: Manifest, _ writer: LogWriter, _ maximumSkewMillis: UInt64) throws -> ImportReport? {
-        let staging = try writer.makeAdoptionFolder()
+        let staging = try stageCheckedFiles(manifest, from: folder, for: writer, durably: true)
         defer { try? FileManager.default.removeItem(atPath: staging) }
-        // Each file is read once: checked against the manifest, and that same copy written.
-        for file in manifest.files { try writeDurably(try readListedFile(file, in: folder), to: staging + "/" + file.name) }
         var incoming = IncomingEvents(head: writer.head, localOrigins: [writer.localOrigin, writer.localOnlyOrigin], maximumSkewMillis: maximumSkewMillis)
         var order = BundleOrder(source: folder)
         var folded = FoldedLog()
@@ -273,6 +263,28 @@ public enum SegmentBundle {
             throw SyncRejection(source: folder, reason: "segment files \(present) do not match the manifest's \(manifest.files.map(\.name))")
         }
         return manifest
+    }
+
+    /// Copies the bundle's files into a fresh folder beside the writer's log, each read once and
+    /// checked against the manifest (`readListedFile`); returns the folder. Events are then read
+    /// from these copies only, never from the bundle again: a file swapped after its check (a
+    /// link, a FIFO, a huge file) is never read. `durably` fsyncs them, for copies to be adopted.
+    static func stageCheckedFiles(_ manifest: Manifest, from folder: String, for writer: LogWriter, durably: Bool) throws -> String {
+        let staging = try writer.makeAdoptionFolder()
+        do {
+            for file in manifest.files {
+                let contents = try readListedFile(file, in: folder), path = staging + "/" + file.name
+                if durably {
+                    try writeDurably(contents, to: path)
+                } else if !FileManager.default.createFile(atPath: path, contents: contents) {
+                    throw LogError.io(operation: "create", path: path, errno: errno)
+                }
+            }
+        } catch {
+            try? FileManager.default.removeItem(atPath: staging)  // a refused bundle leaves nothing behind
+            throw error
+        }
+        return staging
     }
 
     /// The largest file a bundle may list (a log's segments are 16 MiB unless configured larger).
