@@ -16,8 +16,10 @@ struct SettingCommand: ParsableCommand {
         @Flag(help: "Print the setting as JSON.") var json = false
 
         func run() throws {
-            let setting = try global.withLedger { try $0.setSetting(key, json: value, isLocal: local, actor: global.resolvedActor) }
-            if json { print(setting.serialized) }
+            try WriteOutput.reportingViewsBehind {
+                let setting = try global.withLedger { try $0.setSetting(key, json: value, isLocal: local, actor: global.resolvedActor) }
+                if json { print(setting.serialized) }
+            }
         }
     }
 
@@ -28,8 +30,10 @@ struct SettingCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run() throws {
-            try global.withLedger { try $0.deleteSetting(key, actor: global.resolvedActor) }
-            WriteOutput.printDeleted(key, json: json)
+            try WriteOutput.reportingViewsBehind {
+                try global.withLedger { try $0.deleteSetting(key, actor: global.resolvedActor) }
+                WriteOutput.printDeleted(key, json: json)
+            }
         }
     }
 }
