@@ -57,6 +57,17 @@ public final class Ledger: Sendable {
         session = LedgerSession(writer: writer, projector: projector)
     }
 
+    /// Cuts the log at its first damaged frame (`LogRepair`) and, when the cut removed events
+    /// the views already show, rebuilds the views from what is left — so no reader, writer or
+    /// not, sees an event that is no longer in the log.
+    public static func repairLog(_ directory: DataDirectory, lockTimeout: Double) throws -> RepairReport {
+        let report = try LogRepair.repair(directory: directory.logPath, lockTimeout: lockTimeout)
+        if ProjectionDatabase.peekCheckpoint(directory) > report.lastIndexKept {
+            _ = try ProjectionRebuilder.rebuild(directory, verifyOnly: false)
+        }
+        return report
+    }
+
     /// Waits for in-flight appends and releases the writer lock.
     public func close() { writer.close() }
 

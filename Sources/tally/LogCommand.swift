@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TallyCore
+import TallyLedger
 import TallyLog
 
 struct LogCommand: ParsableCommand {
@@ -36,7 +37,7 @@ struct LogCommand: ParsableCommand {
 
         func run() throws {
             let directory = try global.open()
-            let report = try LogRepair.repair(directory: directory.logPath, lockTimeout: global.lockTimeout)
+            let report = try Ledger.repairLog(directory, lockTimeout: global.lockTimeout)
             if json {
                 print(JSONText.object([
                     ("cut", .bool(report.cutSegment != nil)), ("segment", report.cutSegment.map(JSONText.string) ?? .null),

@@ -103,6 +103,9 @@ import TallyTestSupport
         let repair = try replica.run(["log", "repair"])
         #expect(repair.status == 0)
         #expect(repair.stdout.contains("Cut the log in segment 0000000000000001.tseg"))
+        // Right after the cut, before any write, a reader sees only what is left in the log.
+        let afterCut = ((try JSONSerialization.jsonObject(with: Data(try replica.ok(["expenses", "list", "--json"]).utf8)) as? [String: Any])?["items"] as? [Any])?.count
+        #expect(afterCut == (try replica.ok(["log", "dump", "--json"]).split(separator: "\n").count), "the views were rebuilt with the cut")
         let added = try replica.ok(["expense", "add", "--amount", "1"])
         #expect(try replica.ok(["audit", "verify"]).hasPrefix("intact"))
         // The views had seen events the cut removed: they are rebuilt, and show what the log holds.
