@@ -56,10 +56,18 @@ public enum FuzzInputs {
             var incoming = IncomingEvents(head: LogHead(), localOrigins: [], maximumSkewMillis: 300_000)
             // Fed in two pieces, as a stream arrives.
             let middle = body.count / 2
+            func take(_ record: EventRecords.Record) throws {
+                switch record {
+                case .event(let bytes): try incoming.offer(bytes, source: "fuzz")
+                case .signature(let bytes): try incoming.offer(try SignatureRecord.decodeOne(bytes), source: "fuzz")
+                }
+            }
             do {
-                try decoder.feed(body[..<middle]) { try incoming.offer($0, source: "fuzz") }
-                try decoder.feed(body[middle...]) { try incoming.offer($0, source: "fuzz") }
+                try decoder.feed(body[..<middle], take)
+                try decoder.feed(body[middle...], take)
                 try decoder.finish()
+                try incoming.finishDelivery(source: "fuzz")
+                _ = try incoming.takeCovered(source: "fuzz")
             } catch {}
         }
     }

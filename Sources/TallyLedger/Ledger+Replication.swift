@@ -64,7 +64,7 @@ extension Ledger {
     public func receive(_ pieces: some AsyncSequence<some Collection<UInt8>, any Error>, from source: String)
         async throws -> (applied: Int, alreadyHeld: Int)
     {
-        var receiver = StreamReceiver(writer: writer, source: source, maximumSkewMillis: maximumSkewMillis)
+        var receiver = try StreamReceiver(writer: writer, source: source, maximumSkewMillis: maximumSkewMillis)
         var failure: (any Error)?
         do {
             for try await piece in pieces { try receiver.feed(piece) }

@@ -24,7 +24,8 @@ public struct ReplicaIdentity: Codable, Sendable, Equatable {
 ///
 /// ```
 /// DIR/replica.json      identity (never changes)
-/// DIR/log/              segment files, writer.lock
+/// DIR/replica.key       the replica's Ed25519 signing key (0600, never exported)
+/// DIR/log/              segment files, writer.lock, origin-keys.json (pinned keys of origins)
 /// DIR/projections.sqlite  views (later)
 /// ```
 public struct DataDirectory: Sendable {
@@ -68,14 +69,33 @@ public struct DataDirectory: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try writeDurably(try encoder.encode(identity), to: path + "/replica.json")
+        try ReplicaSigningKey.generate().write(to: path + "/replica.key")
         try SegmentDirectory.syncDirectory(path + "/log")
         try SegmentDirectory.syncDirectory(path)
         return try DataDirectory(path: path)
     }
 
-    /// Opens the log writer of this replica.
+    /// This replica's private signing key (0600; never exported).
+    public var signingKeyPath: String { path + "/replica.key" }
+
+    /// Pinned public keys of the origins this replica has received events from.
+    public var originKeys: OriginKeyStore { OriginKeyStore(logDirectory: logPath) }
+
+    /// Opens the log writer of this replica, signing with its key (created on first open).
     public func openWriter(configuration: LogConfiguration = LogConfiguration()) throws -> LogWriter {
-        try LogWriter(directory: logPath, localOrigin: identity.origin, localOnlyOrigin: identity.localOnlyOrigin, configuration: configuration)
+        try LogWriter(directory: logPath, localOrigin: identity.origin, localOnlyOrigin: identity.localOnlyOrigin, configuration: configuration,
+                      signingKeyPath: signingKeyPath)
+    }
+
+    /// Replaces this replica's signing key with a new one (`tally keys rotate`): the rotation is
+    /// recorded in the log, signed by the old key, and the old key is gone from disk.
+    public func rotateSigningKey(using writer: LogWriter) throws -> KeyRotation {
+        let next = ReplicaSigningKey.generate()
+        try next.write(to: signingKeyPath + ".next")
+        return try writer.rotateKey(to: next) {
+            guard rename(signingKeyPath + ".next", signingKeyPath) == 0 else { throw LogError.io(operation: "rename", path: signingKeyPath + ".next", errno: errno) }
+            try SegmentDirectory.syncDirectory(path)
+        }
     }
 
     /// A reader of this replica's log.

@@ -61,18 +61,40 @@ public struct LogReader: Sendable {
         try prefetchedChunks(from: 1, chunkSize: chunkSize, checkingSeals: false, item: { logged, bytes in (logged, Array(bytes)) }, body)
     }
 
-    /// Reads on a `Prefetcher` thread, handing `body` chunks of what `item` makes of each event.
+    /// What `forEachEntryChunk` hands out: an event (with a copy of its stored bytes if asked
+    /// for) or the records of a signatures frame, in log order.
+    public enum Entry: Sendable {
+        case event(LoggedEvent, bytes: [UInt8]?)
+        case signatures([SignatureRecord], segment: String, frameOffset: Int)
+    }
+
+    /// Every event and signatures frame from index 1, in log order, in chunks read, decoded and
+    /// hashed on a second thread: what a bundle import verifies.
+    public func forEachEntryChunk(checkingSeals: Bool, keepingBytes: Bool, chunkSize: Int = 4_096, _ body: ([Entry]) throws -> Void) throws {
+        try prefetchedChunks(from: 1, chunkSize: chunkSize, checkingSeals: checkingSeals,
+                             item: { logged, bytes in .event(logged, bytes: keepingBytes ? Array(bytes) : nil) },
+                             signatures: { records, segment, offset in .signatures(records, segment: segment, frameOffset: offset) }, body)
+    }
+
+    /// Reads on a `Prefetcher` thread, handing `body` chunks of what `item` makes of each event
+    /// (and `signatures` of each signatures frame, if given).
     private func prefetchedChunks<Item: Sendable>(from fromIndex: UInt64, chunkSize: Int, checkingSeals: Bool, item: @escaping @Sendable (LoggedEvent, UnsafeRawBufferPointer) -> Item,
+                                                 signatures: (@Sendable ([SignatureRecord], String, Int) -> Item)? = nil,
                                                  _ body: ([Item]) throws -> Void) throws {
         try Prefetcher<[Item]>.run(produce: { [self] emit in
             var chunk: [Item] = []
             chunk.reserveCapacity(chunkSize)
-            try forEachEncodedEvent(from: fromIndex, checkingSeals: checkingSeals) { logged, bytes in
-                chunk.append(item(logged, bytes))
+            func add(_ entry: Item) throws {
+                chunk.append(entry)
                 if chunk.count == chunkSize {
                     try emit(chunk)
                     chunk.removeAll(keepingCapacity: true)
                 }
+            }
+            try forEachEncodedEvent(from: fromIndex, checkingSeals: checkingSeals, signatures: { records, segment, offset in
+                if let signatures { try add(signatures(records, segment, offset)) }
+            }) { logged, bytes in
+                try add(item(logged, bytes))
             }
             if !chunk.isEmpty { try emit(chunk) }
         }, consume: body)
@@ -86,7 +108,11 @@ public struct LogReader: Sendable {
     /// opened as it is — what a bundle's segments must be to be adopted (`LogWriter.adoptSegments`).
     /// Off by default: a replica's own log was sealed by its own writer, and `tally audit verify`
     /// checks its seals; the per-event bookkeeping costs a whole read ~10 %.
+    ///
+    /// With `signatures`, it is also handed the records of each signatures frame after
+    /// `fromIndex`, where they stand among the events (with the segment and frame offset).
     public func forEachEncodedEvent(from fromIndex: UInt64 = 1, checkingSeals: Bool = false,
+                                    signatures: ([SignatureRecord], String, Int) throws -> Void = { _, _, _ in },
                                     _ body: (LoggedEvent, UnsafeRawBufferPointer) throws -> Void) throws {
         precondition(!checkingSeals || fromIndex == 1, "seals can only be checked reading from the first event")
         let names = try segmentNames()
@@ -95,6 +121,10 @@ public struct LogReader: Sendable {
             if position + 1 < names.count, let nextFirst = SegmentFormat.firstIndex(fromFileName: names[position + 1]), nextFirst <= fromIndex { continue }
             let scan = try SegmentScanner.scan(path: directory + "/" + name, isLast: position == names.count - 1) { frame in
                 guard frame.header.firstIndex + UInt64(frame.header.eventCount) > fromIndex else { return }
+                if frame.header.type == .signatures {
+                    try signatures(try SignatureRecord.decodeList(frame.payload), name, frame.offset)
+                    return
+                }
                 var index = frame.header.firstIndex
                 do {
                     try EventBatch.forEachEvent(in: frame.payload, count: frame.header.eventCount) { bytes in
@@ -118,16 +148,22 @@ public struct LogReader: Sendable {
     /// Calls `body` with every event's stored bytes and routing fields (origin, sequence,
     /// local-only; `EventCodec.routing`), in log order, without decoding or hashing the rest:
     /// for senders, whose receivers verify every event anyway. Frame checksums are checked.
-    public func forEachStoredEvent(_ body: (EventCodec.Routing, UnsafeRawBufferPointer) throws -> Void) throws {
+    /// `signatures` is handed each signatures frame's records where they stand.
+    public func forEachStoredEvent(signatures: ([SignatureRecord]) throws -> Void = { _ in }, _ body: (EventCodec.Routing, UnsafeRawBufferPointer) throws -> Void) throws {
         let names = try segmentNames()
         for (position, name) in names.enumerated() {
-            _ = try scanRoutes(of: name, isLast: position == names.count - 1, body)
+            _ = try scanRoutes(of: name, isLast: position == names.count - 1, signatures: signatures, body)
         }
     }
 
     /// Scans one segment, handing `body` each event's routing fields and bytes.
-    private func scanRoutes(of name: String, isLast: Bool, _ body: (EventCodec.Routing, UnsafeRawBufferPointer) throws -> Void) throws -> SegmentScan {
+    private func scanRoutes(of name: String, isLast: Bool, signatures: ([SignatureRecord]) throws -> Void = { _ in },
+                            _ body: (EventCodec.Routing, UnsafeRawBufferPointer) throws -> Void) throws -> SegmentScan {
         try SegmentScanner.scan(path: directory + "/" + name, isLast: isLast) { frame in
+            if frame.header.type == .signatures {
+                try signatures(try SignatureRecord.decodeList(frame.payload))
+                return
+            }
             do {
                 try EventBatch.forEachEvent(in: frame.payload, count: frame.header.eventCount) { bytes in try body(try EventCodec.routing(bytes), bytes) }
             } catch let error as DecodingError {
@@ -169,6 +205,7 @@ public struct LogReader: Sendable {
         stats.segments = names.count
         for (position, name) in names.enumerated() {
             let scan = try SegmentScanner.scan(path: directory + "/" + name, isLast: position == names.count - 1) { frame in
+                stats.signatureFrames += frame.header.type == .signatures ? 1 : 0
                 stats.rawBytes += Int(frame.header.rawLength)
                 stats.storedBytes += Int(frame.header.storedLength) + SegmentFormat.frameHeaderSize
                 stats.events += Int(frame.header.eventCount)
@@ -188,6 +225,8 @@ public struct LogStatistics: Sendable, Codable {
     public var segments = 0
     /// Sealed (immutable) segment files.
     public var sealedSegments = 0
+    /// Signatures frames (one per durable batch that holds this replica's or received events).
+    public var signatureFrames = 0
     /// Total size of the segment files.
     public var bytesOnDisk = 0
     /// Encoded events before compression.

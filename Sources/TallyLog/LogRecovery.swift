@@ -15,6 +15,11 @@ public struct RecoveredLog: Sendable {
     var window: [UInt8]
     /// A description of the torn tail that was found (and cut, if the opener was the writer).
     public var tornTail: String?
+    /// Origins with events in the newest segment after the last signed head of theirs there
+    /// (a crash cut the signatures frame that followed them, or the log predates signing).
+    var unsignedOrigins: Set<ReplicaID> = []
+    /// Key rotations in the newest segment, in order (to finish a rotation a crash interrupted).
+    var rotations: [KeyRotation] = []
 }
 
 /// Opening a log: checks every frame's checksum in every segment, rebuilds the head from the
@@ -30,6 +35,7 @@ enum LogRecovery {
         var head = LogHead()
         var nextIndex: UInt64 = 1
         var last = RecoveredLog(head: head, segments: names, lastSegmentLength: 0, lastSegmentSealed: false, window: [], tornTail: nil)
+        var seenInLast: [ReplicaID: UInt64] = [:]  // each origin's last sequence in the newest segment
         for (position, name) in names.enumerated() {
             let path = directory + "/" + name
             let isLast = position == names.count - 1
@@ -37,8 +43,19 @@ enum LogRecovery {
                 throw LogError.corrupt(segment: name, offset: 0, reason: "segment starts at index \(SegmentFormat.firstIndex(fromFileName: name)!), expected \(nextIndex) (a segment is missing)")
             }
             // Sealed segments carry the head in their seal, so only the open one is decoded.
+            var signedThrough: [ReplicaID: UInt64] = [:]
+            var rotations: [KeyRotation] = []
             let scan = try SegmentScanner.scan(path: path, isLast: isLast) { frame in
                 guard isLast, knownHead == nil else { return }
+                if frame.header.type == .signatures {
+                    for record in try SignatureRecord.decodeList(frame.payload) {
+                        switch record {
+                        case .head(let signed): signedThrough[signed.origin] = max(signedThrough[signed.origin] ?? 0, signed.sequence)
+                        case .rotation(let rotation): rotations.append(rotation)
+                        }
+                    }
+                    return
+                }
                 do {
                     try EventBatch.forEachEvent(in: frame.payload, count: frame.header.eventCount) { bytes in
                         let event = try EventCodec.decode(bytes)
@@ -47,6 +64,7 @@ enum LogRecovery {
                             throw DecodingError("event \(event.origin) #\(event.sequence) does not continue its origin's chain (expected #\(expected))")
                         }
                         head.advance(past: event, hash: EventCodec.hash(bytes))
+                        seenInLast[event.origin] = event.sequence
                     }
                 } catch let error as DecodingError {
                     throw LogError.corrupt(segment: name, offset: frame.offset, reason: error.description)
@@ -59,6 +77,12 @@ enum LogRecovery {
                 last.lastSegmentSealed = scan.seal != nil
                 last.window = scan.window
                 last.tornTail = scan.tornTail
+                last.rotations = rotations
+                if scan.seal == nil {
+                    last.unsignedOrigins = Set(head.chains.filter { origin, chain in
+                        chain.sequence > (signedThrough[origin] ?? 0) && (seenInLast[origin] ?? 0) > (signedThrough[origin] ?? 0)
+                    }.keys)
+                }
                 if scan.tornTail != nil, cutTornTail {
                     try truncate(path: path, to: scan.validLength)
                 }

@@ -43,6 +43,8 @@ public final class LogWriter: @unchecked Sendable {
     private var durableTicket: UInt64 = 0
     private var flushing = false
     private var failure: LogError?
+    /// Signs this replica's chain once per durable batch (nil: a bare log, tests and benchmarks).
+    private var signingKey: ReplicaSigningKey?
     var segment: OpenSegment
 
     /// Why the writer stopped (a failed write or fsync; it acknowledges nothing after), or nil
@@ -54,8 +56,12 @@ public final class LogWriter: @unchecked Sendable {
     }
 
     /// Opens the log for writing: takes the writer lock, recovers (cutting a torn tail) and
-    /// positions at the end.
-    public init(directory: String, localOrigin: ReplicaID, localOnlyOrigin: ReplicaID, configuration: LogConfiguration = LogConfiguration()) throws {
+    /// positions at the end. With `signingKeyPath` (a data directory's `replica.key`, created
+    /// if missing) every durable batch of this replica's events is followed by its signed head;
+    /// a chain left unsigned (a log from before signing, or a crash that cut the signatures
+    /// frame after a batch) is signed now.
+    public init(directory: String, localOrigin: ReplicaID, localOnlyOrigin: ReplicaID, configuration: LogConfiguration = LogConfiguration(),
+                signingKeyPath: String? = nil) throws {
         self.directory = directory
         self.localOrigin = localOrigin
         self.localOnlyOrigin = localOnlyOrigin
@@ -70,6 +76,27 @@ public final class LogWriter: @unchecked Sendable {
         stagedHead = recovery.head
         clock = HybridClock(last: recovery.head.maxTimestamp)
         segment = try OpenSegment.resume(directory: directory, recovery: recovery)
+        if let signingKeyPath {
+            let (key, isNew) = try ReplicaSigningKey.open(at: signingKeyPath, finishingRotations: recovery.rotations)
+            signingKey = key
+            if let local = recovery.head.chains[localOrigin], isNew || recovery.unsignedOrigins.contains(localOrigin) {
+                try segment.write(StagedBatch(), signatures: [.head(key.sign(origin: localOrigin, head: local))], configuration: configuration)
+            }
+        }
+    }
+
+    /// The public half of the key this writer signs with (nil for a bare log).
+    public var publicKey: OriginKey? {
+        condition.lock()
+        defer { condition.unlock() }
+        return signingKey?.publicKey
+    }
+
+    /// The signature records that go after `batch`: this replica's head, signed with `key`, if
+    /// the batch holds events of its chain, then the records received with the batch.
+    private func signatures(for batch: StagedBatch, key: ReplicaSigningKey?) -> [SignatureRecord] {
+        guard let key, let own = batch.events.last(where: { $0.origin == localOrigin }) else { return batch.signatures }
+        return [.head(key.sign(origin: localOrigin, head: ChainHead(sequence: own.sequence, hash: own.hash)))] + batch.signatures
     }
 
     /// The head including everything staged (acknowledged or about to be).
@@ -115,6 +142,7 @@ public final class LogWriter: @unchecked Sendable {
         flushing = true
         let earlier = staged
         staged = StagedBatch()
+        let ownBefore = stagedHead.chains[localOrigin]
         let framer = BackgroundFramer(segment: segment, configuration: configuration)
         framer.add(earlier)
         var stamper = DraftStamper(writer: self)
@@ -139,9 +167,15 @@ public final class LogWriter: @unchecked Sendable {
         let lastIndex = stagedHead.lastIndex
         stagedTicket += 1
         let ticket = stagedTicket
-        let (planned, plan) = framer.finish()
+        let (planned, framed) = framer.finish()
+        // Signed once for the whole bulk (and whatever was staged before it): the chain's head.
+        var records = earlier.signatures
+        if let key = signingKey, let own = stagedHead.chains[localOrigin], own != ownBefore || earlier.events.contains(where: { $0.origin == localOrigin }) {
+            records.insert(.head(key.sign(origin: localOrigin, head: own)), at: 0)
+        }
         condition.unlock()
-        var segment = planned
+        var segment = planned, plan = framed
+        segment.planSignatures(records, into: &plan)
         let result = Result { try segment.perform(plan) }
         condition.lock()
         self.segment = segment
@@ -225,14 +259,16 @@ public final class LogWriter: @unchecked Sendable {
         }
     }
 
-    /// Appends already-encoded events (from another replica), verified by the caller, durably;
-    /// returns the log index of the last (they get consecutive indexes).
+    /// Appends already-encoded events (from another replica), verified by the caller, durably,
+    /// followed by the signature records that cover them (verified by the caller too); returns
+    /// the log index of the last (they get consecutive indexes).
     @discardableResult
-    public func appendEncoded(_ encodedEvents: [(bytes: [UInt8], event: Event)]) throws -> UInt64 {
+    public func appendEncoded(_ encodedEvents: [(bytes: [UInt8], event: Event)], signatures: [SignatureRecord] = []) throws -> UInt64 {
         condition.lock()
         defer { condition.unlock() }
         if let failure { throw failure }
         var batch = StagedBatch(expectedEvents: encodedEvents.count)
+        batch.signatures = signatures
         var head = stagedHead
         for (bytes, event) in encodedEvents {
             let chain = head.chains[event.origin]
@@ -315,8 +351,9 @@ public final class LogWriter: @unchecked Sendable {
             let batch = staged
             staged = StagedBatch()
             let upTo = stagedTicket
+            let key = signingKey
             condition.unlock()
-            let result = Result { try segment.write(batch, configuration: configuration) }
+            let result = Result { try segment.write(batch, signatures: signatures(for: batch, key: key), configuration: configuration) }
             condition.lock()
             finishFlush(result, upTo: upTo)
         }
@@ -330,6 +367,34 @@ public final class LogWriter: @unchecked Sendable {
         case .failure(let error): failure = .writerStopped(cause: "\(error)")
         }
         condition.broadcast()
+    }
+
+    /// Hands this replica's chain over to `next`: writes everything staged (signed with the
+    /// current key), then a rotation record signed by the current key, durably; runs `commit`
+    /// (which makes `next` the key on disk) before anything else can be written, and signs with
+    /// `next` from then on. A crash before `commit` leaves the rotation as the newest segment's
+    /// last frame, which the next open finishes (`ReplicaSigningKey.open`).
+    public func rotateKey(to next: ReplicaSigningKey, commit: () throws -> Void) throws -> KeyRotation {
+        condition.lock()
+        defer { condition.unlock() }
+        while flushing { condition.wait() }
+        if let failure { throw failure }
+        guard let current = signingKey else { throw LogError.rejected(reason: "this log has no signing key to rotate") }
+        flushing = true
+        let batch = staged
+        staged = StagedBatch()
+        let upTo = stagedTicket
+        let rotation = current.rotation(of: localOrigin, afterSequence: stagedHead.chains[localOrigin]?.sequence ?? 0, to: next)
+        condition.unlock()
+        let result = Result {
+            try segment.write(batch, signatures: signatures(for: batch, key: current) + [.rotation(rotation)], configuration: configuration)
+            try commit()
+        }
+        condition.lock()
+        if case .success = result { signingKey = next }
+        finishFlush(result, upTo: upTo)
+        if case .failure(let error) = result { throw error }
+        return rotation
     }
 
     /// Closes the current segment file and releases the writer lock; later appends throw.
@@ -366,6 +431,8 @@ struct StagedBatch {
 
     var bytes: ByteWriter
     var events: [Entry] = []
+    /// Signature records received with the events (written after them, `LogWriter.signatures`).
+    var signatures: [SignatureRecord] = []
 
     /// An empty batch with room for about `expectedEvents` typical events.
     init(expectedEvents: Int = 0) {
@@ -382,8 +449,9 @@ struct StagedBatch {
     }
 
     mutating func append(contentsOf other: StagedBatch) {
+        signatures.append(contentsOf: other.signatures)
         if events.isEmpty {
-            self = other
+            (bytes, events) = (other.bytes, other.events)
             return
         }
         let base = bytes.bytes.count

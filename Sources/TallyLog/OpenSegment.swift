@@ -44,12 +44,26 @@ struct OpenSegment {
                            size: SegmentFormat.fileHeaderSize, window: [], nextIndex: nextIndex, writtenHead: recovery.head)
     }
 
-    /// Writes a staged batch as frames (sealing and starting segments as they fill) and fdatasyncs.
-    mutating func write(_ batch: StagedBatch, configuration: LogConfiguration) throws {
-        guard !batch.events.isEmpty else { return }
+    /// Writes a staged batch as frames (sealing and starting segments as they fill), then the
+    /// signature records covering it in one signatures frame, and fdatasyncs.
+    mutating func write(_ batch: StagedBatch, signatures: [SignatureRecord] = [], configuration: LogConfiguration) throws {
+        guard !batch.events.isEmpty || !signatures.isEmpty else { return }
         var plan = SegmentWritePlan()
         self.plan(batch, configuration: configuration, into: &plan)
+        planSignatures(signatures, into: &plan)
         try perform(plan)
+    }
+
+    /// Plans a signatures frame (type 3, stored raw, no events: it takes no log index and does
+    /// not move the LZ4 window) after the frames planned so far.
+    mutating func planSignatures(_ records: [SignatureRecord], into plan: inout SegmentWritePlan) {
+        guard !records.isEmpty else { return }
+        let payload = SignatureRecord.encodeList(records)
+        let header = FrameHeader(type: .signatures, codec: .none, eventCount: 0, firstIndex: nextIndex, rawLength: UInt32(payload.count),
+                                 storedLength: UInt32(payload.count), payloadChecksum: CRC32C.checksum(payload))
+        let frame = header.encoded() + payload
+        size += frame.count
+        plan.steps.append(.write(frame))
     }
 
     /// Compresses a staged batch into frames appended to `plan`, deciding where segments roll,

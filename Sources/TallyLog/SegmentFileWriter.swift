@@ -7,6 +7,7 @@ import TallyCore
 public struct SegmentFileWriter {
     private var segment: OpenSegment
     private var batch = StagedBatch()
+    private var signatures: [SignatureRecord] = []
     private let configuration: LogConfiguration
 
     /// Starts a bundle in `directory`. Without `head` the directory must hold no segments;
@@ -29,9 +30,15 @@ public struct SegmentFileWriter {
         _ = batch.add(Array(bytes), of: event)
     }
 
+    /// Adds signature records read beside the events (they are written after every event, in
+    /// the order given, with each run of one origin's heads reduced to its last).
+    public mutating func append(_ records: [SignatureRecord]) {
+        signatures.append(contentsOf: records)
+    }
+
     /// Writes everything added, fsynced, and closes the file.
     public mutating func finish() throws {
-        try segment.write(batch, configuration: configuration)
+        try segment.write(batch, signatures: SignatureRecord.compacted(signatures), configuration: configuration)
         segment.close()
         try SegmentDirectory.syncDirectory(segment.directory)
     }

@@ -54,6 +54,8 @@ public enum FrameType: UInt8, Sendable {
     case events = 1
     /// The last frame of a sealed segment: a summary of the log up to there.
     case seal = 2
+    /// Signed chain heads and key rotations (`SignatureRecord`), after the events they cover.
+    case signatures = 3
 }
 
 /// How a frame's payload is stored.

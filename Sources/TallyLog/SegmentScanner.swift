@@ -1,7 +1,8 @@
 import Foundation
 import TallyCore
 
-/// One frame as the scanner hands it out: where it starts and its uncompressed payload.
+/// One frame as the scanner hands it out (events and signatures frames; a seal is returned in
+/// `SegmentScan`): where it starts and its uncompressed payload.
 struct ScannedFrame {
     var offset: Int
     var header: FrameHeader
@@ -110,6 +111,10 @@ enum SegmentScanner {
             try raw.withUnsafeBytes { payload in
                 switch frame.type {
                 case .events:
+                    try visit(ScannedFrame(offset: offset, header: frame, payload: payload))
+                case .signatures:
+                    guard frame.eventCount == 0, frame.codec == .none else { throw corrupt(offset, "a signatures frame holds events or is compressed") }
+                    do { _ = try SignatureRecord.decodeList(payload) } catch { throw corrupt(offset, "signature records do not decode: \(error)") }
                     try visit(ScannedFrame(offset: offset, header: frame, payload: payload))
                 case .seal:
                     do { seal = try LogHead.decode(payload) } catch { throw corrupt(offset, "seal summary does not decode: \(error)") }

@@ -3,16 +3,34 @@ import TallyCore
 import TallyLog
 
 /// The wire form of events shipped over HTTP: each event's stored bytes behind a 4-byte
-/// little-endian length. The bytes carry everything needed to verify them (origin, sequence,
-/// previous hash), so the receiver checks them exactly as it checks a bundle's.
+/// little-endian length, and after the events they cover, signature records (`SignatureRecord`
+/// encodings) behind a length with its top bit set. The bytes carry everything needed to verify
+/// them (origin, sequence, previous hash, signed heads), so the receiver checks them exactly as
+/// it checks a bundle's.
 public enum EventRecords {
     /// Largest record accepted (a bound on what a peer can make us buffer).
     public static let maxRecord = 8 << 20
+    /// The length bit that marks a signature record.
+    static let signatureFlag: UInt32 = 1 << 31
 
-    /// Appends one record.
+    /// One record of a stream: an event's stored bytes or a signature record's encoding.
+    public enum Record {
+        case event(UnsafeRawBufferPointer)
+        case signature(UnsafeRawBufferPointer)
+    }
+
+    /// Appends one event record.
     public static func append(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         withUnsafeBytes(of: UInt32(bytes.count).littleEndian) { out.append(contentsOf: $0) }
         out.append(contentsOf: bytes)
+    }
+
+    /// Appends one signature record.
+    public static func append(_ record: SignatureRecord, to out: inout [UInt8]) {
+        var encoded = ByteWriter(capacity: 160)
+        record.encode(into: &encoded)
+        withUnsafeBytes(of: (UInt32(encoded.bytes.count) | signatureFlag).littleEndian) { out.append(contentsOf: $0) }
+        out.append(contentsOf: encoded.bytes)
     }
 
     /// The records of a replica's log that `vector` lacks (never local-only), in log order,
@@ -21,8 +39,18 @@ public enum EventRecords {
                                _ chunk: ([UInt8], Int) throws -> Void) throws {
         var buffer: [UInt8] = []
         var count = 0
-        // Routing fields only: the receiver decodes and verifies every event it is sent.
-        try directory.reader.forEachStoredEvent { routing, bytes in
+        // Routing fields only: the receiver decodes and verifies every event it is sent. A head
+        // goes along when it covers something the other side lacks; a rotation unless the other
+        // side holds events signed after it.
+        try directory.reader.forEachStoredEvent(signatures: { records in
+            for record in records {
+                switch record {
+                case .head(let signed) where signed.sequence > vector[signed.origin]: append(record, to: &buffer)
+                case .rotation(let rotation) where rotation.afterSequence >= vector[rotation.origin]: append(record, to: &buffer)
+                default: continue
+                }
+            }
+        }) { routing, bytes in
             guard !routing.isLocalOnly, routing.sequence > vector[routing.origin] else { return }
             append(bytes, to: &buffer)
             count += 1
@@ -32,7 +60,7 @@ public enum EventRecords {
                 count = 0
             }
         }
-        if count > 0 { try chunk(buffer, count) }
+        if !buffer.isEmpty { try chunk(buffer, count) }  // the last events' heads may follow them alone
     }
 
     /// Splits a byte stream arriving in arbitrary pieces back into records.
@@ -42,15 +70,17 @@ public enum EventRecords {
         public init() {}
 
         /// Feeds a piece; calls `record` for each complete record in it.
-        public mutating func feed(_ piece: some Collection<UInt8>, _ record: (UnsafeRawBufferPointer) throws -> Void) throws {
+        public mutating func feed(_ piece: some Collection<UInt8>, _ record: (Record) throws -> Void) throws {
             pending.append(contentsOf: piece)
             var start = 0
             try pending.withUnsafeBytes { bytes in
                 while bytes.count - start >= 4 {
-                    let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt32.self)))
+                    let prefix = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt32.self))
+                    let length = Int(prefix & ~signatureFlag)
                     guard length <= maxRecord else { throw SyncRejection(source: "stream", reason: "a record of \(length) bytes exceeds \(maxRecord)") }
                     guard bytes.count - start - 4 >= length else { break }
-                    try record(UnsafeRawBufferPointer(rebasing: bytes[(start + 4)..<(start + 4 + length)]))
+                    let body = UnsafeRawBufferPointer(rebasing: bytes[(start + 4)..<(start + 4 + length)])
+                    try record(prefix & signatureFlag == 0 ? .event(body) : .signature(body))
                     start += 4 + length
                 }
             }
@@ -86,10 +116,10 @@ public struct StreamReceiver {
     let source: String
     let batchSize: Int
 
-    public init(writer: LogWriter, source: String, maximumSkewMillis: UInt64, batchSize: Int = 20_000) {
+    public init(writer: LogWriter, source: String, maximumSkewMillis: UInt64, batchSize: Int = 20_000) throws {
         self.source = source
         self.batchSize = batchSize
-        incoming = IncomingEvents(head: writer.head, localOrigins: [writer.localOrigin, writer.localOnlyOrigin], maximumSkewMillis: maximumSkewMillis)
+        incoming = try IncomingEvents(receivingInto: writer, maximumSkewMillis: maximumSkewMillis)
         appender = BatchAppender(writer: writer)
     }
 
@@ -105,29 +135,48 @@ public struct StreamReceiver {
         defer { self.decoder = decoder }
         let source = self.source
         do {
-            try decoder.feed(piece) { bytes in try self.incoming.offer(bytes, source: source) }
+            try decoder.feed(piece) { record in
+                switch record {
+                case .event(let bytes): try self.incoming.offer(bytes, source: source)
+                case .signature(let bytes):
+                    let signature: SignatureRecord
+                    do { signature = try SignatureRecord.decodeOne(bytes) } catch {
+                        throw SyncRejection(source: source, reason: "a signature record does not decode (\(error))")
+                    }
+                    try self.incoming.offer(signature, source: source)
+                }
+            }
         } catch {
-            _ = incoming.takeAccepted()
+            incoming.discardPending()
             try appender.wait()
             throw error
         }
         if incoming.accepted.count >= batchSize { try flush() }
     }
 
-    /// Hands what has been verified so far to the appender (waiting while it writes the
-    /// previous batch; throwing if that failed).
+    /// Hands what has been verified and signed so far to the appender (waiting while it writes
+    /// the previous batch; throwing if that failed). Events still waiting for their signed head
+    /// stay until it comes.
     public mutating func flush() throws {
-        let batch = incoming.takeAccepted()
-        guard !batch.isEmpty else { return }
-        try appender.append(batch)
+        let covered: CoveredDelivery
+        do { covered = try incoming.takeCovered(source: source) } catch {
+            incoming.discardPending()
+            try appender.wait()
+            throw error
+        }
+        guard !covered.isEmpty else { return }
+        try appender.append(covered)
     }
 
     /// The stream ended: checks it ended cleanly and appends the rest, durably. A stream that
     /// ends inside a record (its transport ended normally, so this is how it was sent, not a
     /// dropped connection) refuses its last batch like a bad event.
     public mutating func finish() throws {
-        do { try decoder.finish() } catch {
-            _ = incoming.takeAccepted()
+        do {
+            try decoder.finish()
+            try incoming.finishDelivery(source: source)
+        } catch {
+            incoming.discardPending()
             try appender.wait()
             throw error
         }
@@ -135,8 +184,8 @@ public struct StreamReceiver {
         try appender.wait()
     }
 
-    /// The stream broke off (a dropped connection): appends what was verified and waits until
-    /// it is durable, so the next sync need not send it again.
+    /// The stream broke off (a dropped connection): appends what was verified and signed and
+    /// waits until it is durable, so the next sync need not send it again.
     public mutating func stop() {
         try? flush()
         try? appender.wait()
@@ -166,13 +215,14 @@ final class BatchAppender: @unchecked Sendable {
     func takeFolded() -> FoldedLog? { lock.withLock { fold.take() } }
 
     /// Hands over a batch once the previous one is written; throws that one's failure.
-    func append(_ batch: [(bytes: [UInt8], event: Event)]) throws {
+    func append(_ covered: CoveredDelivery) throws {
         try wait()
+        let batch = covered.events
         inFlight.enter()
         queue.async { [self] in
             defer { inFlight.leave() }
             do {
-                let last = try writer.appendEncoded(batch)
+                let last = try covered.append(to: writer)
                 lock.withLock {
                     appliedCount += batch.count
                     if fold?.lastIndex == last - UInt64(batch.count) {

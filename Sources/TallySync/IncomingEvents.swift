@@ -19,9 +19,16 @@ public struct SyncRejection: Error, Sendable, CustomStringConvertible {
 
 /// Checks events from another replica before anything is applied: each must decode, must not
 /// be local-only, must not be stamped too far in the future, must continue its origin's chain
-/// exactly (sequence + 1, previous hash = the hash held), and must obey the field rules of its
-/// schema version (`EntitySchema.checkIncoming`), like a local write. Events already held are skipped,
-/// so receiving the same thing twice is a no-op.
+/// exactly (sequence + 1, previous hash = the hash held), must obey the field rules of its
+/// schema version (`EntitySchema.checkIncoming`), like a local write, and must be covered by a
+/// head signed with its origin's pinned key (`offer(_:SignatureRecord…)`). Events already held
+/// are skipped, so receiving the same thing twice is a no-op.
+///
+/// Signatures: a signed head "origin O's chain ends at #n with hash h" vouches, through the
+/// hash chain, for every event of O up to #n. Events are handed out (`takeCovered`) only up to
+/// the last point where every origin's new events were covered by such a head; each handed-out
+/// run is re-checked with one signature verification per origin (the last head of each run), so
+/// the cost does not grow with the number of batches a sender signed.
 public struct IncomingEvents {
     /// The chains as they will stand once the accepted events are appended.
     public private(set) var chains: [ReplicaID: ChainHead]
@@ -35,21 +42,43 @@ public struct IncomingEvents {
     public let maximumSkewMillis: UInt64
     let wallMillis: UInt64
     let localOrigins: Set<ReplicaID>
+    /// The pinned key of each origin as this delivery has it so far (pins held + learned).
+    public private(set) var keys: [ReplicaID: OriginKey]
+    /// The pins as recorded before the records not yet taken.
+    private var recordedKeys: [ReplicaID: OriginKey]
+    /// Origins with accepted events no signed head has covered yet, with the first of them.
+    private var uncovered: [ReplicaID: UInt64] = [:]
+    /// The origin of the last event accepted, if it is in `uncovered`.
+    private var lastUncovered: ReplicaID?
+    /// Signature records that cover accepted events (and rotations), in arrival order.
+    private var records: [SignatureRecord] = []
+    /// How many of `accepted` and `records` are covered (every origin's events signed).
+    private var coveredEvents = 0
+    private var coveredRecords = 0
 
-    /// Starts from the receiver's head.
-    public init(head: LogHead, localOrigins: Set<ReplicaID>, maximumSkewMillis: UInt64, wallMillis: UInt64 = HybridClock.wallMillis()) {
+    /// Starts from the receiver's head and the origins' pinned keys.
+    public init(head: LogHead, localOrigins: Set<ReplicaID>, keys: [ReplicaID: OriginKey] = [:], maximumSkewMillis: UInt64,
+                wallMillis: UInt64 = HybridClock.wallMillis()) {
         chains = head.chains
         self.maximumSkewMillis = maximumSkewMillis
         self.wallMillis = wallMillis
         self.localOrigins = localOrigins
+        self.keys = keys
+        recordedKeys = keys
     }
 
-    /// Hands over the accepted events (to be appended) and forgets them; the chains stay.
-    public mutating func takeAccepted() -> [(bytes: [UInt8], event: Event)] {
-        let taken = accepted
+    /// Starts from `writer`'s head and the keys pinned in its log directory.
+    public init(receivingInto writer: LogWriter, maximumSkewMillis: UInt64) throws {
+        self.init(head: writer.head, localOrigins: [writer.localOrigin, writer.localOnlyOrigin],
+                  keys: try OriginKeyStore(logDirectory: writer.directory).keys(), maximumSkewMillis: maximumSkewMillis)
+    }
+
+    /// Drops what was accepted but not handed out (a refused batch); the chains are not rewound,
+    /// so the receiver stops here.
+    public mutating func discardPending() {
         accepted = []
-        accepted.reserveCapacity(taken.count)  // the next batch is likely as big: no regrowing
-        return taken
+        records = []
+        (coveredEvents, coveredRecords) = (0, 0)
     }
 
     /// Checks one event given its stored bytes; throws a rejection naming `source`.
@@ -105,7 +134,101 @@ public struct IncomingEvents {
         }
         let head = ChainHead(sequence: event.sequence, hash: hash)
         if let slot { chains.values[slot] = head } else { chains[event.origin] = head }
+        if event.origin != lastUncovered {  // runs of one origin cost one lookup
+            if uncovered[event.origin] == nil { uncovered[event.origin] = event.sequence }
+            lastUncovered = event.origin
+        }
         acceptedCount += 1
         return true
+    }
+
+    /// Takes one signature record that came with the events (after the events it covers).
+    /// A head that covers new events must name exactly the chain they built and carry the key
+    /// pinned for its origin (the first one seen pins it: trust on first use); a rotation must be
+    /// signed by the pinned key. Records for this replica's own chains, and heads that cover
+    /// nothing new, are passed over.
+    public mutating func offer(_ record: SignatureRecord, source: @autoclosure () -> String) throws {
+        let origin = record.origin
+        guard !localOrigins.contains(origin) else { return }
+        switch record {
+        case .head(let signed):
+            guard uncovered[origin] != nil, let chain = chains[origin], signed.sequence >= chain.sequence else { return }
+            guard signed.sequence == chain.sequence, signed.hash == chain.hash else {
+                throw SyncRejection(source: source(), reason: "the signed head #\(signed.sequence) of origin \(origin) names an event this delivery did not bring (a forged or forked chain)")
+            }
+            if let pinned = keys[origin], pinned != signed.key {
+                throw SyncRejection(source: source(), reason: "events of origin \(origin) are signed with key \(signed.key), not the key pinned for it (\(pinned)): a chain re-signed by another replica is refused")
+            }
+            keys[origin] = signed.key
+            uncovered[origin] = nil
+            if lastUncovered == origin { lastUncovered = nil }
+            records.append(record)
+        case .rotation(let rotation):
+            let pinned = keys[origin]
+            guard pinned != rotation.newKey else { return }  // followed already
+            guard pinned == nil || pinned == rotation.oldKey else {
+                throw SyncRejection(source: source(), reason: "a key rotation of origin \(origin) is signed with key \(rotation.oldKey), not its pinned key \(pinned!)")
+            }
+            guard rotation.isValid else { throw SyncRejection(source: source(), reason: "a key rotation of origin \(origin) carries a signature that does not verify") }
+            keys[origin] = rotation.newKey
+            records.append(record)
+        }
+        if uncovered.isEmpty { (coveredEvents, coveredRecords) = (accepted.count, records.count) }
+    }
+
+    /// The delivery is complete: every accepted event must be covered by a signed head.
+    public mutating func finishDelivery(source: @autoclosure () -> String) throws {
+        if let (origin, first) = uncovered.min(by: { $0.key < $1.key }) {
+            let last = chains[origin]?.sequence ?? first
+            throw SyncRejection(source: source(), reason: "events #\(first)…#\(last) of origin \(origin) came without a head signed by that origin's key (unsigned, forged or squatted events are refused)")
+        }
+        (coveredEvents, coveredRecords) = (accepted.count, records.count)
+    }
+
+    /// Everything covered so far, to append: the events, the signature records to store after
+    /// them (each run of one origin's heads reduced to its last, whose signature is verified
+    /// here), and the pins they add, to record before appending. Throws, handing out nothing,
+    /// if a signature does not verify.
+    public mutating func takeCovered(source: @autoclosure () -> String) throws -> CoveredDelivery {
+        let taken = SignatureRecord.compacted(Array(records[..<coveredRecords]))
+        var pins: [ReplicaID: PinnedOriginKey] = [:]
+        for record in taken {
+            switch record {
+            case .head(let signed):
+                guard signed.isValid else {
+                    throw SyncRejection(source: source(), reason: "the signed head #\(signed.sequence) of origin \(signed.origin) does not verify with key \(signed.key) (forged)")
+                }
+                if recordedKeys[signed.origin] == nil {
+                    recordedKeys[signed.origin] = signed.key
+                    pins[signed.origin] = PinnedOriginKey(key: signed.key, pinnedBy: "first contact")
+                }
+            case .rotation(let rotation):
+                recordedKeys[rotation.origin] = rotation.newKey
+                pins[rotation.origin] = PinnedOriginKey(key: rotation.newKey, pinnedBy: "rotation")
+            }
+        }
+        let events = Array(accepted[..<coveredEvents])
+        accepted.removeFirst(coveredEvents)
+        records.removeFirst(coveredRecords)
+        (coveredEvents, coveredRecords) = (0, 0)
+        return CoveredDelivery(events: events, signatures: taken, pins: pins)
+    }
+}
+
+/// A verified, signed part of a delivery, ready to append (`OriginKeyStore.record` the pins
+/// first, then `LogWriter.appendEncoded(events, signatures:)`).
+public struct CoveredDelivery: Sendable {
+    public var events: [(bytes: [UInt8], event: Event)]
+    public var signatures: [SignatureRecord]
+    public var pins: [ReplicaID: PinnedOriginKey]
+
+    public var isEmpty: Bool { events.isEmpty && signatures.isEmpty }
+
+    /// Records the pins in `writer`'s log directory, then appends durably; returns the log index
+    /// of the last event appended.
+    @discardableResult
+    public func append(to writer: LogWriter) throws -> UInt64 {
+        try OriginKeyStore(logDirectory: writer.directory).record(pins)
+        return try writer.appendEncoded(events, signatures: signatures)
     }
 }

@@ -55,7 +55,7 @@ public struct ReplicaClient: ReplicaTransport {
     /// Streams the events the peer has and the log lacks into it, verified and appended in
     /// batches as they arrive (an interrupted pull keeps what arrived).
     public func pull(into writer: LogWriter, maximumSkewMillis: UInt64) async throws -> PullReport {
-        var receiver = StreamReceiver(writer: writer, source: label, maximumSkewMillis: maximumSkewMillis)
+        var receiver = try StreamReceiver(writer: writer, source: label, maximumSkewMillis: maximumSkewMillis)
         try await pull(mine: VersionVector(head: writer.head, excluding: writer.localOnlyOrigin), into: &receiver)
         return PullReport(applied: receiver.applied, alreadyHeld: receiver.alreadyHeld, folded: receiver.takeFolded())
     }

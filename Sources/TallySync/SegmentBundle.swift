@@ -85,6 +85,15 @@ public enum SegmentBundle {
             !isLocalOnly && sequence > (vector?[origin] ?? 0)
         }
 
+        /// Whether a signature record goes along: a head that covers something the other side
+        /// lacks; a rotation unless the other side holds events signed after it.
+        func wants(_ record: SignatureRecord) -> Bool {
+            switch record {
+            case .head(let signed): signed.sequence > (vector?[signed.origin] ?? 0)
+            case .rotation(let rotation): rotation.afterSequence >= (vector?[rotation.origin] ?? 0)
+            }
+        }
+
         mutating func add(_ origin: ReplicaID, _ sequence: UInt64) {
             count += 1
             if latestRun?.origin == origin {
@@ -141,7 +150,12 @@ public enum SegmentBundle {
     /// Re-frames the events after the copied segments that the export takes into new segments.
     static func reframeEvents(of reader: LogReader, after copied: CopiedSegments, to folder: String, into contents: inout ExportedEvents) throws {
         var writer = copied.through == 0 ? try SegmentFileWriter(directory: folder) : nil  // an empty export still has a segment
-        try reader.forEachEncodedEvent(from: copied.through + 1) { logged, bytes in
+        try reader.forEachEncodedEvent(from: copied.through + 1, signatures: { records, _, _ in
+            let wanted = records.filter { contents.wants($0) }
+            if wanted.isEmpty { return }
+            if writer == nil { writer = try SegmentFileWriter(directory: folder, after: copied.head) }
+            writer!.append(wanted)
+        }) { logged, bytes in
             let event = logged.event
             guard contents.lacks(event.origin, event.sequence, isLocalOnly: event.isLocalOnly) else { return }
             if writer == nil { writer = try SegmentFileWriter(directory: folder, after: copied.head) }
@@ -161,19 +175,26 @@ public enum SegmentBundle {
         if writer.head.lastIndex == 0, let report = try adoptIntoEmptyLog(folder, manifest, writer, maximumSkewMillis) { return report }
         let staging = try stageCheckedFiles(manifest, from: folder, for: writer, durably: false)
         defer { try? FileManager.default.removeItem(atPath: staging) }
-        var incoming = IncomingEvents(head: writer.head, localOrigins: [writer.localOrigin, writer.localOnlyOrigin], maximumSkewMillis: maximumSkewMillis)
+        var incoming = try IncomingEvents(receivingInto: writer, maximumSkewMillis: maximumSkewMillis)
         var order = BundleOrder(source: folder)
         try rejectingLogErrors(from: folder) {
             // The reader decodes and hashes (on a second thread); the chain checks run here.
-            try LogReader(directory: staging).forEachEncodedEventChunk { chunk in
-                for (logged, bytes) in chunk {
-                    try order.check(logged)
-                    try incoming.offer(bytes, decoded: logged.event, hash: logged.hash, source: order.place(of: logged))
+            try LogReader(directory: staging).forEachEntryChunk(checkingSeals: false, keepingBytes: true) { chunk in
+                for entry in chunk {
+                    switch entry {
+                    case .event(let logged, let bytes):
+                        try order.check(logged)
+                        try incoming.offer(bytes ?? [], decoded: logged.event, hash: logged.hash, source: order.place(of: logged))
+                    case .signatures(let records, let segment, let offset):
+                        for record in records { try incoming.offer(record, source: "\(folder)/\(segment) offset \(offset)") }
+                    }
                 }
             }
         }
         try order.checkCount(incoming, against: manifest)
-        if !incoming.accepted.isEmpty { try writer.appendEncoded(incoming.accepted) }
+        try incoming.finishDelivery(source: folder)
+        let covered = try incoming.takeCovered(source: folder)
+        if !covered.isEmpty { try covered.append(to: writer) }
         return ImportReport(applied: incoming.acceptedCount, alreadyHeld: incoming.alreadyHeld, fromReplica: manifest.fromReplica)
     }
 
@@ -190,22 +211,30 @@ public enum SegmentBundle {
     static func adoptIntoEmptyLog(_ folder: String, _ manifest: Manifest, _ writer: LogWriter, _ maximumSkewMillis: UInt64) throws -> ImportReport? {
         let staging = try stageCheckedFiles(manifest, from: folder, for: writer, durably: true)
         defer { try? FileManager.default.removeItem(atPath: staging) }
-        var incoming = IncomingEvents(head: writer.head, localOrigins: [writer.localOrigin, writer.localOnlyOrigin], maximumSkewMillis: maximumSkewMillis)
+        var incoming = try IncomingEvents(receivingInto: writer, maximumSkewMillis: maximumSkewMillis)
         var order = BundleOrder(source: folder)
         var folded = FoldedLog()
         var latest = HybridTimestamp.zero
         try rejectingLogErrors(from: folder) {
-            try LogReader(directory: staging).forEachEventChunk(checkingSeals: true) { chunk in
-                for logged in chunk {
-                    try order.check(logged)
-                    try incoming.check(logged.event, hash: logged.hash, source: order.place(of: logged))
-                    folded.apply(logged.event)
-                    if logged.event.timestamp > latest { latest = logged.event.timestamp }
+            try LogReader(directory: staging).forEachEntryChunk(checkingSeals: true, keepingBytes: false) { chunk in
+                for entry in chunk {
+                    switch entry {
+                    case .event(let logged, _):
+                        try order.check(logged)
+                        try incoming.check(logged.event, hash: logged.hash, source: order.place(of: logged))
+                        folded.apply(logged.event)
+                        if logged.event.timestamp > latest { latest = logged.event.timestamp }
+                    case .signatures(let records, let segment, let offset):
+                        for record in records { try incoming.offer(record, source: "\(folder)/\(segment) offset \(offset)") }
+                    }
                 }
             }
         }
         try order.checkCount(incoming, against: manifest)
         guard incoming.alreadyHeld == 0 else { return nil }
+        try incoming.finishDelivery(source: folder)
+        // The files keep their own signatures frames; the pins they establish are recorded first.
+        try OriginKeyStore(logDirectory: writer.directory).record(try incoming.takeCovered(source: folder).pins)
         // The log's head once the files are its own: the chains as checked, from an empty log.
         var head = LogHead()
         (head.lastIndex, head.maxTimestamp, head.chains) = (folded.lastIndex, latest, incoming.chains)

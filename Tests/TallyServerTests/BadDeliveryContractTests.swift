@@ -88,7 +88,7 @@ import TallyTestSupport
                 previous = EventCodec.hash(bytes)
                 encoded.append((bytes, event))
             }
-            try writer.appendEncoded(encoded)
+            try writer.appendEncoded(encoded, signatures: TestSigning.heads(for: encoded))  // the hostile replica signs its own chain
         }
 
         /// The target's log files, to show a refusal changed nothing.
@@ -145,7 +145,7 @@ import TallyTestSupport
         service.close()
         let writer = try delivery.target.openWriter()
         defer { writer.close() }
-        var receiver = StreamReceiver(writer: writer, source: "pull", maximumSkewMillis: 300_000)
+        var receiver = try StreamReceiver(writer: writer, source: "pull", maximumSkewMillis: 300_000)
         do {
             try receiver.feed(body)
             try receiver.finish()
@@ -196,7 +196,9 @@ import TallyTestSupport
     /// Pushes `events` as records to `service` with a fresh replicate token; its answer.
     static func push(_ events: [Event], to service: TallyService) async throws -> (status: HTTPResponse.Status, body: String) {
         var buffer: [UInt8] = []
-        for event in events { EventCodec.encode(event).withUnsafeBytes { EventRecords.append($0, to: &buffer) } }
+        let encoded = events.map { (bytes: EventCodec.encode($0), event: $0) }
+        for (bytes, _) in encoded { bytes.withUnsafeBytes { EventRecords.append($0, to: &buffer) } }
+        for head in TestSigning.heads(for: encoded) { EventRecords.append(head, to: &buffer) }
         let records = buffer
         let token = try service.tokens.create(name: "peer-\(UUID().uuidString.prefix(8))", scopes: [.replicate])
         return try await Application(router: buildRouter(service)).test(.router) { client in

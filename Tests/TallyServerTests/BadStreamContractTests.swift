@@ -49,9 +49,10 @@ import TallyTestSupport
                               previousHash: .zero)
         }),
         Case(name: "a sequence 0", fragments: ["sequence 0", "does not decode", "damaged"], event: { events in events[0].sequence = 0 }),
-        // In a bundle, a damaged last frame reads as a torn tail: the manifest's count refuses it.
-        Case(name: "a cut-off end", fragments: ["ended inside a record", "the segments hold"], trim: 7),
-        Case(name: "a flipped byte", fragments: ["checksum", "damaged", "does not decode", "hash chain", "the segments hold", "unknown"], flip: true),
+        // In a bundle, a damaged last frame reads as a torn tail: the manifest's count refuses it,
+        // or (when the cut frame is the signatures frame) the events arrive unsigned.
+        Case(name: "a cut-off end", fragments: ["ended inside a record", "the segments hold", "without a head signed"], trim: 7),
+        Case(name: "a flipped byte", fragments: ["checksum", "damaged", "does not decode", "hash chain", "the segments hold", "unknown", "signed", "signature"], flip: true),
     ]
 
     /// The three events, chained, with the case's changes.
@@ -108,6 +109,7 @@ import TallyTestSupport
         var writer = try SegmentFileWriter(directory: folder)
         let records = records(testCase)
         for (bytes, event) in records { bytes.withUnsafeBytes { writer.append($0, of: event) } }
+        writer.append(TestSigning.heads(for: records))
         try writer.finish()
         var files: [SegmentBundle.Manifest.File] = []
         for name in try FileManager.default.contentsOfDirectory(atPath: folder).sorted() where name.hasSuffix(".tseg") {
@@ -128,7 +130,9 @@ import TallyTestSupport
     /// The same records over `POST /v1/replication/push`.
     static func push(_ testCase: Case, in target: Target) async throws -> String? {
         var stream: [UInt8] = []
-        for (bytes, _) in records(testCase) { bytes.withUnsafeBytes { EventRecords.append($0, to: &stream) } }
+        let records = records(testCase)
+        for (bytes, _) in records { bytes.withUnsafeBytes { EventRecords.append($0, to: &stream) } }
+        for head in TestSigning.heads(for: records) { EventRecords.append(head, to: &stream) }
         let body = damaged(stream, testCase)
         let service = try TallyService(directory: target.directory, logger: Logger(label: "test"))
         defer { service.close() }

@@ -49,7 +49,7 @@ import TallyTestSupport
         let source = try source(events: 60)
         let target = try DataDirectory.create(path: folder.file("target-\(interleaved)"), name: "target")
         let writer = try target.openWriter()
-        var receiver = StreamReceiver(writer: writer, source: "test", maximumSkewMillis: 300_000, batchSize: 7)
+        var receiver = try StreamReceiver(writer: writer, source: "test", maximumSkewMillis: 300_000, batchSize: 7)
         for (position, chunk) in try records(of: source, for: VersionVector([:])).chunks.enumerated() {
             try receiver.feed(chunk)
             if interleaved, position == 1 { try writer.append([SampleEvents.expenseCreate(amount: 999)]) }
@@ -76,7 +76,7 @@ import TallyTestSupport
         let source = try source(events: 60)
         let target = try DataDirectory.create(path: folder.file("target-failing"), name: "target")
         let writer = try target.openWriter()
-        var receiver = StreamReceiver(writer: writer, source: "test", maximumSkewMillis: 300_000, batchSize: 7)
+        var receiver = try StreamReceiver(writer: writer, source: "test", maximumSkewMillis: 300_000, batchSize: 7)
         let chunks = try records(of: source, for: VersionVector([:])).chunks
         try receiver.feed(chunks[0])
         try receiver.feed(chunks[1])
