@@ -120,11 +120,11 @@ public struct LogReader: Sendable {
         for (position, name) in names.enumerated() {
             if position + 1 < names.count, let nextFirst = SegmentFormat.firstIndex(fromFileName: names[position + 1]), nextFirst <= fromIndex { continue }
             let scan = try SegmentScanner.scan(path: directory + "/" + name, isLast: position == names.count - 1) { frame in
-                guard frame.header.firstIndex + UInt64(frame.header.eventCount) > fromIndex else { return }
-                if frame.header.type == .signatures {
-                    try signatures(try SignatureRecord.decodeList(frame.payload), name, frame.offset)
+                if frame.header.type == .signatures {  // it stands after index firstIndex - 1
+                    if frame.header.firstIndex >= fromIndex { try signatures(try SignatureRecord.decodeList(frame.payload), name, frame.offset) }
                     return
                 }
+                guard frame.header.firstIndex + UInt64(frame.header.eventCount) > fromIndex else { return }
                 var index = frame.header.firstIndex
                 do {
                     try EventBatch.forEachEvent(in: frame.payload, count: frame.header.eventCount) { bytes in

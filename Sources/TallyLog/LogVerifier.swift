@@ -12,6 +12,10 @@ public struct VerificationFinding: Sendable, CustomStringConvertible {
     /// What is wrong.
     public var problem: String
 
+    public init(segment: String, offset: Int, event: String?, problem: String) {
+        (self.segment, self.offset, self.event, self.problem) = (segment, offset, event, problem)
+    }
+
     public var description: String {
         "segment \(segment) offset \(offset)" + (event.map { " event \($0)" } ?? "") + ": \(problem)"
     }

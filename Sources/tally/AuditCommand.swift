@@ -11,13 +11,13 @@ struct AuditCommand: ParsableCommand {
 
     struct Verify: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Check every checksum and every origin's sequence and hash chain; exit 1 on any problem.")
+            abstract: "Check every checksum, every origin's sequence and hash chain, and every signature (who wrote each origin's events); exit 1 on any problem.")
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Print JSON.") var json = false
 
         func run() throws {
             let directory = try global.open()
-            let report = try LogVerifier.verify(directory: directory.logPath) { done in
+            let report = try Ledger.verify(directory) { done in
                 if !json { FileHandle.standardError.write(Data("verified \(done) events…\n".utf8)) }
             }
             if json {
@@ -25,6 +25,10 @@ struct AuditCommand: ParsableCommand {
                     ("intact", .bool(report.findings.isEmpty)), ("events", .int(Int64(report.events))),
                     ("origins", .int(Int64(report.origins))), ("segments", .int(Int64(report.segments))),
                     ("tail", report.tail.map(JSONText.string) ?? .null),
+                    ("authorship", .array(report.authorship.map { entry in
+                        .object([("origin", .string(entry.origin.description)), ("keys", .array(entry.keys.map { .string($0.description) })),
+                                 ("signedThrough", .int(Int64(clamping: entry.signedThrough))), ("lastSequence", .int(Int64(clamping: entry.lastSequence)))])
+                    })),
                     ("findings", .array(report.findings.map { finding in
                         .object([("segment", .string(finding.segment)), ("offset", .int(Int64(finding.offset))),
                                  ("event", finding.event.map(JSONText.string) ?? .null), ("problem", .string(finding.problem))])
@@ -32,11 +36,22 @@ struct AuditCommand: ParsableCommand {
                 ]).serialized)
             } else if report.findings.isEmpty {
                 print("intact: \(report.events) events, \(report.origins) origins, \(report.segments) segments")
+                for entry in report.authorship { print(Self.describe(entry, own: directory.identity.origin)) }
                 if let tail = report.tail { print("note: \(tail)") }
             } else {
                 for finding in report.findings { print("TAMPERED OR DAMAGED: \(finding)") }
             }
             if !report.findings.isEmpty { throw ExitCode(1) }
+        }
+
+        /// "origin … (this replica): #1…#N signed by key …", and what is not signed.
+        static func describe(_ entry: OriginAuthorship, own: ReplicaID) -> String {
+            let name = "origin \(entry.origin)" + (entry.origin == own ? " (this replica)" : "")
+            guard let key = entry.keys.last else { return "\(name): #1…#\(entry.lastSequence) not signed (written before signing; the writer signs its chain when it next opens)" }
+            let keys = entry.keys.count > 1 ? "keys \(entry.keys.map(\.description).joined(separator: " → "))" : "key \(key)"
+            var line = "\(name): #1…#\(entry.signedThrough) signed by \(keys)"
+            if entry.signedThrough < entry.lastSequence { line += "; #\(entry.signedThrough + 1)…#\(entry.lastSequence) not signed yet" }
+            return line
         }
     }
 

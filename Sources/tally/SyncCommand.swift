@@ -93,7 +93,7 @@ struct SyncCommand: AsyncParsableCommand {
 
 struct PeersCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "peers", abstract: "Named peers and their tokens, kept in the data directory.", subcommands: [Add.self, List.self, Remove.self])
+        commandName: "peers", abstract: "Named peers and their tokens, kept in the data directory.", subcommands: [Add.self, List.self, Remove.self, Trust.self, Keys.self])
 
     struct Add: ParsableCommand {
         @OptionGroup var global: GlobalOptions
@@ -124,6 +124,38 @@ struct PeersCommand: ParsableCommand {
 
         func run() throws {
             guard try PeerStore(directory: try global.open()).remove(name: name) else { throw CLIError("no peer named '\(name)'") }
+        }
+    }
+}
+
+extension PeersCommand {
+    struct Trust: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Pin a replica's public key before first contact (from its 'tally keys show'): its events are then accepted only under that key, never under whatever key first arrives.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The replica's id (a UUID).") var replicaId: String
+        @Argument(help: "Its public key (64 hex digits).") var publicKey: String
+
+        func run() throws {
+            try Ledger.trust(originText: replicaId, keyHex: publicKey, in: try global.open())
+            print("pinned \(publicKey.lowercased()) for \(replicaId.lowercased())")
+        }
+    }
+
+    struct Keys: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The public key pinned for each origin this replica accepts events of, and how it was pinned.")
+        @OptionGroup var global: GlobalOptions
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() throws {
+            let pins = try Ledger.pinnedKeys(of: try global.open())
+            if json {
+                print(JSONText.array(pins.map { entry in
+                    .object([("origin", .string(entry.origin)), ("key", .string(entry.pin.key)), ("pinnedBy", .string(entry.pin.pinnedBy)), ("at", .string(entry.pin.at))])
+                }).serialized)
+                return
+            }
+            print(Table.render(header: ["ORIGIN", "KEY", "PINNED BY", "AT"], rows: pins.map { [$0.origin, $0.pin.key, $0.pin.pinnedBy, $0.pin.at] }))
         }
     }
 }

@@ -64,11 +64,17 @@ import TallyTestSupport
     /// The hostile replica's history: a source data directory whose log holds, after the
     /// source's own good events, three events of origin `hostile`: two good, then the bad one.
     struct Delivery {
-        let folder = TemporaryDirectory("tally-contract")
+        let folder: TemporaryDirectory
         let source: DataDirectory
         let target: DataDirectory
 
+        /// Any source and target (other suites' deliveries).
+        init(source: DataDirectory, target: DataDirectory, folder: TemporaryDirectory) {
+            (self.source, self.target, self.folder) = (source, target, folder)
+        }
+
         init(_ testCase: Case) throws {
+            folder = TemporaryDirectory("tally-contract")
             source = try DataDirectory.create(path: folder.file("source"), name: "source")
             target = try DataDirectory.create(path: folder.file("target"), name: "target")
             try target.openWriter().close()

@@ -1,0 +1,253 @@
+import Foundation
+import Testing
+import TallyCore
+import TallyLedger
+import TallyLog
+import TallySync
+import TallyTestSupport
+
+/// Signed origins (docs/MERGE.md): a replica accepts another origin's events only under a head
+/// signed with the key pinned for that origin. Three replicas: A writes honestly, B receives,
+/// and M — holding a replicate token, as any peer does — tries to add events to A's chain.
+@Suite struct SignedOriginTests {
+    let folder = TemporaryDirectory("tally-signed")
+    let a: DataDirectory
+    let b: DataDirectory
+    let m: DataDirectory
+
+    init() throws {
+        a = try DataDirectory.create(path: folder.file("a"), name: "a")
+        b = try DataDirectory.create(path: folder.file("b"), name: "b")
+        m = try DataDirectory.create(path: folder.file("m"), name: "m")
+        try write(2, in: a)
+        try ship(from: a, to: b)  // B pins A's key on first contact
+        try ship(from: a, to: m)  // M holds A's real chain, to continue it
+    }
+
+    func write(_ count: Int, in directory: DataDirectory) throws {
+        let writer = try directory.openWriter()
+        defer { writer.close() }
+        for index in 0..<count { try writer.append([SampleEvents.expenseCreate(amount: Int64(100 + index))]) }
+    }
+
+    /// A bundle from `source` with what `target` lacks, imported into `target`.
+    @discardableResult
+    func ship(from source: DataDirectory, to target: DataDirectory) throws -> SegmentBundle.ImportReport {
+        let path = folder.file("bundle-\(UUID().uuidString.prefix(8))")
+        let writer = try target.openWriter()
+        defer { writer.close() }
+        _ = try SegmentBundle.export(source, to: path, for: VersionVector(head: writer.head, excluding: target.identity.localOnlyOrigin))
+        return try SegmentBundle.importBundle(from: path, into: writer, maximumSkewMillis: 300_000)
+    }
+
+    /// How M signs the event it forges as A's next.
+    enum Forgery: CaseIterable, CustomTestStringConvertible {
+        case resignedWithOwnKey, unsigned, claimingAsKeyWithABadSignature
+        var testDescription: String { "\(self)" }
+        var fragment: String {
+            switch self {
+            case .resignedWithOwnKey: "not the key pinned"
+            case .unsigned: "without a head signed"
+            case .claimingAsKeyWithABadSignature: "does not verify"
+            }
+        }
+    }
+
+    /// Appends to M's log, bypassing every check (M is hostile), an event claiming A's next
+    /// sequence, chained correctly, signed as `forgery` says.
+    func forgeNextOfA(in m: DataDirectory, _ forgery: Forgery, origin: ReplicaID? = nil) throws {
+        let writer = try m.openWriter()
+        defer { writer.close() }
+        let chain = writer.head.chains[origin ?? a.identity.origin]!
+        let draft = SampleEvents.expenseCreate(amount: 666, actor: "token:app")
+        let event = Event(origin: origin ?? a.identity.origin, sequence: chain.sequence + 1, timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0),
+                          actor: draft.actor, entityType: draft.entityType, entityID: draft.entityID, operation: draft.operation,
+                          properties: draft.properties, previousHash: chain.hash)
+        let forged = [(bytes: EventCodec.encode(event), event: event)]
+        var signatures: [SignatureRecord] = []
+        switch forgery {
+        case .resignedWithOwnKey:
+            signatures = TestSigning.heads(for: forged, key: try ReplicaSigningKey.read(from: m.signingKeyPath)!)
+        case .unsigned:
+            break
+        case .claimingAsKeyWithABadSignature:
+            guard case .head(var head) = TestSigning.heads(for: forged).first! else { return }
+            head.key = try ReplicaSigningKey.read(from: a.signingKeyPath)!.publicKey
+            signatures = [.head(head)]
+        }
+        try writer.appendEncoded(forged, signatures: signatures)
+    }
+
+    func chainOfA(in directory: DataDirectory) throws -> ChainHead? { try directory.reader.head().chains[a.identity.origin] }
+
+    /// The sequence squat and the re-signed chain, over a bundle, a push and a pull: refused whole
+    /// naming the reason, nothing changes, and A's real next event still syncs afterwards.
+    @Test(arguments: Forgery.allCases) func aForgedNextEventOfAnotherOriginIsRefusedOverEveryTransport(_ forgery: Forgery) async throws {
+        try forgeNextOfA(in: m, forgery)
+        let held = try chainOfA(in: b)
+        for (name, transport) in [("bundle", BadDeliveryContractTests.bundle), ("push", BadDeliveryContractTests.push), ("pull", BadDeliveryContractTests.pull)] {
+            let refusal = try await transport(BadDeliveryContractTests.Delivery(source: m, target: b, folder: folder))
+            #expect(refusal?.contains(forgery.fragment) == true, "\(name): refused naming why (got \(refusal ?? "acceptance"))")
+            #expect(refusal?.contains(a.identity.origin.description) == true, "\(name): the refusal names the origin")
+            #expect(try chainOfA(in: b) == held, "\(name): nothing of the forgery was applied")
+        }
+        #expect(try Ledger.pinnedKeys(of: b).map(\.pin.key) == [try ReplicaSigningKey.read(from: a.signingKeyPath)!.publicKey.description])
+        // The honest replica keeps syncing: A's real #3 goes through.
+        try write(1, in: a)
+        let report = try ship(from: a, to: b)
+        #expect(report.applied == 1)
+        #expect(try chainOfA(in: b) == (try chainOfA(in: a)))
+    }
+
+    /// The receiver's own origin is public (`/health`): an event claiming it from outside is
+    /// refused over every transport whatever its signature, and the receiver's next write is its own.
+    @Test(arguments: Forgery.allCases) func anEventClaimingTheReceiversOwnOriginIsRefusedOverEveryTransport(_ forgery: Forgery) async throws {
+        try write(1, in: b)
+        let own = try b.reader.head().chains[b.identity.origin]!
+        try ship(from: b, to: m)
+        try forgeNextOfA(in: m, forgery, origin: b.identity.origin)
+        for (name, transport) in [("bundle", BadDeliveryContractTests.bundle), ("push", BadDeliveryContractTests.push), ("pull", BadDeliveryContractTests.pull)] {
+            let refusal = try await transport(BadDeliveryContractTests.Delivery(source: m, target: b, folder: folder))
+            #expect(refusal?.contains("own origin") == true, "\(name): refused naming why (got \(refusal ?? "acceptance"))")
+            #expect(try b.reader.head().chains[b.identity.origin] == own, "\(name): nothing was applied")
+        }
+        try write(1, in: b)
+        #expect(try b.reader.head().chains[b.identity.origin]?.sequence == own.sequence + 1)
+        #expect(try Ledger.verify(b).findings.isEmpty)
+    }
+
+    /// Trust on first use can be replaced by a pin made by hand before first contact: a replica
+    /// that pinned A's real key refuses M's version of A's chain even if it arrives first.
+    @Test func aKeyPinnedByHandDecidesBeforeFirstContact() throws {
+        let c = try DataDirectory.create(path: folder.file("c"), name: "c")
+        let aKey = try ReplicaSigningKey.read(from: a.signingKeyPath)!.publicKey
+        try Ledger.trust(originText: a.identity.replicaId, keyHex: aKey.description, in: c)
+        // M rewrites A's history from the start under its own key.
+        let fake = try DataDirectory.create(path: folder.file("fake"), name: "fake")
+        let writer = try fake.openWriter()
+        let event = Event(origin: a.identity.origin, sequence: 1, timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0), actor: "cli:a",
+                          entityType: .expense, entityID: .uuid(UUID()), operation: .create,
+                          properties: SampleEvents.expenseCreate().properties, previousHash: .zero)
+        let forged = [(bytes: EventCodec.encode(event), event: event)]
+        try writer.appendEncoded(forged, signatures: TestSigning.heads(for: forged))
+        writer.close()
+        #expect { try ship(from: fake, to: c) } throws: { "\($0)".contains("not the key pinned") }
+        #expect(try chainOfA(in: c) == nil)
+        try ship(from: a, to: c)
+        #expect(try chainOfA(in: c) == (try chainOfA(in: a)))
+        // A pin moves only by a rotation the pinned key signed, never by hand.
+        #expect { try Ledger.trust(originText: a.identity.replicaId, keyHex: String(repeating: "ab", count: 32), in: c) } throws: {
+            "\($0)".contains("already has key")
+        }
+        #expect { try Ledger.trust(originText: c.identity.replicaId, keyHex: aKey.description, in: c) } throws: { "\($0)".contains("own origin") }
+        #expect { try Ledger.trust(originText: "x", keyHex: aKey.description, in: c) } throws: { "\($0)".contains("not a replica id") }
+        #expect { try Ledger.trust(originText: a.identity.replicaId, keyHex: "12", in: c) } throws: { "\($0)".contains("not a public key") }
+    }
+
+    /// A rotation signed by the old key moves the pin; one signed by any other key is refused.
+    @Test func aRotationSignedByThePinnedKeyIsFollowedAndAForgedOneRefused() throws {
+        let ledger = try Ledger(directory: a)
+        let rotation = try ledger.rotateSigningKey()
+        _ = try ledger.create(.expense, [.kind: .string("expense"), .amount: .int(7), .currency: .string("KRW")], actor: "cli:a")
+        ledger.close()
+        #expect(try Ledger.publicKey(of: a) == rotation.newKey)
+        #expect(try ship(from: a, to: b).applied == 1)
+        #expect(try Ledger.pinnedKeys(of: b).first?.pin.key == rotation.newKey.description)
+        #expect(try Ledger.pinnedKeys(of: b).first?.pin.pinnedBy == "rotation")
+        #expect(try Ledger.verify(b).findings.isEmpty)
+        #expect(try Ledger.verify(b).authorship.first { $0.origin == a.identity.origin }?.keys == [rotation.oldKey, rotation.newKey])
+
+        // M "rotates" A's chain to its own key, signing with its own key: refused.
+        let mKey = try ReplicaSigningKey.read(from: m.signingKeyPath)!
+        let c = try DataDirectory.create(path: folder.file("c"), name: "c")
+        try ship(from: a, to: c)
+        let writer = try m.openWriter()
+        try writer.appendEncoded([], signatures: [.rotation(mKey.rotation(of: a.identity.origin, afterSequence: 3, to: .generate()))])
+        writer.close()
+        #expect { try ship(from: m, to: c) } throws: { "\($0)".contains("not its pinned key") }
+    }
+
+    /// `tally audit verify` proves authorship: it names a signature that does not verify, a
+    /// head signed by a key other than the origin's, and a pin that disagrees with the log.
+    @Test func auditVerifyChecksEverySignature() throws {
+        #expect(try Ledger.verify(b).findings.isEmpty)
+        #expect(try Ledger.verify(b).authorship.map(\.signedThrough) == [2])
+        // Written past every check, as a tamperer with the files could.
+        let x = ReplicaID.random()
+        let event = Event(origin: x, sequence: 1, timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0), actor: "x",
+                          entityType: .expense, entityID: .uuid(UUID()), operation: .create,
+                          properties: SampleEvents.expenseCreate().properties, previousHash: .zero)
+        let encoded = [(bytes: EventCodec.encode(event), event: event)]
+        guard case .head(var bad) = TestSigning.heads(for: encoded).first! else { return }
+        bad.signature[0] ^= 1
+        let writer = try b.openWriter()
+        try writer.appendEncoded(encoded, signatures: [.head(bad)] + TestSigning.heads(for: encoded) + TestSigning.heads(for: encoded))
+        writer.close()
+        let findings = try Ledger.verify(b).findings.map(\.problem)
+        #expect(findings.contains { $0.contains("signature is not valid") })
+        #expect(findings.contains { $0.contains("not the origin's key") }, "the third head, by another key than the second's")
+        // A pin that is not the key the log shows for that origin.
+        try FileManager.default.removeItem(atPath: b.logPath + "/origin-keys.json")
+        try Ledger.trust(originText: a.identity.replicaId, keyHex: String(repeating: "cd", count: 32), in: b)
+        #expect(try Ledger.verify(b).findings.contains { $0.problem.contains("the key pinned for it is") })
+    }
+
+    /// A data directory from before signing gets a key when its log is next opened for writing,
+    /// and its chain so far is signed then, so other replicas accept it.
+    @Test func aDataDirectoryFromBeforeSigningGetsAKeyAndItsChainSigned() throws {
+        let old = try DataDirectory.create(path: folder.file("old"), name: "old")
+        try FileManager.default.removeItem(atPath: old.signingKeyPath)
+        let bare = try LogWriter(directory: old.logPath, localOrigin: old.identity.origin, localOnlyOrigin: old.identity.localOnlyOrigin)
+        try bare.append([SampleEvents.expenseCreate(), SampleEvents.expenseCreate()])  // as an older build wrote: no signatures
+        bare.close()
+        #expect(try Ledger.publicKey(of: old) == nil)
+        try old.openWriter().close()
+        let key = try #require(try Ledger.publicKey(of: old))
+        let entry = try Ledger.verify(old).authorship.first { $0.origin == old.identity.origin }
+        #expect(entry?.keys == [key] && entry?.signedThrough == 2)
+        #expect(try ship(from: old, to: b).applied == 2)
+    }
+
+    /// A crash that cut the signatures frame after a batch leaves its events unsigned; the next
+    /// open signs the chain's head, so they can still be shipped.
+    @Test func aCutSignaturesFrameIsMadeGoodOnTheNextOpen() throws {
+        try write(1, in: a)
+        let newest = try a.reader.segmentNames().last!
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: a.logPath + "/" + newest))
+        let size = try handle.seekToEnd()
+        try handle.truncate(atOffset: size - 10)
+        try handle.close()
+        #expect(try Ledger.verify(a).authorship.first?.signedThrough == 2, "#3 lost its signature with the cut")
+        try a.openWriter().close()
+        #expect(try Ledger.verify(a).authorship.first?.signedThrough == 3)
+        #expect(try ship(from: a, to: b).applied == 1)
+    }
+
+    /// A rotation interrupted by a crash: if its record is durable the new key is taken, else dropped.
+    @Test func aRotationInterruptedByACrashIsFinishedOrDropped() throws {
+        // Durable record, key file not yet renamed (the crash came between).
+        let next = ReplicaSigningKey.generate()
+        try next.write(to: a.signingKeyPath + ".next")
+        let writer = try LogWriter(directory: a.logPath, localOrigin: a.identity.origin, localOnlyOrigin: a.identity.localOnlyOrigin)
+        let old = try ReplicaSigningKey.read(from: a.signingKeyPath)!
+        try writer.appendEncoded([], signatures: [.rotation(old.rotation(of: a.identity.origin, afterSequence: 2, to: next))])
+        writer.close()
+        try a.openWriter().close()
+        #expect(try Ledger.publicKey(of: a) == next.publicKey)
+        #expect(!FileManager.default.fileExists(atPath: a.signingKeyPath + ".next"))
+        // A new key file without its record: dropped, the key stays.
+        try ReplicaSigningKey.generate().write(to: a.signingKeyPath + ".next")
+        try a.openWriter().close()
+        #expect(try Ledger.publicKey(of: a) == next.publicKey)
+        #expect(!FileManager.default.fileExists(atPath: a.signingKeyPath + ".next"))
+        try write(1, in: a)
+        #expect(try ship(from: a, to: b).applied == 1)
+        #expect(try Ledger.verify(a).findings.isEmpty)
+    }
+
+    /// The private key is the owner's alone.
+    @Test func theSigningKeyIsOwnerOnly() throws {
+        var info = stat()
+        #expect(stat(a.signingKeyPath, &info) == 0 && info.st_mode & 0o777 == 0o600)
+    }
+}
