@@ -52,7 +52,9 @@ public enum EntitySchema {
     /// wrote it so, and views compare values byte for byte.
     public static func checkIncoming(_ event: Event) throws(ValidationError) {
         switch (event.entityType, event.entityID) {
-        case (.setting, .settingKey(let key)): try validateSettingKey(key)
+        case (.setting, .settingKey(let key)):
+            try validateSettingKey(key)
+            try validateSettingScope(key, isLocal: event.isLocalOnly)
         case (.setting, .uuid): throw ValidationError(field: "id", "a setting is named by a key, not a UUID")
         case (_, .settingKey): throw ValidationError(field: "id", "a \(event.entityType) is named by a UUID")
         case (_, .uuid): break
@@ -73,6 +75,22 @@ public enum EntitySchema {
         if actor.utf8.count > Limits.maxActorBytes { throw ValidationError(field: "actor", "must be at most \(Limits.maxActorBytes) bytes") }
         if FieldKind.containsControlCharacter(actor) {
             throw ValidationError(field: "actor", "must not contain control characters")
+        }
+    }
+
+    /// Local-only settings are named `local.…` and replicated ones never are, so a setting from
+    /// a peer can never land on a local-only one of this replica (one key, one scope, everywhere).
+    public static let localSettingPrefix = "local."
+
+    /// The scope a setting key names: local-only for `local.…`, else replicated.
+    public static func isLocalSettingKey(_ key: String) -> Bool { key.hasPrefix(localSettingPrefix) }
+
+    /// Checks that a setting's scope is the one its key names.
+    public static func validateSettingScope(_ key: String, isLocal: Bool) throws(ValidationError) {
+        guard isLocal == isLocalSettingKey(key) else {
+            throw ValidationError(field: "scope", isLocal
+                ? "a local-only setting's key starts with '\(localSettingPrefix)' (e.g. \(localSettingPrefix)\(key)), so no replicated setting can share it"
+                : "keys starting with '\(localSettingPrefix)' name local-only settings, which never leave their replica")
         }
     }
 

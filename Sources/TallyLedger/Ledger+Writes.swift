@@ -38,8 +38,11 @@ extension Ledger {
     }
 
     /// Sets a setting to `json` (any JSON text) with scope local or replicated, and returns it.
-    public func setSetting(_ key: String, json: String, isLocal: Bool, actor: String) throws -> JSONText {
+    /// The scope is the one the key names (`local.…` is local-only); `isLocal`, if given, must agree.
+    public func setSetting(_ key: String, json: String, isLocal requested: Bool? = nil, actor: String) throws -> JSONText {
         try EntitySchema.validateSettingKey(key)
+        let isLocal = requested ?? EntitySchema.isLocalSettingKey(key)
+        try EntitySchema.validateSettingScope(key, isLocal: isLocal)
         _ = try session.write(actor: actor) { state, _ in
             let exists = try state.live(.settingKey(key)) != nil
             return EventDraft(entityType: .setting, entityID: .settingKey(key), operation: exists ? .update : .create,

@@ -62,6 +62,7 @@ public final class Ledger: Sendable {
     /// not, sees an event that is no longer in the log.
     public static func repairLog(_ directory: DataDirectory, lockTimeout: Double) throws -> RepairReport {
         let report = try LogRepair.repair(directory: directory.logPath, lockTimeout: lockTimeout)
+        AuditIndex.remove(from: directory)  // its log positions may name what the cut moved aside
         if ProjectionDatabase.peekCheckpoint(directory) > report.lastIndexKept {
             _ = try ProjectionRebuilder.rebuild(directory, verifyOnly: false)
         }

@@ -84,8 +84,7 @@ public struct LedgerViews: Sendable {
     /// An entity's history: every event that touched it, oldest first, and the category it
     /// was merged into, if it is a merged duplicate (a merge is never a silent delete).
     public func audit(_ id: EntityID) throws -> (events: [LoggedEvent], mergedInto: CategoryMergeRow?) {
-        var events: [LoggedEvent] = []
-        try projector.directory.reader.forEachEvent { if $0.event.entityID == id { events.append($0) } }
+        let events = try AuditIndex(projector.directory).events(of: id)
         let merge = try projector.database.read { try ProjectionQueries.categoryMerge($0, loserID: id.description) }
         return (events, merge)
     }

@@ -127,6 +127,7 @@ struct EntityRoutes {
 }
 
 /// Settings by key: PUT {"value": any JSON, "scope": "replicated" | "local"}, GET, DELETE.
+/// Keys `local.…` are local-only, every other key replicated; a "scope" must agree with the key.
 struct SettingRoutes {
     let service: TallyService
 
@@ -143,7 +144,7 @@ struct SettingRoutes {
             let key = try key(context)
             guard case .object(let fields) = try await jsonBody(request, timeout: service.bodyTimeout) else { throw ValidationError(field: nil, "the body must be a JSON object", kind: .malformed) }
             var value: JSONValue?
-            var isLocal = false
+            var isLocal: Bool?  // the key's own scope unless given (and then it must agree)
             for (name, field) in fields {
                 switch (name, field) {
                 case ("value", _): value = field

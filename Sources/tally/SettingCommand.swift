@@ -12,12 +12,12 @@ struct SettingCommand: ParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The setting's key.") var key: String
         @Argument(help: "The value as JSON (quote strings: '\"dark\"').") var value: String
-        @Flag(help: "Keep the setting on this replica only (never replicated).") var local = false
+        @Flag(help: "Keep the setting on this replica only (never replicated); its key must start with 'local.', which alone makes it local.") var local = false
         @Flag(help: "Print the setting as JSON.") var json = false
 
         func run() throws {
             try WriteOutput.reportingViewsBehind {
-                let setting = try global.withLedger { try $0.setSetting(key, json: value, isLocal: local, actor: global.resolvedActor) }
+                let setting = try global.withLedger { try $0.setSetting(key, json: value, isLocal: local ? true : nil, actor: global.resolvedActor) }
                 if json { print(setting.serialized) }
             }
         }

@@ -56,6 +56,11 @@ import TallyTestSupport
                        previousHash: $0.previousHash)
         },
         Case(name: "expense named by a setting key", fragment: "invalid id") { $0.entityID = .settingKey("groceries") },
+        Case(name: "replicated setting with a local-only key", fragment: "local-only settings") {
+            $0 = Event(origin: $0.origin, sequence: $0.sequence, timestamp: $0.timestamp, actor: "peer", entityType: .setting,
+                       entityID: .settingKey("local.theme"), operation: .create, properties: [.value: .json("\"dark\"")],
+                       previousHash: $0.previousHash)
+        },
         Case(name: "clock too far ahead", fragment: "ahead") {
             $0.timestamp = HybridTimestamp(millis: HybridClock.wallMillis() + 3_600_000, counter: 0)
         },

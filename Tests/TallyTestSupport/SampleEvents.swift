@@ -42,7 +42,7 @@ public enum SampleEvents {
             EventDraft(entityType: .category, entityID: .uuid(category), operation: .delete, actor: "a"),
             EventDraft(entityType: .setting, entityID: .settingKey("theme"), operation: .create, properties: [.value: .json("\"dark\"")], actor: "d"),
             EventDraft(entityType: .setting, entityID: .settingKey("theme"), operation: .update, properties: [.value: .json("{\"a\":[1,2]}")], actor: "d"),
-            EventDraft(entityType: .setting, entityID: .settingKey("widget"), operation: .create, properties: [.value: .json("1")], actor: "d", isLocalOnly: true),
+            EventDraft(entityType: .setting, entityID: .settingKey("local.widget"), operation: .create, properties: [.value: .json("1")], actor: "d", isLocalOnly: true),
             EventDraft(entityType: .setting, entityID: .settingKey("theme"), operation: .delete, actor: "d"),
         ]
     }
