@@ -16,7 +16,9 @@ struct LogBenchmarks {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         var configuration = LogConfiguration()
         configuration.segmentSizeLimit = 64 << 20
-        return (try LogWriter(directory: path, localOrigin: .random(), localOnlyOrigin: .random(), configuration: configuration), path)
+        // Signed as a replica's writer signs (one signed head per durable batch).
+        return (try LogWriter(directory: path, localOrigin: .random(), localOnlyOrigin: .random(), configuration: configuration,
+                              signingKeyPath: path + ".key"), path)
     }
 
     /// Realistic ledger traffic: each expense created, then updated four times.

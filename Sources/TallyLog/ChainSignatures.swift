@@ -93,26 +93,6 @@ public enum SignatureRecord: Hashable, Sendable {
         }
     }
 
-    /// `records` with every run of one origin's heads (no rotation of that origin between them)
-    /// reduced to its last head, kept in that head's place: the last one vouches for every
-    /// event the earlier ones did, through the hash chain. What a batch stores and re-verifies.
-    public static func compacted(_ records: [SignatureRecord]) -> [SignatureRecord] {
-        var kept: [SignatureRecord?] = []
-        kept.reserveCapacity(records.count)
-        var lastHead: [ReplicaID: Int] = [:]  // where the origin's latest head since its last rotation is in `kept`
-        for record in records {
-            switch record {
-            case .head(let head):
-                if let earlier = lastHead[head.origin] { kept[earlier] = nil }
-                lastHead[head.origin] = kept.count
-            case .rotation(let rotation):
-                lastHead[rotation.origin] = nil
-            }
-            kept.append(record)
-        }
-        return kept.compactMap { $0 }
-    }
-
     /// Encodes one record: a kind byte (1 head, 2 rotation), then its fields (LOG_FORMAT.md §2).
     public func encode(into out: inout ByteWriter) {
         switch self {
@@ -239,5 +219,50 @@ public struct ReplicaSigningKey: @unchecked Sendable {
         var rotation = KeyRotation(origin: origin, afterSequence: afterSequence, oldKey: publicKey, newKey: next.publicKey, signature: [])
         rotation.signature = Array((try? privateKey.signature(for: rotation.message)) ?? Data())
         return rotation
+    }
+}
+
+/// Signature records and where they stand in a batch of events: after its first `after` events.
+/// A batch written with several points gets a signatures frame at each, so no long run of a
+/// stored log waits for a head at its end (a receiver appends a stream only up to a signed head).
+public struct SignaturePoint: Sendable, Equatable {
+    public var after: Int
+    public var records: [SignatureRecord]
+
+    public init(after: Int, records: [SignatureRecord]) {
+        (self.after, self.records) = (after, records)
+    }
+
+    /// Groups records received among events into points, keeping every rotation and of each
+    /// origin's heads the last before each rotation (or the end) plus one at least every
+    /// `spacing` events: what a receiver stores and verifies. Dropping a head between kept ones
+    /// loses nothing, since the next kept head vouches for the same events through the chain.
+    public static func thinned(_ items: [(after: Int, record: SignatureRecord)], spacing: Int) -> [SignaturePoint] {
+        var lastOfRun = [Bool](repeating: false, count: items.count)
+        var laterHead: Set<ReplicaID> = []
+        for position in items.indices.reversed() {
+            switch items[position].record {
+            case .head(let head):
+                lastOfRun[position] = !laterHead.contains(head.origin)
+                laterHead.insert(head.origin)
+            case .rotation(let rotation):
+                laterHead.remove(rotation.origin)
+            }
+        }
+        var points: [SignaturePoint] = []
+        var lastKept: [ReplicaID: Int] = [:]
+        for (position, item) in items.enumerated() {
+            switch item.record {
+            case .head(let head):
+                if !lastOfRun[position], let kept = lastKept[head.origin], item.after - kept < spacing { continue }
+                lastKept[head.origin] = item.after
+            case .rotation(let rotation):
+                lastKept[rotation.origin] = nil
+            }
+            if points.last?.after == item.after { points[points.count - 1].records.append(item.record) } else {
+                points.append(SignaturePoint(after: item.after, records: [item.record]))
+            }
+        }
+        return points
     }
 }

@@ -92,11 +92,12 @@ public final class LogWriter: @unchecked Sendable {
         return signingKey?.publicKey
     }
 
-    /// The signature records that go after `batch`: this replica's head, signed with `key`, if
-    /// the batch holds events of its chain, then the records received with the batch.
+    /// What goes after `batch` (besides the records received with it, which `OpenSegment.plan`
+    /// places among its events): this replica's head, signed with `key`, if the batch holds
+    /// events of its chain.
     private func signatures(for batch: StagedBatch, key: ReplicaSigningKey?) -> [SignatureRecord] {
-        guard let key, let own = batch.events.last(where: { $0.origin == localOrigin }) else { return batch.signatures }
-        return [.head(key.sign(origin: localOrigin, head: ChainHead(sequence: own.sequence, hash: own.hash)))] + batch.signatures
+        guard let key, let own = batch.events.last(where: { $0.origin == localOrigin }) else { return [] }
+        return [.head(key.sign(origin: localOrigin, head: ChainHead(sequence: own.sequence, hash: own.hash)))]
     }
 
     /// The head including everything staged (acknowledged or about to be).
@@ -151,6 +152,12 @@ public final class LogWriter: @unchecked Sendable {
             for draft in drafts {
                 try stamper.stage(draft, into: &chunk)
                 if chunk.bytes.bytes.count >= BackgroundFramer.chunkBytes {
+                    // A signed head per chunk (~1 MiB), not one for the whole bulk: a receiver
+                    // appends a stream only up to a signed head, so this keeps its appends
+                    // flowing beside its checks. One signature per ~6,000 events.
+                    if let key = signingKey, stamper.replicated.sequence > (ownBefore?.sequence ?? 0) {
+                        chunk.signatures = [SignaturePoint(after: chunk.events.count, records: [.head(key.sign(origin: localOrigin, head: stamper.replicated))])]
+                    }
                     framer.add(chunk)
                     chunk = StagedBatch(expectedEvents: BackgroundFramer.chunkEvents)
                 }
@@ -168,8 +175,9 @@ public final class LogWriter: @unchecked Sendable {
         stagedTicket += 1
         let ticket = stagedTicket
         let (planned, framed) = framer.finish()
-        // Signed once for the whole bulk (and whatever was staged before it): the chain's head.
-        var records = earlier.signatures
+        // The chain's head after the bulk (and whatever was staged before it), signed. The
+        // framer placed the earlier batch's received records among its events, unless it had none.
+        var records = earlier.events.isEmpty ? earlier.signatures.flatMap(\.records) : []
         if let key = signingKey, let own = stagedHead.chains[localOrigin], own != ownBefore || earlier.events.contains(where: { $0.origin == localOrigin }) {
             records.insert(.head(key.sign(origin: localOrigin, head: own)), at: 0)
         }
@@ -260,15 +268,22 @@ public final class LogWriter: @unchecked Sendable {
     }
 
     /// Appends already-encoded events (from another replica), verified by the caller, durably,
-    /// followed by the signature records that cover them (verified by the caller too); returns
-    /// the log index of the last (they get consecutive indexes).
+    /// with the signature records that cover them (verified by the caller too) after them.
     @discardableResult
-    public func appendEncoded(_ encodedEvents: [(bytes: [UInt8], event: Event)], signatures: [SignatureRecord] = []) throws -> UInt64 {
+    public func appendEncoded(_ encodedEvents: [(bytes: [UInt8], event: Event)], signatures: [SignatureRecord]) throws -> UInt64 {
+        try appendEncoded(encodedEvents, signaturePoints: signatures.isEmpty ? [] : [SignaturePoint(after: encodedEvents.count, records: signatures)])
+    }
+
+    /// Appends already-encoded events (from another replica), verified by the caller, durably,
+    /// each point's signature records (verified by the caller too) written after the events it
+    /// follows; returns the log index of the last (they get consecutive indexes).
+    @discardableResult
+    public func appendEncoded(_ encodedEvents: [(bytes: [UInt8], event: Event)], signaturePoints: [SignaturePoint] = []) throws -> UInt64 {
         condition.lock()
         defer { condition.unlock() }
         if let failure { throw failure }
         var batch = StagedBatch(expectedEvents: encodedEvents.count)
-        batch.signatures = signatures
+        batch.signatures = signaturePoints
         var head = stagedHead
         for (bytes, event) in encodedEvents {
             let chain = head.chains[event.origin]
@@ -431,8 +446,8 @@ struct StagedBatch {
 
     var bytes: ByteWriter
     var events: [Entry] = []
-    /// Signature records received with the events (written after them, `LogWriter.signatures`).
-    var signatures: [SignatureRecord] = []
+    /// Signature records received with the events, each written after the events it follows.
+    var signatures: [SignaturePoint] = []
 
     /// An empty batch with room for about `expectedEvents` typical events.
     init(expectedEvents: Int = 0) {
@@ -449,7 +464,8 @@ struct StagedBatch {
     }
 
     mutating func append(contentsOf other: StagedBatch) {
-        signatures.append(contentsOf: other.signatures)
+        let before = events.count
+        signatures.append(contentsOf: other.signatures.map { SignaturePoint(after: $0.after + before, records: $0.records) })
         if events.isEmpty {
             (bytes, events) = (other.bytes, other.events)
             return

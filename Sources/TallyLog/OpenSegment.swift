@@ -44,10 +44,10 @@ struct OpenSegment {
                            size: SegmentFormat.fileHeaderSize, window: [], nextIndex: nextIndex, writtenHead: recovery.head)
     }
 
-    /// Writes a staged batch as frames (sealing and starting segments as they fill), then the
-    /// signature records covering it in one signatures frame, and fdatasyncs.
+    /// Writes a staged batch as frames (sealing and starting segments as they fill) with its
+    /// signature points among them, then `signatures` in one signatures frame, and fdatasyncs.
     mutating func write(_ batch: StagedBatch, signatures: [SignatureRecord] = [], configuration: LogConfiguration) throws {
-        guard !batch.events.isEmpty || !signatures.isEmpty else { return }
+        guard !batch.events.isEmpty || !signatures.isEmpty || !batch.signatures.isEmpty else { return }
         var plan = SegmentWritePlan()
         self.plan(batch, configuration: configuration, into: &plan)
         planSignatures(signatures, into: &plan)
@@ -69,15 +69,22 @@ struct OpenSegment {
     /// Compresses a staged batch into frames appended to `plan`, deciding where segments roll,
     /// without touching the disk. The segment's bookkeeping (size, window, next index, head)
     /// moves on as if the frames were written, so the plan is only valid for this segment value.
+    /// The batch's signature points get a signatures frame each, right after the events they follow.
     mutating func plan(_ batch: StagedBatch, configuration: LogConfiguration, into plan: inout SegmentWritePlan) {
         var first = 0
+        var points = batch.signatures[...]
+        while let point = points.first, point.after <= 0 {
+            planSignatures(point.records, into: &plan)
+            points.removeFirst()
+        }
         while first < batch.events.count {
             if size >= configuration.segmentSizeLimit, size > SegmentFormat.fileHeaderSize {
                 planSealAndNext(into: &plan)
             }
             let start = first == 0 ? 0 : batch.events[first - 1].end
+            let end = min(points.first?.after ?? batch.events.count, batch.events.count)  // a frame stops at the next point
             var last = first
-            while last + 1 < batch.events.count, batch.events[last + 1].end - start <= SegmentFormat.maxFrameRawSize { last += 1 }
+            while last + 1 < end, batch.events[last + 1].end - start <= SegmentFormat.maxFrameRawSize { last += 1 }
             var frame = ByteWriter(capacity: 0)
             batch.bytes.bytes.withUnsafeBytes { all in
                 appendEventsFrame(UnsafeRawBufferPointer(rebasing: all[start..<batch.events[last].end]), count: last - first + 1, to: &frame)
@@ -88,7 +95,12 @@ struct OpenSegment {
                 writtenHead.advance(origin: event.origin, sequence: event.sequence, timestamp: event.timestamp, hash: event.hash)
             }
             first = last + 1
+            while let point = points.first, point.after <= first {
+                planSignatures(point.records, into: &plan)
+                points.removeFirst()
+            }
         }
+        for point in points { planSignatures(point.records, into: &plan) }
     }
 
     /// Writes what `plan` planned (creating the segments it rolls to) and fdatasyncs.

@@ -7,7 +7,6 @@ import TallyCore
 public struct SegmentFileWriter {
     private var segment: OpenSegment
     private var batch = StagedBatch()
-    private var signatures: [SignatureRecord] = []
     private let configuration: LogConfiguration
 
     /// Starts a bundle in `directory`. Without `head` the directory must hold no segments;
@@ -30,15 +29,14 @@ public struct SegmentFileWriter {
         _ = batch.add(Array(bytes), of: event)
     }
 
-    /// Adds signature records read beside the events (they are written after every event, in
-    /// the order given, with each run of one origin's heads reduced to its last).
+    /// Adds signature records read beside the events: they are written after the events added so far.
     public mutating func append(_ records: [SignatureRecord]) {
-        signatures.append(contentsOf: records)
+        batch.signatures.append(SignaturePoint(after: batch.events.count, records: records))
     }
 
     /// Writes everything added, fsynced, and closes the file.
     public mutating func finish() throws {
-        try segment.write(batch, signatures: SignatureRecord.compacted(signatures), configuration: configuration)
+        try segment.write(batch, configuration: configuration)
         segment.close()
         try SegmentDirectory.syncDirectory(segment.directory)
     }

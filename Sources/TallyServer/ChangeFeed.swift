@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 import ServiceLifecycle
 import Synchronization
 import TallyCore
@@ -12,8 +13,10 @@ import TallyLedger
 /// index is its id, so a client resumes from the last one it saw.
 ///
 /// A stream reads forward from its cursor a page at a time (linear in what it sends, memory
-/// bounded by one page), ends within a second of its token's revocation and at once when the
-/// service shuts down, and a token may hold at most `maxStreamsPerToken` at a time (429 beyond).
+/// bounded by one page), ends within a second of its token's revocation — even while its client
+/// has stopped reading — and at once when the service shuts down; a write its client does not
+/// take within the body timeout (30 s) closes the connection; and a token may hold at most
+/// `maxStreamsPerToken` at a time (429 beyond).
 struct ChangeFeed {
     let service: TallyService
 
@@ -27,17 +30,24 @@ struct ChangeFeed {
                                "token '\(token.name)' already holds \(service.maxStreamsPerToken) change feeds; close one (or resume it with Last-Event-ID)")
             }
             let service = self.service
+            let guardian = FeedGuard(channel: context.channel, writeDeadline: service.bodyTimeout)
             let body = ResponseBody { writer in
                 defer { service.openStreams.close(for: token.sha256) }
+                // Closes the connection if the token is revoked or a write stalls (a client that
+                // stopped reading), even while this task waits on that write.
+                let watching = Task { await guardian.watch { (try? service.tokens.isCurrent(token)) ?? false } }
+                defer { watching.cancel() }
                 var cursor = after
                 var idle = 0
-                try await writer.write(ByteBuffer(string: ": tally change feed\n\n"))
+                try await guardian.writing { try await writer.write(ByteBuffer(string: ": tally change feed\n\n")) }
                 while !Task.isCancelled, !Task.isShuttingDownGracefully, try service.tokens.isCurrent(token) {
                     let from = cursor
                     let batch = try await service.run { try service.views.changes(after: from, limit: 1_000) }
-                    for (index, data) in batch {
-                        try await writer.write(ByteBuffer(string: "id: \(index)\nevent: change\ndata: \(data)\n\n"))
-                        cursor = index
+                    if let last = batch.last {  // one write per page
+                        var page = ""
+                        for (index, data) in batch { page += "id: \(index)\nevent: change\ndata: \(data)\n\n" }
+                        try await guardian.writing { try await writer.write(ByteBuffer(string: page)) }
+                        cursor = last.index
                     }
                     if batch.isEmpty {
                         // Wakes at once when the service shuts down (SIGTERM), so it stops with clients attached.
@@ -45,7 +55,7 @@ struct ChangeFeed {
                         idle += 1
                         // A comment line every second notices a client that is gone (the write
                         // fails), so its slot frees at once; it also keeps proxies from closing the stream.
-                        if idle % 4 == 0 { try await writer.write(ByteBuffer(string: ":\n\n")) }
+                        if idle % 4 == 0 { try await guardian.writing { try await writer.write(ByteBuffer(string: ":\n\n")) } }
                     } else {
                         idle = 0
                     }
@@ -77,6 +87,40 @@ final class OpenStreams: Sendable {
         counts.withLock { counts in
             counts[key, default: 1] -= 1
             if counts[key] == 0 { counts[key] = nil }
+        }
+    }
+}
+
+/// Watches one change feed from beside it: closes its connection when its token is revoked or
+/// a write has waited longer than `writeDeadline` for the client to take it. The feed's own
+/// loop cannot notice either while it is blocked in a write to a client that stopped reading.
+final class FeedGuard: Sendable {
+    let channel: any Channel
+    let writeDeadline: Duration
+    private let writeStarted = Mutex<ContinuousClock.Instant?>(nil)
+
+    init(channel: any Channel, writeDeadline: Duration) {
+        self.channel = channel
+        self.writeDeadline = writeDeadline
+    }
+
+    /// Runs one write, timed.
+    func writing(_ write: () async throws -> Void) async throws {
+        writeStarted.withLock { $0 = .now }
+        defer { writeStarted.withLock { $0 = nil } }
+        try await write()
+    }
+
+    /// Checks four times a second until cancelled; closes the connection once it must.
+    func watch(isCurrent: () -> Bool) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(250))
+            if Task.isCancelled { return }
+            let stalled = writeStarted.withLock { $0.map { ContinuousClock.now - $0 > writeDeadline } ?? false }
+            if stalled || !isCurrent() {
+                channel.close(promise: nil)
+                return
+            }
         }
     }
 }

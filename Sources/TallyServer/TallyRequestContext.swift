@@ -1,14 +1,18 @@
 import Hummingbird
 import Logging
+import NIOCore
 
 /// Per-request state: who the bearer token says the caller is.
 public struct TallyRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The authenticated token, set by `AuthMiddleware`.
     public var token: TokenRecord?
+    /// The connection, so a stream can close it when its client stops reading (`FeedGuard`).
+    public let channel: any Channel
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
+        channel = source.channel
     }
 
     /// Bodies are read with explicit limits per route (entities vs segment pushes).

@@ -152,7 +152,17 @@ public struct StreamReceiver {
             throw error
         }
         if incoming.accepted.count >= batchSize { try flush() }
+        // Writers sign at least every ~6,000 events (a durable batch, a bulk chunk): a sender
+        // that sends far more without a signed head is refused before it fills memory.
+        if incoming.uncoveredCount > Self.maxUnsignedRun {
+            incoming.discardPending()
+            try appender.wait()
+            throw SyncRejection(source: source, reason: "more than \(Self.maxUnsignedRun) events arrived without a signed head covering them; refused")
+        }
     }
+
+    /// The most events a stream may send before a signed head covers them.
+    public static let maxUnsignedRun = 200_000
 
     /// Hands what has been verified and signed so far to the appender (waiting while it writes
     /// the previous batch; throwing if that failed). Events still waiting for their signed head

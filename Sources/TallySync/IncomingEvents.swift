@@ -50,8 +50,9 @@ public struct IncomingEvents {
     private var uncovered: [ReplicaID: UInt64] = [:]
     /// The origin of the last event accepted, if it is in `uncovered`.
     private var lastUncovered: ReplicaID?
-    /// Signature records that cover accepted events (and rotations), in arrival order.
-    private var records: [SignatureRecord] = []
+    /// Signature records that cover accepted events (and rotations), in arrival order, each
+    /// with how many of `accepted` came before it.
+    private var records: [(after: Int, record: SignatureRecord)] = []
     /// How many of `accepted` and `records` are covered (every origin's events signed).
     private var coveredEvents = 0
     private var coveredRecords = 0
@@ -72,6 +73,9 @@ public struct IncomingEvents {
         self.init(head: writer.head, localOrigins: [writer.localOrigin, writer.localOnlyOrigin],
                   keys: try OriginKeyStore(logDirectory: writer.directory).keys(), maximumSkewMillis: maximumSkewMillis)
     }
+
+    /// Events accepted and waiting for a signed head to cover them.
+    public var uncoveredCount: Int { accepted.count - coveredEvents }
 
     /// Drops what was accepted but not handed out (a refused batch); the chains are not rewound,
     /// so the receiver stops here.
@@ -162,7 +166,7 @@ public struct IncomingEvents {
             keys[origin] = signed.key
             uncovered[origin] = nil
             if lastUncovered == origin { lastUncovered = nil }
-            records.append(record)
+            records.append((accepted.count, record))
         case .rotation(let rotation):
             let pinned = keys[origin]
             guard pinned != rotation.newKey else { return }  // followed already
@@ -171,7 +175,7 @@ public struct IncomingEvents {
             }
             guard rotation.isValid else { throw SyncRejection(source: source(), reason: "a key rotation of origin \(origin) carries a signature that does not verify") }
             keys[origin] = rotation.newKey
-            records.append(record)
+            records.append((accepted.count, record))
         }
         if uncovered.isEmpty { (coveredEvents, coveredRecords) = (accepted.count, records.count) }
     }
@@ -185,14 +189,17 @@ public struct IncomingEvents {
         (coveredEvents, coveredRecords) = (accepted.count, records.count)
     }
 
-    /// Everything covered so far, to append: the events, the signature records to store after
-    /// them (each run of one origin's heads reduced to its last, whose signature is verified
-    /// here), and the pins they add, to record before appending. Throws, handing out nothing,
-    /// if a signature does not verify.
+    /// How far apart (in events) the heads a receiver keeps and verifies may be at most.
+    public static let headSpacing = 4_096
+
+    /// Everything covered so far, to append: the events, the signature records to store among
+    /// them (thinned to a head per origin every `headSpacing` events and the last of each run;
+    /// each kept head's signature is verified here), and the pins they add, to record before
+    /// appending. Throws, handing out nothing, if a signature does not verify.
     public mutating func takeCovered(source: @autoclosure () -> String) throws -> CoveredDelivery {
-        let taken = SignatureRecord.compacted(Array(records[..<coveredRecords]))
+        let points = SignaturePoint.thinned(Array(records[..<coveredRecords]), spacing: Self.headSpacing)
         var pins: [ReplicaID: PinnedOriginKey] = [:]
-        for record in taken {
+        for record in points.flatMap(\.records) {
             switch record {
             case .head(let signed):
                 guard signed.isValid else {
@@ -210,16 +217,18 @@ public struct IncomingEvents {
         let events = Array(accepted[..<coveredEvents])
         accepted.removeFirst(coveredEvents)
         records.removeFirst(coveredRecords)
+        let taken = coveredEvents
+        records = records.map { ($0.after - taken, $0.record) }
         (coveredEvents, coveredRecords) = (0, 0)
-        return CoveredDelivery(events: events, signatures: taken, pins: pins)
+        return CoveredDelivery(events: events, signatures: points, pins: pins)
     }
 }
 
 /// A verified, signed part of a delivery, ready to append (`OriginKeyStore.record` the pins
-/// first, then `LogWriter.appendEncoded(events, signatures:)`).
+/// first, then `LogWriter.appendEncoded(events, signaturePoints:)`).
 public struct CoveredDelivery: Sendable {
     public var events: [(bytes: [UInt8], event: Event)]
-    public var signatures: [SignatureRecord]
+    public var signatures: [SignaturePoint]
     public var pins: [ReplicaID: PinnedOriginKey]
 
     public var isEmpty: Bool { events.isEmpty && signatures.isEmpty }
@@ -229,6 +238,6 @@ public struct CoveredDelivery: Sendable {
     @discardableResult
     public func append(to writer: LogWriter) throws -> UInt64 {
         try OriginKeyStore(logDirectory: writer.directory).record(pins)
-        return try writer.appendEncoded(events, signatures: signatures)
+        return try writer.appendEncoded(events, signaturePoints: signatures)
     }
 }

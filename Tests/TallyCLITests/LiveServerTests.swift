@@ -169,6 +169,24 @@ final class Acknowledged: @unchecked Sendable {
         #expect(open.isEmpty, "\(open.count) half-sent requests still open")
     }
 
+    /// A change feed whose client stopped reading blocks in its write; its token's revocation
+    /// still ends it (the connection is closed) without the client reading a byte more.
+    @Test func aStalledChangeFeedEndsOnRevocation() async throws {
+        let replica = try CLIReplica()
+        _ = try replica.ok(["debug", "bulk-load", "--count", "30000"])  // ~12 MB of feed: more than any socket buffers
+        let token = try replica.ok(["token", "create", "--name", "feed", "--scope", "read"])
+        let server = try LiveServer(replica, options: ["--idle-timeout", "600"])
+        defer { server.kill(SIGTERM) }
+        let fd = Self.halfSentRequest(port: server.port, "GET /v1/changes?after=0 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n")
+        #expect(fd >= 0)
+        defer { close(fd) }
+        try await Task.sleep(for: .seconds(2))  // the feed fills the buffers and waits on its write
+        _ = try replica.ok(["token", "revoke", "feed"])
+        try await Task.sleep(for: .seconds(3))
+        // Closed by the server while nobody read: what is buffered drains, then the end.
+        #expect(Self.isClosedByPeer(fd), "the stalled feed outlived its token's revocation")
+    }
+
     /// Beyond --max-connections, new connections are closed as they arrive; once those held
     /// are gone, the service answers again.
     @Test func connectionsBeyondTheCapAreClosed() async throws {
