@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.1"),
     ],
     targets: [
         // liblz4 from Debian's liblz4-dev, wrapped like GRDB wraps SQLite.
@@ -84,6 +85,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // Streaming multipart/form-data parsing for attachment uploads from a phone's camera input.
+                .product(name: "MultipartKit", package: "multipart-kit"),
             ]
         ),
         // The one executable.
@@ -134,7 +137,7 @@ let package = Package(
             name: "TallyServerTests",
             dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyServer", "TallyTestSupport", "TallyFuzzing",
                            .product(name: "HummingbirdTesting", package: "hummingbird"),
-                           .product(name: "HTTPTypes", package: "swift-http-types")]
+                           .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(
             name: "TallyCLITests",

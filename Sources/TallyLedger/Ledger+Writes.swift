@@ -17,6 +17,7 @@ extension Ledger {
                        idempotencyKey: String? = nil) throws -> (entity: JSONText, replayed: Bool) {
         let uuid = id ?? idempotencyKey.map { IdempotencyKey.entityID(actor: actor, key: $0, type: type) } ?? UUID()
         if idempotencyKey != nil, let existing = try views.entityJSON(type, id: uuid) { return (existing, true) }
+        try checkAttachmentsHeld(properties)
         _ = try session.write(actor: actor) { _, currency in
             let defaults = EntitySpec.of(type).defaults(defaultCurrency: currency, now: .nowHere)
             return EventDraft(entityType: type, entityID: .uuid(uuid), operation: .create, properties: defaults.overlaid(with: properties), actor: actor)
@@ -26,6 +27,7 @@ extension Ledger {
 
     /// Sets the given properties of an entity (only those) and returns it as JSON.
     public func update(_ type: EntityType, id: UUID, _ properties: PropertyMap, actor: String) throws -> JSONText {
+        try checkAttachmentsHeld(properties)
         _ = try session.write(actor: actor) { _, _ in
             EventDraft(entityType: type, entityID: .uuid(id), operation: .update, properties: properties, actor: actor)
         }

@@ -36,6 +36,13 @@ public struct APIError: Error, Sendable {
             // Durable: a 2xx, never a 5xx a client would retry into a duplicate.
             case .viewsBehind: return APIError(.accepted, error.code, error.description)
             }
+        case let error as BlobError:
+            switch error {
+            case .tooLarge: return APIError(.contentTooLarge, "attachment_too_large", error.description)
+            case .overQuota: return APIError(HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), "attachment_quota_exceeded", error.description)
+            case .invalidDigest: return APIError(.badRequest, "invalid_digest", error.description)
+            case .digestMismatch: return APIError(.unprocessableContent, "rejected", error.description)
+            }
         case let error as StrictJSONError: return APIError(.badRequest, "malformed_json", "the body is not valid JSON: \(error)")
         case let error as SyncRejection: return APIError(.unprocessableContent, "rejected", error.description)
         case let error as LogError:

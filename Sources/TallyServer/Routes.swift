@@ -44,6 +44,7 @@ public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> 
     QueryRoutes(service: service).add(to: v1)
     ChangeFeed(service: service).add(to: v1)
     ReplicationRoutes(service: service).add(to: v1)
+    AttachmentRoutes(service: service).add(to: v1)
     return router
 }
 

@@ -22,6 +22,8 @@ public final class TallyService: Sendable {
     public let maxStreamsPerToken: Int
     /// How long a request body may take to arrive (408 beyond).
     public let bodyTimeout: Duration
+    /// How big an attachment may be, which types are taken, and the quota of all of them.
+    public let attachmentLimits: AttachmentLimits
     let openStreams = OpenStreams()
 
     /// How many change feeds the token named `name` holds open now (for `/metrics` and tests).
@@ -34,14 +36,16 @@ public final class TallyService: Sendable {
 
     /// Opens the replica: takes the writer lock, migrates and catches up the views.
     public init(directory: DataDirectory, logger: Logger, lockTimeout: Double = 0, maxStreamsPerToken: Int = 4,
-                bodyTimeout: Duration = .seconds(30)) throws {
+                bodyTimeout: Duration = .seconds(30), attachmentLimits: AttachmentLimits = AttachmentLimits()) throws {
         self.logger = logger
+        self.attachmentLimits = attachmentLimits
         self.bodyTimeout = bodyTimeout
         self.maxStreamsPerToken = maxStreamsPerToken
         ledger = try Ledger(directory: directory, lockTimeout: lockTimeout)
         if let torn = ledger.opening.tornTail { logger.warning("cut a torn tail on open", metadata: ["log.tail": "\(torn)"]) }
         logger.info("views caught up", metadata: ["events.applied": "\(ledger.opening.caughtUp)"])
         tokens = TokenStore(directory: directory)
+        ledger.blobs.removeLeftovers()  // partial uploads a kill left behind
     }
 
     /// Runs blocking work on the service's own threads.
@@ -63,3 +67,22 @@ extension TallyService {
 }
 
 import ServiceLifecycle
+
+/// What attachments the service takes (`tally serve --max-attachment-mib`, `--attachment-quota-mib`,
+/// `--allow-any-attachment-type`).
+public struct AttachmentLimits: Sendable {
+    /// The most bytes one attachment may hold (413 beyond, checked as it arrives): 25 MiB.
+    public var maxBytes: Int
+    /// The most bytes all of this ledger's attachments may hold (507 beyond): 10 GiB.
+    public var quota: Int?
+    /// The types taken, told from the bytes (415 otherwise).
+    public var allowedTypes: [String] = AttachmentType.known
+    /// Take any bytes, stored as application/octet-stream when no known type matches.
+    public var allowOtherTypes = false
+    /// How long an upload may take to arrive (408 beyond).
+    public var uploadTimeout: Duration = .seconds(300)
+
+    public init(maxBytes: Int = 25 << 20, quota: Int? = 10 << 30, allowOtherTypes: Bool = false) {
+        (self.maxBytes, self.quota, self.allowOtherTypes) = (maxBytes, quota, allowOtherTypes)
+    }
+}

@@ -10,6 +10,23 @@ protocol EntityFlags: ParsableArguments {
     func properties() throws -> PropertyMap
     /// Throws a message naming the flag that a create cannot do without.
     func checkCreate() throws
+    /// Files given with `--attach`, to store and reference (none for types without attachments).
+    var attachmentFiles: [String] { get }
+}
+
+extension EntityFlags {
+    var attachmentFiles: [String] { [] }
+
+    /// The properties the flags set, with the `--attach` files stored as attachments and
+    /// referenced (replacing the attachments on an update, like `--tag` replaces tags).
+    func properties(storingAttachmentsIn global: GlobalOptions) throws -> PropertyMap {
+        var map = try properties()
+        guard !attachmentFiles.isEmpty else { return map }
+        let directory = try global.open()
+        let digests = try attachmentFiles.map { try AttachmentFiles.store($0, in: directory).0.digest }
+        map[.attachments] = .strings(Array(Set(digests)).sorted())
+        return map
+    }
 }
 
 /// `tally <type> add`: creates one entity; prints its id, or with `--json` the entity as
@@ -24,7 +41,7 @@ struct AddEntity<Flags: EntityFlags>: ParsableCommand {
 
     func run() throws {
         try fields.checkCreate()
-        let properties = try fields.properties()
+        let properties = try fields.properties(storingAttachmentsIn: global)
         try WriteOutput.reportingViewsBehind {
             let (entity, _) = try global.withLedger { try $0.create(Flags.entityType, properties, actor: global.resolvedActor) }
             WriteOutput.printCreated(entity, json: json)
@@ -43,7 +60,7 @@ struct UpdateEntity<Flags: EntityFlags>: ParsableCommand {
     @Flag(help: "Print it afterwards as JSON.") var json = false
 
     func run() throws {
-        let (uuid, properties) = (try FlagInput.id(id), try fields.properties())
+        let (uuid, properties) = (try FlagInput.id(id), try fields.properties(storingAttachmentsIn: global))
         try WriteOutput.reportingViewsBehind {
             WriteOutput.printUpdated(try global.withLedger { try $0.update(Flags.entityType, id: uuid, properties, actor: global.resolvedActor) }, json: json)
         }

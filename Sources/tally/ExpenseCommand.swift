@@ -20,6 +20,10 @@ struct ExpenseCommand: ParsableCommand {
         @Option(help: FlagInput.help(.expense, .memo)) var memo: String?
         @Option(name: .customLong("tag"), help: "A tag (repeatable; on update, replaces all tags).") var tags: [String] = []
         @Option(help: FlagInput.help(.expense, .repeat)) var `repeat`: String?
+        @Option(name: .customLong("attach"), help: "A receipt photo or file to store and attach (repeatable; on update, replaces the attachments).")
+        var attach: [String] = []
+
+        var attachmentFiles: [String] { attach }
 
         func properties() throws -> PropertyMap {
             var map = try FlagInput.properties(.expense, [

@@ -14,6 +14,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on.") var port = 8080
     @Option(help: "Seconds between syncs with the configured peers.") var syncInterval = 30
     @Option(help: "Change feeds (/v1/changes) one token may hold open at once; more get 429.") var maxStreamsPerToken = 4
+    @Option(help: "The largest attachment, in MiB (413 beyond, checked as it arrives).") var maxAttachmentMib = 25
+    @Option(help: "The most all attachments may hold together, in MiB (507 beyond).") var attachmentQuotaMib = 10_240
+    @Flag(help: "Take attachments of any type, not only JPEG, PNG, HEIC/HEIF, WebP, GIF and PDF.") var allowAnyAttachmentType = false
     @Option(help: "The most connections open at once; more are closed as they arrive.") var maxConnections = 512
     @Option(help: "Seconds a connection may send nothing between requests or within a request head, and the most a JSON body may take, before it is cut off.") var idleTimeout = 30.0
 
@@ -25,8 +28,11 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...100_000).contains(maxConnections) else { throw CLIError("invalid --max-connections \(maxConnections): 1 to 100000") }
         let connections = ConnectionLimit(maximum: maxConnections)
         guard idleTimeout.isFinite, (0.1...3_600).contains(idleTimeout) else { throw CLIError("invalid --idle-timeout \(idleTimeout): 0.1 to 3600 seconds") }
+        guard (1...4_096).contains(maxAttachmentMib) else { throw CLIError("invalid --max-attachment-mib \(maxAttachmentMib): 1 to 4096") }
+        guard (1...(1 << 30)).contains(attachmentQuotaMib) else { throw CLIError("invalid --attachment-quota-mib \(attachmentQuotaMib): 1 to 2^30") }
+        let attachments = AttachmentLimits(maxBytes: maxAttachmentMib << 20, quota: attachmentQuotaMib << 20, allowOtherTypes: allowAnyAttachmentType)
         let service = try TallyService(directory: try global.open(), logger: logger, lockTimeout: global.lockTimeout, maxStreamsPerToken: maxStreamsPerToken,
-                                       bodyTimeout: .milliseconds(Int64(idleTimeout * 1000)))
+                                       bodyTimeout: .milliseconds(Int64(idleTimeout * 1000)), attachmentLimits: attachments)
         let directory = service.directory
         let app = Application(
             router: buildRouter(service),

@@ -1,0 +1,196 @@
+import Crypto
+import Foundation
+import TallyCore
+
+/// What a stored blob is: its SHA-256 (lowercase hex) and size.
+public struct BlobInfo: Sendable, Equatable {
+    public var digest: String
+    public var size: Int
+}
+
+/// Why a blob could not be stored or read.
+public enum BlobError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// More bytes than the limit arrived (nothing was stored).
+    case tooLarge(limit: Int)
+    /// Storing it would take the ledger's blobs past its quota (nothing was stored).
+    case overQuota(quota: Int)
+    /// Not a SHA-256 digest in lowercase hex.
+    case invalidDigest(String)
+    /// The bytes do not hash to the digest they were offered as.
+    case digestMismatch(expected: String, actual: String)
+
+    public var description: String {
+        switch self {
+        case .tooLarge(let limit): "the attachment is larger than \(limit) bytes"
+        case .overQuota(let quota): "storing it would take this ledger's attachments past their quota of \(quota) bytes"
+        case .invalidDigest(let text): "'\(text.prefix(80))' is not an attachment digest (64 lowercase hex digits of SHA-256)"
+        case .digestMismatch(let expected, let actual): "the bytes offered as \(expected) hash to \(actual) (damaged or truncated)"
+        }
+    }
+}
+
+/// A data directory's attachments, content-addressed: `blobs/ab/cdef…` holds the bytes whose
+/// SHA-256 is `abcdef…`, so the same bytes attached twice are stored once, and a blob's name
+/// proves its content. A blob is written to `blobs/incoming/`, fsynced, renamed into place and
+/// its directory fsynced: a kill leaves either the whole blob or none (leftovers in `incoming/`
+/// are removed when the store next opens for writing).
+public struct BlobStore: Sendable {
+    /// `DATA_DIR/blobs`.
+    public let path: String
+
+    public init(directory: DataDirectory) { path = directory.path + "/blobs" }
+
+    /// Whether `text` is a digest as blobs are named: 64 lowercase hex digits.
+    public static func isDigest(_ text: String) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
+    /// Where the blob `digest` lives (whether or not it is there).
+    public func file(of digest: String) throws -> String {
+        guard Self.isDigest(digest) else { throw BlobError.invalidDigest(digest) }
+        return path + "/" + digest.prefix(2) + "/" + digest.dropFirst(2)
+    }
+
+    /// The blob's size, or nil if this replica does not hold it.
+    public func size(of digest: String) throws -> Int? {
+        var info = stat()
+        guard lstat(try file(of: digest), &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Int(info.st_size)
+    }
+
+    /// Every blob held, with its size (by walking `blobs/`).
+    public func all() throws -> [BlobInfo] {
+        var blobs: [BlobInfo] = []
+        let fileManager = FileManager.default
+        guard let prefixes = try? fileManager.contentsOfDirectory(atPath: path) else { return [] }
+        for prefix in prefixes.sorted() where prefix.utf8.count == 2 {
+            for rest in (try? fileManager.contentsOfDirectory(atPath: path + "/" + prefix))?.sorted() ?? [] {
+                let digest = prefix + rest
+                guard Self.isDigest(digest), let size = try size(of: digest) else { continue }
+                blobs.append(BlobInfo(digest: digest, size: size))
+            }
+        }
+        return blobs
+    }
+
+    /// Total bytes held.
+    public func totalBytes() throws -> Int { try all().reduce(0) { $0 + $1.size } }
+
+    /// Re-hashes a held blob; false if it is missing or its bytes no longer match its name.
+    public func verify(_ digest: String) throws -> Bool {
+        let file = try file(of: digest)
+        guard let handle = FileHandle(forReadingAtPath: file) else { return false }
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        while let piece = try handle.read(upToCount: 1 << 20), !piece.isEmpty { hasher.update(data: piece) }
+        return Hex.lowercase(hasher.finalize()) == digest
+    }
+
+    /// Starts storing a blob of at most `limit` bytes (and, with `quota`, only while the store
+    /// stays within it), written as it arrives.
+    public func writer(limit: Int, quota: Int? = nil) throws -> BlobWriter {
+        try BlobWriter(store: self, limit: limit, quota: quota)
+    }
+
+    /// Stores `data` (a whole file the caller holds); returns its digest and size.
+    public func store(_ data: Data, limit: Int = .max) throws -> BlobInfo {
+        let writer = try writer(limit: limit)
+        defer { writer.abort() }
+        try writer.write(data)
+        return try writer.finish()
+    }
+
+    /// Removes partial uploads and imports left by a kill.
+    public func removeLeftovers() {
+        try? FileManager.default.removeItem(atPath: path + "/incoming")
+    }
+
+    /// Deletes a held blob (retention: `tally attachments gc`).
+    public func remove(_ digest: String) throws {
+        let file = try file(of: digest)
+        guard unlink(file) == 0 || errno == ENOENT else { throw LogError.io(operation: "unlink", path: file, errno: errno) }
+    }
+}
+
+/// One blob being written: bytes go to a temporary file in `blobs/incoming/` and into the
+/// hash as they arrive, so nothing is held in memory; `finish` makes it the blob named by its
+/// digest, `abort` (or any failure) leaves nothing.
+public final class BlobWriter: @unchecked Sendable {
+    // @unchecked: one upload's writer, used by one task at a time (the route that owns it).
+    let store: BlobStore
+    let limit: Int
+    let quota: Int?
+    let temporary: String
+    private var descriptor: Int32
+    private var hasher = SHA256()
+    private var done = false
+    /// Bytes written so far.
+    public private(set) var size = 0
+    /// The first bytes written (up to 64), to tell the content type by.
+    public private(set) var head: [UInt8] = []
+
+    init(store: BlobStore, limit: Int, quota: Int?) throws {
+        self.store = store
+        self.limit = limit
+        self.quota = quota
+        let incoming = store.path + "/incoming"
+        try FileManager.default.createDirectory(atPath: incoming, withIntermediateDirectories: true)
+        temporary = incoming + "/" + UUID().uuidString
+        descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw LogError.io(operation: "create", path: temporary, errno: errno) }
+    }
+
+    /// Writes the next bytes; throws `tooLarge` (writing nothing more) once the limit is passed.
+    public func write(_ bytes: some Collection<UInt8>) throws {
+        guard bytes.count <= limit - size else { throw BlobError.tooLarge(limit: limit) }
+        let array = Array(bytes)
+        try array.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset)
+                if written < 0, errno == EINTR { continue }
+                guard written > 0 else { throw LogError.io(operation: "write", path: temporary, errno: errno) }
+                offset += written
+            }
+        }
+        hasher.update(data: array)
+        if head.count < 64 { head += array.prefix(64 - head.count) }
+        size += array.count
+    }
+
+    /// Makes the bytes written a blob (fsynced, renamed into place, directory fsynced); the same
+    /// bytes held already are kept as they are. Checks the quota against what the store holds.
+    public func finish() throws -> BlobInfo {
+        defer { abort() }
+        let digest = Hex.lowercase(hasher.finalize())
+        let file = try store.file(of: digest)
+        if (try store.size(of: digest)) != nil { return BlobInfo(digest: digest, size: size) }
+        if let quota, try store.totalBytes() + size > quota { throw BlobError.overQuota(quota: quota) }
+        guard fsync(descriptor) == 0 else { throw LogError.io(operation: "fsync", path: temporary, errno: errno) }
+        let folder = (file as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        guard rename(temporary, file) == 0 else { throw LogError.io(operation: "rename", path: file, errno: errno) }
+        try SegmentDirectory.syncDirectory(folder)
+        try SegmentDirectory.syncDirectory(store.path)
+        return BlobInfo(digest: digest, size: size)
+    }
+
+    /// Drops what was written (after `finish`, the temporary file that was not renamed); once.
+    public func abort() {
+        guard !done else { return }
+        done = true
+        close(descriptor)
+        unlink(temporary)
+    }
+
+    deinit { abort() }
+}
+
+extension BlobStore {
+    /// The media type of a held blob, told from its first bytes (nil if unknown or missing).
+    public func contentType(of digest: String) throws -> String? {
+        guard let handle = FileHandle(forReadingAtPath: try file(of: digest)) else { return nil }
+        defer { try? handle.close() }
+        return AttachmentType.sniff(try handle.read(upToCount: 32) ?? Data())
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import MultipartKit
+import NIOCore
+import TallyCore
+import TallyLedger
+import TallyLog
+
+/// Receipt photos and files (docs/ATTACHMENTS.md): `POST /v1/attachments` stores a raw body or
+/// the file part of a `multipart/form-data` body (what a phone's camera input sends) as a blob,
+/// written to disk as it arrives — never held in memory, refused with 413 the moment it passes
+/// the limit — and answers `{"digest", "size", "contentType"}`; `GET`/`HEAD
+/// /v1/attachments/{digest}` stream it back with `ETag`, `Content-Type`, `Content-Length`,
+/// `Range` and long-lived caching.
+struct AttachmentRoutes {
+    let service: TallyService
+
+    func add(to group: RouterGroup<TallyRequestContext>) {
+        group.post("attachments") { request, _ in
+            let limits = service.attachmentLimits
+            if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limits.maxBytes + Self.multipartAllowance {
+                throw BlobError.tooLarge(limit: limits.maxBytes)
+            }
+            let writer = try service.ledger.blobs.writer(limit: limits.maxBytes, quota: limits.quota)
+            defer { writer.abort() }
+            let contentType = request.headers[.contentType] ?? "application/octet-stream"
+            try await withDeadline(limits.uploadTimeout) {
+                if contentType.lowercased().hasPrefix("multipart/form-data") {
+                    try await Self.receiveFilePart(of: request.body, boundary: try Self.boundary(in: contentType), into: writer)
+                } else {
+                    for try await piece in request.body { try writer.write(piece.readableBytesView) }
+                }
+            }
+            guard writer.size > 0 else { throw ValidationError(field: "file", "the attachment is empty") }
+            guard let type = AttachmentType.sniff(writer.head) ?? (limits.allowOtherTypes ? "application/octet-stream" : nil),
+                  limits.allowedTypes.contains(type) || limits.allowOtherTypes
+            else {
+                throw APIError(.unsupportedMediaType, "unsupported_attachment_type",
+                               "attachments are \(limits.allowedTypes.joined(separator: ", ")); these bytes are none of them")
+            }
+            let info = try await service.run { try writer.finish() }
+            return json(.object([("digest", .string(info.digest)), ("size", .int(Int64(info.size))), ("contentType", .string(type))]), status: .created)
+        }
+        group.get("attachments/:digest") { request, context in try await download(request, context, bodyless: false) }
+        group.head("attachments/:digest") { request, context in try await download(request, context, bodyless: true) }
+    }
+
+    /// Room for a multipart body's boundaries and part headers beyond the file's own limit.
+    static let multipartAllowance = 64 << 10
+
+    /// The blob named in the path: 200 (or 206 for a satisfiable `Range`, 304 for a matching
+    /// `If-None-Match`), streamed from the file.
+    func download(_ request: Request, _ context: TallyRequestContext, bodyless: Bool) async throws -> Response {
+        let digest = context.parameters.get("digest") ?? ""
+        let blobs = service.ledger.blobs
+        guard BlobStore.isDigest(digest) else { throw BlobError.invalidDigest(digest) }
+        guard let size = try blobs.size(of: digest) else {
+            throw APIError(.notFound, "not_found", "this replica holds no attachment \(digest) (not uploaded, or not arrived yet by sync)")
+        }
+        let file = try blobs.file(of: digest)
+        var headers: HTTPFields = [.eTag: "\"\(digest)\"", .acceptRanges: "bytes",
+                                   .cacheControl: "private, max-age=31536000, immutable",
+                                   .contentType: try blobs.contentType(of: digest) ?? "application/octet-stream"]
+        if let tags = request.headers[.ifNoneMatch], tags.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == "\"\(digest)\"" || $0 == "*" }) {
+            return Response(status: .notModified, headers: headers)
+        }
+        var range = 0...(max(size, 1) - 1)
+        var status = HTTPResponse.Status.ok
+        if let header = request.headers[.range], size > 0 {
+            switch ByteRange.parse(header, size: size) {
+            case .whole: break
+            case .part(let part):
+                range = part
+                status = .partialContent
+                headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound)/\(size)"
+            case .unsatisfiable:
+                return Response(status: .rangeNotSatisfiable, headers: [.contentRange: "bytes */\(size)"])
+            }
+        }
+        headers[.contentLength] = "\(size == 0 ? 0 : range.count)"
+        if bodyless || size == 0 { return Response(status: status, headers: headers) }
+        let body = try await FileIO().loadFile(path: file, range: range, context: context)
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    /// The boundary parameter of a multipart content type (1–70 characters, RFC 2046).
+    static func boundary(in contentType: String) throws -> String {
+        for parameter in contentType.split(separator: ";").dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard pair.count == 2, pair[0].lowercased() == "boundary" else { continue }
+            let value = pair[1].hasPrefix("\"") && pair[1].hasSuffix("\"") && pair[1].count >= 2 ? String(pair[1].dropFirst().dropLast()) : pair[1]
+            guard (1...70).contains(value.utf8.count) else { break }
+            return value
+        }
+        throw APIError(.badRequest, "invalid_multipart", "a multipart/form-data body needs a boundary of 1 to 70 characters")
+    }
+
+    /// Feeds a multipart body through MultipartKit's streaming parser and writes the first part
+    /// that carries a file (a `filename`, or the name `file`) to `writer`; other parts may hold
+    /// at most `multipartAllowance` bytes in all.
+    static func receiveFilePart(of body: RequestBody, boundary: String, into writer: BlobWriter) async throws {
+        let parser = MultipartParser(boundary: boundary)
+        let state = PartState()
+        parser.onHeader = { name, value in
+            guard name.lowercased() == "content-disposition" else { return }
+            let lowered = value.lowercased()
+            if state.file == .notYet, lowered.contains("filename=") || lowered.contains("name=\"file\"") { state.file = .reading }
+        }
+        parser.onBody = { buffer in
+            guard state.failure == nil else { return }
+            do {
+                if state.file == .reading {
+                    try writer.write(buffer.readableBytesView)
+                } else {
+                    state.otherBytes += buffer.readableBytes
+                    if state.otherBytes > multipartAllowance { throw APIError(.contentTooLarge, "body_too_large", "form fields beside the file exceed \(multipartAllowance) bytes") }
+                }
+            } catch { state.failure = error }
+        }
+        parser.onPartComplete = { if state.file == .reading { state.file = .done } }
+        for try await piece in body {
+            do { try parser.execute(piece) } catch {
+                throw APIError(.badRequest, "invalid_multipart", "the multipart/form-data body does not parse")
+            }
+            if let failure = state.failure { throw failure }
+        }
+        guard state.file == .done else { throw ValidationError(field: "file", "the form holds no complete file part") }
+    }
+
+    /// What the parser's callbacks found (they cannot throw).
+    final class PartState {
+        enum File { case notYet, reading, done }
+        var file = File.notYet
+        var otherBytes = 0
+        var failure: (any Error)?
+    }
+}
+
+/// A `Range: bytes=…` header against a file of `size` bytes (RFC 9110 §14): one range is
+/// served as 206; several, or a header that is not a byte range, as the whole file.
+enum ByteRange: Equatable {
+    case whole
+    case part(ClosedRange<Int>)
+    case unsatisfiable
+
+    static func parse(_ header: String, size: Int) -> ByteRange {
+        guard header.hasPrefix("bytes="), size > 0 else { return .whole }
+        let spec = header.dropFirst("bytes=".count)
+        guard !spec.contains(",") else { return .whole }
+        let ends = spec.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard ends.count == 2 else { return .whole }
+        switch (Int(ends[0]), Int(ends[1])) {
+        case (let first?, let last?) where first >= 0 && last >= first:
+            return first < size ? .part(first...min(last, size - 1)) : .unsatisfiable
+        case (let first?, nil) where ends[1].isEmpty && first >= 0:
+            return first < size ? .part(first...(size - 1)) : .unsatisfiable
+        case (nil, let suffix?) where ends[0].isEmpty && suffix >= 0:
+            return suffix == 0 ? .unsatisfiable : .part(max(0, size - suffix)...(size - 1))
+        default:
+            return .whole
+        }
+    }
+}
+
+/// Runs `body`, throwing 408 if it has not finished within `timeout`.
+func withDeadline(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> Void) async throws {
+    try await withThrowingTaskGroup(of: Bool.self) { group in
+        group.addTask { try await body(); return true }
+        group.addTask { try await Task.sleep(for: timeout); return false }
+        let finished = try await group.next() ?? false
+        group.cancelAll()
+        guard finished else { throw APIError(.requestTimeout, "body_timeout", "the body did not arrive within \(timeout)") }
+    }
+}

@@ -1,0 +1,133 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+import TallyCore
+import TallyLedger
+import TallyLog
+import TallyServer
+import TallyTestSupport
+
+/// Attachments over HTTP: upload (raw and multipart), download with ETag and Range, the
+/// limits, and the rule that a local write references only blobs this replica holds.
+@Suite struct AttachmentTests {
+    let folder = TemporaryDirectory("tally-attachments")
+
+    /// A minimal JPEG-looking file: the JPEG magic, then `size` bytes of a pattern.
+    static func jpeg(_ size: Int, seed: UInt8 = 7) -> [UInt8] {
+        [0xFF, 0xD8, 0xFF, 0xE0] + (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) }
+    }
+
+    func service(maxBytes: Int = 25 << 20) throws -> TallyService {
+        let directory = try DataDirectory.create(path: folder.file("r-\(UUID().uuidString.prefix(6))"), name: "r")
+        return try TallyService(directory: directory, logger: Logger(label: "test"),
+                                attachmentLimits: AttachmentLimits(maxBytes: maxBytes))
+    }
+
+    @Test func anUploadIsStoredOnceAndStreamsBackWithETagAndRanges() async throws {
+        let service = try service()
+        defer { service.close() }
+        let token = try service.tokens.create(name: "phone", scopes: [.read, .write])
+        let bytes = Self.jpeg(300_000)
+        try await Application(router: buildRouter(service)).test(.router) { client in
+            let headers: HTTPFields = [.authorization: "Bearer \(token)", .contentType: "image/jpeg"]
+            let first = try await client.execute(uri: "/v1/attachments", method: .post, headers: headers, body: ByteBuffer(bytes: bytes))
+            #expect(first.status == .created)
+            let answer = String(buffer: first.body)
+            let digest = Hex.lowercase(SHA256Digest(bytes))
+            #expect(answer.contains("\"digest\":\"\(digest)\"") && answer.contains("\"size\":\(bytes.count)") && answer.contains("image/jpeg"), "\(answer)")
+            // The same bytes again: one blob.
+            #expect(try await client.execute(uri: "/v1/attachments", method: .post, headers: headers, body: ByteBuffer(bytes: bytes)).status == .created)
+            #expect(try service.ledger.blobs.all().map(\.digest) == [digest])
+
+            let auth: HTTPFields = [.authorization: "Bearer \(token)"]
+            let whole = try await client.execute(uri: "/v1/attachments/\(digest)", method: .get, headers: auth)
+            #expect(whole.status == .ok && Array(whole.body.readableBytesView) == bytes)
+            #expect(whole.headers[.eTag] == "\"\(digest)\"" && whole.headers[.contentType] == "image/jpeg")
+            #expect(whole.headers[.contentLength] == "\(bytes.count)" && whole.headers[.cacheControl]?.contains("immutable") == true)
+            var ranged = auth
+            ranged[.range] = "bytes=10-19"
+            let part = try await client.execute(uri: "/v1/attachments/\(digest)", method: .get, headers: ranged)
+            #expect(part.status == .partialContent && Array(part.body.readableBytesView) == Array(bytes[10...19]))
+            #expect(part.headers[.contentRange] == "bytes 10-19/\(bytes.count)")
+            ranged[.range] = "bytes=-5"
+            #expect(Array(try await client.execute(uri: "/v1/attachments/\(digest)", method: .get, headers: ranged).body.readableBytesView) == Array(bytes.suffix(5)))
+            ranged[.range] = "bytes=\(bytes.count)-"
+            #expect(try await client.execute(uri: "/v1/attachments/\(digest)", method: .get, headers: ranged).status == .rangeNotSatisfiable)
+            var cached = auth
+            cached[.ifNoneMatch] = "\"\(digest)\""
+            #expect(try await client.execute(uri: "/v1/attachments/\(digest)", method: .get, headers: cached).status == .notModified)
+            let head = try await client.execute(uri: "/v1/attachments/\(digest)", method: .head, headers: auth)
+            #expect(head.status == .ok && head.body.readableBytes == 0 && head.headers[.contentLength] == "\(bytes.count)")
+            // Hostile or unknown digests.
+            #expect(try await client.execute(uri: "/v1/attachments/\(String(repeating: "0", count: 64))", method: .get, headers: auth).status == .notFound)
+            #expect(try await client.execute(uri: "/v1/attachments/..%2F..%2Freplica.key", method: .get, headers: auth).status == .badRequest)
+            #expect(try await client.execute(uri: "/v1/attachments/ABC", method: .get, headers: auth).status == .badRequest)
+        }
+    }
+
+    @Test func aMultipartFormFromAPhoneIsParsedAsItArrives() async throws {
+        let service = try service()
+        defer { service.close() }
+        let token = try service.tokens.create(name: "phone", scopes: [.read, .write])
+        let photo = Self.jpeg(100_000, seed: 3)
+        let boundary = "----tally\(UUID().uuidString.prefix(8))"
+        var body = Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nlunch\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"IMG_0001.JPG\"\r\nContent-Type: image/jpeg\r\n\r\n".utf8)
+        body += photo + Array("\r\n--\(boundary)--\r\n".utf8)
+        let form = body
+        try await Application(router: buildRouter(service)).test(.router) { client in
+            let response = try await client.execute(uri: "/v1/attachments", method: .post,
+                                                    headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
+                                                    body: ByteBuffer(bytes: form))
+            #expect(response.status == .created, "\(String(buffer: response.body))")
+            #expect(try service.ledger.blobs.all().map(\.digest) == [Hex.lowercase(SHA256Digest(photo))])
+            // Hostile forms: no boundary, an empty one, no file part, garbage.
+            for (type, payload) in [("multipart/form-data", form), ("multipart/form-data; boundary=", form),
+                                    ("multipart/form-data; boundary=\(boundary)", Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"x\"\r\n\r\n1\r\n--\(boundary)--\r\n".utf8)),
+                                    ("multipart/form-data; boundary=\(boundary)", Array("garbage".utf8))] {
+                let refused = try await client.execute(uri: "/v1/attachments", method: .post,
+                                                       headers: [.authorization: "Bearer \(token)", .contentType: type], body: ByteBuffer(bytes: payload))
+                #expect(refused.status == .badRequest, "\(type): \(refused.status) \(String(buffer: refused.body))")
+                #expect(String(buffer: refused.body).contains("\"error\""))
+            }
+            #expect(try service.ledger.blobs.all().count == 1, "a refused upload stores nothing")
+        }
+    }
+
+    @Test func tooLargeUnknownAndEmptyUploadsAreRefusedAndLeaveNothing() async throws {
+        let service = try service(maxBytes: 1 << 20)
+        defer { service.close() }
+        let token = try service.tokens.create(name: "phone", scopes: [.read, .write])
+        try await Application(router: buildRouter(service)).test(.router) { client in
+            let headers: HTTPFields = [.authorization: "Bearer \(token)", .contentType: "application/octet-stream"]
+            let big = try await client.execute(uri: "/v1/attachments", method: .post, headers: headers, body: ByteBuffer(bytes: Self.jpeg(2 << 20)))
+            #expect(big.status == .contentTooLarge && String(buffer: big.body).contains("attachment_too_large"))
+            let exe = try await client.execute(uri: "/v1/attachments", method: .post, headers: headers, body: ByteBuffer(bytes: Array("#!/bin/sh\nrm -rf /\n".utf8)))
+            #expect(exe.status == .unsupportedMediaType)
+            #expect(try await client.execute(uri: "/v1/attachments", method: .post, headers: headers, body: ByteBuffer()).status == .badRequest)
+            let read = try service.tokens.create(name: "viewer", scopes: [.read])
+            #expect(try await client.execute(uri: "/v1/attachments", method: .post, headers: [.authorization: "Bearer \(read)"], body: ByteBuffer(bytes: Self.jpeg(10))).status == .forbidden)
+        }
+        #expect(try service.ledger.blobs.all().isEmpty)
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: service.ledger.blobs.path + "/incoming")) ?? [] == [], "no partial blob left")
+    }
+
+    /// A local write may reference only attachments this replica holds.
+    @Test func anExpenseReferencesOnlyHeldAttachments() throws {
+        let ledger = try Ledger(directory: try DataDirectory.create(path: folder.file("l"), name: "l"))
+        defer { ledger.close() }
+        let info = try ledger.blobs.store(Data(Self.jpeg(1_000)))
+        let base: PropertyMap = [.kind: .string("expense"), .amount: .int(1200), .currency: .string("KRW")]
+        var with = base
+        with[.attachments] = .strings([info.digest])
+        _ = try ledger.create(.expense, with, actor: "cli:test")
+        with[.attachments] = .strings([String(repeating: "a", count: 64)])
+        #expect { try ledger.create(.expense, with, actor: "cli:test") } throws: { "\($0)".contains("upload it first") }
+    }
+}
+
+/// SHA-256 of some bytes.
+func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }
