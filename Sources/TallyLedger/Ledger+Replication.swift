@@ -16,11 +16,15 @@ extension Ledger {
         /// New conflicts journaled and category merges made by what was pulled.
         public var newConflicts: Int
         public var newMerges: Int
+        /// Attachments' blobs fetched from and sent to the peer (HTTP; a bundle's come with its events).
+        public var blobsFetched = 0
+        public var blobsSent = 0
 
         /// The report as the API and `tally sync --json` show it.
         public var json: JSONText {
             .object([("pulled", .int(Int64(pulled))), ("pushed", .int(Int64(pushed))), ("alreadyHeld", .int(Int64(alreadyHeld))),
-                     ("newConflicts", .int(Int64(newConflicts))), ("newMerges", .int(Int64(newMerges)))])
+                     ("newConflicts", .int(Int64(newConflicts))), ("newMerges", .int(Int64(newMerges))),
+                     ("blobsFetched", .int(Int64(blobsFetched))), ("blobsSent", .int(Int64(blobsSent)))])
         }
     }
 
@@ -48,9 +52,14 @@ extension Ledger {
                 held += report.alreadyHeld
             }
         }
+        // Blobs after the events: what the views now reference and this replica lacks, then
+        // (pushing) what it holds and the peer lacks.
+        let fetched = try await peer.fetchBlobs(try views.missingAttachments(), into: blobs, limit: Self.maxReplicatedBlobBytes)
+        let sent = push ? try await peer.sendBlobs(try views.referencedAttachments().filter { try blobs.size(of: $0) != nil }.sorted(), from: blobs) : 0
         let after = try await projector.database.read { try ProjectionQueries.mergeCounts($0) }
         return SyncReport(pulled: pulled.applied, pushed: pushed, alreadyHeld: held,
-                          newConflicts: after.conflicts - before.conflicts, newMerges: after.merges - before.merges)
+                          newConflicts: after.conflicts - before.conflicts, newMerges: after.merges - before.merges,
+                          blobsFetched: fetched, blobsSent: sent)
     }
 
     /// Imports the bundle in `folder` (all or nothing) and projects it.

@@ -27,8 +27,17 @@ public struct LedgerViews: Sendable {
     }
 
     /// A page of expenses as the API and `expenses list --json` show it.
-    public static func pageJSON(_ page: (rows: [ExpenseRow], nextCursor: String?)) -> JSONText {
-        .object([("items", .array(page.rows.map(ViewJSON.expense))), ("nextCursor", page.nextCursor.map(JSONText.string) ?? .null)])
+    /// Whether this replica holds an attachment's blob (for `missingAttachments`).
+    public func isAttachmentHeld(_ digest: String) -> Bool {
+        (try? BlobStore(directory: projector.directory).size(of: digest)) != nil
+    }
+
+    public func pageJSON(_ page: (rows: [ExpenseRow], nextCursor: String?)) -> JSONText {
+        Self.pageJSON(page, isHeld: isAttachmentHeld)
+    }
+
+    public static func pageJSON(_ page: (rows: [ExpenseRow], nextCursor: String?), isHeld: (String) -> Bool) -> JSONText {
+        .object([("items", .array(page.rows.map { ViewJSON.expense($0, isHeld: isHeld) })), ("nextCursor", page.nextCursor.map(JSONText.string) ?? .null)])
     }
 
     /// An expense, category or to-do as JSON; nil if there is none.
@@ -42,8 +51,8 @@ public struct LedgerViews: Sendable {
         let views = projector.database
         let id = id.lowercased
         switch type {
-        case .expense: return try views.unsafeRead { try ProjectionQueries.expense($0, id: id).map(ViewJSON.expense) }
-        case .todo: return try views.unsafeRead { try ProjectionQueries.todo($0, id: id).map(ViewJSON.todo) }
+        case .expense: return try views.unsafeRead { try ProjectionQueries.expense($0, id: id).map { ViewJSON.expense($0, isHeld: isAttachmentHeld) } }
+        case .todo: return try views.unsafeRead { try ProjectionQueries.todo($0, id: id).map { ViewJSON.todo($0, isHeld: isAttachmentHeld) } }
         case .category: return try views.read { try ProjectionQueries.category($0, id: id).map { ViewJSON.category($0, depth: 0) } }
         case .setting: return nil
         }

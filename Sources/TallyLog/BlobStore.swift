@@ -40,6 +40,9 @@ public struct BlobStore: Sendable {
 
     public init(directory: DataDirectory) { path = directory.path + "/blobs" }
 
+    /// The store of the data directory whose log is `logDirectory`.
+    public init(logDirectory: String) { path = (logDirectory as NSString).deletingLastPathComponent + "/blobs" }
+
     /// Whether `text` is a digest as blobs are named: 64 lowercase hex digits.
     public static func isDigest(_ text: String) -> Bool {
         text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
@@ -126,6 +129,8 @@ public final class BlobWriter: @unchecked Sendable {
     private var done = false
     /// Bytes written so far.
     public private(set) var size = 0
+    /// The SHA-256 of the bytes written so far.
+    public var digest: String { Hex.lowercase(hasher.finalize()) }
     /// The first bytes written (up to 64), to tell the content type by.
     public private(set) var head: [UInt8] = []
 
@@ -156,6 +161,17 @@ public final class BlobWriter: @unchecked Sendable {
         hasher.update(data: array)
         if head.count < 64 { head += array.prefix(64 - head.count) }
         size += array.count
+    }
+
+    /// Like `finish`, for bytes offered as `digest` (a peer's or a bundle's): refused, storing
+    /// nothing, unless they hash to it.
+    public func finish(expecting digest: String) throws -> BlobInfo {
+        let actual = Hex.lowercase(hasher.finalize())
+        guard actual == digest else {
+            abort()
+            throw BlobError.digestMismatch(expected: digest, actual: actual)
+        }
+        return try finish()
     }
 
     /// Makes the bytes written a blob (fsynced, renamed into place, directory fsynced); the same

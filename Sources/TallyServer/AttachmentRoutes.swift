@@ -44,6 +44,34 @@ struct AttachmentRoutes {
         }
         group.get("attachments/:digest") { request, context in try await download(request, context, bodyless: false) }
         group.head("attachments/:digest") { request, context in try await download(request, context, bodyless: true) }
+
+        // Replication (scope `replicate`): which blobs this replica lacks, a blob's bytes, and a
+        // blob sent by a peer — kept only if it arrived whole and hashes to its name.
+        group.post("replication/blobs/missing") { request, _ in
+            guard case .object(let fields) = try await jsonBody(request, limit: 8 << 20, timeout: service.bodyTimeout),
+                  fields.count == 1, case .array(let items)? = fields.first(where: { $0.0 == "digests" })?.1, items.count <= 100_000
+            else { throw ValidationError(field: "digests", "send {\"digests\": [up to 100,000 SHA-256 hex digests]}", kind: .malformed) }
+            var missing: [JSONText] = []
+            for item in items {
+                guard case .string(let digest) = item, BlobStore.isDigest(digest) else { throw BlobError.invalidDigest("\(item)") }
+                if try service.ledger.blobs.size(of: digest) == nil { missing.append(.string(digest)) }
+            }
+            return json(.object([("missing", .array(missing))]))
+        }
+        group.get("replication/blobs/:digest") { request, context in try await download(request, context, bodyless: false) }
+        group.put("replication/blobs/:digest") { request, context in
+            let digest = context.parameters.get("digest") ?? ""
+            guard BlobStore.isDigest(digest) else { throw BlobError.invalidDigest(digest) }
+            let limits = service.attachmentLimits
+            if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limits.maxBytes { throw BlobError.tooLarge(limit: limits.maxBytes) }
+            let writer = try service.ledger.blobs.writer(limit: limits.maxBytes, quota: limits.quota)
+            defer { writer.abort() }
+            try await withDeadline(limits.uploadTimeout) {
+                for try await piece in request.body { try writer.write(piece.readableBytesView) }
+            }
+            let info = try await service.run { try writer.finish(expecting: digest) }
+            return json(.object([("digest", .string(info.digest)), ("size", .int(Int64(info.size)))]), status: .created)
+        }
     }
 
     /// Room for a multipart body's boundaries and part headers beyond the file's own limit.

@@ -13,14 +13,14 @@ struct QueryRoutes {
         let views = service.views
         group.get("expenses") { request, _ in
             let query = try ExpenseQuery(request.uri.queryParameters.map { (String($0.key), String($0.value)) })
-            return json(LedgerViews.pageJSON(try await service.run { try views.expenses(query) }))
+            return json(views.pageJSON(try await service.run { try views.expenses(query) }))
         }
         group.get("categories") { _, _ in
             let tree = try await service.run { try views.categoryTree() }
             return json(.object([("items", .array(tree.map { ViewJSON.category($0.category, depth: $0.depth) }))]))
         }
         group.get("todos") { _, _ in
-            json(.object([("items", .array(try await service.run { try views.todos() }.map(ViewJSON.todo)))]))
+            json(.object([("items", .array(try await service.run { try views.todos() }.map { ViewJSON.todo($0, isHeld: views.isAttachmentHeld) }))]))
         }
         group.get("summary") { request, _ in
             guard let month = request.uri.queryParameters.get("month") else { throw ValidationError(field: "month", "required, YYYY-MM") }

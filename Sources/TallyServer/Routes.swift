@@ -25,7 +25,8 @@ public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> 
         do { events = try await service.run { try service.views.projectedIndex() } } catch {
             return json(.object([("status", .string("unhealthy")), replica, ("reason", .string("the views cannot be read: \(error)"))]), status: .serviceUnavailable)
         }
-        return json(.object([("status", .string("ok")), replica, ("projectedIndex", .int(Int64(events)))]))
+        let missing = try await service.run { try service.views.missingAttachments().count }
+        return json(.object([("status", .string("ok")), replica, ("projectedIndex", .int(Int64(events))), ("missingAttachments", .int(Int64(missing)))]))
     }
     router.get("/metrics") { _, _ in
         let (appended, projected) = try await service.run { (service.writer.head.lastIndex, try service.views.projectedIndex()) }

@@ -342,6 +342,14 @@ extension ProjectionQueries {
 
 extension ProjectionQueries {
     /// How many conflicts are journaled and categories merged: a sync reports the growth.
+    /// Every attachment digest a live expense or to-do references.
+    public static func referencedAttachments(_ db: Database) throws -> Set<String> {
+        Set(try String.fetchAll(db, sql: """
+            SELECT j.value FROM expenses, json_each(expenses.attachments) AS j WHERE expenses.attachments != '[]'
+            UNION SELECT j.value FROM todos, json_each(todos.attachments) AS j WHERE todos.attachments != '[]'
+            """))
+    }
+
     public static func mergeCounts(_ db: Database) throws -> (conflicts: Int, merges: Int) {
         (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM conflicts") ?? 0, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM category_merges") ?? 0)
     }

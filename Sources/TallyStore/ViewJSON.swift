@@ -2,13 +2,16 @@ import TallyCore
 
 /// View rows as JSON objects (CLI `--json` and the HTTP API share these shapes) with the field names of DESIGN.md §2 (plus resolved names).
 public enum ViewJSON {
-    public static func expense(_ row: ExpenseRow) -> JSONText {
+    /// `isHeld` tells whether this replica holds an attachment's blob; those it does not (sent
+    /// by a peer, the blob not arrived yet) are listed again under `missingAttachments`.
+    public static func expense(_ row: ExpenseRow, isHeld: (String) -> Bool = { _ in true }) -> JSONText {
         .object([
             ("id", .string(row.id)), ("kind", .string(row.kind)), ("amount", .int(row.amount)), ("currency", .string(row.currency)),
             ("date", .string(row.date)), ("categoryId", optional(row.categoryId)), ("categoryName", optional(row.categoryName)),
             ("parentCategoryName", optional(row.parentCategoryName)), ("payee", optional(row.payee)), ("payment", optional(row.payment)), ("memo", optional(row.memo)),
             ("tags", .array(row.tags.map(JSONText.string))), ("repeat", .string(row.repeat)),
             ("attachments", .array(row.attachments.map(JSONText.string))),
+            ("missingAttachments", .array(row.attachments.filter { !isHeld($0) }.map(JSONText.string))),
         ])
     }
 
@@ -17,11 +20,12 @@ public enum ViewJSON {
                  ("icon", optional(row.icon)), ("kind", .string(row.kind)), ("depth", .int(Int64(depth)))])
     }
 
-    public static func todo(_ row: TodoRow) -> JSONText {
+    public static func todo(_ row: TodoRow, isHeld: (String) -> Bool = { _ in true }) -> JSONText {
         .object([
             ("id", .string(row.id)), ("title", .string(row.title)), ("memo", optional(row.memo)), ("startDate", optional(row.startDate)),
             ("endDate", optional(row.endDate)), ("checks", .array(row.checks.map(JSONText.bool))), ("isChallenge", .bool(row.isChallenge)),
             ("isCompleted", .bool(row.isCompleted)), ("attachments", .array(row.attachments.map(JSONText.string))),
+            ("missingAttachments", .array(row.attachments.filter { !isHeld($0) }.map(JSONText.string))),
             ("percentage", .double(row.percentage)),
         ])
     }

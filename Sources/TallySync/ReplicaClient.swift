@@ -139,3 +139,47 @@ public final class Counter: @unchecked Sendable {
     public func add(_ amount: Int) { lock.withLock { count += amount } }
     public var value: Int { lock.withLock { count } }
 }
+
+/// Blobs over HTTP (`/v1/replication/blobs/…`, scope `replicate`): after the events, so an
+/// expense may arrive before its receipt and show it once the blob follows. A blob is stored
+/// only once it arrived whole and hashes to its name, so an interrupted transfer is simply
+/// fetched again, and one that arrived is never sent again.
+extension ReplicaClient {
+    public func fetchBlobs(_ wanted: [String], into store: BlobStore, limit: Int) async throws -> Int {
+        var fetched = 0
+        for digest in wanted where BlobStore.isDigest(digest) {
+            guard try store.size(of: digest) == nil else { continue }
+            let response = try await Self.http.execute(request("/v1/replication/blobs/\(digest)", method: .GET), timeout: .minutes(10))
+            if response.status.code == 404 { continue }  // the peer lacks it too
+            try await Self.check(response, "\(label): GET /v1/replication/blobs/\(digest)")
+            let writer = try store.writer(limit: limit)
+            defer { writer.abort() }
+            for try await piece in response.body { try writer.write(piece.readableBytesView) }
+            let info = try writer.finish(expecting: digest)
+            if info.digest == digest { fetched += 1 }
+        }
+        return fetched
+    }
+
+    public func sendBlobs(_ offered: [String], from store: BlobStore) async throws -> Int {
+        guard !offered.isEmpty else { return 0 }
+        var ask = request("/v1/replication/blobs/missing", method: .POST)
+        ask.headers.add(name: "Content-Type", value: "application/json")
+        ask.body = .bytes(ByteBuffer(string: JSONText.object([("digests", .array(offered.map { .string($0) }))]).serialized))
+        let response = try await Self.http.execute(ask, timeout: .seconds(60))
+        try await Self.check(response, "\(label): POST /v1/replication/blobs/missing")
+        let answer = try JSONDecoder().decode([String: [String]].self, from: Data(try await response.body.collect(upTo: 8 << 20).readableBytesView))
+        var sent = 0
+        for digest in answer["missing"] ?? [] where offered.contains(digest) {
+            guard let size = try store.size(of: digest) else { continue }
+            var put = request("/v1/replication/blobs/\(digest)", method: .PUT)
+            put.headers.add(name: "Content-Type", value: "application/octet-stream")
+            guard size <= 1 << 30 else { continue }
+            put.body = .bytes(ByteBuffer(bytes: try Data(contentsOf: URL(fileURLWithPath: try store.file(of: digest)))))
+            let stored = try await Self.http.execute(put, timeout: .minutes(10))
+            try await Self.check(stored, "\(label): PUT /v1/replication/blobs/\(digest)")
+            sent += 1
+        }
+        return sent
+    }
+}

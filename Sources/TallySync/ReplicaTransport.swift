@@ -15,6 +15,17 @@ public protocol ReplicaTransport: Sendable {
     func pull(into writer: LogWriter, maximumSkewMillis: UInt64) async throws -> PullReport
     /// Sends what `directory` holds and `theirs` lacks.
     func push(from directory: DataDirectory, theirs: VersionVector) async throws -> PushReport
+    /// Fetches the blobs named in `wanted` that the other side holds into `store`, each checked
+    /// against its digest before it is kept; returns how many arrived. (A folder's blobs come
+    /// with its pull, checked with the bundle.)
+    func fetchBlobs(_ wanted: [String], into store: BlobStore, limit: Int) async throws -> Int
+    /// Sends the blobs of `offered` that the other side lacks; returns how many were sent.
+    func sendBlobs(_ offered: [String], from store: BlobStore) async throws -> Int
+}
+
+extension ReplicaTransport {
+    public func fetchBlobs(_ wanted: [String], into store: BlobStore, limit: Int) async throws -> Int { 0 }
+    public func sendBlobs(_ offered: [String], from store: BlobStore) async throws -> Int { 0 }
 }
 
 /// What a pull appended.

@@ -19,6 +19,11 @@ public enum SegmentBundle {
                 (self.name, self.bytes, self.sha256) = (name, bytes, sha256)
             }
         }
+        /// An attachment's blob carried in `blobs/DIGEST` (absent in bundles without any).
+        public struct Blob: Codable, Sendable, Equatable {
+            public var digest: String
+            public var bytes: Int
+        }
         public var format: String = "tally-bundle/1"
         public var fromReplica: String
         public var createdAt: String
@@ -26,6 +31,8 @@ public enum SegmentBundle {
         /// Per origin: the first and last sequence in the bundle.
         public var origins: [String: [UInt64]]
         public var files: [File]
+        /// The blobs the bundle's events reference, when the exporting replica held them.
+        public var blobs: [Blob]?
     }
 
     /// What an import did.
@@ -37,6 +44,8 @@ public enum SegmentBundle {
         /// `take()` it for `Projector.catchUp(startingFrom:)`, so the first load need not read
         /// the log again and holds the only copy, which it can free early.
         public var folded: FoldedLog?
+        /// Attachments' blobs the bundle carried (checked and kept; some may have been held already).
+        public var blobs = 0
     }
 
     /// Writes to `folder` (created, or empty) every replicated event `vector` lacks (all without one).
@@ -61,12 +70,54 @@ public enum SegmentBundle {
             files.append(listing(try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name)), as: name))
         }
         files.sort { $0.name < $1.name }
+        let blobs = try exportBlobs(referencedBy: directory, lacking: vector, to: folder)
         let manifest = Manifest(fromReplica: directory.identity.replicaId, createdAt: ISO8601DateFormatter().string(from: Date()),
-                                events: contents.count, origins: contents.originsForManifest, files: files)
+                                events: contents.count, origins: contents.originsForManifest, files: files, blobs: blobs.isEmpty ? nil : blobs)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try writeDurably(try encoder.encode(manifest), to: folder + "/manifest.json")
         return manifest
+    }
+
+    /// Copies into `folder/blobs/` (durably) the blobs that the events `vector` lacks reference
+    /// and this replica holds. Reads the events only when it holds any blob at all.
+    static func exportBlobs(referencedBy directory: DataDirectory, lacking vector: VersionVector?, to folder: String) throws -> [Manifest.Blob] {
+        let store = BlobStore(directory: directory)
+        guard !(try store.all().isEmpty) else { return [] }
+        var digests: Set<String> = []
+        try directory.reader.forEachEvent { logged in
+            let event = logged.event
+            guard !event.isLocalOnly, event.sequence > (vector?[event.origin] ?? 0), case .strings(let list)? = event.properties[.attachments] else { return }
+            digests.formUnion(list)
+        }
+        var blobs: [Manifest.Blob] = []
+        for digest in digests.sorted() {
+            guard let size = try store.size(of: digest) else { continue }  // not arrived here either: the reader fetches it elsewhere
+            try FileManager.default.createDirectory(atPath: folder + "/blobs", withIntermediateDirectories: true)
+            _ = try copyDurably(try store.file(of: digest), length: size, to: folder + "/blobs/" + digest)
+            blobs.append(Manifest.Blob(digest: digest, bytes: size))
+        }
+        return blobs
+    }
+
+    /// Checks every blob the manifest lists (a regular file of its size, read in bounded pieces,
+    /// hashing to its name) into the store's incoming folder, before anything is applied; the
+    /// caller keeps them (`finish`) once the events are in, or drops them.
+    static func stageBlobs(_ manifest: Manifest, from folder: String, into store: BlobStore) throws -> [BlobWriter] {
+        var staged: [BlobWriter] = []
+        for blob in manifest.blobs ?? [] {
+            let path = folder + "/blobs/" + blob.digest
+            guard BlobStore.isDigest(blob.digest), blob.bytes >= 0, blob.bytes <= maxFileBytes else {
+                throw SyncRejection(source: folder, reason: "the manifest lists a blob '\(blob.digest.prefix(80))' of \(blob.bytes) bytes, which no bundle holds")
+            }
+            let writer = try store.writer(limit: blob.bytes)
+            try readBounded(path, expectedBytes: blob.bytes, limit: maxFileBytes) { piece in try writer.write(piece) }
+            guard writer.digest == blob.digest else {
+                throw SyncRejection(source: path, reason: "the blob's bytes hash to \(writer.digest), not its name (damaged or truncated in transit)")
+            }
+            staged.append(writer)
+        }
+        return staged
     }
 
     /// Which events an export takes (the ones `vector` lacks, never local-only ones), and what it took.
@@ -170,8 +221,21 @@ public enum SegmentBundle {
     ///
     /// A replica whose log is still empty (a new one's first import) takes the bundle's segment
     /// files as they are (`adoptIntoEmptyLog`); otherwise the events it lacks are appended.
+    ///
+    /// The blobs it carries are checked first (each a regular file of its listed size hashing to
+    /// its name) and kept only once the events are in: a bad blob refuses the whole bundle.
     public static func importBundle(from folder: String, into writer: LogWriter, maximumSkewMillis: UInt64) throws -> ImportReport {
         let manifest = try readManifest(folder)
+        let blobs = try stageBlobs(manifest, from: folder, into: BlobStore(logDirectory: writer.directory))
+        defer { for blob in blobs { blob.abort() } }
+        var report = try importEvents(folder, manifest, into: writer, maximumSkewMillis: maximumSkewMillis)
+        for blob in blobs { _ = try blob.finish() }
+        report.blobs = blobs.count
+        return report
+    }
+
+    /// The events part of `importBundle`.
+    static func importEvents(_ folder: String, _ manifest: Manifest, into writer: LogWriter, maximumSkewMillis: UInt64) throws -> ImportReport {
         if writer.head.lastIndex == 0, let report = try adoptIntoEmptyLog(folder, manifest, writer, maximumSkewMillis) { return report }
         let staging = try stageCheckedFiles(manifest, from: folder, for: writer, durably: false)
         defer { try? FileManager.default.removeItem(atPath: staging) }
@@ -291,6 +355,10 @@ public enum SegmentBundle {
         guard present == manifest.files.map(\.name).sorted() else {
             throw SyncRejection(source: folder, reason: "segment files \(present) do not match the manifest's \(manifest.files.map(\.name))")
         }
+        let blobFiles = ((try? FileManager.default.contentsOfDirectory(atPath: folder + "/blobs")) ?? []).sorted()
+        guard blobFiles == (manifest.blobs ?? []).map(\.digest).sorted() else {
+            throw SyncRejection(source: folder + "/blobs", reason: "the blob files do not match the manifest's list (\(blobFiles.count) present, \((manifest.blobs ?? []).count) listed)")
+        }
         return manifest
     }
 
@@ -346,6 +414,17 @@ public enum SegmentBundle {
     /// Reads a regular file (no link followed) of `expectedBytes` (if given), at most `limit`,
     /// in 1 MiB pieces, hashing as it goes.
     static func readBounded(_ path: String, expectedBytes: Int?, limit: Int) throws -> (data: Data, digest: SHA256.Digest) {
+        var data = Data()
+        var hasher = SHA256()
+        try readBounded(path, expectedBytes: expectedBytes, limit: limit) { piece in
+            data.append(contentsOf: piece)
+            hasher.update(data: piece)
+        }
+        return (data, hasher.finalize())
+    }
+
+    /// The same checks, handing the file to `body` in pieces of at most 1 MiB (never whole).
+    static func readBounded(_ path: String, expectedBytes: Int?, limit: Int, _ body: (ArraySlice<UInt8>) throws -> Void) throws {
         let size = try regularFileSize(path)
         guard size <= limit, expectedBytes.map({ $0 == size }) ?? true else {
             throw SyncRejection(source: path, reason: "size or SHA-256 differs from the manifest (damaged or truncated in transit): \(size) bytes")
@@ -358,19 +437,18 @@ public enum SegmentBundle {
         guard fstat(fd, &opened) == 0, opened.st_mode & S_IFMT == S_IFREG, Int(opened.st_size) == size else {
             throw SyncRejection(source: path, reason: "changed while being checked; refused")
         }
-        var data = Data(capacity: size)
-        var hasher = SHA256()
+        var total = 0
         var piece = [UInt8](repeating: 0, count: 1 << 20)
-        while data.count <= size {
+        while total <= size {
             let count = piece.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
             guard count >= 0 else { throw SyncRejection(source: path, reason: "read failed (\(String(cString: strerror(errno))))") }
             if count == 0 { break }
-            data.append(contentsOf: piece[..<count])
-            hasher.update(data: piece[..<count])
+            total += count
+            guard total <= size else { break }
+            try body(piece[..<count])
         }
-        guard data.count == size else { throw SyncRejection(source: path, reason: "changed size while being read; refused") }
-        return (data, hasher.finalize())
+        guard total == size else { throw SyncRejection(source: path, reason: "changed size while being read; refused") }
     }
 
     /// Copies the first `length` bytes of a file and fsyncs the copy; returns the copy's manifest entry.

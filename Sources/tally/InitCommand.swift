@@ -38,6 +38,9 @@ struct StatusCommand: ParsableCommand {
         // Where the views stand, without moving them (status must not change anything).
         let projected = ProjectionDatabase.peekCheckpoint(directory)
         let ratio = (stats.compressionRatio * 100).rounded() / 100
+        let blobs = BlobStore(directory: directory)
+        let held = try blobs.all()
+        let missing = try ProjectionDatabase.peekReferencedAttachments(directory).filter { try blobs.size(of: $0) == nil }.count
         if json {
             print(JSONText.object([
                 ("replicaId", .string(directory.identity.replicaId)), ("name", .string(directory.identity.name)),
@@ -45,6 +48,8 @@ struct StatusCommand: ParsableCommand {
                 ("segments", .int(Int64(stats.segments))), ("sealedSegments", .int(Int64(stats.sealedSegments))),
                 ("bytesOnDisk", .int(Int64(stats.bytesOnDisk))), ("encodedBytes", .int(Int64(stats.rawBytes))),
                 ("compressionRatio", .double(ratio)), ("projectedIndex", .int(Int64(projected))),
+                ("attachments", .int(Int64(held.count))), ("attachmentBytes", .int(Int64(held.reduce(0) { $0 + $1.size }))),
+                ("missingAttachments", .int(Int64(missing))),
             ]).serialized)
         } else {
             print(Table.keyValue([
@@ -55,6 +60,7 @@ struct StatusCommand: ParsableCommand {
                 ("bytes on disk", String(stats.bytesOnDisk)),
                 ("compression", String(format: "%.2f× (%d encoded bytes)", stats.compressionRatio, stats.rawBytes)),
                 ("views", "projected up to event \(projected) of \(stats.events)"),
+                ("attachments", "\(held.count) (\(held.reduce(0) { $0 + $1.size }) bytes); \(missing) referenced but not arrived yet"),
             ]))
         }
     }

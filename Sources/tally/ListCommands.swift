@@ -28,10 +28,11 @@ struct ExpensesCommand: ParsableCommand {
             do { query = try ExpenseQuery(given.compactMap { name, value in value.map { (name, $0) } }) } catch let error as TallyCore.ValidationError {
                 throw CLIError("invalid --\(error.field ?? "option"): \(error.message)")
             }
-            let page = try global.openViews().expenses(query)
+            let views = try global.openViews()
+            let page = try views.expenses(query)
             let rows = page.rows
             if json {
-                print(LedgerViews.pageJSON(page).serialized)
+                print(views.pageJSON(page).serialized)
                 return
             }
             print(Table.render(
@@ -76,9 +77,10 @@ struct TodosCommand: ParsableCommand {
         @Flag(help: "One JSON array.") var json = false
 
         func run() throws {
-            let todos = try global.openViews().todos()
+            let views = try global.openViews()
+            let todos = try views.todos()
             if json {
-                print(JSONText.array(todos.map(ViewJSON.todo)).serialized)
+                print(JSONText.array(todos.map { ViewJSON.todo($0, isHeld: views.isAttachmentHeld) }).serialized)
                 return
             }
             print(Table.render(header: ["TITLE", "DONE", "%", "CHALLENGE", "START", "END", "ID"], rows: todos.map { todo in

@@ -1,3 +1,5 @@
+import AsyncHTTPClient
+import NIOCore
 import Foundation
 import Testing
 import TallyTestSupport
@@ -210,5 +212,63 @@ final class Acknowledged: @unchecked Sendable {
             if status != 200 { try await Task.sleep(for: .milliseconds(100)) }
         }
         #expect(status == 200)
+    }
+}
+
+/// Receipts travel over HTTP after the events: `tally sync` pulls the blobs its new expenses
+/// reference and pushes the ones the peer lacks, byte for byte; a blob that does not hash to
+/// its name is refused (not kept, still counted missing) and the next good sync fetches it.
+@Suite struct AttachmentSyncTests {
+    static func jpeg(_ seed: UInt8, _ size: Int = 150_000) -> Data {
+        Data([0xFF, 0xD8, 0xFF, 0xE0] + (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ Int(seed)) })
+    }
+
+    @Test func receiptsSyncBothWaysAndADamagedOneIsRefused() async throws {
+        let a = try CLIReplica(), b = try CLIReplica()
+        let receiptA = a.directory.file("a.jpg"), receiptB = b.directory.file("b.jpg")
+        try Self.jpeg(1).write(to: URL(fileURLWithPath: receiptA))
+        try Self.jpeg(2).write(to: URL(fileURLWithPath: receiptB))
+        let digestA = try a.ok(["attachment", "add", receiptA])
+        _ = try a.ok(["expense", "add", "--amount", "1200", "--attach", receiptA])
+        _ = try b.ok(["expense", "add", "--amount", "3400", "--attach", receiptB])
+        let digestB = try b.ok(["attachment", "add", receiptB])
+        let peer = try a.ok(["token", "create", "--name", "b", "--scope", "replicate"])
+        let write = try a.ok(["token", "create", "--name", "app", "--scope", "read,write"])
+        let server = try LiveServer(a)
+        defer { server.kill(SIGTERM) }
+
+        let report = try b.ok(["sync", server.url, "--token", peer, "--json"])
+        #expect(report.contains(#""blobsFetched":1"#) && report.contains(#""blobsSent":1"#), "\(report)")
+        _ = try b.ok(["attachment", "get", digestA, "--out", b.directory.file("from-a.jpg")])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: b.directory.file("from-a.jpg"))) == Self.jpeg(1))
+        let onA = try await server.request(.GET, "/v1/attachments/\(digestB)", token: write)
+        #expect(onA.status == 200)
+        #expect(try await server.request(.GET, "/health", token: write).body.contains(#""missingAttachments":0"#))
+        // Nothing is sent twice.
+        let again = try b.ok(["sync", server.url, "--token", peer, "--json"])
+        #expect(again.contains(#""blobsFetched":0"#) && again.contains(#""blobsSent":0"#), "\(again)")
+
+        // A receipt whose stored bytes were damaged on A after upload: B refuses it.
+        let photo = Self.jpeg(3)
+        var upload = HTTPClientRequest(url: server.url + "/v1/attachments")
+        upload.method = .POST
+        upload.headers.add(name: "Authorization", value: "Bearer \(write)")
+        upload.body = .bytes(ByteBuffer(bytes: photo))
+        let stored = try await HTTPClient.shared.execute(upload, timeout: .seconds(30))
+        #expect(stored.status.code == 201)
+        let digest = String(buffer: try await stored.body.collect(upTo: 1 << 16)).split(separator: "\"").dropFirst(3).first.map(String.init) ?? ""
+        #expect(try await server.request(.POST, "/v1/expenses", token: write, json: #"{"amount": 5600, "attachments": ["\#(digest)"]}"#).status == 201)
+        let blobFile = a.path + "/blobs/" + digest.prefix(2) + "/" + digest.dropFirst(2)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: blobFile)))
+        bytes[1_000] ^= 0xFF
+        try Data(bytes).write(to: URL(fileURLWithPath: blobFile))
+        let refused = try b.run(["sync", server.url, "--token", peer, "--json"])
+        #expect(refused.status != 0 && refused.stderr.contains("hash to"), "\(refused.stderr)")
+        #expect(try b.ok(["status", "--json"]).contains(#""missingAttachments":1"#))
+        #expect(!FileManager.default.fileExists(atPath: b.path + "/blobs/" + digest.prefix(2) + "/" + digest.dropFirst(2)))
+        // Repaired on A, the next sync fetches it.
+        try photo.write(to: URL(fileURLWithPath: blobFile))
+        #expect(try b.ok(["sync", server.url, "--token", peer, "--json"]).contains(#""blobsFetched":1"#))
+        #expect(try b.ok(["status", "--json"]).contains(#""missingAttachments":0"#))
     }
 }

@@ -9,6 +9,7 @@ import TallyCore
 import TallyLedger
 import TallyLog
 import TallyServer
+import TallySync
 import TallyTestSupport
 
 /// Attachments over HTTP: upload (raw and multipart), download with ETag and Range, the
@@ -131,3 +132,87 @@ import TallyTestSupport
 
 /// SHA-256 of some bytes.
 func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes)) }
+
+/// Blobs travel with the events that reference them: in a bundle (checked before anything is
+/// applied) and over HTTP (after the events, resumable).
+@Suite struct AttachmentShippingTests {
+    let folder = TemporaryDirectory("tally-attachment-shipping")
+
+    /// A replica with one expense carrying a receipt; the receipt's digest and bytes.
+    func replicaWithReceipt(_ name: String) throws -> (DataDirectory, String, [UInt8]) {
+        let directory = try DataDirectory.create(path: folder.file(name), name: name)
+        let ledger = try Ledger(directory: directory)
+        defer { ledger.close() }
+        let bytes = AttachmentTests.jpeg(200_000, seed: UInt8(name.utf8.first ?? 1))
+        let info = try ledger.blobs.store(Data(bytes))
+        _ = try ledger.create(.expense, [.kind: .string("expense"), .amount: .int(9_900), .currency: .string("KRW"), .attachments: .strings([info.digest])],
+                              actor: "cli:\(name)")
+        return (directory, info.digest, bytes)
+    }
+
+    func export(_ source: DataDirectory) throws -> String {
+        let path = folder.file("bundle-\(UUID().uuidString.prefix(6))")
+        _ = try SegmentBundle.export(source, to: path, for: nil)
+        return path
+    }
+
+    func importInto(_ target: DataDirectory, _ bundle: String) async throws -> Ledger.SyncReport {
+        let ledger = try Ledger(directory: target)
+        defer { ledger.close() }
+        return try await ledger.importBundle(from: bundle)
+    }
+
+    @Test func aBundleCarriesTheReceiptAndTheOtherReplicaShowsItByteForByte() async throws {
+        let (a, digest, bytes) = try replicaWithReceipt("a")
+        let bundle = try export(a)
+        #expect(FileManager.default.fileExists(atPath: bundle + "/blobs/" + digest))
+        let b = try DataDirectory.create(path: folder.file("b"), name: "b")
+        _ = try await importInto(b, bundle)
+        let copy = try Data(contentsOf: URL(fileURLWithPath: try BlobStore(directory: b).file(of: digest)))
+        #expect(Array(copy) == bytes)
+        let views = try LedgerViews.open(b)
+        #expect(try views.missingAttachments().isEmpty)
+        // Importing it again changes nothing.
+        _ = try await importInto(b, bundle)
+        #expect(try BlobStore(directory: b).all().count == 1)
+    }
+
+    /// A damaged, truncated or unlisted blob refuses the whole bundle: no event, no blob.
+    @Test(arguments: ["flip", "truncate", "extra", "link"]) func aBadBlobRefusesTheWholeBundle(_ damage: String) async throws {
+        let (a, digest, _) = try replicaWithReceipt("a-\(damage)")
+        let bundle = try export(a)
+        let path = bundle + "/blobs/" + digest
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        switch damage {
+        case "flip": bytes[bytes.count / 2] ^= 1; try Data(bytes).write(to: URL(fileURLWithPath: path))
+        case "truncate": try Data(bytes.dropLast(10)).write(to: URL(fileURLWithPath: path))
+        case "extra": try Data(bytes).write(to: URL(fileURLWithPath: bundle + "/blobs/" + String(repeating: "e", count: 64)))
+        default:
+            try FileManager.default.removeItem(atPath: path)
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: a.path + "/replica.key")
+        }
+        let b = try DataDirectory.create(path: folder.file("b-\(damage)"), name: "b")
+        await #expect(throws: (any Error).self) { _ = try await importInto(b, bundle) }
+        #expect(try b.reader.head().lastIndex == 0, "no event applied")
+        #expect(try BlobStore(directory: b).all().isEmpty, "no blob kept")
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: BlobStore(directory: b).path + "/incoming")) ?? []).isEmpty)
+    }
+
+    /// An expense whose blob has not arrived is listed with it marked missing, and counted.
+    @Test func anExpenseWhoseBlobHasNotArrivedIsListedAsMissing() async throws {
+        let (a, digest, _) = try replicaWithReceipt("a")
+        let bundle = try export(a)
+        try FileManager.default.removeItem(atPath: bundle + "/blobs")
+        // A manifest without the blobs, as an exporter that did not hold them writes it.
+        let manifestPath = bundle + "/manifest.json"
+        var manifest = try JSONDecoder().decode(SegmentBundle.Manifest.self, from: Data(contentsOf: URL(fileURLWithPath: manifestPath)))
+        manifest.blobs = nil
+        try JSONEncoder().encode(manifest).write(to: URL(fileURLWithPath: manifestPath))
+        let b = try DataDirectory.create(path: folder.file("b"), name: "b")
+        _ = try await importInto(b, bundle)
+        let views = try LedgerViews.open(b)
+        #expect(try views.missingAttachments() == [digest])
+        let page = views.pageJSON(try views.expenses(try ExpenseQuery([]))).serialized
+        #expect(page.contains("\"missingAttachments\":[\"\(digest)\"]"), "\(page)")
+    }
+}
