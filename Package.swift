@@ -31,6 +31,12 @@ let package = Package(
             pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev"])]
         ),
+        // libvips from Debian's libvips-dev, for attachment thumbnails (HEIC through libheif).
+        .systemLibrary(
+            name: "CTallyVips",
+            pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"])]
+        ),
         // Entities, events, ids, clock and validation. Pure Swift, no I/O.
         .target(
             name: "TallyCore",
@@ -74,11 +80,16 @@ let package = Package(
             name: "TallyLedger",
             dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", .product(name: "Crypto", package: "swift-crypto")]
         ),
+        // Thumbnails of image attachments, through libvips.
+        .target(
+            name: "TallyImages",
+            dependencies: ["TallyCore", "TallyLog", "CTallyVips"]
+        ),
         // The HTTP service: routes, auth, error mapping, change feed.
         .target(
             name: "TallyServer",
             dependencies: [
-                "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger",
+                "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyImages",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -135,7 +146,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TallyServerTests",
-            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyServer", "TallyTestSupport", "TallyFuzzing",
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyServer", "TallyTestSupport", "TallyFuzzing", "TallyImages",
                            .product(name: "HummingbirdTesting", package: "hummingbird"),
                            .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Crypto", package: "swift-crypto")]
         ),

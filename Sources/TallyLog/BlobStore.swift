@@ -6,6 +6,10 @@ import TallyCore
 public struct BlobInfo: Sendable, Equatable {
     public var digest: String
     public var size: Int
+
+    public init(digest: String, size: Int) {
+        (self.digest, self.size) = (digest, size)
+    }
 }
 
 /// Why a blob could not be stored or read.

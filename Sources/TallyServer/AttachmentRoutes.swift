@@ -4,6 +4,7 @@ import Hummingbird
 import MultipartKit
 import NIOCore
 import TallyCore
+import TallyImages
 import TallyLedger
 import TallyLog
 
@@ -44,6 +45,27 @@ struct AttachmentRoutes {
         }
         group.get("attachments/:digest") { request, context in try await download(request, context, bodyless: false) }
         group.head("attachments/:digest") { request, context in try await download(request, context, bodyless: true) }
+        // A thumbnail of an image attachment (`?size=` 128, 256 — the default —, 512 or 1024),
+        // made on first request and kept as a blob of its own.
+        group.get("attachments/:digest/thumbnail") { request, context in
+            let digest = context.parameters.get("digest") ?? ""
+            guard BlobStore.isDigest(digest) else { throw BlobError.invalidDigest(digest) }
+            let text = request.uri.queryParameters.get("size") ?? "256"
+            guard let size = Int(text), Thumbnailer.sizes.contains(size) else {
+                throw ValidationError(field: "size", "must be one of \(Thumbnailer.sizes.map(String.init).joined(separator: ", "))")
+            }
+            let thumbnailer = Thumbnailer(store: service.ledger.blobs)
+            let made: BlobInfo?
+            do { made = try await service.run { try thumbnailer.thumbnail(of: digest, size: size) } } catch let failure as Thumbnailer.Failure {
+                switch failure {
+                case .notAnImage: throw APIError(.unsupportedMediaType, "not_an_image", failure.description)
+                case .unsupportedSize: throw ValidationError(field: "size", failure.description)
+                case .undecodable: throw APIError(.unprocessableContent, "undecodable_image", failure.description)
+                }
+            }
+            guard let made else { throw APIError(.notFound, "not_found", "this replica holds no attachment \(digest)") }
+            return try await serve(made.digest, request, context, bodyless: false)
+        }
 
         // Replication (scope `replicate`): which blobs this replica lacks, a blob's bytes, and a
         // blob sent by a peer — kept only if it arrived whole and hashes to its name.
@@ -80,7 +102,11 @@ struct AttachmentRoutes {
     /// The blob named in the path: 200 (or 206 for a satisfiable `Range`, 304 for a matching
     /// `If-None-Match`), streamed from the file.
     func download(_ request: Request, _ context: TallyRequestContext, bodyless: Bool) async throws -> Response {
-        let digest = context.parameters.get("digest") ?? ""
+        try await serve(context.parameters.get("digest") ?? "", request, context, bodyless: bodyless)
+    }
+
+    /// Serves the blob `digest` (see `download`).
+    func serve(_ digest: String, _ request: Request, _ context: TallyRequestContext, bodyless: Bool) async throws -> Response {
         let blobs = service.ledger.blobs
         guard BlobStore.isDigest(digest) else { throw BlobError.invalidDigest(digest) }
         guard let size = try blobs.size(of: digest) else {
