@@ -36,3 +36,97 @@ extension LedgerViews {
         return try referencedAttachments().filter { try blobs.size(of: $0) == nil }.sorted()
     }
 }
+
+/// Retention of attachments (`tally attachments gc`, and the running service every hour): a
+/// blob no live expense or to-do references — its expense deleted, the attachment removed —
+/// is kept for `retention` (30 days by default, so an edit from another replica that brings it
+/// back still finds it), counted from when gc first saw it unreferenced and from its last
+/// upload, then deleted with its thumbnails. The audit history still names its digest.
+public struct AttachmentCollector: Sendable {
+    public let directory: DataDirectory
+    public let retention: TimeInterval
+
+    public static let defaultRetention: TimeInterval = 30 * 86_400
+
+    public init(directory: DataDirectory, retention: TimeInterval = AttachmentCollector.defaultRetention) {
+        (self.directory, self.retention) = (directory, retention)
+    }
+
+    /// What a run found.
+    public struct Report: Sendable {
+        /// Deleted (with `dryRun`: would be deleted).
+        public var removed: [BlobInfo] = []
+        /// Unreferenced, waiting out the retention period.
+        public var waiting = 0
+        /// Referenced (thumbnails of referenced photos included).
+        public var kept = 0
+    }
+
+    /// Runs once against the views as `views` shows them.
+    public func run(views: LedgerViews, dryRun: Bool, now: Date = Date()) throws -> Report {
+        let store = BlobStore(directory: directory)
+        let referenced = try views.referencedAttachments()
+        let thumbnails = thumbnailIndex(store)
+        var live = referenced
+        for (source, thumbnail) in thumbnails where referenced.contains(source) { live.insert(thumbnail) }
+        let ledger = SecretFile<[String: Date]>(path: store.path + "/unreferenced.json", empty: [:])
+        var report = Report()
+        try FileManager.default.createDirectory(atPath: store.path, withIntermediateDirectories: true)
+        let expired: [BlobInfo] = try ledger.update { since in
+            var expired: [BlobInfo] = []
+            var seen: [String: Date] = [:]
+            for blob in try store.all() {
+                if live.contains(blob.digest) { report.kept += 1; continue }
+                let first = since[blob.digest] ?? now
+                seen[blob.digest] = first
+                if now.timeIntervalSince(first) >= retention, now.timeIntervalSince(lastUpload(blob.digest, store)) >= retention {
+                    expired.append(blob)
+                } else {
+                    report.waiting += 1
+                }
+            }
+            if !dryRun { for blob in expired { seen[blob.digest] = nil } }
+            since = seen
+            return expired
+        }
+        report.removed = expired
+        guard !dryRun else { return report }
+        let gone = Set(expired.map(\.digest))
+        for blob in expired { try store.remove(blob.digest) }
+        for (key, file) in thumbnailFiles(store) where gone.contains(key.source) || gone.contains(key.thumbnail) { unlink(file) }
+        return report
+    }
+
+    /// When a blob was last written or uploaded again (its file's modification time).
+    func lastUpload(_ digest: String, _ store: BlobStore) -> Date {
+        var info = stat()
+        guard let file = try? store.file(of: digest), stat(file, &info) == 0 else { return .distantPast }
+        return Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec))
+    }
+
+    /// Photo digest → thumbnail digest, from `blobs/thumbnails/`.
+    func thumbnailIndex(_ store: BlobStore) -> [(String, String)] {
+        thumbnailFiles(store).map { ($0.key.source, $0.key.thumbnail) }
+    }
+
+    func thumbnailFiles(_ store: BlobStore) -> [(key: (source: String, thumbnail: String), file: String)] {
+        let folder = store.path + "/thumbnails"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).compactMap { name in
+            let file = folder + "/" + name
+            guard let source = name.split(separator: "-").first.map(String.init), BlobStore.isDigest(source),
+                  let thumbnail = try? String(contentsOfFile: file, encoding: .utf8), BlobStore.isDigest(thumbnail) else { return nil }
+            return ((source, thumbnail), file)
+        }
+    }
+}
+
+extension LedgerViews {
+    /// `tally audit verify --attachments`: re-hashes every blob held (naming any whose bytes no
+    /// longer match its name) and names every referenced blob that is missing.
+    public func verifyAttachments() throws -> (checked: Int, damaged: [String], missing: [String]) {
+        let store = BlobStore(directory: projector.directory)
+        let held = try store.all()
+        let damaged = try held.filter { try !store.verify($0.digest) }.map(\.digest)
+        return (held.count, damaged, try missingAttachments())
+    }
+}

@@ -55,6 +55,7 @@ public final class Ledger: Sendable {
         }
         views = LedgerViews(projector: projector)
         session = LedgerSession(writer: writer, projector: projector)
+        BlobStore(directory: directory).removeLeftovers()  // partial uploads and imports a kill left behind
     }
 
     /// Cuts the log at its first damaged frame (`LogRepair`) and, when the cut removed events

@@ -107,9 +107,16 @@ public struct BlobStore: Sendable {
         return try writer.finish()
     }
 
-    /// Removes partial uploads and imports left by a kill.
-    public func removeLeftovers() {
-        try? FileManager.default.removeItem(atPath: path + "/incoming")
+    /// Removes partial uploads and imports left by a kill: files in `incoming/` untouched for
+    /// `age` seconds (a younger one may be another process's upload in progress; none is ever
+    /// visible as a blob).
+    public func removeLeftovers(olderThan age: TimeInterval = 3_600) {
+        let folder = path + "/incoming"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+            var info = stat()
+            guard lstat(folder + "/" + name, &info) == 0 else { continue }
+            if Date().timeIntervalSince1970 - TimeInterval(info.st_mtim.tv_sec) >= age { unlink(folder + "/" + name) }
+        }
     }
 
     /// Deletes a held blob (retention: `tally attachments gc`).
@@ -184,7 +191,10 @@ public final class BlobWriter: @unchecked Sendable {
         defer { abort() }
         let digest = Hex.lowercase(hasher.finalize())
         let file = try store.file(of: digest)
-        if (try store.size(of: digest)) != nil { return BlobInfo(digest: digest, size: size) }
+        if (try store.size(of: digest)) != nil {
+            utimes(file, nil)  // uploaded again: its retention (`tally attachments gc`) starts over
+            return BlobInfo(digest: digest, size: size)
+        }
         if let quota, try store.totalBytes() + size > quota { throw BlobError.overQuota(quota: quota) }
         guard fsync(descriptor) == 0 else { throw LogError.io(operation: "fsync", path: temporary, errno: errno) }
         let folder = (file as NSString).deletingLastPathComponent

@@ -34,3 +34,25 @@ struct PeerSyncService: Service {
         }
     }
 }
+
+/// The attachments' retention while the service runs: `AttachmentCollector` once an hour
+/// (the first time an hour after start), as `tally attachments gc` does by hand.
+struct AttachmentRetentionService: Service {
+    let service: TallyService
+    let interval: Duration
+
+    func run() async throws {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+            if Task.isShuttingDownGracefully || Task.isCancelled { return }
+            do {
+                let report = try await service.run { try AttachmentCollector(directory: service.directory).run(views: service.views, dryRun: false) }
+                if !report.removed.isEmpty {
+                    service.logger.info("attachments collected", metadata: ["blobs.removed": "\(report.removed.count)", "blobs.waiting": "\(report.waiting)"])
+                }
+            } catch {
+                service.logger.warning("attachment retention failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}

@@ -45,7 +45,6 @@ public final class TallyService: Sendable {
         if let torn = ledger.opening.tornTail { logger.warning("cut a torn tail on open", metadata: ["log.tail": "\(torn)"]) }
         logger.info("views caught up", metadata: ["events.applied": "\(ledger.opening.caughtUp)"])
         tokens = TokenStore(directory: directory)
-        ledger.blobs.removeLeftovers()  // partial uploads a kill left behind
     }
 
     /// Runs blocking work on the service's own threads.
@@ -60,9 +59,10 @@ public final class TallyService: Sendable {
 }
 
 extension TallyService {
-    /// The background services to run beside the HTTP server: peer sync every `syncInterval`.
+    /// The background services to run beside the HTTP server: peer sync every `syncInterval`,
+    /// the attachments' retention every hour.
     public func backgroundServices(syncInterval: Duration) -> [any Service] {
-        [PeerSyncService(service: self, interval: syncInterval)]
+        [PeerSyncService(service: self, interval: syncInterval), AttachmentRetentionService(service: self, interval: .seconds(3600))]
     }
 }
 

@@ -55,3 +55,34 @@ enum AttachmentFiles {
         return (try BlobStore(directory: directory).store(data, limit: maxBytes), type)
     }
 }
+
+/// `tally attachments gc`: deletes blobs no live entity has referenced for the retention period.
+struct AttachmentsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "attachments", abstract: "Housekeeping of the attachments' blobs.", subcommands: [GC.self])
+
+    struct GC: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "gc",
+            abstract: "Delete the blobs no live expense or to-do has referenced for --retention-days (counted from when gc first saw them unreferenced, and from their last upload); the audit history keeps their digests.")
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "Days an unreferenced blob is kept (0 to 3650).") var retentionDays = 30
+        @Flag(help: "Only say what would go.") var dryRun = false
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() throws {
+            guard (0...3_650).contains(retentionDays) else { throw CLIError("invalid --retention-days \(retentionDays): 0 to 3650") }
+            let directory = try global.open()
+            let collector = AttachmentCollector(directory: directory, retention: TimeInterval(retentionDays) * 86_400)
+            let report = try collector.run(views: try global.openViews(), dryRun: dryRun)
+            if json {
+                print(JSONText.object([("removed", .array(report.removed.map { .string($0.digest) })), ("dryRun", .bool(dryRun)),
+                                       ("bytes", .int(Int64(report.removed.reduce(0) { $0 + $1.size }))),
+                                       ("waiting", .int(Int64(report.waiting))), ("kept", .int(Int64(report.kept)))]).serialized)
+                return
+            }
+            for blob in report.removed { print("\(dryRun ? "would remove" : "removed") \(blob.digest) (\(blob.size) bytes)") }
+            print("\(report.kept) referenced, \(report.waiting) unreferenced within the retention period, \(report.removed.count) \(dryRun ? "to remove" : "removed")")
+        }
+    }
+}

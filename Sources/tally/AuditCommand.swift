@@ -14,11 +14,22 @@ struct AuditCommand: ParsableCommand {
             abstract: "Check every checksum, every origin's sequence and hash chain, and every signature (who wrote each origin's events); exit 1 on any problem.")
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Print JSON.") var json = false
+        @Flag(help: "Also re-hash every attachment's blob and name the referenced ones that are missing.") var attachments = false
 
         func run() throws {
             let directory = try global.open()
-            let report = try Ledger.verify(directory) { done in
+            var report = try Ledger.verify(directory) { done in
                 if !json { FileHandle.standardError.write(Data("verified \(done) events…\n".utf8)) }
+            }
+            if attachments {
+                let blobs = try global.openViews().verifyAttachments()
+                for digest in blobs.damaged {
+                    report.findings.append(VerificationFinding(segment: "blobs", offset: 0, event: digest, problem: "the attachment's bytes no longer hash to its name (damaged)"))
+                }
+                for digest in blobs.missing {
+                    report.findings.append(VerificationFinding(segment: "blobs", offset: 0, event: digest, problem: "referenced by a live entity but not held (not arrived yet, or lost)"))
+                }
+                if !json { FileHandle.standardError.write(Data("checked \(blobs.checked) attachments\n".utf8)) }
             }
             if json {
                 print(JSONText.object([

@@ -6,6 +6,7 @@ import HummingbirdTesting
 import Logging
 import Testing
 import TallyCore
+import TallyImages
 import TallyLedger
 import TallyLog
 import TallyServer
@@ -214,5 +215,62 @@ func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes))
         #expect(try views.missingAttachments() == [digest])
         let page = views.pageJSON(try views.expenses(try ExpenseQuery([]))).serialized
         #expect(page.contains("\"missingAttachments\":[\"\(digest)\"]"), "\(page)")
+    }
+}
+
+/// Retention and verification of the blobs.
+@Suite struct AttachmentRetentionTests {
+    let folder = TemporaryDirectory("tally-attachment-retention")
+
+    @Test func gcRemovesOnlyUnreferencedBlobsPastRetentionWithTheirThumbnails() throws {
+        let directory = try DataDirectory.create(path: folder.file("r"), name: "r")
+        let ledger = try Ledger(directory: directory)
+        defer { ledger.close() }
+        let expense: PropertyMap = [.kind: .string("expense"), .amount: .int(100), .currency: .string("KRW")]
+        let kept = try ledger.blobs.store(try Thumbnailer.fixture(width: 400, height: 300, orientation: 0, heic: false))
+        let dropped = try ledger.blobs.store(try Thumbnailer.fixture(width: 300, height: 400, orientation: 0, heic: false))
+        let neverUsed = try ledger.blobs.store(Data(AttachmentTests.jpeg(5_000, seed: 9)))
+        var withKept = expense, withDropped = expense
+        withKept[.attachments] = .strings([kept.digest])
+        withDropped[.attachments] = .strings([dropped.digest])
+        _ = try ledger.create(.expense, withKept, actor: "cli:test")
+        let (entity, _) = try ledger.create(.expense, withDropped, actor: "cli:test")
+        let thumbnailKept = try #require(try Thumbnailer(store: ledger.blobs).thumbnail(of: kept.digest, size: 128))
+        let thumbnailDropped = try #require(try Thumbnailer(store: ledger.blobs).thumbnail(of: dropped.digest, size: 128))
+        guard case .object(let fields) = entity, case .string(let id)? = fields.first(where: { $0.0 == "id" })?.1 else { Issue.record("no id"); return }
+        try ledger.delete(.expense, id: UUID(uuidString: id)!, actor: "cli:test")
+
+        let collector = AttachmentCollector(directory: directory)
+        let now = Date()
+        let first = try collector.run(views: ledger.views, dryRun: false, now: now)
+        #expect(first.removed.isEmpty && first.waiting == 3 && first.kept == 2, "within retention nothing goes: \(first)")
+        let later = now.addingTimeInterval(AttachmentCollector.defaultRetention + 86_400)
+        let preview = try collector.run(views: ledger.views, dryRun: true, now: later)
+        #expect(Set(preview.removed.map(\.digest)) == [dropped.digest, neverUsed.digest, thumbnailDropped.digest])
+        #expect(try ledger.blobs.all().count == 5, "a dry run deletes nothing")
+        let run = try collector.run(views: ledger.views, dryRun: false, now: later)
+        #expect(run.removed.count == 3)
+        #expect(Set(try ledger.blobs.all().map(\.digest)) == [kept.digest, thumbnailKept.digest])
+        // The audit history still names what was attached.
+        let trail = try ledger.views.audit(.uuid(UUID(uuidString: id)!))
+        #expect(trail.events.contains { $0.event.properties[.attachments] == .strings([dropped.digest]) })
+    }
+
+    @Test func auditVerifyNamesADamagedAndAMissingBlob() throws {
+        let directory = try DataDirectory.create(path: folder.file("v"), name: "v")
+        let ledger = try Ledger(directory: directory)
+        defer { ledger.close() }
+        let blob = try ledger.blobs.store(Data(AttachmentTests.jpeg(2_000)))
+        var properties: PropertyMap = [.kind: .string("expense"), .amount: .int(100), .currency: .string("KRW")]
+        properties[.attachments] = .strings([blob.digest])
+        _ = try ledger.create(.expense, properties, actor: "cli:test")
+        #expect(try ledger.views.verifyAttachments().damaged.isEmpty)
+        let file = try ledger.blobs.file(of: blob.digest)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+        bytes[100] ^= 1
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        #expect(try ledger.views.verifyAttachments().damaged == [blob.digest])
+        try FileManager.default.removeItem(atPath: file)
+        #expect(try ledger.views.verifyAttachments().missing == [blob.digest])
     }
 }
