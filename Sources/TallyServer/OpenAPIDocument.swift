@@ -236,6 +236,59 @@ enum OpenAPIDocument {
         get:
           parameters: [{name: entity, in: query, schema: {type: string}}]
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Concurrent writes that lost: {items}."}}
+      /v1/attachments:
+        post:
+          description: "Stores a receipt photo or file (JPEG, PNG, HEIC/HEIF, WebP, GIF or PDF, told by its bytes; at most 25 MiB by default, refused with 413 as it arrives). The body is the file itself, or a multipart/form-data form whose file part (a filename, or the name 'file') is taken."
+          requestBody:
+            required: true
+            content:
+              application/octet-stream: {schema: {type: string, format: binary}}
+              image/jpeg: {schema: {type: string, format: binary}}
+              multipart/form-data: {schema: {type: object, properties: {file: {type: string, format: binary}}}}
+          responses:
+            default: {$ref: "#/components/responses/Error"}
+            "201": {description: "Stored (or held already)", content: {application/json: {schema: {type: object, required: [digest, size, contentType], properties: {digest: {type: string, pattern: "^[0-9a-f]{64}$"}, size: {type: integer}, contentType: {type: string}}}}}}
+            "400": {$ref: "#/components/responses/Error"}
+            "408": {$ref: "#/components/responses/Error"}
+            "413": {$ref: "#/components/responses/Error"}
+            "415": {$ref: "#/components/responses/Error"}
+            "507": {$ref: "#/components/responses/Error"}
+      /v1/attachments/{digest}:
+        parameters: [{name: digest, in: path, required: true, schema: {type: string}}]
+        get:
+          parameters: [{name: Range, in: header, schema: {type: string}}, {name: If-None-Match, in: header, schema: {type: string}}]
+          responses:
+            default: {$ref: "#/components/responses/Error"}
+            "200": {description: "The file, streamed, with ETag (its digest) and long-lived caching.", content: {application/octet-stream: {schema: {type: string, format: binary}}}}
+            "206": {description: "The requested byte range."}
+            "304": {description: "Not modified (If-None-Match)."}
+            "400": {$ref: "#/components/responses/Error"}
+            "404": {$ref: "#/components/responses/Error"}
+            "416": {description: "Range not satisfiable."}
+        head:
+          responses: {default: {description: "As GET, without the body."}}
+      /v1/attachments/{digest}/thumbnail:
+        parameters: [{name: digest, in: path, required: true, schema: {type: string}}]
+        get:
+          parameters: [{name: size, in: query, schema: {type: integer, enum: [128, 256, 512, 1024]}}]
+          responses:
+            default: {$ref: "#/components/responses/Error"}
+            "200": {description: "A JPEG that fits in size×size, upright, without metadata.", content: {image/jpeg: {schema: {type: string, format: binary}}}}
+            "400": {$ref: "#/components/responses/Error"}
+            "404": {$ref: "#/components/responses/Error"}
+            "415": {$ref: "#/components/responses/Error"}
+            "422": {$ref: "#/components/responses/Error"}
+      /v1/replication/blobs/missing:
+        post:
+          requestBody: {required: true, content: {application/json: {schema: {type: object, required: [digests], additionalProperties: false, properties: {digests: {type: array, maxItems: 100000, items: {type: string, pattern: "^[0-9a-f]{64}$"}}}}}}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "{missing: [digest]}: the ones this replica lacks"}, "400": {$ref: "#/components/responses/Error"}}
+      /v1/replication/blobs/{digest}:
+        parameters: [{name: digest, in: path, required: true, schema: {type: string}}]
+        get:
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "The blob", content: {application/octet-stream: {schema: {type: string, format: binary}}}}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
+        put:
+          requestBody: {required: true, content: {application/octet-stream: {schema: {type: string, format: binary}}}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: "Kept: it hashed to its name"}, "400": {$ref: "#/components/responses/Error"}, "413": {$ref: "#/components/responses/Error"}, "422": {$ref: "#/components/responses/Error"}}
       /v1/changes:
         get:
           parameters: [{name: after, in: query, schema: {type: integer, minimum: 0}}]
