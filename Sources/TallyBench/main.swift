@@ -1,7 +1,7 @@
 import Foundation
 
 // tally-bench [--quick] [NAME…]: every benchmark, or the named groups, run through scripts/bench
-// in release mode. NAMEs: latency, concurrent, bulk (also bytes per event and reads), store, sync, http.
+// in release mode. NAMEs: latency, concurrent, bulk (also bytes per event and reads), store, sync, attachments, http.
 let arguments = CommandLine.arguments.dropFirst()
 let quick = arguments.contains("--quick")
 let only = Set(arguments.filter { !$0.hasPrefix("--") })
@@ -34,6 +34,10 @@ if enabled("sync") {
     let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path
     results += try await SyncBenchmarks(workDirectory: workDirectory, tallyBinary: tally, events: quick ? 100_000 : 1_000_000,
                                         mergeEvents: quick ? 50_000 : 500_000, mergeExpenses: quick ? 5_000 : 50_000).run()
+}
+if enabled("attachments") {
+    let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path
+    results += try await AttachmentBenchmarks(workDirectory: workDirectory, tallyBinary: tally, files: quick ? 20 : 100, photoSamples: quick ? 5 : 21).run()
 }
 if enabled("http") {
     let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path

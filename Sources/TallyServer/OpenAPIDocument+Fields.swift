@@ -11,7 +11,7 @@ extension OpenAPIDocument {
 
     /// One `name: {schema}` line per field of `type`, indented for a schema's `properties:`.
     static func writableFields(_ type: EntityType) -> String {
-        EntitySpec.of(type).fields.map { "            \($0.name.jsonName): \(schema($0))" }.joined(separator: "\n")
+        EntitySpec.of(type).fields.map { "        \($0.name.jsonName): \(schema($0))" }.joined(separator: "\n")
     }
 
     /// The fields a create must name: required, with no default.

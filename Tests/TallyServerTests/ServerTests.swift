@@ -6,7 +6,7 @@ import Logging
 import Testing
 import TallyCore
 import TallyLog
-import TallyServer
+@testable import TallyServer
 import TallySync
 import TallyTestSupport
 
@@ -297,6 +297,20 @@ extension TestResponse {
                          "/v1/audit/{id}:", "/v1/conflicts:", "/v1/changes:", "/health:", "/v1/attachments:", "/v1/attachments/{digest}:",
                          "/v1/attachments/{digest}/thumbnail:", "/v1/replication/blobs/missing:", "/v1/replication/blobs/{digest}:"] {
                 #expect(document.contains(path), "\(path)")
+            }
+        }
+    }
+
+    /// The generated field lists sit at the indentation of the hand-written `id` beside them
+    /// (they did not once, and the document stopped being YAML at all).
+    @Test func theWritableSchemasAreIndentedAsYAMLNeeds() async throws {
+        for schema in ["ExpenseCreate:", "CategoryCreate:", "TodoCreate:"] where OpenAPIDocument.yaml.contains(schema) {
+            let lines = OpenAPIDocument.yaml.components(separatedBy: "\n")
+            guard let start = lines.firstIndex(where: { $0.trimmingCharacters(in: .whitespaces) == schema }),
+                  let properties = lines[start...].firstIndex(where: { $0.trimmingCharacters(in: .whitespaces) == "properties:" }) else { continue }
+            let indent = lines[properties].prefix { $0 == " " }.count + 2
+            for line in lines[(properties + 1)...].prefix(while: { $0.prefix { $0 == " " }.count > indent - 2 }) {
+                #expect(line.prefix { $0 == " " }.count == indent, "\(schema) \(line.prefix(60))")
             }
         }
     }

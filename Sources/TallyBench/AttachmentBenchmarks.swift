@@ -1,0 +1,152 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import TallyCore
+import TallyImages
+import TallyLedger
+import TallyLog
+import TallySync
+
+/// The attachment benchmarks of issue 16 (`scripts/bench attachments`), each beside a baseline
+/// from the same run on the same disk: writing (and fsyncing) the same bytes as plain files.
+struct AttachmentBenchmarks {
+    let workDirectory: String
+    let tallyBinary: String
+    /// Files uploaded (2 MiB each) and blobs shipped (2 MiB each, 200 MiB at 100).
+    let files: Int
+    let photoSamples: Int
+
+    static let fileBytes = 2 << 20
+
+    func run() async throws -> [BenchmarkResult] {
+        let payloads = (0..<files).map { index in Data([0xFF, 0xD8, 0xFF, 0xE0] + (0..<(Self.fileBytes - 4)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ index) }) }
+        let baseline = try writeRate(payloads)
+        let megabytes = Double(files * Self.fileBytes) / 1_048_576
+        let upload = try await uploadRate(payloads)
+        let (byFiles, overHTTP) = try await shipRates(payloads)
+        var results = [
+            BenchmarkResult(name: "attachment_upload", value: upload, unit: "MB/s", baseline: baseline,
+                            baselineName: "write + fsync of the same bytes, MB/s"),
+            BenchmarkResult(name: "blobs_ship_files", value: byFiles, unit: "MB/s", baseline: baseline,
+                            baselineName: "write + fsync of the same bytes, MB/s"),
+            BenchmarkResult(name: "blobs_ship_http", value: overHTTP, unit: "MB/s", baseline: baseline,
+                            baselineName: "write + fsync of the same bytes, MB/s"),
+        ]
+        results.append(try thumbnailLatency())
+        print(String(format: "attachments: %.0f MiB in %d files", megabytes, files))
+        return results
+    }
+
+    /// The baseline: the same bytes written as files, each fsynced, MB/s.
+    func writeRate(_ payloads: [Data]) throws -> Double {
+        let folder = workDirectory + "/attachment-copy"
+        try? FileManager.default.removeItem(atPath: folder)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let start = now()
+        for (index, payload) in payloads.enumerated() {
+            let fd = open(folder + "/\(index)", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            _ = payload.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            fsync(fd)
+            close(fd)
+        }
+        return megabytes(payloads) / (now() - start)
+    }
+
+    func megabytes(_ payloads: [Data]) -> Double { Double(payloads.reduce(0) { $0 + $1.count }) / 1_048_576 }
+
+    /// `POST /v1/attachments` of every file, four at a time, against `tally serve`, MB/s.
+    func uploadRate(_ payloads: [Data]) async throws -> Double {
+        let data = try freshDirectory("attachment-upload")
+        let token = try runProcess([tallyBinary, "token", "create", "--data-dir", data.path, "--name", "bench", "--scope", "read,write"])
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let server = try startProcess([tallyBinary, "serve", "--data-dir", data.path, "--port", "18993"])
+        defer { server.terminate() }
+        try await waitForHealth("http://127.0.0.1:18993/health")
+        let start = now()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for lane in 0..<4 {
+                group.addTask {
+                    for index in stride(from: lane, to: payloads.count, by: 4) {
+                        var request = HTTPClientRequest(url: "http://127.0.0.1:18993/v1/attachments")
+                        request.method = .POST
+                        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+                        request.headers.add(name: "Content-Type", value: "image/jpeg")
+                        request.body = .bytes(ByteBuffer(bytes: payloads[index]))
+                        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(120))
+                        guard response.status.code == 201 else { throw BenchError("upload answered \(response.status.code)") }
+                        _ = try await response.body.collect(upTo: 1 << 16)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        return megabytes(payloads) / (now() - start)
+    }
+
+    /// A replica with one expense per file, each with its receipt; its blobs shipped by a bundle
+    /// (export + import) and by `tally sync` over loopback into empty replicas, MB/s.
+    func shipRates(_ payloads: [Data]) async throws -> (Double, Double) {
+        let source = try freshDirectory("attachment-source")
+        let ledger = try Ledger(directory: source)
+        for payload in payloads {
+            let info = try ledger.blobs.store(payload)
+            _ = try ledger.create(.expense, [.kind: .string("expense"), .amount: .int(1_000), .currency: .string("KRW"), .attachments: .strings([info.digest])],
+                                  actor: "bench")
+        }
+        ledger.close()
+        let bundle = workDirectory + "/attachment-bundle"
+        try? FileManager.default.removeItem(atPath: bundle)
+        let target = try freshDirectory("attachment-files-target")
+        var start = now()
+        _ = try SegmentBundle.export(source, to: bundle, for: nil)
+        let importer = try Ledger(directory: target)
+        _ = try await importer.importBundle(from: bundle)
+        importer.close()
+        let byFiles = megabytes(payloads) / (now() - start)
+        guard try BlobStore(directory: target).all().count == payloads.count else { throw BenchError("the bundle did not carry every blob") }
+
+        let token = try runProcess([tallyBinary, "token", "create", "--data-dir", source.path, "--name", "bench", "--scope", "replicate"])
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let server = try startProcess([tallyBinary, "serve", "--data-dir", source.path, "--port", "18994"])
+        defer { server.terminate() }
+        try await waitForHealth("http://127.0.0.1:18994/health")
+        let http = try freshDirectory("attachment-http-target")
+        start = now()
+        _ = try runProcess([tallyBinary, "sync", "http://127.0.0.1:18994", "--token", token, "--data-dir", http.path])
+        let overHTTP = megabytes(payloads) / (now() - start)
+        guard try BlobStore(directory: http).all().count == payloads.count else { throw BenchError("the sync did not fetch every blob") }
+        return (byFiles, overHTTP)
+    }
+
+    /// A 12-megapixel photo (4000×3000 JPEG) to a 256-pixel thumbnail, p50 over the samples;
+    /// beside it, decoding the photo at full size (what a thumbnail without shrink-on-load costs).
+    func thumbnailLatency() throws -> BenchmarkResult {
+        let photo = try Thumbnailer.fixture(width: 4000, height: 3000, orientation: 6, heic: false)
+        var thumbnails: [Double] = [], decodes: [Double] = []
+        for _ in 0..<photoSamples {
+            var start = now()
+            _ = try Thumbnailer.jpegThumbnail(of: photo, size: 256)
+            thumbnails.append((now() - start) * 1000)
+            start = now()
+            _ = try Thumbnailer.uprightSize(of: photo)
+            decodes.append((now() - start) * 1000)
+        }
+        return BenchmarkResult(name: "thumbnail_12mp_p50", value: quantile(thumbnails, 0.5), unit: "ms", baseline: quantile(decodes, 0.5),
+                               baselineName: "open + rotate the photo's header, ms")
+    }
+
+    func freshDirectory(_ name: String) throws -> DataDirectory {
+        let path = workDirectory + "/" + name
+        try? FileManager.default.removeItem(atPath: path)
+        return try DataDirectory.create(path: path, name: name)
+    }
+
+    func waitForHealth(_ url: String) async throws {
+        let deadline = now() + 600
+        while now() < deadline {
+            if let response = try? await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(2)), response.status.code == 200 { return }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        throw BenchError("\(url) did not answer within 600 s")
+    }
+}
