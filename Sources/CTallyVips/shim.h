@@ -12,9 +12,16 @@ static inline int tally_vips_start(void) {
 // A JPEG thumbnail of the image in `input` that fits in `size`×`size` pixels: decoded with
 // shrink-on-load (JPEG, HEIC/HEIF, PNG, WebP, GIF), turned upright by its EXIF orientation,
 // and saved without metadata (no EXIF, GPS or ICC left in it). On success returns 0 and a
-// g_malloc'ed buffer in *output (free with g_free); otherwise -1 (`vips_error_buffer` says why).
-static inline int tally_vips_thumbnail_jpeg(const void *input, size_t input_length, int size, int quality,
+// g_malloc'ed buffer in *output (free with g_free); -2 if the image claims more than
+// `max_pixels` (a decompression bomb is refused from its header, before any decoding);
+// otherwise -1 (`vips_error_buffer` says why).
+static inline int tally_vips_thumbnail_jpeg(const void *input, size_t input_length, int size, int quality, double max_pixels,
                                             void **output, size_t *output_length) {
+    VipsImage *header = vips_image_new_from_buffer(input, input_length, "", NULL);
+    if (header == NULL) return -1;
+    double pixels = (double)vips_image_get_width(header) * (double)vips_image_get_height(header);
+    g_object_unref(header);
+    if (pixels > max_pixels) return -2;
     VipsImage *image = NULL;
     if (vips_thumbnail_buffer((void *)input, input_length, &image, size, "height", size, NULL) != 0) return -1;
     int result = vips_jpegsave_buffer(image, output, output_length, "Q", quality, "strip", TRUE, "optimize_coding", TRUE, NULL);

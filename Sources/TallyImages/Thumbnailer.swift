@@ -49,14 +49,19 @@ public struct Thumbnailer: Sendable {
         return info
     }
 
+    /// The most pixels an image may claim to get a thumbnail (a 100-megapixel camera's photo
+    /// fits; a PNG claiming 100,000 × 100,000 pixels is refused from its header).
+    public static let maxPixels = 150_000_000
+
     /// A JPEG that fits in `size`×`size`, upright, without metadata.
     public static func jpegThumbnail(of image: Data, size: Int) throws -> Data {
         try start()
         var output: UnsafeMutableRawPointer?
         var length = 0
         let result = image.withUnsafeBytes { bytes in
-            tally_vips_thumbnail_jpeg(bytes.baseAddress, bytes.count, Int32(size), 82, &output, &length)
+            tally_vips_thumbnail_jpeg(bytes.baseAddress, bytes.count, Int32(size), 82, Double(maxPixels), &output, &length)
         }
+        if result == -2 { throw Failure.undecodable("it claims more than \(maxPixels / 1_000_000) megapixels") }
         guard result == 0, let output else { throw Failure.undecodable(lastError()) }
         defer { g_free(output) }
         return Data(bytes: output, count: length)

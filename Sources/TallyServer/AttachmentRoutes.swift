@@ -173,7 +173,9 @@ struct AttachmentRoutes {
             } catch { state.failure = error }
         }
         parser.onPartComplete = { if state.file == .reading { state.file = .done } }
+        var guardian = MultipartHeaderGuard(boundary: boundary)
         for try await piece in body {
+            try guardian.check(piece.readableBytesView)
             do { try parser.execute(piece) } catch {
                 throw APIError(.badRequest, "invalid_multipart", "the multipart/form-data body does not parse")
             }
@@ -225,5 +227,59 @@ func withDeadline(_ timeout: Duration, _ body: @escaping @Sendable () async thro
         let finished = try await group.next() ?? false
         group.cancelAll()
         guard finished else { throw APIError(.requestTimeout, "body_timeout", "the body did not arrive within \(timeout)") }
+    }
+}
+
+/// MultipartKit 4.7.1 looks each byte of a part's header *names* up in a 128-entry table, so a
+/// byte ≥ 0x80 there crashes the whole process (an index out of range; found by schemathesis).
+/// This guard follows the part structure — a line `--boundary`, header lines up to an empty
+/// line, the body — and refuses such a byte (400) before the parser sees it. It parses nothing
+/// else: header values (UTF-8 file names) and bodies pass as they are.
+struct MultipartHeaderGuard {
+    private enum State { case body, delimiterLine, closing, headerName, headerValue, epilogue }
+    private let delimiter: [UInt8]
+    private var state = State.body
+    private var matched = 0
+    private var atLineStart = true
+    private var lineEmpty = true
+
+    init(boundary: String) { delimiter = Array("--\(boundary)".utf8) }
+
+    mutating func check(_ bytes: some Sequence<UInt8>) throws {
+        for byte in bytes {
+            switch state {
+            case .body:
+                // A delimiter is a line that starts with "--boundary".
+                if atLineStart || matched > 0, byte == delimiter[matched] {
+                    matched += 1
+                    atLineStart = false
+                    if matched == delimiter.count { (state, matched) = (.delimiterLine, 0) }
+                    continue
+                }
+                matched = 0
+                atLineStart = byte == 0x0A
+            case .delimiterLine:
+                if byte == UInt8(ascii: "-") { state = .closing } else if byte == 0x0A { (state, lineEmpty) = (.headerName, true) }
+            case .closing:
+                state = byte == UInt8(ascii: "-") ? .epilogue : .delimiterLine
+            case .headerName:
+                if byte == 0x0D { continue }
+                if byte == 0x0A {
+                    if lineEmpty { (state, atLineStart) = (.body, true) }
+                    lineEmpty = true
+                    continue
+                }
+                lineEmpty = false
+                if byte == UInt8(ascii: ":") {
+                    state = .headerValue
+                } else if byte >= 0x80 {
+                    throw APIError(.badRequest, "invalid_multipart", "a part's header name holds a byte that is not ASCII")
+                }
+            case .headerValue:
+                if byte == 0x0A { (state, lineEmpty) = (.headerName, true) }
+            case .epilogue:
+                return
+            }
+        }
     }
 }

@@ -77,7 +77,7 @@ import TallyTestSupport
         let token = try service.tokens.create(name: "phone", scopes: [.read, .write])
         let photo = Self.jpeg(100_000, seed: 3)
         let boundary = "----tally\(UUID().uuidString.prefix(8))"
-        var body = Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nlunch\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"IMG_0001.JPG\"\r\nContent-Type: image/jpeg\r\n\r\n".utf8)
+        var body = Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nlunch\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"영수증 IMG_0001.JPG\"\r\nContent-Type: image/jpeg\r\n\r\n".utf8)
         body += photo + Array("\r\n--\(boundary)--\r\n".utf8)
         let form = body
         try await Application(router: buildRouter(service)).test(.router) { client in
@@ -89,7 +89,10 @@ import TallyTestSupport
             // Hostile forms: no boundary, an empty one, no file part, garbage.
             for (type, payload) in [("multipart/form-data", form), ("multipart/form-data; boundary=", form),
                                     ("multipart/form-data; boundary=\(boundary)", Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"x\"\r\n\r\n1\r\n--\(boundary)--\r\n".utf8)),
-                                    ("multipart/form-data; boundary=\(boundary)", Array("garbage".utf8))] {
+                                    ("multipart/form-data; boundary=\(boundary)", Array("garbage".utf8)),
+                                    // Found by schemathesis: a non-ASCII byte in a part's header name crashed MultipartKit 4.7.1.
+                                    ("multipart/form-data; boundary=\(boundary)", Array("--\(boundary)\r\n".utf8) + [0xF2, 0xBE, 0x82, 0xA9, 0xC3, 0x8A] + Array("--\(boundary)--\r\n".utf8)),
+                                    ("multipart/form-data; boundary=\(boundary)", Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"a\"\r\nX-\u{00e9}: 1\r\n\r\nx\r\n--\(boundary)--\r\n".utf8))] {
                 let refused = try await client.execute(uri: "/v1/attachments", method: .post,
                                                        headers: [.authorization: "Bearer \(token)", .contentType: type], body: ByteBuffer(bytes: payload))
                 #expect(refused.status == .badRequest, "\(type): \(refused.status) \(String(buffer: refused.body))")

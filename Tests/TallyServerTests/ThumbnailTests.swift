@@ -64,4 +64,32 @@ import TallyTestSupport
     @Test func aBrokenImageIsRefused() throws {
         #expect(throws: Thumbnailer.Failure.self) { try Thumbnailer.jpegThumbnail(of: Data([0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3]), size: 128) }
     }
+
+    /// A decompression bomb: a small PNG whose header claims 60,000 × 60,000 pixels is refused
+    /// from its header, without decoding (or allocating) 3.6 gigapixels.
+    @Test func anImageClaimingTooManyPixelsIsRefusedFromItsHeader() throws {
+        var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        func chunk(_ type: String, _ data: [UInt8]) {
+            let body = Array(type.utf8) + data
+            png += withUnsafeBytes(of: UInt32(data.count).bigEndian, Array.init) + body
+            png += withUnsafeBytes(of: CRC32.of(body).bigEndian, Array.init)
+        }
+        let side = withUnsafeBytes(of: UInt32(60_000).bigEndian, Array.init)
+        chunk("IHDR", side + side + [8, 2, 0, 0, 0])
+        chunk("IDAT", [0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01])
+        chunk("IEND", [])
+        #expect { try Thumbnailer.jpegThumbnail(of: Data(png), size: 128) } throws: { "\($0)".contains("megapixels") }
+    }
+}
+
+/// The CRC-32 of PNG chunks (ISO 3309), for a hand-made PNG header.
+enum CRC32 {
+    static func of(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return ~crc
+    }
 }
