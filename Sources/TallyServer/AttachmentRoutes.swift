@@ -134,7 +134,25 @@ struct AttachmentRoutes {
         }
         headers[.contentLength] = "\(size == 0 ? 0 : range.count)"
         if bodyless || size == 0 { return Response(status: status, headers: headers) }
-        let body = try await FileIO().loadFile(path: file, range: range, context: context)
+        guard let handle = FileHandle(forReadingAtPath: file) else { throw APIError(.notFound, "not_found", "attachment \(digest) went away") }
+        let (service, served) = (self.service, range)
+        let body = ResponseBody { writer in
+            defer { try? handle.close() }
+            // Read on the service's blocking threads in 256 KiB pieces: never the whole file.
+            var offset = served.lowerBound, remaining = served.count
+            while remaining > 0 {
+                let (start, count) = (offset, min(remaining, 256 << 10))
+                let piece = try await service.run { () -> Data in
+                    try handle.seek(toOffset: UInt64(start))
+                    return try handle.read(upToCount: count) ?? Data()
+                }
+                guard !piece.isEmpty else { break }  // the file shrank: the client sees a short body
+                try await writer.write(ByteBuffer(bytes: piece))
+                offset += piece.count
+                remaining -= piece.count
+            }
+            try await writer.finish(nil)
+        }
         return Response(status: status, headers: headers, body: body)
     }
 

@@ -43,7 +43,7 @@ final class LiveServer: @unchecked Sendable {
     }
 
     /// An HTTP request; returns status and body.
-    func request(_ method: HTTPMethod, _ path: String, token: String, json: String? = nil, timeout: TimeAmount = .seconds(30)) async throws -> (status: Int, body: String) {
+    func request(_ method: HTTPMethod, _ path: String, token: String, json: String? = nil, timeout: TimeAmount = .seconds(120)) async throws -> (status: Int, body: String) {
         var request = HTTPClientRequest(url: url + path)
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
