@@ -57,7 +57,13 @@ struct OpenSegment {
     /// Plans a signatures frame (type 3, stored raw, no events: it takes no log index and does
     /// not move the LZ4 window) after the frames planned so far.
     mutating func planSignatures(_ records: [SignatureRecord], into plan: inout SegmentWritePlan) {
-        guard !records.isEmpty else { return }
+        // Frames of at most 4,096 records (~700 KiB): far below what a reader accepts (8 MiB).
+        for start in stride(from: 0, to: records.count, by: 4_096) {
+            planSignatureFrame(Array(records[start..<min(start + 4_096, records.count)]), into: &plan)
+        }
+    }
+
+    private mutating func planSignatureFrame(_ records: [SignatureRecord], into plan: inout SegmentWritePlan) {
         let payload = SignatureRecord.encodeList(records)
         let header = FrameHeader(type: .signatures, codec: .none, eventCount: 0, firstIndex: nextIndex, rawLength: UInt32(payload.count),
                                  storedLength: UInt32(payload.count), payloadChecksum: CRC32C.checksum(payload))

@@ -44,21 +44,20 @@ public struct OriginKeyStore: Sendable {
         return keys
     }
 
-    /// Records pins learned from a delivery (before its events are appended). A first-contact
-    /// pin never replaces a different key pinned meanwhile (by hand, or by another delivery):
-    /// the caller then refuses the delivery.
-    public func record(_ changes: [ReplicaID: PinnedOriginKey]) throws {
+    /// Records pins learned from a delivery (before its events are appended), each only if the
+    /// origin's pin is still the one the delivery was checked against (`PinChange.replacing`):
+    /// a delivery that raced another one which moved the pin meanwhile is refused, changing nothing.
+    public func record(_ changes: [ReplicaID: PinChange]) throws {
         guard !changes.isEmpty else { return }
         try file.update { pins in
-            for (origin, pin) in changes {
-                if pin.pinnedBy == "first contact", let current = pins[origin.description] {
-                    guard current.key == pin.key else {
-                        throw LogError.rejected(reason: "origin \(origin) has key \(current.key) pinned (\(current.pinnedBy)), not \(pin.key); nothing was applied")
-                    }
-                    continue
+            for (origin, change) in changes {
+                let current = pins[origin.description].flatMap { OriginKey(hex: $0.key) }
+                if current?.description == change.pin.key { continue }
+                guard current == change.replacing else {
+                    throw LogError.rejected(reason: "the key pinned for origin \(origin) changed while this delivery was checked; nothing was applied")
                 }
-                pins[origin.description] = pin
             }
+            for (origin, change) in changes where pins[origin.description]?.key != change.pin.key { pins[origin.description] = change.pin }
         }
     }
 
@@ -71,5 +70,15 @@ public struct OriginKeyStore: Sendable {
             }
             pins[origin.description] = PinnedOriginKey(key: key, pinnedBy: "trusted by hand")
         }
+    }
+}
+
+/// A pin a delivery sets, and the key it replaces (nil: the origin had none).
+public struct PinChange: Sendable {
+    public var pin: PinnedOriginKey
+    public var replacing: OriginKey?
+
+    public init(pin: PinnedOriginKey, replacing: OriginKey?) {
+        (self.pin, self.replacing) = (pin, replacing)
     }
 }

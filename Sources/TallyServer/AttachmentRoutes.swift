@@ -250,53 +250,56 @@ func withDeadline(_ timeout: Duration, _ body: @escaping @Sendable () async thro
 
 /// MultipartKit 4.7.1 looks each byte of a part's header *names* up in a 128-entry table, so a
 /// byte ≥ 0x80 there crashes the whole process (an index out of range; found by schemathesis).
-/// This guard follows the part structure — a line `--boundary`, header lines up to an empty
-/// line, the body — and refuses such a byte (400) before the parser sees it. It parses nothing
-/// else: header values (UTF-8 file names) and bodies pass as they are.
+/// This guard refuses such a byte (400) before the parser sees it, erring on the safe side: it
+/// takes every `--boundary` it finds, anywhere (the parser takes one mid-line in a preamble), as
+/// the start of a header block that runs to the next empty line, and there refuses a byte ≥ 0x80
+/// before a line's first `:`. Header values (UTF-8 file names) and bodies pass as they are; a
+/// body cannot hold its own boundary, so no real upload is refused.
 struct MultipartHeaderGuard {
-    private enum State { case body, delimiterLine, closing, headerName, headerValue, epilogue }
     private let delimiter: [UInt8]
-    private var state = State.body
+    /// KMP failure function of `delimiter`, so a match is found wherever it starts.
+    private let fallback: [Int]
     private var matched = 0
-    private var atLineStart = true
-    private var lineEmpty = true
+    private var inHeaders = false
+    private var beforeColon = true
+    private var lineLength = 0
 
-    init(boundary: String) { delimiter = Array("--\(boundary)".utf8) }
+    init(boundary: String) {
+        delimiter = Array("--\(boundary)".utf8)
+        var fallback = [0]
+        var length = 0
+        for position in 1..<delimiter.count {
+            while length > 0, delimiter[position] != delimiter[length] { length = fallback[length - 1] }
+            if delimiter[position] == delimiter[length] { length += 1 }
+            fallback.append(length)
+        }
+        self.fallback = fallback
+    }
 
     mutating func check(_ bytes: some Sequence<UInt8>) throws {
         for byte in bytes {
-            switch state {
-            case .body:
-                // A delimiter is a line that starts with "--boundary".
-                if atLineStart || matched > 0, byte == delimiter[matched] {
-                    matched += 1
-                    atLineStart = false
-                    if matched == delimiter.count { (state, matched) = (.delimiterLine, 0) }
-                    continue
-                }
-                matched = 0
-                atLineStart = byte == 0x0A
-            case .delimiterLine:
-                if byte == UInt8(ascii: "-") { state = .closing } else if byte == 0x0A { (state, lineEmpty) = (.headerName, true) }
-            case .closing:
-                state = byte == UInt8(ascii: "-") ? .epilogue : .delimiterLine
-            case .headerName:
-                if byte == 0x0D { continue }
-                if byte == 0x0A {
-                    if lineEmpty { (state, atLineStart) = (.body, true) }
-                    lineEmpty = true
-                    continue
-                }
-                lineEmpty = false
-                if byte == UInt8(ascii: ":") {
-                    state = .headerValue
-                } else if byte >= 0x80 {
+            while matched > 0, byte != delimiter[matched] { matched = fallback[matched - 1] }
+            if byte == delimiter[matched] { matched += 1 }
+            if matched == delimiter.count {
+                matched = fallback[matched - 1]
+                (inHeaders, beforeColon, lineLength) = (true, false, 1)  // the rest of the delimiter line is not a header
+                continue
+            }
+            guard inHeaders else { continue }
+            switch byte {
+            case 0x0A:
+                if lineLength == 0 { inHeaders = false }  // an empty line ends the header block
+                (beforeColon, lineLength) = (true, 0)
+            case 0x0D:
+                continue
+            case UInt8(ascii: ":"):
+                beforeColon = false
+                lineLength += 1
+            default:
+                lineLength += 1
+                if beforeColon, byte >= 0x80 {
                     throw APIError(.badRequest, "invalid_multipart", "a part's header name holds a byte that is not ASCII")
                 }
-            case .headerValue:
-                if byte == 0x0A { (state, lineEmpty) = (.headerName, true) }
-            case .epilogue:
-                return
             }
         }
     }

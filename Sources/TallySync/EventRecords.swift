@@ -151,18 +151,21 @@ public struct StreamReceiver {
             try appender.wait()
             throw error
         }
-        if incoming.accepted.count >= batchSize { try flush() }
+        if incoming.accepted.count >= batchSize || incoming.acceptedBytes - incoming.uncoveredBytes >= Self.maxBatchBytes { try flush() }
         // Writers sign at least every ~6,000 events (a durable batch, a bulk chunk): a sender
         // that sends far more without a signed head is refused before it fills memory.
-        if incoming.uncoveredCount > Self.maxUnsignedRun {
+        if incoming.uncoveredCount > Self.maxUnsignedRun || incoming.uncoveredBytes > Self.maxUnsignedBytes {
             incoming.discardPending()
             try appender.wait()
-            throw SyncRejection(source: source, reason: "more than \(Self.maxUnsignedRun) events arrived without a signed head covering them; refused")
+            throw SyncRejection(source: source, reason: "more than \(Self.maxUnsignedRun) events or \(Self.maxUnsignedBytes >> 20) MiB arrived without a signed head covering them; refused")
         }
     }
 
-    /// The most events a stream may send before a signed head covers them.
+    /// The most events, and bytes, a stream may send before a signed head covers them.
     public static let maxUnsignedRun = 200_000
+    public static let maxUnsignedBytes = 64 << 20
+    /// A batch is appended once it holds this many bytes (or `batchSize` events).
+    public static let maxBatchBytes = 32 << 20
 
     /// Hands what has been verified and signed so far to the appender (waiting while it writes
     /// the previous batch; throwing if that failed). Events still waiting for their signed head

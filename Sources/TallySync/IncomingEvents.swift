@@ -56,6 +56,16 @@ public struct IncomingEvents {
     /// How many of `accepted` and `records` are covered (every origin's events signed).
     private var coveredEvents = 0
     private var coveredRecords = 0
+    /// Bytes of the events in `accepted`, and of the covered ones among them.
+    public private(set) var acceptedBytes = 0
+    private var coveredBytes = 0
+    /// Each origin's sequence as held before this delivery (rotations at or before it are history).
+    private let heldAtStart: [ReplicaID: UInt64]
+    /// Rotations taken in this delivery (a bound: a real replica rotates rarely).
+    private var rotationsTaken = 0
+    /// Every record must be checked, none passed over: for files adopted as they are, whose
+    /// signatures frames become this replica's own (`SegmentBundle.adoptIntoEmptyLog`).
+    public var checksEveryRecord = false
 
     /// Starts from the receiver's head and the origins' pinned keys.
     public init(head: LogHead, localOrigins: Set<ReplicaID>, keys: [ReplicaID: OriginKey] = [:], maximumSkewMillis: UInt64,
@@ -66,7 +76,11 @@ public struct IncomingEvents {
         self.localOrigins = localOrigins
         self.keys = keys
         recordedKeys = keys
+        heldAtStart = head.chains.mapValues(\.sequence)
     }
+
+    /// Events accepted and waiting for a signed head, in bytes.
+    public var uncoveredBytes: Int { acceptedBytes - coveredBytes }
 
     /// Starts from `writer`'s head and the keys pinned in its log directory.
     public init(receivingInto writer: LogWriter, maximumSkewMillis: UInt64) throws {
@@ -82,7 +96,7 @@ public struct IncomingEvents {
     public mutating func discardPending() {
         accepted = []
         records = []
-        (coveredEvents, coveredRecords) = (0, 0)
+        (coveredEvents, coveredRecords, acceptedBytes, coveredBytes) = (0, 0, 0, 0)
     }
 
     /// Checks one event given its stored bytes; throws a rejection naming `source`.
@@ -97,7 +111,10 @@ public struct IncomingEvents {
     /// Checks one event already decoded from `bytes` (by a log reader, which also hashed them),
     /// keeping the bytes in `accepted` if it is new.
     public mutating func offer(_ bytes: [UInt8], decoded event: Event, hash: EventHash, source: @autoclosure () -> String) throws {
-        if try check(event, hash: hash, source: source()) { accepted.append((bytes, event)) }
+        if try check(event, hash: hash, source: source()) {
+            accepted.append((bytes, event))
+            acceptedBytes += bytes.count
+        }
     }
 
     /// Checks one decoded event without keeping it (for a caller that appends the files the
@@ -153,9 +170,13 @@ public struct IncomingEvents {
     /// nothing new, are passed over.
     public mutating func offer(_ record: SignatureRecord, source: @autoclosure () -> String) throws {
         let origin = record.origin
-        guard !localOrigins.contains(origin) else { return }
+        guard !localOrigins.contains(origin) else {
+            if checksEveryRecord { throw SyncRejection(source: source(), reason: "a signature record claims this replica's own origin \(origin)") }
+            return
+        }
         switch record {
         case .head(let signed):
+            if checksEveryRecord { try checkPassedOver(signed, source: source()) }
             guard uncovered[origin] != nil, let chain = chains[origin], signed.sequence >= chain.sequence else { return }
             guard signed.sequence == chain.sequence, signed.hash == chain.hash else {
                 throw SyncRejection(source: source(), reason: "the signed head #\(signed.sequence) of origin \(origin) names an event this delivery did not bring (a forged or forked chain)")
@@ -168,16 +189,52 @@ public struct IncomingEvents {
             if lastUncovered == origin { lastUncovered = nil }
             records.append((accepted.count, record))
         case .rotation(let rotation):
+            // A rotation stands where its origin's chain is at `afterSequence`: before that is
+            // history this replica has followed (or passed), after it is out of place.
+            let chainSequence = chains[origin]?.sequence ?? 0
             let pinned = keys[origin]
-            guard pinned != rotation.newKey else { return }  // followed already
+            if !checksEveryRecord {
+                let isHistory = rotation.afterSequence <= heldAtStart[origin] ?? 0
+                if pinned == rotation.newKey { return }  // followed already
+                // Within what this replica held before: one it cannot place (an earlier point of
+                // the chain), or that a later rotation at the same point has passed, changes nothing.
+                if isHistory, rotation.afterSequence < chainSequence || (pinned != nil && pinned != rotation.oldKey) { return }
+            }
+            guard rotation.afterSequence == chainSequence else {
+                throw SyncRejection(source: source(), reason: "a key rotation of origin \(origin) claims to follow #\(rotation.afterSequence), but its chain stands at #\(chainSequence) here")
+            }
             guard pinned == nil || pinned == rotation.oldKey else {
                 throw SyncRejection(source: source(), reason: "a key rotation of origin \(origin) is signed with key \(rotation.oldKey), not its pinned key \(pinned!)")
             }
             guard rotation.isValid else { throw SyncRejection(source: source(), reason: "a key rotation of origin \(origin) carries a signature that does not verify") }
+            rotationsTaken += 1
+            guard rotationsTaken <= Self.maxRotationsPerDelivery else {
+                throw SyncRejection(source: source(), reason: "more than \(Self.maxRotationsPerDelivery) key rotations in one delivery")
+            }
             keys[origin] = rotation.newKey
             records.append((accepted.count, record))
         }
-        if uncovered.isEmpty { (coveredEvents, coveredRecords) = (accepted.count, records.count) }
+        if uncovered.isEmpty { (coveredEvents, coveredRecords, coveredBytes) = (accepted.count, records.count, acceptedBytes) }
+    }
+
+    /// The most key rotations one delivery may carry.
+    public static let maxRotationsPerDelivery = 64
+
+    /// In `checksEveryRecord` mode, a head that covers nothing new (and would be passed over) is
+    /// still checked: its signature, its key against the pin, its place in the chain.
+    private func checkPassedOver(_ signed: SignedHead, source: @autoclosure () -> String) throws {
+        guard let chain = chains[signed.origin], signed.sequence <= chain.sequence else {
+            throw SyncRejection(source: source(), reason: "the signed head #\(signed.sequence) of origin \(signed.origin) stands before its event")
+        }
+        if signed.sequence == chain.sequence, signed.hash != chain.hash {
+            throw SyncRejection(source: source(), reason: "the signed head #\(signed.sequence) of origin \(signed.origin) names another event than the bundle holds")
+        }
+        if let pinned = keys[signed.origin], pinned != signed.key {
+            throw SyncRejection(source: source(), reason: "a head of origin \(signed.origin) is signed with key \(signed.key), not the key pinned for it (\(pinned))")
+        }
+        guard signed.isValid else {
+            throw SyncRejection(source: source(), reason: "the signed head #\(signed.sequence) of origin \(signed.origin) does not verify with key \(signed.key) (forged)")
+        }
     }
 
     /// The delivery is complete: every accepted event must be covered by a signed head.
@@ -186,7 +243,7 @@ public struct IncomingEvents {
             let last = chains[origin]?.sequence ?? first
             throw SyncRejection(source: source(), reason: "events #\(first)…#\(last) of origin \(origin) came without a head signed by that origin's key (unsigned, forged or squatted events are refused)")
         }
-        (coveredEvents, coveredRecords) = (accepted.count, records.count)
+        (coveredEvents, coveredRecords, coveredBytes) = (accepted.count, records.count, acceptedBytes)
     }
 
     /// How far apart (in events) the heads a receiver keeps and verifies may be at most.
@@ -198,7 +255,7 @@ public struct IncomingEvents {
     /// appending. Throws, handing out nothing, if a signature does not verify.
     public mutating func takeCovered(source: @autoclosure () -> String) throws -> CoveredDelivery {
         let points = SignaturePoint.thinned(Array(records[..<coveredRecords]), spacing: Self.headSpacing)
-        var pins: [ReplicaID: PinnedOriginKey] = [:]
+        var pins: [ReplicaID: PinChange] = [:]
         for record in points.flatMap(\.records) {
             switch record {
             case .head(let signed):
@@ -207,11 +264,12 @@ public struct IncomingEvents {
                 }
                 if recordedKeys[signed.origin] == nil {
                     recordedKeys[signed.origin] = signed.key
-                    pins[signed.origin] = PinnedOriginKey(key: signed.key, pinnedBy: "first contact")
+                    pins[signed.origin] = PinChange(pin: PinnedOriginKey(key: signed.key, pinnedBy: "first contact"), replacing: nil)
                 }
             case .rotation(let rotation):
+                let replacing = pins[rotation.origin].map(\.replacing) ?? recordedKeys[rotation.origin]
+                pins[rotation.origin] = PinChange(pin: PinnedOriginKey(key: rotation.newKey, pinnedBy: "rotation"), replacing: replacing)
                 recordedKeys[rotation.origin] = rotation.newKey
-                pins[rotation.origin] = PinnedOriginKey(key: rotation.newKey, pinnedBy: "rotation")
             }
         }
         let events = Array(accepted[..<coveredEvents])
@@ -219,7 +277,8 @@ public struct IncomingEvents {
         records.removeFirst(coveredRecords)
         let taken = coveredEvents
         records = records.map { ($0.after - taken, $0.record) }
-        (coveredEvents, coveredRecords) = (0, 0)
+        acceptedBytes -= coveredBytes
+        (coveredEvents, coveredRecords, coveredBytes) = (0, 0, 0)
         return CoveredDelivery(events: events, signatures: points, pins: pins)
     }
 }
@@ -229,7 +288,7 @@ public struct IncomingEvents {
 public struct CoveredDelivery: Sendable {
     public var events: [(bytes: [UInt8], event: Event)]
     public var signatures: [SignaturePoint]
-    public var pins: [ReplicaID: PinnedOriginKey]
+    public var pins: [ReplicaID: PinChange]
 
     public var isEmpty: Bool { events.isEmpty && signatures.isEmpty }
 
@@ -241,3 +300,4 @@ public struct CoveredDelivery: Sendable {
         return try writer.appendEncoded(events, signaturePoints: signatures)
     }
 }
+

@@ -276,6 +276,7 @@ public enum SegmentBundle {
         let staging = try stageCheckedFiles(manifest, from: folder, for: writer, durably: true)
         defer { try? FileManager.default.removeItem(atPath: staging) }
         var incoming = try IncomingEvents(receivingInto: writer, maximumSkewMillis: maximumSkewMillis)
+        incoming.checksEveryRecord = true  // the files' signatures frames become this log's own
         var order = BundleOrder(source: folder)
         var folded = FoldedLog()
         var latest = HybridTimestamp.zero

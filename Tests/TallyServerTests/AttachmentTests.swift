@@ -87,12 +87,19 @@ import TallyTestSupport
             #expect(response.status == .created, "\(String(buffer: response.body))")
             #expect(try service.ledger.blobs.all().map(\.digest) == [Hex.lowercase(SHA256Digest(photo))])
             // Hostile forms: no boundary, an empty one, no file part, garbage.
-            for (type, payload) in [("multipart/form-data", form), ("multipart/form-data; boundary=", form),
-                                    ("multipart/form-data; boundary=\(boundary)", Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"x\"\r\n\r\n1\r\n--\(boundary)--\r\n".utf8)),
-                                    ("multipart/form-data; boundary=\(boundary)", Array("garbage".utf8)),
-                                    // Found by schemathesis: a non-ASCII byte in a part's header name crashed MultipartKit 4.7.1.
-                                    ("multipart/form-data; boundary=\(boundary)", Array("--\(boundary)\r\n".utf8) + [0xF2, 0xBE, 0x82, 0xA9, 0xC3, 0x8A] + Array("--\(boundary)--\r\n".utf8)),
-                                    ("multipart/form-data; boundary=\(boundary)", Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"a\"\r\nX-\u{00e9}: 1\r\n\r\nx\r\n--\(boundary)--\r\n".utf8))] {
+            let typed = "multipart/form-data; boundary=\(boundary)"
+            func text(_ string: String) -> [UInt8] { Array(string.utf8) }
+            var hostile: [(String, [UInt8])] = [("multipart/form-data", form), ("multipart/form-data; boundary=", form)]
+            hostile.append((typed, text("--\(boundary)\r\nContent-Disposition: form-data; name=\"x\"\r\n\r\n1\r\n--\(boundary)--\r\n")))
+            hostile.append((typed, text("garbage")))
+            // Found by schemathesis: a non-ASCII byte in a part's header name crashed MultipartKit 4.7.1.
+            hostile.append((typed, text("--\(boundary)\r\n") + [0xF2, 0xBE, 0x82, 0xA9, 0xC3, 0x8A] + text("--\(boundary)--\r\n")))
+            hostile.append((typed, text("--\(boundary)\r\nContent-Disposition: form-data; name=\"a\"\r\nX-\u{00e9}: 1\r\n\r\nx\r\n--\(boundary)--\r\n")))
+            // Found by review: a delimiter mid-line in the preamble, and a bare LF before a closing one.
+            hostile.append((typed, text("x--\(boundary)\r\n") + [0xFF] + text(": v\r\n\r\n")))
+            let closing = text("--\(boundary)\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\na\n--\(boundary)--\r\n--\(boundary)\r\n")
+            hostile.append((typed, closing + [0xFF] + text(": v\r\n\r\n")))
+            for (type, payload) in hostile {
                 let refused = try await client.execute(uri: "/v1/attachments", method: .post,
                                                        headers: [.authorization: "Bearer \(token)", .contentType: type], body: ByteBuffer(bytes: payload))
                 #expect(refused.status == .badRequest, "\(type): \(refused.status) \(String(buffer: refused.body))")

@@ -157,14 +157,45 @@ import TallyTestSupport
         #expect(try Ledger.verify(b).findings.isEmpty)
         #expect(try Ledger.verify(b).authorship.first { $0.origin == a.identity.origin }?.keys == [rotation.oldKey, rotation.newKey])
 
-        // M "rotates" A's chain to its own key, signing with its own key: refused.
+        // M "rotates" A's chain (as far as M holds it, #2) to a key of its own, signing with its
+        // own key: a replica receiving A's chain from M refuses it.
         let mKey = try ReplicaSigningKey.read(from: m.signingKeyPath)!
         let c = try DataDirectory.create(path: folder.file("c"), name: "c")
-        try ship(from: a, to: c)
+        try Ledger.trust(originText: a.identity.replicaId, keyHex: rotation.oldKey.description, in: c)
         let writer = try m.openWriter()
-        try writer.appendEncoded([], signatures: [.rotation(mKey.rotation(of: a.identity.origin, afterSequence: 3, to: .generate()))])
+        try writer.appendEncoded([], signatures: [.rotation(mKey.rotation(of: a.identity.origin, afterSequence: 2, to: .generate()))])
         writer.close()
         #expect { try ship(from: m, to: c) } throws: { "\($0)".contains("not its pinned key") }
+        #expect(try chainOfA(in: c) == nil, "nothing applied")
+        // The same record arriving where the receiver already holds more of A's chain is history
+        // it cannot place: passed over, and the pin does not move.
+        try ship(from: a, to: c)
+        try ship(from: m, to: c)
+        #expect(try Ledger.pinnedKeys(of: c).first?.pin.key == rotation.newKey.description)
+    }
+
+    /// Rotation records cannot bloat a log: replaying rotations back and forth, or one placed
+    /// where its origin's chain does not stand, is refused.
+    @Test func rotationsOutOfPlaceOrReplayedAreRefused() throws {
+        let x = ReplicaID.random()
+        let k1 = ReplicaSigningKey.generate(), k2 = ReplicaSigningKey.generate()
+        let event = Event(origin: x, sequence: 1, timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0), actor: "x",
+                          entityType: .expense, entityID: .uuid(UUID()), operation: .create,
+                          properties: SampleEvents.expenseCreate().properties, previousHash: .zero)
+        let encoded = [(bytes: EventCodec.encode(event), event: event)]
+        var incoming = IncomingEvents(head: LogHead(), localOrigins: [], maximumSkewMillis: 300_000)
+        try incoming.offer(encoded[0].bytes, decoded: event, hash: EventCodec.hash(encoded[0].bytes), source: "t")
+        for record in TestSigning.heads(for: encoded, key: k1) { try incoming.offer(record, source: "t") }
+        #expect(throws: SyncRejection.self) { try incoming.offer(.rotation(k1.rotation(of: x, afterSequence: 5, to: k2)), source: "t") }
+        var replayed = incoming
+        try replayed.offer(.rotation(k1.rotation(of: x, afterSequence: 1, to: k2)), source: "t")
+        try replayed.offer(.rotation(k2.rotation(of: x, afterSequence: 1, to: k1)), source: "t")
+        #expect {
+            for _ in 0..<IncomingEvents.maxRotationsPerDelivery {
+                try replayed.offer(.rotation(k1.rotation(of: x, afterSequence: 1, to: k2)), source: "t")
+                try replayed.offer(.rotation(k2.rotation(of: x, afterSequence: 1, to: k1)), source: "t")
+            }
+        } throws: { "\($0)".contains("key rotations in one delivery") }
     }
 
     /// `tally audit verify` proves authorship: it names a signature that does not verify, a
