@@ -16,9 +16,12 @@ extension Ledger {
     /// Throws if `properties` attach a digest this replica holds no blob of.
     func checkAttachmentsHeld(_ properties: PropertyMap) throws {
         guard case .strings(let digests)? = properties[.attachments] else { return }
-        for digest in digests where try blobs.size(of: digest) == nil {
-            throw ValidationError(field: "attachments", "no attachment \(digest) on this replica; upload it first (POST /v1/attachments, or tally attachment add)",
-                                  kind: .conflictsWithState)
+        for digest in digests {
+            guard try blobs.size(of: digest) != nil else {
+                throw ValidationError(field: "attachments", "no attachment \(digest) on this replica; upload it first (POST /v1/attachments, or tally attachment add)",
+                                      kind: .conflictsWithState)
+            }
+            utimes(try blobs.file(of: digest), nil)  // attached now: retention (gc) starts over for it
         }
     }
 }

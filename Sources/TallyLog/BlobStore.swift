@@ -174,6 +174,15 @@ public final class BlobWriter: @unchecked Sendable {
         size += array.count
     }
 
+    /// Fsyncs and closes the file, keeping it staged (no descriptor held while it waits): for a
+    /// bundle's blobs, kept only once its events are in.
+    public func seal() throws {
+        guard descriptor >= 0 else { return }
+        guard fsync(descriptor) == 0 else { throw LogError.io(operation: "fsync", path: temporary, errno: errno) }
+        close(descriptor)
+        descriptor = -1
+    }
+
     /// Like `finish`, for bytes offered as `digest` (a peer's or a bundle's): refused, storing
     /// nothing, unless they hash to it.
     public func finish(expecting digest: String) throws -> BlobInfo {
@@ -196,7 +205,7 @@ public final class BlobWriter: @unchecked Sendable {
             return BlobInfo(digest: digest, size: size)
         }
         if let quota, try store.totalBytes() + size > quota { throw BlobError.overQuota(quota: quota) }
-        guard fsync(descriptor) == 0 else { throw LogError.io(operation: "fsync", path: temporary, errno: errno) }
+        try seal()
         let folder = (file as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         guard rename(temporary, file) == 0 else { throw LogError.io(operation: "rename", path: file, errno: errno) }
@@ -209,7 +218,7 @@ public final class BlobWriter: @unchecked Sendable {
     public func abort() {
         guard !done else { return }
         done = true
-        close(descriptor)
+        if descriptor >= 0 { close(descriptor) }
         unlink(temporary)
     }
 

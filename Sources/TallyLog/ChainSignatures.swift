@@ -187,9 +187,10 @@ public struct ReplicaSigningKey: @unchecked Sendable {
     /// directory from before signing: `isNew`). A rotation interrupted by a crash left the new
     /// key at `path.next`: it becomes the key if the log holds the rotation to it, and is
     /// dropped otherwise (the rotation never became durable).
-    static func open(at path: String, finishingRotations rotations: [KeyRotation]) throws -> (key: ReplicaSigningKey, isNew: Bool) {
+    static func open(at path: String, finishingRotations rotations: [KeyRotation], origin: ReplicaID) throws -> (key: ReplicaSigningKey, isNew: Bool) {
         if let next = try read(from: path + ".next") {
-            if rotations.contains(where: { $0.newKey == next.publicKey }) {
+            let current = try read(from: path)?.publicKey
+            if rotations.contains(where: { $0.origin == origin && $0.newKey == next.publicKey && $0.oldKey == current && $0.isValid }) {
                 guard rename(path + ".next", path) == 0 else { throw LogError.io(operation: "rename", path: path + ".next", errno: errno) }
                 try SegmentDirectory.syncDirectory((path as NSString).deletingLastPathComponent)
             } else {

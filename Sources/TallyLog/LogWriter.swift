@@ -77,7 +77,7 @@ public final class LogWriter: @unchecked Sendable {
         clock = HybridClock(last: recovery.head.maxTimestamp)
         segment = try OpenSegment.resume(directory: directory, recovery: recovery)
         if let signingKeyPath {
-            let (key, isNew) = try ReplicaSigningKey.open(at: signingKeyPath, finishingRotations: recovery.rotations)
+            let (key, isNew) = try ReplicaSigningKey.open(at: signingKeyPath, finishingRotations: recovery.rotations, origin: localOrigin)
             signingKey = key
             if let local = recovery.head.chains[localOrigin], isNew || recovery.unsignedOrigins.contains(localOrigin) {
                 try segment.write(StagedBatch(), signatures: [.head(key.sign(origin: localOrigin, head: local))], configuration: configuration)

@@ -147,6 +147,7 @@ public final class Counter: @unchecked Sendable {
 extension ReplicaClient {
     public func fetchBlobs(_ wanted: [String], into store: BlobStore, limit: Int) async throws -> Int {
         var fetched = 0
+        var refused: SyncRejection?
         for digest in wanted where BlobStore.isDigest(digest) {
             guard try store.size(of: digest) == nil else { continue }
             let response = try await Self.http.execute(request("/v1/replication/blobs/\(digest)", method: .GET), timeout: .minutes(10))
@@ -155,9 +156,14 @@ extension ReplicaClient {
             let writer = try store.writer(limit: limit)
             defer { writer.abort() }
             for try await piece in response.body { try writer.write(piece.readableBytesView) }
-            let info = try writer.finish(expecting: digest)
-            if info.digest == digest { fetched += 1 }
+            // A blob whose bytes are not its name is refused; the others still come.
+            do { _ = try writer.finish(expecting: digest) } catch let error as BlobError {
+                refused = SyncRejection(source: "\(label): blob \(digest)", reason: "\(error)")
+                continue
+            }
+            fetched += 1
         }
+        if let refused { throw refused }
         return fetched
     }
 
@@ -170,7 +176,8 @@ extension ReplicaClient {
         try await Self.check(response, "\(label): POST /v1/replication/blobs/missing")
         let answer = try JSONDecoder().decode([String: [String]].self, from: Data(try await response.body.collect(upTo: 8 << 20).readableBytesView))
         var sent = 0
-        for digest in answer["missing"] ?? [] where offered.contains(digest) {
+        let offeredSet = Set(offered)
+        for digest in answer["missing"] ?? [] where offeredSet.contains(digest) {
             guard let size = try store.size(of: digest) else { continue }
             var put = request("/v1/replication/blobs/\(digest)", method: .PUT)
             put.headers.add(name: "Content-Type", value: "application/octet-stream")

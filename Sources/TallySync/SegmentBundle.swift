@@ -105,6 +105,10 @@ public enum SegmentBundle {
     /// caller keeps them (`finish`) once the events are in, or drops them.
     static func stageBlobs(_ manifest: Manifest, from folder: String, into store: BlobStore) throws -> [BlobWriter] {
         var staged: [BlobWriter] = []
+        let listed = (manifest.blobs ?? []).reduce(0) { $0 + max(0, $1.bytes) }
+        guard listed <= maxBundleBlobBytes else {
+            throw SyncRejection(source: folder, reason: "the bundle's blobs total \(listed) bytes; a bundle may carry at most \(maxBundleBlobBytes)")
+        }
         for blob in manifest.blobs ?? [] {
             let path = folder + "/blobs/" + blob.digest
             guard BlobStore.isDigest(blob.digest), blob.bytes >= 0, blob.bytes <= maxFileBytes else {
@@ -115,10 +119,14 @@ public enum SegmentBundle {
             guard writer.digest == blob.digest else {
                 throw SyncRejection(source: path, reason: "the blob's bytes hash to \(writer.digest), not its name (damaged or truncated in transit)")
             }
+            try writer.seal()  // no descriptor held per blob while the events are checked
             staged.append(writer)
         }
         return staged
     }
+
+    /// The most bytes of blobs one bundle may carry (they are staged on disk before the events are checked).
+    public static let maxBundleBlobBytes = 64 << 30
 
     /// Which events an export takes (the ones `vector` lacks, never local-only ones), and what it took.
     struct ExportedEvents {
