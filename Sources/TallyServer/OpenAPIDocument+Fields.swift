@@ -4,10 +4,10 @@ import TallyCore
 /// (every bound from `Limits`), so the document cannot disagree with what the API accepts.
 extension OpenAPIDocument {
     /// No control characters but tab and newline (what `FieldKind.text` accepts).
-    static let printable = #"'^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'"#
+    static let printable = #"'^[^\u0000-\u0008\u000b-\u001f\u007f-\u009f]*$'"#
     /// The same, and at least one character that is not blank.
     static let printableNonBlank =
-        #"'^[^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f][^\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f]*$'"#
+        #"'^[^\u0000-\u0008\u000b-\u001f\u007f-\u009f]*[^\s\u0000-\u0008\u000b-\u001f\u007f-\u009f][^\u0000-\u0008\u000b-\u001f\u007f-\u009f]*$'"#
 
     /// One `name: {schema}` line per field of `type`, indented for a schema's `properties:`.
     static func writableFields(_ type: EntityType) -> String {

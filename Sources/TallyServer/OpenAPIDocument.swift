@@ -4,7 +4,7 @@ import TallyCore
 enum OpenAPIDocument {
     /// What `DateTime(iso8601:)` accepts: a real calendar date (leap years included), optionally
     /// a time with seconds, milliseconds and an offset (a bare date means local midnight).
-    static let datePattern = "^([0-9]{4}-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))|([0-9]{2}(0[48]|[2468][048]|[13579][26])|([02468][048]|[13579][26])00)-02-29)([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9]([.][0-9]{1,3})?)?(Z|z|[+-](0[0-9]|1[0-8]):?[0-5][0-9]))?$"
+    static let datePattern = "^((1[0-9]{3}|[2-8][0-9]{3}|9[0-8][0-9]{2})-((0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])|(0[469]|11)-(0[1-9]|[12][0-9]|30)|02-(0[1-9]|1[0-9]|2[0-8]))|((1[0-9]|[2-8][0-9]|9[0-8])(0[48]|[2468][048]|[13579][26])|(1[26]|[2468][048]|[3579][26])00)-02-29)([T ]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9]([.][0-9]{1,3})?)?(Z|z|[+-](0[0-9]|1[0-8]):?[0-5][0-9]))?$"
 
     /// The currencies `Currency.isValid` accepts.
     static let currencies = Currency.minorUnitDigits.keys.sorted().joined(separator: ", ")
@@ -220,7 +220,7 @@ enum OpenAPIDocument {
                   type: object
                   additionalProperties: false
                   required: [value]
-                  properties: {value: {}, scope: {type: string, enum: [replicated, local]}}
+                  properties: {value: {description: "any JSON value; keys local.… are local-only, all others replicated (a 'scope' field, if sent, must agree)"}}
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Set.}, "400": {$ref: "#/components/responses/Error"}}
         delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
       /v1/summary:
@@ -230,7 +230,7 @@ enum OpenAPIDocument {
       /v1/summary/months:
         get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every month's income and expense per currency."}}}
       /v1/audit/{id}:
-        parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+        parameters: [{name: id, in: path, required: true, schema: {type: string, pattern: "^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[A-Za-z][A-Za-z0-9._]{0,63})$"}}]
         get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every event of the entity, oldest first."}, "404": {$ref: "#/components/responses/Error"}}}
       /v1/conflicts:
         get:
@@ -254,12 +254,12 @@ enum OpenAPIDocument {
             "415": {$ref: "#/components/responses/Error"}
             "507": {$ref: "#/components/responses/Error"}
       /v1/attachments/{digest}:
-        parameters: [{name: digest, in: path, required: true, schema: {type: string}}]
+        parameters: [{name: digest, in: path, required: true, schema: {type: string, pattern: "^[0-9a-f]{64}$"}}]
         get:
           parameters: [{name: Range, in: header, schema: {type: string}}, {name: If-None-Match, in: header, schema: {type: string}}]
           responses:
             default: {$ref: "#/components/responses/Error"}
-            "200": {description: "The file, streamed, with ETag (its digest) and long-lived caching.", content: {application/octet-stream: {schema: {type: string, format: binary}}}}
+            "200": {description: "The file, streamed, with ETag (its digest) and long-lived caching; Content-Type from its bytes.", content: {image/jpeg: {}, image/png: {}, image/heic: {}, image/heif: {}, image/webp: {}, image/gif: {}, application/pdf: {}, application/octet-stream: {}}}
             "206": {description: "The requested byte range."}
             "304": {description: "Not modified (If-None-Match)."}
             "400": {$ref: "#/components/responses/Error"}
@@ -268,7 +268,7 @@ enum OpenAPIDocument {
         head:
           responses: {default: {description: "As GET, without the body."}}
       /v1/attachments/{digest}/thumbnail:
-        parameters: [{name: digest, in: path, required: true, schema: {type: string}}]
+        parameters: [{name: digest, in: path, required: true, schema: {type: string, pattern: "^[0-9a-f]{64}$"}}]
         get:
           parameters: [{name: size, in: query, schema: {type: integer, enum: [128, 256, 512, 1024]}}]
           responses:
@@ -283,7 +283,7 @@ enum OpenAPIDocument {
           requestBody: {required: true, content: {application/json: {schema: {type: object, required: [digests], additionalProperties: false, properties: {digests: {type: array, maxItems: 100000, items: {type: string, pattern: "^[0-9a-f]{64}$"}}}}}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "{missing: [digest]}: the ones this replica lacks"}, "400": {$ref: "#/components/responses/Error"}}
       /v1/replication/blobs/{digest}:
-        parameters: [{name: digest, in: path, required: true, schema: {type: string}}]
+        parameters: [{name: digest, in: path, required: true, schema: {type: string, pattern: "^[0-9a-f]{64}$"}}]
         get:
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "The blob", content: {application/octet-stream: {schema: {type: string, format: binary}}}}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
         put:
