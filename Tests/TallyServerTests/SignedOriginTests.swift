@@ -174,6 +174,22 @@ import TallyTestSupport
         #expect(try Ledger.pinnedKeys(of: c).first?.pin.key == rotation.newKey.description)
     }
 
+    /// Two deliveries checked against the same pins cannot both move one: the second finds the
+    /// pin changed under it and is refused (a stale push could otherwise swap an origin's key).
+    @Test func aPinMovesOnlyFromTheKeyTheDeliveryWasCheckedAgainst() throws {
+        let store = OriginKeyStore(logDirectory: b.logPath)
+        let origin = ReplicaID.random()
+        let real = ReplicaSigningKey.generate().publicKey, other = ReplicaSigningKey.generate().publicKey
+        try store.record([origin: PinChange(pin: PinnedOriginKey(key: real, pinnedBy: "first contact"), replacing: nil)])
+        // A delivery that saw no pin for the origin, arriving after the real one was pinned.
+        #expect(throws: LogError.self) {
+            try store.record([origin: PinChange(pin: PinnedOriginKey(key: other, pinnedBy: "rotation"), replacing: nil)])
+        }
+        #expect(try store.keys()[origin] == real)
+        try store.record([origin: PinChange(pin: PinnedOriginKey(key: other, pinnedBy: "rotation"), replacing: real)])
+        #expect(try store.keys()[origin] == other)
+    }
+
     /// Rotation records cannot bloat a log: replaying rotations back and forth, or one placed
     /// where its origin's chain does not stand, is refused.
     @Test func rotationsOutOfPlaceOrReplayedAreRefused() throws {
