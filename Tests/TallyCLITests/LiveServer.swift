@@ -37,6 +37,12 @@ final class LiveServer: @unchecked Sendable {
 
     var url: String { "http://127.0.0.1:\(port)" }
 
+    /// The tests' HTTP client: a request may wait for its first byte as long as its deadline
+    /// allows (the shared client gives up after 60 s without a byte, which a server slowed down
+    /// ~10× by ThreadSanitizer can take).
+    static let client = HTTPClient(eventLoopGroupProvider: .singleton,
+                                   configuration: HTTPClient.Configuration(timeout: .init(connect: .seconds(60), read: .seconds(600))))
+
     func kill(_ signal: Int32) {
         Foundation.kill(process.processIdentifier, signal)
         waitForExit(process)
@@ -51,7 +57,7 @@ final class LiveServer: @unchecked Sendable {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(string: json))
         }
-        let response = try await HTTPClient.shared.execute(request, timeout: timeout)
+        let response = try await Self.client.execute(request, timeout: timeout)
         return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 16 << 20)))
     }
 }

@@ -268,7 +268,7 @@ final class Acknowledged: @unchecked Sendable {
         upload.method = .POST
         upload.headers.add(name: "Authorization", value: "Bearer \(write)")
         upload.body = .bytes(ByteBuffer(bytes: photo))
-        let stored = try await HTTPClient.shared.execute(upload, timeout: .seconds(180))
+        let stored = try await LiveServer.client.execute(upload, timeout: .seconds(180))
         #expect(stored.status.code == 201)
         let digest = String(buffer: try await stored.body.collect(upTo: 1 << 16)).split(separator: "\"").dropFirst(3).first.map(String.init) ?? ""
         #expect(try await server.request(.POST, "/v1/expenses", token: write, json: #"{"amount": 5600, "attachments": ["\#(digest)"]}"#).status == 201)
