@@ -135,18 +135,5 @@ struct AttachmentBenchmarks {
                                baselineName: "open + rotate the photo's header, ms")
     }
 
-    func freshDirectory(_ name: String) throws -> DataDirectory {
-        let path = workDirectory + "/" + name
-        try? FileManager.default.removeItem(atPath: path)
-        return try DataDirectory.create(path: path, name: name)
-    }
-
-    func waitForHealth(_ url: String) async throws {
-        let deadline = now() + 600
-        while now() < deadline {
-            if let response = try? await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(2)), response.status.code == 200 { return }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        throw BenchError("\(url) did not answer within 600 s")
-    }
+    func freshDirectory(_ name: String) throws -> DataDirectory { try freshBenchDirectory(name, in: workDirectory) }
 }

@@ -1,4 +1,6 @@
+import AsyncHTTPClient
 import Foundation
+import TallyLog
 
 /// Starts a process with its output discarded (a server the benchmark loads).
 func startProcess(_ arguments: [String]) throws -> Process {
@@ -23,4 +25,21 @@ func runProcess(_ arguments: [String]) throws -> String {
     while process.isRunning { usleep(1000) }
     guard process.terminationStatus == 0 else { throw BenchError("\(arguments.joined(separator: " ")) exited with \(process.terminationStatus)") }
     return output
+}
+
+/// A new data directory `name` under `workDirectory` (any earlier one removed).
+func freshBenchDirectory(_ name: String, in workDirectory: String) throws -> DataDirectory {
+    let path = workDirectory + "/" + name
+    try? FileManager.default.removeItem(atPath: path)
+    return try DataDirectory.create(path: path, name: name)
+}
+
+/// Waits (up to 600 s) until `url` answers 200.
+func waitForHealth(_ url: String) async throws {
+    let deadline = now() + 600
+    while now() < deadline {
+        if let response = try? await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(2)), response.status.code == 200 { return }
+        try await Task.sleep(for: .milliseconds(200))
+    }
+    throw BenchError("\(url) did not answer within 600 s")
 }

@@ -157,18 +157,5 @@ struct SyncBenchmarks {
         guard projected == UInt64(expected) else { throw BenchError("target projected \(projected) of \(expected) events") }
     }
 
-    func freshDirectory(_ name: String) throws -> DataDirectory {
-        let path = workDirectory + "/" + name
-        try? FileManager.default.removeItem(atPath: path)
-        return try DataDirectory.create(path: path, name: name)
-    }
-
-    func waitForHealth(_ url: String) async throws {
-        let deadline = now() + 600
-        while now() < deadline {
-            if let response = try? await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(2)), response.status.code == 200 { return }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        throw BenchError("\(url) did not answer within 600 s")
-    }
+    func freshDirectory(_ name: String) throws -> DataDirectory { try freshBenchDirectory(name, in: workDirectory) }
 }
