@@ -165,11 +165,13 @@ final class Acknowledged: @unchecked Sendable {
         let token = try replica.ok(["token", "create", "--name", "app", "--scope", "read,write"])
         let server = try LiveServer(replica, options: ["--idle-timeout", "1"])
         defer { server.kill(SIGTERM) }
-        let sockets = (0..<300).map { index in
+        // Under ThreadSanitizer (~10× slower) the listener cannot take 300 at once; 60 still hold it busy.
+        let held = ProcessInfo.processInfo.environment["TSAN_OPTIONS"] == nil ? 300 : 60
+        let sockets = (0..<held).map { index in
             Self.halfSentRequest(port: server.port, index % 2 == 0 ? "POST /v1/expenses HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"am" : "GET /hea")
         }
         defer { for fd in sockets where fd >= 0 { close(fd) } }
-        #expect(sockets.filter { $0 >= 0 }.count == 300)
+        #expect(sockets.filter { $0 >= 0 }.count == held)
         // The service keeps answering. (With a 1 s idle timeout a machine slowed down ~10×, as
         // under ThreadSanitizer, may cut one of these requests too: a reset is retried, a
         // wrong answer is not.)
@@ -347,7 +349,11 @@ final class Acknowledged: @unchecked Sendable {
         if sent == 30 { _ = Self.send(chunked, Array("0\r\n\r\n".utf8)) }
         #expect(Self.statusLine(chunked).contains("413"), "refused once past the limit (sent \(sent) MiB)")
         let growth = try Self.peakMemory(pid) - before
-        #expect(growth < 16 << 20, "peak memory grew by \(growth >> 20) MiB for a 30 MiB upload")
+        // AddressSanitizer keeps freed memory in quarantine (256 MiB), so there peak memory says
+        // nothing about what the server holds; everywhere else it must stay well under 30 MiB.
+        if ProcessInfo.processInfo.environment["ASAN_OPTIONS"] == nil {
+            #expect(growth < 16 << 20, "peak memory grew by \(growth >> 20) MiB for a 30 MiB upload")
+        }
         #expect(try replica.ok(["status", "--json"]).contains(#""attachments":0"#), "nothing stored")
     }
 
