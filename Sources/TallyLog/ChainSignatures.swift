@@ -45,12 +45,7 @@ public struct SignedHead: Hashable, Sendable {
     public var message: [UInt8] { Self.message(origin: origin, sequence: sequence, hash: hash) }
 
     static func message(origin: ReplicaID, sequence: UInt64, hash: EventHash) -> [UInt8] {
-        var out = ByteWriter(capacity: 80)
-        out.raw(Array("tally signed head v1\n".utf8))
-        out.uuid(origin.uuid)
-        out.u64(sequence)
-        out.raw(hash.bytes)
-        return out.bytes
+        signedBytes(label: "tally signed head v1\n", origin: origin, sequence: sequence, tail: hash.bytes)
     }
 
     /// Whether the signature is `key`'s over this head.
@@ -69,12 +64,7 @@ public struct KeyRotation: Hashable, Sendable {
     public var signature: [UInt8]
 
     public var message: [UInt8] {
-        var out = ByteWriter(capacity: 100)
-        out.raw(Array("tally key rotation v1\n".utf8))
-        out.uuid(origin.uuid)
-        out.u64(afterSequence)
-        out.raw(newKey.bytes)
-        return out.bytes
+        signedBytes(label: "tally key rotation v1\n", origin: origin, sequence: afterSequence, tail: newKey.bytes)
     }
 
     public var isValid: Bool { oldKey.verifies(signature, of: message) }
@@ -266,4 +256,15 @@ public struct SignaturePoint: Sendable, Equatable {
         }
         return points
     }
+}
+
+/// What a signature covers: a domain label, the origin, a u64 LE sequence, then 32 bytes (a
+/// head's event hash, a rotation's new key). LOG_FORMAT.md §2.
+func signedBytes(label: String, origin: ReplicaID, sequence: UInt64, tail: [UInt8]) -> [UInt8] {
+    var out = ByteWriter(capacity: 96)
+    out.raw(Array(label.utf8))
+    out.uuid(origin.uuid)
+    out.u64(sequence)
+    out.raw(tail)
+    return out.bytes
 }
