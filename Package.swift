@@ -56,6 +56,13 @@ let package = Package(
                         .embedInCode("0003_fewer_expense_indexes.sql"), .embedInCode("0004_smaller_entity_state.sql"),
                         .embedInCode("0005_expense_payee.sql")]
         ),
+        // The web app (issue 17): HTML, CSS, JavaScript modules and an icon, written here (no
+        // Node build step) and compiled into the binary; TallyServer serves them at `/`.
+        .target(
+            name: "TallyWebApp",
+            path: "WebApp",
+            resources: [.embedInCode("index.html"), .embedInCode("app.css"), .embedInCode("app.js"), .embedInCode("api.js"), .embedInCode("dom.js"), .embedInCode("i18n.js"), .embedInCode("charts.js"), .embedInCode("month.js"), .embedInCode("expenses.js"), .embedInCode("categories.js"), .embedInCode("todos.js"), .embedInCode("history.js"), .embedInCode("sync.js"), .embedInCode("icon.svg")]
+        ),
         // SQLite projections via GRDB: migrator, projector, rebuilder, queries.
         .target(
             name: "TallyStore",
@@ -89,7 +96,7 @@ let package = Package(
         .target(
             name: "TallyServer",
             dependencies: [
-                "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyImages",
+                "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyImages", "TallyWebApp",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

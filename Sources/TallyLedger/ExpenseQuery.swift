@@ -6,7 +6,7 @@ import TallyStore
 /// the `--month … --tag …` flags of the CLI — with one set of rules and limits for both.
 public struct ExpenseQuery: Sendable {
     /// The parameters a list takes.
-    public static let parameters = ["month", "from", "to", "category", "tag", "payee", "kind", "limit", "cursor"]
+    public static let parameters = ["month", "from", "to", "category", "tag", "payee", "text", "kind", "limit", "cursor"]
 
     /// The filter for the views.
     public private(set) var filter = ExpenseFilter()
@@ -25,6 +25,11 @@ public struct ExpenseQuery: Sendable {
                 filter.categoryId = uuid.lowercased
             case "tag": filter.tag = value
             case "payee": filter.payee = value
+            case "text":
+                guard !value.isEmpty, value.count <= Limits.maxShortTextLength else {
+                    throw ValidationError(field: name, "must be 1 to \(Limits.maxShortTextLength) characters")
+                }
+                filter.text = value
             case "kind":
                 guard ["income", "expense"].contains(value) else { throw ValidationError(field: name, "must be income or expense") }
                 filter.kind = value

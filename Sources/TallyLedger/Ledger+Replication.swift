@@ -62,6 +62,28 @@ extension Ledger {
                           blobsFetched: fetched, blobsSent: sent)
     }
 
+    /// Syncs with a configured peer (`sync(with:)` over HTTP) and records how it went in
+    /// `PeerStatusStore`, for the sync status a person sees.
+    public func sync(withPeer peer: Peer) async throws -> SyncReport {
+        let statuses = PeerStatusStore(directory: directory)
+        do {
+            let report = try await sync(with: ReplicaClient(baseURL: peer.url, token: peer.token, label: peer.name))
+            let held = vector
+            try? statuses.record(peer.name) { status in
+                status.lastError = nil
+                status.lastSuccessAt = status.lastAttemptAt
+                (status.pulled, status.pushed, status.vectorAtSuccess) = (report.pulled, report.pushed, held)
+            }
+            return report
+        } catch {
+            // A refusal names what this replica refused; anything else is the peer's failure,
+            // whose words (a decoding error quotes them) are not kept.
+            let reason = error is SyncRejection || error is LogError ? "\(error)" : "it could not be reached, or did not answer as a Tally replica"
+            try? statuses.record(peer.name) { $0.lastError = reason }
+            throw error
+        }
+    }
+
     /// Imports the bundle in `folder` (all or nothing) and projects it.
     public func importBundle(from folder: String) async throws -> SyncReport {
         try await sync(with: BundleFolder(path: folder), push: false)

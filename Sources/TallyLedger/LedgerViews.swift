@@ -74,10 +74,26 @@ public struct LedgerViews: Sendable {
         try projector.database.read { try ProjectionQueries.setting($0, key: key) }.map(ViewJSON.setting)
     }
 
-    /// A month's totals, by category and by payment (`month` checked as `YYYY-MM`).
-    public func summary(month: String) throws -> MonthSummary {
+    /// A month's totals, by category and by payment (`month` checked as `YYYY-MM`); with
+    /// `category`, spending by that category's children (a merged duplicate's id stands for its winner).
+    public func summary(month: String, category: String? = nil) throws -> MonthSummary {
         let month = try ExpenseQuery.month(month)
-        return try projector.database.read { try ProjectionQueries.summary($0, month: month) }
+        return try projector.database.read { db in
+            var root: String?
+            if let category {
+                guard UUID(uuidString: category) != nil else { throw ValidationError(field: "category", "must be a category id (a UUID)") }
+                guard let row = try ProjectionQueries.category(db, id: category.lowercased()) else {
+                    throw ValidationError(field: "category", "no category \(category)", kind: .notFound)
+                }
+                root = row.id
+            }
+            return try ProjectionQueries.summary(db, month: month, within: root)
+        }
+    }
+
+    /// Every category merged into another (a duplicate by name and parent), with why.
+    public func categoryMerges() throws -> [CategoryMergeRow] {
+        try projector.database.read { try ProjectionQueries.categoryMerges($0) }
     }
 
     /// Every month's totals per currency.

@@ -5,15 +5,17 @@ import TallyLedger
 import TallyLog
 import TallySync
 
-/// An error the API answers with `{"error": {"code": …, "message": …}}` and its status.
-/// Every other error type is mapped here, in one place.
+/// An error the API answers with `{"error": {"code": …, "message": …, "field": …}}` and its
+/// status (`field`, the request field at fault, only when there is one: a form shows the
+/// message beside it). Every other error type is mapped here, in one place.
 public struct APIError: Error, Sendable {
     public var status: HTTPResponse.Status
     public var code: String
     public var message: String
+    public var field: String?
 
-    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String) {
-        (self.status, self.code, self.message) = (status, code, message)
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, field: String? = nil) {
+        (self.status, self.code, self.message, self.field) = (status, code, message, field)
     }
 
     /// The API's answer to any error thrown while handling a request.
@@ -21,14 +23,17 @@ public struct APIError: Error, Sendable {
         switch error {
         case let error as APIError: return error
         case let error as ValidationError:
+            var answer: APIError
             switch error.kind {
-            case .invalid: return APIError(.badRequest, "invalid_field", error.description)
-            case .unknownField: return APIError(.badRequest, "unknown_field", error.message)
-            case .malformed: return APIError(.badRequest, "invalid_body", error.message)
-            case .notFound: return APIError(.notFound, "not_found", error.message)
-            case .alreadyExists: return APIError(.conflict, "already_exists", error.message)
-            case .conflictsWithState: return APIError(.conflict, "conflicts_with_state", error.description)
+            case .invalid: answer = APIError(.badRequest, "invalid_field", error.description)
+            case .unknownField: answer = APIError(.badRequest, "unknown_field", error.message)
+            case .malformed: answer = APIError(.badRequest, "invalid_body", error.message)
+            case .notFound: answer = APIError(.notFound, "not_found", error.message)
+            case .alreadyExists: answer = APIError(.conflict, "already_exists", error.message)
+            case .conflictsWithState: answer = APIError(.conflict, "conflicts_with_state", error.description)
             }
+            answer.field = error.field
+            return answer
         case let error as LedgerError:
             switch error {
             case .unknownParameter: return APIError(.badRequest, error.code, error.description)
@@ -61,7 +66,8 @@ public struct APIError: Error, Sendable {
 
     /// The JSON response.
     var response: Response {
-        let body = JSONText.object([("error", .object([("code", .string(code)), ("message", .string(message))]))]).serialized
+        let fields: [(String, JSONText)] = [("code", .string(code)), ("message", .string(message))] + (field.map { [("field", .string($0))] } ?? [])
+        let body = JSONText.object([("error", .object(fields))]).serialized
         return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 }

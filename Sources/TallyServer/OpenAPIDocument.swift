@@ -43,7 +43,7 @@ enum OpenAPIDocument {
             error:
               type: object
               required: [code, message]
-              properties: {code: {type: string}, message: {type: string}}
+              properties: {code: {type: string}, message: {type: string}, field: {type: string, description: "The request field at fault, when there is one"}}
         Expense:
           type: object
           properties:
@@ -157,6 +157,7 @@ enum OpenAPIDocument {
             - {name: category, in: query, schema: {type: string, format: uuid}}
             - {name: tag, in: query, schema: {type: string}}
             - {name: payee, in: query, schema: {type: string}}
+            - {name: text, in: query, description: "Text the payee, memo or payment method contains (matched literally)", schema: {type: string, minLength: 1, maxLength: \(Limits.maxShortTextLength)}}
             - {name: kind, in: query, schema: {type: string, enum: [income, expense]}}
             - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: \(Limits.maxPageSize)}}
             - {name: cursor, in: query, schema: {type: string, pattern: "^-?[0-9]{1,18}_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"}}
@@ -183,7 +184,7 @@ enum OpenAPIDocument {
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
         delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
       /v1/categories:
-        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Categories as a tree (duplicates merged): {items}."}}}
+        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Categories as a tree (duplicates merged): {items, merged: [{id, mergedInto, reason}]}."}}}
         post:
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/CategoryCreate"}}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: Created.}, "400": {$ref: "#/components/responses/Error"}}
@@ -225,13 +226,54 @@ enum OpenAPIDocument {
         delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
       /v1/summary:
         get:
-          parameters: [{name: month, in: query, required: true, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])$"}}]
-          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "A month's totals by currency, category and payment."}, "400": {$ref: "#/components/responses/Error"}}
+          parameters:
+            - {name: month, in: query, required: true, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])$"}}
+            - {name: category, in: query, description: "Spending by this category's children instead of by top-level category", schema: {type: string, format: uuid}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "A month's totals by currency, category and payment."}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
       /v1/summary/months:
         get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every month's income and expense per currency."}}}
       /v1/audit/{id}:
         parameters: [{name: id, in: path, required: true, schema: {type: string, pattern: "^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[A-Za-z][A-Za-z0-9._]{0,63})$"}}]
         get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every event of the entity, oldest first."}, "404": {$ref: "#/components/responses/Error"}}}
+      /v1/session:
+        get:
+          description: "The token's name and scopes, and the log's head (where a client starts following /v1/changes)."
+          responses:
+            default: {$ref: "#/components/responses/Error"}
+            "200":
+              description: The session.
+              content:
+                application/json:
+                  schema:
+                    type: object
+                    required: [token, scopes, replicaId, appendedIndex, projectedIndex]
+                    properties: {token: {type: string}, scopes: {type: array, items: {type: string, enum: [read, write, replicate]}}, replicaId: {type: string}, appendedIndex: {type: integer}, projectedIndex: {type: integer}}
+      /v1/sync/status:
+        get:
+          description: "This replica (log head, how far the views are behind, events per origin) and each configured peer: URL without credentials, last attempt, last success, last error, and the events written here since the last success (never a peer's token)."
+          responses:
+            default: {$ref: "#/components/responses/Error"}
+            "200":
+              description: The sync status.
+              content:
+                application/json:
+                  schema:
+                    type: object
+                    required: [replicaId, name, appendedIndex, projectedIndex, viewsBehind, origins, peers, missingAttachments]
+                    properties:
+                      replicaId: {type: string}
+                      name: {type: string}
+                      appendedIndex: {type: integer}
+                      projectedIndex: {type: integer}
+                      viewsBehind: {type: integer}
+                      missingAttachments: {type: integer}
+                      origins: {type: array, items: {type: object, properties: {origin: {type: string}, events: {type: integer}}}}
+                      peers:
+                        type: array
+                        items:
+                          type: object
+                          required: [name, url, unsent]
+                          properties: {name: {type: string}, url: {type: string}, lastAttemptAt: {type: [string, "null"]}, lastSuccessAt: {type: [string, "null"]}, lastError: {type: [string, "null"]}, pulled: {type: integer}, pushed: {type: integer}, unsent: {type: integer}}
       /v1/conflicts:
         get:
           parameters: [{name: entity, in: query, schema: {type: string}}]

@@ -17,7 +17,7 @@ struct PeerSyncService: Service {
             for peer in (try? PeerStore(directory: service.directory).all()) ?? [] {
                 if let wait = backoff[peer.name], ContinuousClock.now < wait.until { continue }
                 do {
-                    let report = try await service.ledger.sync(with: ReplicaClient(baseURL: peer.url, token: peer.token, label: peer.name))
+                    let report = try await service.ledger.sync(withPeer: peer)
                     backoff[peer.name] = nil
                     service.metrics.replicated(report.pulled, from: peer.name)
                     if report.pulled + report.pushed > 0 {

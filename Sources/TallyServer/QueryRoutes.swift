@@ -16,15 +16,17 @@ struct QueryRoutes {
             return json(views.pageJSON(try await service.run { try views.expenses(query) }))
         }
         group.get("categories") { _, _ in
-            let tree = try await service.run { try views.categoryTree() }
-            return json(.object([("items", .array(tree.map { ViewJSON.category($0.category, depth: $0.depth) }))]))
+            let (tree, merges) = try await service.run { (try views.categoryTree(), try views.categoryMerges()) }
+            return json(.object([("items", .array(tree.map { ViewJSON.category($0.category, depth: $0.depth) })),
+                                 ("merged", .array(merges.map(ViewJSON.categoryMerge)))]))
         }
         group.get("todos") { _, _ in
             json(.object([("items", .array(try await service.run { try views.todos() }.map { ViewJSON.todo($0, isHeld: views.isAttachmentHeld) }))]))
         }
         group.get("summary") { request, _ in
             guard let month = request.uri.queryParameters.get("month") else { throw ValidationError(field: "month", "required, YYYY-MM") }
-            return json(ViewJSON.summary(try await service.run { try views.summary(month: month) }))
+            let category = request.uri.queryParameters.get("category")
+            return json(ViewJSON.summary(try await service.run { try views.summary(month: month, category: category) }))
         }
         group.get("summary/months") { _, _ in
             json(.object([("items", ViewJSON.monthlyTotals(try await service.run { try views.monthlyTotals() }))]))

@@ -57,7 +57,7 @@ struct ReplicationRoutes {
             }
             let report: Ledger.SyncReport
             do {
-                report = try await service.ledger.sync(with: ReplicaClient(baseURL: peer.url, token: peer.token, label: peer.name))
+                report = try await service.ledger.sync(withPeer: peer)
             } catch let error as SyncRejection {
                 throw error
             } catch let error as LogError {

@@ -37,12 +37,15 @@ public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> 
         Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
     }
 
+    WebAppRoutes().add(to: router)
+
     let v1 = router.group("v1")
     EntityRoutes(service: service, type: .expense, path: "expenses").add(to: v1)
     EntityRoutes(service: service, type: .category, path: "categories").add(to: v1)
     EntityRoutes(service: service, type: .todo, path: "todos").add(to: v1)
     SettingRoutes(service: service).add(to: v1)
     QueryRoutes(service: service).add(to: v1)
+    StatusRoutes(service: service).add(to: v1)
     ChangeFeed(service: service).add(to: v1)
     ReplicationRoutes(service: service).add(to: v1)
     AttachmentRoutes(service: service).add(to: v1)

@@ -19,7 +19,7 @@ public struct TallyRequestContext: RequestContext {
     public var maxUploadSize: Int { 64 << 20 }
 }
 
-/// Requires a bearer token on every route but `/health` (401 without or with an unknown one),
+/// Requires a bearer token on every route but `/health` and the web app's files (401 without or with an unknown one),
 /// and the scope the route needs (403 otherwise): `read` for GET, `write` for other methods,
 /// `replicate` under `/v1/replication`.
 struct AuthMiddleware: RouterMiddleware {
@@ -33,7 +33,7 @@ struct AuthMiddleware: RouterMiddleware {
         // Likewise a percent-encoded path ("/v1/%72eplication/push"): no route of this API needs
         // one (ids and setting keys are plain ASCII), and the router may decode what this check sees raw.
         if path.contains("%") { throw APIError(.badRequest, "invalid_path", "the path is percent-encoded; no route of this API needs it") }
-        if path == "/health" { return try await next(request, context) }
+        if path == "/health" || WebAppRoutes.isPublic(path) { return try await next(request, context) }
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
             throw APIError(.unauthorized, "unauthorized", "send 'Authorization: Bearer <token>' (create one with 'tally token create')")
         }

@@ -16,6 +16,8 @@ public struct ExpenseFilter: Sendable {
     public var payee: String?
     /// income | expense
     public var kind: String?
+    /// Text the payee, memo or payment method contains (case-insensitive for ASCII letters).
+    public var text: String?
     /// Most rows to return.
     public var limit: Int = 100
     /// Continue after this (date_ms, id), newest first: the cursor of the previous page's last row.
@@ -86,6 +88,13 @@ public enum ProjectionQueries {
         if let payee = filter.payee {
             conditions.append("e.payee = ?")
             arguments += [payee]
+        }
+        if let text = filter.text {
+            // LIKE with its wildcards escaped: the text is matched literally.
+            let pattern = "%" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+                .replacingOccurrences(of: "_", with: "\\_") + "%"
+            conditions.append(#"(e.payee LIKE ? ESCAPE '\' OR e.memo LIKE ? ESCAPE '\' OR e.payment LIKE ? ESCAPE '\')"#)
+            arguments += [pattern, pattern, pattern]
         }
         if let tag = filter.tag {
             conditions.append("e.id IN (SELECT expense_id FROM expense_tags WHERE tag = ?)")
@@ -176,19 +185,25 @@ public enum ProjectionQueries {
         }
     }
 
-    /// A month's totals: income vs expense per currency, by top-level category, by payment method.
-    public static func summary(_ db: Database, month: String) throws -> MonthSummary {
+    /// A month's totals: income vs expense per currency, by category, by payment method.
+    /// `byCategory` rolls spending up to the top-level categories, or — given `within`, a
+    /// category's id — to that category's direct children (its own expenses under itself, and
+    /// expenses outside it left out): the drill-down of the web app's chart.
+    public static func summary(_ db: Database, month: String, within root: String? = nil) throws -> MonthSummary {
         let parents = Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT id, parent_id, name FROM categories").map {
             ($0[0] as String, (parent: $0[1] as String?, name: $0[2] as String))
         })
-        func topLevel(_ id: String?) -> String? {
-            guard var current = id else { return nil }
+        /// The bucket an expense's category counts toward: `.some(nil)` for "no category" at
+        /// the top level, `nil` when the category is outside `root`.
+        func bucket(_ id: String?) -> String?? {
+            guard var current = id else { return root == nil ? .some(nil) : nil }
             var steps = 0
-            while let parent = parents[current]?.parent, parents[parent] != nil, steps < 64 {
+            while current != root, let parent = parents[current]?.parent, parents[parent] != nil, parent != root, steps < 64 {
                 current = parent
                 steps += 1
             }
-            return current
+            if root == nil || current == root || parents[current]?.parent == root { return .some(current) }
+            return nil
         }
         var totals: [String: MonthSummary.Total] = [:]
         var byCategory: [String: MonthSummary.Group] = [:]
@@ -211,10 +226,11 @@ public enum ProjectionQueries {
             if kind == "income" { total.income.add(amount) } else { total.expense.add(amount) }
             total.count += count
             totals[currency] = total
-            let top = topLevel(category)
-            addTo(&byCategory, "\(top ?? "")|\(kind)|\(currency)",
-                  MonthSummary.Group(key: top, label: top.flatMap { parents[$0]?.name } ?? "(none)", kind: kind, currency: currency, amount: AmountSum(), count: 0),
-                  amount, count)
+            if case .some(let top) = bucket(category) {
+                addTo(&byCategory, "\(top ?? "")|\(kind)|\(currency)",
+                      MonthSummary.Group(key: top, label: top.flatMap { parents[$0]?.name } ?? "(none)", kind: kind, currency: currency, amount: AmountSum(), count: 0),
+                      amount, count)
+            }
             addTo(&byPayment, "\(payment ?? "")|\(kind)|\(currency)",
                   MonthSummary.Group(key: payment, label: payment ?? "(none)", kind: kind, currency: currency, amount: AmountSum(), count: 0),
                   amount, count)

@@ -30,6 +30,11 @@ public enum ViewJSON {
         ])
     }
 
+    /// A category merged into another: `id` is the duplicate, `mergedInto` the category that stands for it.
+    public static func categoryMerge(_ merge: CategoryMergeRow) -> JSONText {
+        .object([("id", .string(merge.loserID)), ("mergedInto", .string(merge.winnerID)), ("reason", .string(merge.reason))])
+    }
+
     public static func setting(_ row: SettingRow) -> JSONText {
         .object([("key", .string(row.key)), ("value", .raw(row.value)), ("scope", .string(row.scope))])
     }

@@ -16,6 +16,7 @@ struct ExpensesCommand: ParsableCommand {
         @Option(help: "A category id (its sub-categories included).") var category: String?
         @Option(help: "A tag.") var tag: String?
         @Option(help: "A payee (exactly).") var payee: String?
+        @Option(help: "Text the payee, memo or payment method contains.") var text: String?
         @Option(help: "income or expense.") var kind: String?
         @Option(help: "Most rows to show (1 to \(Limits.maxPageSize); default \(Limits.defaultPageSize)).") var limit: String?
         @Option(help: "Continue after a previous page (its nextCursor).") var cursor: String?
@@ -23,7 +24,7 @@ struct ExpensesCommand: ParsableCommand {
 
         func run() throws {
             let given: [(String, String?)] = [("month", month), ("from", from), ("to", to), ("category", category), ("tag", tag), ("payee", payee),
-                                              ("kind", kind), ("limit", limit), ("cursor", cursor)]
+                                              ("text", text), ("kind", kind), ("limit", limit), ("cursor", cursor)]
             let query: ExpenseQuery
             do { query = try ExpenseQuery(given.compactMap { name, value in value.map { (name, $0) } }) } catch let error as TallyCore.ValidationError {
                 throw CLIError("invalid --\(error.field ?? "option"): \(error.message)")
@@ -115,6 +116,7 @@ struct SummaryCommand: ParsableCommand {
         commandName: "summary", abstract: "A month's income vs expense, by category and payment method; or every month's totals.")
     @OptionGroup var global: GlobalOptions
     @Option(help: "A month, YYYY-MM (default: this month).") var month: String?
+    @Option(help: "A category id: spending by its sub-categories instead of by top-level category.") var category: String?
     @Flag(help: "Totals of every month instead.") var months = false
     @Flag(help: "Print JSON.") var json = false
 
@@ -134,7 +136,9 @@ struct SummaryCommand: ParsableCommand {
         }
         let month = self.month ?? DateTime.nowHere.localMonth
         let summary: MonthSummary
-        do { summary = try views.summary(month: month) } catch let error as TallyCore.ValidationError { throw CLIError("invalid --month '\(month)': \(error.message)") }
+        do { summary = try views.summary(month: month, category: category) } catch let error as TallyCore.ValidationError {
+            throw CLIError("invalid --\(error.field ?? "month"): \(error.message)")
+        }
         if json {
             print(ViewJSON.summary(summary).serialized)
             return

@@ -32,7 +32,12 @@ struct SyncCommand: AsyncParsableCommand {
         do {
             let ledger = try Ledger(directory: directory, lockTimeout: 0)
             defer { ledger.close() }
-            report = try await ledger.sync(with: target)
+            // A configured peer's sync is recorded for the sync status (`GET /v1/sync/status`).
+            if let configured = try PeerStore(directory: directory).all().first(where: { $0.name == peer }) {
+                report = try await ledger.sync(withPeer: Peer(name: configured.name, url: configured.url, token: token ?? configured.token))
+            } else {
+                report = try await ledger.sync(with: target)
+            }
         } catch LogError.writerLocked {
             guard let local = LocalServer.read(directory) else {
                 throw CLIError("another process holds the writer lock and no running server is recorded in \(directory.path)/server.json; retry when it is done")

@@ -295,7 +295,8 @@ extension TestResponse {
             let document = String(buffer: try await client.send(.get, "/openapi.yaml", token: fixture.readOnly).body)
             for path in ["/v1/expenses:", "/v1/expenses/{id}:", "/v1/categories:", "/v1/todos/{id}:", "/v1/settings/{key}:", "/v1/summary:",
                          "/v1/audit/{id}:", "/v1/conflicts:", "/v1/changes:", "/health:", "/v1/attachments:", "/v1/attachments/{digest}:",
-                         "/v1/attachments/{digest}/thumbnail:", "/v1/replication/blobs/missing:", "/v1/replication/blobs/{digest}:"] {
+                         "/v1/attachments/{digest}/thumbnail:", "/v1/replication/blobs/missing:", "/v1/replication/blobs/{digest}:",
+                         "/v1/session:", "/v1/sync/status:"] {
                 #expect(document.contains(path), "\(path)")
             }
         }

@@ -1,0 +1,70 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import TallyCore
+import TallyWebApp
+
+/// The web app (WebApp/, docs/WEBAPP.md): `/` answers its page, `/assets/VERSION/NAME` its
+/// files. VERSION is a hash of every file, so an asset's URL changes whenever any file does
+/// and assets can be cached for a year; the page itself is revalidated on every load. Both are
+/// public (the app signs in with a token it sends to `/v1` itself) and carry a strict
+/// Content-Security-Policy: scripts and styles from this origin only, none inline.
+struct WebAppRoutes {
+    /// The policy of every web app response. `img-src blob:` is for receipt thumbnails, which
+    /// the app fetches with its token and shows as blob URLs.
+    static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
+        + "connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+    /// The assets by name and their version.
+    static let catalog = WebAssetCatalog(WebAssets.files)
+
+    /// Paths served without a token.
+    static func isPublic(_ path: String) -> Bool { path == "/" || path.hasPrefix("/assets/") }
+
+    func add(to router: Router<TallyRequestContext>) {
+        let catalog = Self.catalog
+        router.get("/") { _, _ in Self.response(catalog.page, contentType: "text/html; charset=utf-8", cache: "no-cache") }
+        router.head("/") { _, _ in Self.response(catalog.page, contentType: "text/html; charset=utf-8", cache: "no-cache", bodyless: true) }
+        for method in [HTTPRequest.Method.get, .head] {
+            router.on("/assets/:version/:name", method: method) { _, context in
+                guard context.parameters.get("version") == catalog.version, let name = context.parameters.get("name"),
+                      let asset = catalog.assets[name], name != "index.html"
+                else { throw APIError(.notFound, "not_found", "no such asset (the page may be from an older version: reload it)") }
+                return Self.response(asset.bytes, contentType: asset.contentType, cache: "public, max-age=31536000, immutable", bodyless: method == .head)
+            }
+        }
+    }
+
+    static func response(_ bytes: [UInt8], contentType: String, cache: String, bodyless: Bool = false) -> Response {
+        var headers: HTTPFields = [.contentType: contentType, .cacheControl: cache, .contentLength: String(bytes.count)]
+        headers[HTTPField.Name("Content-Security-Policy")!] = contentSecurityPolicy
+        headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
+        headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        headers[HTTPField.Name("Cross-Origin-Opener-Policy")!] = "same-origin"
+        headers[HTTPField.Name("Permissions-Policy")!] = "geolocation=(), microphone=(), payment=(), usb=()"
+        return Response(status: .ok, headers: headers, body: bodyless ? .init() : .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+}
+
+/// The web app's files with their version: the page with `{{assets}}` replaced by
+/// `/assets/VERSION`, and every other file by name.
+struct WebAssetCatalog: Sendable {
+    let version: String
+    let page: [UInt8]
+    let assets: [String: (contentType: String, bytes: [UInt8])]
+
+    init(_ files: [(name: String, contentType: String, bytes: [UInt8])]) {
+        var hash = SHA256()
+        for file in files.sorted(by: { $0.name < $1.name }) {
+            hash.update(data: Array(file.name.utf8) + [0])
+            hash.update(data: file.bytes)
+        }
+        version = String(Hex.lowercase(hash.finalize()).prefix(16))
+        var assets: [String: (contentType: String, bytes: [UInt8])] = [:]
+        for file in files { assets[file.name] = (file.contentType, file.bytes) }
+        self.assets = assets
+        let template = String(decoding: assets["index.html"]?.bytes ?? [], as: UTF8.self)
+        page = Array(template.replacingOccurrences(of: "{{assets}}", with: "/assets/\(version)").utf8)
+    }
+}

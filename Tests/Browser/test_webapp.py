@@ -1,0 +1,375 @@
+"""The web app, used the way a person uses it: a real headless Chromium (Selenium) against a
+live `tally serve`. Run by scripts/test-browser (TALLY = the tally binary, SCREENSHOTS = where
+screenshots go)."""
+
+import os
+import re
+import tempfile
+import time
+import unittest
+
+from axe_selenium_python import Axe
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+import tally_fixture as fixture
+
+SCREENSHOTS = os.environ.get("SCREENSHOTS", ".build/screenshots")
+SIZES = {"phone": (390, 844), "desktop": (1280, 800)}
+
+
+class WebApp(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.root = tempfile.mkdtemp(prefix="tally-browser-")
+        cls.tally, cls.made = fixture.seed_household(cls.root, os.environ["TALLY"])
+        cls.token = cls.tally.token("browser", "read,write")
+        cls.read_token = cls.tally.token("viewer", "read")
+        cls.tally.start()
+        # Two replicas each made "Food": the one that stands for both is the one the views show.
+        categories = cls.tally.api(cls.token, "GET", "/v1/categories")[1]["items"]
+        cls.made["food"] = next(c["id"] for c in categories if c["name"] == "Food")
+        cls.photo = fixture.png(os.path.join(cls.root, "receipt.png"))
+        os.makedirs(SCREENSHOTS, exist_ok=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tally.stop()
+
+    def tearDown(self):
+        # Each browser holds a change feed, and a token may hold only 4 at once.
+        for driver in self.drivers:
+            driver.quit()
+        self.drivers.clear()
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    drivers = []
+
+    def browser(self, size="phone", language="en"):
+        driver = fixture.chromium(*SIZES[size], language=language)
+        self.drivers.append(driver)
+        return driver
+
+    def sign_in(self, driver, token=None):
+        driver.get(self.tally.url + "/")
+        field = self.wait(driver).until(EC.visibility_of_element_located((By.ID, "token")))
+        field.send_keys(token or self.token)
+        driver.find_element(By.CSS_SELECTOR, "form.sign-in button[type=submit]").click()
+        self.wait(driver).until(EC.visibility_of_element_located((By.ID, "nav")))
+
+    def wait(self, driver, seconds=10):
+        # A screen re-renders when the change feed says something changed: an element found a
+        # moment ago may be gone, so a wait looks again rather than fail.
+        return WebDriverWait(driver, seconds, ignored_exceptions=(StaleElementReferenceException,))
+
+    def go(self, driver, hash_route, ready):
+        driver.execute_script("location.hash = arguments[0]", hash_route)
+        return self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ready)))
+
+    def text(self, driver):
+        return driver.find_element(By.ID, "main").text
+
+    def assert_accessible(self, driver, screen):
+        axe = Axe(driver)
+        axe.inject()
+        results = axe.run()
+        bad = [v for v in results["violations"] if v["impact"] in ("serious", "critical")]
+        self.assertEqual([], [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in bad], f"axe on {screen}")
+
+    def shoot(self, driver, name):
+        driver.execute_script("window.scrollTo(0, 0)")  # axe scrolls to what it checks
+        driver.save_screenshot(os.path.join(SCREENSHOTS, f"{name}.png"))
+
+    def console_errors(self, driver):
+        return [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+    def api(self, method, path, body=None, token=None):
+        return self.tally.api(token or self.token, method, path, body)
+
+    # -- tests -----------------------------------------------------------------------------
+
+    def test_page_is_served_with_a_strict_policy_and_hashed_assets(self):
+        import urllib.request
+        with urllib.request.urlopen(self.tally.url + "/") as response:
+            page = response.read().decode()
+            policy = response.headers["Content-Security-Policy"]
+            self.assertIn("script-src 'self'", policy)
+            self.assertNotIn("unsafe-inline", policy)
+            self.assertEqual("no-cache", response.headers["Cache-Control"])
+        self.assertNotIn("<script>", page, "no inline script")
+        asset = re.search(r'src="(/assets/[0-9a-f]{16}/app\.js)"', page).group(1)
+        with urllib.request.urlopen(self.tally.url + asset) as response:
+            self.assertIn("immutable", response.headers["Cache-Control"])
+            self.assertTrue(response.headers["Content-Type"].startswith("text/javascript"))
+
+    def test_every_screen_signs_in_renders_passes_axe_and_is_photographed(self):
+        for size in SIZES:
+            for language in ("en", "ko"):
+                driver = self.browser(size, language)
+                driver.get(self.tally.url + "/")
+                self.wait(driver).until(EC.visibility_of_element_located((By.ID, "token")))
+                if size == "phone":
+                    self.assert_accessible(driver, f"sign-in {language}")
+                self.shoot(driver, f"sign-in-{size}-{language}")
+                self.sign_in(driver)
+                self.assertEqual(language, driver.execute_script("return document.documentElement.lang"))
+                month = self.made["month"]
+                screens = [
+                    ("month", f"#/month/{month}", ".totals"),
+                    ("month-drilldown", f"#/month/{month}/{self.made['food']}", ".bars"),
+                    ("expenses", f"#/expenses/{month}", ".expense-row"),
+                    ("expense-form", f"#/expenses/id/{self.made['expense']}", "#expense-amount"),
+                    ("categories", "#/categories", ".tree"),
+                    ("todos", "#/todos", ".calendar"),
+                    ("history", f"#/history/{self.made['expense']}", ".trail"),
+                    ("sync", "#/sync", "#replica"),
+                ]
+                for name, route, ready in screens:
+                    self.go(driver, route, ready)
+                    time.sleep(0.3)  # thumbnails and fonts settle
+                    if size == "phone":
+                        self.assert_accessible(driver, f"{name} {language}")
+                    self.shoot(driver, f"{name}-{size}-{language}")
+                self.assertEqual([], [e for e in self.console_errors(driver) if "favicon" not in e], "console errors")
+                driver.quit()
+                self.drivers.remove(driver)
+
+    def test_month_shows_totals_chart_drilldown_and_overview(self):
+        driver = self.browser("desktop")
+        self.sign_in(driver)
+        self.go(driver, f"#/month/{self.made['month']}", ".totals")
+        text = self.text(driver)
+        self.assertIn("₩3,200,000", text)          # income
+        self.assertIn("₩64,950", text)             # 9,500 + 54,000 + 1,450 spent in KRW
+        self.assertIn("$12.50", text)              # a second currency, formatted as such
+        bars = driver.find_elements(By.CSS_SELECTOR, "#main .bars button.bar-row")
+        food = next(b for b in bars if b.text.startswith("🍚 Food") or b.text.startswith("Food"))
+        self.assertIn("₩63,500", food.text)        # Lunch rolled up into Food
+        food.click()
+        self.wait(driver).until(EC.url_contains(self.made["food"]))
+        self.wait(driver).until(lambda d: "Lunch" in self.text(d))
+        self.assertIn("₩9,500", self.text(driver))
+        overview = driver.find_elements(By.CSS_SELECTOR, "svg.months a")
+        self.assertGreaterEqual(len(overview), 4)
+
+    def test_add_edit_and_delete_an_expense_with_a_photo(self):
+        driver = self.browser()
+        self.sign_in(driver)
+        self.go(driver, "#/expenses/new", "#expense-amount").send_keys("12000")
+        driver.find_element(By.ID, "expense-payee").send_keys("Corner Bakery")
+        Select(driver.find_element(By.ID, "expense-categoryId")).select_by_value(self.made["food"])
+        driver.find_element(By.ID, "expense-attachments").send_keys(self.photo)
+        driver.find_element(By.CSS_SELECTOR, ".expense-form button[type=submit]").click()
+        row = self.wait(driver).until(EC.visibility_of_element_located((By.XPATH, "//a[contains(@class,'expense-row')][contains(.,'Corner Bakery')]")))
+        self.assertIn("₩12,000", row.text)
+        self.wait(driver).until(lambda d: row.find_element(By.CSS_SELECTOR, "img.thumb").get_attribute("src").startswith("blob:"))
+        natural = driver.execute_script("return arguments[0].naturalWidth", row.find_element(By.CSS_SELECTOR, "img.thumb"))
+        self.assertGreater(natural, 0, "the thumbnail is a real image")
+        # The month screen counts it, in the totals and in the chart.
+        self.go(driver, f"#/month/{self.made['month']}", ".totals")
+        self.assertIn("₩76,950", self.text(driver))
+        # Edit it.
+        self.go(driver, f"#/expenses/{self.made['month']}", ".expense-row")
+        driver.find_element(By.XPATH, "//a[contains(@class,'expense-row')][contains(.,'Corner Bakery')]").click()
+        amount = self.wait(driver).until(EC.visibility_of_element_located((By.ID, "expense-amount")))
+        self.assertEqual("12000", amount.get_attribute("value"))
+        self.assertEqual(1, len(driver.find_elements(By.CSS_SELECTOR, ".expense-form .thumbs img")))
+        amount.clear()
+        amount.send_keys("15000")
+        driver.find_element(By.CSS_SELECTOR, ".expense-form button[type=submit]").click()
+        self.wait(driver).until(EC.visibility_of_element_located((By.XPATH, "//a[contains(@class,'expense-row')][contains(.,'Corner Bakery')][contains(.,'₩15,000')]")))
+        status, page = self.api("GET", f"/v1/expenses?month={self.made['month']}&text=Corner")
+        self.assertEqual(1, len(page["items"]))
+        self.assertEqual(15000, page["items"][0]["amount"])
+        self.assertEqual(1, len(page["items"][0]["attachments"]))
+        expense_id = page["items"][0]["id"]
+        # Delete it: two taps.
+        driver.find_element(By.XPATH, "//a[contains(@class,'expense-row')][contains(.,'Corner Bakery')]").click()
+        delete = self.wait(driver).until(EC.element_to_be_clickable((By.CSS_SELECTOR, ".expense-form button.danger")))
+        delete.click()
+        self.assertEqual(200, self.api("GET", f"/v1/expenses/{expense_id}")[0], "one tap does not delete")
+        delete.click()
+        self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".expense-list")))
+        self.wait(driver).until(lambda d: "Corner Bakery" not in self.text(d))
+        self.assertEqual(404, self.api("GET", f"/v1/expenses/{expense_id}")[0])
+
+    def test_a_bad_amount_shows_the_apis_message_beside_the_field_and_changes_nothing(self):
+        driver = self.browser()
+        self.sign_in(driver)
+        before = self.api("GET", f"/v1/expenses/{self.made['expense']}")[1]
+        for typed in ["12,5x", "0"]:
+            self.go(driver, f"#/expenses/id/{self.made['expense']}", "#expense-amount")
+            amount = driver.find_element(By.ID, "expense-amount")
+            amount.clear()
+            amount.send_keys(typed)
+            driver.find_element(By.CSS_SELECTOR, ".expense-form button[type=submit]").click()
+            error = self.wait(driver).until(EC.visibility_of_element_located((By.ID, "expense-amount-error")))
+            # The very message the API gives for the same body.
+            body = {"amount": typed if typed != "0" else 0}
+            status, answer = self.api("PATCH", f"/v1/expenses/{self.made['expense']}", body)
+            self.assertEqual(400, status)
+            self.assertEqual("amount", answer["error"]["field"])
+            self.assertEqual(answer["error"]["message"], error.text)
+            self.assertEqual("true", amount.get_attribute("aria-invalid"))
+            self.assertEqual(amount, driver.switch_to.active_element)
+        self.assertEqual(before, self.api("GET", f"/v1/expenses/{self.made['expense']}")[1])
+
+    def test_tick_todays_challenge_check_in_one_tap(self):
+        driver = self.browser()
+        self.sign_in(driver)
+        self.go(driver, "#/todos", ".calendar")
+        challenge = self.made["challenge"]
+        self.assertFalse(self.api("GET", f"/v1/todos/{challenge}")[1]["checks"][4])
+        self.assertIn("Current streak: 1 days", self.text(driver))   # day 3 checked, today open
+        driver.find_element(By.XPATH, "//button[normalize-space()='Check today']").click()
+        self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".calendar li.day.today.checked")))
+        self.assertTrue(self.api("GET", f"/v1/todos/{challenge}")[1]["checks"][4])
+        self.assertIn("Current streak: 2 days", self.text(driver))
+        # And back (a mistaken tap is undone the same way).
+        driver.find_element(By.XPATH, "//button[contains(.,'Checked today')]").click()
+        self.wait(driver).until(EC.invisibility_of_element_located((By.CSS_SELECTOR, ".calendar li.day.today.checked")))
+        self.assertFalse(self.api("GET", f"/v1/todos/{challenge}")[1]["checks"][4])
+
+    def test_a_second_session_sees_an_edit_within_two_seconds_without_reloading(self):
+        editor, watcher = self.browser(), self.browser("desktop")
+        self.sign_in(editor)
+        self.sign_in(watcher)
+        self.go(watcher, f"#/expenses/{self.made['month']}", ".expense-row")
+        watcher.execute_script("window.notReloaded = true")
+        self.go(editor, "#/expenses/new", "#expense-amount").send_keys("3300")
+        editor.find_element(By.ID, "expense-payee").send_keys("Live Coffee")
+        editor.find_element(By.CSS_SELECTOR, ".expense-form button[type=submit]").click()
+        self.wait(editor).until(EC.visibility_of_element_located((By.XPATH, "//a[contains(.,'Live Coffee')]")))
+        saved = time.monotonic()
+        WebDriverWait(watcher, 2.0, poll_frequency=0.05).until(lambda d: "Live Coffee" in self.text(d))
+        self.assertLess(time.monotonic() - saved, 2.0)
+        self.assertTrue(watcher.execute_script("return window.notReloaded === true"), "the page was not reloaded")
+        # An edit by the API (another client) appears too, on another screen.
+        self.go(watcher, f"#/month/{self.made['month']}", ".totals")
+        expense = self.api("GET", f"/v1/expenses?text=Live%20Coffee")[1]["items"][0]
+        self.api("PATCH", f"/v1/expenses/{expense['id']}", {"amount": 103300})
+        WebDriverWait(watcher, 2.0, poll_frequency=0.05).until(lambda d: "₩3,300" not in self.text(d) and "₩168,250" in self.text(d))
+        self.api("DELETE", f"/v1/expenses/{expense['id']}")
+
+    def test_a_read_only_token_gets_a_read_only_app(self):
+        driver = self.browser()
+        self.sign_in(driver, self.read_token)
+        month = self.made["month"]
+        for route, ready in [(f"#/expenses/{month}", ".expense-row"), ("#/categories", ".tree"), ("#/todos", ".calendar"),
+                             (f"#/expenses/id/{self.made['expense']}", ".details")]:
+            self.go(driver, route, ready)
+            main = driver.find_element(By.ID, "main")
+            self.assertEqual([], main.find_elements(By.CSS_SELECTOR, "form:not([role=search]), button.danger, button.primary, a.primary"), route)
+            self.assertEqual([], [b.text for b in main.find_elements(By.TAG_NAME, "button") if b.text in ("Edit", "Delete", "Check today")], route)
+            self.assertIn("Read-only", main.text)
+        self.assertEqual([], driver.find_elements(By.ID, "expense-amount"))
+
+    def test_an_unknown_token_is_refused_and_sign_out_forgets_the_token(self):
+        driver = self.browser()
+        driver.get(self.tally.url + "/")
+        self.wait(driver).until(EC.visibility_of_element_located((By.ID, "token"))).send_keys("tly_not-a-token")
+        driver.find_element(By.CSS_SELECTOR, "form.sign-in button[type=submit]").click()
+        self.wait(driver).until(lambda d: "unknown or revoked" in self.text(d))
+        self.assertIsNone(driver.execute_script("return sessionStorage.getItem('tally.token')"))
+        self.sign_in(driver)
+        self.assertIsNotNone(driver.execute_script("return sessionStorage.getItem('tally.token')"))
+        driver.find_element(By.ID, "sign-out").click()
+        self.wait(driver).until(EC.visibility_of_element_located((By.ID, "token")))
+        self.assertIsNone(driver.execute_script("return sessionStorage.getItem('tally.token')"))
+        self.assertIsNone(driver.execute_script("return localStorage.getItem('tally.token')"))
+
+    def test_categories_show_the_tree_and_the_merged_duplicate(self):
+        driver = self.browser("desktop")
+        self.sign_in(driver)
+        self.go(driver, "#/categories", ".tree")
+        merged = driver.find_element(By.CSS_SELECTOR, "ul.merged").text
+        self.assertIn("merged into Food", merged)
+        self.assertIn("same name 'food'", merged.lower())
+        # Add a sub-category, rename it, then delete it.
+        driver.find_element(By.CSS_SELECTOR, "details.adder > summary").click()
+        driver.find_element(By.ID, "category-name").send_keys("Coffee")
+        Select(driver.find_element(By.ID, "category-parent")).select_by_value(self.made["food"])
+        driver.find_element(By.CSS_SELECTOR, "form.inline-form button[type=submit]").click()
+        self.wait(driver).until(EC.visibility_of_element_located((By.XPATH, "//ul[contains(@class,'tree')]/li[contains(.,'Coffee')]")))
+        driver.find_element(By.XPATH, "//button[@aria-label='Edit: Coffee']").click()
+        name = self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".tree input[name=name]")))
+        name.clear()
+        name.send_keys("Cafés")
+        name.submit()
+        self.wait(driver).until(EC.visibility_of_element_located((By.XPATH, "//ul[contains(@class,'tree')]/li[contains(.,'Cafés')]")))
+        item = driver.find_element(By.XPATH, "//ul[contains(@class,'tree')]/li[contains(.,'Cafés')]")
+        self.assertIn("depth-1", item.get_attribute("class"))
+        item.find_element(By.CSS_SELECTOR, "button.danger").click()
+        driver.find_element(By.XPATH, "//ul[contains(@class,'tree')]/li[contains(.,'Cafés')]//button[contains(@class,'danger')]").click()
+        self.wait(driver).until(lambda d: "Cafés" not in self.text(d))
+        # A cycle is refused with the API's message.
+        driver.find_element(By.XPATH, "//button[@aria-label='Edit: Food']").click()
+        Select(self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".tree select[name=parentId]")))).select_by_value(self.made["lunch"])
+        driver.find_element(By.CSS_SELECTOR, ".tree form button[type=submit]").click()
+        error = self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".tree .field-error:not([hidden]), .tree .form-error:not([hidden])")))
+        self.assertTrue(error.text)
+
+    def test_history_shows_the_trail_and_the_conflict_with_both_values(self):
+        driver = self.browser("desktop")
+        self.sign_in(driver)
+        self.go(driver, f"#/history/{self.made['expense']}", ".trail")
+        text = self.text(driver)
+        self.assertIn("created", text)
+        self.assertIn("This replica", text)
+        self.assertIn("with a colleague", text)
+        self.assertIn("alone", text)
+        journal = driver.find_element(By.CSS_SELECTOR, "#main table").text
+        self.assertIn("memo", journal)
+        self.assertIn("with a colleague", journal)
+        self.assertIn("alone", journal)
+
+    def test_korean_is_chosen_from_the_browser_and_switchable(self):
+        driver = self.browser("phone", "ko-KR")
+        self.sign_in(driver)
+        self.go(driver, f"#/month/{self.made['month']}", ".totals")
+        self.assertIn("분류별 지출", self.text(driver))
+        self.assertIn("₩3,200,000", self.text(driver))
+        self.assertIn("년", driver.find_element(By.CSS_SELECTOR, ".switcher h1").text)
+        Select(driver.find_element(By.ID, "language")).select_by_value("en")
+        self.wait(driver).until(lambda d: "Spending by category" in self.text(d))
+        self.assertEqual("en", driver.execute_script("return document.documentElement.lang"))
+
+    def test_expense_filters_and_infinite_scroll_follow_the_cursor(self):
+        month = self.made["month"]
+        created = []
+        for n in range(120):
+            status, expense = self.api("POST", "/v1/expenses", {"amount": 100 + n, "payee": f"Scroll {n:03}", "date": f"{month}-01", "tags": ["scroll"]})
+            self.assertEqual(201, status)
+            created.append(expense["id"])
+        try:
+            driver = self.browser()
+            self.sign_in(driver)
+            self.go(driver, f"#/expenses/{month}", ".expense-row")
+            tag = driver.find_element(By.ID, "filter-tag")
+            driver.execute_script("arguments[0].closest('details').open = true", tag)
+            tag.send_keys("scroll")
+            tag.send_keys("\n")
+            self.wait(driver).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".expense-row")) == 50)
+            for expected in (100, 120):
+                driver.execute_script("window.scrollTo(0, document.body.scrollHeight)")
+                self.wait(driver).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".expense-row")) == expected)
+            self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, "p.end")))
+            rows = [r.text for r in driver.find_elements(By.CSS_SELECTOR, ".expense-row .title")]
+            self.assertEqual(120, len(set(rows)), "each row once")
+            text = driver.find_element(By.ID, "filter-text")
+            text.send_keys("Scroll 11")
+            self.wait(driver).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".expense-row")) == 10)
+            # Wildcards are text: nothing is "like" them.
+            text.clear()
+            text.send_keys("%")
+            self.wait(driver).until(lambda d: "No expenses match." in self.text(d))
+        finally:
+            for expense_id in created:
+                self.api("DELETE", f"/v1/expenses/{expense_id}")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,108 @@
+// The service's API (/v1, docs in /openapi.yaml) with the token this browser session holds.
+// The token lives in sessionStorage: it is gone when the tab is closed, and sign-out forgets it.
+
+const TOKEN_KEY = "tally.token";
+
+export class ApiError extends Error {
+  constructor(status, code, message, field) {
+    super(message);
+    Object.assign(this, { status, code, field });
+  }
+}
+
+export const token = () => sessionStorage.getItem(TOKEN_KEY);
+export const setToken = (value) => sessionStorage.setItem(TOKEN_KEY, value);
+export const forgetToken = () => sessionStorage.removeItem(TOKEN_KEY);
+
+// Calls the API; resolves with the JSON answer (null for 204), rejects with an ApiError that
+// carries the API's code, message and field. A Blob body is sent as is (an upload).
+export async function api(path, { method = "GET", body, headers = {} } = {}) {
+  const sent = { Authorization: `Bearer ${token()}`, ...headers };
+  let payload = body;
+  if (body !== undefined && !(body instanceof Blob)) {
+    sent["Content-Type"] = "application/json";
+    payload = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(path, { method, headers: sent, body: payload, cache: "no-store" });
+  } catch {
+    throw new ApiError(0, "offline", "the service could not be reached");
+  }
+  if (!response.ok) {
+    let error = {};
+    try { error = (await response.json()).error ?? {}; } catch { /* not JSON */ }
+    if (response.status === 401) window.dispatchEvent(new CustomEvent("tally:unauthorized"));
+    throw new ApiError(response.status, error.code ?? `http_${response.status}`, error.message ?? response.statusText, error.field);
+  }
+  if (response.status === 204) return null;
+  return response.json();
+}
+
+// Query text from an object, leaving out empty values.
+export function query(params) {
+  const pairs = Object.entries(params).filter(([, value]) => value !== undefined && value !== null && value !== "");
+  // encodeURIComponent, not URLSearchParams: the API reads "+" as a plus sign, not a space.
+  return pairs.length ? "?" + pairs.map(([name, value]) => `${name}=${encodeURIComponent(value)}`).join("&") : "";
+}
+
+// Follows the change feed (server-sent events) from log index `after`, calling `onChange`
+// with each event and `onState` with "live", "limited" (the token holds as many feeds as
+// the service allows) or "offline"; reconnects, resuming from the last index seen, until
+// `signal` aborts. Read with fetch rather than EventSource, which cannot send the token.
+export async function follow(after, onChange, onState, signal) {
+  let cursor = after;
+  while (!signal.aborted) {
+    let retry = 2000;
+    try {
+      const response = await fetch(`/v1/changes?after=${cursor}`, { headers: { Authorization: `Bearer ${token()}` }, signal, cache: "no-store" });
+      if (response.status === 401) { window.dispatchEvent(new CustomEvent("tally:unauthorized")); return; }
+      if (response.status === 429) { onState("limited"); retry = 15000; throw new Error("too many feeds"); }
+      if (!response.ok || !response.body) throw new Error(`change feed: ${response.status}`);
+      onState("live");
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = "";
+      let id = null, data = null;
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        let end;
+        while ((end = buffer.indexOf("\n")) >= 0) {
+          const line = buffer.slice(0, end);
+          buffer = buffer.slice(end + 1);
+          if (line === "") {
+            if (data !== null) {
+              if (id !== null) cursor = id;
+              try { onChange(JSON.parse(data)); } catch { /* a malformed event is skipped */ }
+            }
+            id = data = null;
+          } else if (line.startsWith("id: ")) {
+            id = line.slice(4);
+          } else if (line.startsWith("data: ")) {
+            data = line.slice(6);
+          }
+        }
+      }
+      onState("offline");
+    } catch (error) {
+      if (signal.aborted) return;
+      if (retry === 2000) onState("offline");
+    }
+    await new Promise((resolve) => setTimeout(resolve, retry));
+  }
+}
+
+// An object URL for an attachment's thumbnail (or the file itself), fetched with the token;
+// remembered for the page's life, since a digest's bytes never change.
+const images = new Map();
+export function attachmentURL(digest, { thumbnail = true } = {}) {
+  const path = `/v1/attachments/${digest}${thumbnail ? "/thumbnail?size=256" : ""}`;
+  if (!images.has(path)) {
+    images.set(path, fetch(path, { headers: { Authorization: `Bearer ${token()}` } }).then((response) => {
+      if (!response.ok) throw new ApiError(response.status, "attachment", "the attachment could not be loaded");
+      return response.blob();
+    }).then((blob) => URL.createObjectURL(blob)).catch((error) => { images.delete(path); throw error; }));
+  }
+  return images.get(path);
+}

@@ -1,0 +1,96 @@
+// Categories: the tree; add, rename, move and delete; and the duplicates that replicas made
+// apart and the views merged (by name and parent), each with the category it stands under.
+// Route: #/categories
+
+import { api } from "./api.js";
+import { clearErrors, field, h, replace } from "./dom.js";
+import { t } from "./i18n.js";
+import { categoryOptions, deleteButton, showError } from "./expenses.js";
+
+export async function render(main, { session, announce }) {
+  let editing = null;   // the id whose edit form is open
+
+  async function draw() {
+    const { items, merged } = await api("/v1/categories");
+    const byId = new Map(items.map((c) => [c.id, c]));
+    replace(main,
+      h("h1", {}, t("categories")),
+      session.canWrite
+        ? h("details", { class: "card adder", open: Boolean(main.querySelector("details.adder")?.open) }, h("summary", {}, `+ ${t("addCategory")}`), addForm(items))
+        : h("p", { class: "muted" }, t("readOnly")),
+      items.length
+        ? h("ul", { class: "tree card", "aria-label": t("categories") }, items.map((c) => categoryItem(c, items)))
+        : h("p", { class: "card muted" }, t("noCategories")),
+      h("section", { class: "card", "aria-labelledby": "merged" },
+        h("h2", { id: "merged" }, t("merged")),
+        merged.length
+          ? h("ul", { class: "merged" }, merged.map((m) => h("li", {},
+              h("a", { href: `#/history/${m.id}` }, `${byId.get(m.mergedInto)?.name ?? "?"} · ${m.id.slice(0, 8)}`), " ",
+              h("strong", {}, t("mergedInto", { name: `${byId.get(m.mergedInto)?.name ?? "?"} (${m.mergedInto.slice(0, 8)})` })),
+              h("span", { class: "muted" }, ` — ${m.reason}`))))
+          : h("p", { class: "muted" }, t("noMerges"))));
+  }
+
+  function addForm(items) {
+    const name = h("input", { id: "category-name", name: "name", type: "text", required: true, autocomplete: "off" });
+    const parent = h("select", { id: "category-parent", name: "parentId" }, categoryOptions(items, null, { none: t("topLevel") }));
+    const kind = h("select", { id: "category-kind", name: "kind" },
+      h("option", { value: "expense" }, t("expenseKind")), h("option", { value: "income" }, t("incomeKind")));
+    const icon = h("input", { id: "category-icon", name: "icon", type: "text", autocomplete: "off", maxlength: 8 });
+    const error = h("p", { class: "form-error", role: "alert", hidden: true });
+    const form = h("form", { class: "inline-form", novalidate: true, onsubmit: async (event) => {
+      event.preventDefault();
+      clearErrors(form);
+      try {
+        await api("/v1/categories", { method: "POST", body: { name: name.value.trim(), parentId: parent.value || null, kind: kind.value, icon: icon.value.trim() || null } });
+        announce(t("saved"));
+        await draw();
+        main.querySelector("#category-name")?.focus();
+      } catch (e) { showError(form, error, e); }
+    } }, field(t("name"), name), field(t("parent"), parent), field(t("kind"), kind), field(t("icon"), icon),
+      error, h("button", { type: "submit", class: "primary" }, t("addCategory")));
+    return form;
+  }
+
+  function categoryItem(category, items) {
+    const label = h("span", { class: "category-name" }, `${category.icon ? category.icon + " " : ""}${category.name}`,
+      category.kind === "income" ? h("span", { class: "badge" }, t("incomeKind")) : null);
+    if (!session.canWrite) return h("li", { class: `depth-${Math.min(category.depth, 5)}` }, label);
+    if (editing === category.id) return h("li", { class: `depth-${Math.min(category.depth, 5)}` }, editForm(category, items));
+    return h("li", { class: `depth-${Math.min(category.depth, 5)}` }, label,
+      h("span", { class: "item-actions" },
+        h("button", { type: "button", class: "quiet", "aria-label": `${t("rename")}: ${category.name}`, onclick: () => { editing = category.id; draw(); } }, t("rename")),
+        deleteButton(async () => { await api(`/v1/categories/${category.id}`, { method: "DELETE" }); announce(t("deleted")); await draw(); },
+          (error) => alertIn(main, error))));
+  }
+
+  function editForm(category, items) {
+    const id = category.id.slice(0, 8);
+    const name = h("input", { id: `edit-${id}-name`, name: "name", type: "text", value: category.name, required: true });
+    const parent = h("select", { id: `edit-${id}-parent`, name: "parentId" }, categoryOptions(items, category.parentId, { none: t("topLevel"), exclude: category.id }));
+    const icon = h("input", { id: `edit-${id}-icon`, name: "icon", type: "text", value: category.icon ?? "", maxlength: 8 });
+    const error = h("p", { class: "form-error", role: "alert", hidden: true });
+    const form = h("form", { class: "inline-form", novalidate: true, onsubmit: async (event) => {
+      event.preventDefault();
+      clearErrors(form);
+      try {
+        await api(`/v1/categories/${category.id}`, { method: "PATCH", body: { name: name.value.trim(), parentId: parent.value || null, icon: icon.value.trim() || null } });
+        editing = null;
+        announce(t("saved"));
+        await draw();
+        window.dispatchEvent(new Event("tally:idle"));
+      } catch (e) { showError(form, error, e); }
+    } }, field(t("name"), name), field(`${t("move")}: ${t("parent")}`, parent), field(t("icon"), icon), error,
+      h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, t("save")),
+        h("button", { type: "button", class: "quiet", onclick: () => { editing = null; draw(); window.dispatchEvent(new Event("tally:idle")); } }, t("cancel"))));
+    setTimeout(() => name.focus());
+    return form;
+  }
+
+  await draw();
+  return { refresh: draw, isBusy: () => editing !== null };
+}
+
+function alertIn(main, error) {
+  main.prepend(h("p", { class: "form-error", role: "alert" }, error.message));
+}

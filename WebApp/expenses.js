@@ -1,0 +1,245 @@
+// Expenses: a month's list with filters and infinite scroll over the API's cursor, and the
+// form to add, edit or delete one, with a receipt photo from the phone's camera.
+// Routes: #/expenses/YYYY-MM (list), #/expenses/new, #/expenses/id/ID (edit, or view when read-only)
+
+import { api, attachmentURL, query } from "./api.js";
+import { clearErrors, field, h, replace, showFieldError } from "./dom.js";
+import { day, fromMinorUnits, money, t, toMinorUnits } from "./i18n.js";
+import { monthSwitcher, validMonth } from "./month.js";
+
+const PAGE = 50;
+const CURRENCIES = ["KRW", "USD", "EUR", "JPY", "CNY", "GBP"];
+// Kept while the page lives, so going back to the list keeps its filters.
+const filters = { category: "", tag: "", kind: "", text: "" };
+
+export async function render(main, context) {
+  const [first, second] = context.params;
+  if (first === "new") return expenseForm(main, context, null);
+  if (first === "id" && /^[0-9a-f-]{36}$/.test(second ?? "")) return expenseForm(main, context, second);
+  return list(main, context, validMonth(first));
+}
+
+// "Food › Lunch"
+export function categoryPath(row) {
+  return [row.parentCategoryName, row.categoryName].filter(Boolean).join(" › ");
+}
+
+// The category options of a select, indented by depth.
+export function categoryOptions(categories, selected, { none = t("noCategory"), exclude } = {}) {
+  return [h("option", { value: "" }, none),
+    categories.filter((c) => c.id !== exclude).map((c) =>
+      h("option", { value: c.id, selected: c.id === selected }, `${"— ".repeat(c.depth)}${c.icon ? c.icon + " " : ""}${c.name}`))];
+}
+
+async function list(main, { session }, month) {
+  const categories = (await api("/v1/categories")).items;
+  // `generation` counts fresh starts (a filter changed): a page that arrives for an older one is dropped.
+  let cursor = null, loaded = 0, loading = false, generation = 0;
+  const rows = h("ul", { class: "expense-list", "aria-label": t("expenses") });
+  const end = h("p", { class: "muted end", hidden: true }, t("endOfList"));
+  const more = h("button", { type: "button", class: "quiet", onclick: () => loadPage() }, t("loadMore"));
+  const sentinel = h("div", { class: "sentinel", "aria-hidden": "true" });
+
+  const control = (id, element) => { element.id = id; element.addEventListener("change", () => restart()); return element; };
+  const text = control("filter-text", h("input", { type: "search", value: filters.text, placeholder: t("search") }));
+  let typing = null;
+  text.addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(restart, 300); });
+  const filterForm = h("form", { class: "filters", role: "search", "aria-label": t("filters"), onsubmit: (e) => { e.preventDefault(); restart(); } },
+    field(t("category"), control("filter-category", h("select", {}, categoryOptions(categories, filters.category, { none: t("any") })))),
+    field(t("tag"), control("filter-tag", h("input", { type: "text", value: filters.tag, autocomplete: "off" }))),
+    field(t("kind"), control("filter-kind", h("select", {},
+      h("option", { value: "" }, t("any")),
+      h("option", { value: "expense", selected: filters.kind === "expense" }, t("expenseKind")),
+      h("option", { value: "income", selected: filters.kind === "income" }, t("incomeKind"))))),
+    field(t("text"), text));
+
+  function currentQuery(limit, after) {
+    Object.assign(filters, {
+      category: filterForm.querySelector("#filter-category").value, tag: filterForm.querySelector("#filter-tag").value.trim(),
+      kind: filterForm.querySelector("#filter-kind").value, text: text.value.trim(),
+    });
+    return query({ month, category: filters.category, tag: filters.tag, kind: filters.kind, text: filters.text, limit, cursor: after });
+  }
+
+  async function loadPage({ limit = PAGE, fresh = false } = {}) {
+    if (!fresh && (loading || cursor === null)) return;
+    const mine = fresh ? ++generation : generation;
+    loading = true;
+    try {
+      const page = await api(`/v1/expenses${currentQuery(limit, fresh ? null : cursor)}`);
+      if (mine !== generation) return;
+      if (fresh) { rows.replaceChildren(); loaded = 0; }
+      rows.append(...page.items.map((row) => expenseRow(row)));
+      loaded += page.items.length;
+      cursor = page.nextCursor ?? null;
+      const done = cursor === null;
+      more.hidden = done;
+      end.hidden = !done || loaded === 0;
+      if (loaded === 0) rows.append(h("li", { class: "muted" }, t("noExpenses")));
+    } finally {
+      if (mine === generation) loading = false;
+    }
+  }
+
+  function restart() { cursor = null; loaded = 0; return loadPage({ fresh: true }); }
+
+  replace(main,
+    monthSwitcher(month, (m) => `#/expenses/${m}`),
+    session.canWrite ? h("p", {}, h("a", { class: "button primary", href: "#/expenses/new" }, `+ ${t("addExpense")}`)) : h("p", { class: "muted" }, t("readOnly")),
+    h("details", { class: "card", open: Object.values(filters).some(Boolean) }, h("summary", {}, t("filters")), filterForm),
+    rows, more, end, sentinel);
+  await loadPage({ fresh: true });
+
+  const observer = new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting) && main.contains(sentinel)) loadPage(); });
+  observer.observe(sentinel);
+  return {
+    // Live: the rows already shown, again (up to the API's largest page).
+    refresh: () => loadPage({ fresh: true, limit: Math.min(500, Math.max(PAGE, loaded)) }),
+  };
+}
+
+function expenseRow(row) {
+  const title = row.payee || row.memo || categoryPath(row) || t(row.kind === "income" ? "incomeKind" : "expenseKind");
+  const details = [categoryPath(row), row.payment, row.tags.map((tag) => `#${tag}`).join(" ")].filter(Boolean).join(" · ");
+  const thumbnail = row.attachments.length ? thumbnailImage(row.attachments[0], row.missingAttachments.includes(row.attachments[0]), title) : null;
+  return h("li", {}, h("a", { class: "expense-row", href: `#/expenses/id/${row.id}` },
+    h("span", { class: "when" }, day(row.date, "short")),
+    h("span", { class: "what" }, h("span", { class: "title" }, title), details ? h("span", { class: "muted" }, details) : null),
+    h("span", { class: `amount ${row.kind}` }, (row.kind === "income" ? "+" : "") + money(row.amount, row.currency)),
+    thumbnail));
+}
+
+// A receipt's thumbnail, loaded with the token (an <img src> could not send it).
+function thumbnailImage(digest, missing, what) {
+  if (missing) return h("span", { class: "thumb missing", title: t("attachmentMissing") }, "⧗");
+  const image = h("img", { class: "thumb", alt: t("receiptOf", { what }), width: 48, height: 48 });
+  attachmentURL(digest).then((url) => { image.src = url; }).catch(() => { image.alt = t("attachmentMissing"); });
+  return image;
+}
+
+async function expenseForm(main, { session, navigate, announce }, id) {
+  const [categories, expense] = await Promise.all([api("/v1/categories").then((c) => c.items), id ? api(`/v1/expenses/${id}`) : null]);
+  if (id && !session.canWrite) return view(main, expense, categories);
+  const currency = expense?.currency ?? "KRW";
+  let dirty = false;
+  const control = (name, element) => { element.id = `expense-${name}`; element.name = name; element.addEventListener("input", () => { dirty = true; }); return element; };
+  const kind = control("kind", h("select", {},
+    h("option", { value: "expense", selected: expense?.kind !== "income" }, t("expenseKind")),
+    h("option", { value: "income", selected: expense?.kind === "income" }, t("incomeKind"))));
+  const amount = control("amount", h("input", { type: "text", inputmode: "decimal", autocomplete: "off", required: true,
+    value: expense ? fromMinorUnits(expense.amount, currency) : "" }));
+  const currencies = [...new Set([currency, ...CURRENCIES])];
+  const currencySelect = control("currency", h("select", {}, currencies.map((c) => h("option", { value: c, selected: c === currency }, c))));
+  const today = new Date(Date.now() - new Date().getTimezoneOffset() * 60000).toISOString().slice(0, 10);
+  const date = control("date", h("input", { type: "date", required: true, value: expense ? expense.date.slice(0, 10) : today }));
+  const category = control("categoryId", h("select", {}, categoryOptions(categories, expense?.categoryId)));
+  const payee = control("payee", h("input", { type: "text", value: expense?.payee ?? "", autocomplete: "off" }));
+  const payment = control("payment", h("input", { type: "text", value: expense?.payment ?? "", autocomplete: "off", list: "payment-methods" }));
+  const memo = control("memo", h("textarea", { rows: 2 }, expense?.memo ?? ""));
+  const tags = control("tags", h("input", { type: "text", value: expense?.tags.join(", ") ?? "", autocomplete: "off" }));
+  const photo = control("attachments", h("input", { type: "file", accept: "image/*,application/pdf", capture: "environment" }));
+  const formError = h("p", { class: "form-error", role: "alert", hidden: true });
+  const status = h("p", { class: "muted", role: "status" });
+
+  const existing = expense?.attachments.length
+    ? h("div", { class: "thumbs" }, expense.attachments.map((digest) => thumbnailImage(digest, expense.missingAttachments.includes(digest), expense.payee ?? t("expenseKind"))))
+    : null;
+
+  async function save(event) {
+    event.preventDefault();
+    clearErrors(form);
+    const body = {
+      kind: kind.value, currency: currencySelect.value, categoryId: category.value || null,
+      payee: payee.value.trim() || null, payment: payment.value.trim() || null, memo: memo.value.trim() || null,
+      tags: tags.value.split(",").map((tag) => tag.trim()).filter(Boolean),
+    };
+    // Typed money becomes minor units; text that is not money goes to the API as typed, and
+    // its answer says what is wrong — beside the field.
+    body.amount = toMinorUnits(amount.value, currencySelect.value) ?? amount.value;
+    if (!expense || date.value !== expense.date.slice(0, 10)) body.date = date.value;
+    try {
+      if (photo.files.length) {
+        status.textContent = t("photoUploading");
+        const file = photo.files[0];
+        const uploaded = await api("/v1/attachments", { method: "POST", body: file, headers: { "Content-Type": file.type || "application/octet-stream" } });
+        body.attachments = [...(expense?.attachments ?? []), uploaded.digest];
+      }
+      const saved = expense
+        ? await api(`/v1/expenses/${id}`, { method: "PATCH", body })
+        : await api("/v1/expenses", { method: "POST", body });
+      dirty = false;
+      announce(t("saved"));
+      navigate(`#/expenses/${(saved.date ?? body.date ?? today).slice(0, 7)}`);
+      window.dispatchEvent(new Event("tally:idle"));
+    } catch (error) {
+      status.textContent = "";
+      showError(form, formError, error);
+    }
+  }
+
+  const form = h("form", { class: "card expense-form", novalidate: true, onsubmit: save },
+    field(t("kind"), kind),
+    h("div", { class: "row" }, field(t("amount"), amount), field(t("currency"), currencySelect)),
+    field(t("date"), date),
+    field(t("category"), category),
+    field(t("payee"), payee),
+    field(t("payment"), payment),
+    h("datalist", { id: "payment-methods" }, ["card", "cash", "transfer"].map((v) => h("option", { value: v }))),
+    field(t("memo"), memo),
+    field(t("tags"), tags, t("tagsHint")),
+    existing,
+    field(t("receipt"), photo, t("receiptHint")),
+    formError, status,
+    h("div", { class: "actions" },
+      h("button", { type: "submit", class: "primary" }, t("save")),
+      h("a", { class: "button quiet", href: `#/expenses/${(expense?.date ?? today).slice(0, 7)}`,
+        onclick: () => { dirty = false; window.dispatchEvent(new Event("tally:idle")); } }, t("cancel")),
+      expense ? deleteButton(async () => {
+        await api(`/v1/expenses/${id}`, { method: "DELETE" });
+        dirty = false;
+        announce(t("deleted"));
+        navigate(`#/expenses/${expense.date.slice(0, 7)}`);
+        window.dispatchEvent(new Event("tally:idle"));
+      }, (error) => showError(form, formError, error)) : null));
+
+  replace(main, h("h1", {}, expense ? t("editExpense") : t("newExpense")), form,
+    expense ? h("p", {}, h("a", { href: `#/history/${id}` }, t("showHistory"))) : null);
+  amount.focus();
+  return { isBusy: () => dirty };
+}
+
+// The API's error beside its field (`expense-FIELD`), else above the buttons.
+export function showError(form, formError, error) {
+  const name = (error.field ?? "").split(/[^A-Za-z]/)[0];
+  const control = name ? form.querySelector(`[name="${name}"]`) : null;
+  if (control && showFieldError(form, control.id, error.message)) return;
+  formError.textContent = error.message;
+  formError.hidden = false;
+}
+
+// Delete in two taps: the first turns the button into "Really delete".
+export function deleteButton(action, onError) {
+  let armed = false;
+  const button = h("button", { type: "button", class: "danger", onclick: async () => {
+    if (!armed) { armed = true; button.textContent = t("confirmDelete"); return; }
+    try { await action(); } catch (error) { onError(error); }
+  } }, t("delete"));
+  return button;
+}
+
+// A read-only token's view of one expense.
+function view(main, expense, categories) {
+  const category = categories.find((c) => c.id === expense.categoryId);
+  const item = (label, value) => (value ? [h("dt", {}, label), h("dd", {}, value)] : null);
+  replace(main, h("h1", {}, expense.payee ?? t("expenseKind")),
+    h("p", { class: "muted" }, t("readOnly")),
+    h("dl", { class: "card details" },
+      item(t("amount"), money(expense.amount, expense.currency)), item(t("kind"), t(expense.kind === "income" ? "incomeKind" : "expenseKind")),
+      item(t("date"), day(expense.date)), item(t("category"), category?.name), item(t("payment"), expense.payment),
+      item(t("memo"), expense.memo), item(t("tags"), expense.tags.join(", "))),
+    expense.attachments.length ? h("div", { class: "thumbs" }, expense.attachments.map((d) => thumbnailImage(d, expense.missingAttachments.includes(d), expense.payee ?? ""))) : null,
+    h("p", {}, h("a", { href: `#/history/${expense.id}` }, t("showHistory"))),
+    h("p", {}, h("a", { href: `#/expenses/${expense.date.slice(0, 7)}` }, `‹ ${t("expenses")}`)));
+  return {};
+}
+

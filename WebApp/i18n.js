@@ -1,0 +1,148 @@
+// Korean and English: the words of the app, money per currency (₩12,000, $12.50) and dates
+// per locale, through the browser's Intl. The language is the browser's unless chosen.
+
+const LANGUAGE_KEY = "tally.language";
+
+const words = {
+  en: {
+    appName: "Tally", skip: "Skip to content", language: "Language", signOut: "Sign out", loading: "Loading…", screens: "Screens",
+    signIn: "Sign in", signInTitle: "Sign in to your ledger", tokenLabel: "Token",
+    tokenHint: "Create one on the server: tally token create --name phone --scope read,write", badToken: "This token is unknown or revoked.",
+    readOnly: "Read-only: this token may look, not change.",
+    month: "Month", expenses: "Expenses", categories: "Categories", todos: "To-dos", history: "History", sync: "Sync",
+    previousMonth: "Previous month", nextMonth: "Next month", income: "Income", expense: "Expense", net: "Net", count: "{n} entries",
+    byCategory: "Spending by category", byPayment: "By payment method", monthsOverview: "Months overview", allCategories: "All categories",
+    noCategory: "No category", noPayment: "Not given", nothingThisMonth: "Nothing recorded this month.", seeExpenses: "See this month's expenses",
+    drillHint: "Choose a category to see its sub-categories.", tooLarge: "too large to show", inCategory: "Spending in {name}",
+    filters: "Filters", category: "Category", tag: "Tag", kind: "Kind", text: "Text", any: "Any", search: "Search in payee, memo, payment",
+    addExpense: "Add expense", editExpense: "Edit expense", newExpense: "New expense", noExpenses: "No expenses match.", loadMore: "Load more",
+    amount: "Amount", currency: "Currency", date: "Date", payee: "Payee", payment: "Payment method", memo: "Memo", tags: "Tags",
+    tagsHint: "Separate tags with commas.", receipt: "Receipt photo", receiptHint: "Take a photo or choose a file.", receiptOf: "Receipt of {what}",
+    save: "Save", cancel: "Cancel", delete: "Delete", confirmDelete: "Really delete", saved: "Saved.", deleted: "Deleted.",
+    showHistory: "History of this entry", endOfList: "That is all.", attachmentMissing: "The photo has not arrived from the other replica yet.",
+    addCategory: "Add category", name: "Name", parent: "Parent", topLevel: "(top level)", icon: "Icon", rename: "Edit", move: "Move",
+    merged: "Merged duplicates", mergedInto: "merged into {name}", noMerges: "No duplicates were merged.", noCategories: "No categories yet.",
+    addTodo: "Add to-do", title: "Title", challenge: "Challenge (one check a day)", startDate: "Start date", days: "Days",
+    done: "Done", notDone: "Not done", checkToday: "Check today", checkedToday: "Checked today", streak: "Current streak: {n} days",
+    progress: "{p}% done", noTodos: "No to-dos yet.", dayChecked: "{date}: done", dayOpen: "{date}: not done", dayOutside: "{date}",
+    completed: "Completed", checks: "Daily checks",
+    auditTrail: "Audit trail", conflicts: "Conflict journal", noConflicts: "No sync has overwritten anything.", entityId: "Entity id",
+    show: "Show", who: "Who", when: "When", what: "What changed", replica: "Replica", won: "Kept", lost: "Overwritten", property: "Field",
+    created: "created", updated: "updated", deletedOp: "deleted", noEvents: "No events for this id.", mergedNote: "Merged into {id}: {reason}",
+    thisReplica: "This replica", peers: "Peers", lastSync: "Last sync", never: "never", eventsBehind: "Views behind the log",
+    unsent: "Events the peer lacks", lastError: "Last error", origins: "Events per origin", syncNow: "Sync now", noPeers: "No peers configured (tally peers add).",
+    logIndex: "Log index", missingAttachments: "Attachments not yet arrived", live: "Updated.", required: "Required.",
+    expenseKind: "Expense", incomeKind: "Income", photoUploading: "Uploading photo…", events: "Events",
+    feedLimited: "Live updates paused: this token already follows the ledger in as many windows as the service allows. Close one, or use a token per device.",
+    feedOffline: "Live updates paused: reconnecting…",
+  },
+  ko: {
+    appName: "탤리", skip: "본문으로 건너뛰기", language: "언어", signOut: "로그아웃", loading: "불러오는 중…", screens: "화면",
+    signIn: "로그인", signInTitle: "가계부에 로그인", tokenLabel: "토큰",
+    tokenHint: "서버에서 만드세요: tally token create --name phone --scope read,write", badToken: "알 수 없거나 폐기된 토큰입니다.",
+    readOnly: "읽기 전용: 이 토큰으로는 볼 수만 있습니다.",
+    month: "월별", expenses: "지출 내역", categories: "분류", todos: "할 일", history: "기록", sync: "동기화",
+    previousMonth: "이전 달", nextMonth: "다음 달", income: "수입", expense: "지출", net: "합계", count: "{n}건",
+    byCategory: "분류별 지출", byPayment: "결제 수단별", monthsOverview: "월별 추이", allCategories: "모든 분류",
+    noCategory: "분류 없음", noPayment: "미지정", nothingThisMonth: "이번 달 기록이 없습니다.", seeExpenses: "이번 달 지출 내역 보기",
+    drillHint: "분류를 누르면 하위 분류를 봅니다.", tooLarge: "표시하기에 너무 큼", inCategory: "{name}의 지출",
+    filters: "필터", category: "분류", tag: "태그", kind: "종류", text: "검색어", any: "전체", search: "거래처, 메모, 결제 수단에서 찾기",
+    addExpense: "지출 추가", editExpense: "지출 수정", newExpense: "새 지출", noExpenses: "해당하는 내역이 없습니다.", loadMore: "더 보기",
+    amount: "금액", currency: "통화", date: "날짜", payee: "거래처", payment: "결제 수단", memo: "메모", tags: "태그",
+    tagsHint: "쉼표로 구분하세요.", receipt: "영수증 사진", receiptHint: "사진을 찍거나 파일을 고르세요.", receiptOf: "{what} 영수증",
+    save: "저장", cancel: "취소", delete: "삭제", confirmDelete: "정말 삭제", saved: "저장했습니다.", deleted: "삭제했습니다.",
+    showHistory: "이 항목의 기록", endOfList: "끝입니다.", attachmentMissing: "사진이 다른 복제본에서 아직 도착하지 않았습니다.",
+    addCategory: "분류 추가", name: "이름", parent: "상위 분류", topLevel: "(최상위)", icon: "아이콘", rename: "수정", move: "이동",
+    merged: "병합된 중복 분류", mergedInto: "{name}(으)로 병합됨", noMerges: "병합된 중복이 없습니다.", noCategories: "아직 분류가 없습니다.",
+    addTodo: "할 일 추가", title: "제목", challenge: "챌린지 (하루 한 번 체크)", startDate: "시작일", days: "일수",
+    done: "완료", notDone: "미완료", checkToday: "오늘 체크", checkedToday: "오늘 체크함", streak: "현재 연속: {n}일",
+    progress: "{p}% 달성", noTodos: "아직 할 일이 없습니다.", dayChecked: "{date}: 완료", dayOpen: "{date}: 미완료", dayOutside: "{date}",
+    completed: "완료됨", checks: "일일 체크",
+    auditTrail: "변경 기록", conflicts: "충돌 기록", noConflicts: "동기화로 덮어쓴 값이 없습니다.", entityId: "항목 ID",
+    show: "보기", who: "누가", when: "언제", what: "바뀐 내용", replica: "복제본", won: "유지된 값", lost: "덮어쓴 값", property: "항목",
+    created: "생성", updated: "수정", deletedOp: "삭제", noEvents: "이 ID의 기록이 없습니다.", mergedNote: "{id}(으)로 병합: {reason}",
+    thisReplica: "이 복제본", peers: "피어", lastSync: "마지막 동기화", never: "없음", eventsBehind: "로그보다 늦은 뷰",
+    unsent: "피어에 없는 이벤트", lastError: "마지막 오류", origins: "출처별 이벤트", syncNow: "지금 동기화", noPeers: "설정된 피어가 없습니다 (tally peers add).",
+    logIndex: "로그 위치", missingAttachments: "아직 도착하지 않은 첨부", live: "갱신되었습니다.", required: "필수입니다.",
+    expenseKind: "지출", incomeKind: "수입", photoUploading: "사진 올리는 중…", events: "이벤트",
+    feedLimited: "실시간 갱신 중지: 이 토큰으로 열 수 있는 창의 수를 넘었습니다. 창을 하나 닫거나 기기마다 토큰을 따로 쓰세요.",
+    feedOffline: "실시간 갱신 중지: 다시 연결하는 중…",
+  },
+};
+
+let language = chooseLanguage();
+
+function chooseLanguage() {
+  const chosen = localStorage.getItem(LANGUAGE_KEY);
+  if (chosen === "ko" || chosen === "en") return chosen;
+  return (navigator.languages ?? [navigator.language]).some((tag) => String(tag).toLowerCase().startsWith("ko")) ? "ko" : "en";
+}
+
+export const currentLanguage = () => language;
+export const locale = () => (language === "ko" ? "ko-KR" : "en-US");
+
+export function setLanguage(value) {
+  language = value === "ko" ? "ko" : "en";
+  localStorage.setItem(LANGUAGE_KEY, language);
+  document.documentElement.lang = language;
+}
+
+// The word for `key`, with {name} placeholders filled from `values`.
+export function t(key, values = {}) {
+  const text = words[language][key] ?? words.en[key] ?? key;
+  return text.replace(/\{(\w+)\}/g, (_, name) => String(values[name] ?? ""));
+}
+
+// How many digits a currency's minor unit has (KRW 0, USD 2), from the browser's ISO 4217 data.
+export function fractionDigits(currency) {
+  try { return new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions().maximumFractionDigits; } catch { return 2; }
+}
+
+// An amount in minor units as money: 12000 KRW → ₩12,000; 1250 USD → $12.50. Null (a total
+// too large for the service to add up) shows as such.
+export function money(minor, currency) {
+  if (minor === null || minor === undefined) return t("tooLarge");
+  const digits = fractionDigits(currency);
+  const value = Number(minor) / 10 ** digits;
+  try {
+    return new Intl.NumberFormat(locale(), { style: "currency", currency, minimumFractionDigits: digits, maximumFractionDigits: digits }).format(value);
+  } catch {
+    return `${value} ${currency}`;
+  }
+}
+
+// Typed money text ("12.50", "12,000") as minor units; null when it is not a plain number with
+// at most the currency's fraction digits (the API is then asked anyway and says why).
+export function toMinorUnits(text, currency) {
+  const cleaned = text.trim().replace(/[,\s₩$€¥]/g, "");
+  const match = /^(-?)(\d+)(?:\.(\d+))?$/.exec(cleaned);
+  const digits = fractionDigits(currency);
+  if (!match || (match[3] ?? "").length > digits) return null;
+  const minor = BigInt(match[2] + (match[3] ?? "").padEnd(digits, "0"));
+  const signed = match[1] ? -minor : minor;
+  return signed > BigInt(Number.MAX_SAFE_INTEGER) || signed < -BigInt(Number.MAX_SAFE_INTEGER) ? null : Number(signed);
+}
+
+// Minor units as the text a person edits: 1250 USD → "12.50".
+export function fromMinorUnits(minor, currency) {
+  const digits = fractionDigits(currency);
+  return digits === 0 ? String(minor) : (Number(minor) / 10 ** digits).toFixed(digits);
+}
+
+// The calendar date of an ISO date-time as it was written (its own offset), formatted.
+export function day(iso, style = "medium") {
+  const [y, m, d] = iso.slice(0, 10).split("-").map(Number);
+  return new Intl.DateTimeFormat(locale(), { dateStyle: style, timeZone: "UTC" }).format(new Date(Date.UTC(y, m - 1, d)));
+}
+
+// "YYYY-MM" as a month name: "November 2026", "2026년 11월".
+export function monthName(month, style = "long") {
+  const [y, m] = month.split("-").map(Number);
+  return new Intl.DateTimeFormat(locale(), { year: "numeric", month: style, timeZone: "UTC" }).format(new Date(Date.UTC(y, m - 1, 1)));
+}
+
+// An instant (ISO 8601) in this browser's time zone.
+export function moment(iso) {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : new Intl.DateTimeFormat(locale(), { dateStyle: "medium", timeStyle: "short" }).format(date);
+}

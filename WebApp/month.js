@@ -1,0 +1,93 @@
+// Month: totals per currency, spending by category (tap a category to see its
+// sub-categories), by payment method, and every month's spending as a bar chart.
+// Route: #/month/YYYY-MM[/CATEGORY-ID]
+
+import { api, query } from "./api.js";
+import { groupBars, monthBars } from "./charts.js";
+import { h, replace } from "./dom.js";
+import { money, monthName, t } from "./i18n.js";
+
+export function thisMonth() {
+  const now = new Date();
+  return `${now.getFullYear()}-${String(now.getMonth() + 1).padStart(2, "0")}`;
+}
+
+export function shiftMonth(month, by) {
+  const [y, m] = month.split("-").map(Number);
+  const date = new Date(Date.UTC(y, m - 1 + by, 1));
+  return `${date.getUTCFullYear()}-${String(date.getUTCMonth() + 1).padStart(2, "0")}`;
+}
+
+export function validMonth(text) {
+  return /^\d{4}-(0[1-9]|1[0-2])$/.test(text ?? "") ? text : thisMonth();
+}
+
+// The month switcher shared with the expenses screen: ‹ November 2026 ›
+export function monthSwitcher(month, hrefOf) {
+  return h("div", { class: "switcher" },
+    h("a", { class: "button quiet", href: hrefOf(shiftMonth(month, -1)), "aria-label": t("previousMonth") }, "‹"),
+    h("h1", {}, monthName(month)),
+    h("a", { class: "button quiet", href: hrefOf(shiftMonth(month, 1)), "aria-label": t("nextMonth") }, "›"));
+}
+
+export async function render(main, { params }) {
+  const month = validMonth(params[0]);
+  const category = /^[0-9a-f-]{36}$/.test(params[1] ?? "") ? params[1] : null;
+
+  async function draw() {
+    const [summary, months, categories] = await Promise.all([
+      api(`/v1/summary${query({ month, category })}`),
+      api("/v1/summary/months"),
+      category ? api("/v1/categories") : null,
+    ]);
+    const currencies = summary.totals.map((total) => total.currency);
+    const primary = summary.totals.slice().sort((a, b) => b.count - a.count)[0]?.currency ?? months.items.at(-1)?.currency ?? "KRW";
+    const categoryName = category ? categories.items.find((c) => c.id === category)?.name ?? "?" : null;
+
+    const totals = summary.totals.length
+      ? h("div", { class: "totals" }, summary.totals.map((total) => h("section", { class: "card total", "aria-label": total.currency },
+          h("h2", {}, total.currency),
+          h("dl", {},
+            h("dt", {}, t("income")), h("dd", { class: "income" }, money(total.income, total.currency)),
+            h("dt", {}, t("expense")), h("dd", { class: "expense" }, money(total.expense, total.currency)),
+            h("dt", {}, t("net")), h("dd", {}, money(total.net, total.currency))),
+          h("p", { class: "muted" }, t("count", { n: total.count })))))
+      : h("p", { class: "card muted" }, t("nothingThisMonth"));
+
+    const spending = currencies.map((currency) => {
+      const groups = summary.byCategory.filter((g) => g.kind === "expense" && g.currency === currency)
+        .map((g) => ({ ...g, label: g.categoryId ? g.label : t("noCategory") }));
+      if (!groups.length) return null;
+      return h("div", {}, currencies.length > 1 ? h("h3", {}, currency) : null,
+        groupBars(groups, {
+          label: t("byCategory"),
+          canSelect: (g) => g.categoryId && g.categoryId !== category,
+          onSelect: (g) => { location.hash = `#/month/${month}/${g.categoryId}`; },
+        }));
+    });
+
+    const byPayment = currencies.map((currency) => {
+      const groups = summary.byPayment.filter((g) => g.kind === "expense" && g.currency === currency)
+        .map((g) => ({ ...g, label: g.payment ?? t("noPayment") }));
+      return groups.length ? h("div", {}, currencies.length > 1 ? h("h3", {}, currency) : null, groupBars(groups, { label: t("byPayment") })) : null;
+    });
+
+    const overview = months.items.filter((m) => m.currency === primary).slice(-12);
+
+    replace(main,
+      monthSwitcher(month, (m) => `#/month/${m}`),
+      totals,
+      h("section", { class: "card", "aria-labelledby": "by-category" },
+        h("h2", { id: "by-category" }, category ? t("inCategory", { name: categoryName }) : t("byCategory")),
+        category ? h("p", {}, h("a", { href: `#/month/${month}` }, `‹ ${t("allCategories")}`)) : h("p", { class: "muted" }, t("drillHint")),
+        spending.some(Boolean) ? spending : h("p", { class: "muted" }, t("nothingThisMonth"))),
+      h("section", { class: "card", "aria-labelledby": "by-payment" }, h("h2", { id: "by-payment" }, t("byPayment")), byPayment),
+      h("section", { class: "card", "aria-labelledby": "overview" },
+        h("h2", { id: "overview" }, `${t("monthsOverview")} (${primary})`),
+        overview.length ? monthBars(overview, { currency: primary, current: month, label: t("monthsOverview"), hrefOf: (m) => `#/month/${m}` }) : null),
+      h("p", {}, h("a", { class: "button", href: `#/expenses/${month}` }, t("seeExpenses"))));
+  }
+
+  await draw();
+  return { refresh: draw };
+}

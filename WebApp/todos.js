@@ -1,0 +1,126 @@
+// To-dos and challenges. A challenge has one check per day from its start date: shown as a
+// calendar grid with the current streak, and today's check is one tap.
+// Route: #/todos
+
+import { api } from "./api.js";
+import { clearErrors, field, h, replace } from "./dom.js";
+import { day, t } from "./i18n.js";
+import { deleteButton, showError } from "./expenses.js";
+
+const DAY = 86_400_000;
+
+// Today in this browser's time zone, as YYYY-MM-DD.
+function localToday() {
+  return new Date(Date.now() - new Date().getTimezoneOffset() * 60000).toISOString().slice(0, 10);
+}
+
+const utc = (date) => Date.parse(`${date.slice(0, 10)}T00:00:00Z`);
+
+// Which check (day number from the start) today is; null without a start date.
+export function todayIndex(todo, today = localToday()) {
+  return todo.startDate ? Math.round((utc(today) - utc(todo.startDate)) / DAY) : null;
+}
+
+// Consecutive checked days ending today — or yesterday, while today is still open.
+export function currentStreak(checks, index) {
+  if (index === null || index < 0) return 0;
+  let day = Math.min(index, checks.length - 1);
+  if (day === index && !checks[day]) day -= 1;
+  let streak = 0;
+  while (day >= 0 && checks[day]) { streak += 1; day -= 1; }
+  return streak;
+}
+
+export async function render(main, { session, announce }) {
+
+  async function draw() {
+    const { items } = await api("/v1/todos");
+    const open = Boolean(main.querySelector("details.adder")?.open);
+    replace(main, h("h1", {}, t("todos")),
+      session.canWrite ? h("details", { class: "card adder", open }, h("summary", {}, `+ ${t("addTodo")}`), addForm()) : h("p", { class: "muted" }, t("readOnly")),
+      items.length ? h("ul", { class: "todos" }, items.map(todoItem)) : h("p", { class: "card muted" }, t("noTodos")));
+  }
+
+  async function change(todo, body) {
+    try {
+      await api(`/v1/todos/${todo.id}`, { method: "PATCH", body });
+      announce(t("saved"));
+      await draw();
+    } catch (error) {
+      main.prepend(h("p", { class: "form-error", role: "alert" }, error.message));
+    }
+  }
+
+  function todoItem(todo) {
+    const index = todayIndex(todo);
+    const completed = h("input", { type: "checkbox", id: `done-${todo.id}`, checked: todo.isCompleted, disabled: !session.canWrite,
+      onchange: (event) => change(todo, { isCompleted: event.target.checked }) });
+    return h("li", { class: "card todo" },
+      h("div", { class: "todo-head" },
+        h("h2", {}, todo.title),
+        h("span", { class: "check" }, completed, h("label", { for: `done-${todo.id}` }, t("completed")))),
+      todo.memo ? h("p", {}, todo.memo) : null,
+      h("p", { class: "muted" }, t("progress", { p: todo.percentage }),
+        todo.isChallenge ? ` · ${t("streak", { n: currentStreak(todo.checks, index) })}` : null),
+      todo.isChallenge && todo.startDate ? challenge(todo, index) : null,
+      session.canWrite ? h("div", { class: "actions" },
+        deleteButton(async () => { await api(`/v1/todos/${todo.id}`, { method: "DELETE" }); announce(t("deleted")); await draw(); },
+          (error) => main.prepend(h("p", { class: "form-error", role: "alert" }, error.message)))) : null);
+  }
+
+  function challenge(todo, index) {
+    const start = utc(todo.startDate);
+    const cells = todo.checks.map((checked, i) => {
+      const date = new Date(start + i * DAY).toISOString().slice(0, 10);
+      const label = t(checked ? "dayChecked" : "dayOpen", { date: day(date) });
+      return h("li", { class: ["day", checked ? "checked" : "", i === index ? "today" : ""].join(" "), "aria-label": label, title: label },
+        h("span", { "aria-hidden": "true" }, String(Number(date.slice(8, 10)))));
+    });
+    // Blank cells so the first day sits under its weekday (Monday first).
+    const lead = (new Date(start).getUTCDay() + 6) % 7;
+    const canTick = session.canWrite && index !== null && index >= 0 && index < todo.checks.length;
+    const checkedToday = canTick && todo.checks[index];
+    return h("div", { class: "challenge" },
+      h("ol", { class: "calendar", "aria-label": `${t("checks")}: ${todo.title}` },
+        Array.from({ length: lead }, () => h("li", { class: "day blank", "aria-hidden": "true" })), cells),
+      canTick ? h("button", { type: "button", class: checkedToday ? "quiet" : "primary", "aria-pressed": String(checkedToday),
+        onclick: () => {
+          const checks = todo.checks.slice();
+          checks[index] = !checks[index];
+          change(todo, { checks });
+        } }, checkedToday ? `✓ ${t("checkedToday")}` : t("checkToday")) : null);
+  }
+
+  function addForm() {
+    const title = h("input", { id: "todo-title", name: "title", type: "text", required: true, autocomplete: "off" });
+    const isChallenge = h("input", { id: "todo-challenge", name: "isChallenge", type: "checkbox" });
+    const start = h("input", { id: "todo-start", name: "startDate", type: "date", value: localToday() });
+    const days = h("input", { id: "todo-days", name: "checks", type: "number", min: 1, max: 366, value: 30 });
+    const error = h("p", { class: "form-error", role: "alert", hidden: true });
+    const form = h("form", { class: "inline-form", novalidate: true, onsubmit: async (event) => {
+      event.preventDefault();
+      clearErrors(form);
+      const body = { title: title.value.trim(), isChallenge: isChallenge.checked };
+      if (isChallenge.checked) {
+        const count = Number(days.value);
+        body.startDate = start.value;
+        body.checks = Number.isInteger(count) && count > 0 ? Array(count).fill(false) : days.value;
+        if (Number.isInteger(count) && count > 0 && start.value) body.endDate = new Date(utc(start.value) + (count - 1) * DAY).toISOString().slice(0, 10);
+      }
+      try {
+        await api("/v1/todos", { method: "POST", body });
+        announce(t("saved"));
+        await draw();
+        window.dispatchEvent(new Event("tally:idle"));
+      } catch (e) { showError(form, error, e); }
+    } }, field(t("title"), title),
+      h("div", { class: "check" }, isChallenge, h("label", { for: "todo-challenge" }, t("challenge"))),
+      h("div", { class: "row" }, field(t("startDate"), start), field(t("days"), days)),
+      error, h("button", { type: "submit", class: "primary" }, t("addTodo")));
+    return form;
+  }
+
+  await draw();
+  // Busy while a new to-do's title is being typed (a refresh would wipe it).
+  return { refresh: draw, isBusy: () => Boolean(main.querySelector("#todo-title")?.value.trim()) };
+}
