@@ -18,13 +18,16 @@ const screens = {
 const main = document.getElementById("main");
 let session = null;       // GET /v1/session, with canWrite / canReplicate
 let shown = null;         // what the current screen's render returned: {refresh, isBusy}
+let showing = 0;          // counts renders: a screen drawn for an older one is not put up
 let feed = null;          // AbortController of the change feed
-let pendingRefresh = false;
+let pendingRefresh = false, refreshing = false;
 
 // "#/expenses/2026-11" → {name: "expenses", params: ["2026-11"]}
 function route() {
-  const [name, ...params] = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
-  return screens[name] ? { name, params } : { name: "month", params: [] };
+  let parts;
+  try { parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent); } catch { parts = []; }
+  const [name, ...params] = parts;
+  return Object.hasOwn(screens, name ?? "") ? { name, params } : { name: "month", params: [] };
 }
 
 export function navigate(hash) {
@@ -32,6 +35,8 @@ export function navigate(hash) {
 }
 
 async function render({ focus = false } = {}) {
+  const mine = ++showing;
+  const stillShown = () => mine === showing;
   translateShell();
   if (!token()) return showSignIn();
   if (!session) {
@@ -39,30 +44,63 @@ async function render({ focus = false } = {}) {
       session = await api("/v1/session");
     } catch (error) {
       if (error.status === 401) { forgetToken(); return showSignIn(t("badToken")); }
-      return replace(main, h("p", { class: "form-error", role: "alert" }, error.message));
+      return showFailure(error.message);
     }
     session.canWrite = session.scopes.includes("write");
     session.canReplicate = session.scopes.includes("replicate");
-    startFeed(session.appendedIndex);
+    // From what the views hold: the feed sends events once they are projected.
+    startFeed(session.projectedIndex);
   }
   const { name, params } = route();
   showNavigation(name);
-  const module = await screens[name].load();
-  shown = await module.render(main, { params, session, navigate, announce });
+  try {
+    const module = await screens[name].load();
+    const result = await module.render(main, { params, session, navigate, announce, stillShown });
+    if (!stillShown()) return;
+    shown = result;
+  } catch (error) {
+    if (!stillShown()) return;
+    shown = null;
+    // A module that will not load is most likely from a version the service no longer has.
+    return showFailure(error.status !== undefined ? error.message : `${error.message}`, error.status === undefined);
+  }
   document.title = `${t(screens[name].label)} · Tally`;
+  // Rendered, with its handlers attached: what `scripts/bench webapp` times from navigation start.
+  document.body.dataset.screen = name;
+  performance.mark("tally:screen-ready");
   // A new screen starts at its top, and a screen reader starts reading it there.
   if (focus) { window.scrollTo(0, 0); main.focus({ preventScroll: true }); }
+}
+
+// A screen that failed: what happened, and a way on (sign-out stays reachable).
+function showFailure(message, offerReload = false) {
+  document.getElementById("sign-out").hidden = false;
+  replace(main, h("p", { class: "form-error", role: "alert" }, t("screenFailed", { message })),
+    h("p", { class: "actions" },
+      h("button", { type: "button", onclick: () => (offerReload ? location.reload() : render()) }, offerReload ? t("reload") : t("retry"))));
 }
 
 function showSignIn(message) {
   document.getElementById("nav").hidden = true;
   document.getElementById("sign-out").hidden = true;
   document.title = `${t("signIn")} · Tally`;
-  const input = h("input", { id: "token", name: "token", type: "password", required: true, spellcheck: "false" });
+  // A text field drawn as dots (CSS), not a password field: a browser offers to keep a password
+  // in its password manager (and sync it), and the token is meant to live in this tab only.
+  const input = h("input", { id: "token", name: "token", type: "text", class: "secret", autocomplete: "off", autocapitalize: "off",
+    spellcheck: "false", required: true });
   const error = h("p", { class: "form-error", role: "alert", hidden: !message }, message ?? "");
   const form = h("form", { class: "card sign-in", onsubmit: async (event) => {
     event.preventDefault();
-    setToken(input.value.trim());
+    const value = input.value.trim();
+    // A token is printable ASCII: anything else could not even be sent in a header.
+    if (!/^[\x21-\x7e]{1,512}$/.test(value)) {
+      error.textContent = t("tokenFormat");
+      error.hidden = false;
+      input.setAttribute("aria-invalid", "true");
+      input.focus();
+      return;
+    }
+    setToken(value);
     session = null;
     await render();
   } }, field(t("tokenLabel"), input, t("tokenHint")), error, h("button", { type: "submit", class: "primary" }, t("signIn")));
@@ -74,6 +112,7 @@ function signOut() {
   feed?.abort();
   feed = null;
   session = null;
+  shown = null;
   forgetToken();
   document.getElementById("feed-status").hidden = true;
   location.hash = "";
@@ -113,12 +152,22 @@ function startFeed(after) {
   }, feed.signal);
 }
 
+// One refresh at a time: changes arriving during one are taken by one more after it.
 async function refreshShown() {
   if (!shown) return;
-  if (shown.isBusy?.()) { pendingRefresh = true; return; }
+  if (shown.isBusy?.() || refreshing) { pendingRefresh = true; return; }
   pendingRefresh = false;
-  await (shown.refresh ? shown.refresh() : render());
-  announce(t("live"));
+  refreshing = true;
+  const screen = shown, mine = showing;
+  try {
+    await (screen.refresh ? screen.refresh() : render());
+    if (mine === showing) announce(t("live"));
+  } catch {
+    // The next change, or the person, tries again.
+  } finally {
+    refreshing = false;
+  }
+  if (pendingRefresh) refreshShown();
 }
 
 function announce(text) {

@@ -1,5 +1,6 @@
-// Categories: the tree; add, rename, move and delete; and the duplicates that replicas made
-// apart and the views merged (by name and parent), each with the category it stands under.
+// Categories: the tree (nested lists, so a screen reader hears the nesting); add, rename,
+// move and delete; and the duplicates that replicas made apart and the views merged (by name
+// and parent), each with the category it stands under.
 // Route: #/categories
 
 import { api } from "./api.js";
@@ -7,20 +8,30 @@ import { clearErrors, field, h, replace } from "./dom.js";
 import { t } from "./i18n.js";
 import { categoryOptions, deleteButton, showError } from "./expenses.js";
 
-export async function render(main, { session, announce }) {
-  let editing = null;   // the id whose edit form is open
+export async function render(main, { session, announce, stillShown }) {
+  // The id whose edit form is open, and that form: a redraw (a live refresh that was already
+  // under way when the form opened) puts the same form back, with what was typed in it.
+  let editing = null, editor = null, adder = null;
+  const closeEditor = () => { editing = null; editor = null; };
 
   async function draw() {
     const { items, merged } = await api("/v1/categories");
+    if (!stillShown()) return;
     const byId = new Map(items.map((c) => [c.id, c]));
+    const children = new Map();
+    for (const c of items) children.set(c.parentId ?? null, [...(children.get(c.parentId ?? null) ?? []), c]);
+    const branch = (parent) => {
+      const list = children.get(parent) ?? [];
+      return list.length ? h("ul", { class: parent ? "subtree" : "tree card", "aria-label": parent ? null : t("categories") },
+        list.map((c) => categoryItem(c, items, branch(c.id)))) : null;
+    };
+    const open = Boolean(main.querySelector("details.adder")?.open);
     replace(main,
       h("h1", {}, t("categories")),
       session.canWrite
-        ? h("details", { class: "card adder", open: Boolean(main.querySelector("details.adder")?.open) }, h("summary", {}, `+ ${t("addCategory")}`), addForm(items))
+        ? h("details", { class: "card adder", open }, h("summary", {}, `+ ${t("addCategory")}`), adder ??= addForm())
         : h("p", { class: "muted" }, t("readOnly")),
-      items.length
-        ? h("ul", { class: "tree card", "aria-label": t("categories") }, items.map((c) => categoryItem(c, items)))
-        : h("p", { class: "card muted" }, t("noCategories")),
+      items.length ? branch(null) : h("p", { class: "card muted" }, t("noCategories")),
       h("section", { class: "card", "aria-labelledby": "merged" },
         h("h2", { id: "merged" }, t("merged")),
         merged.length
@@ -29,11 +40,14 @@ export async function render(main, { session, announce }) {
               h("strong", {}, t("mergedInto", { name: `${byId.get(m.mergedInto)?.name ?? "?"} (${m.mergedInto.slice(0, 8)})` })),
               h("span", { class: "muted" }, ` — ${m.reason}`))))
           : h("p", { class: "muted" }, t("noMerges"))));
+    // The add form's parent list follows the tree.
+    adder?.querySelector("#category-parent")?.replaceChildren(...categoryOptions(items, adder.querySelector("#category-parent").value, { none: t("topLevel") }).flat());
   }
 
-  function addForm(items) {
+  // Kept across redraws (see `editor`): a half-typed new category survives a live refresh.
+  function addForm() {
     const name = h("input", { id: "category-name", name: "name", type: "text", required: true, autocomplete: "off" });
-    const parent = h("select", { id: "category-parent", name: "parentId" }, categoryOptions(items, null, { none: t("topLevel") }));
+    const parent = h("select", { id: "category-parent", name: "parentId" }, categoryOptions([], null, { none: t("topLevel") }));
     const kind = h("select", { id: "category-kind", name: "kind" },
       h("option", { value: "expense" }, t("expenseKind")), h("option", { value: "income" }, t("incomeKind")));
     const icon = h("input", { id: "category-icon", name: "icon", type: "text", autocomplete: "off", maxlength: 8 });
@@ -43,25 +57,27 @@ export async function render(main, { session, announce }) {
       clearErrors(form);
       try {
         await api("/v1/categories", { method: "POST", body: { name: name.value.trim(), parentId: parent.value || null, kind: kind.value, icon: icon.value.trim() || null } });
+        name.value = icon.value = "";
         announce(t("saved"));
         await draw();
-        main.querySelector("#category-name")?.focus();
+        name.focus();
       } catch (e) { showError(form, error, e); }
     } }, field(t("name"), name), field(t("parent"), parent), field(t("kind"), kind), field(t("icon"), icon),
       error, h("button", { type: "submit", class: "primary" }, t("addCategory")));
     return form;
   }
 
-  function categoryItem(category, items) {
+  function categoryItem(category, items, subtree) {
     const label = h("span", { class: "category-name" }, `${category.icon ? category.icon + " " : ""}${category.name}`,
       category.kind === "income" ? h("span", { class: "badge" }, t("incomeKind")) : null);
-    if (!session.canWrite) return h("li", { class: `depth-${Math.min(category.depth, 5)}` }, label);
-    if (editing === category.id) return h("li", { class: `depth-${Math.min(category.depth, 5)}` }, editForm(category, items));
-    return h("li", { class: `depth-${Math.min(category.depth, 5)}` }, label,
+    if (!session.canWrite) return h("li", {}, h("div", { class: "category" }, label), subtree);
+    if (editing === category.id) return h("li", {}, editor ??= editForm(category, items), subtree);
+    return h("li", {}, h("div", { class: "category" }, label,
       h("span", { class: "item-actions" },
-        h("button", { type: "button", class: "quiet", "aria-label": `${t("rename")}: ${category.name}`, onclick: () => { editing = category.id; draw(); } }, t("rename")),
-        deleteButton(async () => { await api(`/v1/categories/${category.id}`, { method: "DELETE" }); announce(t("deleted")); await draw(); },
-          (error) => alertIn(main, error))));
+        h("button", { type: "button", class: "quiet", id: `edit-${category.id}`, "aria-label": `${t("rename")}: ${category.name}`,
+          onclick: () => { closeEditor(); editing = category.id; draw(); } }, t("rename")),
+        deleteButton(category.name, announce, async () => { await api(`/v1/categories/${category.id}`, { method: "DELETE" }); announce(t("deleted")); await draw(); },
+          (error) => alertIn(main, error)))), subtree);
   }
 
   function editForm(category, items) {
@@ -75,20 +91,21 @@ export async function render(main, { session, announce }) {
       clearErrors(form);
       try {
         await api(`/v1/categories/${category.id}`, { method: "PATCH", body: { name: name.value.trim(), parentId: parent.value || null, icon: icon.value.trim() || null } });
-        editing = null;
+        closeEditor();
         announce(t("saved"));
         await draw();
         window.dispatchEvent(new Event("tally:idle"));
       } catch (e) { showError(form, error, e); }
     } }, field(t("name"), name), field(`${t("move")}: ${t("parent")}`, parent), field(t("icon"), icon), error,
       h("div", { class: "actions" }, h("button", { type: "submit", class: "primary" }, t("save")),
-        h("button", { type: "button", class: "quiet", onclick: () => { editing = null; draw(); window.dispatchEvent(new Event("tally:idle")); } }, t("cancel"))));
+        h("button", { type: "button", class: "quiet", onclick: () => { closeEditor(); draw(); window.dispatchEvent(new Event("tally:idle")); } }, t("cancel"))));
     setTimeout(() => name.focus());
     return form;
   }
 
   await draw();
-  return { refresh: draw, isBusy: () => editing !== null };
+  // Busy while a category is being edited, or a new one's name is being typed.
+  return { refresh: draw, isBusy: () => editing !== null || Boolean(adder?.querySelector("#category-name")?.value.trim()) };
 }
 
 function alertIn(main, error) {

@@ -35,10 +35,18 @@ function append(element, children) {
   }
 }
 
-// Replaces an element's children.
+// Replaces an element's children. If the focus was inside, it goes back to the new element
+// with the same id (a control redrawn by a save or a live refresh), else to `element` itself,
+// so a keyboard or screen-reader user is not dropped at the top of the page.
 export function replace(element, ...children) {
+  const focused = element.contains(document.activeElement) ? document.activeElement.id : null;
+  const hadFocus = element.contains(document.activeElement) && document.activeElement !== element;
   element.replaceChildren();
   append(element, children);
+  if (hadFocus) {
+    const again = focused ? element.querySelector(`#${CSS.escape(focused)}`) : null;
+    (again ?? element).focus({ preventScroll: true });
+  }
   return element;
 }
 
@@ -47,8 +55,9 @@ export function replace(element, ...children) {
 export function field(label, control, hint) {
   const id = control.id;
   const error = h("p", { class: "field-error", id: `${id}-error`, hidden: true });
-  control.setAttribute("aria-describedby", `${id}-error`);
-  return h("div", { class: "field" }, h("label", { for: id }, label), control, hint ? h("p", { class: "hint" }, hint) : null, error);
+  control.setAttribute("aria-describedby", hint ? `${id}-hint ${id}-error` : `${id}-error`);
+  return h("div", { class: "field" }, h("label", { for: id }, label), control,
+    hint ? h("p", { class: "hint", id: `${id}-hint` }, hint) : null, error);
 }
 
 // Shows `message` beside the field whose control has id `id` (false if there is none).

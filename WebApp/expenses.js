@@ -8,6 +8,8 @@ import { day, fromMinorUnits, money, t, toMinorUnits } from "./i18n.js";
 import { monthSwitcher, validMonth } from "./month.js";
 
 const PAGE = 50;
+const MOST_ROWS = 1000;   // the API's largest page: what a live refresh reloads at most
+const TEXT_LIMIT = 64;    // the API's limit for short texts (Limits.maxShortTextLength)
 const CURRENCIES = ["KRW", "USD", "EUR", "JPY", "CNY", "GBP"];
 // Kept while the page lives, so going back to the list keeps its filters.
 const filters = { category: "", tag: "", kind: "", text: "" };
@@ -24,50 +26,55 @@ export function categoryPath(row) {
   return [row.parentCategoryName, row.categoryName].filter(Boolean).join(" › ");
 }
 
-// The category options of a select, indented by depth.
+// The category options of a select, indented by depth; `exclude` leaves out a category and
+// every category under it (a category cannot move under itself).
 export function categoryOptions(categories, selected, { none = t("noCategory"), exclude } = {}) {
+  const excluded = new Set(exclude ? [exclude] : []);
+  for (const c of categories) if (excluded.has(c.parentId)) excluded.add(c.id);  // parents come before children
   return [h("option", { value: "" }, none),
-    categories.filter((c) => c.id !== exclude).map((c) =>
+    categories.filter((c) => !excluded.has(c.id)).map((c) =>
       h("option", { value: c.id, selected: c.id === selected }, `${"— ".repeat(c.depth)}${c.icon ? c.icon + " " : ""}${c.name}`))];
 }
 
-async function list(main, { session }, month) {
+async function list(main, { session, stillShown }, month) {
   const categories = (await api("/v1/categories")).items;
-  // `generation` counts fresh starts (a filter changed): a page that arrives for an older one is dropped.
-  let cursor = null, loaded = 0, loading = false, generation = 0;
+  // `generation` counts fresh starts (a filter changed): a page that arrives for an older one is
+  // dropped, and the next page is asked with the filters the list was started with.
+  let cursor = null, loaded = 0, loading = false, generation = 0, started = {};
   const rows = h("ul", { class: "expense-list", "aria-label": t("expenses") });
   const end = h("p", { class: "muted end", hidden: true }, t("endOfList"));
   const more = h("button", { type: "button", class: "quiet", onclick: () => loadPage() }, t("loadMore"));
   const sentinel = h("div", { class: "sentinel", "aria-hidden": "true" });
 
   const control = (id, element) => { element.id = id; element.addEventListener("change", () => restart()); return element; };
-  const text = control("filter-text", h("input", { type: "search", value: filters.text, placeholder: t("search") }));
+  const text = control("filter-text", h("input", { type: "search", value: filters.text, placeholder: t("search"), maxlength: TEXT_LIMIT }));
   let typing = null;
   text.addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(restart, 300); });
   const filterForm = h("form", { class: "filters", role: "search", "aria-label": t("filters"), onsubmit: (e) => { e.preventDefault(); restart(); } },
     field(t("category"), control("filter-category", h("select", {}, categoryOptions(categories, filters.category, { none: t("any") })))),
-    field(t("tag"), control("filter-tag", h("input", { type: "text", value: filters.tag, autocomplete: "off" }))),
+    field(t("tag"), control("filter-tag", h("input", { type: "text", value: filters.tag, autocomplete: "off", maxlength: TEXT_LIMIT }))),
     field(t("kind"), control("filter-kind", h("select", {},
       h("option", { value: "" }, t("any")),
       h("option", { value: "expense", selected: filters.kind === "expense" }, t("expenseKind")),
       h("option", { value: "income", selected: filters.kind === "income" }, t("incomeKind"))))),
     field(t("text"), text));
 
-  function currentQuery(limit, after) {
+  function readFilters() {
     Object.assign(filters, {
       category: filterForm.querySelector("#filter-category").value, tag: filterForm.querySelector("#filter-tag").value.trim(),
       kind: filterForm.querySelector("#filter-kind").value, text: text.value.trim(),
     });
-    return query({ month, category: filters.category, tag: filters.tag, kind: filters.kind, text: filters.text, limit, cursor: after });
+    return { month, ...filters };
   }
 
   async function loadPage({ limit = PAGE, fresh = false } = {}) {
     if (!fresh && (loading || cursor === null)) return;
     const mine = fresh ? ++generation : generation;
+    if (fresh) started = readFilters();
     loading = true;
     try {
-      const page = await api(`/v1/expenses${currentQuery(limit, fresh ? null : cursor)}`);
-      if (mine !== generation) return;
+      const page = await api(`/v1/expenses${query({ ...started, limit, cursor: fresh ? null : cursor })}`);
+      if (mine !== generation || !stillShown()) return;
       if (fresh) { rows.replaceChildren(); loaded = 0; }
       rows.append(...page.items.map((row) => expenseRow(row)));
       loaded += page.items.length;
@@ -76,6 +83,10 @@ async function list(main, { session }, month) {
       more.hidden = done;
       end.hidden = !done || loaded === 0;
       if (loaded === 0) rows.append(h("li", { class: "muted" }, t("noExpenses")));
+    } catch (error) {
+      if (mine !== generation) return;
+      rows.replaceChildren(h("li", { class: "form-error", role: "alert" }, error.message));
+      more.hidden = true;
     } finally {
       if (mine === generation) loading = false;
     }
@@ -90,11 +101,14 @@ async function list(main, { session }, month) {
     rows, more, end, sentinel);
   await loadPage({ fresh: true });
 
-  const observer = new IntersectionObserver((entries) => { if (entries.some((e) => e.isIntersecting) && main.contains(sentinel)) loadPage(); });
+  const observer = new IntersectionObserver((entries) => {
+    if (!main.contains(sentinel)) { observer.disconnect(); return; }
+    if (entries.some((e) => e.isIntersecting)) loadPage();
+  });
   observer.observe(sentinel);
   return {
     // Live: the rows already shown, again (up to the API's largest page).
-    refresh: () => loadPage({ fresh: true, limit: Math.min(500, Math.max(PAGE, loaded)) }),
+    refresh: () => loadPage({ fresh: true, limit: Math.min(MOST_ROWS, Math.max(PAGE, loaded)) }),
   };
 }
 
@@ -109,18 +123,25 @@ function expenseRow(row) {
     thumbnail));
 }
 
-// A receipt's thumbnail, loaded with the token (an <img src> could not send it).
+// A receipt's thumbnail, loaded with the token (an <img src> could not send it). A file with
+// no thumbnail (a PDF) shows as a document sign; one not yet arrived from a peer, as waiting.
 function thumbnailImage(digest, missing, what) {
-  if (missing) return h("span", { class: "thumb missing", title: t("attachmentMissing") }, "⧗");
+  if (missing) return h("span", { class: "thumb missing", title: t("attachmentMissing"), role: "img", "aria-label": t("attachmentMissing") }, "⧗");
   const image = h("img", { class: "thumb", alt: t("receiptOf", { what }), width: 48, height: 48 });
-  attachmentURL(digest).then((url) => { image.src = url; }).catch(() => { image.alt = t("attachmentMissing"); });
+  attachmentURL(digest).then((url) => { image.src = url; })
+    .catch(() => image.replaceWith(h("span", { class: "thumb", role: "img", "aria-label": t("receiptFile") }, "📄")));
   return image;
 }
 
-async function expenseForm(main, { session, navigate, announce }, id) {
-  const [categories, expense] = await Promise.all([api("/v1/categories").then((c) => c.items), id ? api(`/v1/expenses/${id}`) : null]);
+async function expenseForm(main, { session, navigate, announce, stillShown }, id) {
+  const [categories, expense, defaultCurrency] = await Promise.all([
+    api("/v1/categories").then((c) => c.items),
+    id ? api(`/v1/expenses/${id}`) : null,
+    id ? null : api("/v1/settings/defaultCurrency").then((s) => (typeof s.value === "string" ? s.value : null)).catch(() => null),
+  ]);
+  if (!stillShown()) return {};
   if (id && !session.canWrite) return view(main, expense, categories);
-  const currency = expense?.currency ?? "KRW";
+  const currency = expense?.currency ?? defaultCurrency ?? "KRW";
   let dirty = false;
   const control = (name, element) => { element.id = `expense-${name}`; element.name = name; element.addEventListener("input", () => { dirty = true; }); return element; };
   const kind = control("kind", h("select", {},
@@ -133,30 +154,52 @@ async function expenseForm(main, { session, navigate, announce }, id) {
   const today = new Date(Date.now() - new Date().getTimezoneOffset() * 60000).toISOString().slice(0, 10);
   const date = control("date", h("input", { type: "date", required: true, value: expense ? expense.date.slice(0, 10) : today }));
   const category = control("categoryId", h("select", {}, categoryOptions(categories, expense?.categoryId)));
-  const payee = control("payee", h("input", { type: "text", value: expense?.payee ?? "", autocomplete: "off" }));
-  const payment = control("payment", h("input", { type: "text", value: expense?.payment ?? "", autocomplete: "off", list: "payment-methods" }));
+  const payee = control("payee", h("input", { type: "text", value: expense?.payee ?? "", autocomplete: "off", maxlength: TEXT_LIMIT }));
+  const payment = control("payment", h("input", { type: "text", value: expense?.payment ?? "", autocomplete: "off", list: "payment-methods", maxlength: TEXT_LIMIT }));
   const memo = control("memo", h("textarea", { rows: 2 }, expense?.memo ?? ""));
   const tags = control("tags", h("input", { type: "text", value: expense?.tags.join(", ") ?? "", autocomplete: "off" }));
   const photo = control("attachments", h("input", { type: "file", accept: "image/*,application/pdf", capture: "environment" }));
   const formError = h("p", { class: "form-error", role: "alert", hidden: true });
   const status = h("p", { class: "muted", role: "status" });
+  const submit = h("button", { type: "submit", class: "primary" }, t("save"));
+  // One key per form: a second tap, or a retry after a lost answer, cannot make a second expense.
+  const idempotencyKey = crypto.randomUUID();
 
   const existing = expense?.attachments.length
     ? h("div", { class: "thumbs" }, expense.attachments.map((digest) => thumbnailImage(digest, expense.missingAttachments.includes(digest), expense.payee ?? t("expenseKind"))))
     : null;
 
-  async function save(event) {
-    event.preventDefault();
-    clearErrors(form);
-    const body = {
+  // What the form says, as the API's fields. On an edit, only what the person changed is sent,
+  // so a field someone else changed meanwhile (on another device) is not written back.
+  function changes() {
+    const now = {
       kind: kind.value, currency: currencySelect.value, categoryId: category.value || null,
       payee: payee.value.trim() || null, payment: payment.value.trim() || null, memo: memo.value.trim() || null,
-      tags: tags.value.split(",").map((tag) => tag.trim()).filter(Boolean),
+      // Typed money becomes minor units; text that is not money goes to the API as typed, and
+      // its answer says what is wrong — beside the field.
+      amount: toMinorUnits(amount.value, currencySelect.value) ?? amount.value,
     };
-    // Typed money becomes minor units; text that is not money goes to the API as typed, and
-    // its answer says what is wrong — beside the field.
-    body.amount = toMinorUnits(amount.value, currencySelect.value) ?? amount.value;
-    if (!expense || date.value !== expense.date.slice(0, 10)) body.date = date.value;
+    const typedTags = tags.value.split(",").map((tag) => tag.trim()).filter(Boolean);
+    if (!expense) return { ...now, date: date.value, tags: typedTags };
+    const body = {};
+    for (const [name, value] of Object.entries(now)) if (value !== (expense[name] ?? null)) body[name] = value;
+    if (tags.value !== expense.tags.join(", ")) body.tags = typedTags;
+    if (date.value !== expense.date.slice(0, 10)) body.date = date.value;
+    return body;
+  }
+
+  async function save(event) {
+    event.preventDefault();
+    if (submit.disabled) return;
+    clearErrors(form);
+    const body = changes();
+    if (expense && !Object.keys(body).length && !photo.files.length) {  // nothing changed: nothing to write
+      dirty = false;
+      navigate(`#/expenses/${expense.date.slice(0, 7)}`);
+      window.dispatchEvent(new Event("tally:idle"));
+      return;
+    }
+    submit.disabled = true;
     try {
       if (photo.files.length) {
         status.textContent = t("photoUploading");
@@ -166,7 +209,7 @@ async function expenseForm(main, { session, navigate, announce }, id) {
       }
       const saved = expense
         ? await api(`/v1/expenses/${id}`, { method: "PATCH", body })
-        : await api("/v1/expenses", { method: "POST", body });
+        : await api("/v1/expenses", { method: "POST", body, headers: { "Idempotency-Key": idempotencyKey } });
       dirty = false;
       announce(t("saved"));
       navigate(`#/expenses/${(saved.date ?? body.date ?? today).slice(0, 7)}`);
@@ -174,9 +217,12 @@ async function expenseForm(main, { session, navigate, announce }, id) {
     } catch (error) {
       status.textContent = "";
       showError(form, formError, error);
+    } finally {
+      submit.disabled = false;
     }
   }
 
+  const label = expense?.payee ?? t("expenseKind");
   const form = h("form", { class: "card expense-form", novalidate: true, onsubmit: save },
     field(t("kind"), kind),
     h("div", { class: "row" }, field(t("amount"), amount), field(t("currency"), currencySelect)),
@@ -191,10 +237,10 @@ async function expenseForm(main, { session, navigate, announce }, id) {
     field(t("receipt"), photo, t("receiptHint")),
     formError, status,
     h("div", { class: "actions" },
-      h("button", { type: "submit", class: "primary" }, t("save")),
+      submit,
       h("a", { class: "button quiet", href: `#/expenses/${(expense?.date ?? today).slice(0, 7)}`,
         onclick: () => { dirty = false; window.dispatchEvent(new Event("tally:idle")); } }, t("cancel")),
-      expense ? deleteButton(async () => {
+      expense ? deleteButton(label, announce, async () => {
         await api(`/v1/expenses/${id}`, { method: "DELETE" });
         dirty = false;
         announce(t("deleted"));
@@ -217,12 +263,18 @@ export function showError(form, formError, error) {
   formError.hidden = false;
 }
 
-// Delete in two taps: the first turns the button into "Really delete".
-export function deleteButton(action, onError) {
+// Delete in two taps: the first turns the button into "Really delete" (and says so).
+export function deleteButton(name, announce, action, onError) {
   let armed = false;
-  const button = h("button", { type: "button", class: "danger", onclick: async () => {
-    if (!armed) { armed = true; button.textContent = t("confirmDelete"); return; }
-    try { await action(); } catch (error) { onError(error); }
+  const button = h("button", { type: "button", class: "danger", "aria-label": t("deleteNamed", { name }), onclick: async () => {
+    if (!armed) {
+      armed = true;
+      button.textContent = t("confirmDelete");
+      announce(t("armed", { name }));
+      return;
+    }
+    button.disabled = true;
+    try { await action(); } catch (error) { button.disabled = false; onError(error); }
   } }, t("delete"));
   return button;
 }
@@ -242,4 +294,3 @@ function view(main, expense, categories) {
     h("p", {}, h("a", { href: `#/expenses/${expense.date.slice(0, 7)}` }, `‹ ${t("expenses")}`)));
   return {};
 }
-

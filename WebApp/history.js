@@ -18,7 +18,7 @@ function show(value) {
   return typeof value === "object" ? JSON.stringify(value) : String(value);
 }
 
-export async function render(main, { params, session }) {
+export async function render(main, { params, session, stillShown }) {
   const id = UUID.test(params[0] ?? "") ? params[0].toLowerCase() : null;
   const replicaName = (origin) => (origin === session.replicaId ? `${t("thisReplica")} (${origin.slice(0, 8)})` : origin.slice(0, 8));
 
@@ -27,7 +27,8 @@ export async function render(main, { params, session }) {
       id ? api(`/v1/audit/${id}`).catch((error) => (error.status === 404 ? null : Promise.reject(error))) : null,
       api(`/v1/conflicts${query({ entity: id })}`),
     ]);
-    const input = h("input", { id: "history-id", type: "text", value: id ?? "", autocomplete: "off", spellcheck: "false", pattern: UUID.source });
+    if (!stillShown()) return;
+    const input = h("input", { id: "history-id", type: "text", value: id ?? "", autocomplete: "off", spellcheck: "false" });
     const lookup = h("form", { class: "card inline-form", role: "search", "aria-label": t("entityId"), onsubmit: (event) => {
       event.preventDefault();
       if (UUID.test(input.value.trim())) location.hash = `#/history/${input.value.trim()}`;

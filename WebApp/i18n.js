@@ -1,6 +1,8 @@
 // Korean and English: the words of the app, money per currency (₩12,000, $12.50) and dates
 // per locale, through the browser's Intl. The language is the browser's unless chosen.
 
+import { minorUnitDigits } from "./currencies.js";
+
 const LANGUAGE_KEY = "tally.language";
 
 const words = {
@@ -35,6 +37,9 @@ const words = {
     expenseKind: "Expense", incomeKind: "Income", photoUploading: "Uploading photo…", events: "Events",
     feedLimited: "Live updates paused: this token already follows the ledger in as many windows as the service allows. Close one, or use a token per device.",
     feedOffline: "Live updates paused: reconnecting…",
+    deleteNamed: "Delete {name}", armed: "Tap again to delete {name}.", today: "today", screenFailed: "This screen could not be shown: {message}",
+    reload: "Reload the app", retry: "Try again", tokenFormat: "A token is printable characters without spaces (tly_…).",
+    receiptFile: "Receipt file", thisMonthsTotals: "Totals of the whole month",
   },
   ko: {
     appName: "탤리", skip: "본문으로 건너뛰기", language: "언어", signOut: "로그아웃", loading: "불러오는 중…", screens: "화면",
@@ -67,6 +72,9 @@ const words = {
     expenseKind: "지출", incomeKind: "수입", photoUploading: "사진 올리는 중…", events: "이벤트",
     feedLimited: "실시간 갱신 중지: 이 토큰으로 열 수 있는 창의 수를 넘었습니다. 창을 하나 닫거나 기기마다 토큰을 따로 쓰세요.",
     feedOffline: "실시간 갱신 중지: 다시 연결하는 중…",
+    deleteNamed: "{name} 삭제", armed: "한 번 더 누르면 {name}을(를) 삭제합니다.", today: "오늘", screenFailed: "이 화면을 보여줄 수 없습니다: {message}",
+    reload: "앱 다시 불러오기", retry: "다시 시도", tokenFormat: "토큰은 공백 없는 인쇄 가능한 문자입니다 (tly_…).",
+    receiptFile: "영수증 파일", thisMonthsTotals: "이번 달 전체 합계",
   },
 };
 
@@ -93,9 +101,10 @@ export function t(key, values = {}) {
   return text.replace(/\{(\w+)\}/g, (_, name) => String(values[name] ?? ""));
 }
 
-// How many digits a currency's minor unit has (KRW 0, USD 2), from the browser's ISO 4217 data.
+// How many digits a currency's minor unit has (KRW 0, USD 2, IQD 3): the service's own table
+// (currencies.js), not the browser's, which differs for some currencies.
 export function fractionDigits(currency) {
-  try { return new Intl.NumberFormat("en", { style: "currency", currency }).resolvedOptions().maximumFractionDigits; } catch { return 2; }
+  return minorUnitDigits[currency] ?? 2;
 }
 
 // An amount in minor units as money: 12000 KRW → ₩12,000; 1250 USD → $12.50. Null (a total
@@ -111,10 +120,13 @@ export function money(minor, currency) {
   }
 }
 
-// Typed money text ("12.50", "12,000") as minor units; null when it is not a plain number with
-// at most the currency's fraction digits (the API is then asked anyway and says why).
+// Typed money text ("12.50", "12,000", "₩12,000") as minor units; null when it is not a plain
+// number with at most the currency's fraction digits (the API is then asked anyway and says
+// why). A comma only groups thousands: "12,50" is not read as 12.50, nor as 1,250.
 export function toMinorUnits(text, currency) {
-  const cleaned = text.trim().replace(/[,\s₩$€¥]/g, "");
+  const trimmed = text.trim().replace(/[\s₩$€¥£]/g, "");
+  if (!/^-?(\d+|\d{1,3}(,\d{3})+)(\.\d+)?$/.test(trimmed)) return null;
+  const cleaned = trimmed.replace(/,/g, "");
   const match = /^(-?)(\d+)(?:\.(\d+))?$/.exec(cleaned);
   const digits = fractionDigits(currency);
   if (!match || (match[3] ?? "").length > digits) return null;

@@ -30,7 +30,7 @@ export function monthSwitcher(month, hrefOf) {
     h("a", { class: "button quiet", href: hrefOf(shiftMonth(month, 1)), "aria-label": t("nextMonth") }, "›"));
 }
 
-export async function render(main, { params }) {
+export async function render(main, { params, stillShown }) {
   const month = validMonth(params[0]);
   const category = /^[0-9a-f-]{36}$/.test(params[1] ?? "") ? params[1] : null;
 
@@ -40,6 +40,7 @@ export async function render(main, { params }) {
       api("/v1/summary/months"),
       category ? api("/v1/categories") : null,
     ]);
+    if (!stillShown()) return;
     const currencies = summary.totals.map((total) => total.currency);
     const primary = summary.totals.slice().sort((a, b) => b.count - a.count)[0]?.currency ?? months.items.at(-1)?.currency ?? "KRW";
     const categoryName = category ? categories.items.find((c) => c.id === category)?.name ?? "?" : null;
@@ -72,10 +73,12 @@ export async function render(main, { params }) {
       return groups.length ? h("div", {}, currencies.length > 1 ? h("h3", {}, currency) : null, groupBars(groups, { label: t("byPayment") })) : null;
     });
 
-    const overview = months.items.filter((m) => m.currency === primary).slice(-12);
+    // The twelve months up to the one shown (those with entries).
+    const overview = months.items.filter((m) => m.currency === primary && m.month <= month).slice(-12);
 
     replace(main,
       monthSwitcher(month, (m) => `#/month/${m}`),
+      category ? h("p", { class: "muted" }, t("thisMonthsTotals")) : null,
       totals,
       h("section", { class: "card", "aria-labelledby": "by-category" },
         h("h2", { id: "by-category" }, category ? t("inCategory", { name: categoryName }) : t("byCategory")),

@@ -6,9 +6,10 @@ import { api } from "./api.js";
 import { h, replace } from "./dom.js";
 import { moment, t } from "./i18n.js";
 
-export async function render(main, { session, announce }) {
+export async function render(main, { session, announce, stillShown }) {
   async function draw() {
     const status = await api("/v1/sync/status");
+    if (!stillShown()) return;
     const row = (label, value) => [h("dt", {}, label), h("dd", {}, value)];
     replace(main, h("h1", {}, t("sync")),
       h("section", { class: "card", "aria-labelledby": "replica" },

@@ -31,10 +31,11 @@ export function currentStreak(checks, index) {
   return streak;
 }
 
-export async function render(main, { session, announce }) {
+export async function render(main, { session, announce, stillShown }) {
 
   async function draw() {
     const { items } = await api("/v1/todos");
+    if (!stillShown()) return;
     const open = Boolean(main.querySelector("details.adder")?.open);
     replace(main, h("h1", {}, t("todos")),
       session.canWrite ? h("details", { class: "card adder", open }, h("summary", {}, `+ ${t("addTodo")}`), addForm()) : h("p", { class: "muted" }, t("readOnly")),
@@ -64,7 +65,7 @@ export async function render(main, { session, announce }) {
         todo.isChallenge ? ` · ${t("streak", { n: currentStreak(todo.checks, index) })}` : null),
       todo.isChallenge && todo.startDate ? challenge(todo, index) : null,
       session.canWrite ? h("div", { class: "actions" },
-        deleteButton(async () => { await api(`/v1/todos/${todo.id}`, { method: "DELETE" }); announce(t("deleted")); await draw(); },
+        deleteButton(todo.title, announce, async () => { await api(`/v1/todos/${todo.id}`, { method: "DELETE" }); announce(t("deleted")); await draw(); },
           (error) => main.prepend(h("p", { class: "form-error", role: "alert" }, error.message)))) : null);
   }
 
@@ -72,9 +73,10 @@ export async function render(main, { session, announce }) {
     const start = utc(todo.startDate);
     const cells = todo.checks.map((checked, i) => {
       const date = new Date(start + i * DAY).toISOString().slice(0, 10);
-      const label = t(checked ? "dayChecked" : "dayOpen", { date: day(date) });
-      return h("li", { class: ["day", checked ? "checked" : "", i === index ? "today" : ""].join(" "), "aria-label": label, title: label },
-        h("span", { "aria-hidden": "true" }, String(Number(date.slice(8, 10)))));
+      // Seen: the day of the month; heard: the date, whether it is done, and "today".
+      const label = t(checked ? "dayChecked" : "dayOpen", { date: day(date) }) + (i === index ? ` (${t("today")})` : "");
+      return h("li", { class: ["day", checked ? "checked" : "", i === index ? "today" : ""].join(" "), title: label },
+        h("span", { "aria-hidden": "true" }, String(Number(date.slice(8, 10)))), h("span", { class: "visually-hidden" }, label));
     });
     // Blank cells so the first day sits under its weekday (Monday first).
     const lead = (new Date(start).getUTCDay() + 6) % 7;
@@ -83,7 +85,7 @@ export async function render(main, { session, announce }) {
     return h("div", { class: "challenge" },
       h("ol", { class: "calendar", "aria-label": `${t("checks")}: ${todo.title}` },
         Array.from({ length: lead }, () => h("li", { class: "day blank", "aria-hidden": "true" })), cells),
-      canTick ? h("button", { type: "button", class: checkedToday ? "quiet" : "primary", "aria-pressed": String(checkedToday),
+      canTick ? h("button", { type: "button", id: `tick-${todo.id}`, class: checkedToday ? "quiet" : "primary", "aria-pressed": String(checkedToday),
         onclick: () => {
           const checks = todo.checks.slice();
           checks[index] = !checks[index];

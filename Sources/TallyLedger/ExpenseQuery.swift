@@ -26,8 +26,8 @@ public struct ExpenseQuery: Sendable {
             case "tag": filter.tag = value
             case "payee": filter.payee = value
             case "text":
-                guard !value.isEmpty, value.count <= Limits.maxShortTextLength else {
-                    throw ValidationError(field: name, "must be 1 to \(Limits.maxShortTextLength) characters")
+                guard !value.isEmpty, value.count <= Limits.maxShortTextLength, !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                    throw ValidationError(field: name, "must be 1 to \(Limits.maxShortTextLength) characters, none of them control characters")
                 }
                 filter.text = value
             case "kind":

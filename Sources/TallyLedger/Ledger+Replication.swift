@@ -66,10 +66,15 @@ extension Ledger {
     /// `PeerStatusStore`, for the sync status a person sees.
     public func sync(withPeer peer: Peer) async throws -> SyncReport {
         let statuses = PeerStatusStore(directory: directory)
+        let started = Date(), ownBefore = vector[directory.identity.origin]
         do {
             let report = try await sync(with: ReplicaClient(baseURL: peer.url, token: peer.token, label: peer.name))
-            let held = vector
-            try? statuses.record(peer.name) { status in
+            // What both now hold: every origin as it stands (pulled events came from the peer),
+            // but this replica's own chain only as far as it was before the sync began — a
+            // write during the sync may have missed the push, so it counts as not yet sent.
+            var held = vector
+            held.sequences[directory.identity.origin] = ownBefore
+            try? statuses.record(peer.name, at: started) { status in
                 status.lastError = nil
                 status.lastSuccessAt = status.lastAttemptAt
                 (status.pulled, status.pushed, status.vectorAtSuccess) = (report.pulled, report.pushed, held)
@@ -79,7 +84,7 @@ extension Ledger {
             // A refusal names what this replica refused; anything else is the peer's failure,
             // whose words (a decoding error quotes them) are not kept.
             let reason = error is SyncRejection || error is LogError ? "\(error)" : "it could not be reached, or did not answer as a Tally replica"
-            try? statuses.record(peer.name) { $0.lastError = reason }
+            try? statuses.record(peer.name, at: started) { $0.lastError = reason }
             throw error
         }
     }

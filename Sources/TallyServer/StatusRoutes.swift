@@ -34,11 +34,12 @@ struct StatusRoutes {
         let appended = service.writer.head.lastIndex
         let projected = try service.views.projectedIndex()
         let vector = service.ledger.vector
-        let statuses = Dictionary(uniqueKeysWithValues: try PeerStatusStore(directory: service.directory).all().map { ($0.name, $0) })
+        let statuses = Dictionary(try PeerStatusStore(directory: service.directory).all().map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let peers: [JSONText] = try PeerStore(directory: service.directory).all().map { peer in
             let status = statuses[peer.name]
             return .object([
-                ("name", .string(peer.name)), ("url", .string(Self.withoutCredentials(peer.url))),
+                // A name may be a URL (a peer registered by `tally sync URL`): shown like one.
+                ("name", .string(peer.name.contains("://") ? Peer.displayURL(peer.name) : peer.name)), ("url", .string(Peer.displayURL(peer.url))),
                 ("lastAttemptAt", ViewJSON.optional(status?.lastAttemptAt)), ("lastSuccessAt", ViewJSON.optional(status?.lastSuccessAt)),
                 ("lastError", ViewJSON.optional(status?.lastError)),
                 ("pulled", .int(Int64(status?.pulled ?? 0))), ("pushed", .int(Int64(status?.pushed ?? 0))),
@@ -57,11 +58,4 @@ struct StatusRoutes {
         ]))
     }
 
-    /// `url` without a user or password, should one have been configured in it.
-    static func withoutCredentials(_ url: String) -> String {
-        guard var components = URLComponents(string: url) else { return "(unreadable URL)" }
-        components.user = nil
-        components.password = nil
-        return components.string ?? "(unreadable URL)"
-    }
 }

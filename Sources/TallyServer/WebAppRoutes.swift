@@ -14,13 +14,28 @@ struct WebAppRoutes {
     /// The policy of every web app response. `img-src blob:` is for receipt thumbnails, which
     /// the app fetches with its token and shows as blob URLs.
     static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
-        + "connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        + "connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; require-trusted-types-for 'script'"
 
-    /// The assets by name and their version.
-    static let catalog = WebAssetCatalog(WebAssets.files)
+    /// The assets by name and their version: WebApp/'s files, and `currencies.js`, made here
+    /// from the table the service itself uses, so the app and the API never disagree about how
+    /// many minor-unit digits a currency has (browsers' tables differ for 17 currencies).
+    static let catalog = WebAssetCatalog(WebAssets.files + [currencyModule])
 
-    /// Paths served without a token.
-    static func isPublic(_ path: String) -> Bool { path == "/" || path.hasPrefix("/assets/") }
+    static var currencyModule: (name: String, contentType: String, bytes: [UInt8]) {
+        let table = Currency.minorUnitDigits.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",")
+        let text = """
+            // Made by the service (WebAppRoutes.currencyModule) from TallyCore's Currency table:
+            // ISO 4217 code → digits of its minor unit, as the API counts amounts.
+            export const minorUnitDigits = {\(table)};
+
+            """
+        return ("currencies.js", "text/javascript; charset=utf-8", Array(text.utf8))
+    }
+
+    /// Paths served without a token: the page, and exactly `/assets/<16 hex digits>/<name>`.
+    static func isPublic(_ path: String) -> Bool {
+        path == "/" || path.wholeMatch(of: /\/assets\/[0-9a-f]{16}\/[A-Za-z0-9_-]+\.[a-z]+/) != nil
+    }
 
     func add(to router: Router<TallyRequestContext>) {
         let catalog = Self.catalog

@@ -196,7 +196,8 @@ public enum ProjectionQueries {
         /// The bucket an expense's category counts toward: `.some(nil)` for "no category" at
         /// the top level, `nil` when the category is outside `root`.
         func bucket(_ id: String?) -> String?? {
-            guard var current = id else { return root == nil ? .some(nil) : nil }
+            // An expense whose category was deleted counts as having none.
+            guard var current = id, parents[current] != nil else { return root == nil ? .some(nil) : nil }
             var steps = 0
             while current != root, let parent = parents[current]?.parent, parents[parent] != nil, parent != root, steps < 64 {
                 current = parent

@@ -4,8 +4,8 @@ import TallyLog
 /// How the last sync with one configured peer went: what a person asks "are my replicas in step?".
 public struct PeerStatus: Codable, Sendable, Equatable {
     public var name: String
-    /// When the last sync started and, if it failed, why (never the peer's own words: those
-    /// stay out of files and answers, see SECURITY.md).
+    /// When the last sync started and, if it failed, why: this replica's refusal (which may
+    /// quote the refused value), or that the peer failed — never the peer's own error text.
     public var lastAttemptAt: String
     public var lastError: String?
     /// When a sync last succeeded, what it moved, and the version vector both replicas held

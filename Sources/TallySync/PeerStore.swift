@@ -12,6 +12,15 @@ public struct Peer: Codable, Sendable, Equatable {
     public init(name: String, url: String, token: String) {
         (self.name, self.url, self.token) = (name, url, token)
     }
+
+    /// `url` as it may be shown or used as a name: scheme, host, port and path only — no user,
+    /// password, query or fragment, where a credential could hide.
+    public static func displayURL(_ url: String) -> String {
+        guard let parsed = URLComponents(string: url), let scheme = parsed.scheme, let host = parsed.host else { return "(unreadable URL)" }
+        var shown = URLComponents()
+        (shown.scheme, shown.host, shown.port, shown.path) = (scheme, host, parsed.port, parsed.path)
+        return shown.string ?? "(unreadable URL)"
+    }
 }
 
 /// `DATA_DIR/peers.json` (mode 0600): the configured peers and their tokens.

@@ -57,16 +57,18 @@ struct SyncCommand: AsyncParsableCommand {
         }
     }
 
-    /// Registers `target` as the peer named by its URL (replacing an older registration's token).
+    /// Registers `target` as the peer named by its URL without credentials (replacing an older
+    /// registration's token): a name is shown to every reader of the sync status.
     func registerPeer(_ directory: DataDirectory, _ target: ReplicaClient) throws -> String {
         let peers = PeerStore(directory: directory)
-        _ = try peers.remove(name: target.baseURL)
-        try peers.add(Peer(name: target.baseURL, url: target.baseURL, token: target.token))
-        return target.baseURL
+        let name = Peer.displayURL(target.baseURL)
+        _ = try peers.remove(name: name)
+        try peers.add(Peer(name: name, url: target.baseURL, token: target.token))
+        return name
     }
 
     func configuredPeerName(_ directory: DataDirectory) -> String? {
-        (try? PeerStore(directory: directory).all())?.first { $0.name == peer }?.name
+        (try? PeerStore(directory: directory).all())?.first { $0.name == peer || $0.name == Peer.displayURL(peer) }?.name
     }
 
     func resolvePeer(_ directory: DataDirectory) throws -> ReplicaClient {

@@ -111,8 +111,7 @@ class WebApp(unittest.TestCase):
                 driver = self.browser(size, language)
                 driver.get(self.tally.url + "/")
                 self.wait(driver).until(EC.visibility_of_element_located((By.ID, "token")))
-                if size == "phone":
-                    self.assert_accessible(driver, f"sign-in {language}")
+                self.assert_accessible(driver, f"sign-in {size} {language}")
                 self.shoot(driver, f"sign-in-{size}-{language}")
                 self.sign_in(driver)
                 self.assertEqual(language, driver.execute_script("return document.documentElement.lang"))
@@ -130,8 +129,7 @@ class WebApp(unittest.TestCase):
                 for name, route, ready in screens:
                     self.go(driver, route, ready)
                     time.sleep(0.3)  # thumbnails and fonts settle
-                    if size == "phone":
-                        self.assert_accessible(driver, f"{name} {language}")
+                    self.assert_accessible(driver, f"{name} {size} {language}")
                     self.shoot(driver, f"{name}-{size}-{language}")
                 self.assertEqual([], [e for e in self.console_errors(driver) if "favicon" not in e], "console errors")
                 driver.quit()
@@ -289,28 +287,37 @@ class WebApp(unittest.TestCase):
         self.assertIn("merged into Food", merged)
         self.assertIn("same name 'food'", merged.lower())
         # Add a sub-category, rename it, then delete it.
+        item = lambda name: f"//li[./div/span[contains(@class,'category-name')][contains(.,'{name}')]]"
         driver.find_element(By.CSS_SELECTOR, "details.adder > summary").click()
         driver.find_element(By.ID, "category-name").send_keys("Coffee")
         Select(driver.find_element(By.ID, "category-parent")).select_by_value(self.made["food"])
         driver.find_element(By.CSS_SELECTOR, "form.inline-form button[type=submit]").click()
-        self.wait(driver).until(EC.visibility_of_element_located((By.XPATH, "//ul[contains(@class,'tree')]/li[contains(.,'Coffee')]")))
+        self.wait(driver).until(EC.visibility_of_element_located((By.XPATH, item("Coffee"))))
         driver.find_element(By.XPATH, "//button[@aria-label='Edit: Coffee']").click()
         name = self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".tree input[name=name]")))
         name.clear()
         name.send_keys("Cafés")
         name.submit()
-        self.wait(driver).until(EC.visibility_of_element_located((By.XPATH, "//ul[contains(@class,'tree')]/li[contains(.,'Cafés')]")))
-        item = driver.find_element(By.XPATH, "//ul[contains(@class,'tree')]/li[contains(.,'Cafés')]")
-        self.assertIn("depth-1", item.get_attribute("class"))
-        item.find_element(By.CSS_SELECTOR, "button.danger").click()
-        driver.find_element(By.XPATH, "//ul[contains(@class,'tree')]/li[contains(.,'Cafés')]//button[contains(@class,'danger')]").click()
+        self.wait(driver).until(EC.visibility_of_element_located((By.XPATH, item("Cafés"))))
+        # Nested under Food, as a list inside Food's item.
+        self.assertEqual(1, len(driver.find_elements(By.XPATH, f"{item('Food')}/ul[contains(@class,'subtree')]/li[./div/span[contains(.,'Cafés')]]")))
+        driver.find_element(By.XPATH, f"{item('Cafés')}/div//button[contains(@class,'danger')]").click()
+        driver.find_element(By.XPATH, f"{item('Cafés')}/div//button[contains(@class,'danger')]").click()
         self.wait(driver).until(lambda d: "Cafés" not in self.text(d))
-        # A cycle is refused with the API's message.
+        # Food cannot be moved under itself or its own sub-categories: they are not offered.
         driver.find_element(By.XPATH, "//button[@aria-label='Edit: Food']").click()
-        Select(self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".tree select[name=parentId]")))).select_by_value(self.made["lunch"])
+        parent = self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".tree select[name=parentId]")))
+        offered = [o.get_attribute("value") for o in Select(parent).options]
+        self.assertNotIn(self.made["lunch"], offered)
+        self.assertNotIn(self.made["food"], offered)
+        # An empty name is refused with the API's message beside the field.
+        name = driver.find_element(By.CSS_SELECTOR, ".tree input[name=name]")
+        name.clear()
         driver.find_element(By.CSS_SELECTOR, ".tree form button[type=submit]").click()
-        error = self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".tree .field-error:not([hidden]), .tree .form-error:not([hidden])")))
-        self.assertTrue(error.text)
+        error = self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".tree .field-error:not([hidden])")))
+        status, answer = self.api("PATCH", f"/v1/categories/{self.made['food']}", {"name": ""})
+        self.assertEqual(answer["error"]["message"], error.text)
+        self.assertEqual("name", answer["error"]["field"])
 
     def test_history_shows_the_trail_and_the_conflict_with_both_values(self):
         driver = self.browser("desktop")

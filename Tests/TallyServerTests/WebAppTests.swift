@@ -37,13 +37,17 @@ import TallyWebApp
             let head = try await client.send(.head, "/assets/\(version)/app.css", token: nil)
             #expect(head.status == .ok && head.body.readableBytes == 0 && head.headers[.contentLength].flatMap(Int.init) ?? 0 > 0)
 
-            // Anything else under /assets is a 404, never a file from elsewhere and never the page.
+            // Anything else under /assets is a 404 (or, not shaped like an asset's path, needs a
+            // token like any other path): never a file from elsewhere, never the page.
             for path in ["/assets/0000000000000000/app.js", "/assets/\(version)/nope.js", "/assets/\(version)/index.html",
-                         "/assets/\(version)/../../tokens.json", "/assets/\(version)/WebAssets.swift", "/assets/\(version)", "/assets/"] {
+                         "/assets/\(version)/../../tokens.json", "/assets/\(version)/WebAssets.swift", "/assets/\(version)", "/assets/",
+                         "/assets/\(version)/../../v1/session", "/assets/\(version)/app.js/../../../v1/expenses"] {
                 let response = try await client.send(.get, path, token: nil)
-                #expect(response.status == .notFound, "\(path): \(response.status)")
-                #expect(!String(buffer: response.body).contains("sha256"), "\(path)")
+                #expect(response.status == .notFound || response.status == .unauthorized, "\(path): \(response.status)")
+                #expect(!String(buffer: response.body).contains("sha256") && !String(buffer: response.body).contains("items"), "\(path)")
             }
+            #expect(WebAppRoutes.isPublic("/assets/\(version)/app.js") && !WebAppRoutes.isPublic("/assets/\(version)/../x.js"))
+            #expect(try await client.send(.get, "/assets/\(version)/currencies.js", token: nil).status == .ok)
             for path in ["/assets/\(version)/%2e%2e%2ftokens.json", "/assets//\(version)/app.js"] {
                 #expect(try await client.send(.get, path, token: nil).status == .badRequest, "\(path)")
             }
@@ -67,6 +71,9 @@ import TallyWebApp
         #expect(named.count >= 12)
         for name in named { #expect(catalog.assets[name] != nil, "\(name) is named but not served") }
         for name in catalog.assets.keys where name != "index.html" { #expect(named.contains(name), "\(name) is served but nothing uses it") }
+        // The currency table the app formats money with is the service's own.
+        let currencies = String(decoding: catalog.assets["currencies.js"]?.bytes ?? [], as: UTF8.self)
+        for (code, digits) in [("KRW", 0), ("USD", 2), ("IQD", 3), ("IDR", 2), ("CLF", 4)] { #expect(currencies.contains("\(code):\(digits),") || currencies.contains("\(code):\(digits)}")) }
     }
 
     @Test func theSessionSaysWhatTheTokenMayDoAndWhereTheLogStands() async throws {
@@ -90,7 +97,8 @@ import TallyWebApp
         try await app.test(.live) { peerClient in
             let peers = PeerStore(directory: home.service.directory)
             try peers.add(Peer(name: "laptop", url: "http://127.0.0.1:\(peerClient.port!)", token: peer.replicate))
-            try peers.add(Peer(name: "gone", url: "http://someone:hunter2@127.0.0.1:9", token: "tly_peer-secret"))
+            try peers.add(Peer(name: "gone", url: "http://someone:hunter2@127.0.0.1:9/?key=sesame#x", token: "tly_peer-secret"))
+            try peers.add(Peer(name: "http://alice:swordfish@127.0.0.1:1/?t=open", url: "http://alice:swordfish@127.0.0.1:1", token: "t"))
             try await home.test { client in
                 func status() async throws -> (body: String, peers: [String: [String: Any]]) {
                     let response = try await client.send(.get, "/v1/sync/status", token: home.readOnly)
@@ -100,8 +108,11 @@ import TallyWebApp
                 }
                 var (body, byName) = try await status()
                 #expect(byName["laptop"]?["lastSuccessAt"] is NSNull && byName["laptop"]?["unsent"] as? Int == 1, "never synced: it lacks everything")
-                #expect(!body.contains("hunter2") && !body.contains("someone") && !body.contains("peer-secret") && !body.contains(peer.replicate))
-                #expect(byName["gone"]?["url"] as? String == "http://127.0.0.1:9")
+                for secret in ["hunter2", "someone", "peer-secret", peer.replicate, "sesame", "alice", "swordfish", "open"] {
+                    #expect(!body.contains(secret), "\(secret) shown")
+                }
+                #expect(byName["http://127.0.0.1:1/"] != nil, "a peer named by a URL is named by it without credentials")
+                #expect(byName["gone"]?["url"] as? String == "http://127.0.0.1:9/")
 
                 #expect(try await client.send(.post, "/v1/replication/sync", token: home.replicate, json: #"{"peer": "laptop"}"#).status == .ok)
                 #expect(try await client.send(.post, "/v1/replication/sync", token: home.replicate, json: #"{"peer": "gone"}"#).status == .badGateway)
