@@ -20,13 +20,17 @@ function show(value) {
 
 export async function render(main, { params, session, stillShown }) {
   const id = UUID.test(params[0] ?? "") ? params[0].toLowerCase() : null;
-  const replicaName = (origin) => (origin === session.replicaId ? `${t("thisReplica")} (${origin.slice(0, 8)})` : origin.slice(0, 8));
+  const replicaName = (origin) => (origin === session.replicaId ? `${t("thisReplica")} (${origin.slice(0, 8)})` : `${t("replica")} ${origin.slice(0, 8)}`);
 
   async function draw() {
-    const [trail, journal] = await Promise.all([
+    const [trail, journal, categories] = await Promise.all([
       id ? api(`/v1/audit/${id}`).catch((error) => (error.status === 404 ? null : Promise.reject(error))) : null,
       api(`/v1/conflicts${query({ entity: id })}`),
+      api("/v1/categories"),
     ]);
+    // A category reference reads better as its name.
+    const names = new Map(categories.items.map((c) => [c.id, c.name]));
+    const valueOf = (name, value) => ((name === "categoryId" || name === "parentId") && names.has(value) ? `${names.get(value)} (${value.slice(0, 8)})` : show(value));
     if (!stillShown()) return;
     const input = h("input", { id: "history-id", type: "text", value: id ?? "", autocomplete: "off", spellcheck: "false" });
     const lookup = h("form", { class: "card inline-form", role: "search", "aria-label": t("entityId"), onsubmit: (event) => {
@@ -38,11 +42,11 @@ export async function render(main, { params, session, stillShown }) {
       h("h2", { id: "trail" }, `${t("auditTrail")} · ${id.slice(0, 8)}`),
       !trail ? h("p", { class: "muted" }, t("noEvents")) : [
         trail.mergedInto ? h("p", { class: "note" }, t("mergedNote", { id: trail.mergedInto.categoryId.slice(0, 8), reason: trail.mergedInto.reason })) : null,
-        h("ol", { class: "trail" }, trail.events.slice().reverse().map((event) => h("li", {},
+        h("ol", { class: "trail", reversed: true }, trail.events.slice().reverse().map((event) => h("li", {},
           h("p", {}, h("strong", {}, t(event.operation === "create" ? "created" : event.operation === "delete" ? "deletedOp" : "updated")),
-            ` · ${moment(event.time)} · ${event.actor} · `, h("span", { class: "muted" }, `${t("replica")} ${replicaName(event.origin)} #${event.sequence}`)),
+            ` · ${moment(event.time)} · ${event.actor} · `, h("span", { class: "muted" }, `${replicaName(event.origin)} #${event.sequence}`)),
           Object.keys(event.properties).length ? h("dl", { class: "changes" },
-            Object.entries(event.properties).map(([name, value]) => [h("dt", {}, name), h("dd", {}, show(value))])) : null))),
+            Object.entries(event.properties).map(([name, value]) => [h("dt", {}, name), h("dd", {}, valueOf(name, value))])) : null))),
       ]) : null;
 
     const journalSection = h("section", { class: "card", "aria-labelledby": "journal" },

@@ -12,7 +12,7 @@ const words = {
     tokenHint: "Create one on the server: tally token create --name phone --scope read,write", badToken: "This token is unknown or revoked.",
     readOnly: "Read-only: this token may look, not change.",
     month: "Month", expenses: "Expenses", categories: "Categories", todos: "To-dos", history: "History", sync: "Sync",
-    previousMonth: "Previous month", nextMonth: "Next month", income: "Income", expense: "Expense", net: "Net", count: "{n} entries",
+    previousMonth: "Previous month", nextMonth: "Next month", income: "Income", expense: "Expense", net: "Net", count: "{n} entries", countOne: "{n} entry",
     byCategory: "Spending by category", byPayment: "By payment method", monthsOverview: "Months overview", allCategories: "All categories",
     noCategory: "No category", noPayment: "Not given", nothingThisMonth: "Nothing recorded this month.", seeExpenses: "See this month's expenses",
     drillHint: "Choose a category to see its sub-categories.", tooLarge: "too large to show", inCategory: "Spending in {name}",
@@ -25,7 +25,7 @@ const words = {
     addCategory: "Add category", name: "Name", parent: "Parent", topLevel: "(top level)", icon: "Icon", rename: "Edit", move: "Move",
     merged: "Merged duplicates", mergedInto: "merged into {name}", noMerges: "No duplicates were merged.", noCategories: "No categories yet.",
     addTodo: "Add to-do", title: "Title", challenge: "Challenge (one check a day)", startDate: "Start date", days: "Days",
-    done: "Done", notDone: "Not done", checkToday: "Check today", checkedToday: "Checked today", streak: "Current streak: {n} days",
+    done: "Done", notDone: "Not done", checkToday: "Check today", checkedToday: "Checked today", streak: "Current streak: {n} days", streakOne: "Current streak: {n} day",
     progress: "{p}% done", noTodos: "No to-dos yet.", dayChecked: "{date}: done", dayOpen: "{date}: not done", dayOutside: "{date}",
     completed: "Completed", checks: "Daily checks",
     auditTrail: "Audit trail", conflicts: "Conflict journal", noConflicts: "No sync has overwritten anything.", entityId: "Entity id",
@@ -95,9 +95,11 @@ export function setLanguage(value) {
   document.documentElement.lang = language;
 }
 
-// The word for `key`, with {name} placeholders filled from `values`.
+// The word for `key`, with {name} placeholders filled from `values` (and `KEYOne`, where a
+// language has it, when `values.n` is 1: "1 entry", "2 entries").
 export function t(key, values = {}) {
-  const text = words[language][key] ?? words.en[key] ?? key;
+  const one = values.n === 1 ? words[language][`${key}One`] : undefined;
+  const text = one ?? words[language][key] ?? words.en[key] ?? key;
   return text.replace(/\{(\w+)\}/g, (_, name) => String(values[name] ?? ""));
 }
 

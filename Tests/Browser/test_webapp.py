@@ -221,7 +221,7 @@ class WebApp(unittest.TestCase):
         self.go(driver, "#/todos", ".calendar")
         challenge = self.made["challenge"]
         self.assertFalse(self.api("GET", f"/v1/todos/{challenge}")[1]["checks"][4])
-        self.assertIn("Current streak: 1 days", self.text(driver))   # day 3 checked, today open
+        self.assertIn("Current streak: 1 day", self.text(driver))   # day 3 checked, today open
         driver.find_element(By.XPATH, "//button[normalize-space()='Check today']").click()
         self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".calendar li.day.today.checked")))
         self.assertTrue(self.api("GET", f"/v1/todos/{challenge}")[1]["checks"][4])
