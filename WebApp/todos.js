@@ -21,16 +21,6 @@ export function todayIndex(todo, today = localToday()) {
   return todo.startDate ? Math.round((utc(today) - utc(todo.startDate)) / DAY) : null;
 }
 
-// Consecutive checked days ending today — or yesterday, while today is still open.
-export function currentStreak(checks, index) {
-  if (index === null || index < 0) return 0;
-  let day = Math.min(index, checks.length - 1);
-  if (day === index && !checks[day]) day -= 1;
-  let streak = 0;
-  while (day >= 0 && checks[day]) { streak += 1; day -= 1; }
-  return streak;
-}
-
 export async function render(main, { session, announce, stillShown }) {
 
   async function draw() {
@@ -61,8 +51,9 @@ export async function render(main, { session, announce, stillShown }) {
         h("h2", {}, todo.title),
         h("span", { class: "check" }, completed, h("label", { for: `done-${todo.id}` }, t("completed")))),
       todo.memo ? h("p", {}, todo.memo) : null,
+      // A challenge's streaks as the service counts them (its day: docs/WEBAPP.md).
       h("p", { class: "muted" }, t("progress", { p: todo.percentage }),
-        todo.isChallenge ? ` · ${t("streak", { n: currentStreak(todo.checks, index) })}` : null),
+        todo.streaks ? ` · ${t("streak", { n: todo.streaks.current })} · ${t("longest", { n: todo.streaks.longest })} · ${t("rate", { p: todo.streaks.completionRate })}` : null),
       todo.isChallenge && todo.startDate ? challenge(todo, index) : null,
       session.canWrite ? h("div", { class: "actions" },
         deleteButton(todo.title, announce, async () => { await api(`/v1/todos/${todo.id}`, { method: "DELETE" }); announce(t("deleted")); await draw(); },

@@ -62,6 +62,9 @@ public enum EntitySchema {
         if event.isLocalOnly, event.entityType != .setting { throw ValidationError(field: "scope", "only a setting can be local-only") }
         // Checked in place, without building a normalized copy: a first sync checks every event.
         let spec = EntitySpec.of(event.entityType)
+        if event.schemaVersion < spec.since {
+            throw ValidationError(field: nil, "\(spec.type.withArticle) cannot be written in event schema version \(event.schemaVersion) (it exists since \(spec.since))")
+        }
         for (name, value) in event.properties where try field(name, of: spec, event.schemaVersion).normalize(value) != value {
             throw ValidationError(field: name.jsonName, "the value is not in normal form (untrimmed text, an unsorted set or non-canonical JSON)")
         }

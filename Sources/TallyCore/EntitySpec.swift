@@ -16,8 +16,12 @@ public struct EntitySpec: Sendable {
         case .category: category
         case .todo: todo
         case .setting: setting
+        case .budget: budget
         }
     }
+
+    /// The event schema version that introduced the type: an older event of it is out of rule.
+    public var since: UInt16 { type == .budget ? 3 : 1 }
 
     /// Its fields by property code, for lookups without a search (every incoming event's
     /// every property is looked up).
@@ -85,6 +89,17 @@ public struct EntitySpec: Sendable {
         FieldSpec(.value, .json(maxBytes: Limits.maxReplicatedSettingsBytes), required: true, help: "Any JSON value."),
     ])
 
+    /// A monthly budget for a category (its sub-categories' spending counts toward it) or, with
+    /// no category, for all spending: from a month, until `toMonth` or until a later budget of
+    /// the same category and currency takes over (docs/BUDGETS.md).
+    public static let budget = EntitySpec(type: .budget, fields: [
+        FieldSpec(.categoryId, .reference, nullable: true, since: 3, help: "Category id; none (null) budgets all spending."),
+        FieldSpec(.amount, .amount, required: true, since: 3, help: "The budget per month, in integer minor units."),
+        FieldSpec(.currency, .currency, required: true, since: 3, help: "ISO 4217 code (default: setting defaultCurrency, else KRW)."),
+        FieldSpec(.fromMonth, .month, required: true, since: 3, help: "The first month it applies to, YYYY-MM (default: this month)."),
+        FieldSpec(.toMonth, .month, nullable: true, since: 3, help: "The last month it applies to, YYYY-MM (none: until a later budget takes over)."),
+    ])
+
     /// Values a create gets for the properties it leaves out.
     public func defaults(defaultCurrency: String, now: DateTime) -> PropertyMap {
         switch type {
@@ -92,6 +107,7 @@ public struct EntitySpec: Sendable {
         case .category: [.kind: .string("expense")]
         case .todo: [.checks: .bools([]), .isChallenge: .bool(false), .isCompleted: .bool(false)]
         case .setting: [:]
+        case .budget: [.currency: .string(defaultCurrency), .fromMonth: .string(now.localMonth)]
         }
     }
 }

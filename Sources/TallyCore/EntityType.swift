@@ -4,6 +4,8 @@ public enum EntityType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     case category = 2
     case todo = 3
     case setting = 4
+    /// Since event schema version 3.
+    case budget = 5
 
     /// The lowercase name used in the CLI, JSON and audit output.
     public var description: String {
@@ -12,6 +14,7 @@ public enum EntityType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
         case .category: "category"
         case .todo: "todo"
         case .setting: "setting"
+        case .budget: "budget"
         }
     }
 

@@ -31,8 +31,9 @@ public struct Event: Hashable, Sendable {
     public var basis: [PropertyName: WriteStamp]
 
     /// The schema version written by this build. Older versions are upcast when read.
-    /// Version 2 adds an expense's `payee`; a version-1 event means the same under version 2.
-    public static let currentSchemaVersion: UInt16 = 2
+    /// Version 2 adds an expense's `payee`; version 3 adds budgets (entity type 5, `fromMonth`,
+    /// `toMonth`). An older event means the same under the newer version.
+    public static let currentSchemaVersion: UInt16 = 3
 
     /// Creates an event.
     public init(

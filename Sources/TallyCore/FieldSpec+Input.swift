@@ -35,7 +35,7 @@ extension FieldSpec {
             return .bool(flag)
         case .json:
             return .json(json.canonicalText)
-        case .choice, .currency, .text:
+        case .choice, .currency, .text, .month:
             guard case .string(let text) = json else { throw ValidationError(field: field, "must be a string") }
             return .string(text)
         }
@@ -93,7 +93,7 @@ extension FieldSpec {
             }
         case .json:
             return .json(text)
-        case .choice, .currency, .text:
+        case .choice, .currency, .text, .month:
             return .string(text)
         }
     }

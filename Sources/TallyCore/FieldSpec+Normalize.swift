@@ -43,6 +43,9 @@ extension FieldKind {
         case .reference:
             guard case .uuid = value else { throw ValidationError(field: field, "must be a UUID") }
             return value
+        case .month:
+            guard case .string(let text) = value, Self.isMonth(text) else { throw ValidationError(field: field, "must be a month, YYYY-MM") }
+            return value
         case .text(let maxLength, let nonEmpty):
             guard case .string(let raw) = value else { throw ValidationError(field: field, "must be a string") }
             return .string(try Self.checkedText(raw, maxLength: maxLength, nonEmpty: nonEmpty, field: field))
@@ -141,5 +144,16 @@ extension FieldKind {
     /// Sorted without duplicates, as a normal set is stored.
     static func isStrictlyAscending(_ texts: [String]) -> Bool {
         zip(texts, texts.dropFirst()).allSatisfy { $0 < $1 }
+    }
+}
+
+extension FieldKind {
+    /// `YYYY-MM` with a year 0001–9999 and a month 01–12.
+    public static func isMonth(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 7, bytes[4] == UInt8(ascii: "-"),
+              bytes.enumerated().allSatisfy({ $0.offset == 4 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0.element) }),
+              let year = Int(text.prefix(4)), let month = Int(text.suffix(2)) else { return false }
+        return year >= 1 && (1...12).contains(month)
     }
 }

@@ -41,6 +41,8 @@ public enum FieldKind: Sendable {
     case currency
     /// An ISO 8601 date-time with offset.
     case dateTime
+    /// A calendar month, `YYYY-MM` (years 0001–9999).
+    case month
     /// A category's UUID.
     case reference
     /// Text of at most `maxLength` code points, without control characters (newline and tab

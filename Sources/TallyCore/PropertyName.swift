@@ -23,6 +23,9 @@ public enum PropertyName: UInt8, CaseIterable, Sendable, Comparable, CustomStrin
     case value = 20
     /// Since event schema version 2.
     case payee = 21
+    /// Since event schema version 3 (budgets).
+    case fromMonth = 22
+    case toMonth = 23
 
     /// The JSON field name.
     public var jsonName: String {
@@ -48,6 +51,8 @@ public enum PropertyName: UInt8, CaseIterable, Sendable, Comparable, CustomStrin
         case .isCompleted: "isCompleted"
         case .value: "value"
         case .payee: "payee"
+        case .fromMonth: "fromMonth"
+        case .toMonth: "toMonth"
         }
     }
 

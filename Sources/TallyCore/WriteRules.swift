@@ -34,6 +34,18 @@ public enum WriteRules {
                 steps += 1
             }
         }
+        if draft.entityType == .budget, draft.operation != .delete {
+            // A budget's last month is not before its first (either may come from the state).
+            let current = try state.live(draft.entityID)
+            func month(_ name: PropertyName) -> String? {
+                if let value = draft.properties[name] { if case .string(let text) = value { return text } else { return nil } }
+                if case .string(let text)? = current?.values[name] { return text }
+                return nil
+            }
+            if let from = month(.fromMonth), let to = month(.toMonth), to < from {
+                throw ValidationError(field: "toMonth", "must not be before fromMonth (\(from))", kind: .conflictsWithState)
+            }
+        }
         if draft.entityType == .setting, !draft.isLocalOnly, draft.operation != .delete {
             try checkSettingBounds(draft, state)
         }

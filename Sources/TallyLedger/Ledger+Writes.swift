@@ -69,11 +69,3 @@ extension Ledger {
     }
 }
 
-extension DateTime {
-    /// The current time in this machine's UTC offset.
-    public static var nowHere: DateTime {
-        let date = Date()
-        return DateTime(epochMillis: Int64((date.timeIntervalSince1970 * 1000).rounded(.down)),
-                        offsetMinutes: Int16(TimeZone.current.secondsFromGMT(for: date) / 60))
-    }
-}

@@ -54,6 +54,7 @@ public struct LedgerViews: Sendable {
         case .expense: return try views.unsafeRead { try ProjectionQueries.expense($0, id: id).map { ViewJSON.expense($0, isHeld: isAttachmentHeld) } }
         case .todo: return try views.unsafeRead { try ProjectionQueries.todo($0, id: id).map { ViewJSON.todo($0, isHeld: isAttachmentHeld) } }
         case .category: return try views.read { try ProjectionQueries.category($0, id: id).map { ViewJSON.category($0, depth: 0) } }
+        case .budget: return try views.read { try ProjectionQueries.budgets($0).first { $0.id == id }.map(ViewJSON.budget) }
         case .setting: return nil
         }
     }
@@ -89,6 +90,15 @@ public struct LedgerViews: Sendable {
             }
             return try ProjectionQueries.summary(db, month: month, within: root)
         }
+    }
+
+    /// Every live budget, as written (`month` nil), or the budgets that apply to `month` with
+    /// what was spent against each.
+    public func budgets() throws -> [BudgetRow] { try projector.database.read { try ProjectionQueries.budgets($0) } }
+
+    public func budgetStatuses(month: String) throws -> [BudgetStatus] {
+        let month = try ExpenseQuery.month(month)
+        return try projector.database.read { try ProjectionQueries.budgetStatuses($0, month: month) }
     }
 
     /// Every category merged into another (a duplicate by name and parent), with why.

@@ -30,6 +30,7 @@ extension OpenAPIDocument {
         case .currency: return "{type: \(type("string")), enum: [\(currencies)]}"
         case .dateTime: return #"{type: \#(type("string")), pattern: "\#(datePattern)", description: "ISO 8601 with offset, or a bare date (local midnight)"}"#
         case .reference: return "{type: \(type("string")), format: uuid}"
+        case .month: return #"{type: \#(type("string")), pattern: "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])$"}"#
         case .text(let maxLength, let nonEmpty):
             return "{type: \(type("string")), \(nonEmpty ? "minLength: 1, " : "")maxLength: \(maxLength), pattern: \(nonEmpty ? printableNonBlank : printable)}"
         case .textSet(let maxCount, let maxLength):

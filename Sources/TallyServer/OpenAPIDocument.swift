@@ -12,6 +12,7 @@ enum OpenAPIDocument {
     static let expenseFields = writableFields(.expense)
     static let categoryFields = writableFields(.category)
     static let todoFields = writableFields(.todo)
+    static let budgetFields = writableFields(.budget)
 
     static let yaml = """
     openapi: 3.1.0
@@ -122,6 +123,19 @@ enum OpenAPIDocument {
           minProperties: 1
           properties:
     \(todoFields)
+        BudgetCreate:
+          type: object
+          additionalProperties: false
+          required: [\(createRequired(.budget))]
+          properties:
+            id: {type: string, format: uuid}
+    \(budgetFields)
+        BudgetPatch:
+          type: object
+          additionalProperties: false
+          minProperties: 1
+          properties:
+    \(budgetFields)
         Setting:
           type: object
           properties: {key: {type: string}, value: {}, scope: {type: string, enum: [replicated, local]}}
@@ -196,7 +210,7 @@ enum OpenAPIDocument {
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
         delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
       /v1/todos:
-        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "To-dos: {items}."}}}
+        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "To-dos: {items}; a challenge's with streaks {current, longest, completionRate} as of the service's day (null for other to-dos)."}}}
         post:
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/TodoCreate"}}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: Created.}, "400": {$ref: "#/components/responses/Error"}}
@@ -206,6 +220,20 @@ enum OpenAPIDocument {
         patch:
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/TodoPatch"}}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
+        delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
+      /v1/budgets:
+        get:
+          parameters: [{name: month, in: query, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])$"}}]
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every budget {items: [{id, categoryId, amount, currency, fromMonth, toMonth}]}; with month, the budgets that apply to it {month, items: [{budgetId, categoryId, categoryName, currency, budgeted, spent, remaining, over}]}."}, "400": {$ref: "#/components/responses/Error"}}
+        post:
+          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/BudgetCreate"}}}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: Created.}, "400": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
+      /v1/budgets/{id}:
+        parameters: [{$ref: "#/components/parameters/id"}]
+        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The budget.}, "404": {$ref: "#/components/responses/Error"}}}
+        patch:
+          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/BudgetPatch"}}}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
         delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
       /v1/settings:
         get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Settings: {items}."}}}
@@ -229,7 +257,7 @@ enum OpenAPIDocument {
           parameters:
             - {name: month, in: query, required: true, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])$"}}
             - {name: category, in: query, description: "Spending by this category's children instead of by top-level category", schema: {type: string, format: uuid}}
-          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "A month's totals by currency, category and payment."}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "A month's totals by currency, category and payment, top payees, and the challenges running that month with their streaks."}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
       /v1/summary/months:
         get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every month's income and expense per currency."}}}
       /v1/audit/{id}:

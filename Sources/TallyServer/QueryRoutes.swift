@@ -23,6 +23,16 @@ struct QueryRoutes {
         group.get("todos") { _, _ in
             json(.object([("items", .array(try await service.run { try views.todos() }.map { ViewJSON.todo($0, isHeld: views.isAttachmentHeld) }))]))
         }
+        // Every budget as written; with `?month=`, those that apply to the month, with spending.
+        group.get("budgets") { request, _ in
+            let parameters = request.uri.queryParameters
+            if let unknown = parameters.first(where: { $0.key != "month" }) { throw LedgerError.unknownParameter(String(unknown.key)) }
+            if let month = parameters.get("month") {
+                return json(.object([("month", .string(month)),
+                                     ("items", .array(try await service.run { try views.budgetStatuses(month: month) }.map(ViewJSON.budgetStatus)))]))
+            }
+            return json(.object([("items", .array(try await service.run { try views.budgets() }.map(ViewJSON.budget)))]))
+        }
         group.get("summary") { request, _ in
             guard let month = request.uri.queryParameters.get("month") else { throw ValidationError(field: "month", "required, YYYY-MM") }
             let category = request.uri.queryParameters.get("category")

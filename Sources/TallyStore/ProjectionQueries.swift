@@ -53,6 +53,10 @@ public struct MonthSummary: Sendable, Equatable {
     public var byPayment: [Group]
     /// The month's largest payees of spending, per currency (at most `topPayeeCount` each).
     public var topPayees: [Group] = []
+    /// The challenges that run during the month (start on or before its end, end on or after its start).
+    public var challenges: [TodoRow] = []
+    /// The budgets that apply to the month, with what was spent against each.
+    public var budgets: [BudgetStatus] = []
 
     /// How many payees `topPayees` lists per currency.
     public static let topPayeeCount = 10
@@ -240,9 +244,14 @@ public enum ProjectionQueries {
         let order: (MonthSummary.Group, MonthSummary.Group) -> Bool = {
             ($0.currency, $0.kind, $1.amount.value ?? .max, $0.label) < ($1.currency, $1.kind, $0.amount.value ?? .max, $1.label)
         }
+        let challenges = try todos(db).filter { todo in
+            guard todo.isChallenge, let start = todo.startDate else { return false }
+            return String(start.prefix(7)) <= month && (todo.endDate.map { String($0.prefix(7)) >= month } ?? true)
+        }
         return MonthSummary(month: month, totals: totals.values.sorted { $0.currency < $1.currency },
                             byCategory: byCategory.values.sorted(by: order), byPayment: byPayment.values.sorted(by: order),
-                            topPayees: try topPayees(db, month: month).sorted(by: order))
+                            topPayees: try topPayees(db, month: month).sorted(by: order), challenges: challenges,
+                            budgets: try budgetStatuses(db, month: month))
     }
 
     /// A month's spending per payee, the largest `MonthSummary.topPayeeCount` of each currency.

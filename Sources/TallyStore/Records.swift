@@ -74,6 +74,32 @@ public struct CategoryRow: Sendable, Equatable {
     }
 }
 
+/// A budget as written (`categoryRef`) and shown (`categoryId`: the category that stands for it).
+public struct BudgetRow: Sendable, Equatable {
+    public var id: String
+    public var categoryRef: String?
+    public var categoryId: String?
+    public var amount: Int64
+    public var currency: String
+    public var fromMonth: String
+    public var toMonth: String?
+
+    init?(_ entity: LedgerState.Entity) {
+        guard case .int(let amount)? = entity.value(.amount), case .string(let currency)? = entity.value(.currency),
+              case .string(let from)? = entity.value(.fromMonth) else { return nil }
+        id = entity.id.description
+        (self.amount, self.currency, fromMonth) = (amount, currency, from)
+        if case .uuid(let category)? = entity.value(.categoryId) { categoryRef = category.lowercased }
+        categoryId = categoryRef
+        if case .string(let to)? = entity.value(.toMonth) { toMonth = to }
+    }
+
+    init(id: String, categoryRef: String?, categoryId: String?, amount: Int64, currency: String, fromMonth: String, toMonth: String?) {
+        (self.id, self.categoryRef, self.categoryId, self.amount, self.currency) = (id, categoryRef, categoryId, amount, currency)
+        (self.fromMonth, self.toMonth) = (fromMonth, toMonth)
+    }
+}
+
 /// A to-do or challenge with its derived percentage.
 public struct TodoRow: Sendable, Equatable {
     public var id: String
@@ -99,6 +125,13 @@ public struct TodoRow: Sendable, Equatable {
         if case .bool(let flag)? = entity.value(.isChallenge) { isChallenge = flag } else { isChallenge = false }
         if case .bool(let flag)? = entity.value(.isCompleted) { isCompleted = flag } else { isCompleted = false }
         if case .strings(let list)? = entity.value(.attachments) { attachments = list } else { attachments = [] }
+    }
+
+    /// A challenge's streaks seen on day `today` (days since 1970 in the reader's calendar); nil
+    /// for a to-do that is not a challenge or has no start date.
+    public func streaks(today: Int = DateTime.nowHere.localDayNumber) -> Todo.Streaks? {
+        guard isChallenge, let startDate, let start = DateTime(iso8601: startDate) else { return nil }
+        return Todo.streaks(checks, start: start.localDayNumber, today: today)
     }
 
     init(id: String, title: String, memo: String?, startDate: String?, endDate: String?, checks: [Bool], percentage: Double,

@@ -20,19 +20,43 @@ public enum ViewJSON {
                  ("icon", optional(row.icon)), ("kind", .string(row.kind)), ("depth", .int(Int64(depth)))])
     }
 
-    public static func todo(_ row: TodoRow, isHeld: (String) -> Bool = { _ in true }) -> JSONText {
+    /// A to-do; a challenge's with its streaks as of day `today`.
+    public static func todo(_ row: TodoRow, isHeld: (String) -> Bool = { _ in true }, today: Int = DateTime.nowHere.localDayNumber) -> JSONText {
         .object([
             ("id", .string(row.id)), ("title", .string(row.title)), ("memo", optional(row.memo)), ("startDate", optional(row.startDate)),
             ("endDate", optional(row.endDate)), ("checks", .array(row.checks.map(JSONText.bool))), ("isChallenge", .bool(row.isChallenge)),
             ("isCompleted", .bool(row.isCompleted)), ("attachments", .array(row.attachments.map(JSONText.string))),
             ("missingAttachments", .array(row.attachments.filter { !isHeld($0) }.map(JSONText.string))),
-            ("percentage", .double(row.percentage)),
+            ("percentage", .double(row.percentage)), ("streaks", streaks(row.streaks(today: today))),
         ])
+    }
+
+    /// `{current, longest, completionRate}`, or null.
+    public static func streaks(_ streaks: Todo.Streaks?) -> JSONText {
+        guard let streaks else { return .null }
+        return .object([("current", .int(Int64(streaks.current))), ("longest", .int(Int64(streaks.longest))),
+                        ("completionRate", .double(streaks.completionRate))])
     }
 
     /// A category merged into another: `id` is the duplicate, `mergedInto` the category that stands for it.
     public static func categoryMerge(_ merge: CategoryMergeRow) -> JSONText {
         .object([("id", .string(merge.loserID)), ("mergedInto", .string(merge.winnerID)), ("reason", .string(merge.reason))])
+    }
+
+    /// A budget as written.
+    public static func budget(_ row: BudgetRow) -> JSONText {
+        .object([("id", .string(row.id)), ("categoryId", optional(row.categoryId)), ("amount", .int(row.amount)), ("currency", .string(row.currency)),
+                 ("fromMonth", .string(row.fromMonth)), ("toMonth", optional(row.toMonth))]
+                + (row.categoryRef != row.categoryId ? [("writtenForCategoryId", optional(row.categoryRef))] : []))
+    }
+
+    /// A budget as it applies to a month: budgeted, spent, remaining, over.
+    public static func budgetStatus(_ status: BudgetStatus) -> JSONText {
+        .object([("budgetId", .string(status.budget.id)), ("categoryId", optional(status.budget.categoryId)),
+                 ("categoryName", optional(status.categoryName)), ("currency", .string(status.budget.currency)),
+                 ("budgeted", .int(status.budget.amount)), ("spent", amount(status.spent)), ("remaining", amount(status.remaining)),
+                 ("over", .bool(status.isOver)), ("fromMonth", .string(status.budget.fromMonth)), ("toMonth", optional(status.budget.toMonth))]
+                + overflow([status.spent, status.remaining]))
     }
 
     public static func setting(_ row: SettingRow) -> JSONText {
@@ -51,6 +75,10 @@ public enum ViewJSON {
             ("byCategory", .array(summary.byCategory.map { group($0, keyName: "categoryId") })),
             ("byPayment", .array(summary.byPayment.map { group($0, keyName: "payment") })),
             ("topPayees", .array(summary.topPayees.map { group($0, keyName: "payee") })),
+            ("budgets", .array(summary.budgets.map(budgetStatus))),
+            ("challenges", .array(summary.challenges.map { row in
+                .object([("id", .string(row.id)), ("title", .string(row.title)), ("percentage", .double(row.percentage)), ("streaks", streaks(row.streaks()))])
+            })),
         ])
     }
 

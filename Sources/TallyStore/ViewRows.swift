@@ -19,6 +19,8 @@ enum ViewRows {
         var todo: [DatabaseValue]?
         /// `settings` row: scope, key, value.
         var setting: [DatabaseValue]?
+        /// `budgets` row, in `budgets.columns` order.
+        var budget: [DatabaseValue]?
 
         /// An entity that shows nothing (never seen, deleted, or missing a required property).
         static let none = Rows()
@@ -38,6 +40,7 @@ enum ViewRows {
 
     static let expenses = Table("expenses", ["id", "kind", "amount", "currency", "date", "date_ms", "month", "category_ref", "category_id",
                                              "payment", "memo", "tags", "repeat", "attachments", "payee"])
+    static let budgets = Table("budgets", ["id", "category_ref", "category_id", "amount", "currency", "from_month", "to_month"])
     static let todos = Table("todos", ["id", "title", "memo", "start_date", "end_date", "checks", "checks_done", "percentage", "is_challenge",
                                        "is_completed", "attachments"])
 
@@ -71,6 +74,11 @@ enum ViewRows {
                          row.endDate.databaseValue, JSONText.array(row.checks.map(JSONText.bool)).serialized.databaseValue,
                          row.checks.filter { $0 }.count.databaseValue, row.percentage.databaseValue, row.isChallenge.databaseValue,
                          row.isCompleted.databaseValue, JSONText.array(row.attachments.map(JSONText.string)).serialized.databaseValue]
+        case .budget:
+            guard let row = BudgetRow(entity) else { return .none }
+            let shownCategory = row.categoryRef.map { winners[$0] ?? $0 }
+            rows.budget = [row.id.databaseValue, row.categoryRef.databaseValue, shownCategory.databaseValue, row.amount.databaseValue,
+                           row.currency.databaseValue, row.fromMonth.databaseValue, row.toMonth.databaseValue]
         case .setting:
             guard case .json(let value)? = entity.value(.value) else { return .none }
             rows.setting = [(entity.isLocalOnly ? "local" : "replicated").databaseValue, entity.id.description.databaseValue, value.databaseValue]
@@ -90,6 +98,7 @@ enum ViewRows {
             for tag in new.tags { try DirectStatement.execute(insert, [id, tag.databaseValue], db) }
         }
         try writeRow(todos, old: old.todo, new: new.todo, db)
+        try writeRow(budgets, old: old.budget, new: new.budget, db)
         if old.setting != new.setting {
             if let old = old.setting {
                 try db.cachedStatement(sql: "DELETE FROM settings WHERE scope = ? AND key = ?").execute(arguments: [old[0], old[1]])

@@ -84,9 +84,12 @@ struct TodosCommand: ParsableCommand {
                 print(JSONText.array(todos.map { ViewJSON.todo($0, isHeld: views.isAttachmentHeld) }).serialized)
                 return
             }
-            print(Table.render(header: ["TITLE", "DONE", "%", "CHALLENGE", "START", "END", "ID"], rows: todos.map { todo in
-                [todo.title, todo.isCompleted ? "yes" : "", String(format: "%.2f", todo.percentage), todo.isChallenge ? "yes" : "",
-                 String(todo.startDate?.prefix(10) ?? ""), String(todo.endDate?.prefix(10) ?? ""), todo.id]
+            print(Table.render(header: ["TITLE", "DONE", "%", "CHALLENGE", "STREAK", "LONGEST", "RATE %", "START", "END", "ID"], rows: todos.map { todo in
+                let streaks = todo.streaks()
+                return [todo.title, todo.isCompleted ? "yes" : "", String(format: "%.2f", todo.percentage), todo.isChallenge ? "yes" : "",
+                        streaks.map { String($0.current) } ?? "", streaks.map { String($0.longest) } ?? "",
+                        streaks.map { String(format: "%.2f", $0.completionRate) } ?? "",
+                        String(todo.startDate?.prefix(10) ?? ""), String(todo.endDate?.prefix(10) ?? ""), todo.id]
             }, rightAligned: [2]))
         }
     }
@@ -155,6 +158,18 @@ struct SummaryCommand: ParsableCommand {
             print(Table.render(header: [column, "KIND", "AMOUNT", "CUR", "LINES"], rows: groups.map { group in
                 [group.label, group.kind, money(group.amount, group.currency), group.currency, String(group.count)]
             }, rightAligned: [2, 4]))
+        }
+        if !summary.budgets.isEmpty {
+            print("\nBudgets\n")
+            print(budgetTable(summary.budgets))
+        }
+        if !summary.challenges.isEmpty {
+            print("\nChallenges\n")
+            print(Table.render(header: ["CHALLENGE", "STREAK", "LONGEST", "RATE %", "DONE %"], rows: summary.challenges.map { todo in
+                let streaks = todo.streaks()
+                return [todo.title, streaks.map { String($0.current) } ?? "", streaks.map { String($0.longest) } ?? "",
+                        streaks.map { String(format: "%.2f", $0.completionRate) } ?? "", String(format: "%.2f", todo.percentage)]
+            }, rightAligned: [1, 2, 3, 4]))
         }
     }
 }

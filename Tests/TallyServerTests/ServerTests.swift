@@ -210,6 +210,28 @@ extension TestResponse {
         }
     }
 
+    @Test func aChallengesStreaksShowInTheListTheEntityAndTheSummary() async throws {
+        let fixture = try ServerFixture()
+        let today = DateTime.nowHere
+        let start = DateTime(epochMillis: today.epochMillis - 2 * 86_400_000, offsetMinutes: today.offsetMinutes).description.prefix(10)
+        try await fixture.test { client in
+            let created = try await client.send(.post, "/v1/todos", token: fixture.readWrite,
+                                                json: #"{"title": "No snacks", "isChallenge": true, "startDate": "\#(start)", "checks": [true, true, false, false]}"#)
+            #expect(created.status == .created)
+            let streaks = created.object["streaks"] as? [String: Any]
+            #expect(streaks?["current"] as? Int == 2, "today still open: the run to yesterday")
+            #expect(streaks?["longest"] as? Int == 2 && streaks?["completionRate"] as? Double == 66.67)
+            let plain = try await client.send(.post, "/v1/todos", token: fixture.readWrite, json: #"{"title": "Call the bank"}"#)
+            #expect(plain.object["streaks"] is NSNull, "not a challenge")
+            let list = try await client.send(.get, "/v1/todos", token: fixture.readOnly)
+            #expect((list.object["items"] as? [[String: Any]] ?? []).compactMap { $0["streaks"] as? [String: Any] }.count == 1)
+            let summary = try await client.send(.get, "/v1/summary?month=\(today.localMonth)", token: fixture.readOnly)
+            let challenges = summary.object["challenges"] as? [[String: Any]] ?? []
+            #expect(challenges.count == 1 && challenges.first?["title"] as? String == "No snacks")
+            #expect((challenges.first?["streaks"] as? [String: Any])?["current"] as? Int == 2)
+        }
+    }
+
     @Test func undocumentedMethodsGet405WithTheDocumentedAllowList() async throws {
         let fixture = try ServerFixture()
         try await fixture.test { client in

@@ -16,12 +16,13 @@ enum RandomHistory {
         let categoryIDs = (0..<4).map { _ in RandomEvents.uuid(&rng) }
         let expenseIDs = (0..<8).map { _ in RandomEvents.uuid(&rng) }
         let todoIDs = (0..<3).map { _ in RandomEvents.uuid(&rng) }
+        let budgetIDs = (0..<3).map { _ in RandomEvents.uuid(&rng) }
         var sequences: [ReplicaID: UInt64] = [:]
         var events: [Event] = []
         for step in 0..<count {
             let origin = origins.randomElement(using: &rng)!
             sequences[origin, default: 0] += 1
-            let type = [EntityType.expense, .expense, .expense, .category, .todo, .setting].randomElement(using: &rng)!
+            let type = [EntityType.expense, .expense, .expense, .category, .todo, .setting, .budget].randomElement(using: &rng)!
             let operation: EventOperation = [.create, .create, .update, .update, .update, .delete].randomElement(using: &rng)!
             let entityID: EntityID
             var properties = PropertyMap()
@@ -52,6 +53,13 @@ enum RandomHistory {
             case .setting:
                 entityID = .settingKey(["theme", "defaultCurrency"].randomElement(using: &rng)!)
                 properties = [.value: .json("\(step)")]
+            case .budget:
+                entityID = .uuid(budgetIDs.randomElement(using: &rng)!)
+                let month = { "2026-0\(Int.random(in: 1...3, using: &rng))" }
+                if operation == .create { properties = [.amount: .int(Int64.random(in: 1...100_000, using: &rng)), .currency: .string("KRW"), .fromMonth: .string(month())] }
+                if Bool.random(using: &rng) { properties[.categoryId] = Bool.random(using: &rng) ? .uuid(categoryIDs.randomElement(using: &rng)!) : .null }
+                if Bool.random(using: &rng) { properties[.toMonth] = Bool.random(using: &rng) ? .string(month()) : .null }
+                if Bool.random(using: &rng) { properties[.amount] = .int(Int64.random(in: 1...100_000, using: &rng)) }
             }
             if operation == .delete { properties = [:] }
             if operation == .update, properties.isEmpty { properties[.memo] = .string("u\(step)") }

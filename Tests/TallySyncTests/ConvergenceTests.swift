@@ -109,7 +109,7 @@ final class SimulatedReplica {
             }
             for (from, to) in pairs where from !== to {
                 var delivery = from.events(lacking: to.vector)
-                switch Int.random(in: 0...5, using: &rng) {
+                switch Int.random(in: 0...6, using: &rng) {
                 case 0: delivery = Array(delivery.prefix(Int.random(in: 0...delivery.count, using: &rng)))  // partial
                 case 1: delivery += from.log.prefix(3)                                                   // duplicated
                 case 2 where delivery.count > 1:                                                         // reordered
@@ -163,6 +163,7 @@ final class SimulatedReplica {
             case .category: properties = [.name: .string(names.randomElement(using: &rng)!)]           // renames create and remove collisions
             case .todo: properties = [.checks: .bools((0..<Int.random(in: 0...4, using: &rng)).map { _ in Bool.random(using: &rng) })]
             case .setting: properties = [.value: .json("\(Int.random(in: 0...99, using: &rng))")]
+            case .budget: properties = [[.amount: .int(Int64.random(in: 1...9_999, using: &rng))], [.categoryId: categoryReference(&rng, known)]].randomElement(using: &rng)!
             }
             return EventDraft(entityType: type, entityID: id, operation: .update, properties: properties, actor: "sim")
         }
@@ -185,6 +186,12 @@ final class SimulatedReplica {
             known[id] = .todo
             return EventDraft(entityType: .todo, entityID: id, operation: .create, properties: [
                 .title: .string("t"), .checks: .bools([]), .isChallenge: .bool(true), .isCompleted: .bool(false),
+            ], actor: "sim")
+        case 5:
+            known[id] = .budget
+            return EventDraft(entityType: .budget, entityID: id, operation: .create, properties: [
+                .amount: .int(Int64.random(in: 1...9_999, using: &rng)), .currency: .string("KRW"), .fromMonth: .string("2026-0\(Int.random(in: 1...3, using: &rng))"),
+                .categoryId: categoryReference(&rng, known),
             ], actor: "sim")
         default:
             let key = EntityID.settingKey(["theme", "defaultCurrency"].randomElement(using: &rng)!)

@@ -1,0 +1,60 @@
+import Foundation
+import GRDB
+import TallyCore
+
+/// One budget as it applies to a month: what was budgeted, what was spent (the category's
+/// expenses and its sub-categories', in the budget's currency), what remains, and whether it
+/// is over.
+public struct BudgetStatus: Sendable, Equatable {
+    public var budget: BudgetRow
+    /// The category's name (nil: a budget of all spending).
+    public var categoryName: String?
+    public var spent: AmountSum
+    public var remaining: AmountSum { AmountSum(budget.amount).minus(spent) }
+    public var isOver: Bool { spent.overflowed || (spent.value ?? 0) > budget.amount }
+}
+
+extension ProjectionQueries {
+    /// Every live budget, by first month, category and id.
+    public static func budgets(_ db: Database) throws -> [BudgetRow] {
+        try Row.fetchAll(db, sql: "SELECT \(budgetColumns) FROM budgets ORDER BY from_month, category_id, currency, id").map(budget)
+    }
+
+    /// The budgets that apply to `month`: per category (as shown, merges followed) and currency,
+    /// the one with the latest `fromMonth` among those whose range holds the month; on a tie, a
+    /// budget with a `toMonth` (set for that stretch) over an open-ended one, then the budget
+    /// written for the category itself over one that came with a merged duplicate, then the
+    /// greatest id. Every replica with the same events picks the same one.
+    public static func budgetStatuses(_ db: Database, month: String) throws -> [BudgetStatus] {
+        let candidates = try Row.fetchAll(db, sql: """
+            SELECT \(budgetColumns) FROM budgets WHERE from_month <= ? AND (to_month IS NULL OR to_month >= ?)
+            """, arguments: [month, month]).map(budget)
+        var chosen: [String: BudgetRow] = [:]
+        func rank(_ b: BudgetRow) -> (String, Int, Int, String) { (b.fromMonth, b.toMonth != nil ? 1 : 0, b.categoryRef == b.categoryId ? 1 : 0, b.id) }
+        for candidate in candidates {
+            let key = "\(candidate.categoryId ?? "")|\(candidate.currency)"
+            if let current = chosen[key], rank(current) >= rank(candidate) { continue }
+            chosen[key] = candidate
+        }
+        return try chosen.values.sorted { ($0.categoryId ?? "", $0.currency) < ($1.categoryId ?? "", $1.currency) }.map { budget in
+            var conditions = "month = ? AND kind = 'expense' AND currency = ?"
+            var arguments: StatementArguments = [month, budget.currency]
+            var name: String?
+            if let category = budget.categoryId {
+                let ids = try categoryWithDescendants(db, category)
+                conditions += " AND category_id IN (\(ids.map { _ in "?" }.joined(separator: ",")))"
+                arguments += StatementArguments(ids)
+                name = try String.fetchOne(db, sql: "SELECT name FROM categories WHERE id = ?", arguments: [category])
+            }
+            let row = try Row.fetchOne(db, sql: "SELECT \(splitSum("amount")) FROM expenses WHERE \(conditions)", arguments: arguments)
+            let spent = AmountSum(high: (row?[0] as Int64?) ?? 0, low: (row?[1] as Int64?) ?? 0)
+            return BudgetStatus(budget: budget, categoryName: name, spent: spent)
+        }
+    }
+
+    private static let budgetColumns = "id, category_ref, category_id, amount, currency, from_month, to_month"
+
+    private static func budget(_ row: Row) -> BudgetRow {
+        BudgetRow(id: row[0], categoryRef: row[1], categoryId: row[2], amount: row[3], currency: row[4], fromMonth: row[5], toMonth: row[6])
+    }
+}
