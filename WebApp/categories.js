@@ -4,9 +4,9 @@
 // Route: #/categories
 
 import { api } from "./api.js";
-import { clearErrors, field, h, replace } from "./dom.js";
+import { clearErrors, deleteButton, field, h, replace, showError } from "./dom.js";
 import { t } from "./i18n.js";
-import { categoryOptions, deleteButton, showError } from "./expenses.js";
+import { categoryOptions } from "./expenses.js";
 
 export async function render(main, { session, announce, stillShown }) {
   // The id whose edit form is open, and that form: a redraw (a live refresh that was already

@@ -1,6 +1,8 @@
 // Building the page from data without innerHTML: every text a user or a peer wrote goes in
 // as a text node, so it can never become markup or script.
 
+import { t } from "./i18n.js";
+
 const SVG = "http://www.w3.org/2000/svg";
 
 // h("button", {class: "x", onclick: fn, disabled: true}, "text", child, [more]) → an element.
@@ -76,4 +78,29 @@ export function showFieldError(form, id, message) {
 export function clearErrors(form) {
   for (const error of form.querySelectorAll(".field-error, .form-error")) { error.hidden = true; error.textContent = ""; }
   for (const control of form.querySelectorAll("[aria-invalid]")) control.removeAttribute("aria-invalid");
+}
+
+// The API's error (an ApiError) beside the control named by its `field`, else in `formError`.
+export function showError(form, formError, error) {
+  const name = (error.field ?? "").split(/[^A-Za-z]/)[0];
+  const control = name ? form.querySelector(`[name="${name}"]`) : null;
+  if (control && showFieldError(form, control.id, error.message)) return;
+  formError.textContent = error.message;
+  formError.hidden = false;
+}
+
+// Delete in two taps: the first turns the button into "Really delete" (and says so).
+export function deleteButton(name, announce, action, onError) {
+  let armed = false;
+  const button = h("button", { type: "button", class: "danger", "aria-label": t("deleteNamed", { name }), onclick: async () => {
+    if (!armed) {
+      armed = true;
+      button.textContent = t("confirmDelete");
+      announce(t("armed", { name }));
+      return;
+    }
+    button.disabled = true;
+    try { await action(); } catch (error) { button.disabled = false; onError(error); }
+  } }, t("delete"));
+  return button;
 }

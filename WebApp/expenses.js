@@ -3,7 +3,7 @@
 // Routes: #/expenses/YYYY-MM (list), #/expenses/new, #/expenses/id/ID (edit, or view when read-only)
 
 import { api, attachmentURL, query } from "./api.js";
-import { clearErrors, field, h, replace, showFieldError } from "./dom.js";
+import { clearErrors, deleteButton, field, h, replace, showError } from "./dom.js";
 import { day, fromMinorUnits, money, t, toMinorUnits } from "./i18n.js";
 import { monthSwitcher, validMonth } from "./month.js";
 
@@ -252,31 +252,6 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
     expense ? h("p", {}, h("a", { href: `#/history/${id}` }, t("showHistory"))) : null);
   amount.focus();
   return { isBusy: () => dirty };
-}
-
-// The API's error beside its field (`expense-FIELD`), else above the buttons.
-export function showError(form, formError, error) {
-  const name = (error.field ?? "").split(/[^A-Za-z]/)[0];
-  const control = name ? form.querySelector(`[name="${name}"]`) : null;
-  if (control && showFieldError(form, control.id, error.message)) return;
-  formError.textContent = error.message;
-  formError.hidden = false;
-}
-
-// Delete in two taps: the first turns the button into "Really delete" (and says so).
-export function deleteButton(name, announce, action, onError) {
-  let armed = false;
-  const button = h("button", { type: "button", class: "danger", "aria-label": t("deleteNamed", { name }), onclick: async () => {
-    if (!armed) {
-      armed = true;
-      button.textContent = t("confirmDelete");
-      announce(t("armed", { name }));
-      return;
-    }
-    button.disabled = true;
-    try { await action(); } catch (error) { button.disabled = false; onError(error); }
-  } }, t("delete"));
-  return button;
 }
 
 // A read-only token's view of one expense.

@@ -40,6 +40,8 @@ const words = {
     deleteNamed: "Delete {name}", armed: "Tap again to delete {name}.", today: "today", screenFailed: "This screen could not be shown: {message}",
     reload: "Reload the app", retry: "Try again", tokenFormat: "A token is printable characters without spaces (tly_…).",
     receiptFile: "Receipt file", thisMonthsTotals: "Totals of the whole month",
+    budgets: "Budgets", budget: "budget", allSpending: "All spending", noBudgets: "No budget applies to this month.", setBudget: "Set a budget",
+    budgetAmount: "Amount per month", onlyThisMonth: "Only for {month} (otherwise from this month on)", overBy: "{amount} over", left: "{amount} left",
   },
   ko: {
     appName: "탤리", skip: "본문으로 건너뛰기", language: "언어", signOut: "로그아웃", loading: "불러오는 중…", screens: "화면",
@@ -75,6 +77,8 @@ const words = {
     deleteNamed: "{name} 삭제", armed: "한 번 더 누르면 {name}을(를) 삭제합니다.", today: "오늘", screenFailed: "이 화면을 보여줄 수 없습니다: {message}",
     reload: "앱 다시 불러오기", retry: "다시 시도", tokenFormat: "토큰은 공백 없는 인쇄 가능한 문자입니다 (tly_…).",
     receiptFile: "영수증 파일", thisMonthsTotals: "이번 달 전체 합계",
+    budgets: "예산", budget: "예산", allSpending: "전체 지출", noBudgets: "이번 달에 적용되는 예산이 없습니다.", setBudget: "예산 설정",
+    budgetAmount: "월 금액", onlyThisMonth: "{month}에만 (아니면 이번 달부터 계속)", overBy: "{amount} 초과", left: "{amount} 남음",
   },
 };
 

@@ -3,9 +3,9 @@
 // Route: #/month/YYYY-MM[/CATEGORY-ID]
 
 import { api, query } from "./api.js";
-import { groupBars, monthBars } from "./charts.js";
-import { h, replace } from "./dom.js";
-import { money, monthName, t } from "./i18n.js";
+import { budgetBars, groupBars, monthBars } from "./charts.js";
+import { clearErrors, deleteButton, field, h, replace, showError } from "./dom.js";
+import { money, monthName, t, toMinorUnits } from "./i18n.js";
 
 export function thisMonth() {
   const now = new Date();
@@ -30,7 +30,7 @@ export function monthSwitcher(month, hrefOf) {
     h("a", { class: "button quiet", href: hrefOf(shiftMonth(month, 1)), "aria-label": t("nextMonth") }, "›"));
 }
 
-export async function render(main, { params, stillShown }) {
+export async function render(main, { params, session, announce, stillShown }) {
   const month = validMonth(params[0]);
   const category = /^[0-9a-f-]{36}$/.test(params[1] ?? "") ? params[1] : null;
 
@@ -38,7 +38,7 @@ export async function render(main, { params, stillShown }) {
     const [summary, months, categories] = await Promise.all([
       api(`/v1/summary${query({ month, category })}`),
       api("/v1/summary/months"),
-      category ? api("/v1/categories") : null,
+      api("/v1/categories"),
     ]);
     if (!stillShown()) return;
     const currencies = summary.totals.map((total) => total.currency);
@@ -84,6 +84,19 @@ export async function render(main, { params, stillShown }) {
         h("h2", { id: "by-category" }, category ? t("inCategory", { name: categoryName }) : t("byCategory")),
         category ? h("p", {}, h("a", { href: `#/month/${month}` }, `‹ ${t("allCategories")}`)) : h("p", { class: "muted" }, t("drillHint")),
         spending.some(Boolean) ? spending : h("p", { class: "muted" }, t("nothingThisMonth"))),
+      h("section", { class: "card", "aria-labelledby": "budgets" },
+        h("h2", { id: "budgets" }, t("budgets")),
+        summary.budgets.length
+          ? budgetBars(summary.budgets.map((b) => ({ ...b, label: b.categoryName ?? t("allSpending") })), {
+              label: t("budgets"),
+              onDelete: session.canWrite ? (b) => deleteButton(`${t("budget")} ${b.label}`, announce, async () => {
+                await api(`/v1/budgets/${b.budgetId}`, { method: "DELETE" });
+                announce(t("deleted"));
+                await draw();
+              }, (error) => main.prepend(h("p", { class: "form-error", role: "alert" }, error.message))) : null,
+            })
+          : h("p", { class: "muted" }, t("noBudgets")),
+        session.canWrite ? budgetForm(categories.items, month, primary, async () => { announce(t("saved")); await draw(); }) : null),
       h("section", { class: "card", "aria-labelledby": "by-payment" }, h("h2", { id: "by-payment" }, t("byPayment")), byPayment),
       h("section", { class: "card", "aria-labelledby": "overview" },
         h("h2", { id: "overview" }, `${t("monthsOverview")} (${primary})`),
@@ -92,5 +105,35 @@ export async function render(main, { params, stillShown }) {
   }
 
   await draw();
-  return { refresh: draw };
+  // Busy while a budget's amount is being typed (a refresh would wipe it).
+  return { refresh: draw, isBusy: () => Boolean(main.querySelector("#budget-amount")?.value.trim()) };
+}
+
+// "Set a budget": for a category (its sub-categories count toward it) or all spending, from
+// this month on — or for this month only. A later budget of the same category takes over.
+function budgetForm(categories, month, currency, saved) {
+  const category = h("select", { id: "budget-category", name: "categoryId" }, h("option", { value: "" }, t("allSpending")),
+    categories.map((c) => h("option", { value: c.id }, `${"— ".repeat(c.depth)}${c.name}`)));
+  const amount = h("input", { id: "budget-amount", name: "amount", type: "text", inputmode: "decimal", autocomplete: "off" });
+  const currencySelect = h("select", { id: "budget-currency", name: "currency" },
+    [...new Set([currency, "KRW", "USD", "EUR", "JPY"])].map((c) => h("option", { value: c }, c)));
+  const onlyThisMonth = h("input", { id: "budget-only", type: "checkbox" });
+  const error = h("p", { class: "form-error", role: "alert", hidden: true });
+  const form = h("form", { class: "inline-form", novalidate: true, onsubmit: async (event) => {
+    event.preventDefault();
+    clearErrors(form);
+    const body = { categoryId: category.value || null, currency: currencySelect.value, fromMonth: month,
+      amount: toMinorUnits(amount.value, currencySelect.value) ?? amount.value };
+    if (onlyThisMonth.checked) body.toMonth = month;
+    try {
+      await api("/v1/budgets", { method: "POST", body });
+      amount.value = "";
+      await saved();
+    } catch (e) { showError(form, error, e); }
+  } },
+    field(t("category"), category),
+    h("div", { class: "row" }, field(t("budgetAmount"), amount), field(t("currency"), currencySelect)),
+    h("div", { class: "check" }, onlyThisMonth, h("label", { for: "budget-only" }, t("onlyThisMonth", { month: monthName(month) }))),
+    error, h("button", { type: "submit", class: "primary" }, t("setBudget")));
+  return h("details", { class: "adder" }, h("summary", {}, `+ ${t("setBudget")}`), form);
 }

@@ -3,9 +3,8 @@
 // Route: #/todos
 
 import { api } from "./api.js";
-import { clearErrors, field, h, replace } from "./dom.js";
+import { clearErrors, deleteButton, field, h, replace, showError } from "./dom.js";
 import { day, t } from "./i18n.js";
-import { deleteButton, showError } from "./expenses.js";
 
 const DAY = 86_400_000;
 

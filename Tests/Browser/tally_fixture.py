@@ -115,6 +115,7 @@ def seed_household(root, binary):
     for months_back, amount in [(1, 410000), (2, 380000), (3, 450000)]:
         earlier = (today().replace(day=1) - datetime.timedelta(days=28 * months_back)).replace(day=10)
         home.run("expense", "add", "--amount", str(amount), "--category", food, "--payee", "Mart", "--date", earlier.isoformat())
+    home.run("budget", "add", "--category", transport, "--amount", "2000")   # from this month on; under budget
     start = (today() - datetime.timedelta(days=4)).isoformat()
     challenge = home.run("todo", "add", "--title", "No-spend day", "--challenge", "--start", start, "--checks", "1,1,0,1,0,0,0,0,0,0,0,0,0,0")
     home.run("todo", "add", "--title", "File the receipts")

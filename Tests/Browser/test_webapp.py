@@ -153,6 +153,37 @@ class WebApp(unittest.TestCase):
         overview = driver.find_elements(By.CSS_SELECTOR, "svg.months a")
         self.assertGreaterEqual(len(overview), 4)
 
+    def test_set_a_budget_see_it_against_spending_and_delete_it(self):
+        driver = self.browser()
+        self.sign_in(driver)
+        self.go(driver, f"#/month/{self.made['month']}", ".totals")
+        transport = driver.find_element(By.CSS_SELECTOR, "ul.budgets li")
+        self.assertIn("₩1,450 / ₩2,000", transport.text)
+        self.assertIn("₩550 left", transport.text)
+        driver.find_element(By.XPATH, "//summary[contains(.,'Set a budget')]").click()
+        Select(driver.find_element(By.ID, "budget-category")).select_by_value(self.made["food"])
+        amount = driver.find_element(By.ID, "budget-amount")
+        amount.send_keys("abc")
+        driver.find_element(By.XPATH, "//button[normalize-space()='Set a budget']").click()
+        error = self.wait(driver).until(EC.visibility_of_element_located((By.ID, "budget-amount-error")))
+        self.assertEqual(self.api("POST", "/v1/budgets", {"amount": "abc"})[1]["error"]["message"], error.text)
+        amount.clear()
+        amount.send_keys("50,000")
+        driver.find_element(By.XPATH, "//button[normalize-space()='Set a budget']").click()
+        row = self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, "ul.budgets li.over")))
+        self.assertIn("₩63,500 / ₩50,000", row.text)   # Lunch's spending counts toward Food's budget
+        self.assertIn("₩13,500 over", row.text)
+        driver.execute_script("arguments[0].scrollIntoView()", driver.find_element(By.ID, "budgets"))
+        driver.save_screenshot(os.path.join(SCREENSHOTS, "budget-phone-en.png"))
+        budgets = self.api("GET", f"/v1/budgets?month={self.made['month']}")[1]["items"]
+        food = [(b["budgeted"], b["spent"], b["over"]) for b in budgets if b["categoryId"] == self.made["food"]]
+        self.assertEqual([(50000, 63500, True)], food)
+        row.find_element(By.CSS_SELECTOR, "button.danger").click()
+        self.assertEqual(2, len(self.api("GET", "/v1/budgets")[1]["items"]), "one tap does not delete")
+        row.find_element(By.CSS_SELECTOR, "button.danger").click()
+        self.wait(driver).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "ul.budgets li.over"))
+        self.assertEqual(1, len(self.api("GET", "/v1/budgets")[1]["items"]), "only the Transport budget is left")
+
     def test_add_edit_and_delete_an_expense_with_a_photo(self):
         driver = self.browser()
         self.sign_in(driver)
