@@ -17,11 +17,12 @@ public struct EntitySpec: Sendable {
         case .todo: todo
         case .setting: setting
         case .budget: budget
+        case .recurring: recurring
         }
     }
 
     /// The event schema version that introduced the type: an older event of it is out of rule.
-    public var since: UInt16 { type == .budget ? 3 : 1 }
+    public var since: UInt16 { type == .budget || type == .recurring ? 3 : 1 }
 
     /// Its fields by property code, for lookups without a search (every incoming event's
     /// every property is looked up).
@@ -100,6 +101,26 @@ public struct EntitySpec: Sendable {
         FieldSpec(.toMonth, .month, nullable: true, since: 3, help: "The last month it applies to, YYYY-MM (none: until a later budget takes over)."),
     ])
 
+    /// A rule whose occurrences become ordinary expenses (docs/HOUSEHOLD.md): when, and the
+    /// fields each occurrence is created with.
+    public static let recurring = EntitySpec(type: .recurring, fields: [
+        FieldSpec(.cadence, .choice(Recurrence.cadences), required: true, since: 3, help: "daily, weekly, monthly or yearly."),
+        FieldSpec(.startDate, .dateTime, required: true, since: 3, help: "The first occurrence (ISO 8601); every occurrence has its time of day and offset (default: now)."),
+        FieldSpec(.endDate, .dateTime, nullable: true, since: 3, help: "No occurrence after this day (none: no end)."),
+        FieldSpec(.count, .count(max: Limits.maxOccurrences), nullable: true, since: 3, help: "At most this many occurrences from the start (none: no limit)."),
+        FieldSpec(.monthEnd, .choice(Recurrence.monthEnds), required: true, since: 3,
+                  help: "For a start on the 29th–31st (or Feb 29): clamp to the month's last day, or skip the month (default: clamp)."),
+        FieldSpec(.skippedDates, .days(maxCount: Limits.maxSkippedDates), since: 3, help: "Days whose occurrence is skipped, YYYY-MM-DD."),
+        FieldSpec(.kind, .choice(kinds), required: true, since: 3, help: "income or expense (default: expense)."),
+        FieldSpec(.amount, .amount, required: true, since: 3, help: "Each occurrence's amount in integer minor units."),
+        FieldSpec(.currency, .currency, required: true, since: 3, help: "ISO 4217 code (default: setting defaultCurrency, else KRW)."),
+        FieldSpec(.categoryId, .reference, nullable: true, since: 3, help: "Category id (null or 'none' clears it)."),
+        FieldSpec(.payee, shortText, nullable: true, since: 3, help: "Who is paid, or who pays."),
+        FieldSpec(.payment, shortText, nullable: true, since: 3, help: "Payment method (free text)."),
+        FieldSpec(.memo, .text(maxLength: Limits.maxMemoLength, nonEmpty: false), nullable: true, since: 3, help: "A note."),
+        FieldSpec(.tags, .textSet(maxCount: Limits.maxTags, maxLength: Limits.maxShortTextLength), since: 3, help: "Tags each occurrence gets."),
+    ])
+
     /// Values a create gets for the properties it leaves out.
     public func defaults(defaultCurrency: String, now: DateTime) -> PropertyMap {
         switch type {
@@ -108,6 +129,7 @@ public struct EntitySpec: Sendable {
         case .todo: [.checks: .bools([]), .isChallenge: .bool(false), .isCompleted: .bool(false)]
         case .setting: [:]
         case .budget: [.currency: .string(defaultCurrency), .fromMonth: .string(now.localMonth)]
+        case .recurring: [.kind: .string("expense"), .currency: .string(defaultCurrency), .startDate: .dateTime(now), .monthEnd: .string("clamp")]
         }
     }
 }

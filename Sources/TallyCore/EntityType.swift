@@ -6,6 +6,8 @@ public enum EntityType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     case setting = 4
     /// Since event schema version 3.
     case budget = 5
+    /// Since event schema version 3.
+    case recurring = 6
 
     /// The lowercase name used in the CLI, JSON and audit output.
     public var description: String {
@@ -15,11 +17,12 @@ public enum EntityType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
         case .todo: "todo"
         case .setting: "setting"
         case .budget: "budget"
+        case .recurring: "recurring"
         }
     }
 
     /// "an expense", "a category", …: for messages.
-    public var withArticle: String { (self == .expense ? "an " : "a ") + description }
+    public var withArticle: String { self == .recurring ? "a recurring rule" : (self == .expense ? "an " : "a ") + description }
 
     /// Parses `description`.
     public init?(name: String) {

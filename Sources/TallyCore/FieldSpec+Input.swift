@@ -26,10 +26,13 @@ extension FieldSpec {
         case .reference:
             guard case .string(let text) = json, let uuid = UUID(uuidString: text) else { throw ValidationError(field: field, "must be a UUID or null") }
             return .uuid(uuid)
-        case .textSet, .digests:
+        case .textSet, .digests, .days:
             return .strings(try Self.array(json, of: "strings", field: field) { if case .string(let text) = $0 { text } else { nil } })
         case .bools:
             return .bools(try Self.array(json, of: "booleans", field: field) { if case .bool(let flag) = $0 { flag } else { nil } })
+        case .count:
+            guard case .integer(let number) = json else { throw ValidationError(field: field, "must be a whole number") }
+            return .int(number)
         case .bool:
             guard case .bool(let flag) = json else { throw ValidationError(field: field, "must be true or false") }
             return .bool(flag)
@@ -72,8 +75,11 @@ extension FieldSpec {
         case .reference:
             guard let uuid = UUID(uuidString: text) else { throw ValidationError(field: field, "not a UUID (or 'none' to clear it)") }
             return .uuid(uuid)
-        case .textSet, .digests:
+        case .textSet, .digests, .days:
             return .strings([text])
+        case .count:
+            guard let number = Int64(text) else { throw ValidationError(field: field, "must be a whole number") }
+            return .int(number)
         case .bools:
             if text.isEmpty { return .bools([]) }
             var checks: [Bool] = []

@@ -46,6 +46,15 @@ extension FieldKind {
         case .month:
             guard case .string(let text) = value, Self.isMonth(text) else { throw ValidationError(field: field, "must be a month, YYYY-MM") }
             return value
+        case .count(let max):
+            guard case .int(let number) = value, (1...Int64(max)).contains(number) else { throw ValidationError(field: field, "must be a whole number from 1 to \(max)") }
+            return value
+        case .days(let maxCount):
+            guard case .strings(let days) = value, days.allSatisfy({ Recurrence.day($0) != nil }) else {
+                throw ValidationError(field: field, "must be a list of days, YYYY-MM-DD")
+            }
+            if days.count > maxCount { throw ValidationError(field: field, "at most \(maxCount) days") }
+            return Self.isStrictlyAscending(days) ? value : .strings(Array(Set(days)).sorted())
         case .text(let maxLength, let nonEmpty):
             guard case .string(let raw) = value else { throw ValidationError(field: field, "must be a string") }
             return .string(try Self.checkedText(raw, maxLength: maxLength, nonEmpty: nonEmpty, field: field))

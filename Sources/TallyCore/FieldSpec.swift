@@ -43,6 +43,10 @@ public enum FieldKind: Sendable {
     case dateTime
     /// A calendar month, `YYYY-MM` (years 0001–9999).
     case month
+    /// A whole number 1 … `max`.
+    case count(max: Int)
+    /// A set of calendar days, `YYYY-MM-DD`, stored sorted without duplicates.
+    case days(maxCount: Int)
     /// A category's UUID.
     case reference
     /// Text of at most `maxLength` code points, without control characters (newline and tab

@@ -91,7 +91,9 @@ public struct LedgerState: Sendable {
                     continue
                 }
                 let current = properties.entries[position].value
-                if current.stamp.origin != stamp.origin, basis != current.stamp, current.basis != stamp {
+                // Concurrent writes of the same value overwrite nothing: not a conflict (two
+                // replicas that materialised the same recurring occurrence, for instance).
+                if current.stamp.origin != stamp.origin, basis != current.stamp, current.basis != stamp, current.value != value {
                     conflicts.append(current.stamp < stamp
                         ? Conflict(property: name, losingValue: current.value, loser: current.stamp, winningValue: value, winner: stamp)
                         : Conflict(property: name, losingValue: value, loser: stamp, winningValue: current.value, winner: current.stamp))

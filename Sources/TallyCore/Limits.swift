@@ -9,6 +9,10 @@ public enum Limits {
     public static let maxTitleLength = 256
     /// Longest memo in characters.
     public static let maxMemoLength = 4_096
+    /// Most occurrences a recurring rule's `count` may ask for.
+    public static let maxOccurrences = 100_000
+    /// Days a recurring rule may skip.
+    public static let maxSkippedDates = 1_000
     /// Longest short text (payment method, icon, tag) in characters.
     public static let maxShortTextLength = 64
     /// Most tags on one expense.

@@ -26,6 +26,11 @@ public enum PropertyName: UInt8, CaseIterable, Sendable, Comparable, CustomStrin
     /// Since event schema version 3 (budgets).
     case fromMonth = 22
     case toMonth = 23
+    /// Since event schema version 3 (recurring rules).
+    case cadence = 24
+    case count = 25
+    case monthEnd = 26
+    case skippedDates = 27
 
     /// The JSON field name.
     public var jsonName: String {
@@ -53,6 +58,10 @@ public enum PropertyName: UInt8, CaseIterable, Sendable, Comparable, CustomStrin
         case .payee: "payee"
         case .fromMonth: "fromMonth"
         case .toMonth: "toMonth"
+        case .cadence: "cadence"
+        case .count: "count"
+        case .monthEnd: "monthEnd"
+        case .skippedDates: "skippedDates"
         }
     }
 

@@ -46,6 +46,18 @@ public enum WriteRules {
                 throw ValidationError(field: "toMonth", "must not be before fromMonth (\(from))", kind: .conflictsWithState)
             }
         }
+        if draft.entityType == .recurring, draft.operation != .delete {
+            // A rule's end is not before its start.
+            let current = try state.live(draft.entityID)
+            func date(_ name: PropertyName) -> DateTime? {
+                if let value = draft.properties[name] { if case .dateTime(let date) = value { return date } else { return nil } }
+                if case .dateTime(let date)? = current?.values[name] { return date }
+                return nil
+            }
+            if let start = date(.startDate), let end = date(.endDate), end.localDayNumber < start.localDayNumber {
+                throw ValidationError(field: "endDate", "must not be before startDate", kind: .conflictsWithState)
+            }
+        }
         if draft.entityType == .setting, !draft.isLocalOnly, draft.operation != .delete {
             try checkSettingBounds(draft, state)
         }

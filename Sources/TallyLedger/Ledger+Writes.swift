@@ -22,6 +22,8 @@ extension Ledger {
             let defaults = EntitySpec.of(type).defaults(defaultCurrency: currency, now: .nowHere)
             return EventDraft(entityType: type, entityID: .uuid(uuid), operation: .create, properties: defaults.overlaid(with: properties), actor: actor)
         }
+        // A new rule's occurrences up to today appear at once.
+        if type == .recurring { try materializeRecurrences() }
         return (try written(type, uuid), false)
     }
 
@@ -31,6 +33,7 @@ extension Ledger {
         _ = try session.write(actor: actor) { _, _ in
             EventDraft(entityType: type, entityID: .uuid(id), operation: .update, properties: properties, actor: actor)
         }
+        if type == .recurring { try materializeRecurrences() }
         return try written(type, id)
     }
 
@@ -63,7 +66,7 @@ extension Ledger {
         }
     }
 
-    private func written(_ type: EntityType, _ id: UUID) throws -> JSONText {
+    func written(_ type: EntityType, _ id: UUID) throws -> JSONText {
         guard let entity = try views.entityJSON(type, id: id) else { throw LedgerError.notInViews("\(type) \(id.lowercased)") }
         return entity
     }

@@ -48,6 +48,29 @@ public struct LedgerSession: Sendable {
         return logged[0].event
     }
 
+    /// Appends the drafts `build` returns, all checked first (any refused: nothing appended),
+    /// as one durable batch, then projects them; returns how many were appended.
+    public func writeAll(actor: String, _ build: (any LedgerLookup) throws -> [EventDraft]) throws -> Int {
+        let drafts = try projector.database.read { db in
+            let lookup = ProjectionLookup(db)
+            return try build(lookup).map { draft in
+                var draft = draft
+                draft.actor = actor
+                draft.properties = try EntitySchema.validate(draft.entityType, draft.operation, draft.properties)
+                try WriteRules.check(draft, against: lookup)
+                return draft
+            }
+        }
+        guard !drafts.isEmpty else { return 0 }
+        try EntitySchema.validateActor(actor)
+        let logged = try writer.appendLogged(drafts)
+        recent.add(logged)
+        do { try projector.project(logged, recent: recent.event) } catch {
+            throw LedgerError.viewsBehind(id: logged[0].event.entityID.description, cause: "\(error)")
+        }
+        return logged.count
+    }
+
     /// The `defaultCurrency` replicated setting if it holds a valid code, else KRW.
     public static func defaultCurrency(in lookup: some LedgerLookup) throws -> String {
         if case .json(let text)? = try lookup.live(.settingKey("defaultCurrency"))?.values[.value] {

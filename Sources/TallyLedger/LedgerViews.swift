@@ -55,6 +55,7 @@ public struct LedgerViews: Sendable {
         case .todo: return try views.unsafeRead { try ProjectionQueries.todo($0, id: id).map { ViewJSON.todo($0, isHeld: isAttachmentHeld) } }
         case .category: return try views.read { try ProjectionQueries.category($0, id: id).map { ViewJSON.category($0, depth: 0) } }
         case .budget: return try views.read { try ProjectionQueries.budgets($0).first { $0.id == id }.map(ViewJSON.budget) }
+        case .recurring: return try recurringRuleEntities().first { $0.id.description == id }.map { try Self.ruleJSON($0) }
         case .setting: return nil
         }
     }
@@ -99,6 +100,20 @@ public struct LedgerViews: Sendable {
     public func budgetStatuses(month: String) throws -> [BudgetStatus] {
         let month = try ExpenseQuery.month(month)
         return try projector.database.read { try ProjectionQueries.budgetStatuses($0, month: month) }
+    }
+
+    /// Every live recurring rule's merged state, by id.
+    public func recurringRuleEntities() throws -> [LedgerState.Entity] {
+        try projector.database.read { try ProjectionQueries.liveEntities($0, type: .recurring) }
+    }
+
+    /// A rule as JSON: its fields, and the next occurrence days after today.
+    public static func ruleJSON(_ entity: LedgerState.Entity, now: DateTime = .nowHere) throws -> JSONText {
+        let rule = try RecurringRule(entity)
+        var fields: [(String, JSONText)] = [("id", .string(entity.id.description))]
+        for field in EntitySpec.recurring.fields { fields.append((field.name.jsonName, entity.value(field.name)?.json ?? .null)) }
+        fields.append(("next", .array(rule.next(now: now).map(JSONText.string))))
+        return .object(fields)
     }
 
     /// Every category merged into another (a duplicate by name and parent), with why.

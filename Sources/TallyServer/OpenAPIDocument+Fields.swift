@@ -9,6 +9,9 @@ extension OpenAPIDocument {
     static let printableNonBlank =
         #"'^[^\u0000-\u0008\u000b-\u001f\u007f-\u009f]*[^\s\u0000-\u0008\u000b-\u001f\u007f-\u009f][^\u0000-\u0008\u000b-\u001f\u007f-\u009f]*$'"#
 
+    /// A real calendar day, `YYYY-MM-DD` (the date part of `datePattern`).
+    static let dayPattern = String(datePattern[..<datePattern.range(of: "([T ]")!.lowerBound]) + "$"
+
     /// One `name: {schema}` line per field of `type`, indented for a schema's `properties:`.
     static func writableFields(_ type: EntityType) -> String {
         EntitySpec.of(type).fields.map { "        \($0.name.jsonName): \(schema($0))" }.joined(separator: "\n")
@@ -30,6 +33,9 @@ extension OpenAPIDocument {
         case .currency: return "{type: \(type("string")), enum: [\(currencies)]}"
         case .dateTime: return #"{type: \#(type("string")), pattern: "\#(datePattern)", description: "ISO 8601 with offset, or a bare date (local midnight)"}"#
         case .reference: return "{type: \(type("string")), format: uuid}"
+        case .count(let max): return "{type: \(type("integer")), minimum: 1, maximum: \(max)}"
+        case .days(let maxCount):
+            return #"{type: array, items: {type: string, pattern: "\#(dayPattern)"}, maxItems: \#(maxCount)}"#
         case .month: return #"{type: \#(type("string")), pattern: "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])$"}"#
         case .text(let maxLength, let nonEmpty):
             return "{type: \(type("string")), \(nonEmpty ? "minLength: 1, " : "")maxLength: \(maxLength), pattern: \(nonEmpty ? printableNonBlank : printable)}"

@@ -13,6 +13,7 @@ enum OpenAPIDocument {
     static let categoryFields = writableFields(.category)
     static let todoFields = writableFields(.todo)
     static let budgetFields = writableFields(.budget)
+    static let recurringFields = writableFields(.recurring)
 
     static let yaml = """
     openapi: 3.1.0
@@ -136,6 +137,19 @@ enum OpenAPIDocument {
           minProperties: 1
           properties:
     \(budgetFields)
+        RecurringCreate:
+          type: object
+          additionalProperties: false
+          required: [\(createRequired(.recurring))]
+          properties:
+            id: {type: string, format: uuid}
+    \(recurringFields)
+        RecurringPatch:
+          type: object
+          additionalProperties: false
+          minProperties: 1
+          properties:
+    \(recurringFields)
         Setting:
           type: object
           properties: {key: {type: string}, value: {}, scope: {type: string, enum: [replicated, local]}}
@@ -171,7 +185,7 @@ enum OpenAPIDocument {
             - {name: category, in: query, schema: {type: string, format: uuid}}
             - {name: tag, in: query, schema: {type: string}}
             - {name: payee, in: query, schema: {type: string}}
-            - {name: text, in: query, description: "Text the payee, memo or payment method contains (matched literally)", schema: {type: string, minLength: 1, maxLength: \(Limits.maxShortTextLength)}}
+            - {name: text, in: query, description: "Text the payee, memo or payment method contains (matched literally)", schema: {type: string, minLength: 1, maxLength: \(Limits.maxShortTextLength), pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]+$'}}
             - {name: kind, in: query, schema: {type: string, enum: [income, expense]}}
             - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: \(Limits.maxPageSize)}}
             - {name: cursor, in: query, schema: {type: string, pattern: "^-?[0-9]{1,18}_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"}}
@@ -235,6 +249,30 @@ enum OpenAPIDocument {
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/BudgetPatch"}}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
         delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
+      /v1/recurring:
+        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every recurring rule with its fields and `next` (the next three occurrence days): {items}."}}}
+        post:
+          description: "Creates a rule; its occurrences up to today become expenses at once (ids derived from the rule and the day)."
+          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/RecurringCreate"}}}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: Created.}, "400": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
+      /v1/recurring/{id}:
+        parameters: [{$ref: "#/components/parameters/id"}]
+        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The rule.}, "404": {$ref: "#/components/responses/Error"}}}
+        patch:
+          description: "Changes the rule: occurrences still to come follow it; those already made stay as they are. Setting endDate ends it."
+          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/RecurringPatch"}}}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
+        delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: "Deleted (its occurrences stay)."}, "404": {$ref: "#/components/responses/Error"}}}
+      /v1/recurring/{id}/skip:
+        parameters: [{$ref: "#/components/parameters/id"}]
+        post:
+          description: "Skips one occurrence; one already made is deleted."
+          requestBody:
+            required: true
+            content:
+              application/json:
+                schema: {type: object, additionalProperties: false, required: [date], properties: {date: {type: string, pattern: "\(dayPattern)"}}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The rule.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
       /v1/settings:
         get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Settings: {items}."}}}
       /v1/settings/{key}:

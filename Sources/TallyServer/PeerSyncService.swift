@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import TallyCore
 import TallyLedger
 import TallyLog
 import TallySync
@@ -53,6 +54,32 @@ struct AttachmentRetentionService: Service {
             } catch {
                 service.logger.warning("attachment retention failed", metadata: ["error": "\(error)"])
             }
+        }
+    }
+}
+
+/// Recurring rules' occurrences while the service runs: at start, then every `interval` when
+/// the day has changed (the service ran past midnight) or the views have taken new events (a
+/// sync or an import may have brought rules, or this replica's views caught up), as
+/// `tally recurring run` does by hand.
+struct RecurrenceService: Service {
+    let service: TallyService
+    let interval: Duration
+
+    func run() async throws {
+        var last: (day: Int, index: UInt64)?
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            do {
+                let now = (day: DateTime.nowHere.localDayNumber, index: try await service.run { try service.views.projectedIndex() })
+                if last.map({ $0.day != now.day || $0.index != now.index }) ?? true {
+                    let created = try await service.run { try service.ledger.materializeRecurrences() }
+                    if created > 0 { service.logger.info("recurring occurrences created", metadata: ["events.count": "\(created)"]) }
+                    last = (now.day, try await service.run { try service.views.projectedIndex() })
+                }
+            } catch {
+                service.logger.warning("recurring occurrences failed", metadata: ["error": "\(error)"])
+            }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
         }
     }
 }

@@ -33,6 +33,19 @@ struct QueryRoutes {
             }
             return json(.object([("items", .array(try await service.run { try views.budgets() }.map(ViewJSON.budget)))]))
         }
+        // Every recurring rule, with its next occurrence days.
+        group.get("recurring") { _, _ in
+            json(.object([("items", .array(try await service.run { try views.recurringRuleEntities().map { try LedgerViews.ruleJSON($0) } }))]))
+        }
+        // Skips one occurrence: {"date": "YYYY-MM-DD"} (an occurrence already created is deleted).
+        group.post("recurring/:id/skip") { request, context in
+            let uuid = try uuidParameter(context)
+            guard case .object(let fields) = try await jsonBody(request, timeout: service.bodyTimeout), fields.count == 1,
+                  let date = fields.first(where: { $0.0 == "date" }), case .string(let day) = date.1
+            else { throw ValidationError(field: "date", "give the day to skip, {\"date\": \"YYYY-MM-DD\"}") }
+            let actor = actor(context)
+            return json(try await service.run { try service.ledger.skipOccurrence(rule: uuid, day: day, actor: actor) })
+        }
         group.get("summary") { request, _ in
             guard let month = request.uri.queryParameters.get("month") else { throw ValidationError(field: "month", "required, YYYY-MM") }
             let category = request.uri.queryParameters.get("category")

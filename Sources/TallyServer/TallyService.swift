@@ -60,9 +60,10 @@ public final class TallyService: Sendable {
 
 extension TallyService {
     /// The background services to run beside the HTTP server: peer sync every `syncInterval`,
-    /// the attachments' retention every hour.
+    /// the attachments' retention every hour, recurring occurrences every minute (when due).
     public func backgroundServices(syncInterval: Duration) -> [any Service] {
-        [PeerSyncService(service: self, interval: syncInterval), AttachmentRetentionService(service: self, interval: .seconds(3600))]
+        [PeerSyncService(service: self, interval: syncInterval), AttachmentRetentionService(service: self, interval: .seconds(3600)),
+         RecurrenceService(service: self, interval: .seconds(60))]
     }
 }
 

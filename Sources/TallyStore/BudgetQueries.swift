@@ -58,3 +58,17 @@ extension ProjectionQueries {
         BudgetRow(id: row[0], categoryRef: row[1], categoryId: row[2], amount: row[3], currency: row[4], fromMonth: row[5], toMonth: row[6])
     }
 }
+
+extension ProjectionQueries {
+    /// Every live entity of `type`, from `entity_state` (types without a view table of their
+    /// own, such as recurring rules), by id.
+    public static func liveEntities(_ db: Database, type: EntityType) throws -> [LedgerState.Entity] {
+        var entities: [LedgerState.Entity] = []
+        let rows = try Row.fetchCursor(db, sql: "SELECT id, state FROM entity_state WHERE type = ? ORDER BY id", arguments: [Int(type.rawValue)])
+        while let row = try rows.next() {
+            let entity = try EntityStateCodec.decode(Array(row[1] as Data), id: EntityID(parsing: row[0]))
+            if entity.isLive { entities.append(entity) }
+        }
+        return entities
+    }
+}

@@ -66,7 +66,9 @@ enum ViewRows {
                             JSONText.array(row.tags.map(JSONText.string)).serialized.databaseValue, row.repeat.databaseValue,
                             JSONText.array(row.attachments.map(JSONText.string)).serialized.databaseValue, row.payee.databaseValue]
             rows.tags = row.tags
-        case .category:
+        case .category, .recurring:
+            // Categories: `CategoryViews`. Recurring rules have no table: they are read from
+            // `entity_state`, and their occurrences are ordinary expenses.
             break
         case .todo:
             guard let row = TodoRow(entity) else { return .none }

@@ -10,7 +10,11 @@ struct TestLog {
     let localOnlyOrigin = ReplicaID.random()
     var segmentSize = 16 << 20
 
-    func openWriter(lockTimeout: Double = 0) throws -> LogWriter {
+    /// A writer over the test's log. The default waits up to 5 s for the lock: a lock just
+    /// released can still be held for an instant by a child process another test is spawning
+    /// (the descriptor is shared until the child's exec closes it), which made reopen-in-a-loop
+    /// tests flaky under a loaded suite.
+    func openWriter(lockTimeout: Double = 5) throws -> LogWriter {
         var configuration = LogConfiguration()
         configuration.segmentSizeLimit = segmentSize
         configuration.lockTimeout = lockTimeout

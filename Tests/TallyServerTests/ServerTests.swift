@@ -318,7 +318,8 @@ extension TestResponse {
             for path in ["/v1/expenses:", "/v1/expenses/{id}:", "/v1/categories:", "/v1/todos/{id}:", "/v1/settings/{key}:", "/v1/summary:",
                          "/v1/audit/{id}:", "/v1/conflicts:", "/v1/changes:", "/health:", "/v1/attachments:", "/v1/attachments/{digest}:",
                          "/v1/attachments/{digest}/thumbnail:", "/v1/replication/blobs/missing:", "/v1/replication/blobs/{digest}:",
-                         "/v1/session:", "/v1/sync/status:"] {
+                         "/v1/session:", "/v1/sync/status:", "/v1/budgets:", "/v1/budgets/{id}:", "/v1/recurring:", "/v1/recurring/{id}:",
+                         "/v1/recurring/{id}/skip:"] {
                 #expect(document.contains(path), "\(path)")
             }
         }
@@ -415,7 +416,8 @@ extension TestResponse {
                 let segments = path.split(separator: "/").map(String.init)
                 var variants: [String] = []
                 for index in segments.indices {
-                    variants.append("/" + segments[..<index].joined(separator: "/") + (index > 0 ? "/" : "") + "/" + segments[index...].joined(separator: "/"))
+                    let before: String = segments[..<index].joined(separator: "/"), after: String = segments[index...].joined(separator: "/")
+                    variants.append("/\(before)\(index > 0 ? "/" : "")/\(after)")
                 }
                 variants.append("/" + segments.map { $0.replacingOccurrences(of: "r", with: "%72") }.joined(separator: "/"))
                 for variant in variants where variant != path {

@@ -53,6 +53,8 @@ enum RandomHistory {
             case .setting:
                 entityID = .settingKey(["theme", "defaultCurrency"].randomElement(using: &rng)!)
                 properties = [.value: .json("\(step)")]
+            case .recurring:  // not drawn above; rules are exercised by RecurrenceTests
+                entityID = .uuid(budgetIDs[0])
             case .budget:
                 entityID = .uuid(budgetIDs.randomElement(using: &rng)!)
                 let month = { "2026-0\(Int.random(in: 1...3, using: &rng))" }

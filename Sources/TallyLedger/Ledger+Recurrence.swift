@@ -1,0 +1,129 @@
+import Crypto
+import Foundation
+import TallyCore
+import TallyLog
+import TallyStore
+
+/// Recurring rules (docs/HOUSEHOLD.md): each live rule's occurrences up to today become
+/// ordinary expenses, with ids derived from the rule and the day, so replicas that materialise
+/// apart converge to one expense per occurrence. An occurrence this replica ever held (even
+/// deleted — a person deleted it) is never created again.
+extension Ledger {
+    /// Who occurrences are recorded as written by.
+    public static let recurrenceActor = "recurrence"
+
+    /// Creates every occurrence due by `now` (each rule's days in its start's UTC offset) that
+    /// this replica never held, in durable batches; returns how many.
+    @discardableResult
+    public func materializeRecurrences(now: DateTime = .nowHere) throws -> Int {
+        var total = 0
+        while true {
+            let rules = try views.recurringRuleEntities()
+            // In batches: ten years of a daily rule is thousands of events.
+            let written = try session.writeAll(actor: Self.recurrenceActor) { lookup in
+                var drafts: [EventDraft] = []
+                for rule in rules {
+                    guard case .uuid(let ruleID) = rule.id else { continue }
+                    for day in try RecurringRule(rule).dueDays(now: now) {
+                        let id = OccurrenceID.of(rule: ruleID, day: day.number)
+                        guard try lookup.entity(.uuid(id)) == nil else { continue }
+                        drafts.append(try occurrence(of: rule, id: id, at: day.date, lookup: lookup))
+                        if drafts.count == 10_000 { return drafts }
+                    }
+                }
+                return drafts
+            }
+            total += written
+            if written < 10_000 { return total }
+        }
+    }
+
+    /// Skips a rule's occurrence on `day` (`YYYY-MM-DD`): the rule remembers the day, and an
+    /// occurrence already created for it is deleted.
+    public func skipOccurrence(rule id: UUID, day: String, actor: String) throws -> JSONText {
+        guard let number = Recurrence.day(day) else { throw ValidationError(field: "date", "must be a day, YYYY-MM-DD") }
+        guard let rule = try views.recurringRuleEntities().first(where: { $0.id == .uuid(id) }) else {
+            throw ValidationError(field: "id", "no recurring rule with id \(id.lowercased)", kind: .notFound)
+        }
+        var skipped: Set<String> = []
+        if case .strings(let days)? = rule.value(.skippedDates) { skipped = Set(days) }
+        skipped.insert(day)
+        _ = try update(.recurring, id: id, [.skippedDates: .strings(skipped.sorted())], actor: actor)
+        let occurrence = OccurrenceID.of(rule: id, day: number)
+        if try views.entityJSON(.expense, id: occurrence) != nil { try delete(.expense, id: occurrence, actor: actor) }
+        return try written(.recurring, id)
+    }
+
+    /// An occurrence's create: the rule's template, on `date`, labelled with the cadence.
+    private func occurrence(of rule: LedgerState.Entity, id: UUID, at date: DateTime, lookup: any LedgerLookup) throws -> EventDraft {
+        var properties: PropertyMap = [.date: .dateTime(date)]
+        for name in [PropertyName.kind, .amount, .currency, .payee, .payment, .memo, .tags] {
+            if let value = rule.value(name), value != .null { properties[name] = value }
+        }
+        // A category deleted since the rule was written: the occurrence has none.
+        if case .uuid(let category)? = rule.value(.categoryId), try lookup.live(.uuid(category))?.type == .category {
+            properties[.categoryId] = .uuid(category)
+        }
+        if case .string(let cadence)? = rule.value(.cadence) { properties[.repeat] = .string(cadence) }
+        return EventDraft(entityType: .expense, entityID: .uuid(id), operation: .create, properties: properties, actor: Self.recurrenceActor)
+    }
+}
+
+/// One rule's schedule, read from its merged state.
+public struct RecurringRule: Sendable {
+    public let entity: LedgerState.Entity
+    let start: DateTime
+    let cadence: String, monthEnd: String
+    let end: DateTime?, count: Int?
+    let skipped: Set<String>
+
+    public init(_ entity: LedgerState.Entity) throws {
+        guard case .dateTime(let start)? = entity.value(.startDate), case .string(let cadence)? = entity.value(.cadence) else {
+            throw LedgerError.notInViews("recurring rule \(entity.id) lacks its start or cadence")
+        }
+        self.entity = entity
+        (self.start, self.cadence) = (start, cadence)
+        if case .string(let monthEnd)? = entity.value(.monthEnd) { self.monthEnd = monthEnd } else { monthEnd = "clamp" }
+        if case .dateTime(let end)? = entity.value(.endDate) { self.end = end } else { end = nil }
+        if case .int(let count)? = entity.value(.count) { self.count = Int(count) } else { count = nil }
+        if case .strings(let days)? = entity.value(.skippedDates) { skipped = Set(days) } else { skipped = [] }
+    }
+
+    /// Today in the rule's own UTC offset (the offset of its start).
+    func today(_ now: DateTime) -> Int { DateTime(epochMillis: now.epochMillis, offsetMinutes: start.offsetMinutes).localDayNumber }
+
+    /// The occurrence of `day`: the start's time of day and offset, on that day.
+    func date(of day: Int) -> DateTime {
+        let local = start.epochMillis + Int64(start.offsetMinutes) * 60_000
+        let timeOfDay = local - Int64(start.localDayNumber) * 86_400_000
+        return DateTime(epochMillis: Int64(day) * 86_400_000 + timeOfDay - Int64(start.offsetMinutes) * 60_000, offsetMinutes: start.offsetMinutes)
+    }
+
+    /// The days of the occurrences due by `now`, skipped days left out.
+    public func dueDays(now: DateTime) -> [(number: Int, date: DateTime)] {
+        Recurrence.days(start: start.localDayNumber, cadence: cadence, monthEnd: monthEnd, end: end?.localDayNumber, count: count, through: today(now))
+            .filter { !skipped.contains(Recurrence.dayText($0)) }.map { ($0, date(of: $0)) }
+    }
+
+    /// The next `limit` occurrence days after today (skipped ones left out), `YYYY-MM-DD`.
+    public func next(now: DateTime, limit: Int = 3) -> [String] {
+        let today = today(now)
+        let horizon = today + 366 * 5
+        return Recurrence.days(start: start.localDayNumber, cadence: cadence, monthEnd: monthEnd, end: end?.localDayNumber, count: count,
+                               through: horizon, limit: Limits.maxOccurrences)
+            .lazy.filter { $0 > today }.map(Recurrence.dayText).filter { !skipped.contains($0) }.prefix(limit).map { $0 }
+    }
+}
+
+/// The id of a rule's occurrence on a day: a name-based UUID (version 5 layout, SHA-256) of
+/// the rule's id and the day, the same on every replica.
+public enum OccurrenceID {
+    public static func of(rule: UUID, day: Int) -> UUID {
+        let digest = Array(SHA256.hash(data: Data("tally-occurrence\u{0}\(rule.lowercased)\u{0}\(Recurrence.dayText(day))".utf8)))
+        var bytes = Array(digest.prefix(16))
+        bytes[6] = (bytes[6] & 0x0F) | 0x50  // version 5-style (name-based)
+        bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 4122 variant
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
+}

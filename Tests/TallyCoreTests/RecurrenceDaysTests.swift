@@ -1,0 +1,42 @@
+import Testing
+import TallyCore
+
+/// Which days a recurring rule has occurrences on: month ends, leap years, counts, ends.
+@Suite struct RecurrenceDaysTests {
+    func days(_ start: String, _ cadence: String, monthEnd: String = "clamp", end: String? = nil, count: Int? = nil, through: String) -> [String] {
+        Recurrence.days(start: Recurrence.day(start)!, cadence: cadence, monthEnd: monthEnd, end: end.flatMap(Recurrence.day), count: count,
+                        through: Recurrence.day(through)!).map(Recurrence.dayText)
+    }
+
+    @Test func monthlyOnTheThirtyFirstClampsOrSkips() {
+        #expect(days("2026-01-31", "monthly", through: "2026-05-31") == ["2026-01-31", "2026-02-28", "2026-03-31", "2026-04-30", "2026-05-31"])
+        #expect(days("2026-01-31", "monthly", monthEnd: "skip", through: "2026-05-31") == ["2026-01-31", "2026-03-31", "2026-05-31"])
+        #expect(days("2026-11-30", "monthly", through: "2027-03-01") == ["2026-11-30", "2026-12-30", "2027-01-30", "2027-02-28"], "across the year end")
+        #expect(days("2024-01-29", "monthly", through: "2024-03-01") == ["2024-01-29", "2024-02-29"], "a leap February has the 29th")
+        #expect(days("2025-01-29", "monthly", monthEnd: "skip", through: "2025-03-29") == ["2025-01-29", "2025-03-29"])
+    }
+
+    @Test func yearlyOnFebruaryTwentyNinth() {
+        #expect(days("2024-02-29", "yearly", through: "2028-12-31") == ["2024-02-29", "2025-02-28", "2026-02-28", "2027-02-28", "2028-02-29"])
+        #expect(days("2024-02-29", "yearly", monthEnd: "skip", through: "2028-12-31") == ["2024-02-29", "2028-02-29"])
+        #expect(days("2100-02-28", "yearly", through: "2101-03-01") == ["2100-02-28", "2101-02-28"], "2100 is no leap year")
+    }
+
+    @Test func dailyWeeklyCountsAndEnds() {
+        #expect(days("2026-02-26", "daily", through: "2026-03-02") == ["2026-02-26", "2026-02-27", "2026-02-28", "2026-03-01", "2026-03-02"])
+        #expect(days("2024-02-26", "daily", count: 4, through: "2024-12-31") == ["2024-02-26", "2024-02-27", "2024-02-28", "2024-02-29"])
+        #expect(days("2026-01-29", "weekly", end: "2026-02-19", through: "2026-12-31") == ["2026-01-29", "2026-02-05", "2026-02-12", "2026-02-19"])
+        #expect(days("2026-01-31", "monthly", monthEnd: "skip", count: 3, through: "2026-12-31") == ["2026-01-31", "2026-03-31", "2026-05-31"],
+                "a skipped month does not count")
+        #expect(days("2026-05-01", "daily", through: "2026-04-30").isEmpty, "nothing before the start")
+        #expect(days("2026-05-01", "daily", end: "2026-04-01", through: "2026-12-31").isEmpty)
+        #expect(days("9999-11-30", "monthly", through: "9999-12-31") == ["9999-11-30", "9999-12-30"], "stops at the last supported year")
+    }
+
+    @Test func dayTextIsStrict() {
+        for bad in ["2026-02-30", "2026-13-01", "0000-01-01", "2026-1-01", "2026-01-01T00:00", " 2026-01-01", "２０２６-01-01", "2026/01/01"] {
+            #expect(Recurrence.day(bad) == nil, "\(bad)")
+        }
+        #expect(Recurrence.day("2024-02-29").map(Recurrence.dayText) == "2024-02-29")
+    }
+}
