@@ -11,6 +11,7 @@ const screens = {
   expenses: { load: () => import("./expenses.js"), label: "expenses" },
   categories: { load: () => import("./categories.js"), label: "categories" },
   todos: { load: () => import("./todos.js"), label: "todos" },
+  recurring: { load: () => import("./recurring.js"), label: "recurring" },
   history: { load: () => import("./history.js"), label: "history" },
   sync: { load: () => import("./sync.js"), label: "sync" },
 };

@@ -41,6 +41,10 @@ const words = {
     reload: "Reload the app", retry: "Try again", tokenFormat: "A token is printable characters without spaces (tly_…).",
     receiptFile: "Receipt file", thisMonthsTotals: "Totals of the whole month",
     budgets: "Budgets", budget: "budget", allSpending: "All spending", noBudgets: "No budget applies to this month.", setBudget: "Set a budget",
+    recurring: "Recurring", addRule: "Add recurring entry", noRules: "No recurring entries yet.", daily: "Daily", weekly: "Weekly",
+    monthly: "Monthly", yearly: "Yearly", until: "until {date}", times: "{n} times", from: "from {date}", nextOccurrences: "Next",
+    noMore: "No more occurrences.", skip: "Skip", endToday: "End today", cadence: "Repeats", monthEnd: "Months without that day",
+    monthEndHint: "For a start on the 29th–31st.", clamp: "Use the month's last day", skipMonth: "Skip the month",
     budgetAmount: "Amount per month", onlyThisMonth: "Only for {month} (otherwise from this month on)", overBy: "{amount} over", left: "{amount} left",
   },
   ko: {
@@ -78,6 +82,10 @@ const words = {
     reload: "앱 다시 불러오기", retry: "다시 시도", tokenFormat: "토큰은 공백 없는 인쇄 가능한 문자입니다 (tly_…).",
     receiptFile: "영수증 파일", thisMonthsTotals: "이번 달 전체 합계",
     budgets: "예산", budget: "예산", allSpending: "전체 지출", noBudgets: "이번 달에 적용되는 예산이 없습니다.", setBudget: "예산 설정",
+    recurring: "반복", addRule: "반복 항목 추가", noRules: "아직 반복 항목이 없습니다.", daily: "매일", weekly: "매주",
+    monthly: "매월", yearly: "매년", until: "{date}까지", times: "{n}회", from: "{date}부터", nextOccurrences: "다음",
+    noMore: "남은 반복이 없습니다.", skip: "건너뛰기", endToday: "오늘로 끝내기", cadence: "반복 주기", monthEnd: "그 날짜가 없는 달",
+    monthEndHint: "29–31일에 시작하는 경우.", clamp: "그 달의 마지막 날", skipMonth: "그 달은 건너뛰기",
     budgetAmount: "월 금액", onlyThisMonth: "{month}에만 (아니면 이번 달부터 계속)", overBy: "{amount} 초과", left: "{amount} 남음",
   },
 };

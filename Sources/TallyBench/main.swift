@@ -1,7 +1,7 @@
 import Foundation
 
 // tally-bench [--quick] [NAME…]: every benchmark, or the named groups, run through scripts/bench
-// in release mode. NAMEs: latency, concurrent, bulk (also bytes per event and reads), store, sync, attachments, http.
+// in release mode. NAMEs: latency, concurrent, bulk (also bytes per event and reads), store, sync, attachments, recurring, http.
 let arguments = CommandLine.arguments.dropFirst()
 let quick = arguments.contains("--quick")
 let only = Set(arguments.filter { !$0.hasPrefix("--") })
@@ -38,6 +38,9 @@ if enabled("sync") {
 if enabled("attachments") {
     let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path
     results += try await AttachmentBenchmarks(workDirectory: workDirectory, tallyBinary: tally, files: quick ? 20 : 100, photoSamples: quick ? 5 : 21).run()
+}
+if enabled("recurring") {
+    results += try RecurrenceBenchmarks(workDirectory: workDirectory, rules: quick ? 10 : 100, years: 10).run()
 }
 if enabled("http") {
     let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path

@@ -16,26 +16,33 @@ extension Ledger {
     /// this replica never held, in durable batches; returns how many.
     @discardableResult
     public func materializeRecurrences(now: DateTime = .nowHere) throws -> Int {
-        var total = 0
-        while true {
-            let rules = try views.recurringRuleEntities()
-            // In batches: ten years of a daily rule is thousands of events.
-            let written = try session.writeAll(actor: Self.recurrenceActor) { lookup in
-                var drafts: [EventDraft] = []
-                for rule in rules {
-                    guard case .uuid(let ruleID) = rule.id else { continue }
-                    for day in try RecurringRule(rule).dueDays(now: now) {
-                        let id = OccurrenceID.of(rule: ruleID, day: day.number)
-                        guard try lookup.entity(.uuid(id)) == nil else { continue }
-                        drafts.append(try occurrence(of: rule, id: id, at: day.date, lookup: lookup))
-                        if drafts.count == 10_000 { return drafts }
-                    }
+        // One at a time (the service's timer and a rule's create may both start one): each
+        // decides what is missing and then writes it, and two at once would both write it.
+        materializing.lock()
+        defer { materializing.unlock() }
+        let rules = try views.recurringRuleEntities()
+        // Which occurrences are due and never held: one pass over every rule's days.
+        let due: [(rule: LedgerState.Entity, id: UUID, date: DateTime)] = try projector.database.read { db in
+            let lookup = ProjectionLookup(db)
+            var due: [(rule: LedgerState.Entity, id: UUID, date: DateTime)] = []
+            for rule in rules {
+                guard case .uuid(let ruleID) = rule.id else { continue }
+                for day in try RecurringRule(rule).dueDays(now: now) {
+                    let id = OccurrenceID.of(rule: ruleID, day: day.number)
+                    if try lookup.entity(.uuid(id)) == nil { due.append((rule, id, day.date)) }
                 }
-                return drafts
             }
-            total += written
-            if written < 10_000 { return total }
+            return due
         }
+        // Written in durable batches: ten years of a daily rule is thousands of events.
+        var total = 0
+        for start in stride(from: 0, to: due.count, by: 10_000) {
+            let batch = due[start..<min(start + 10_000, due.count)]
+            total += try session.writeAll(actor: Self.recurrenceActor) { lookup in
+                try batch.map { try occurrence(of: $0.rule, id: $0.id, at: $0.date, lookup: lookup) }
+            }
+        }
+        return total
     }
 
     /// Skips a rule's occurrence on `day` (`YYYY-MM-DD`): the rule remembers the day, and an
@@ -68,6 +75,9 @@ extension Ledger {
         return EventDraft(entityType: .expense, entityID: .uuid(id), operation: .create, properties: properties, actor: Self.recurrenceActor)
     }
 }
+
+/// Held while occurrences are decided and written (see `materializeRecurrences`).
+private let materializing = NSLock()
 
 /// One rule's schedule, read from its merged state.
 public struct RecurringRule: Sendable {

@@ -22,8 +22,9 @@ extension Ledger {
             let defaults = EntitySpec.of(type).defaults(defaultCurrency: currency, now: .nowHere)
             return EventDraft(entityType: type, entityID: .uuid(uuid), operation: .create, properties: defaults.overlaid(with: properties), actor: actor)
         }
-        // A new rule's occurrences up to today appear at once.
-        if type == .recurring { try materializeRecurrences() }
+        // A new rule's occurrences up to today appear at once (should that fail, the service's
+        // next round makes them: the rule itself is written).
+        if type == .recurring { _ = try? materializeRecurrences() }
         return (try written(type, uuid), false)
     }
 
@@ -33,7 +34,7 @@ extension Ledger {
         _ = try session.write(actor: actor) { _, _ in
             EventDraft(entityType: type, entityID: .uuid(id), operation: .update, properties: properties, actor: actor)
         }
-        if type == .recurring { try materializeRecurrences() }
+        if type == .recurring { _ = try? materializeRecurrences() }
         return try written(type, id)
     }
 

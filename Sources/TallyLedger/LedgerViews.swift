@@ -111,7 +111,14 @@ public struct LedgerViews: Sendable {
     public static func ruleJSON(_ entity: LedgerState.Entity, now: DateTime = .nowHere) throws -> JSONText {
         let rule = try RecurringRule(entity)
         var fields: [(String, JSONText)] = [("id", .string(entity.id.description))]
-        for field in EntitySpec.recurring.fields { fields.append((field.name.jsonName, entity.value(field.name)?.json ?? .null)) }
+        for field in EntitySpec.recurring.fields {
+            let unset: JSONText
+            switch field.kind {
+            case .days, .textSet: unset = .array([])  // a list never set is empty, not null
+            default: unset = .null
+            }
+            fields.append((field.name.jsonName, entity.value(field.name)?.json ?? unset))
+        }
         fields.append(("next", .array(rule.next(now: now).map(JSONText.string))))
         return .object(fields)
     }

@@ -116,6 +116,9 @@ def seed_household(root, binary):
         earlier = (today().replace(day=1) - datetime.timedelta(days=28 * months_back)).replace(day=10)
         home.run("expense", "add", "--amount", str(amount), "--category", food, "--payee", "Mart", "--date", earlier.isoformat())
     home.run("budget", "add", "--category", transport, "--amount", "2000")   # from this month on; under budget
+    next_month = (today().replace(day=1) + datetime.timedelta(days=32)).replace(day=15)
+    home.run("recurring", "add", "--cadence", "monthly", "--start", next_month.isoformat(), "--amount", "55000", "--payee", "Phone bill",
+             "--category", transport)   # starts next month: nothing made yet
     start = (today() - datetime.timedelta(days=4)).isoformat()
     challenge = home.run("todo", "add", "--title", "No-spend day", "--challenge", "--start", start, "--checks", "1,1,0,1,0,0,0,0,0,0,0,0,0,0")
     home.run("todo", "add", "--title", "File the receipts")

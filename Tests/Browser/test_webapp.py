@@ -2,6 +2,7 @@
 live `tally serve`. Run by scripts/test-browser (TALLY = the tally binary, SCREENSHOTS = where
 screenshots go)."""
 
+import datetime
 import os
 import re
 import tempfile
@@ -123,6 +124,7 @@ class WebApp(unittest.TestCase):
                     ("expense-form", f"#/expenses/id/{self.made['expense']}", "#expense-amount"),
                     ("categories", "#/categories", ".tree"),
                     ("todos", "#/todos", ".calendar"),
+                    ("recurring", "#/recurring", ".rule"),
                     ("history", f"#/history/{self.made['expense']}", ".trail"),
                     ("sync", "#/sync", "#replica"),
                 ]
@@ -183,6 +185,34 @@ class WebApp(unittest.TestCase):
         row.find_element(By.CSS_SELECTOR, "button.danger").click()
         self.wait(driver).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "ul.budgets li.over"))
         self.assertEqual(1, len(self.api("GET", "/v1/budgets")[1]["items"]), "only the Transport budget is left")
+
+    def test_a_recurring_entry_makes_its_occurrences_and_can_be_skipped_and_ended(self):
+        driver = self.browser()
+        self.sign_in(driver)
+        self.go(driver, "#/recurring", ".rule")
+        self.assertIn("Phone bill", self.text(driver))
+        # A yearly entry that started two years ago, in a month six months back.
+        start = (fixture.today().replace(day=1) - datetime.timedelta(days=183)).replace(day=10)
+        start = start.replace(year=start.year - 2)
+        driver.find_element(By.XPATH, "//summary[contains(.,'Add recurring entry')]").click()
+        Select(driver.find_element(By.ID, "rule-cadence")).select_by_value("yearly")
+        driver.execute_script("arguments[0].value = arguments[1]", driver.find_element(By.ID, "rule-start"), start.isoformat())
+        driver.find_element(By.ID, "rule-amount").send_keys("120,000")
+        driver.find_element(By.ID, "rule-payee").send_keys("Insurance")
+        driver.find_element(By.XPATH, "//button[normalize-space()='Add recurring entry']").click()
+        rule = self.wait(driver).until(EC.visibility_of_element_located((By.XPATH, "//li[contains(@class,'rule')][contains(.,'Insurance')]")))
+        self.assertIn("Yearly", rule.text)
+        made = self.api("GET", "/v1/expenses?payee=Insurance")[1]["items"]
+        self.assertEqual(3, len(made), "this year's, last year's and the first")
+        self.assertEqual({120000}, {e["amount"] for e in made})
+        # Skip the next one, then end it today: nothing more to come.
+        rule.find_element(By.XPATH, ".//button[starts-with(normalize-space(),'Skip')]").click()
+        skipped = lambda: next(r["skippedDates"] for r in self.api("GET", "/v1/recurring")[1]["items"] if r["payee"] == "Insurance")
+        self.wait(driver).until(lambda d: len(skipped()) == 1)
+        rule = driver.find_element(By.XPATH, "//li[contains(@class,'rule')][contains(.,'Insurance')]")
+        rule.find_element(By.XPATH, ".//button[normalize-space()='End today']").click()
+        self.wait(driver).until(lambda d: "No more occurrences." in d.find_element(By.XPATH, "//li[contains(@class,'rule')][contains(.,'Insurance')]").text)
+        self.assertEqual(3, len(self.api("GET", "/v1/expenses?payee=Insurance")[1]["items"]), "made occurrences stay")
 
     def test_add_edit_and_delete_an_expense_with_a_photo(self):
         driver = self.browser()
