@@ -8,16 +8,9 @@ extension FieldSpec {
         if case .null = json { return .null }
         switch kind {
         case .amount:
-            switch json {
-            case .integer(let number): return .int(number)
-            // JSON Schema counts 64.0 as an integer, so a zero fraction is accepted; 12.5, 1e3 and overflow are not.
-            case .number(let text):
-                guard let whole = text.wholeNumberWithZeroFraction else {
-                    throw ValidationError(field: field, "must be a whole number of minor units (no fraction, exponent or overflow)")
-                }
-                return .int(whole)
-            default: throw ValidationError(field: field, "must be an integer")
-            }
+            return .int(try Self.wholeNumber(json, field: field, "must be a whole number of minor units (no fraction, exponent or overflow)"))
+        case .count:
+            return .int(try Self.wholeNumber(json, field: field, "must be a whole number (no fraction, exponent or overflow)"))
         case .dateTime:
             guard case .string(let text) = json, let date = DateTime(iso8601: text) else {
                 throw ValidationError(field: field, "must be an ISO 8601 date-time, e.g. 2026-03-01T09:30:00+09:00")
@@ -30,9 +23,6 @@ extension FieldSpec {
             return .strings(try Self.array(json, of: "strings", field: field) { if case .string(let text) = $0 { text } else { nil } })
         case .bools:
             return .bools(try Self.array(json, of: "booleans", field: field) { if case .bool(let flag) = $0 { flag } else { nil } })
-        case .count:
-            guard case .integer(let number) = json else { throw ValidationError(field: field, "must be a whole number") }
-            return .int(number)
         case .bool:
             guard case .bool(let flag) = json else { throw ValidationError(field: field, "must be true or false") }
             return .bool(flag)
@@ -41,6 +31,18 @@ extension FieldSpec {
         case .choice, .currency, .text, .month:
             guard case .string(let text) = json else { throw ValidationError(field: field, "must be a string") }
             return .string(text)
+        }
+    }
+
+    /// A JSON integer. JSON Schema counts 64.0 as an integer, so a zero fraction is accepted;
+    /// 12.5, 1e3 and overflow are not.
+    static func wholeNumber(_ json: JSONValue, field: String, _ message: String) throws(ValidationError) -> Int64 {
+        switch json {
+        case .integer(let number): return number
+        case .number(let text):
+            guard let whole = text.wholeNumberWithZeroFraction else { throw ValidationError(field: field, message) }
+            return whole
+        default: throw ValidationError(field: field, "must be an integer")
         }
     }
 

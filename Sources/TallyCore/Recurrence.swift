@@ -13,14 +13,23 @@ public enum Recurrence {
 
     /// The days of a rule's occurrences from `start` through `through` (inclusive), in order:
     /// at most `count` occurrences counted from the start (skipped months do not count; days a
-    /// person skipped do), none after `end`, and never more than `limit`.
-    public static func days(start: Day, cadence: String, monthEnd: String, end: Day?, count: Int?, through: Day, limit: Int = 100_000) -> [Day] {
+    /// person skipped do), none after `end`, only those on or after `from`, and never more than
+    /// `limit`.
+    public static func days(start: Day, cadence: String, monthEnd: String, end: Day?, count: Int?, through: Day, from: Day? = nil,
+                            limit: Int = 100_000) -> [Day] {
         let last = min(through, end ?? through)
         guard last >= start else { return [] }
         var days: [Day] = []
         let (year, month, day) = DateTime.civil(fromDays: start)
-        var step = 0
-        while days.count < limit, count.map({ days.count < $0 }) ?? true {
+        // Daily and weekly rules jump straight to `from`; monthly and yearly ones walk there
+        // (at most 12 × 9,999 steps), counting the occurrences they pass.
+        var step = 0, passed = 0
+        if let from, from > start, cadence == "daily" || cadence == "weekly" {
+            let stride = cadence == "daily" ? 1 : 7
+            step = (from - start + stride - 1) / stride
+            passed = step
+        }
+        while days.count < limit, count.map({ passed < $0 }) ?? true {
             let next: Day?
             switch cadence {
             case "daily": next = start + step
@@ -36,6 +45,8 @@ public enum Recurrence {
             step += 1
             guard let next else { continue }
             if next > last { break }
+            passed += 1
+            if let from, next < from { continue }
             days.append(next)
         }
         return days

@@ -26,8 +26,10 @@ extension Ledger {
             let lookup = ProjectionLookup(db)
             var due: [(rule: LedgerState.Entity, id: UUID, date: DateTime)] = []
             for rule in rules {
-                guard case .uuid(let ruleID) = rule.id else { continue }
-                for day in try RecurringRule(rule).dueDays(now: now) {
+                // A rule that cannot be read (a peer's, missing its start) makes nothing, and
+                // does not stop the others.
+                guard case .uuid(let ruleID) = rule.id, let schedule = try? RecurringRule(rule) else { continue }
+                for day in schedule.dueDays(now: now) {
                     let id = OccurrenceID.of(rule: ruleID, day: day.number)
                     if try lookup.entity(.uuid(id)) == nil { due.append((rule, id, day.date)) }
                 }
@@ -109,19 +111,24 @@ public struct RecurringRule: Sendable {
         return DateTime(epochMillis: Int64(day) * 86_400_000 + timeOfDay - Int64(start.offsetMinutes) * 60_000, offsetMinutes: start.offsetMinutes)
     }
 
-    /// The days of the occurrences due by `now`, skipped days left out.
+    /// How far back occurrences are made: a rule started longer ago makes only the last
+    /// twenty years' (a bound on what one rule — maybe a peer's — can make a replica write).
+    public static let windowDays = 366 * 20
+
+    /// The days of the occurrences due by `now` within the window, skipped days left out.
     public func dueDays(now: DateTime) -> [(number: Int, date: DateTime)] {
-        Recurrence.days(start: start.localDayNumber, cadence: cadence, monthEnd: monthEnd, end: end?.localDayNumber, count: count, through: today(now))
+        let today = today(now)
+        return Recurrence.days(start: start.localDayNumber, cadence: cadence, monthEnd: monthEnd, end: end?.localDayNumber, count: count,
+                               through: today, from: today - Self.windowDays)
             .filter { !skipped.contains(Recurrence.dayText($0)) }.map { ($0, date(of: $0)) }
     }
 
     /// The next `limit` occurrence days after today (skipped ones left out), `YYYY-MM-DD`.
     public func next(now: DateTime, limit: Int = 3) -> [String] {
         let today = today(now)
-        let horizon = today + 366 * 5
         return Recurrence.days(start: start.localDayNumber, cadence: cadence, monthEnd: monthEnd, end: end?.localDayNumber, count: count,
-                               through: horizon, limit: Limits.maxOccurrences)
-            .lazy.filter { $0 > today }.map(Recurrence.dayText).filter { !skipped.contains($0) }.prefix(limit).map { $0 }
+                               through: today + 366 * 5, from: today + 1, limit: limit + skipped.count)
+            .map(Recurrence.dayText).filter { !skipped.contains($0) }.prefix(limit).map { $0 }
     }
 }
 

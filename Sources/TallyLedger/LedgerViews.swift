@@ -109,7 +109,7 @@ public struct LedgerViews: Sendable {
 
     /// A rule as JSON: its fields, and the next occurrence days after today.
     public static func ruleJSON(_ entity: LedgerState.Entity, now: DateTime = .nowHere) throws -> JSONText {
-        let rule = try RecurringRule(entity)
+        let rule = try? RecurringRule(entity)  // a rule that cannot be read (a peer's) shows with no next days
         var fields: [(String, JSONText)] = [("id", .string(entity.id.description))]
         for field in EntitySpec.recurring.fields {
             let unset: JSONText
@@ -119,7 +119,7 @@ public struct LedgerViews: Sendable {
             }
             fields.append((field.name.jsonName, entity.value(field.name)?.json ?? unset))
         }
-        fields.append(("next", .array(rule.next(now: now).map(JSONText.string))))
+        fields.append(("next", .array((rule?.next(now: now) ?? []).map(JSONText.string))))
         return .object(fields)
     }
 

@@ -33,6 +33,17 @@ import TallyCore
         #expect(days("9999-11-30", "monthly", through: "9999-12-31") == ["9999-11-30", "9999-12-30"], "stops at the last supported year")
     }
 
+    @Test func fromSkipsEarlierOccurrencesButTheyStillCount() {
+        func from(_ start: String, _ cadence: String, count: Int? = nil, from: String, through: String) -> [String] {
+            Recurrence.days(start: Recurrence.day(start)!, cadence: cadence, monthEnd: "clamp", end: nil, count: count,
+                            through: Recurrence.day(through)!, from: Recurrence.day(from)!).map(Recurrence.dayText)
+        }
+        #expect(from("0001-01-01", "daily", from: "2026-11-22", through: "2026-11-24") == ["2026-11-22", "2026-11-23", "2026-11-24"])
+        #expect(from("2026-01-01", "weekly", from: "2026-01-09", through: "2026-01-23") == ["2026-01-15", "2026-01-22"])
+        #expect(from("2026-01-31", "monthly", count: 3, from: "2026-03-01", through: "2026-12-31") == ["2026-03-31"], "two counted before")
+        #expect(from("2026-01-01", "daily", count: 5, from: "2026-01-10", through: "2026-12-31").isEmpty)
+    }
+
     @Test func dayTextIsStrict() {
         for bad in ["2026-02-30", "2026-13-01", "0000-01-01", "2026-1-01", "2026-01-01T00:00", " 2026-01-01", "２０２６-01-01", "2026/01/01"] {
             #expect(Recurrence.day(bad) == nil, "\(bad)")

@@ -59,6 +59,21 @@ import TallyTestSupport
         #expect(json.contains(#""skippedDates":["2030-01-01","2030-01-09"]"#), "\(json)")
     }
 
+    @Test func aRuleFromLongAgoMakesOnlyTheLastTwentyYearsAndOneThatCannotBeReadStopsNoOther() throws {
+        let fixture = try ServerFixture()
+        let ledger = fixture.service.ledger
+        let old = UUID()
+        _ = try ledger.create(.recurring, id: old, [.cadence: .string("weekly"), .startDate: .dateTime(Self.at("0001-01-01T00:00:00Z")),
+                                                   .amount: .int(1), .payee: .string("Ancient")], actor: "t")
+        let made = try ledger.views.expenses(try ExpenseQuery([("payee", "Ancient"), ("limit", "1000")]))
+        let all = try ledger.views.expenses(try ExpenseQuery([("payee", "Ancient"), ("from", "1900-01-01"), ("limit", "1000")]))
+        #expect(!made.rows.isEmpty && made.rows.count == all.rows.count, "nothing older than the window")
+        let oldest = try ledger.views.expenses(try ExpenseQuery([("payee", "Ancient"), ("to", "2004-01-01")]))
+        #expect(oldest.rows.isEmpty, "twenty years back at most")
+        let json = try ledger.views.entityJSON(.recurring, id: old)?.serialized ?? ""
+        #expect(json.contains(#""next":["#) && !json.contains(#""next":[]"#), "the next days are found however old the start")
+    }
+
     @Test func twoReplicasThatMaterialiseTheSameOccurrencesApartConvergeToOne() async throws {
         let home = try ServerFixture(), away = try ServerFixture()
         let rule = UUID()
