@@ -87,7 +87,7 @@ export async function render(main, { params, session, announce, stillShown }) {
       h("section", { class: "card", "aria-labelledby": "budgets" },
         h("h2", { id: "budgets" }, t("budgets")),
         summary.budgets.length
-          ? budgetBars(summary.budgets.map((b) => ({ ...b, label: b.categoryName ?? t("allSpending") })), {
+          ? budgetBars(summary.budgets.map((b) => ({ ...b, label: b.categoryName ?? (b.categoryId ? t("deletedCategory") : t("allSpending")) })), {
               label: t("budgets"),
               onDelete: session.canWrite ? (b) => deleteButton(`${t("budget")} ${b.label}`, announce, async () => {
                 await api(`/v1/budgets/${b.budgetId}`, { method: "DELETE" });

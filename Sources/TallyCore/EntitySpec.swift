@@ -92,7 +92,7 @@ public struct EntitySpec: Sendable {
 
     /// A monthly budget for a category (its sub-categories' spending counts toward it) or, with
     /// no category, for all spending: from a month, until `toMonth` or until a later budget of
-    /// the same category and currency takes over (docs/BUDGETS.md).
+    /// the same category and currency takes over (docs/HOUSEHOLD.md).
     public static let budget = EntitySpec(type: .budget, fields: [
         FieldSpec(.categoryId, .reference, nullable: true, since: 3, help: "Category id; none (null) budgets all spending."),
         FieldSpec(.amount, .amount, required: true, since: 3, help: "The budget per month, in integer minor units."),

@@ -17,7 +17,7 @@ extension Todo {
         /// Checked days in a row ending today — or yesterday, while today is still unchecked;
         /// after the challenge ended, the run its last day ends (0 if that day is unchecked).
         public var current: Int
-        /// The longest run of checked days.
+        /// The longest run of checked days so far.
         public var longest: Int
         /// Checked days among the days so far (from the start to today or the end, whichever
         /// comes first), as a percentage rounded to two decimals; 0 before the start.
@@ -31,8 +31,9 @@ extension Todo {
     /// The streaks of `checks` for a challenge whose first day is day number `start` (days since
     /// 1970-01-01 in its own calendar), seen on day `today`.
     public static func streaks(_ checks: [Bool], start: Int, today: Int) -> Streaks {
+        // Ticks on days still to come count for nothing yet.
         var longest = 0, run = 0
-        for checked in checks {
+        for checked in checks.prefix(max(0, min(checks.count, today - start + 1))) {
             run = checked ? run + 1 : 0
             longest = max(longest, run)
         }

@@ -46,7 +46,7 @@ public struct ExpenseQuery: Sendable {
 
     /// `YYYY-MM`, a real month.
     public static func month(_ text: String) throws(ValidationError) -> String {
-        guard text.utf8.count == 7, DateTime(iso8601: text + "-01") != nil else { throw ValidationError(field: "month", "must be YYYY-MM") }
+        guard FieldKind.isMonth(text) else { throw ValidationError(field: "month", "must be YYYY-MM (years 0001–9999)") }
         return text
     }
 

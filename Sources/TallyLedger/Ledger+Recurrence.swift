@@ -21,27 +21,32 @@ extension Ledger {
         materializing.lock()
         defer { materializing.unlock() }
         let rules = try views.recurringRuleEntities()
-        // Which occurrences are due and never held: one pass over every rule's days.
-        let due: [(rule: LedgerState.Entity, id: UUID, date: DateTime)] = try projector.database.read { db in
+        // Which occurrences are due and never held: one pass over every rule's days. A rule
+        // that cannot be read, or whose occurrence would not be a valid expense (a peer's rule
+        // missing its amount), makes nothing and does not stop the others.
+        let due: [EventDraft] = try projector.database.read { db in
             let lookup = ProjectionLookup(db)
-            var due: [(rule: LedgerState.Entity, id: UUID, date: DateTime)] = []
+            var due: [EventDraft] = []
             for rule in rules {
-                // A rule that cannot be read (a peer's, missing its start) makes nothing, and
-                // does not stop the others.
                 guard case .uuid(let ruleID) = rule.id, let schedule = try? RecurringRule(rule) else { continue }
                 for day in schedule.dueDays(now: now) {
                     let id = OccurrenceID.of(rule: ruleID, day: day.number)
-                    if try lookup.entity(.uuid(id)) == nil { due.append((rule, id, day.date)) }
+                    guard try lookup.entity(.uuid(id)) == nil else { continue }
+                    var draft = try occurrence(of: rule, id: id, at: day.date, lookup: lookup)
+                    guard let valid = try? EntitySchema.validate(.expense, .create, draft.properties) else { break }
+                    draft.properties = valid
+                    due.append(draft)
                 }
             }
             return due
         }
-        // Written in durable batches: ten years of a daily rule is thousands of events.
+        // Written in durable batches: ten years of a daily rule is thousands of events. An
+        // occurrence that arrived meanwhile (a sync) is left out, not an error.
         var total = 0
         for start in stride(from: 0, to: due.count, by: 10_000) {
             let batch = due[start..<min(start + 10_000, due.count)]
             total += try session.writeAll(actor: Self.recurrenceActor) { lookup in
-                try batch.map { try occurrence(of: $0.rule, id: $0.id, at: $0.date, lookup: lookup) }
+                try batch.filter { try lookup.entity($0.entityID) == nil }
             }
         }
         return total
@@ -88,10 +93,26 @@ public struct RecurringRule: Sendable {
     let cadence: String, monthEnd: String
     let end: DateTime?, count: Int?
     let skipped: Set<String>
+    /// The day the schedule was last changed after the rule was created (nil if never): the
+    /// days up to it were decided by the schedule as it was, so a changed schedule makes only
+    /// later days — it never back-fills the past. Taken from the write's stamp, so every
+    /// replica decides alike.
+    let scheduleChangedDay: Int?
+
+    /// The fields that decide which days have occurrences.
+    static let scheduleFields: [PropertyName] = [.cadence, .startDate, .endDate, .count, .monthEnd]
 
     public init(_ entity: LedgerState.Entity) throws {
-        guard case .dateTime(let start)? = entity.value(.startDate), case .string(let cadence)? = entity.value(.cadence) else {
-            throw LedgerError.notInViews("recurring rule \(entity.id) lacks its start or cadence")
+        guard case .dateTime(let start)? = entity.value(.startDate), case .string(let cadence)? = entity.value(.cadence),
+              entity.value(.kind) != nil, entity.value(.amount) != nil, entity.value(.currency) != nil else {
+            throw LedgerError.notInViews("recurring rule \(entity.id) lacks its start, cadence, kind, amount or currency")
+        }
+        let stamps = entity.stamps
+        if let changed = Self.scheduleFields.compactMap({ stamps[$0] }).max(), changed != entity.created {
+            let millis = Int64(clamping: changed.timestamp.millis)
+            scheduleChangedDay = DateTime(epochMillis: millis, offsetMinutes: start.offsetMinutes).localDayNumber
+        } else {
+            scheduleChangedDay = nil
         }
         self.entity = entity
         (self.start, self.cadence) = (start, cadence)
@@ -118,8 +139,9 @@ public struct RecurringRule: Sendable {
     /// The days of the occurrences due by `now` within the window, skipped days left out.
     public func dueDays(now: DateTime) -> [(number: Int, date: DateTime)] {
         let today = today(now)
+        let from = max(today - Self.windowDays, scheduleChangedDay.map { $0 + 1 } ?? Int.min)
         return Recurrence.days(start: start.localDayNumber, cadence: cadence, monthEnd: monthEnd, end: end?.localDayNumber, count: count,
-                               through: today, from: today - Self.windowDays)
+                               through: today, from: from)
             .filter { !skipped.contains(Recurrence.dayText($0)) }.map { ($0, date(of: $0)) }
     }
 

@@ -59,22 +59,24 @@ struct AttachmentRetentionService: Service {
 }
 
 /// Recurring rules' occurrences while the service runs: at start, then every `interval` when
-/// the day has changed (the service ran past midnight) or the views have taken new events (a
-/// sync or an import may have brought rules, or this replica's views caught up), as
-/// `tally recurring run` does by hand.
+/// the hour has changed (a rule's day changes at its own offset's midnight, which falls within
+/// some UTC hour) or the views have taken new events (a sync or an import may have brought
+/// rules), as `tally recurring run` does by hand.
 struct RecurrenceService: Service {
     let service: TallyService
     let interval: Duration
 
     func run() async throws {
-        var last: (day: Int, index: UInt64)?
+        var last: (hour: Int64, index: UInt64)?
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             do {
-                let now = (day: DateTime.nowHere.localDayNumber, index: try await service.run { try service.views.projectedIndex() })
-                if last.map({ $0.day != now.day || $0.index != now.index }) ?? true {
+                // The index is read before the pass: events that arrive during it get another.
+                let now = (hour: DateTime.nowHere.epochMillis / 3_600_000, index: try await service.run { try service.views.projectedIndex() })
+                if last.map({ $0.hour != now.hour || $0.index != now.index }) ?? true {
                     let created = try await service.run { try service.ledger.materializeRecurrences() }
                     if created > 0 { service.logger.info("recurring occurrences created", metadata: ["events.count": "\(created)"]) }
-                    last = (now.day, try await service.run { try service.views.projectedIndex() })
+                    // Its own writes moved the index: counted as seen, not as news.
+                    last = (now.hour, created > 0 ? try await service.run { try service.views.projectedIndex() } : now.index)
                 }
             } catch {
                 service.logger.warning("recurring occurrences failed", metadata: ["error": "\(error)"])

@@ -127,11 +127,12 @@ public struct TodoRow: Sendable, Equatable {
         if case .strings(let list)? = entity.value(.attachments) { attachments = list } else { attachments = [] }
     }
 
-    /// A challenge's streaks seen on day `today` (days since 1970 in the reader's calendar); nil
-    /// for a to-do that is not a challenge or has no start date.
-    public func streaks(today: Int = DateTime.nowHere.localDayNumber) -> Todo.Streaks? {
+    /// A challenge's streaks at `now`, both days counted in the calendar of its start date's
+    /// UTC offset (so a challenge started at 00:30 in Seoul starts that day wherever the
+    /// service runs); nil for a to-do that is not a challenge or has no start date.
+    public func streaks(now: DateTime = .nowHere) -> Todo.Streaks? {
         guard isChallenge, let startDate, let start = DateTime(iso8601: startDate) else { return nil }
-        return Todo.streaks(checks, start: start.localDayNumber, today: today)
+        return Todo.streaks(checks, start: start.localDayNumber, today: DateTime(epochMillis: now.epochMillis, offsetMinutes: start.offsetMinutes).localDayNumber)
     }
 
     init(id: String, title: String, memo: String?, startDate: String?, endDate: String?, checks: [Bool], percentage: Double,

@@ -20,14 +20,14 @@ public enum ViewJSON {
                  ("icon", optional(row.icon)), ("kind", .string(row.kind)), ("depth", .int(Int64(depth)))])
     }
 
-    /// A to-do; a challenge's with its streaks as of day `today`.
-    public static func todo(_ row: TodoRow, isHeld: (String) -> Bool = { _ in true }, today: Int = DateTime.nowHere.localDayNumber) -> JSONText {
+    /// A to-do; a challenge's with its streaks at `now`.
+    public static func todo(_ row: TodoRow, isHeld: (String) -> Bool = { _ in true }, now: DateTime = .nowHere) -> JSONText {
         .object([
             ("id", .string(row.id)), ("title", .string(row.title)), ("memo", optional(row.memo)), ("startDate", optional(row.startDate)),
             ("endDate", optional(row.endDate)), ("checks", .array(row.checks.map(JSONText.bool))), ("isChallenge", .bool(row.isChallenge)),
             ("isCompleted", .bool(row.isCompleted)), ("attachments", .array(row.attachments.map(JSONText.string))),
             ("missingAttachments", .array(row.attachments.filter { !isHeld($0) }.map(JSONText.string))),
-            ("percentage", .double(row.percentage)), ("streaks", streaks(row.streaks(today: today))),
+            ("percentage", .double(row.percentage)), ("streaks", streaks(row.streaks(now: now))),
         ])
     }
 

@@ -67,7 +67,7 @@ struct BudgetsCommand: ParsableCommand {
 /// Budgets against spending, as `budgets list --month` and `summary` print them.
 func budgetTable(_ statuses: [BudgetStatus]) -> String {
     Table.render(header: ["CATEGORY", "CUR", "BUDGETED", "SPENT", "REMAINING", "OVER"], rows: statuses.map { status in
-        [status.categoryName ?? "(all spending)", status.budget.currency, Currency.format(status.budget.amount, currency: status.budget.currency),
+        [status.categoryName ?? (status.budget.categoryId == nil ? "(all spending)" : "(deleted category \(status.budget.categoryId ?? ""))"), status.budget.currency, Currency.format(status.budget.amount, currency: status.budget.currency),
          money(status.spent, status.budget.currency), money(status.remaining, status.budget.currency), status.isOver ? "over" : ""]
     }, rightAligned: [2, 3, 4])
 }

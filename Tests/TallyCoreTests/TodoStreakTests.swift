@@ -16,7 +16,8 @@ import TallyTestSupport
         // Tomorrow, with day 6 left open, the streak is broken.
         #expect(Todo.streaks(checks, start: start, today: start + 7).current == 0)
         // Before the start: nothing yet; after the end: the run the last day ends (here none).
-        #expect(Todo.streaks(checks, start: start, today: start - 1) == .init(current: 0, longest: 3, completionRate: 0))
+        #expect(Todo.streaks(checks, start: start, today: start - 1) == .init(current: 0, longest: 0, completionRate: 0), "nothing counts yet")
+        #expect(Todo.streaks([false, true, true, true], start: start, today: start + 1).longest == 1, "ticks on days to come count for nothing")
         #expect(Todo.streaks(checks, start: start, today: start + 100) == .init(current: 0, longest: 3, completionRate: 62.5))
         #expect(Todo.streaks([true, true], start: start, today: start + 100).current == 2, "ended on a checked day")
         #expect(Todo.streaks([], start: start, today: start) == .init(current: 0, longest: 0, completionRate: 0))
@@ -36,8 +37,9 @@ import TallyTestSupport
                 current = days.reversed().prefix { $0 }.count
             }
             var longest = 0
-            for startIndex in checks.indices {
-                longest = max(longest, checks[startIndex...].prefix { $0 }.count)
+            let soFar = Array(checks.prefix(max(0, min(checks.count, today + 1))))
+            for startIndex in soFar.indices {
+                longest = max(longest, soFar[startIndex...].prefix { $0 }.count)
             }
             #expect(streaks.current == current, "\(checks) today \(today)")
             #expect(streaks.longest == longest)

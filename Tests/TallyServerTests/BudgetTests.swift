@@ -124,7 +124,7 @@ import TallyTestSupport
             let created = try await post(client, fixture, "/v1/budgets", #"{"amount": 100, "fromMonth": "2026-05"}"#)
             let patch = try await client.send(.patch, "/v1/budgets/\(created["id"] as? String ?? "")", token: fixture.readWrite, json: #"{"toMonth": "2026-01"}"#)
             #expect(patch.status == .conflict, "a last month before the stored first month")
-            for query in ["?month=2026-00", "?month=", "?monthh=2026-01", "?month=2026-05&x=1"] {
+            for query in ["?month=2026-00", "?month=", "?monthh=2026-01", "?month=2026-05&x=1", "?month=0000-01"] {
                 #expect(try await client.send(.get, "/v1/budgets\(query)", token: fixture.readOnly).status == .badRequest, "\(query)")
             }
             let all = try await client.send(.get, "/v1/budgets", token: fixture.readOnly)

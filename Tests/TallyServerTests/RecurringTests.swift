@@ -74,6 +74,28 @@ import TallyTestSupport
         #expect(json.contains(#""next":["#) && !json.contains(#""next":[]"#), "the next days are found however old the start")
     }
 
+    @Test func changingTheScheduleNeverBackFillsThePast() throws {
+        let fixture = try ServerFixture()
+        let ledger = fixture.service.ledger
+        let rule = UUID()
+        let start = DateTime(epochMillis: DateTime.nowHere.epochMillis - 60 * 86_400_000, offsetMinutes: 0)
+        _ = try ledger.create(.recurring, id: rule, [.cadence: .string("weekly"), .startDate: .dateTime(start), .amount: .int(1), .payee: .string("Weekly")], actor: "t")
+        let before = try amounts(ledger, payee: "Weekly").keys.sorted()
+        #expect(before.count >= 8)
+        // A day later, a cadence of every day and a count far above: the past stays as it was.
+        let dayLater = DateTime(epochMillis: start.epochMillis + 86_400_000, offsetMinutes: 0)
+        _ = try ledger.update(.recurring, id: rule, [.startDate: .dateTime(dayLater), .cadence: .string("daily"), .count: .int(1_000)], actor: "t")
+        #expect(try amounts(ledger, payee: "Weekly").keys.sorted() == before, "no occurrence made for days before the change")
+        // A rule without an amount (a peer's, written past the write rules) cannot be read, so it
+        // makes nothing — and stops no other rule (materialisation passes over it).
+        let event = Event(origin: ReplicaID.random(), sequence: 1, timestamp: HybridTimestamp(millis: 1, counter: 0), actor: "peer",
+                          entityType: .recurring, entityID: .uuid(UUID()), operation: .create,
+                          properties: [.cadence: .string("daily"), .startDate: .dateTime(start)], previousHash: .zero)
+        var broken = LedgerState.Entity(first: event)
+        broken.apply(event)
+        #expect(throws: (any Error).self) { try RecurringRule(broken) }
+    }
+
     @Test func twoReplicasThatMaterialiseTheSameOccurrencesApartConvergeToOne() async throws {
         let home = try ServerFixture(), away = try ServerFixture()
         let rule = UUID()
