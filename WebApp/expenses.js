@@ -142,8 +142,7 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
   if (!stillShown()) return {};
   if (id && !session.canWrite) return view(main, expense, categories);
   const currency = expense?.currency ?? defaultCurrency ?? "KRW";
-  let dirty = false;
-  const control = (name, element) => { element.id = `expense-${name}`; element.name = name; element.addEventListener("input", () => { dirty = true; }); return element; };
+  const control = (name, element) => { element.id = `expense-${name}`; element.name = name; return element; };
   const kind = control("kind", h("select", {},
     h("option", { value: "expense", selected: expense?.kind !== "income" }, t("expenseKind")),
     h("option", { value: "income", selected: expense?.kind === "income" }, t("incomeKind"))));
@@ -194,7 +193,6 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
     clearErrors(form);
     const body = changes();
     if (expense && !Object.keys(body).length && !photo.files.length) {  // nothing changed: nothing to write
-      dirty = false;
       navigate(`#/expenses/${expense.date.slice(0, 7)}`);
       window.dispatchEvent(new Event("tally:idle"));
       return;
@@ -210,7 +208,6 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
       const saved = expense
         ? await api(`/v1/expenses/${id}`, { method: "PATCH", body })
         : await api("/v1/expenses", { method: "POST", body, headers: { "Idempotency-Key": idempotencyKey } });
-      dirty = false;
       announce(t("saved"));
       navigate(`#/expenses/${(saved.date ?? body.date ?? today).slice(0, 7)}`);
       window.dispatchEvent(new Event("tally:idle"));
@@ -239,10 +236,9 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
     h("div", { class: "actions" },
       submit,
       h("a", { class: "button quiet", href: `#/expenses/${(expense?.date ?? today).slice(0, 7)}`,
-        onclick: () => { dirty = false; window.dispatchEvent(new Event("tally:idle")); } }, t("cancel")),
+        onclick: () => window.dispatchEvent(new Event("tally:idle")) }, t("cancel")),
       expense ? deleteButton(label, announce, async () => {
         await api(`/v1/expenses/${id}`, { method: "DELETE" });
-        dirty = false;
         announce(t("deleted"));
         navigate(`#/expenses/${expense.date.slice(0, 7)}`);
         window.dispatchEvent(new Event("tally:idle"));
@@ -251,7 +247,9 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
   replace(main, h("h1", {}, expense ? t("editExpense") : t("newExpense")), form,
     expense ? h("p", {}, h("a", { href: `#/history/${id}` }, t("showHistory"))) : null);
   amount.focus();
-  return { isBusy: () => dirty };
+  // A form is never redrawn under a person's hands (an armed delete, a half-made choice): live
+  // changes wait until it is saved, cancelled or deleted. An edit sends only the fields changed.
+  return { isBusy: () => true };
 }
 
 // A read-only token's view of one expense.

@@ -70,6 +70,16 @@ class WebApp(unittest.TestCase):
         driver.execute_script("location.hash = arguments[0]", hash_route)
         return self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ready)))
 
+    def click(self, driver, xpath):
+        """Clicks what `xpath` finds, finding it again if the screen was redrawn meanwhile."""
+        def attempt(d):
+            try:
+                d.find_element(By.XPATH, xpath).click()
+                return True
+            except StaleElementReferenceException:
+                return False
+        self.wait(driver).until(attempt)
+
     def text(self, driver):
         return driver.find_element(By.ID, "main").text
 
@@ -206,11 +216,10 @@ class WebApp(unittest.TestCase):
         self.assertEqual(3, len(made), "this year's, last year's and the first")
         self.assertEqual({120000}, {e["amount"] for e in made})
         # Skip the next one, then end it today: nothing more to come.
-        rule.find_element(By.XPATH, ".//button[starts-with(normalize-space(),'Skip')]").click()
+        self.click(driver, "//li[contains(@class,'rule')][contains(.,'Insurance')]//button[starts-with(normalize-space(),'Skip')]")
         skipped = lambda: next(r["skippedDates"] for r in self.api("GET", "/v1/recurring")[1]["items"] if r["payee"] == "Insurance")
         self.wait(driver).until(lambda d: len(skipped()) == 1)
-        rule = driver.find_element(By.XPATH, "//li[contains(@class,'rule')][contains(.,'Insurance')]")
-        rule.find_element(By.XPATH, ".//button[normalize-space()='End today']").click()
+        self.click(driver, "//li[contains(@class,'rule')][contains(.,'Insurance')]//button[normalize-space()='End today']")
         self.wait(driver).until(lambda d: "No more occurrences." in d.find_element(By.XPATH, "//li[contains(@class,'rule')][contains(.,'Insurance')]").text)
         self.assertEqual(3, len(self.api("GET", "/v1/expenses?payee=Insurance")[1]["items"]), "made occurrences stay")
 
