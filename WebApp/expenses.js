@@ -90,6 +90,13 @@ async function list(main, { session, stillShown }, month) {
     } finally {
       if (mine === generation) loading = false;
     }
+    // The end of the list may still be in view (a tall screen, or a scroll that came while this
+    // page loaded, which the observer does not report again): then the next page, too.
+    if (mine === generation && cursor !== null && main.contains(sentinel)) {
+      requestAnimationFrame(() => {
+        if (sentinel.getBoundingClientRect().top < window.innerHeight) loadPage();
+      });
+    }
   }
 
   function restart() { cursor = null; loaded = 0; return loadPage({ fresh: true }); }

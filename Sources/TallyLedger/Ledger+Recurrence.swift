@@ -52,8 +52,10 @@ extension Ledger {
         return total
     }
 
-    /// Skips a rule's occurrence on `day` (`YYYY-MM-DD`): the rule remembers the day, and an
-    /// occurrence already created for it is deleted.
+    /// Skips a rule's occurrence on `day` (`YYYY-MM-DD`): the rule remembers the day (to show
+    /// it), and the occurrence's id gets a delete — of the occurrence already made, or a
+    /// tombstone if none was — so no replica ever has it, even one that made it apart or whose
+    /// own skip of another day won the rule's `skippedDates`.
     public func skipOccurrence(rule id: UUID, day: String, actor: String) throws -> JSONText {
         guard let number = Recurrence.day(day) else { throw ValidationError(field: "date", "must be a day, YYYY-MM-DD") }
         guard let rule = try views.recurringRuleEntities().first(where: { $0.id == .uuid(id) }) else {
@@ -64,7 +66,7 @@ extension Ledger {
         skipped.insert(day)
         _ = try update(.recurring, id: id, [.skippedDates: .strings(skipped.sorted())], actor: actor)
         let occurrence = OccurrenceID.of(rule: id, day: number)
-        if try views.entityJSON(.expense, id: occurrence) != nil { try delete(.expense, id: occurrence, actor: actor) }
+        try session.writeTombstone(.expense, id: .uuid(occurrence), actor: actor)
         return try written(.recurring, id)
     }
 

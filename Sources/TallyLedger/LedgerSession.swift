@@ -71,6 +71,25 @@ public struct LedgerSession: Sendable {
         return logged.count
     }
 
+    /// Deletes an entity whether or not it was ever created — a tombstone, so that it never can
+    /// be (a delete wins over every create, in any order, on every replica). For a skipped
+    /// recurring occurrence, whose id every replica derives alike. Refused for an entity of
+    /// another type.
+    public func writeTombstone(_ type: EntityType, id: EntityID, actor: String) throws {
+        try EntitySchema.validateActor(actor)
+        let draft = EventDraft(entityType: type, entityID: id, operation: .delete, actor: actor)
+        try projector.database.read { db in
+            if let existing = try ProjectionLookup(db).entity(id), existing.type != type {
+                throw ValidationError(field: "id", "\(id) is \(existing.type.withArticle)", kind: .conflictsWithState)
+            }
+        }
+        let logged = try writer.appendLogged([draft])
+        recent.add(logged)
+        do { try projector.project(logged, recent: recent.event) } catch {
+            throw LedgerError.viewsBehind(id: id.description, cause: "\(error)")
+        }
+    }
+
     /// The `defaultCurrency` replicated setting if it holds a valid code, else KRW.
     public static func defaultCurrency(in lookup: some LedgerLookup) throws -> String {
         if case .json(let text)? = try lookup.live(.settingKey("defaultCurrency"))?.values[.value] {

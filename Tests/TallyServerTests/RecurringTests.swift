@@ -96,6 +96,34 @@ import TallyTestSupport
         #expect(throws: (any Error).self) { try RecurringRule(broken) }
     }
 
+    @Test func skipsMadeApartOnTwoReplicasBothHold() async throws {
+        let home = try ServerFixture(), away = try ServerFixture()
+        let rule = UUID()
+        _ = try home.service.ledger.create(.recurring, id: rule, [.cadence: .string("daily"), .startDate: .dateTime(Self.at("2032-03-01T09:00:00Z")),
+                                                                  .amount: .int(100), .payee: .string("Daily")], actor: "t")
+        let first = home.folder.file("rule")
+        _ = try SegmentBundle.export(home.service.directory, to: first, for: nil)
+        _ = try await away.service.ledger.importBundle(from: first)
+        // Apart: home skips the 3rd; away makes the first four days, then skips the 2nd.
+        _ = try home.service.ledger.skipOccurrence(rule: rule, day: "2032-03-03", actor: "t")
+        _ = try away.service.ledger.materializeRecurrences(now: Self.at("2032-03-04T12:00:00Z"))
+        _ = try away.service.ledger.skipOccurrence(rule: rule, day: "2032-03-02", actor: "t")
+        for (from, to, name) in [(home, away, "a"), (away, home, "b")] {
+            let folder = home.folder.file(name)
+            _ = try SegmentBundle.export(from.service.directory, to: folder, for: VersionVector(of: to.service.directory))
+            _ = try await to.service.ledger.importBundle(from: folder)
+        }
+        for fixture in [home, away] {
+            _ = try fixture.service.ledger.materializeRecurrences(now: Self.at("2032-03-05T12:00:00Z"))
+        }
+        for fixture in [home, away] {
+            #expect(try amounts(fixture.service.ledger, payee: "Daily").keys.sorted() == ["2032-03-01", "2032-03-04", "2032-03-05"],
+                    "both skips hold on both replicas, though the rule's skippedDates kept one list")
+        }
+        let views = try [home, away].map { try $0.service.ledger.views.pageJSON($0.service.ledger.views.expenses(try ExpenseQuery([]))).serialized }
+        #expect(views[0] == views[1])
+    }
+
     @Test func twoReplicasThatMaterialiseTheSameOccurrencesApartConvergeToOne() async throws {
         let home = try ServerFixture(), away = try ServerFixture()
         let rule = UUID()
