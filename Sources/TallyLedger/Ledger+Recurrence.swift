@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import TallyCore
 import TallyLog
@@ -160,11 +159,6 @@ public struct RecurringRule: Sendable {
 /// the rule's id and the day, the same on every replica.
 public enum OccurrenceID {
     public static func of(rule: UUID, day: Int) -> UUID {
-        let digest = Array(SHA256.hash(data: Data("tally-occurrence\u{0}\(rule.lowercased)\u{0}\(Recurrence.dayText(day))".utf8)))
-        var bytes = Array(digest.prefix(16))
-        bytes[6] = (bytes[6] & 0x0F) | 0x50  // version 5-style (name-based)
-        bytes[8] = (bytes[8] & 0x3F) | 0x80  // RFC 4122 variant
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        NameBasedUUID.of("tally-occurrence\u{0}\(rule.lowercased)\u{0}\(Recurrence.dayText(day))")
     }
 }
