@@ -74,11 +74,7 @@ import TallyTestSupport
         let may = DateTime(iso8601: "2026-05-04T12:00:00+09:00")!
         _ = try ledgerA.create(.expense, [.amount: .int(30_000), .categoryId: .uuid(homeLunch), .date: .dateTime(may)], actor: "t")
         _ = try ledgerB.create(.expense, [.amount: .int(5_000), .categoryId: .uuid(awayFood), .date: .dateTime(may)], actor: "t")
-        for (from, to, name) in [(away, home, "b1"), (home, away, "b2")] {
-            let folder = home.folder.file(name)
-            _ = try SegmentBundle.export(from.service.directory, to: folder, for: nil)
-            _ = try await to.service.ledger.importBundle(from: folder)
-        }
+        try await home.exchangeBundles(with: away)
         let answers = Answers()
         for fixture in [home, away] {
             try await fixture.test { client in
@@ -148,4 +144,16 @@ final class Answers: @unchecked Sendable {
     private var collected: [String] = []
     func add(_ value: String) { lock.withLock { collected.append(value) } }
     var values: [String] { lock.withLock { collected } }
+}
+
+extension ServerFixture {
+    /// Carries what each replica lacks to the other as bundles (this one's first), as two
+    /// replicas that were apart do.
+    func exchangeBundles(with other: ServerFixture) async throws {
+        for (from, to) in [(self, other), (other, self)] {
+            let folder = folder.file("bundle-\(UUID().uuidString.prefix(8))")
+            _ = try SegmentBundle.export(from.service.directory, to: folder, for: VersionVector(of: to.service.directory))
+            _ = try await to.service.ledger.importBundle(from: folder)
+        }
+    }
 }

@@ -108,11 +108,7 @@ import TallyTestSupport
         _ = try home.service.ledger.skipOccurrence(rule: rule, day: "2032-03-03", actor: "t")
         _ = try away.service.ledger.materializeRecurrences(now: Self.at("2032-03-04T12:00:00Z"))
         _ = try away.service.ledger.skipOccurrence(rule: rule, day: "2032-03-02", actor: "t")
-        for (from, to, name) in [(home, away, "a"), (away, home, "b")] {
-            let folder = home.folder.file(name)
-            _ = try SegmentBundle.export(from.service.directory, to: folder, for: VersionVector(of: to.service.directory))
-            _ = try await to.service.ledger.importBundle(from: folder)
-        }
+        try await home.exchangeBundles(with: away)
         for fixture in [home, away] {
             _ = try fixture.service.ledger.materializeRecurrences(now: Self.at("2032-03-05T12:00:00Z"))
         }
@@ -135,11 +131,7 @@ import TallyTestSupport
         // Apart, each makes the months due by its own "now".
         #expect(try home.service.ledger.materializeRecurrences(now: Self.at("2031-05-15T00:00:00Z")) == 4)
         #expect(try away.service.ledger.materializeRecurrences(now: Self.at("2031-06-15T00:00:00Z")) == 5)
-        for (from, to, name) in [(home, away, "a"), (away, home, "b")] {
-            let folder = home.folder.file(name)
-            _ = try SegmentBundle.export(from.service.directory, to: folder, for: VersionVector(of: to.service.directory))
-            _ = try await to.service.ledger.importBundle(from: folder)
-        }
+        try await home.exchangeBundles(with: away)
         for fixture in [home, away] {
             #expect(try amounts(fixture.service.ledger, payee: "Rent").keys.sorted() == ["2031-01-31", "2031-02-28", "2031-03-31", "2031-04-30", "2031-05-31"])
             #expect(try fixture.service.ledger.views.conflicts(entity: nil).isEmpty, "the same values written twice are no conflict")
