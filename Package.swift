@@ -54,7 +54,8 @@ let package = Package(
             path: "Migrations",
             resources: [.embedInCode("0001_views.sql"), .embedInCode("0002_merges_and_conflicts.sql"),
                         .embedInCode("0003_fewer_expense_indexes.sql"), .embedInCode("0004_smaller_entity_state.sql"),
-                        .embedInCode("0005_expense_payee.sql"), .embedInCode("0006_budgets.sql")]
+                        .embedInCode("0005_expense_payee.sql"), .embedInCode("0006_budgets.sql"),
+                        .embedInCode("0007_projection_history.sql")]
         ),
         // The web app (issue 17): HTML, CSS, JavaScript modules and an icon, written here (no
         // Node build step) and compiled into the binary; TallyServer serves them at `/`.

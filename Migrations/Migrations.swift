@@ -16,5 +16,6 @@ public enum TallyMigrations {
         ("0004_smaller_entity_state", String(decoding: PackageResources._004_smaller_entity_state_sql, as: UTF8.self)),
         ("0005_expense_payee", String(decoding: PackageResources._005_expense_payee_sql, as: UTF8.self)),
         ("0006_budgets", String(decoding: PackageResources._006_budgets_sql, as: UTF8.self)),
+        ("0007_projection_history", String(decoding: PackageResources._007_projection_history_sql, as: UTF8.self)),
     ]
 }

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import TallyCore
 import TallyLog
 import TallyStore
@@ -9,9 +10,45 @@ import TallyStore
 public struct LedgerViews: Sendable {
     /// The views (and through them, the log).
     public let projector: Projector
+    /// The log index every query answers as of (`asOf(_:warn:)`); nil for the views as they are.
+    public let asOfIndex: UInt64?
+    /// Hears of damaged snapshots an as-of read passed over.
+    private let warn: @Sendable (String) -> Void
 
     /// Over open views.
-    public init(projector: Projector) { self.projector = projector }
+    public init(projector: Projector) { (self.projector, asOfIndex, warn) = (projector, nil, { _ in }) }
+
+    private init(projector: Projector, asOfIndex: UInt64, warn: @escaping @Sendable (String) -> Void) {
+        (self.projector, self.asOfIndex, self.warn) = (projector, asOfIndex, warn)
+    }
+
+    /// The same queries, answered as the views stood at `point` on this replica (at most as
+    /// they stand now): from the latest good snapshot at or before it plus the events after
+    /// it (`AsOfViews`). `warn` hears of a damaged snapshot that was passed over.
+    public func asOf(_ point: AsOf, warn: @escaping @Sendable (String) -> Void) throws -> LedgerViews {
+        let now = try projector.checkpoint()
+        let index: UInt64
+        switch point {
+        case .index(let wanted): index = min(wanted, now)
+        case .endOfSecond(let second): index = min(try projector.index(atEndOf: second), now)
+        }
+        return LedgerViews(projector: projector, asOfIndex: index, warn: warn)
+    }
+
+    /// Runs a query on the views now, or as of `asOfIndex`.
+    private func read<T>(_ query: (Database) throws -> T) throws -> T {
+        guard let asOfIndex else { return try projector.database.read(query) }
+        return try AsOfViews.read(projector.directory, at: asOfIndex, warn: warn, query)
+    }
+
+    /// `read` for a query of one SELECT, which SQLite answers from one snapshot by itself: on
+    /// the views now, without the transaction GRDB's `read` wraps around every read (a
+    /// savepoint and `query_only` switched on and off: four more statements per request, most
+    /// of the read's cost).
+    private func readOneSelect<T>(_ query: (Database) throws -> T) throws -> T {
+        guard asOfIndex == nil else { return try read(query) }
+        return try projector.database.unsafeRead(query)
+    }
 
     /// Opens the views of `directory` for reading and brings them up to date with the log.
     public static func open(_ directory: DataDirectory) throws -> LedgerViews {
@@ -22,7 +59,7 @@ public struct LedgerViews: Sendable {
 
     /// One page of expenses, newest first, and the cursor of the next page.
     public func expenses(_ query: ExpenseQuery) throws -> (rows: [ExpenseRow], nextCursor: String?) {
-        let rows = try projector.database.read { try ProjectionQueries.expenses($0, query.filter) }
+        let rows = try read { try ProjectionQueries.expenses($0, query.filter) }
         return (rows, query.nextCursor(after: rows))
     }
 
@@ -40,21 +77,16 @@ public struct LedgerViews: Sendable {
         .object([("items", .array(page.rows.map { ViewJSON.expense($0, isHeld: isHeld) })), ("nextCursor", page.nextCursor.map(JSONText.string) ?? .null)])
     }
 
-    /// An expense, category or to-do as JSON; nil if there is none.
-    ///
-    /// An expense or a to-do is one SELECT, which SQLite answers from one snapshot by itself,
-    /// so it runs without the transaction GRDB's `read` wraps around every read (a savepoint
-    /// and `query_only` switched on and off: four more statements per request, most of the
-    /// read's cost). A category takes two SELECTs (its merge, then the winner), so it keeps
-    /// the transaction, and both see the same views.
+    /// An expense, category or to-do as JSON; nil if there is none. An expense or a to-do is
+    /// one SELECT (`readOneSelect`); a category takes two (its merge, then the winner), so it
+    /// keeps the transaction, and both see the same views.
     public func entityJSON(_ type: EntityType, id: UUID) throws -> JSONText? {
-        let views = projector.database
         let id = id.lowercased
         switch type {
-        case .expense: return try views.unsafeRead { try ProjectionQueries.expense($0, id: id).map { ViewJSON.expense($0, isHeld: isAttachmentHeld) } }
-        case .todo: return try views.unsafeRead { try ProjectionQueries.todo($0, id: id).map { ViewJSON.todo($0, isHeld: isAttachmentHeld) } }
-        case .category: return try views.read { try ProjectionQueries.category($0, id: id).map { ViewJSON.category($0, depth: 0) } }
-        case .budget: return try views.read { try ProjectionQueries.budgets($0).first { $0.id == id }.map(ViewJSON.budget) }
+        case .expense: return try readOneSelect { try ProjectionQueries.expense($0, id: id).map { ViewJSON.expense($0, isHeld: isAttachmentHeld) } }
+        case .todo: return try readOneSelect { try ProjectionQueries.todo($0, id: id).map { ViewJSON.todo($0, isHeld: isAttachmentHeld) } }
+        case .category: return try read { try ProjectionQueries.category($0, id: id).map { ViewJSON.category($0, depth: 0) } }
+        case .budget: return try read { try ProjectionQueries.budgets($0).first { $0.id == id }.map(ViewJSON.budget) }
         case .recurring: return try recurringRuleEntities().first { $0.id.description == id }.map { try Self.ruleJSON($0) }
         case .setting: return nil
         }
@@ -62,25 +94,25 @@ public struct LedgerViews: Sendable {
 
     /// Categories as a tree (parents before children, with depth).
     public func categoryTree() throws -> [(category: CategoryRow, depth: Int)] {
-        try projector.database.read { try ProjectionQueries.categoryTree($0) }
+        try read { try ProjectionQueries.categoryTree($0) }
     }
 
     /// Every to-do.
-    public func todos() throws -> [TodoRow] { try projector.database.read { try ProjectionQueries.todos($0) } }
+    public func todos() throws -> [TodoRow] { try read { try ProjectionQueries.todos($0) } }
 
     /// Every setting.
-    public func settings() throws -> [SettingRow] { try projector.database.read { try ProjectionQueries.settings($0) } }
+    public func settings() throws -> [SettingRow] { try read { try ProjectionQueries.settings($0) } }
 
     /// One setting as JSON; nil if there is none.
     public func setting(_ key: String) throws -> JSONText? {
-        try projector.database.read { try ProjectionQueries.setting($0, key: key) }.map(ViewJSON.setting)
+        try read { try ProjectionQueries.setting($0, key: key) }.map(ViewJSON.setting)
     }
 
     /// A month's totals, by category and by payment (`month` checked as `YYYY-MM`); with
     /// `category`, spending by that category's children (a merged duplicate's id stands for its winner).
     public func summary(month: String, category: String? = nil) throws -> MonthSummary {
         let month = try ExpenseQuery.month(month)
-        return try projector.database.read { db in
+        return try read { db in
             var root: String?
             if let category {
                 guard UUID(uuidString: category) != nil else { throw ValidationError(field: "category", "must be a category id (a UUID)") }
@@ -95,16 +127,16 @@ public struct LedgerViews: Sendable {
 
     /// Every live budget, as written (`month` nil), or the budgets that apply to `month` with
     /// what was spent against each.
-    public func budgets() throws -> [BudgetRow] { try projector.database.read { try ProjectionQueries.budgets($0) } }
+    public func budgets() throws -> [BudgetRow] { try read { try ProjectionQueries.budgets($0) } }
 
     public func budgetStatuses(month: String) throws -> [BudgetStatus] {
         let month = try ExpenseQuery.month(month)
-        return try projector.database.read { try ProjectionQueries.budgetStatuses($0, month: month) }
+        return try read { try ProjectionQueries.budgetStatuses($0, month: month) }
     }
 
     /// Every live recurring rule's merged state, by id.
     public func recurringRuleEntities() throws -> [LedgerState.Entity] {
-        try projector.database.read { try ProjectionQueries.liveEntities($0, type: .recurring) }
+        try read { try ProjectionQueries.liveEntities($0, type: .recurring) }
     }
 
     /// A rule as JSON: its fields, and the next occurrence days after today.
@@ -125,24 +157,24 @@ public struct LedgerViews: Sendable {
 
     /// Every category merged into another (a duplicate by name and parent), with why.
     public func categoryMerges() throws -> [CategoryMergeRow] {
-        try projector.database.read { try ProjectionQueries.categoryMerges($0) }
+        try read { try ProjectionQueries.categoryMerges($0) }
     }
 
     /// Every month's totals per currency.
     public func monthlyTotals() throws -> [(month: String, total: MonthSummary.Total)] {
-        try projector.database.read { try ProjectionQueries.monthlyTotals($0) }
+        try read { try ProjectionQueries.monthlyTotals($0) }
     }
 
     /// The conflict journal, optionally of one entity.
     public func conflicts(entity: String?) throws -> [ConflictRow] {
-        try projector.database.read { try ProjectionQueries.conflicts($0, entityID: entity) }
+        try read { try ProjectionQueries.conflicts($0, entityID: entity) }
     }
 
     /// An entity's history: every event that touched it, oldest first, and the category it
     /// was merged into, if it is a merged duplicate (a merge is never a silent delete).
     public func audit(_ id: EntityID) throws -> (events: [LoggedEvent], mergedInto: CategoryMergeRow?) {
-        let events = try AuditIndex(projector.directory).events(of: id)
-        let merge = try projector.database.read { try ProjectionQueries.categoryMerge($0, loserID: id.description) }
+        let events = try AuditIndex(projector.directory).events(of: id).filter { $0.index <= asOfIndex ?? .max }
+        let merge = try read { try ProjectionQueries.categoryMerge($0, loserID: id.description) }
         return (events, merge)
     }
 
@@ -165,6 +197,6 @@ public struct LedgerViews: Sendable {
         return items
     }
 
-    /// The log index the views reflect.
-    public func projectedIndex() throws -> UInt64 { try projector.checkpoint() }
+    /// The log index the views reflect (as of `asOfIndex`, that index).
+    public func projectedIndex() throws -> UInt64 { try asOfIndex ?? projector.checkpoint() }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import TallyCore
 import TallyLedger
@@ -10,32 +11,40 @@ struct QueryRoutes {
     let service: TallyService
 
     func add(to group: RouterGroup<TallyRequestContext>) {
-        let views = service.views
         group.get("expenses") { request, _ in
-            let query = try ExpenseQuery(request.uri.queryParameters.map { (String($0.key), String($0.value)) })
-            return json(views.pageJSON(try await service.run { try views.expenses(query) }))
+            let asOf = try asOfParameter(request)
+            let query = try ExpenseQuery(request.uri.queryParameters.filter { $0.key != "asOf" }.map { (String($0.key), String($0.value)) })
+            return try await service.answer(asOf) { views in views.pageJSON(try views.expenses(query)) }
         }
-        group.get("categories") { _, _ in
-            let (tree, merges) = try await service.run { (try views.categoryTree(), try views.categoryMerges()) }
-            return json(.object([("items", .array(tree.map { ViewJSON.category($0.category, depth: $0.depth) })),
-                                 ("merged", .array(merges.map(ViewJSON.categoryMerge)))]))
+        group.get("categories") { request, _ in
+            try await service.answer(try asOfParameter(request)) { views in
+                let (tree, merges) = (try views.categoryTree(), try views.categoryMerges())
+                return .object([("items", .array(tree.map { ViewJSON.category($0.category, depth: $0.depth) })),
+                                ("merged", .array(merges.map(ViewJSON.categoryMerge)))])
+            }
         }
-        group.get("todos") { _, _ in
-            json(.object([("items", .array(try await service.run { try views.todos() }.map { ViewJSON.todo($0, isHeld: views.isAttachmentHeld) }))]))
+        group.get("todos") { request, _ in
+            try await service.answer(try asOfParameter(request)) { views in
+                .object([("items", .array(try views.todos().map { ViewJSON.todo($0, isHeld: views.isAttachmentHeld) }))])
+            }
         }
         // Every budget as written; with `?month=`, those that apply to the month, with spending.
         group.get("budgets") { request, _ in
             let parameters = request.uri.queryParameters
-            if let unknown = parameters.first(where: { $0.key != "month" }) { throw LedgerError.unknownParameter(String(unknown.key)) }
-            if let month = parameters.get("month") {
-                return json(.object([("month", .string(month)),
-                                     ("items", .array(try await service.run { try views.budgetStatuses(month: month) }.map(ViewJSON.budgetStatus)))]))
+            if let unknown = parameters.first(where: { $0.key != "month" && $0.key != "asOf" }) { throw LedgerError.unknownParameter(String(unknown.key)) }
+            let month = parameters.get("month")
+            return try await service.answer(try asOfParameter(request)) { views in
+                if let month {
+                    return .object([("month", .string(month)), ("items", .array(try views.budgetStatuses(month: month).map(ViewJSON.budgetStatus)))])
+                }
+                return .object([("items", .array(try views.budgets().map(ViewJSON.budget)))])
             }
-            return json(.object([("items", .array(try await service.run { try views.budgets() }.map(ViewJSON.budget)))]))
         }
         // Every recurring rule, with its next occurrence days.
-        group.get("recurring") { _, _ in
-            json(.object([("items", .array(try await service.run { try views.recurringRuleEntities().map { try LedgerViews.ruleJSON($0) } }))]))
+        group.get("recurring") { request, _ in
+            try await service.answer(try asOfParameter(request)) { views in
+                .object([("items", .array(try views.recurringRuleEntities().map { try LedgerViews.ruleJSON($0) }))])
+            }
         }
         // Skips one occurrence: {"date": "YYYY-MM-DD"} (an occurrence already created is deleted).
         group.post("recurring/:id/skip") { request, context in
@@ -49,20 +58,44 @@ struct QueryRoutes {
         group.get("summary") { request, _ in
             guard let month = request.uri.queryParameters.get("month") else { throw ValidationError(field: "month", "required, YYYY-MM") }
             let category = request.uri.queryParameters.get("category")
-            return json(ViewJSON.summary(try await service.run { try views.summary(month: month, category: category) }))
+            return try await service.answer(try asOfParameter(request)) { views in ViewJSON.summary(try views.summary(month: month, category: category)) }
         }
-        group.get("summary/months") { _, _ in
-            json(.object([("items", ViewJSON.monthlyTotals(try await service.run { try views.monthlyTotals() }))]))
+        group.get("summary/months") { request, _ in
+            try await service.answer(try asOfParameter(request)) { views in .object([("items", ViewJSON.monthlyTotals(try views.monthlyTotals()))]) }
         }
-        group.get("audit/:id") { _, context in
+        group.get("audit/:id") { request, context in
             let id = EntityID(parsing: context.parameters.get("id")?.removingPercentEncoding ?? "")
-            let trail = try await service.run { try views.audit(id) }
-            guard !trail.events.isEmpty else { throw APIError(.notFound, "not_found", "no events for \(id)") }
-            return json(LedgerViews.auditJSON(trail))
+            return try await service.answer(try asOfParameter(request)) { views in
+                let trail = try views.audit(id)
+                guard !trail.events.isEmpty else { throw APIError(.notFound, "not_found", "no events for \(id)") }
+                return LedgerViews.auditJSON(trail)
+            }
         }
         group.get("conflicts") { request, _ in
             let entity = request.uri.queryParameters.get("entity")
-            return json(.object([("items", .array(try await service.run { try views.conflicts(entity: entity) }.map(ViewJSON.conflict)))]))
+            return try await service.answer(try asOfParameter(request)) { views in
+                .object([("items", .array(try views.conflicts(entity: entity).map(ViewJSON.conflict)))])
+            }
         }
+    }
+}
+
+/// `?asOf=`: a log index or a moment (`AsOf`); nil when not given.
+func asOfParameter(_ request: Request) throws -> AsOf? {
+    try request.uri.queryParameters.get("asOf").map { text throws(ValidationError) in try AsOf(parsing: text) }
+}
+
+extension TallyService {
+    /// Answers a GET from the views now, or as of `asOf` — then with the log index answered
+    /// for in `Tally-As-Of-Index` (a moment or an index past the views' is answered as now).
+    func answer(_ asOf: AsOf?, _ query: @escaping @Sendable (LedgerViews) throws -> JSONText) async throws -> Response {
+        let logger = logger
+        let (body, index) = try await run { [views] in
+            let answering = try asOf.map { try views.asOf($0, warn: { logger.warning("\($0)") }) } ?? views
+            return (try query(answering), answering.asOfIndex)
+        }
+        var response = json(body)
+        if let index { response.headers[HTTPField.Name("Tally-As-Of-Index")!] = String(index) }
+        return response
     }
 }

@@ -112,8 +112,14 @@ struct EntityRoutes {
             if replayed { response.headers[HTTPField.Name("Idempotent-Replayed")!] = "true" }
             return response
         }
-        group.get(RouterPath("\(path)/:id")) { _, context in
+        group.get(RouterPath("\(path)/:id")) { request, context in
             let uuid = try uuidParameter(context)
+            if let asOf = try asOfParameter(request) {
+                return try await service.answer(asOf) { views in
+                    guard let entity = try views.entityJSON(type, id: uuid) else { throw APIError(.notFound, "not_found", "no \(type) with id \(uuid.lowercased)") }
+                    return entity
+                }
+            }
             guard let entity = try service.views.entityJSON(type, id: uuid) else { throw APIError(.notFound, "not_found", "no \(type) with id \(uuid.lowercased)") }
             return json(entity)
         }
@@ -139,13 +145,15 @@ struct SettingRoutes {
     let service: TallyService
 
     func add(to group: RouterGroup<TallyRequestContext>) {
-        group.get("settings") { _, _ in
-            json(.object([("items", .array(try await service.run { try service.views.settings() }.map(ViewJSON.setting)))]))
+        group.get("settings") { request, _ in
+            try await service.answer(try asOfParameter(request)) { views in .object([("items", .array(try views.settings().map(ViewJSON.setting)))]) }
         }
-        group.get("settings/:key") { _, context in
+        group.get("settings/:key") { request, context in
             let key = try key(context)
-            guard let setting = try service.views.setting(key) else { throw APIError(.notFound, "not_found", "no setting '\(key)'") }
-            return json(setting)
+            return try await service.answer(try asOfParameter(request)) { views in
+                guard let setting = try views.setting(key) else { throw APIError(.notFound, "not_found", "no setting '\(key)'") }
+                return setting
+            }
         }
         group.put("settings/:key") { request, context in
             let key = try key(context)

@@ -32,6 +32,8 @@ public struct RebuildReport: Sendable {
     public var generation: Int
     /// Seconds taken.
     public var seconds: Double
+    /// The index of the snapshot the rebuild started from; nil if it replayed the whole log.
+    public var startedFrom: UInt64?
 }
 
 /// Replays the whole log into a fresh database beside the live one, compares the two, and
@@ -138,7 +140,7 @@ public enum ProjectionRebuilder {
     /// The category views (made from the entity states) and the checkpoint.
     private static func finish(lastIndex: UInt64, _ db: Database) throws {
         try CategoryViews.refresh(db)
-        try db.execute(sql: "UPDATE projection_checkpoint SET last_index = ? WHERE id = 1", arguments: [Int64(lastIndex)])
+        try ProjectionHistory.advance(to: lastIndex, db)
     }
 
     /// Every entity's rows (and its state, `withStates`), in `order`, and the conflicts, into
@@ -195,30 +197,44 @@ public enum ProjectionRebuilder {
         return keys.map(\.position) + settings.map(\.position)
     }
 
-    /// Rebuilds `directory`'s views; see the type's summary.
-    public static func rebuild(_ directory: DataDirectory, verifyOnly: Bool, progress: (RebuildProgress) -> Void = { _ in }) throws -> RebuildReport {
+    /// Rebuilds `directory`'s views; see the type's summary. With `fromSnapshot`, the next
+    /// generation starts as a copy of the latest good snapshot (`ViewSnapshots`) and only the
+    /// events after it are replayed — quicker, but it trusts that snapshot's rows; a damaged
+    /// one is passed over (`warn`) and none at all means a replay from the start.
+    public static func rebuild(_ directory: DataDirectory, verifyOnly: Bool, fromSnapshot: Bool = false, warn: (String) -> Void = { _ in },
+                               progress: (RebuildProgress) -> Void = { _ in }) throws -> RebuildReport {
         let start = Date()
         func report(_ phase: String, _ done: Int, _ total: Int) {
             progress(RebuildProgress(phase: phase, done: done, total: total, elapsed: Date().timeIntervalSince(start)))
         }
         let live = try Projector(directory: directory)
         let total = Int(try directory.reader.statistics().events)
+        let snapshots = ViewSnapshots(directory)
+        let snapshot = fromSnapshot ? snapshots.latestGood(atOrBefore: UInt64(total), warn: warn) : nil
 
-        // 1. Fold the whole log in memory by the merge rules (state grows with entities, not events).
+        // 1. Fold the whole log in memory by the merge rules (state grows with entities, not
+        // events) — unless starting from a snapshot, which the catch-up below continues.
         var folded = FoldedLog()
-        try directory.reader.forEachEvent { logged in
-            folded.apply(logged.event)
-            if logged.index % 50_000 == 0 { report("replaying", Int(logged.index), total) }
+        if snapshot == nil {
+            try directory.reader.forEachEvent { logged in
+                folded.apply(logged.event)
+                if logged.index % 50_000 == 0 { report("replaying", Int(logged.index), total) }
+            }
         }
-        let (lastIndex, entities) = (folded.lastIndex, folded.state.entities.count)
+        let (lastIndex, entities) = (snapshot?.index ?? folded.lastIndex, folded.state.entities.count)
         report("replaying", Int(lastIndex), total)
 
-        // 2. Write the next generation from the folded state.
+        // 2. Write the next generation from the folded state (or the snapshot).
         let generationLock = try ProjectionDatabase.lockGenerations(directory, waiting: 600)
         defer { generationLock.release() }
         var state: LedgerState? = (consume folded).intoState()
         let (generation, path) = try ProjectionDatabase.writeNextGeneration(directory) { queue, path in
-            try fillNewGeneration(queue, at: path, from: state.take()!, lastIndex: lastIndex) { report("writing views", $0, $1) }
+            if let snapshot {
+                try DatabaseQueue(path: snapshots.databasePath(snapshot.index), configuration: { var c = Configuration(); c.readonly = true; return c }())
+                    .backup(to: queue)
+            } else {
+                try fillNewGeneration(queue, at: path, from: state.take()!, lastIndex: lastIndex) { report("writing views", $0, $1) }
+            }
         }
 
         // 3. Bring both up to the same log index (a writer may be appending meanwhile), then compare.
@@ -236,6 +252,15 @@ public enum ProjectionRebuilder {
                 break
             }
         }
+        // The moments the replaced views reached each index (not in the log) stay with the views.
+        if !verifyOnly, let replaced = ProjectionDatabase.currentPath(directory) {
+            let reached = try rebuilt.checkpoint()
+            try rebuilt.database.writeWithoutTransaction { db in
+                try db.execute(sql: "ATTACH DATABASE ? AS replaced", arguments: [replaced])
+                try db.inTransaction { try ProjectionHistory.carryOver(from: "replaced", upTo: reached, db); return .commit }
+                try db.execute(sql: "DETACH DATABASE replaced")
+            }
+        }
         try rebuilt.database.close()
         try live.database.close()
 
@@ -247,6 +272,6 @@ public enum ProjectionRebuilder {
         }
         let liveGeneration = ProjectionDatabase.currentGeneration(directory) ?? generation
         return RebuildReport(events: Int(lastIndex), entities: entities, differences: differences, tables: rebuiltSums.tables,
-                             swapped: !verifyOnly, generation: liveGeneration, seconds: Date().timeIntervalSince(start))
+                             swapped: !verifyOnly, generation: liveGeneration, seconds: Date().timeIntervalSince(start), startedFrom: snapshot?.index)
     }
 }

@@ -42,6 +42,12 @@ public struct Projector: Sendable {
         try views.followingLink().read { try Self.checkpoint($0) }
     }
 
+    /// The log index these views showed at the end of `second` (Unix seconds): 0 before they
+    /// first projected anything (`ProjectionHistory`).
+    public func index(atEndOf second: Int64) throws -> UInt64 {
+        try views.followingLink().read { try ProjectionHistory.index(atEndOf: second, $0) }
+    }
+
     static func checkpoint(_ db: Database) throws -> UInt64 {
         UInt64(try Int64.fetchOne(db, sql: "SELECT last_index FROM projection_checkpoint WHERE id = 1") ?? 0)
     }
@@ -189,7 +195,7 @@ public struct Projector: Sendable {
             if let found = conflicts[id] { try ViewRows.insertConflicts(found, of: entity, db) }
         }
         if categoriesChanged { try CategoryViews.refresh(db) }
-        try db.execute(sql: "UPDATE projection_checkpoint SET last_index = ? WHERE id = 1", arguments: [Int64(last)])
+        try ProjectionHistory.advance(to: last, db)
         return applied
     }
 

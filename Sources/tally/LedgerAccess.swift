@@ -75,3 +75,8 @@ enum WriteOutput {
         if json { print(JSONText.object([("id", .string(id)), ("deleted", .bool(true))]).serialized) }
     }
 }
+
+/// Prints a warning on standard error (the output stays clean for scripts).
+func warn(_ message: String) {
+    FileHandle.standardError.write(Data("warning: \(message)\n".utf8))
+}

@@ -1,0 +1,64 @@
+import Foundation
+import GRDB
+import TallyCore
+import TallyLog
+
+/// The views as they stood when they had reached a past log index: what every query would
+/// have answered then on this replica.
+///
+/// Made from the latest good snapshot at or before that index (`ViewSnapshots`), or from
+/// empty views when there is none, with the events after it up to the index applied exactly
+/// as the projector applied them — inside one transaction that is rolled back afterwards, so
+/// the snapshot's file never changes. The connection keeps every changed page in memory
+/// (`cache_spill` off), so applying costs no disk writes; the snapshot stays usable by any
+/// number of as-of reads, one at a time per snapshot.
+public enum AsOfViews {
+    /// Runs `body` on `directory`'s views as they were at log index `index` (at most the
+    /// log's end). `warn` hears of damaged snapshots passed over.
+    public static func read<T>(_ directory: DataDirectory, at index: UInt64, warn: (String) -> Void,
+                               _ body: (Database) throws -> T) throws -> T {
+        let snapshots = ViewSnapshots(directory)
+        let snapshot = snapshots.latestGood(atOrBefore: index, warn: warn)
+        return try read(base: snapshot.map { snapshots.databasePath($0.index) }, at: index, events: { from, each in
+            try directory.reader.forEachEventChunk(from: from, each)
+        }, body)
+    }
+
+    /// Stops a log read once past the index asked for.
+    private struct Enough: Error {}
+
+    /// Runs `body` on the views of database `base` (a snapshot; nil for empty views) with the
+    /// events up to `index` that follow its checkpoint applied. `events(from, each)` hands out
+    /// the log's events from an index on, in chunks.
+    static func read<T>(base: String?, at index: UInt64, events: (UInt64, ([LoggedEvent]) throws -> Void) throws -> Void,
+                        _ body: (Database) throws -> T) throws -> T {
+        var configuration = ProjectionDatabase.configuration()
+        configuration.allowsUnsafeTransactions = true  // the transaction spans the apply and `body`, and is rolled back
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA cache_spill = OFF; PRAGMA cache_size = -1048576")
+        }
+        let queue: DatabaseQueue
+        if let base {
+            queue = try DatabaseQueue(path: base, configuration: configuration)
+        } else {
+            queue = try DatabaseQueue(configuration: configuration)
+            try ProjectionDatabase.migrate(queue)
+        }
+        defer { try? queue.close() }
+        return try queue.inDatabase { db in
+            try db.execute(sql: "BEGIN IMMEDIATE")
+            defer { try? db.execute(sql: "ROLLBACK") }
+            let start = try Projector.checkpoint(db)
+            if start < index {
+                do {
+                    try events(start + 1) { chunk in
+                        let wanted = chunk.prefix { $0.index <= index }
+                        if !wanted.isEmpty { _ = try Projector.applyBatch(Array(wanted), db) }
+                        if wanted.count < chunk.count { throw Enough() }
+                    }
+                } catch is Enough {}
+            }
+            return try body(db)
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import GRDB
+
+/// The views' checkpoint, and when they reached it: every projection transaction moves
+/// `projection_checkpoint` and records, in `projection_history`, the index reached by the end
+/// of the current second. That is how a moment becomes a log index for as-of reads: "as of
+/// 2026-03-31T23:59" is what these views showed at the end of that second on this replica.
+enum ProjectionHistory {
+    /// The clock the history is written by, in Unix seconds.
+    static func currentSecond() -> Int64 { Int64(Date().timeIntervalSince1970.rounded(.down)) }
+
+    /// Sets the checkpoint to `lastIndex` and records that the views reached it now (in the
+    /// caller's transaction, so both move together). A clock set back records under the
+    /// latest second already written, so the history never goes backwards.
+    static func advance(to lastIndex: UInt64, _ db: Database) throws {
+        try db.cachedStatement(sql: "UPDATE projection_checkpoint SET last_index = ? WHERE id = 1").execute(arguments: [Int64(lastIndex)])
+        try db.cachedStatement(sql: """
+            INSERT INTO projection_history (second, last_index)
+            VALUES (max(?1, coalesce((SELECT max(second) FROM projection_history), ?1)), ?2)
+            ON CONFLICT (second) DO UPDATE SET last_index = excluded.last_index
+            """).execute(arguments: [currentSecond(), Int64(lastIndex)])
+    }
+
+    /// The log index these views showed at the end of `second` (Unix seconds): 0 before they
+    /// first projected anything.
+    static func index(atEndOf second: Int64, _ db: Database) throws -> UInt64 {
+        let index = try Int64.fetchOne(db, sql: "SELECT last_index FROM projection_history WHERE second <= ? ORDER BY second DESC LIMIT 1",
+                                       arguments: [second])
+        return UInt64(max(0, index ?? 0))
+    }
+
+    /// Copies into `db`'s history the rows of the generation it replaces (attached as
+    /// `schema`) from before its own first row, leaving out indexes past `lastIndex` (a log cut
+    /// by `tally log repair` no longer holds them).
+    static func carryOver(from schema: String, upTo lastIndex: UInt64, _ db: Database) throws {
+        try db.execute(sql: """
+            INSERT OR IGNORE INTO main.projection_history (second, last_index)
+            SELECT second, last_index FROM \(schema).projection_history
+            WHERE second < coalesce((SELECT min(second) FROM main.projection_history), 9223372036854775807) AND last_index <= ?
+            """, arguments: [Int64(lastIndex)])
+    }
+}
