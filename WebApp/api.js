@@ -2,6 +2,7 @@
 // The token lives in sessionStorage: it is gone when the tab is closed, and sign-out forgets it.
 
 const TOKEN_KEY = "tally.token";
+const AS_OF_KEY = "tally.asOf";
 
 export class ApiError extends Error {
   constructor(status, code, message, field) {
@@ -14,6 +15,15 @@ export const token = () => sessionStorage.getItem(TOKEN_KEY);
 export const setToken = (value) => sessionStorage.setItem(TOKEN_KEY, value);
 export const forgetToken = () => sessionStorage.removeItem(TOKEN_KEY);
 
+// The past moment the ledger's reads answer as of (an ISO date-time), or null for now; kept
+// for this tab like the token. The service says which log index it answered for.
+export const asOf = () => sessionStorage.getItem(AS_OF_KEY);
+export const setAsOf = (moment) => (moment ? sessionStorage.setItem(AS_OF_KEY, moment) : sessionStorage.removeItem(AS_OF_KEY));
+let answeredIndex = null;
+export const asOfIndex = () => answeredIndex;
+// The reads a moment applies to: the ledger's data — not the session, sync status, change feed or files.
+const readsThePast = /^\/v1\/(expenses|categories|todos|budgets|recurring|settings|summary|audit|conflicts)(\/|\?|$)/;
+
 // Calls the API; resolves with the JSON answer (null for 204), rejects with an ApiError that
 // carries the API's code, message and field. A Blob body is sent as is (an upload).
 export async function api(path, { method = "GET", body, headers = {} } = {}) {
@@ -22,6 +32,9 @@ export async function api(path, { method = "GET", body, headers = {} } = {}) {
   if (body !== undefined && !(body instanceof Blob)) {
     sent["Content-Type"] = "application/json";
     payload = JSON.stringify(body);
+  }
+  if (method === "GET" && asOf() && readsThePast.test(path)) {
+    path += `${path.includes("?") ? "&" : "?"}asOf=${encodeURIComponent(asOf())}`;
   }
   let response;
   try {
@@ -36,6 +49,8 @@ export async function api(path, { method = "GET", body, headers = {} } = {}) {
     throw new ApiError(response.status, error.code ?? `http_${response.status}`, error.message ?? response.statusText, error.field);
   }
   if (response.status === 204) return null;
+  const index = response.headers.get("Tally-As-Of-Index");
+  if (index !== null) answeredIndex = Number(index);
   return response.json();
 }
 

@@ -1,9 +1,9 @@
 // The app's shell: sign-in, the screens' routes (#/month, #/expenses, …), the navigation,
 // the language switch, and the live change feed that refreshes the screen in view.
 
-import { api, follow, forgetToken, setToken, token } from "./api.js";
+import { api, asOf, asOfIndex, follow, forgetToken, setAsOf, setToken, token } from "./api.js";
 import { field, h, replace } from "./dom.js";
-import { currentLanguage, setLanguage, t } from "./i18n.js";
+import { currentLanguage, moment, setLanguage, t } from "./i18n.js";
 
 // Screen name → its module (loaded when first shown) and navigation label.
 const screens = {
@@ -47,7 +47,7 @@ async function render({ focus = false } = {}) {
       if (error.status === 401) { forgetToken(); return showSignIn(t("badToken")); }
       return showFailure(error.message);
     }
-    session.canWrite = session.scopes.includes("write");
+    allowWrites();
     session.canReplicate = session.scopes.includes("replicate");
     // From what the views hold: the feed sends events once they are projected.
     startFeed(session.projectedIndex);
@@ -59,6 +59,7 @@ async function render({ focus = false } = {}) {
     const result = await module.render(main, { params, session, navigate, announce, stillShown });
     if (!stillShown()) return;
     shown = result;
+    showAsOf();
   } catch (error) {
     if (!stillShown()) return;
     shown = null;
@@ -81,7 +82,42 @@ function showFailure(message, offerReload = false) {
       h("button", { type: "button", onclick: () => (offerReload ? location.reload() : render()) }, offerReload ? t("reload") : t("retry"))));
 }
 
+// Writes are offered to a token with the write scope, and never while looking at the past.
+function allowWrites() {
+  session.canWrite = session.scopes.includes("write") && !asOf();
+  session.readOnlyNote = asOf() ? t("asOfReadOnly") : t("readOnly");
+}
+
+// The ledger as it was: a banner with the moment shown (and the log index it stood at) and a
+// way back; otherwise a folded picker of a past moment (the browser's local time).
+function showAsOf() {
+  const bar = document.getElementById("as-of");
+  bar.hidden = false;
+  bar.classList.toggle("past", Boolean(asOf()));
+  const choose = (value) => { setAsOf(value); allowWrites(); render(); };
+  if (asOf()) {
+    replace(bar, h("p", { role: "status" }, t("asOfShowing", { when: moment(asOf()), index: asOfIndex() ?? "?" })),
+      h("button", { type: "button", class: "primary", onclick: () => choose(null) }, t("backToNow")));
+    return;
+  }
+  const input = h("input", { id: "as-of-input", type: "datetime-local", step: 1, required: true });
+  const error = h("p", { class: "form-error", role: "alert", hidden: true }, t("asOfInvalid"));
+  replace(bar, h("details", {}, h("summary", {}, t("asOfOpen")),
+    h("form", { class: "as-of-form", onsubmit: (event) => {
+      event.preventDefault();
+      const when = new Date(input.value);
+      if (!input.value || Number.isNaN(when.getTime())) {
+        error.hidden = false;
+        input.setAttribute("aria-invalid", "true");
+        input.focus();
+        return;
+      }
+      choose(when.toISOString());
+    } }, field(t("asOfLabel"), input, t("asOfHint")), error, h("button", { type: "submit" }, t("asOfShow")))));
+}
+
 function showSignIn(message) {
+  document.getElementById("as-of").hidden = true;
   document.getElementById("nav").hidden = true;
   document.getElementById("sign-out").hidden = true;
   document.title = `${t("signIn")} · Tally`;
@@ -115,6 +151,7 @@ function signOut() {
   session = null;
   shown = null;
   forgetToken();
+  setAsOf(null);
   document.getElementById("feed-status").hidden = true;
   location.hash = "";
   render();
@@ -155,7 +192,7 @@ function startFeed(after) {
 
 // One refresh at a time: changes arriving during one are taken by one more after it.
 async function refreshShown() {
-  if (!shown) return;
+  if (!shown || asOf()) return;  // the past does not change
   if (shown.isBusy?.() || refreshing) { pendingRefresh = true; return; }
   pendingRefresh = false;
   refreshing = true;
@@ -182,5 +219,9 @@ window.addEventListener("tally:idle", () => { if (pendingRefresh) refreshShown()
 window.addEventListener("tally:unauthorized", () => { if (session) { session = null; forgetToken(); showSignIn(t("badToken")); } });
 window.addEventListener("hashchange", () => render({ focus: true }));
 document.getElementById("sign-out").addEventListener("click", signOut);
-document.getElementById("language").addEventListener("change", (event) => { setLanguage(event.target.value); render(); });
+document.getElementById("language").addEventListener("change", (event) => {
+  setLanguage(event.target.value);
+  if (session) allowWrites();
+  render();
+});
 render();

@@ -30,7 +30,7 @@ export async function render(main, { session, announce, stillShown }) {
       h("h1", {}, t("categories")),
       session.canWrite
         ? h("details", { class: "card adder", open }, h("summary", {}, `+ ${t("addCategory")}`), adder ??= addForm())
-        : h("p", { class: "muted" }, t("readOnly")),
+        : h("p", { class: "muted" }, session.readOnlyNote),
       items.length ? branch(null) : h("p", { class: "card muted" }, t("noCategories")),
       h("section", { class: "card", "aria-labelledby": "merged" },
         h("h2", { id: "merged" }, t("merged")),

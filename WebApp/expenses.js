@@ -103,7 +103,7 @@ async function list(main, { session, stillShown }, month) {
 
   replace(main,
     monthSwitcher(month, (m) => `#/expenses/${m}`),
-    session.canWrite ? h("p", {}, h("a", { class: "button primary", href: "#/expenses/new" }, `+ ${t("addExpense")}`)) : h("p", { class: "muted" }, t("readOnly")),
+    session.canWrite ? h("p", {}, h("a", { class: "button primary", href: "#/expenses/new" }, `+ ${t("addExpense")}`)) : h("p", { class: "muted" }, session.readOnlyNote),
     h("details", { class: "card", open: Object.values(filters).some(Boolean) }, h("summary", {}, t("filters")), filterForm),
     rows, more, end, sentinel);
   await loadPage({ fresh: true });
@@ -264,7 +264,7 @@ function view(main, expense, categories) {
   const category = categories.find((c) => c.id === expense.categoryId);
   const item = (label, value) => (value ? [h("dt", {}, label), h("dd", {}, value)] : null);
   replace(main, h("h1", {}, expense.payee ?? t("expenseKind")),
-    h("p", { class: "muted" }, t("readOnly")),
+    h("p", { class: "muted" }, session.readOnlyNote),
     h("dl", { class: "card details" },
       item(t("amount"), money(expense.amount, expense.currency)), item(t("kind"), t(expense.kind === "income" ? "incomeKind" : "expenseKind")),
       item(t("date"), day(expense.date)), item(t("category"), category?.name), item(t("payment"), expense.payment),

@@ -16,7 +16,7 @@ export async function render(main, { session, announce, stillShown }) {
     const open = Boolean(main.querySelector("details.adder")?.open);
     replace(main, h("h1", {}, t("recurring")),
       session.canWrite ? h("details", { class: "card adder", open }, h("summary", {}, `+ ${t("addRule")}`), ruleForm(categories.items))
-        : h("p", { class: "muted" }, t("readOnly")),
+        : h("p", { class: "muted" }, session.readOnlyNote),
       items.length ? h("ul", { class: "rules" }, items.map(ruleItem)) : h("p", { class: "card muted" }, t("noRules")));
   }
 

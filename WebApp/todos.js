@@ -27,7 +27,7 @@ export async function render(main, { session, announce, stillShown }) {
     if (!stillShown()) return;
     const open = Boolean(main.querySelector("details.adder")?.open);
     replace(main, h("h1", {}, t("todos")),
-      session.canWrite ? h("details", { class: "card adder", open }, h("summary", {}, `+ ${t("addTodo")}`), addForm()) : h("p", { class: "muted" }, t("readOnly")),
+      session.canWrite ? h("details", { class: "card adder", open }, h("summary", {}, `+ ${t("addTodo")}`), addForm()) : h("p", { class: "muted" }, session.readOnlyNote),
       items.length ? h("ul", { class: "todos" }, items.map(todoItem)) : h("p", { class: "card muted" }, t("noTodos")));
   }
 

@@ -30,6 +30,7 @@ enum OpenAPIDocument {
         bearer: {type: http, scheme: bearer}
       parameters:
         id: {name: id, in: path, required: true, schema: {type: string, format: uuid}}
+        asOf: {name: asOf, in: query, description: "Answer as the views stood then on this replica: a log index, or a moment (local time of the service unless it ends in Z or an offset; a bare day is its end). The response's Tally-As-Of-Index header names the log index answered for; one past the views' is answered as now.", schema: {type: string, pattern: "^([0-9]{1,19}|[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])(T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?(Z|[+-](0[0-9]|1[0-7]):[0-5][0-9])?)?)$"}}
         key: {name: key, in: path, required: true, schema: {type: string, maxLength: \(Limits.maxSettingKeyBytes), pattern: "^[A-Za-z][A-Za-z0-9._]*$"}}
       responses:
         Error:
@@ -179,6 +180,7 @@ enum OpenAPIDocument {
       /v1/expenses:
         get:
           parameters:
+            - {$ref: "#/components/parameters/asOf"}
             - {name: month, in: query, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])$"}}
             - {name: from, in: query, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"}}
             - {name: to, in: query, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"}}
@@ -206,58 +208,58 @@ enum OpenAPIDocument {
             "415": {$ref: "#/components/responses/Error"}
       /v1/expenses/{id}:
         parameters: [{$ref: "#/components/parameters/id"}]
-        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The expense.}, "404": {$ref: "#/components/responses/Error"}}}
+        get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The expense.}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
         patch:
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/ExpensePatch"}}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
         delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
       /v1/categories:
-        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Categories as a tree (duplicates merged): {items, merged: [{id, mergedInto, reason}]}."}}}
+        get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Categories as a tree (duplicates merged): {items, merged: [{id, mergedInto, reason}]}."}, "400": {$ref: "#/components/responses/Error"}}}
         post:
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/CategoryCreate"}}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: Created.}, "400": {$ref: "#/components/responses/Error"}}
       /v1/categories/{id}:
         parameters: [{$ref: "#/components/parameters/id"}]
-        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The category (or the one a duplicate merged into).}, "404": {$ref: "#/components/responses/Error"}}}
+        get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The category (or the one a duplicate merged into).}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
         patch:
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/CategoryPatch"}}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
         delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
       /v1/todos:
-        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "To-dos: {items}; a challenge's with streaks {current, longest, completionRate} as of the service's day (null for other to-dos)."}}}
+        get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "To-dos: {items}; a challenge's with streaks {current, longest, completionRate} as of the service's day (null for other to-dos)."}, "400": {$ref: "#/components/responses/Error"}}}
         post:
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/TodoCreate"}}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: Created.}, "400": {$ref: "#/components/responses/Error"}}
       /v1/todos/{id}:
         parameters: [{$ref: "#/components/parameters/id"}]
-        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The to-do.}, "404": {$ref: "#/components/responses/Error"}}}
+        get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The to-do.}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
         patch:
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/TodoPatch"}}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
         delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
       /v1/budgets:
         get:
-          parameters: [{name: month, in: query, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])$"}}]
+          parameters: [{$ref: "#/components/parameters/asOf"}, {name: month, in: query, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])$"}}]
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every budget {items: [{id, categoryId, amount, currency, fromMonth, toMonth}]}; with month, the budgets that apply to it {month, items: [{budgetId, categoryId, categoryName, currency, budgeted, spent, remaining, over}]}."}, "400": {$ref: "#/components/responses/Error"}}
         post:
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/BudgetCreate"}}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: Created.}, "400": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
       /v1/budgets/{id}:
         parameters: [{$ref: "#/components/parameters/id"}]
-        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The budget.}, "404": {$ref: "#/components/responses/Error"}}}
+        get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The budget.}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
         patch:
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/BudgetPatch"}}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
         delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
       /v1/recurring:
-        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every recurring rule with its fields and `next` (the next three occurrence days): {items}."}}}
+        get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every recurring rule with its fields and `next` (the next three occurrence days): {items}."}, "400": {$ref: "#/components/responses/Error"}}}
         post:
           description: "Creates a rule; its occurrences up to today become expenses at once (ids derived from the rule and the day)."
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/RecurringCreate"}}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: Created.}, "400": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
       /v1/recurring/{id}:
         parameters: [{$ref: "#/components/parameters/id"}]
-        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The rule.}, "404": {$ref: "#/components/responses/Error"}}}
+        get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The rule.}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
         patch:
           description: "Changes the rule: occurrences still to come follow it; those already made stay as they are. Setting endDate ends it."
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/RecurringPatch"}}}}
@@ -274,10 +276,10 @@ enum OpenAPIDocument {
                 schema: {type: object, additionalProperties: false, required: [date], properties: {date: {type: string, pattern: "\(dayPattern)"}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The rule.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
       /v1/settings:
-        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Settings: {items}."}}}
+        get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Settings: {items}."}, "400": {$ref: "#/components/responses/Error"}}}
       /v1/settings/{key}:
         parameters: [{$ref: "#/components/parameters/key"}]
-        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The setting.}, "404": {$ref: "#/components/responses/Error"}}}
+        get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The setting.}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
         put:
           requestBody:
             required: true
@@ -293,14 +295,15 @@ enum OpenAPIDocument {
       /v1/summary:
         get:
           parameters:
+            - {$ref: "#/components/parameters/asOf"}
             - {name: month, in: query, required: true, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])$"}}
             - {name: category, in: query, description: "Spending by this category's children instead of by top-level category", schema: {type: string, format: uuid}}
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "A month's totals by currency, category and payment, top payees, and the challenges running that month with their streaks."}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
       /v1/summary/months:
-        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every month's income and expense per currency."}}}
+        get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every month's income and expense per currency."}, "400": {$ref: "#/components/responses/Error"}}}
       /v1/audit/{id}:
         parameters: [{name: id, in: path, required: true, schema: {type: string, pattern: "^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[A-Za-z][A-Za-z0-9._]{0,63})$"}}]
-        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every event of the entity, oldest first."}, "404": {$ref: "#/components/responses/Error"}}}
+        get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every event of the entity, oldest first."}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
       /v1/session:
         get:
           description: "The token's name and scopes, and the log's head (where a client starts following /v1/changes)."
@@ -342,8 +345,8 @@ enum OpenAPIDocument {
                           properties: {name: {type: string}, url: {type: string}, lastAttemptAt: {type: [string, "null"]}, lastSuccessAt: {type: [string, "null"]}, lastError: {type: [string, "null"]}, pulled: {type: integer}, pushed: {type: integer}, unsent: {type: integer}}
       /v1/conflicts:
         get:
-          parameters: [{name: entity, in: query, schema: {type: string}}]
-          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Concurrent writes that lost: {items}."}}
+          parameters: [{$ref: "#/components/parameters/asOf"}, {name: entity, in: query, schema: {type: string}}]
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Concurrent writes that lost: {items}."}, "400": {$ref: "#/components/responses/Error"}}
       /v1/attachments:
         post:
           description: "Stores a receipt photo or file (JPEG, PNG, HEIC/HEIF, WebP, GIF or PDF, told by its bytes; at most 25 MiB by default, refused with 413 as it arrives). The body is the file itself, or a multipart/form-data form whose file part (a filename, or the name 'file') is taken."

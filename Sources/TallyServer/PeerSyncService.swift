@@ -85,3 +85,24 @@ struct RecurrenceService: Service {
         }
     }
 }
+
+/// Copies the views for as-of reads when `policy` says one is due, checking every `interval`
+/// (the copy is one read transaction: writes go on meanwhile).
+struct SnapshotService: Service {
+    let service: TallyService
+    let policy: SnapshotPolicy
+    let interval: Duration
+
+    func run() async throws {
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            do {
+                if let taken = try await service.run({ [policy] in try service.views.takeSnapshot(policy) }) {
+                    service.logger.info("views snapshot taken", metadata: ["log.index": "\(taken.index)", "bytes": "\(taken.bytes)"])
+                }
+            } catch {
+                service.logger.warning("views snapshot failed", metadata: ["error": "\(error)"])
+            }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+        }
+    }
+}

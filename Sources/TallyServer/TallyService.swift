@@ -60,10 +60,11 @@ public final class TallyService: Sendable {
 
 extension TallyService {
     /// The background services to run beside the HTTP server: peer sync every `syncInterval`,
-    /// the attachments' retention every hour, recurring occurrences every minute (when due).
-    public func backgroundServices(syncInterval: Duration) -> [any Service] {
+    /// the attachments' retention every hour, recurring occurrences every minute (when due),
+    /// snapshots of the views for as-of reads (checked every 10 seconds).
+    public func backgroundServices(syncInterval: Duration, snapshots: SnapshotPolicy = SnapshotPolicy()) -> [any Service] {
         [PeerSyncService(service: self, interval: syncInterval), AttachmentRetentionService(service: self, interval: .seconds(3600)),
-         RecurrenceService(service: self, interval: .seconds(60))]
+         RecurrenceService(service: self, interval: .seconds(60)), SnapshotService(service: self, policy: snapshots, interval: .seconds(10))]
     }
 }
 

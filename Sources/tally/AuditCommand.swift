@@ -69,11 +69,12 @@ struct AuditCommand: ParsableCommand {
     struct History: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Every event of one entity, oldest first: who, when, what changed.")
         @OptionGroup var global: GlobalOptions
+        @OptionGroup var asOf: AsOfOption
         @Argument(help: "An expense, category or to-do id, or a setting key.") var id: String
         @Flag(help: "One JSON object: events and mergedInto, as GET /v1/audit/{id} answers.") var json = false
 
         func run() throws {
-            let trail = try global.openViews().audit(EntityID(parsing: id))
+            let trail = try asOf.openViews(global).audit(EntityID(parsing: id))
             guard !trail.events.isEmpty else { throw CLIError("no events for \(id) in this replica's log") }
             let (events, merge) = trail
             if json {

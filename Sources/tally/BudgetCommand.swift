@@ -39,11 +39,12 @@ struct BudgetsCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Every budget, or (with --month) those that apply to a month: budgeted, spent, remaining, over.")
         @OptionGroup var global: GlobalOptions
+        @OptionGroup var asOf: AsOfOption
         @Option(help: "A month, YYYY-MM.") var month: String?
         @Flag(help: "Print JSON, as GET /v1/budgets answers.") var json = false
 
         func run() throws {
-            let views = try global.openViews()
+            let views = try asOf.openViews(global)
             guard let month else {
                 let budgets = try views.budgets()
                 if json { print(JSONText.object([("items", .array(budgets.map(ViewJSON.budget)))]).serialized); return }

@@ -80,3 +80,21 @@ enum WriteOutput {
 func warn(_ message: String) {
     FileHandle.standardError.write(Data("warning: \(message)\n".utf8))
 }
+
+/// `--as-of`, on the commands that read the views: a log index or a moment (`AsOf`).
+struct AsOfOption: ParsableArguments {
+    @Option(name: .customLong("as-of"),
+            help: "Answer as the views stood then on this replica: a log index, or a date-time such as 2026-03-31T23:59 (local time unless it ends in Z or an offset), or a day (its end).")
+    var text: String?
+
+    /// The views now, or as of `--as-of` (saying which log index that was on standard error).
+    func openViews(_ global: GlobalOptions) throws -> LedgerViews {
+        let views = try global.openViews()
+        guard let text else { return views }
+        let point: AsOf
+        do { point = try AsOf(parsing: text) } catch { throw CLIError("invalid --as-of '\(text)': \(error.message)") }
+        let past = try views.asOf(point, warn: { warn($0) })
+        FileHandle.standardError.write(Data("as of log index \(past.asOfIndex ?? 0)\n".utf8))
+        return past
+    }
+}

@@ -10,6 +10,7 @@ struct ExpensesCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List expenses, newest first.")
         @OptionGroup var global: GlobalOptions
+        @OptionGroup var asOf: AsOfOption
         @Option(help: "A month, YYYY-MM.") var month: String?
         @Option(help: "From this date (ISO 8601, inclusive).") var from: String?
         @Option(help: "To this date (ISO 8601, exclusive).") var to: String?
@@ -29,7 +30,7 @@ struct ExpensesCommand: ParsableCommand {
             do { query = try ExpenseQuery(given.compactMap { name, value in value.map { (name, $0) } }) } catch let error as TallyCore.ValidationError {
                 throw CLIError("invalid --\(error.field ?? "option"): \(error.message)")
             }
-            let views = try global.openViews()
+            let views = try asOf.openViews(global)
             let page = try views.expenses(query)
             let rows = page.rows
             if json {
@@ -54,10 +55,11 @@ struct CategoriesCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Categories as a tree.")
         @OptionGroup var global: GlobalOptions
+        @OptionGroup var asOf: AsOfOption
         @Flag(help: "One JSON array.") var json = false
 
         func run() throws {
-            let tree = try global.openViews().categoryTree()
+            let tree = try asOf.openViews(global).categoryTree()
             if json {
                 print(JSONText.array(tree.map { ViewJSON.category($0.category, depth: $0.depth) }).serialized)
                 return
@@ -75,10 +77,11 @@ struct TodosCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "To-dos and challenges with their progress.")
         @OptionGroup var global: GlobalOptions
+        @OptionGroup var asOf: AsOfOption
         @Flag(help: "One JSON array.") var json = false
 
         func run() throws {
-            let views = try global.openViews()
+            let views = try asOf.openViews(global)
             let todos = try views.todos()
             if json {
                 print(JSONText.array(todos.map { ViewJSON.todo($0, isHeld: views.isAttachmentHeld) }).serialized)
@@ -101,10 +104,11 @@ struct SettingsCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Settings with their scope.")
         @OptionGroup var global: GlobalOptions
+        @OptionGroup var asOf: AsOfOption
         @Flag(help: "One JSON array.") var json = false
 
         func run() throws {
-            let settings = try global.openViews().settings()
+            let settings = try asOf.openViews(global).settings()
             if json {
                 print(JSONText.array(settings.map(ViewJSON.setting)).serialized)
                 return
@@ -118,13 +122,14 @@ struct SummaryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "summary", abstract: "A month's income vs expense, by category and payment method; or every month's totals.")
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var asOf: AsOfOption
     @Option(help: "A month, YYYY-MM (default: this month).") var month: String?
     @Option(help: "A category id: spending by its sub-categories instead of by top-level category.") var category: String?
     @Flag(help: "Totals of every month instead.") var months = false
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-        let views = try global.openViews()
+        let views = try asOf.openViews(global)
         if months {
             let totals = try views.monthlyTotals()
             if json {

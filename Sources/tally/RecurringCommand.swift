@@ -73,10 +73,11 @@ struct RecurringCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Every rule, with its next occurrences.")
         @OptionGroup var global: GlobalOptions
+        @OptionGroup var asOf: AsOfOption
         @Flag(help: "Print JSON, as GET /v1/recurring answers.") var json = false
 
         func run() throws {
-            let rules = try global.openViews().recurringRuleEntities().map { try LedgerViews.ruleJSON($0) }
+            let rules = try asOf.openViews(global).recurringRuleEntities().map { try LedgerViews.ruleJSON($0) }
             if json { print(JSONText.object([("items", .array(rules))]).serialized); return }
             print(Table.render(header: ["CADENCE", "START", "END", "AMOUNT", "CUR", "PAYEE", "NEXT", "ID"], rows: rules.map { rule in
                 func text(_ name: String) -> String {

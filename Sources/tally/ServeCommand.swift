@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import TallyCore
+import TallyLedger
 import TallyLog
 import TallyServer
 
@@ -18,6 +19,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The most all attachments may hold together, in MiB (507 beyond).") var attachmentQuotaMib = 10_240
     @Flag(help: "Take attachments of any type, not only JPEG, PNG, HEIC/HEIF, WebP, GIF and PDF.") var allowAnyAttachmentType = false
     @Option(help: "The most connections open at once; more are closed as they arrive.") var maxConnections = 512
+    @Option(help: "Copy the views for as-of reads every this many events (see `tally snapshots`).") var snapshotEvery = 100_000
+    @Option(help: "The most snapshots of the views kept; older ones thin out evenly.") var snapshotsKept = 12
     @Option(help: "Seconds a connection may send nothing between requests or within a request head, and the most a JSON body may take, before it is cut off.") var idleTimeout = 30.0
 
     func run() async throws {
@@ -30,6 +33,8 @@ struct ServeCommand: AsyncParsableCommand {
         guard idleTimeout.isFinite, (0.1...3_600).contains(idleTimeout) else { throw CLIError("invalid --idle-timeout \(idleTimeout): 0.1 to 3600 seconds") }
         guard (1...4_096).contains(maxAttachmentMib) else { throw CLIError("invalid --max-attachment-mib \(maxAttachmentMib): 1 to 4096") }
         guard (1...(1 << 30)).contains(attachmentQuotaMib) else { throw CLIError("invalid --attachment-quota-mib \(attachmentQuotaMib): 1 to 2^30") }
+        guard (1_000...1_000_000_000).contains(snapshotEvery) else { throw CLIError("invalid --snapshot-every \(snapshotEvery): 1000 to 1000000000 events") }
+        guard (1...1_000).contains(snapshotsKept) else { throw CLIError("invalid --snapshots-kept \(snapshotsKept): 1 to 1000") }
         let attachments = AttachmentLimits(maxBytes: maxAttachmentMib << 20, quota: attachmentQuotaMib << 20, allowOtherTypes: allowAnyAttachmentType)
         let service = try TallyService(directory: try global.open(), logger: logger, lockTimeout: global.lockTimeout, maxStreamsPerToken: maxStreamsPerToken,
                                        bodyTimeout: .milliseconds(Int64(idleTimeout * 1000)), attachmentLimits: attachments)
@@ -42,7 +47,8 @@ struct ServeCommand: AsyncParsableCommand {
             server: .http1(configuration: .init(additionalChannelHandlers: [connections.handler()],
                                                 idleTimeout: .milliseconds(Int64(idleTimeout * 1000)))),
             configuration: .init(address: .hostname(host, port: port), serverName: "tally"),
-            services: service.backgroundServices(syncInterval: .seconds(syncInterval)),
+            services: service.backgroundServices(syncInterval: .seconds(syncInterval),
+                                                 snapshots: SnapshotPolicy(every: UInt64(snapshotEvery), keep: snapshotsKept)),
             onServerRunning: { channel in
                 let address = channel.localAddress.map { "\($0)" } ?? "\(host):\(port)"
                 let boundPort = channel.localAddress?.port ?? port

@@ -78,11 +78,12 @@ struct ConflictsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "conflicts", abstract: "Property writes that sync overwrote: concurrent edits that lost, with both stamps and origins.")
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var asOf: AsOfOption
     @Option(help: "Only this entity (id or setting key).") var entity: String?
     @Flag(help: "One JSON array.") var json = false
 
     func run() throws {
-        let conflicts = try global.openViews().conflicts(entity: entity)
+        let conflicts = try asOf.openViews(global).conflicts(entity: entity)
         if json {
             print(JSONText.array(conflicts.map(ViewJSON.conflict)).serialized)
             return

@@ -447,6 +447,46 @@ class WebApp(unittest.TestCase):
             for expense_id in created:
                 self.api("DELETE", f"/v1/expenses/{expense_id}")
 
+    def test_the_ledger_as_it_was_at_an_earlier_moment_is_shown_read_only(self):
+        status, first = self.api("POST", "/v1/expenses", {"amount": 7000, "payee": "Before the change", "date": "2020-02-10"})
+        self.assertEqual(201, status)
+        time.sleep(1.1)
+        then = datetime.datetime.now().replace(microsecond=0)  # this machine's (and the browser's) local time
+        time.sleep(1.1)
+        self.assertEqual(200, self.api("PATCH", f"/v1/expenses/{first['id']}", {"amount": 9000})[0])
+        status, second = self.api("POST", "/v1/expenses", {"amount": 500, "payee": "Made later", "date": "2020-02-11"})
+        try:
+            driver = self.browser()
+            self.sign_in(driver)
+            self.go(driver, "#/expenses/2020-02", ".expense-row")
+            self.assertIn("₩9,000", self.text(driver))
+            self.assertIn("Made later", self.text(driver))
+            self.click(driver, "//summary[contains(.,'See an earlier moment')]")
+            picker = self.wait(driver).until(EC.visibility_of_element_located((By.ID, "as-of-input")))
+            driver.execute_script("arguments[0].value = arguments[1]", picker, then.strftime("%Y-%m-%dT%H:%M:%S"))
+            self.click(driver, "//form[contains(@class,'as-of-form')]//button[@type='submit']")
+            banner = self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".as-of.past p")))
+            self.assertIn("The ledger as it was at", banner.text)
+            self.wait(driver).until(lambda d: "₩7,000" in self.text(d))
+            main = self.text(driver)
+            self.assertNotIn("₩9,000", main)
+            self.assertNotIn("Made later", main, "made after that moment")
+            self.assertIn("Read-only: this is the ledger as it was.", main)
+            self.assertEqual([], driver.find_elements(By.CSS_SELECTOR, "#main a.primary, #main button.danger"))
+            # Every screen reads the past: the month's totals too.
+            self.go(driver, "#/month/2020-02", ".totals")
+            self.assertIn("₩7,000", self.text(driver))
+            self.assertNotIn("₩9,500", self.text(driver))
+            self.assert_accessible(driver, "as-of")
+            self.shoot(driver, "as-of-phone-en")
+            self.assertEqual([], self.console_errors(driver))
+            self.click(driver, "//button[normalize-space()='Back to now']")
+            self.wait(driver).until(lambda d: "₩9,500" in self.text(d))
+            self.assertEqual([], driver.find_elements(By.CSS_SELECTOR, ".as-of.past"))
+        finally:
+            for expense in (first, second):
+                self.api("DELETE", f"/v1/expenses/{expense['id']}")
+
 
 if __name__ == "__main__":
     unittest.main()

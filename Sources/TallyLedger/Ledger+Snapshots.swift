@@ -1,0 +1,34 @@
+import Foundation
+import TallyStore
+
+/// How often the views are copied for as-of reads (`ViewSnapshots`), and how many copies stay.
+public struct SnapshotPolicy: Sendable {
+    /// A snapshot once the views are this many events past the latest one.
+    public var every: UInt64
+    /// The most snapshots kept; beyond, they thin out evenly over the log (never the newest).
+    public var keep: Int
+
+    /// Every 100,000 events, at most 12: an as-of read then applies at most ~100,000 events
+    /// until the log outgrows 1.2 M events, and the copies take about 6× the views' size
+    /// (each is the views as they were then).
+    public init(every: UInt64 = 100_000, keep: Int = 12) { (self.every, self.keep) = (every, keep) }
+}
+
+extension LedgerViews {
+    /// Every snapshot, oldest first.
+    public func snapshots() -> [ViewSnapshots.Snapshot] { ViewSnapshots(projector.directory).list() }
+
+    /// What is wrong with a snapshot's file (size or checksum), or nil.
+    public func problem(with snapshot: ViewSnapshots.Snapshot) -> String? { ViewSnapshots(projector.directory).problem(with: snapshot) }
+
+    /// Takes a snapshot of the views as they stand when `policy` says one is due (or
+    /// `always`), then thins the kept ones; nil when none was taken.
+    @discardableResult
+    public func takeSnapshot(_ policy: SnapshotPolicy, always: Bool = false) throws -> ViewSnapshots.Snapshot? {
+        let snapshots = ViewSnapshots(projector.directory)
+        guard try always || snapshots.isDue(checkpoint: projector.checkpoint(), every: policy.every) else { return nil }
+        let taken = try snapshots.take(from: projector.database)
+        snapshots.thin(keeping: policy.keep)
+        return taken
+    }
+}
