@@ -4,8 +4,8 @@ import TallyLedger
 import TallyLog
 
 /// Reading the ledger as it was (issue 18): `summary --month --as-of` on a ledger of
-/// `events` synthetic events, the views snapshotted every `events / 10` events as the service
-/// would (`SnapshotPolicy`). The as-of index and the month are drawn at random (seeded) for each
+/// `events` synthetic events, the views snapshotted as the service does by default
+/// (`SnapshotPolicy()`: every 50,000 events; in --quick runs every 5,000). The as-of index and the month are drawn at random (seeded) for each
 /// sample, so a sample applies anything from 0 to a whole interval of events on top of its
 /// snapshot. Baseline in the same run: the same summaries on the live views.
 struct AsOfBenchmarks {
@@ -16,8 +16,8 @@ struct AsOfBenchmarks {
     func run() throws -> [BenchmarkResult] {
         let directory = try freshBenchDirectory("as-of", in: workDirectory)
         let drafts = SyntheticLedger.drafts(count: events)
-        let interval = events / 10
-        let policy = SnapshotPolicy(every: UInt64(interval), keep: 12)
+        let policy = events >= 1_000_000 ? SnapshotPolicy() : SnapshotPolicy(every: UInt64(events / 20))
+        let interval = Int(policy.every)
         let writer = try directory.openWriter()
         var views: LedgerViews?
         let built = Date()
@@ -51,6 +51,15 @@ struct AsOfBenchmarks {
             let began = now()
             _ = try ledger.asOf(.index(index), warn: { print("warning: \($0)") }).summary(month: month)
             past.append(now() - began)
+        }
+        // ASOF_TRACE=1: the cost by distance from a snapshot (BENCHMARKS.md "Where the time goes").
+        if ProcessInfo.processInfo.environment["ASOF_TRACE"] != nil {
+            for offset in [0, 1, interval / 10, interval / 2, interval - 1] {
+                let index = UInt64(10 * interval + offset)
+                let began = now()
+                _ = try ledger.asOf(.index(index), warn: { _ in }).summary(month: "2025-01")
+                print("as-of trace: snapshot + \(offset) events: \(String(format: "%.1f", (now() - began) * 1000)) ms")
+            }
         }
         let (liveP50, pastP50) = (quantile(live, 0.5) * 1000, quantile(past, 0.5) * 1000)
         print(String(format: "as-of: summary p50 %.1f ms (p90 %.1f ms) as of a random index; live p50 %.2f ms", pastP50, quantile(past, 0.9) * 1000, liveP50))

@@ -24,6 +24,9 @@ public enum AsOfViews {
         }, body)
     }
 
+    /// The most events applied in one batch.
+    static let largestBatch = 256_000
+
     /// Stops a log read once past the index asked for.
     private struct Enough: Error {}
 
@@ -35,7 +38,8 @@ public enum AsOfViews {
         var configuration = ProjectionDatabase.configuration()
         configuration.allowsUnsafeTransactions = true  // the transaction spans the apply and `body`, and is rolled back
         configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA cache_spill = OFF; PRAGMA cache_size = -1048576")
+            // Reads through a memory map (no read call per page of a cold file); changed pages kept in memory.
+            try db.execute(sql: "PRAGMA cache_spill = OFF; PRAGMA cache_size = -1048576; PRAGMA mmap_size = 4294967296")
         }
         let queue: DatabaseQueue
         if let base {
@@ -50,13 +54,22 @@ public enum AsOfViews {
             defer { try? db.execute(sql: "ROLLBACK") }
             let start = try Projector.checkpoint(db)
             if start < index {
+                // Big batches: each entity the events touch is loaded, folded and written once
+                // per batch (memory bounded by the batch, for a read from nothing).
+                var batch: [LoggedEvent] = []
+                batch.reserveCapacity(Int(min(index - start, UInt64(largestBatch))))
                 do {
                     try events(start + 1) { chunk in
                         let wanted = chunk.prefix { $0.index <= index }
-                        if !wanted.isEmpty { _ = try Projector.applyBatch(Array(wanted), db) }
+                        batch.append(contentsOf: wanted)
+                        if batch.count >= largestBatch {
+                            _ = try Projector.applyBatch(batch, db)
+                            batch.removeAll(keepingCapacity: true)
+                        }
                         if wanted.count < chunk.count { throw Enough() }
                     }
                 } catch is Enough {}
+                _ = try Projector.applyBatch(batch, db)
             }
             return try body(db)
         }

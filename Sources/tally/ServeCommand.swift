@@ -19,8 +19,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The most all attachments may hold together, in MiB (507 beyond).") var attachmentQuotaMib = 10_240
     @Flag(help: "Take attachments of any type, not only JPEG, PNG, HEIC/HEIF, WebP, GIF and PDF.") var allowAnyAttachmentType = false
     @Option(help: "The most connections open at once; more are closed as they arrive.") var maxConnections = 512
-    @Option(help: "Copy the views for as-of reads every this many events (see `tally snapshots`).") var snapshotEvery = 100_000
-    @Option(help: "The most snapshots of the views kept; older ones thin out evenly.") var snapshotsKept = 12
+    @Option(help: "Copy the views for as-of reads every this many events (see `tally snapshots`).") var snapshotEvery = Int(SnapshotPolicy().every)
+    @Option(help: "The most snapshots of the views kept; older ones thin out evenly.") var snapshotsKept = SnapshotPolicy().keep
     @Option(help: "Seconds a connection may send nothing between requests or within a request head, and the most a JSON body may take, before it is cut off.") var idleTimeout = 30.0
 
     func run() async throws {
