@@ -147,7 +147,7 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
     id ? null : api("/v1/settings/defaultCurrency").then((s) => (typeof s.value === "string" ? s.value : null)).catch(() => null),
   ]);
   if (!stillShown()) return {};
-  if (id && !session.canWrite) return view(main, expense, categories);
+  if (id && !session.canWrite) return view(main, expense, categories, session.readOnlyNote);
   const currency = expense?.currency ?? defaultCurrency ?? "KRW";
   const control = (name, element) => { element.id = `expense-${name}`; element.name = name; return element; };
   const kind = control("kind", h("select", {},
@@ -259,12 +259,12 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
   return { isBusy: () => true };
 }
 
-// A read-only token's view of one expense.
-function view(main, expense, categories) {
+// A read-only view of one expense (a read-only token, or the ledger as it was).
+function view(main, expense, categories, readOnlyNote) {
   const category = categories.find((c) => c.id === expense.categoryId);
   const item = (label, value) => (value ? [h("dt", {}, label), h("dd", {}, value)] : null);
   replace(main, h("h1", {}, expense.payee ?? t("expenseKind")),
-    h("p", { class: "muted" }, session.readOnlyNote),
+    h("p", { class: "muted" }, readOnlyNote),
     h("dl", { class: "card details" },
       item(t("amount"), money(expense.amount, expense.currency)), item(t("kind"), t(expense.kind === "income" ? "incomeKind" : "expenseKind")),
       item(t("date"), day(expense.date)), item(t("category"), category?.name), item(t("payment"), expense.payment),

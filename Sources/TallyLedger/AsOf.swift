@@ -16,33 +16,35 @@ public enum AsOf: Sendable, Equatable {
     public init(parsing text: String, timeZone: TimeZone = .current) throws(ValidationError) {
         let problem = ValidationError(field: "asOf", "must be a log index (digits) or a date-time such as 2026-03-31T23:59 "
                                           + "(local time unless it ends in Z or an offset like +09:00) or a day, 2026-03-31")
-        if !text.isEmpty, text.utf8.count <= 20, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
-            guard let index = UInt64(text) else { throw problem }
+        if !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
+            guard text.utf8.count <= 19, let index = UInt64(text) else { throw problem }
             self = .index(index)
             return
         }
         guard text.utf8.count <= 40 else { throw problem }
-        if text.utf8.count == 10, let midnight = DateTime(iso8601: text, timeZone: timeZone) {
-            // The end of the day: the second before the next local midnight (36 hours on is
-            // within the next day whatever the clocks did).
-            let later = midnight.epochMillis + 36 * 3_600_000
-            let offset = timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(later) / 1000))
-            let day = DateTime(epochMillis: later, offsetMinutes: Int16(offset / 60)).localFields
-            let nextDay = String(format: "%04d-%02d-%02d", day.year, day.month, day.day)
-            guard let next = DateTime(iso8601: nextDay, timeZone: timeZone) else { throw problem }
-            self = .endOfSecond(Self.floorSeconds(next.epochMillis) - 1)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        if text.utf8.count == 10, let day = DateTime(iso8601: text + "T12:00:00Z") {
+            // The end of the day: the second before the next day starts there (its midnight, or
+            // the first instant after it where clocks skip midnight).
+            let fields = day.localFields
+            guard let noon = calendar.date(from: DateComponents(year: fields.year, month: fields.month, day: fields.day, hour: 12)),
+                  let next = calendar.date(byAdding: .day, value: 1, to: noon).map({ calendar.startOfDay(for: $0) })
+            else { throw problem }
+            self = .endOfSecond(Int64(next.timeIntervalSince1970.rounded(.down)) - 1)
             return
         }
         if let moment = DateTime(iso8601: text, timeZone: timeZone) {
             self = .endOfSecond(Self.floorSeconds(moment.epochMillis))
             return
         }
-        // No offset: local wall-clock time in `timeZone`.
+        // No offset: local wall-clock time there (an hour repeated when clocks go back is its
+        // first occurrence; a time skipped when they go forward, the instant after the gap).
         guard let wall = DateTime(iso8601: text + "Z") else { throw problem }
-        let guess = Date(timeIntervalSince1970: Double(wall.epochMillis) / 1000)
-        var offset = timeZone.secondsFromGMT(for: guess)
-        offset = timeZone.secondsFromGMT(for: guess.addingTimeInterval(TimeInterval(-offset)))
-        self = .endOfSecond(Self.floorSeconds(wall.epochMillis) - Int64(offset))
+        let f = wall.localFields
+        guard let local = calendar.date(from: DateComponents(year: f.year, month: f.month, day: f.day, hour: f.hour, minute: f.minute, second: f.second))
+        else { throw problem }
+        self = .endOfSecond(Int64(local.timeIntervalSince1970.rounded(.down)))
     }
 
     private static func floorSeconds(_ millis: Int64) -> Int64 {

@@ -45,6 +45,7 @@ public final class Ledger: Sendable {
             // Views ahead of the log: the log was cut since (`tally log repair`), so they show
             // events that are gone, and the next appends would reuse their indexes unprojected.
             if try projector.checkpoint() > writer.head.lastIndex {
+                ViewSnapshots(directory).removeAll(after: writer.head.lastIndex)
                 _ = try ProjectionRebuilder.rebuild(directory, verifyOnly: false)
             }
             let caughtUp = try projector.catchUp()
@@ -64,6 +65,7 @@ public final class Ledger: Sendable {
     public static func repairLog(_ directory: DataDirectory, lockTimeout: Double) throws -> RepairReport {
         let report = try LogRepair.repair(directory: directory.logPath, lockTimeout: lockTimeout)
         AuditIndex.remove(from: directory)  // its log positions may name what the cut moved aside
+        ViewSnapshots(directory).removeAll(after: report.lastIndexKept)  // as-of copies of views the cut undid
         if ProjectionDatabase.peekCheckpoint(directory) > report.lastIndexKept {
             _ = try ProjectionRebuilder.rebuild(directory, verifyOnly: false)
         }

@@ -30,7 +30,7 @@ enum OpenAPIDocument {
         bearer: {type: http, scheme: bearer}
       parameters:
         id: {name: id, in: path, required: true, schema: {type: string, format: uuid}}
-        asOf: {name: asOf, in: query, description: "Answer as the views stood then on this replica: a log index, or a moment (local time of the service unless it ends in Z or an offset; a bare day is its end). The response's Tally-As-Of-Index header names the log index answered for; one past the views' is answered as now.", schema: {type: string, pattern: "^([0-9]{1,19}|[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])(T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?(Z|[+-](0[0-9]|1[0-7]):[0-5][0-9])?)?)$"}}
+        asOf: {name: asOf, in: query, description: "Answer as the views stood then on this replica: a log index, or a moment (local time of the service unless it ends in Z or an offset; a bare day is its end). The response's Tally-As-Of-Index header names the log index answered for; one past the views' is answered as now.", schema: {type: string, pattern: "^([0-9]{1,19}|([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])(T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?(Z|[+-](0[0-9]|1[0-7]):[0-5][0-9])?)?)$"}}
         key: {name: key, in: path, required: true, schema: {type: string, maxLength: \(Limits.maxSettingKeyBytes), pattern: "^[A-Za-z][A-Za-z0-9._]*$"}}
       responses:
         Error:
@@ -181,7 +181,7 @@ enum OpenAPIDocument {
         get:
           parameters:
             - {$ref: "#/components/parameters/asOf"}
-            - {name: month, in: query, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])$"}}
+            - {name: month, in: query, schema: {type: string, pattern: "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])$"}}
             - {name: from, in: query, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"}}
             - {name: to, in: query, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"}}
             - {name: category, in: query, schema: {type: string, format: uuid}}
@@ -239,7 +239,7 @@ enum OpenAPIDocument {
         delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
       /v1/budgets:
         get:
-          parameters: [{$ref: "#/components/parameters/asOf"}, {name: month, in: query, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])$"}}]
+          parameters: [{$ref: "#/components/parameters/asOf"}, {name: month, in: query, schema: {type: string, pattern: "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])$"}}]
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every budget {items: [{id, categoryId, amount, currency, fromMonth, toMonth}]}; with month, the budgets that apply to it {month, items: [{budgetId, categoryId, categoryName, currency, budgeted, spent, remaining, over}]}."}, "400": {$ref: "#/components/responses/Error"}}
         post:
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/BudgetCreate"}}}}
@@ -296,7 +296,7 @@ enum OpenAPIDocument {
         get:
           parameters:
             - {$ref: "#/components/parameters/asOf"}
-            - {name: month, in: query, required: true, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])$"}}
+            - {name: month, in: query, required: true, schema: {type: string, pattern: "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])$"}}
             - {name: category, in: query, description: "Spending by this category's children instead of by top-level category", schema: {type: string, format: uuid}}
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "A month's totals by currency, category and payment, top payees, and the challenges running that month with their streaks."}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
       /v1/summary/months:

@@ -32,6 +32,8 @@ public final class TallyService: Sendable {
         return openStreams.count(for: record.sha256)
     }
     public let logger: Logger
+    /// As-of reads, one at a time (`AsOfGate`).
+    let asOfGate = AsOfGate()
     private let blocking = DispatchQueue(label: "tally.blocking", attributes: .concurrent)
 
     /// Opens the replica: takes the writer lock, migrates and catches up the views.

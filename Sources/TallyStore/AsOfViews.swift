@@ -18,10 +18,25 @@ public enum AsOfViews {
     public static func read<T>(_ directory: DataDirectory, at index: UInt64, warn: (String) -> Void,
                                _ body: (Database) throws -> T) throws -> T {
         let snapshots = ViewSnapshots(directory)
-        let snapshot = snapshots.latestGood(atOrBefore: index, warn: warn)
-        return try read(base: snapshot.map { snapshots.databasePath($0.index) }, at: index, events: { from, each in
-            try directory.reader.forEachEventChunk(from: from, each)
-        }, body)
+        while true {
+            let snapshot = snapshots.latestGood(atOrBefore: index, warn: warn)
+            do {
+                return try read(base: snapshot.map { snapshots.databasePath($0.index) }, expectedIndex: snapshot?.index, at: index, events: { from, each in
+                    try directory.reader.forEachEventChunk(from: from, each)
+                }, body)
+            } catch let mismatch as SnapshotMismatch {
+                // A copy that is not what its sidecar says: passed over like a damaged one.
+                warn("snapshot \((mismatch.path as NSString).lastPathComponent) holds the views at log index \(mismatch.holds), not \(mismatch.recorded) as recorded; ignored and removed")
+                if let snapshot { snapshots.remove(snapshot) }
+            }
+        }
+    }
+
+    /// A snapshot whose views are at another index than its sidecar records.
+    struct SnapshotMismatch: Error {
+        var path: String
+        var recorded: UInt64
+        var holds: UInt64
     }
 
     /// The most events applied in one batch.
@@ -33,7 +48,7 @@ public enum AsOfViews {
     /// Runs `body` on the views of database `base` (a snapshot; nil for empty views) with the
     /// events up to `index` that follow its checkpoint applied. `events(from, each)` hands out
     /// the log's events from an index on, in chunks.
-    static func read<T>(base: String?, at index: UInt64, events: (UInt64, ([LoggedEvent]) throws -> Void) throws -> Void,
+    static func read<T>(base: String?, expectedIndex: UInt64? = nil, at index: UInt64, events: (UInt64, ([LoggedEvent]) throws -> Void) throws -> Void,
                         _ body: (Database) throws -> T) throws -> T {
         var configuration = ProjectionDatabase.configuration()
         configuration.allowsUnsafeTransactions = true  // the transaction spans the apply and `body`, and is rolled back
@@ -53,6 +68,9 @@ public enum AsOfViews {
             try db.execute(sql: "BEGIN IMMEDIATE")
             defer { try? db.execute(sql: "ROLLBACK") }
             let start = try Projector.checkpoint(db)
+            if let base, let expected = expectedIndex, start != expected {
+                throw SnapshotMismatch(path: base, recorded: expected, holds: start)
+            }
             if start < index {
                 // Big batches: each entity the events touch is loaded, folded and written once
                 // per batch (memory bounded by the batch, for a read from nothing).

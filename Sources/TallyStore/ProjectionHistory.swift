@@ -29,14 +29,16 @@ enum ProjectionHistory {
         return UInt64(max(0, index ?? 0))
     }
 
-    /// Copies into `db`'s history the rows of the generation it replaces (attached as
-    /// `schema`) from before its own first row, leaving out indexes past `lastIndex` (a log cut
-    /// by `tally log repair` no longer holds them).
-    static func carryOver(from schema: String, upTo lastIndex: UInt64, _ db: Database) throws {
+    /// Gives `db` (a rebuilt generation) the history of the generation it replaces (attached
+    /// as `schema`) for every second before `second` (when the rebuild began; what `db`
+    /// recorded itself from then on stays), leaving out indexes past `lastIndex` (a log cut
+    /// by `tally log repair` no longer holds them). Rows `db` brought from elsewhere before
+    /// that second (a snapshot it started from) give way to the replaced generation's.
+    static func carryOver(from schema: String, before second: Int64, upTo lastIndex: UInt64, _ db: Database) throws {
+        try db.execute(sql: "DELETE FROM main.projection_history WHERE second < ?", arguments: [second])
         try db.execute(sql: """
-            INSERT OR IGNORE INTO main.projection_history (second, last_index)
-            SELECT second, last_index FROM \(schema).projection_history
-            WHERE second < coalesce((SELECT min(second) FROM main.projection_history), 9223372036854775807) AND last_index <= ?
-            """, arguments: [Int64(lastIndex)])
+            INSERT INTO main.projection_history (second, last_index)
+            SELECT second, last_index FROM \(schema).projection_history WHERE second < ? AND last_index <= ?
+            """, arguments: [second, Int64(lastIndex)])
     }
 }

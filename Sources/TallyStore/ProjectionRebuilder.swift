@@ -204,6 +204,7 @@ public enum ProjectionRebuilder {
     public static func rebuild(_ directory: DataDirectory, verifyOnly: Bool, fromSnapshot: Bool = false, warn: (String) -> Void = { _ in },
                                progress: (RebuildProgress) -> Void = { _ in }) throws -> RebuildReport {
         let start = Date()
+        let startSecond = ProjectionHistory.currentSecond()
         func report(_ phase: String, _ done: Int, _ total: Int) {
             progress(RebuildProgress(phase: phase, done: done, total: total, elapsed: Date().timeIntervalSince(start)))
         }
@@ -257,12 +258,21 @@ public enum ProjectionRebuilder {
             let reached = try rebuilt.checkpoint()
             try rebuilt.database.writeWithoutTransaction { db in
                 try db.execute(sql: "ATTACH DATABASE ? AS replaced", arguments: [replaced])
-                try db.inTransaction { try ProjectionHistory.carryOver(from: "replaced", upTo: reached, db); return .commit }
+                try db.inTransaction { try ProjectionHistory.carryOver(from: "replaced", before: startSecond, upTo: reached, db); return .commit }
                 try db.execute(sql: "DETACH DATABASE replaced")
             }
         }
         try rebuilt.database.close()
         try live.database.close()
+
+        // A start from a snapshot that ends up unlike the live views does not say which is
+        // wrong (the snapshot's rows were trusted): the whole log decides, by a full replay.
+        if snapshot != nil, !differences.isEmpty {
+            ProjectionDatabase.remove(directory, generation: generation)
+            warn("the views rebuilt from the snapshot at log index \(lastIndex) differ from the live ones; replaying the whole log instead")
+            generationLock.release()
+            return try rebuild(directory, verifyOnly: verifyOnly, fromSnapshot: false, warn: warn, progress: progress)
+        }
 
         // 4. Swap, unless only verifying.
         if verifyOnly {

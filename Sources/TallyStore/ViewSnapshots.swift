@@ -41,20 +41,32 @@ public struct ViewSnapshots: Sendable {
     func databasePath(_ index: UInt64) -> String { folder + "/" + String(format: "views-%012llu.sqlite", index) }
     func sidecarPath(_ index: UInt64) -> String { folder + "/" + String(format: "views-%012llu.json", index) }
 
-    /// Every snapshot with a readable sidecar, oldest first.
+    /// Every snapshot with a readable sidecar (a regular file of at most 4 KiB, named for the
+    /// index it states) beside its database file, oldest first.
     public func list() -> [Snapshot] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         return names.filter { $0.hasPrefix("views-") && $0.hasSuffix(".json") }.compactMap { name in
-            guard let data = FileManager.default.contents(atPath: folder + "/" + name),
+            var info = stat()
+            guard lstat(folder + "/" + name, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= 4_096,
+                  let data = FileManager.default.contents(atPath: folder + "/" + name),
                   let snapshot = try? JSONDecoder().decode(Snapshot.self, from: data),
-                  name == (sidecarPath(snapshot.index) as NSString).lastPathComponent else { return nil }
+                  name == (sidecarPath(snapshot.index) as NSString).lastPathComponent,
+                  FileManager.default.fileExists(atPath: databasePath(snapshot.index)) else { return nil }
             return snapshot
         }.sorted { $0.index < $1.index }
     }
 
-    /// Whether the views at `checkpoint` are at least `every` events past the latest snapshot.
+    /// Whether the views at `checkpoint` are at least `every` events past the latest snapshot
+    /// of this schema at or before it.
     public func isDue(checkpoint: UInt64, every: UInt64) -> Bool {
-        checkpoint >= (list().last?.index ?? 0) + max(every, 1)
+        let latest = list().last { $0.index <= checkpoint && $0.schema == Self.currentSchema }?.index ?? 0
+        return checkpoint - latest >= max(every, 1)
+    }
+
+    /// Removes every snapshot past `index`: after the log was cut there (`tally log repair`),
+    /// the indexes past it name other events, so those copies show what is no longer the log.
+    public func removeAll(after index: UInt64) {
+        for snapshot in list() where snapshot.index > index { remove(snapshot) }
     }
 
     /// Copies `views` as they stand (one read transaction: rows and checkpoint together) into

@@ -92,7 +92,7 @@ import TallyTestSupport
             let before = try fixture.service.views.projectedIndex()
             for bad in ["", "-1", "1.5", "0x10", "yesterday", "2026-13-01", "2026-02-30", "2026-03-31T25:00", "2026-03-31T23:59+19:00",
                         "99999999999999999999", "123456789012345678901234", "2026-03-31%00", "%E2%80%AE2026-03-31", String(repeating: "9", count: 500),
-                        "2026-03-31T23:59:60", "9999-12-31"] {
+                        "2026-03-31T23:59:60", "10000-01-01"] {
                 for route in ["/v1/expenses", "/v1/summary?month=2026-05", "/v1/budgets", "/v1/settings", "/v1/audit/theme"] {
                     let uri = route + (route.contains("?") ? "&" : "?") + "asOf=" + bad
                     let response = try await client.send(.get, uri, token: fixture.readOnly)
@@ -104,6 +104,30 @@ import TallyTestSupport
             // asOf is a read: a write route does not take it as a filter (it is an unknown parameter nowhere else).
             let list = try await client.send(.get, "/v1/expenses?asOf=0&bogus=1", token: fixture.readOnly)
             #expect(list.status == .badRequest)
+        }
+    }
+
+    @Test func manyAsOfReadsAtOnceWaitTheirTurnOrAreToldToRetryNeverFail() async throws {
+        let fixture = try ServerFixture()
+        try await fixture.test { client in
+            for amount in 1...30 {
+                let response = try await client.send(.post, "/v1/expenses", token: fixture.readWrite, json: #"{"amount": \#(amount), "date": "2026-05-03T12:00:00+09:00"}"#)
+                #expect(response.status == .created)
+            }
+            try fixture.service.views.takeSnapshot(SnapshotPolicy(), always: true)
+            let statuses = try await withThrowingTaskGroup(of: (HTTPResponse.Status, String).self) { group in
+                for index in 0..<40 {
+                    group.addTask {
+                        let response = try await client.send(.get, "/v1/summary?month=2026-05&asOf=\(index % 31)", token: fixture.readOnly)
+                        return (response.status, String(buffer: response.body))
+                    }
+                }
+                var all: [(HTTPResponse.Status, String)] = []
+                for try await answer in group { all.append(answer) }
+                return all
+            }
+            #expect(statuses.allSatisfy { $0.0 == .ok || ($0.0 == .serviceUnavailable && $0.1.contains("as_of_busy")) }, "\(statuses.filter { $0.0 != .ok })")
+            #expect(statuses.filter { $0.0 == .ok }.count >= 17, "one running and sixteen waiting are always answered")
         }
     }
 }
