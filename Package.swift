@@ -23,6 +23,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.1"),
+        // Statement import (issue 19): .xlsx is a zip of XML parts; CSV by a maintained reader.
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
+        .package(url: "https://github.com/CoreOffice/XMLCoder", from: "0.18.2"),
+        .package(url: "https://github.com/yaslab/CSV.swift", from: "2.5.2"),
     ],
     targets: [
         // liblz4 from Debian's liblz4-dev, wrapped like GRDB wraps SQLite.
@@ -86,7 +90,14 @@ let package = Package(
         // query and replication; the CLI and the service only translate into calls on it.
         .target(
             name: "TallyLedger",
-            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyImport", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // Bank and card statements read into rows (issue 19): text encodings, CSV, .xlsx,
+        // header and column recognition, Korean amounts and dates. No writes, no views.
+        .target(
+            name: "TallyImport",
+            dependencies: ["TallyCore", .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                           .product(name: "XMLCoder", package: "XMLCoder"), .product(name: "CSV", package: "CSV.swift")]
         ),
         // Thumbnails of image attachments, through libvips.
         .target(
@@ -112,7 +123,7 @@ let package = Package(
         .executableTarget(
             name: "tally",
             dependencies: [
-                "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyServer",
+                "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyServer", "TallyImport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -18,11 +18,18 @@ public struct EntitySpec: Sendable {
         case .setting: setting
         case .budget: budget
         case .recurring: recurring
+        case .importBatch: importBatch
         }
     }
 
     /// The event schema version that introduced the type: an older event of it is out of rule.
-    public var since: UInt16 { type == .budget || type == .recurring ? 3 : 1 }
+    public var since: UInt16 {
+        switch type {
+        case .budget, .recurring: 3
+        case .importBatch: 4
+        default: 1
+        }
+    }
 
     /// Its fields by property code, for lookups without a search (every incoming event's
     /// every property is looked up).
@@ -63,6 +70,17 @@ public struct EntitySpec: Sendable {
         FieldSpec(.tags, .textSet(maxCount: Limits.maxTags, maxLength: Limits.maxShortTextLength), help: "Tags (a set; an update replaces all)."),
         FieldSpec(.repeat, .choice(repeats), required: true, help: "none, daily, weekly, monthly or yearly (default: none)."),
         attachments,
+        FieldSpec(.importKey, .text(maxLength: 64, nonEmpty: true), nullable: true, since: 4,
+                  help: "What identifies the statement row it was imported from (a digest; docs/IMPORT.md)."),
+        FieldSpec(.importId, .reference, nullable: true, since: 4, help: "The import it came with."),
+    ])
+
+    /// One statement imported (docs/IMPORT.md): the file, its digest, how many expenses it made.
+    public static let importBatch = EntitySpec(type: .importBatch, fields: [
+        FieldSpec(.name, .text(maxLength: Limits.maxNameLength, nonEmpty: true), required: true, since: 4, help: "The file's name."),
+        FieldSpec(.digest, .text(maxLength: 64, nonEmpty: true), required: true, since: 4, help: "SHA-256 of the file's bytes, hex."),
+        FieldSpec(.format, .choice(["csv", "xlsx", "ofx"]), required: true, since: 4, help: "csv, xlsx or ofx."),
+        FieldSpec(.count, .count(max: Limits.maxImportRows), required: true, since: 4, help: "Expenses it created."),
     ])
 
     /// A category; a sub-category has a parent (DESIGN.md §2).
@@ -130,6 +148,7 @@ public struct EntitySpec: Sendable {
         case .setting: [:]
         case .budget: [.currency: .string(defaultCurrency), .fromMonth: .string(now.localMonth)]
         case .recurring: [.kind: .string("expense"), .currency: .string(defaultCurrency), .startDate: .dateTime(now), .monthEnd: .string("clamp")]
+        case .importBatch: [:]
         }
     }
 }

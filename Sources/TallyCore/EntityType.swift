@@ -8,6 +8,8 @@ public enum EntityType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     case budget = 5
     /// Since event schema version 3.
     case recurring = 6
+    /// A statement import (one file, one batch); since event schema version 4.
+    case importBatch = 7
 
     /// The lowercase name used in the CLI, JSON and audit output.
     public var description: String {
@@ -18,11 +20,18 @@ public enum EntityType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
         case .setting: "setting"
         case .budget: "budget"
         case .recurring: "recurring"
+        case .importBatch: "import"
         }
     }
 
     /// "an expense", "a category", …: for messages.
-    public var withArticle: String { self == .recurring ? "a recurring rule" : (self == .expense ? "an " : "a ") + description }
+    public var withArticle: String {
+        switch self {
+        case .recurring: "a recurring rule"
+        case .expense, .importBatch: "an " + description
+        default: "a " + description
+        }
+    }
 
     /// Parses `description`.
     public init?(name: String) {

@@ -33,7 +33,7 @@ public struct Event: Hashable, Sendable {
     /// The schema version written by this build. Older versions are upcast when read.
     /// Version 2 adds an expense's `payee`; version 3 adds budgets (entity type 5, `fromMonth`,
     /// `toMonth`). An older event means the same under the newer version.
-    public static let currentSchemaVersion: UInt16 = 3
+    public static let currentSchemaVersion: UInt16 = 4
 
     /// Creates an event.
     public init(

@@ -11,6 +11,8 @@ public enum Limits {
     public static let maxMemoLength = 4_096
     /// Most occurrences a recurring rule's `count` may ask for.
     public static let maxOccurrences = 100_000
+    /// The most rows one statement import may create (one durable batch).
+    public static let maxImportRows = 1_000_000
     /// Days a recurring rule may skip.
     public static let maxSkippedDates = 1_000
     /// Longest short text (payment method, icon, tag) in characters.

@@ -31,6 +31,11 @@ public enum PropertyName: UInt8, CaseIterable, Sendable, Comparable, CustomStrin
     case count = 25
     case monthEnd = 26
     case skippedDates = 27
+    /// Since event schema version 4 (statement imports).
+    case importKey = 28
+    case importId = 29
+    case digest = 30
+    case format = 31
 
     /// The JSON field name.
     public var jsonName: String {
@@ -62,6 +67,10 @@ public enum PropertyName: UInt8, CaseIterable, Sendable, Comparable, CustomStrin
         case .count: "count"
         case .monthEnd: "monthEnd"
         case .skippedDates: "skippedDates"
+        case .importKey: "importKey"
+        case .importId: "importId"
+        case .digest: "digest"
+        case .format: "format"
         }
     }
 

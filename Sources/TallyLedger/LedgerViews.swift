@@ -88,7 +88,7 @@ public struct LedgerViews: Sendable {
         case .category: return try read { try ProjectionQueries.category($0, id: id).map { ViewJSON.category($0, depth: 0) } }
         case .budget: return try read { try ProjectionQueries.budgets($0).first { $0.id == id }.map(ViewJSON.budget) }
         case .recurring: return try recurringRuleEntities().first { $0.id.description == id }.map { try Self.ruleJSON($0) }
-        case .setting: return nil
+        case .setting, .importBatch: return nil
         }
     }
 

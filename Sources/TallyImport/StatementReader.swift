@@ -1,0 +1,194 @@
+import CSV
+import Foundation
+import TallyCore
+
+/// A transaction read from a statement.
+public struct StatementRow: Sendable, Equatable {
+    /// Where it is: the sheet (a CSV file has one, named "") and the row number the file counts.
+    public var sheet: String
+    public var row: Int
+    public var date: DateTime
+    /// Minor units, always positive; `kind` says which way it went.
+    public var amount: Int64
+    /// "expense" or "income".
+    public var kind: String
+    /// A card statement's negative amount: a cancellation, refunded (kind income).
+    public var isRefund: Bool
+    public var currency: String
+    public var payee: String?
+    public var memo: String?
+    /// The statement's own id of the transaction, if it has one.
+    public var reference: String?
+    /// What identifies this transaction across imports (see `StatementReader.keys`).
+    public var importKey: String = ""
+}
+
+/// A row left out on purpose (a blank line, a total) or one that could not be read.
+public struct StatementNote: Sendable, Equatable {
+    public var sheet: String
+    public var row: Int
+    public var reason: String
+}
+
+/// What reading a statement file found.
+public struct Statement: Sendable {
+    public var rows: [StatementRow]
+    /// Blank and total rows, left out.
+    public var skipped: [StatementNote]
+    /// Rows that look like transactions but cannot be read.
+    public var bad: [StatementNote]
+    /// The layout each sheet was read with.
+    public var layouts: [(sheet: String, layout: String)]
+    /// How the text was decoded (CSV; nil for a workbook).
+    public var encoding: StatementEncoding?
+}
+
+/// How to read a statement: which layouts, which currency, whose account.
+public struct StatementOptions: Sendable {
+    /// Layouts to try, in order (default: every built-in one).
+    public var layouts: [StatementLayout] = StatementLayout.builtIn
+    /// The header's row number (1-based, as the file counts); 0: there is no header row. Nil: found by names.
+    public var headerRow: Int?
+    public var encoding: StatementEncoding?
+    /// The currency of rows without a currency column.
+    public var currency = "KRW"
+    /// Which account the statement is of: part of every import key without a bank's id, so the
+    /// same purchase on two cards is two transactions.
+    public var account = ""
+    /// Dates without an offset are local time here.
+    public var timeZone = TimeZone.current
+    /// In a one-column statement, a positive amount is spending (a card statement) or income
+    /// (a bank account's signed column).
+    public var positiveIsIncome = false
+    public var delimiter: UnicodeScalar = ","
+
+    public init() {}
+}
+
+public enum StatementReader {
+    /// Cells that mark a total or subtotal row.
+    static let totalMarks: Set<String> = ["합계", "총계", "소계", "총합계", "합계금액", "누계", "total", "totals", "subtotal", "grandtotal", "sum"]
+
+    /// Reads a CSV file's bytes (any of `StatementEncoding`) as one sheet.
+    public static func csv(_ bytes: [UInt8], options: StatementOptions) throws(StatementError) -> Statement {
+        let (text, encoding) = try StatementEncoding.decode(bytes, as: options.encoding)
+        let reader: CSVReader
+        do { reader = try CSVReader(string: text, hasHeaderRow: false, delimiter: options.delimiter) } catch { throw StatementError("not a CSV file: \(error)") }
+        var rows: [(number: Int, cells: [String])] = []
+        while let record = reader.next() {
+            rows.append((rows.count + 1, record))
+            if let error = reader.error { throw StatementError("not a CSV file (record \(rows.count)): \(error)") }
+        }
+        if let error = reader.error { throw StatementError("not a CSV file (record \(rows.count + 1)): \(error)") }
+        var statement = try read([StatementSheet(name: "", rows: rows)], options: options, serialDays: false)
+        statement.encoding = encoding
+        return statement
+    }
+
+    /// Reads every sheet of an `.xlsx` workbook.
+    public static func xlsx(_ data: Data, options: StatementOptions) throws(StatementError) -> Statement {
+        try read(try WorkbookReader.sheets(of: data), options: options, serialDays: true)
+    }
+
+    /// Reads sheets: each one's header row found (or given), then every row after it a
+    /// transaction, a blank or total row (skipped), or a bad row.
+    public static func read(_ sheets: [StatementSheet], options: StatementOptions, serialDays: Bool) throws(StatementError) -> Statement {
+        var statement = Statement(rows: [], skipped: [], bad: [], layouts: [], encoding: nil)
+        for sheet in sheets {
+            let label = sheet.name.isEmpty ? "" : "sheet '\(sheet.name)' "
+            var start = 0
+            var layout = options.layouts.first ?? StatementLayout.named("generic")!
+            var columns: [ColumnRole: Int] = [:]
+            if let headerRow = options.headerRow {
+                if headerRow > 0 {
+                    guard let position = sheet.rows.firstIndex(where: { $0.number == headerRow }) else {
+                        throw StatementError("\(label)has no row \(headerRow) to be the header")
+                    }
+                    columns = layout.columns(in: sheet.rows[position].cells)
+                    start = position + 1
+                }
+            } else if let found = StatementLayout.findHeader(in: sheet, layouts: options.layouts) {
+                (start, layout, columns) = (found.position + 1, found.layout, found.columns)
+            } else if sheet.rows.allSatisfy({ $0.cells.allSatisfy { $0.trimmingCharacters(in: .whitespaces).isEmpty } }) {
+                continue  // an empty sheet (a workbook's unused Sheet2)
+            } else if layout.positions.isEmpty {
+                throw StatementError("\(label)has no header row naming a date and an amount (or debit/credit) column in its first 50 rows; "
+                                     + "name the columns (--column date=이용일 --column amount=이용금액) or give --header-row")
+            }
+            for (role, position) in layout.positions { columns[role] = position }
+            guard StatementLayout.isReadable(columns) else {
+                throw StatementError("\(label)layout '\(layout.name)' finds no date and amount (or debit/credit) column")
+            }
+            statement.layouts.append((sheet.name, layout.name))
+            for row in sheet.rows[start...] {
+                let cells = row.cells.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+                if cells.allSatisfy(\.isEmpty) {
+                    statement.skipped.append(StatementNote(sheet: sheet.name, row: row.number, reason: "blank"))
+                    continue
+                }
+                if cells.contains(where: { totalMarks.contains(StatementLayout.normalize($0)) }) {
+                    statement.skipped.append(StatementNote(sheet: sheet.name, row: row.number, reason: "total"))
+                    continue
+                }
+                do throws(StatementError) {
+                    statement.rows.append(try transaction(cells, columns, sheet: sheet.name, row: row.number, options: options, serialDays: serialDays))
+                } catch {
+                    statement.bad.append(StatementNote(sheet: sheet.name, row: row.number, reason: error.description))
+                }
+            }
+        }
+        statement.rows = keys(statement.rows, account: options.account, multipleSheets: sheets.count > 1)
+        return statement
+    }
+
+    /// One transaction from a row's cells.
+    static func transaction(_ cells: [String], _ columns: [ColumnRole: Int], sheet: String, row: Int, options: StatementOptions,
+                            serialDays: Bool) throws(StatementError) -> StatementRow {
+        func cell(_ role: ColumnRole) -> String? {
+            guard let index = columns[role], cells.indices.contains(index), !cells[index].isEmpty else { return nil }
+            return cells[index]
+        }
+        guard let dateText = cell(.date) else { throw StatementError("no date") }
+        let date = try StatementValues.date(dateText, timeZone: options.timeZone, serialDays: serialDays)
+        let currency = cell(.currency)?.uppercased() ?? options.currency
+        guard Currency.isValid(currency) else { throw StatementError("'\(currency.prefix(10))' is not a currency code") }
+        var signed: Int64
+        if let text = cell(.amount), let amount = try StatementValues.amount(text, currency: currency) {
+            signed = options.positiveIsIncome ? -amount : amount  // positive: spending
+        } else {
+            let debit = try cell(.debit).flatMap { text throws(StatementError) in try StatementValues.amount(text, currency: currency) } ?? 0
+            let credit = try cell(.credit).flatMap { text throws(StatementError) in try StatementValues.amount(text, currency: currency) } ?? 0
+            guard (debit == 0) != (credit == 0) else {
+                throw StatementError(debit == 0 ? "no amount" : "both a debit and a credit")
+            }
+            signed = debit != 0 ? debit : -credit
+        }
+        guard signed != 0 else { throw StatementError("an amount of 0") }
+        let isCard = columns[.amount] != nil && !options.positiveIsIncome
+        return StatementRow(sheet: sheet, row: row, date: date, amount: signed.magnitude > UInt64(Int64.max) ? .max : Int64(signed.magnitude),
+                            kind: signed > 0 ? "expense" : "income", isRefund: isCard && signed < 0, currency: currency,
+                            payee: cell(.payee).map { String($0.prefix(Limits.maxShortTextLength)) }, memo: cell(.memo).map { String($0.prefix(Limits.maxMemoLength)) },
+                            reference: cell(.reference))
+    }
+
+    /// Gives each row its import key: `ref:` and the statement's id where it has one; else
+    /// `row:` and a hash of the account (and the sheet, in a workbook of several), the date
+    /// (its day and time as written), the signed amount and currency, the payee and memo, and
+    /// the row's occurrence number among identical ones in this file — so two identical
+    /// purchases on one day stay two, and the same statement read again gives the same keys.
+    static func keys(_ rows: [StatementRow], account: String, multipleSheets: Bool) -> [StatementRow] {
+        var seen: [String: Int] = [:]
+        return rows.map { row in
+            var row = row
+            let scope = account + (multipleSheets ? "\u{1F}" + row.sheet : "")
+            if let reference = row.reference {
+                row.importKey = "ref:" + scope + "\u{1F}" + reference
+            } else {
+                let fields = [scope, row.date.description, row.kind, String(row.amount), row.currency, row.payee ?? "", row.memo ?? ""].joined(separator: "\u{1F}")
+                seen[fields, default: 0] += 1
+                row.importKey = "row:" + fields + "\u{1F}" + String(seen[fields]!)
+            }
+            return row
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import TallyCore
+
+/// The amounts and dates of statement cells, in the shapes Korean (and other) banks and card
+/// companies write them.
+public enum StatementValues {
+    /// An amount in minor units of `currency`: `1,234,000`, `1,234,000원`, `₩12,000`, `$12.50`,
+    /// `-5,000`, `(5,000)`, `5,000-`, `+3,200,000`. Nil for an empty cell; throws for anything
+    /// else, or more decimals than the currency has, or an amount past ±10^15.
+    public static func amount(_ text: String, currency: String) throws(StatementError) -> Int64? {
+        var body = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if body.isEmpty { return nil }
+        var negative = false
+        if body.hasPrefix("("), body.hasSuffix(")") { negative = true; body = String(body.dropFirst().dropLast()) }
+        for unit in ["KRW", "USD", "EUR", "JPY", "원", "₩", "￦", "$", "€", "¥", "円"] {
+            if body.hasSuffix(unit) { body = String(body.dropLast(unit.count)) }
+            if body.hasPrefix(unit) { body = String(body.dropFirst(unit.count)) }
+            body = body.trimmingCharacters(in: .whitespaces)
+        }
+        if body.hasSuffix("-") { negative.toggle(); body = String(body.dropLast()) }
+        if body.hasPrefix("-") { negative.toggle(); body = String(body.dropFirst()) } else if body.hasPrefix("+") { body = String(body.dropFirst()) }
+        for unit in ["₩", "￦", "$", "€", "¥"] where body.hasPrefix(unit) { body = String(body.dropFirst(unit.count)) }
+        let parts = body.replacingOccurrences(of: ",", with: "").split(separator: ".", omittingEmptySubsequences: false)
+        let digits = Currency.minorUnitDigits[currency] ?? 2
+        guard (1...2).contains(parts.count), let whole = parts.first, !whole.isEmpty, whole.count <= 15,
+              whole.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            throw StatementError("'\(text.prefix(40))' is not an amount")
+        }
+        var fraction = parts.count == 2 ? String(parts[1]) : ""
+        guard fraction.allSatisfy({ $0.isASCII && $0.isNumber }) else { throw StatementError("'\(text.prefix(40))' is not an amount") }
+        while fraction.count > digits, fraction.hasSuffix("0") { fraction.removeLast() }
+        guard fraction.count <= digits else { throw StatementError("'\(text.prefix(40))' has more decimals than \(currency) has (\(digits))") }
+        fraction += String(repeating: "0", count: digits - fraction.count)
+        guard let value = Int64(String(whole) + fraction), value <= 1_000_000_000_000_000 else { throw StatementError("'\(text.prefix(40))' is too large an amount") }
+        return negative ? -value : value
+    }
+
+    /// A date (and maybe a time): `20251201`, `2026.11.21`, `2026.11.21.`, `2026-11-21`,
+    /// `2026/11/21`, `25.12.01` (20YY), each maybe followed by ` 14:03` or ` 14:03:22`; with
+    /// `serialDays`, also an Excel serial day number (`45992`, `45992.5`: days since
+    /// 1899-12-30, how a spreadsheet stores a date cell). Local time in `timeZone`; a date
+    /// alone is noon there (so that it stays on its day in any nearby offset).
+    public static func date(_ text: String, timeZone: TimeZone, serialDays: Bool) throws(StatementError) -> DateTime {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let problem = StatementError("'\(trimmed.prefix(40))' is not a date")
+        if serialDays, let serial = Double(trimmed), serial.isFinite, (1...2_958_465).contains(serial), !trimmed.contains("e"), !trimmed.contains("E") {
+            let seconds = Int64((serial * 86_400).rounded()) - 25_569 * 86_400  // 1899-12-30 → 1970-01-01
+            let day = DateTime(epochMillis: seconds * 1000, offsetMinutes: 0).localFields
+            let time = serial.truncatingRemainder(dividingBy: 1) == 0 ? (12, 0, 0) : (day.hour, day.minute, day.second)
+            guard let date = local(day.year, day.month, day.day, time.0, time.1, time.2, timeZone) else { throw problem }
+            return date
+        }
+        let pieces = trimmed.split(whereSeparator: { $0 == " " || $0 == "T" }).map(String.init)
+        guard (1...2).contains(pieces.count) else { throw problem }
+        var datePart = pieces[0]
+        if datePart.hasSuffix(".") { datePart.removeLast() }
+        var fields: [Int]
+        if datePart.count == 8, datePart.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            fields = [Int(datePart.prefix(4))!, Int(datePart.dropFirst(4).prefix(2))!, Int(datePart.suffix(2))!]
+        } else {
+            let parts = datePart.split(whereSeparator: { $0 == "." || $0 == "-" || $0 == "/" })
+            guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty && $0.count <= 4 && $0.allSatisfy { $0.isASCII && $0.isNumber } }) else { throw problem }
+            fields = parts.map { Int($0)! }
+            if parts[0].count == 2, parts[1].count <= 2, parts[2].count <= 2 { fields[0] += 2000 } else if parts[0].count != 4 { throw problem }
+        }
+        var (hour, minute, second) = (12, 0, 0)
+        if pieces.count == 2 {
+            let time = pieces[1].split(separator: ":").map { Int($0) }
+            guard (2...3).contains(time.count), time.allSatisfy({ $0 != nil }), let h = time[0], let m = time[1], (0..<24).contains(h), (0..<60).contains(m) else { throw problem }
+            (hour, minute, second) = (h, m, time.count == 3 ? time[2]! : 0)
+            guard (0..<60).contains(second) else { throw problem }
+        }
+        guard let date = local(fields[0], fields[1], fields[2], hour, minute, second, timeZone) else { throw problem }
+        return date
+    }
+
+    /// A real local date-time in `timeZone`, or nil (Feb 30, year 0).
+    static func local(_ year: Int, _ month: Int, _ day: Int, _ hour: Int, _ minute: Int, _ second: Int, _ timeZone: TimeZone) -> DateTime? {
+        guard (1...9999).contains(year), (1...12).contains(month), (1...31).contains(day) else { return nil }
+        let text = String(format: "%04d-%02d-%02dT%02d:%02d:%02dZ", year, month, day, hour, minute, second)
+        guard let wall = DateTime(iso8601: text) else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        guard let instant = calendar.date(from: DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second)) else { return nil }
+        let millis = Int64(instant.timeIntervalSince1970.rounded()) * 1000
+        let offset = Int16(clamping: (wall.epochMillis - millis) / 60_000)
+        guard abs(Int(offset)) <= DateTime.maxOffsetMinutes else { return nil }
+        return DateTime(epochMillis: millis, offsetMinutes: offset)
+    }
+}

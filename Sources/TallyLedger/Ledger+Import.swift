@@ -1,0 +1,123 @@
+import Crypto
+import Foundation
+import TallyCore
+import TallyImport
+import TallyStore
+
+/// What importing a statement did (or, in a dry run, would do).
+public struct ImportReport: Sendable {
+    /// The import's record (nil when nothing was created, or in a dry run).
+    public var importID: UUID?
+    /// Rows that became expenses (or would), with the id each got.
+    public var created: [(row: StatementRow, id: UUID)]
+    /// Rows whose transaction the ledger already has (imported before, from this file or an
+    /// overlapping one — even if deleted since: a person deleted it).
+    public var duplicates: [(row: StatementRow, id: UUID)]
+    /// Blank and total rows.
+    public var skipped: [StatementNote]
+    /// Rows that could not be read (only with `skipBadRows`; otherwise the import is refused).
+    public var bad: [StatementNote]
+    /// The layout each sheet was read with.
+    public var layouts: [(sheet: String, layout: String)]
+    public var encoding: StatementEncoding?
+    public var dryRun: Bool
+}
+
+/// A statement with rows that cannot be read, refused whole.
+public struct StatementRefused: Error, Sendable {
+    public var bad: [StatementNote]
+}
+
+/// Statement imports (docs/IMPORT.md): each row an expense whose id is derived from the row's
+/// import key, so a row imported twice — again, from an overlapping statement, or on another
+/// replica while apart — is one expense; all of a file's new rows and the import's record are
+/// appended as one durable batch.
+extension Ledger {
+    /// Who wrote a row's id: a name-based UUID of its import key.
+    static func expenseID(importKey: String) -> UUID { NameBasedUUID.of("tally-import\u{0}" + importKey) }
+
+    /// The import key as stored on the expense: its SHA-256, hex (a key holds the row's text).
+    static func storedKey(_ importKey: String) -> String { SHA256.hash(data: Data(importKey.utf8)).map { String(format: "%02x", $0) }.joined() }
+
+    /// Imports `statement` (read from the file named `fileName`, of `format`, whose bytes have
+    /// SHA-256 `digest`) as `actor`. Refused whole (`StatementRefused`, nothing written) if a
+    /// row cannot be read, unless `skipBadRows`; a dry run writes nothing and reports the same.
+    public func importStatement(_ statement: Statement, fileName: String, format: String, digest: String, dryRun: Bool,
+                                skipBadRows: Bool, actor: String) throws -> ImportReport {
+        if !statement.bad.isEmpty, !skipBadRows, !dryRun { throw StatementRefused(bad: statement.bad) }
+        let name = String(fileName.unicodeScalars.filter { !$0.properties.isWhitespace || $0 == " " }.map(Character.init)
+            .filter { !$0.unicodeScalars.contains { $0.properties.generalCategory == .control } }.prefix(Limits.maxNameLength))
+        let recordID = NameBasedUUID.of("tally-import-record\u{0}" + digest)
+        var report = ImportReport(importID: nil, created: [], duplicates: [], skipped: statement.skipped, bad: statement.bad,
+                                  layouts: statement.layouts, encoding: statement.encoding, dryRun: dryRun)
+        let workbook = Set(statement.rows.map(\.sheet)).count > 1 || statement.rows.contains { !$0.sheet.isEmpty }
+        func sort(_ lookup: any LedgerLookup) throws -> [EventDraft] {
+            report.created = []
+            report.duplicates = []
+            var drafts: [EventDraft] = []
+            var made: Set<UUID> = []
+            for row in statement.rows {
+                let id = Self.expenseID(importKey: row.importKey)
+                if try made.contains(id) || lookup.entity(.uuid(id)) != nil {
+                    report.duplicates.append((row, id))
+                    continue
+                }
+                report.created.append((row, id))
+                made.insert(id)
+                var properties: PropertyMap = [
+                    .kind: .string(row.kind), .amount: .int(row.amount), .currency: .string(row.currency), .date: .dateTime(row.date),
+                    .repeat: .string("none"), .importKey: .string(Self.storedKey(row.importKey)), .importId: .uuid(recordID),
+                ]
+                if let payee = row.payee { properties[.payee] = .string(payee) }
+                if let memo = row.memo { properties[.memo] = .string(memo) }
+                if workbook, !row.sheet.isEmpty { properties[.payment] = .string(String(row.sheet.prefix(Limits.maxShortTextLength))) }
+                if row.isRefund { properties[.tags] = .strings(["refund"]) }
+                drafts.append(EventDraft(entityType: .expense, entityID: .uuid(id), operation: .create, properties: properties, actor: actor))
+            }
+            // The record last: a batch cut short by a crash has no record, and the same import
+            // run again makes the rest (the ids are the same) and then the record.
+            if !drafts.isEmpty, try lookup.entity(.uuid(recordID)) == nil {
+                drafts.append(EventDraft(entityType: .importBatch, entityID: .uuid(recordID), operation: .create, properties: [
+                    .name: .string(name.isEmpty ? "statement" : name), .digest: .string(digest), .format: .string(format),
+                    .count: .int(Int64(drafts.count)),
+                ], actor: actor))
+            }
+            return drafts
+        }
+        if dryRun {
+            _ = try projector.database.read { try sort(ProjectionLookup($0)) }
+            return report
+        }
+        guard statement.rows.count <= Limits.maxImportRows else {
+            throw ValidationError(field: "file", "at most \(Limits.maxImportRows) rows in one import")
+        }
+        let written = try session.writeAll(actor: actor) { try sort($0) }
+        if written > 0 { report.importID = recordID }
+        return report
+    }
+
+    /// Reads a statement file's bytes (`format` csv or xlsx) and imports it; see
+    /// `importStatement`. Rows without a currency column are in `options.currency`, else the
+    /// ledger's default currency.
+    public func importFile(_ bytes: [UInt8], fileName: String, format: String, options: StatementOptions, dryRun: Bool,
+                           skipBadRows: Bool, actor: String) throws -> ImportReport {
+        let statement: Statement
+        switch format {
+        case "csv": statement = try StatementReader.csv(bytes, options: options)
+        case "xlsx": statement = try StatementReader.xlsx(Data(bytes), options: options)
+        default: throw ValidationError(field: "format", "must be csv or xlsx")
+        }
+        let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        return try importStatement(statement, fileName: fileName, format: format, digest: digest, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor)
+    }
+
+    /// The ledger's default currency (the `defaultCurrency` setting, else KRW).
+    public func defaultCurrency() throws -> String {
+        try projector.database.read { try LedgerSession.defaultCurrency(in: ProjectionLookup($0)) }
+    }
+
+    /// Every import's record, newest last.
+    public func imports() throws -> [LedgerState.Entity] {
+        try projector.database.read { try ProjectionQueries.liveEntities($0, type: .importBatch) }
+    }
+}
