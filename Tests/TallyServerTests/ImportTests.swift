@@ -1,0 +1,264 @@
+import Foundation
+import Testing
+import TallyCore
+import TallyImport
+import TallyLedger
+import TallyStore
+import TallyTestSupport
+import ZIPFoundation
+
+/// Statement imports (issue 19), with statement files written here in the shapes banks and
+/// card companies hand out: each transaction once, however often or overlapping the imports.
+@Suite struct ImportTests {
+    static let seoul = TimeZone(identifier: "Asia/Seoul")!
+
+    static func options(_ configure: (inout StatementOptions) -> Void = { _ in }) -> StatementOptions {
+        var options = StatementOptions()
+        options.timeZone = seoul
+        configure(&options)
+        return options
+    }
+
+    /// A Samsung-card-like CSV in CP949: a title and a period above the header, `yyyy.mm.dd`
+    /// dates, `원` amounts with commas, a cancellation, a blank line and a 합계 row.
+    static let cardCSV = """
+        삼성카드 이용내역서
+        조회기간: 2026.11.01 ~ 2026.11.30
+
+        이용일,가맹점,이용금액,할부,비고
+        2026.11.03,김밥천국,"9,500원",일시불,
+        2026.11.04,스타벅스 강남점,"5,600원",일시불,
+        2026.11.04,스타벅스 강남점,"5,600원",일시불,
+        2026.11.05,스타벅스 강남점,"-5,600원",일시불,취소
+        2026.11.07,이마트,"1,234,000원",3개월,
+        ,,,,
+        합계,,"1,249,100원",,
+        """
+
+    func entities(_ ledger: Ledger, _ type: EntityType) throws -> [LedgerState.Entity] {
+        try ledger.projector.database.read { try ProjectionQueries.liveEntities($0, type: type) }
+    }
+
+    @Test func aCP949CardStatementImportsOnceWithRefundsAndTotalsSkipped() throws {
+        let fixture = try ServerFixture()
+        let ledger = fixture.service.ledger
+        let bytes = try StatementEncoding.encodeCP949(Self.cardCSV)
+        #expect(String(validating: bytes, as: UTF8.self) == nil, "really CP949, not UTF-8")
+        let first = try ledger.importFile(bytes, fileName: "삼성카드_202611.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "cli:test")
+        #expect(first.encoding == .cp949 && first.layouts.map(\.layout) == ["samsung-card"])
+        #expect(first.created.count == 5 && first.duplicates.isEmpty && first.bad.isEmpty)
+        #expect(first.skipped.map(\.reason).sorted() == ["blank", "total"] && first.skipped.map(\.row).sorted() == [10, 11])
+        let rows = first.created.map(\.row)
+        #expect(rows.map(\.amount) == [9_500, 5_600, 5_600, 5_600, 1_234_000])
+        #expect(rows.map(\.kind) == ["expense", "expense", "expense", "income", "expense"] && rows.map(\.isRefund) == [false, false, false, true, false])
+        #expect(rows[0].payee == "김밥천국" && rows[0].date.description == "2026-11-03T12:00:00+09:00" && rows[0].row == 5)
+        #expect(rows[3].memo == nil, "비고 is not a column this layout reads")
+
+        // The two identical purchases on the 4th stay two; importing again creates nothing.
+        let second = try ledger.importFile(bytes, fileName: "again.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "cli:test")
+        #expect(second.created.isEmpty && second.duplicates.count == 5 && second.importID == nil)
+        let expenses = try entities(ledger, .expense)
+        #expect(expenses.count == 5)
+        #expect(expenses.filter { $0.value(.tags) == .strings(["refund"]) }.count == 1)
+
+        // The import is one entry in the audit trail: who, which file, its digest.
+        let imports = try ledger.imports()
+        #expect(imports.count == 1 && imports[0].id == .uuid(first.importID!))
+        #expect(imports[0].value(.name) == .string("삼성카드_202611.csv") && imports[0].value(.count) == .int(5))
+        let digest = SHA256Hex.of(bytes)
+        #expect(imports[0].value(.digest) == .string(digest))
+        let trail = try ledger.views.audit(.uuid(first.importID!))
+        #expect(trail.events.count == 1 && trail.events[0].event.actor == "cli:test")
+        #expect(expenses.allSatisfy { $0.value(.importId) == .uuid(first.importID!) })
+    }
+
+    @Test func anOverlappingStatementCreatesOnlyTheNewRows() throws {
+        let fixture = try ServerFixture()
+        let ledger = fixture.service.ledger
+        let header = "거래일자,내용,출금,입금,잔액\n"
+        let october = header + "2026.10.30,월세,\"700,000\",,1000000\n2026.11.01,급여,,\"3,000,000\",4000000\n2026.11.02,편의점,\"4,500\",,3995500\n"
+        let november = header + "2026.11.01,급여,,\"3,000,000\",4000000\n2026.11.02,편의점,\"4,500\",,3995500\n2026.11.03,약국,\"12,000\",,3983500\n2026.11.04,편의점,\"4,500\",,3979000\n"
+        let a = try ledger.importFile(Array(october.utf8), fileName: "a.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
+        #expect(a.created.count == 3 && a.layouts.map(\.layout) == ["shinhan-bank"])
+        #expect(a.created.map(\.row.kind) == ["expense", "income", "expense"])
+        let b = try ledger.importFile(Array(november.utf8), fileName: "b.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
+        #expect(b.duplicates.map(\.row.row) == [2, 3] && b.created.map(\.row.payee) == ["약국", "편의점"])
+        #expect(try entities(ledger, .expense).count == 5)
+        #expect(try ledger.imports().count == 2)
+    }
+
+    @Test func aBadRowRefusesTheWholeFileUnlessSkippedAndADryRunWritesNothing() throws {
+        let fixture = try ServerFixture()
+        let ledger = fixture.service.ledger
+        let csv = "Date,Description,Debit,Credit\n2026-11-01,Rent,\"1,000,000\",\n2026-11-02,Coffee,abc,\n2026-13-01,Nowhere,100,\n2026-11-03,Both,100,200\n2026-11-04,Salary,,\"3,200,000.00\"\n"
+        let bytes = Array(csv.utf8)
+        let before = try ledger.views.projectedIndex()
+        #expect {
+            try ledger.importFile(bytes, fileName: "bank.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
+        } throws: { error in
+            guard let refused = error as? StatementRefused else { return false }
+            return refused.bad.map(\.row) == [3, 4, 5] && refused.bad[0].reason.contains("'abc' is not an amount")
+                && refused.bad[1].reason.contains("not a date") && refused.bad[2].reason.contains("both a debit and a credit")
+        }
+        #expect(try ledger.views.projectedIndex() == before, "nothing written")
+        let dry = try ledger.importFile(bytes, fileName: "bank.csv", format: "csv", options: Self.options(), dryRun: true, skipBadRows: false, actor: "t")
+        #expect(dry.dryRun && dry.created.count == 2 && dry.bad.count == 3)
+        #expect(try ledger.views.projectedIndex() == before, "a dry run writes nothing")
+        let skipping = try ledger.importFile(bytes, fileName: "bank.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: true, actor: "t")
+        #expect(skipping.created.map(\.row.amount) == [1_000_000, 3_200_000] && skipping.bad.count == 3)
+        #expect(skipping.created.map(\.row.kind) == ["expense", "income"])
+    }
+
+    @Test func utf16TabSeparatedTextWithABOMIsRead() throws {
+        let text = "Date\tPayee\tAmount\n2026-11-01\t카페\t$12.50\n"
+        var bytes: [UInt8] = [0xFF, 0xFE]
+        for unit in text.utf16 { bytes += [UInt8(unit & 0xFF), UInt8(unit >> 8)] }
+        let statement = try StatementReader.csv(bytes, options: Self.options { $0.delimiter = "\t"; $0.currency = "USD" })
+        #expect(statement.encoding == .utf16le && statement.rows.count == 1)
+        #expect(statement.rows[0].amount == 1_250 && statement.rows[0].currency == "USD" && statement.rows[0].payee == "카페")
+    }
+
+    @Test func amountsAndDatesInTheShapesStatementsUse() throws {
+        for (text, minor) in [("1,234,000", 1_234_000), ("1,234,000원", 1_234_000), ("₩12,000", 12_000), ("-5,000", -5_000), ("(5,000)", -5_000),
+                              ("5,000-", -5_000), ("+3,200,000", 3_200_000), ("KRW 900", 900), ("12.00", 12), (" 7 원 ", 7)] as [(String, Int64)] {
+            #expect(try StatementValues.amount(text, currency: "KRW") == minor, "\(text)")
+        }
+        #expect(try StatementValues.amount("$12.5", currency: "USD") == 1_250)
+        #expect(try StatementValues.amount("", currency: "KRW") == nil)
+        for bad in ["12.5", "1,2a", "--5", "1e5", "9999999999999999", "１２", "(5", ".5"] {
+            #expect(throws: StatementError.self, "\(bad)") { try StatementValues.amount(bad, currency: "KRW") }
+        }
+        // Random amounts written the ways statements write them read back exactly.
+        var rng = SplitMix64(seed: 19)
+        for _ in 0..<500 {
+            let value = Int64.random(in: 1...999_999_999_999, using: &rng)
+            let grouped = value.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US")))
+            let text = [grouped, grouped + "원", "₩" + grouped, "(" + grouped + ")", grouped + "-", "-" + grouped].randomElement(using: &rng)!
+            let negative = text.hasPrefix("(") || text.hasSuffix("-") || text.hasPrefix("-")
+            #expect(try StatementValues.amount(text, currency: "KRW") == (negative ? -value : value), "\(text)")
+        }
+        func date(_ text: String, serial: Bool = false) throws -> String { try StatementValues.date(text, timeZone: Self.seoul, serialDays: serial).description }
+        #expect(try date("20251201") == "2025-12-01T12:00:00+09:00")
+        #expect(try date("2026.11.21") == "2026-11-21T12:00:00+09:00" && date("2026.11.21.") == "2026-11-21T12:00:00+09:00")
+        #expect(try date("2026.11.21 14:03:22") == "2026-11-21T14:03:22+09:00" && date("2026-11-21 14:03") == "2026-11-21T14:03:00+09:00")
+        #expect(try date("26.11.21") == "2026-11-21T12:00:00+09:00" && date("2026/11/21") == "2026-11-21T12:00:00+09:00")
+        #expect(try date("46347", serial: true) == "2026-11-21T12:00:00+09:00", "an Excel serial day")
+        #expect(try date("46347.5", serial: true) == "2026-11-21T12:00:00+09:00")
+        for bad in ["2026.02.30", "20261301", "46347", "2026-11-21 25:00", "yesterday", "2026.11", "0000.01.01"] {
+            #expect(throws: StatementError.self, "\(bad)") { try date(bad) }
+        }
+    }
+
+    // MARK: - Workbooks
+
+    /// An .xlsx written the way Excel writes one: shared strings, numbers as numbers, a date
+    /// as a serial day in one row, a title row above the header, a 합계 row; a sheet per
+    /// card holder.
+    static func cardWorkbook(holders: [(name: String, rows: [[String]])]) throws -> Data {
+        let archive = try Archive(data: Data(), accessMode: .create)
+        var strings: [String] = []
+        func shared(_ text: String) -> Int {
+            if let index = strings.firstIndex(of: text) { return index }
+            strings.append(text)
+            return strings.count - 1
+        }
+        func add(_ path: String, _ xml: String) throws {
+            let data = Data(xml.utf8)
+            try archive.addEntry(with: path, type: .file, uncompressedSize: Int64(data.count), compressionMethod: .deflate) { (position: Int64, size: Int) in
+                data.subdata(in: Int(position)..<Int(position) + size)
+            }
+        }
+        var sheetsXML = "", relsXML = ""
+        for (number, holder) in holders.enumerated() {
+            var rowsXML = ""
+            let all = [["\(holder.name)님 카드 이용대금 명세서"], []] + [["이용일자", "이용가맹점", "이용금액", "승인번호"]] + holder.rows
+            for (index, row) in all.enumerated() {
+                var cells = ""
+                for (column, value) in row.enumerated() where !value.isEmpty {
+                    let reference = "\(["A", "B", "C", "D", "E"][column])\(index + 1)"
+                    if value.hasPrefix("#") {  // a number cell (an amount, or a serial date)
+                        cells += #"<c r="\#(reference)"><v>\#(value.dropFirst())</v></c>"#
+                    } else {
+                        cells += #"<c r="\#(reference)" t="s"><v>\#(shared(value))</v></c>"#
+                    }
+                }
+                rowsXML += #"<row r="\#(index + 1)">\#(cells)</row>"#
+            }
+            try add("xl/worksheets/sheet\(number + 1).xml", #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>\#(rowsXML)</sheetData></worksheet>"#)
+            sheetsXML += #"<sheet name="\#(holder.name)" sheetId="\#(number + 1)" r:id="rId\#(number + 1)"/>"#
+            relsXML += #"<Relationship Id="rId\#(number + 1)" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet\#(number + 1).xml"/>"#
+        }
+        try add("xl/workbook.xml", #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets>\#(sheetsXML)</sheets></workbook>"#)
+        try add("xl/_rels/workbook.xml.rels", #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">\#(relsXML)</Relationships>"#)
+        let items = strings.map { #"<si><t xml:space="preserve">\#($0.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;"))</t></si>"# }.joined()
+        try add("xl/sharedStrings.xml", #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="\#(strings.count)" uniqueCount="\#(strings.count)">\#(items)</sst>"#)
+        return archive.data!
+    }
+
+    @Test func aFamilyCardWorkbookImportsEverySheetOnceKeepingTheHolder() throws {
+        let workbook = try Self.cardWorkbook(holders: [
+            ("홍길동", [["20261101", "GS25 역삼점", "1,500", "30000001"], ["20261102", "쿠팡", "#23900", "30000002"], ["#46329", "넷플릭스", "#17000", "30000003"],
+                      ["합계", "", "#42400", ""]]),
+            ("김영희", [["20261101", "GS25 역삼점", "1,500", "40000001"], ["20261103", "올리브영 & 약국", "#-8000", "40000002"],
+                      ["2026.02.30", "없는 날", "#100", "40000003"]]),
+        ])
+        let fixture = try ServerFixture()
+        let ledger = fixture.service.ledger
+        let report = try ledger.importFile(Array(workbook), fileName: "family.xlsx", format: "xlsx", options: Self.options(), dryRun: false, skipBadRows: true, actor: "t")
+        #expect(report.layouts.map(\.layout) == ["shinhan-card", "shinhan-card"])
+        #expect(report.created.count == 5 && report.skipped.map(\.reason) == ["total"], "\(report.bad)")
+        #expect(report.bad.map { "\($0.sheet) \($0.row)" } == ["김영희 6"], "February 30th")
+        let rows = report.created.map(\.row)
+        #expect(rows.map(\.sheet) == ["홍길동", "홍길동", "홍길동", "김영희", "김영희"])
+        #expect(rows[2].date.description == "2026-11-03T12:00:00+09:00", "serial day 46329")
+        #expect(rows.map(\.amount) == [1_500, 23_900, 17_000, 1_500, 8_000] && rows[4].isRefund && rows[4].payee == "올리브영 & 약국")
+        // The same purchase on both holders' cards is two expenses, paid by each.
+        let expenses = try entities(ledger, .expense)
+        #expect(Set(expenses.compactMap { if case .string(let p)? = $0.value(.payment) { p } else { nil } }) == ["홍길동", "김영희"])
+        let again = try ledger.importFile(Array(workbook), fileName: "family.xlsx", format: "xlsx", options: Self.options(), dryRun: false, skipBadRows: true, actor: "t")
+        #expect(again.created.isEmpty && again.duplicates.count == 5)
+    }
+
+    @Test func hostileWorkbooksAreRefusedWithAReason() throws {
+        for (bytes, expected) in [(Data("PK\u{3}\u{4}garbage".utf8), "not an .xlsx"), (Data(), "not an .xlsx"), (Data(repeating: 0, count: 4096), "not an .xlsx")] {
+            #expect { try StatementReader.xlsx(bytes, options: Self.options()) } throws: { ($0 as? StatementError)?.description.contains(expected) == true }
+        }
+        // A zip that is no workbook, and a workbook naming a sheet it lacks.
+        let empty = try Archive(data: Data(), accessMode: .create)
+        try empty.addEntry(with: "hello.txt", type: .file, uncompressedSize: Int64(2), provider: { (_: Int64, _: Int) in Data("hi".utf8) })
+        #expect { try StatementReader.xlsx(empty.data!, options: Self.options()) } throws: { ($0 as? StatementError)?.description.contains("no xl/workbook.xml") == true }
+        let lying = try Archive(data: Data(), accessMode: .create)
+        let workbook = Data(#"<workbook xmlns:r="r"><sheets><sheet name="A" sheetId="1" r:id="rId9"/></sheets></workbook>"#.utf8)
+        try lying.addEntry(with: "xl/workbook.xml", type: .file, uncompressedSize: Int64(workbook.count), provider: { (p: Int64, s: Int) in workbook.subdata(in: Int(p)..<Int(p) + s) })
+        #expect { try StatementReader.xlsx(lying.data!, options: Self.options()) } throws: { ($0 as? StatementError)?.description.contains("does not hold") == true }
+        // A CSV of binary noise: neither UTF-8 nor CP949.
+        #expect(throws: StatementError.self) { try StatementReader.csv([0xFF, 0x00, 0x80, 0x81, 0xFF, 0xFE, 0x00], options: Self.options { $0.encoding = .cp949 }) }
+        // No header anywhere: refused, naming what to do.
+        #expect { try StatementReader.csv(Array("a,b\n1,2\n".utf8), options: Self.options()) } throws: { ($0 as? StatementError)?.description.contains("--column") == true }
+    }
+
+    @Test func twoReplicasImportingTheSameStatementApartKeepOneExpensePerRow() async throws {
+        let (here, there) = (try ServerFixture(), try ServerFixture())
+        let bytes = try StatementEncoding.encodeCP949(Self.cardCSV)
+        for fixture in [here, there] {
+            _ = try fixture.service.ledger.importFile(bytes, fileName: "card.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
+        }
+        try await here.exchangeBundles(with: there)
+        for fixture in [here, there] {
+            #expect(try entities(fixture.service.ledger, .expense).count == 5)
+            #expect(try fixture.service.ledger.imports().count == 1)
+            #expect(try fixture.service.views.conflicts(entity: nil).isEmpty)
+        }
+    }
+}
+
+/// SHA-256 hex of bytes (what an import records as the file's digest).
+enum SHA256Hex {
+    static func of(_ bytes: [UInt8]) -> String {
+        var hasher = Crypto.SHA256()
+        hasher.update(data: bytes)
+        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+import Crypto
