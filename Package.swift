@@ -108,7 +108,7 @@ let package = Package(
         .target(
             name: "TallyServer",
             dependencies: [
-                "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyImages", "TallyWebApp",
+                "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyImages", "TallyWebApp", "TallyImport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

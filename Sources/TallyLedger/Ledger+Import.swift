@@ -23,6 +23,29 @@ public struct ImportReport: Sendable {
     public var dryRun: Bool
 }
 
+extension ImportReport {
+    /// The report as `tally import … --json` and `POST /v1/imports` give it.
+    public var json: JSONText {
+        func row(_ item: (row: StatementRow, id: UUID)) -> JSONText {
+            .object([("id", .string(item.id.lowercased)), ("sheet", .string(item.row.sheet)), ("row", .int(Int64(item.row.row))),
+                     ("date", .string(item.row.date.description)), ("kind", .string(item.row.kind)), ("amount", .int(item.row.amount)),
+                     ("currency", .string(item.row.currency)), ("payee", item.row.payee.map(JSONText.string) ?? .null), ("refund", .bool(item.row.isRefund))])
+        }
+        return .object([
+            ("dryRun", .bool(dryRun)), ("importId", importID.map { .string($0.lowercased) } ?? .null),
+            ("encoding", encoding.map { .string($0.rawValue) } ?? .null),
+            ("layouts", .array(layouts.map { .object([("sheet", .string($0.sheet)), ("layout", .string($0.layout))]) })),
+            ("created", .array(created.map(row))), ("duplicates", .array(duplicates.map(row))),
+            ("skipped", .array(skipped.map(\.json))), ("bad", .array(bad.map(\.json))),
+        ])
+    }
+}
+
+extension StatementNote {
+    /// `{sheet, row, reason}`.
+    public var json: JSONText { .object([("sheet", .string(sheet)), ("row", .int(Int64(row))), ("reason", .string(reason))]) }
+}
+
 /// A statement with rows that cannot be read, refused whole.
 public struct StatementRefused: Error, Sendable {
     public var bad: [StatementNote]
@@ -101,6 +124,9 @@ extension Ledger {
     /// ledger's default currency.
     public func importFile(_ bytes: [UInt8], fileName: String, format: String, options: StatementOptions, dryRun: Bool,
                            skipBadRows: Bool, actor: String) throws -> ImportReport {
+        guard options.account.count <= Limits.maxShortTextLength, !options.account.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw ValidationError(field: "account", "must be at most \(Limits.maxShortTextLength) characters without control characters")
+        }
         let statement: Statement
         switch format {
         case "csv": statement = try StatementReader.csv(bytes, options: options)
@@ -116,8 +142,15 @@ extension Ledger {
         try projector.database.read { try LedgerSession.defaultCurrency(in: ProjectionLookup($0)) }
     }
 
-    /// Every import's record, newest last.
+    /// Every import's record.
     public func imports() throws -> [LedgerState.Entity] {
         try projector.database.read { try ProjectionQueries.liveEntities($0, type: .importBatch) }
+    }
+
+    /// An import's record as JSON: its id, file name, format, digest and how many expenses it made.
+    public static func importJSON(_ entity: LedgerState.Entity) -> JSONText {
+        var fields: [(String, JSONText)] = [("id", .string(entity.id.description))]
+        for field in EntitySpec.importBatch.fields { fields.append((field.name == .name ? "fileName" : field.name.jsonName, entity.value(field.name)?.json ?? .null)) }
+        return .object(fields)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import TallyCore
+import TallyImport
 import TallyLedger
 import TallyLog
 import TallySync
@@ -13,9 +14,11 @@ public struct APIError: Error, Sendable {
     public var code: String
     public var message: String
     public var field: String?
+    /// The rows of a statement that could not be read (`bad_rows`), each {sheet, row, reason}.
+    public var rows: [JSONText]?
 
-    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, field: String? = nil) {
-        (self.status, self.code, self.message, self.field) = (status, code, message, field)
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, field: String? = nil, rows: [JSONText]? = nil) {
+        (self.status, self.code, self.message, self.field, self.rows) = (status, code, message, field, rows)
     }
 
     /// The API's answer to any error thrown while handling a request.
@@ -48,6 +51,10 @@ public struct APIError: Error, Sendable {
             case .invalidDigest: return APIError(.badRequest, "invalid_digest", error.description)
             case .digestMismatch: return APIError(.unprocessableContent, "rejected", error.description)
             }
+        case let error as StatementError: return APIError(.badRequest, "invalid_statement", error.description, field: "file")
+        case let error as StatementRefused:
+            return APIError(.unprocessableContent, "bad_rows", "\(error.bad.count) row(s) of the statement cannot be read; nothing was imported (or import with skipBadRows=true)",
+                            field: "file", rows: error.bad.map(\.json))
         case let error as StrictJSONError: return APIError(.badRequest, "malformed_json", "the body is not valid JSON: \(error)")
         case let error as SyncRejection: return APIError(.unprocessableContent, "rejected", error.description)
         case let error as LogError:
@@ -67,6 +74,7 @@ public struct APIError: Error, Sendable {
     /// The JSON response.
     var response: Response {
         let fields: [(String, JSONText)] = [("code", .string(code)), ("message", .string(message))] + (field.map { [("field", .string($0))] } ?? [])
+            + (rows.map { [("rows", .array($0))] } ?? [])
         let body = JSONText.object([("error", .object(fields))]).serialized
         return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))
     }

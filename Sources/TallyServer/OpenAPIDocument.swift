@@ -1,4 +1,5 @@
 import TallyCore
+import TallyImport
 
 /// The OpenAPI 3.1 document served at `/openapi.yaml`, kept beside the routes it describes.
 enum OpenAPIDocument {
@@ -347,6 +348,37 @@ enum OpenAPIDocument {
         get:
           parameters: [{$ref: "#/components/parameters/asOf"}, {name: entity, in: query, schema: {type: string}}]
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Concurrent writes that lost: {items}."}, "400": {$ref: "#/components/responses/Error"}}
+      /v1/imports:
+        get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every statement import: {items: [{id, fileName, digest, format, count}]}."}}}
+        post:
+          description: "Imports a bank or card statement (docs/IMPORT.md): the body is the file itself, a CSV (UTF-8, UTF-16 with BOM, or CP949) or an .xlsx workbook, told by its bytes unless format says. Each row becomes an expense once: importing the same or an overlapping statement again creates only rows the ledger never had. A row that cannot be read refuses the whole file (422 bad_rows, listing them) unless skipBadRows."
+          parameters:
+            - {name: format, in: query, schema: {type: string, enum: [csv, xlsx]}}
+            - {name: name, in: query, description: "The file's name, kept in the import's record", schema: {type: string, maxLength: 100}}
+            - {name: dryRun, in: query, description: "Report what would be created; write nothing", schema: {type: string, enum: ["true", "false"]}}
+            - {name: skipBadRows, in: query, schema: {type: string, enum: ["true", "false"]}}
+            - {name: mapping, in: query, schema: {type: string, enum: [\(StatementLayout.builtIn.map(\.name).joined(separator: ", "))]}}
+            - {name: account, in: query, description: "Which account or card: part of each row's import key", schema: {type: string, maxLength: \(Limits.maxShortTextLength)}}
+            - {name: currency, in: query, schema: {type: string, pattern: "^[A-Z]{3}$"}}
+            - {name: encoding, in: query, schema: {type: string, enum: [utf-8, utf-16le, utf-16be, cp949, euc-kr]}}
+            - {name: delimiter, in: query, schema: {type: string, enum: [",", ";", tab]}}
+            - {name: headerRow, in: query, schema: {type: integer, minimum: 0, maximum: 1000000}}
+            - {name: positiveIs, in: query, schema: {type: string, enum: [expense, income]}}
+          requestBody:
+            required: true
+            content:
+              text/csv: {schema: {type: string, format: binary}}
+              application/octet-stream: {schema: {type: string, format: binary}}
+              application/vnd.openxmlformats-officedocument.spreadsheetml.sheet: {schema: {type: string, format: binary}}
+          responses:
+            default: {$ref: "#/components/responses/Error"}
+            "200": {description: "A dry run, or nothing new: {dryRun, importId: null, layouts, encoding, created, duplicates, skipped, bad}"}
+            "201": {description: "Imported, durably, as one batch: the same report with importId"}
+            "400": {$ref: "#/components/responses/Error"}
+            "408": {$ref: "#/components/responses/Error"}
+            "409": {$ref: "#/components/responses/Error"}
+            "413": {$ref: "#/components/responses/Error"}
+            "422": {$ref: "#/components/responses/Error"}
       /v1/attachments:
         post:
           description: "Stores a receipt photo or file (JPEG, PNG, HEIC/HEIF, WebP, GIF or PDF, told by its bytes; at most 25 MiB by default, refused with 413 as it arrives). The body is the file itself, or a multipart/form-data form whose file part (a filename, or the name 'file') is taken."

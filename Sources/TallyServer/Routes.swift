@@ -51,6 +51,7 @@ public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> 
     ChangeFeed(service: service).add(to: v1)
     ReplicationRoutes(service: service).add(to: v1)
     AttachmentRoutes(service: service).add(to: v1)
+    ImportRoutes(service: service).add(to: v1)
     return router
 }
 

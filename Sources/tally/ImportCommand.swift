@@ -146,22 +146,8 @@ struct ImportCommand: ParsableCommand {
 /// The report of an import, for people or as JSON.
 enum ImportOutput {
     static func print(_ report: ImportReport, json: Bool) {
-        func note(_ note: StatementNote) -> JSONText {
-            .object([("sheet", .string(note.sheet)), ("row", .int(Int64(note.row))), ("reason", .string(note.reason))])
-        }
-        func row(_ item: (row: StatementRow, id: UUID)) -> JSONText {
-            .object([("id", .string(item.id.lowercased)), ("sheet", .string(item.row.sheet)), ("row", .int(Int64(item.row.row))),
-                     ("date", .string(item.row.date.description)), ("kind", .string(item.row.kind)), ("amount", .int(item.row.amount)),
-                     ("currency", .string(item.row.currency)), ("payee", item.row.payee.map(JSONText.string) ?? .null), ("refund", .bool(item.row.isRefund))])
-        }
         if json {
-            Swift.print(JSONText.object([
-                ("dryRun", .bool(report.dryRun)), ("importId", report.importID.map { .string($0.lowercased) } ?? .null),
-                ("encoding", report.encoding.map { .string($0.rawValue) } ?? .null),
-                ("layouts", .array(report.layouts.map { .object([("sheet", .string($0.sheet)), ("layout", .string($0.layout))]) })),
-                ("created", .array(report.created.map(row))), ("duplicates", .array(report.duplicates.map(row))),
-                ("skipped", .array(report.skipped.map(note))), ("bad", .array(report.bad.map(note))),
-            ]).serialized)
+            Swift.print(report.json.serialized)
             return
         }
         let layouts = report.layouts.map { $0.sheet.isEmpty ? $0.layout : "\($0.sheet): \($0.layout)" }.joined(separator: ", ")

@@ -1,4 +1,7 @@
 import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
 import Testing
 import TallyCore
 import TallyImport
@@ -248,6 +251,58 @@ import ZIPFoundation
             #expect(try entities(fixture.service.ledger, .expense).count == 5)
             #expect(try fixture.service.ledger.imports().count == 1)
             #expect(try fixture.service.views.conflicts(entity: nil).isEmpty)
+        }
+    }
+}
+
+extension ImportTests {
+    static func post(_ client: some TestClientProtocol, _ uri: String, token: String, bytes: [UInt8], type: String = "text/csv") async throws -> TestResponse {
+        var headers: HTTPFields = [.authorization: "Bearer \(token)", .contentType: type]
+        headers[.contentLength] = String(bytes.count)
+        return try await client.execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(bytes: bytes))
+    }
+
+    @Test func theAPIImportsAStatementOnceAndRefusesWhatItCannotRead() async throws {
+        let fixture = try ServerFixture()
+        let card = try StatementEncoding.encodeCP949(Self.cardCSV)
+        try await fixture.test { client in
+            let dry = try await Self.post(client, "/v1/imports?dryRun=true&name=card.csv", token: fixture.readWrite, bytes: card)
+            #expect(dry.status == .ok && (dry.object["created"] as? [Any])?.count == 5 && dry.object["importId"] is NSNull)
+            #expect(try fixture.service.ledger.imports().isEmpty, "a dry run writes nothing")
+            let first = try await Self.post(client, "/v1/imports?name=%EC%B9%B4%EB%93%9C.csv", token: fixture.readWrite, bytes: card)
+            #expect(first.status == .created && first.object["encoding"] as? String == "cp949", "\(String(buffer: first.body))")
+            let again = try await Self.post(client, "/v1/imports", token: fixture.readWrite, bytes: card)
+            #expect(again.status == .ok && (again.object["created"] as? [Any])?.isEmpty == true && (again.object["duplicates"] as? [Any])?.count == 5)
+            let list = try await client.send(.get, "/v1/imports", token: fixture.readOnly)
+            let items = list.object["items"] as? [[String: Any]] ?? []
+            #expect(items.count == 1 && items[0]["fileName"] as? String == "카드.csv" && items[0]["count"] as? Int == 5)
+
+            // A bad row: 422 listing it, nothing written; with skipBadRows, the rest.
+            let bank = Array("Date,Description,Amount\n2026-11-01,Rent,1000\n2026-11-02,Coffee,abc\n".utf8)
+            let refused = try await Self.post(client, "/v1/imports", token: fixture.readWrite, bytes: bank)
+            let error = refused.object["error"] as? [String: Any] ?? [:]
+            #expect(refused.status == .unprocessableContent && error["code"] as? String == "bad_rows")
+            #expect((error["rows"] as? [[String: Any]])?.first?["row"] as? Int == 3)
+            #expect(try fixture.service.ledger.imports().count == 1)
+            let skipping = try await Self.post(client, "/v1/imports?skipBadRows=true", token: fixture.readWrite, bytes: bank)
+            #expect(skipping.status == .created && (skipping.object["bad"] as? [Any])?.count == 1)
+
+            // Hostile requests: each 4xx with a JSON error, nothing written.
+            let before = try fixture.service.views.projectedIndex()
+            for (uri, bytes, status) in [
+                ("/v1/imports?bogus=1", card, HTTPResponse.Status.badRequest), ("/v1/imports", [], .badRequest), ("/v1/imports?format=pdf", card, .badRequest),
+                ("/v1/imports?mapping=nope", card, .badRequest), ("/v1/imports?currency=krw", card, .badRequest), ("/v1/imports?headerRow=-1", card, .badRequest),
+                ("/v1/imports?dryRun=yes", card, .badRequest), ("/v1/imports?encoding=latin1", card, .badRequest), ("/v1/imports?delimiter=%7C", card, .badRequest),
+                ("/v1/imports?account=%01x", card, .badRequest), ("/v1/imports?format=xlsx", card, .badRequest),
+                ("/v1/imports", Array("PK\u{3}\u{4}not a zip".utf8), .badRequest), ("/v1/imports?encoding=utf-8", card, .badRequest),
+                ("/v1/imports?headerRow=99", card, .badRequest), ("/v1/imports", [0xFF, 0xFE, 0x41], .badRequest),
+            ] as [(String, [UInt8], HTTPResponse.Status)] {
+                let response = try await Self.post(client, uri, token: fixture.readWrite, bytes: bytes)
+                #expect(response.status == status, "\(uri): \(String(buffer: response.body))")
+                #expect(response.errorCode != nil, "\(uri)")
+            }
+            #expect(try await Self.post(client, "/v1/imports", token: fixture.readOnly, bytes: card).status == .forbidden)
+            #expect(try fixture.service.views.projectedIndex() == before)
         }
     }
 }

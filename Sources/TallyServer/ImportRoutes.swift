@@ -1,0 +1,97 @@
+import Foundation
+import Hummingbird
+import TallyCore
+import TallyImport
+import TallyLedger
+
+/// Statement imports (docs/IMPORT.md): `POST /v1/imports` takes the file itself as the body
+/// (a CSV or an .xlsx, told by its bytes unless `format` says), how to read it in the query,
+/// and answers with the same report as `tally import … --json`; `GET /v1/imports` lists them.
+struct ImportRoutes {
+    let service: TallyService
+
+    /// The largest statement file taken.
+    static let maxBytes = 64 << 20
+    static let parameters: Set<String> = ["format", "name", "dryRun", "skipBadRows", "mapping", "account", "currency", "encoding", "delimiter", "headerRow", "positiveIs"]
+
+    func add(to group: RouterGroup<TallyRequestContext>) {
+        group.get("imports") { _, _ in
+            json(.object([("items", .array(try await service.run { try service.ledger.imports() }.map(Ledger.importJSON)))]))
+        }
+        group.post("imports") { request, context in
+            let query = request.uri.queryParameters
+            if let unknown = query.first(where: { !Self.parameters.contains(String($0.key)) }) { throw LedgerError.unknownParameter(String(unknown.key)) }
+            func flag(_ name: String) throws -> Bool {
+                switch query.get(name) {
+                case nil, "false": return false
+                case "true": return true
+                default: throw ValidationError(field: name, "must be true or false")
+                }
+            }
+            let (dryRun, skipBadRows) = (try flag("dryRun"), try flag("skipBadRows"))
+            var options = try Self.options(query, defaultCurrency: try await service.run { try service.ledger.defaultCurrency() })
+            if let declared = request.headers[.contentLength].flatMap(Int.init), declared > Self.maxBytes {
+                throw APIError(.contentTooLarge, "body_too_large", "a statement is at most \(Self.maxBytes >> 20) MiB")
+            }
+            let body = request.body
+            let collected = Mutex<ByteBuffer?>(nil)
+            try await withDeadline(service.bodyTimeout * 10) {
+                do {
+                    let buffer = try await body.collect(upTo: Self.maxBytes)
+                    collected.withLock { $0 = buffer }
+                } catch {
+                    throw APIError(.contentTooLarge, "body_too_large", "a statement is at most \(Self.maxBytes >> 20) MiB")
+                }
+            }
+            let bytes = Array(collected.withLock { $0 }?.readableBytesView ?? ByteBuffer().readableBytesView)
+            guard !bytes.isEmpty else { throw ValidationError(field: "file", "the body is empty: send the statement file itself") }
+            let format = try query.get("format") ?? (bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) ? "xlsx" : "csv")
+            guard ["csv", "xlsx"].contains(format) else { throw ValidationError(field: "format", "must be csv or xlsx") }
+            if format == "xlsx" { options.encoding = nil }
+            let name = query.get("name") ?? "statement.\(format)"
+            let actor = actor(context)
+            let finalOptions = options
+            let report = try await service.run {
+                try service.ledger.importFile(bytes, fileName: name, format: format, options: finalOptions, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor)
+            }
+            return json(report.json, status: report.importID != nil ? .created : .ok)
+        }
+    }
+
+    /// How to read the statement, from the query (the CLI's flags, by the same names).
+    static func options(_ query: Parameters, defaultCurrency: String) throws -> StatementOptions {
+        var options = StatementOptions()
+        if let mapping = query.get("mapping") {
+            guard let layout = StatementLayout.named(mapping) else {
+                throw ValidationError(field: "mapping", "must be one of \(StatementLayout.builtIn.map(\.name).joined(separator: ", "))")
+            }
+            options.layouts = [layout]
+        }
+        if let text = query.get("headerRow") {
+            guard let row = Int(text), (0...1_000_000).contains(row) else { throw ValidationError(field: "headerRow", "must be 0 to 1000000") }
+            options.headerRow = row
+        }
+        let currency = (query.get("currency") ?? defaultCurrency)
+        guard Currency.isValid(currency) else { throw ValidationError(field: "currency", "must be an ISO 4217 code in capitals") }
+        options.currency = currency
+        if let account = query.get("account") { options.account = account }
+        if let name = query.get("encoding") {
+            guard let encoding = StatementEncoding(name: name) else { throw ValidationError(field: "encoding", "must be utf-8, utf-16le, utf-16be or cp949") }
+            options.encoding = encoding
+        }
+        switch query.get("delimiter") {
+        case nil, ",": options.delimiter = ","
+        case ";": options.delimiter = ";"
+        case "tab": options.delimiter = "\t"
+        default: throw ValidationError(field: "delimiter", "must be , ; or tab")
+        }
+        switch query.get("positiveIs") {
+        case nil, "expense": options.positiveIsIncome = false
+        case "income": options.positiveIsIncome = true
+        default: throw ValidationError(field: "positiveIs", "must be expense or income")
+        }
+        return options
+    }
+}
+
+import Synchronization
