@@ -82,10 +82,21 @@ public enum StatementEncoding: String, Sendable, CaseIterable {
     /// CP949 through iconv (glibc ships the conversion). Nothing is guessed: a byte sequence
     /// CP949 does not define is refused with its offset.
     private static func cp949(_ bytes: [UInt8]) throws(StatementError) -> String {
-        let converter = iconv_open("UTF-8", "CP949")
-        guard converter != iconv_t(bitPattern: -1) else { throw StatementError("this system cannot convert CP949 (iconv has no CP949)") }
+        try convert(bytes, from: "CP949", problem: { "the file is neither UTF-8 nor CP949 (byte \($0) is not a CP949 character); give --encoding" })
+    }
+
+    /// Windows-1252 (what an OFX file with CHARSET:1252 is in).
+    static func windows1252(_ bytes: [UInt8]) throws(StatementError) -> String {
+        try convert(bytes, from: "WINDOWS-1252", problem: { "byte \($0) is not Windows-1252" })
+    }
+
+    /// `bytes` in `encoding` (an iconv name) as text, or `problem(offset)`.
+    private static func convert(_ bytes: [UInt8], from encoding: String, problem: (Int) -> String) throws(StatementError) -> String {
+        let converter = iconv_open("UTF-8", encoding)
+        guard converter != iconv_t(bitPattern: -1) else { throw StatementError("this system cannot convert \(encoding) (iconv lacks it)") }
         defer { iconv_close(converter) }
-        var output = [UInt8](repeating: 0, count: bytes.count * 3 / 2 + 16)  // a CP949 character (1–2 bytes) is at most 3 bytes of UTF-8
+        guard !bytes.isEmpty else { return "" }
+        var output = [UInt8](repeating: 0, count: bytes.count * 3 + 16)  // a character of 1–2 bytes is at most 3 bytes of UTF-8
         var input = bytes
         let (failed, consumed, produced): (Bool, Int, Int) = input.withUnsafeMutableBufferPointer { inputBuffer in
             output.withUnsafeMutableBufferPointer { outputBuffer in
@@ -96,9 +107,7 @@ public enum StatementEncoding: String, Sendable, CaseIterable {
                 return (result == -1, inputBuffer.count - inLeft, outputBuffer.count - outLeft)
             }
         }
-        guard !failed, let text = String(validating: output[..<produced], as: UTF8.self) else {
-            throw StatementError("the file is neither UTF-8 nor CP949 (byte \(consumed) is not a CP949 character); give --encoding")
-        }
+        guard !failed, let text = String(validating: output[..<produced], as: UTF8.self) else { throw StatementError(problem(consumed)) }
         return text
     }
 

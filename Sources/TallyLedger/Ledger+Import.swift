@@ -119,7 +119,7 @@ extension Ledger {
         return report
     }
 
-    /// Reads a statement file's bytes (`format` csv or xlsx) and imports it; see
+    /// Reads a statement file's bytes (`format` csv, xlsx or ofx) and imports it; see
     /// `importStatement`. Rows without a currency column are in `options.currency`, else the
     /// ledger's default currency.
     public func importFile(_ bytes: [UInt8], fileName: String, format: String, options: StatementOptions, dryRun: Bool,
@@ -131,7 +131,8 @@ extension Ledger {
         switch format {
         case "csv": statement = try StatementReader.csv(bytes, options: options)
         case "xlsx": statement = try StatementReader.xlsx(Data(bytes), options: options)
-        default: throw ValidationError(field: "format", "must be csv or xlsx")
+        case "ofx": statement = try OFXReader.read(bytes, options: options)
+        default: throw ValidationError(field: "format", "must be csv, xlsx or ofx")
         }
         let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
         return try importStatement(statement, fileName: fileName, format: format, digest: digest, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor)

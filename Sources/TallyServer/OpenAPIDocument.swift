@@ -351,9 +351,9 @@ enum OpenAPIDocument {
       /v1/imports:
         get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every statement import: {items: [{id, fileName, digest, format, count}]}."}}}
         post:
-          description: "Imports a bank or card statement (docs/IMPORT.md): the body is the file itself, a CSV (UTF-8, UTF-16 with BOM, or CP949) or an .xlsx workbook, told by its bytes unless format says. Each row becomes an expense once: importing the same or an overlapping statement again creates only rows the ledger never had. A row that cannot be read refuses the whole file (422 bad_rows, listing them) unless skipBadRows."
+          description: "Imports a bank or card statement (docs/IMPORT.md): the body is the file itself, a CSV (UTF-8, UTF-16 with BOM, or CP949), an .xlsx workbook or an OFX/QFX file, told by its bytes unless format says. Each row becomes an expense once: importing the same or an overlapping statement again creates only rows the ledger never had. A row that cannot be read refuses the whole file (422 bad_rows, listing them) unless skipBadRows."
           parameters:
-            - {name: format, in: query, schema: {type: string, enum: [csv, xlsx]}}
+            - {name: format, in: query, schema: {type: string, enum: [csv, xlsx, ofx]}}
             - {name: name, in: query, description: "The file's name, kept in the import's record", schema: {type: string, maxLength: 100}}
             - {name: dryRun, in: query, description: "Report what would be created; write nothing", schema: {type: string, enum: ["true", "false"]}}
             - {name: skipBadRows, in: query, schema: {type: string, enum: ["true", "false"]}}

@@ -8,7 +8,7 @@ import TallyLedger
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import", abstract: "Import a bank or card statement: each transaction becomes an expense, once however often it is imported.",
-        subcommands: [CSV.self, XLSX.self, List.self])
+        subcommands: [CSV.self, XLSX.self, OFX.self, List.self])
 
     /// How to read a statement, shared by the formats.
     struct ReadOptions: ParsableArguments {
@@ -119,6 +119,15 @@ struct ImportCommand: ParsableCommand {
         @Argument(help: "The statement file.") var file: String
 
         func run() throws { try ImportCommand.run(format: "xlsx", file: file, global: global, read: read) }
+    }
+
+    struct OFX: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "ofx", abstract: "An OFX or QFX statement: each transaction by its FITID.")
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var read: ReadOptions
+        @Argument(help: "The statement file.") var file: String
+
+        func run() throws { try ImportCommand.run(format: "ofx", file: file, global: global, read: read) }
     }
 
     struct List: ParsableCommand {

@@ -307,6 +307,54 @@ extension ImportTests {
     }
 }
 
+extension ImportTests {
+    /// An OFX 1.x statement as banks send it: SGML with unclosed tags, Windows-1252 text.
+    static let ofx1: [UInt8] = {
+        let before = """
+            OFXHEADER:100
+            DATA:OFXSGML
+            VERSION:102
+            CHARSET:1252
+
+            <OFX><SIGNONMSGSRSV1><SONRS><STATUS><CODE>0</STATUS></SONRS></SIGNONMSGSRSV1>
+            <BANKMSGSRSV1><STMTTRNRS><STMTRS><CURDEF>USD
+            <BANKACCTFROM><BANKID>121000248<ACCTID>1234567<ACCTTYPE>CHECKING</BANKACCTFROM>
+            <BANKTRANLIST><DTSTART>20261101
+            <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20261102120000[-5:EST]<TRNAMT>-12.50<FITID>20261102-1<NAME>CAF
+            """
+        let after = """
+            CLAIR &amp; CO<MEMO>latte
+            <STMTTRN><TRNTYPE>CREDIT<DTPOSTED>20261103<TRNAMT>2500.00<FITID>20261103-1<NAME>PAYROLL
+            <STMTTRN><TRNTYPE>DEBIT<DTPOSTED>2026110<TRNAMT>-1.00<FITID>bad-date<NAME>X
+            </BANKTRANLIST></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>
+            """
+        return Array(before.utf8) + [0xC9] + Array(after.utf8)  // É in Windows-1252
+    }()
+
+    @Test func ofxStatementsImportEachTransactionByItsFITIDOnce() throws {
+        let fixture = try ServerFixture()
+        let ledger = fixture.service.ledger
+        let report = try ledger.importFile(Self.ofx1, fileName: "bank.qfx", format: "ofx", options: Self.options(), dryRun: false, skipBadRows: true, actor: "t")
+        #expect(report.created.count == 2 && report.bad.map(\.row) == [3])
+        let rows = report.created.map(\.row)
+        #expect(rows[0].kind == "expense" && rows[0].amount == 1_250 && rows[0].currency == "USD" && rows[0].payee == "CAFÉCLAIR & CO")
+        #expect(rows[0].date.description == "2026-11-02T12:00:00-05:00" && rows[0].memo == "latte")
+        #expect(rows[1].kind == "income" && rows[1].amount == 250_000 && rows[1].date.description == "2026-11-03T12:00:00+09:00")
+        // OFX 2 (XML) of the same account, one transaction again and one new: only the new one.
+        let ofx2 = """
+            <?xml version="1.0" encoding="UTF-8"?><?OFX OFXHEADER="200" VERSION="220"?>
+            <OFX><BANKMSGSRSV1><STMTTRNRS><STMTRS><CURDEF>USD</CURDEF><BANKACCTFROM><BANKID>121000248</BANKID><ACCTID>1234567</ACCTID></BANKACCTFROM>
+            <BANKTRANLIST><STMTTRN><TRNTYPE>CREDIT</TRNTYPE><DTPOSTED>20261103</DTPOSTED><TRNAMT>2500.00</TRNAMT><FITID>20261103-1</FITID><NAME>PAYROLL</NAME></STMTTRN>
+            <STMTTRN><TRNTYPE>DEBIT</TRNTYPE><DTPOSTED>20261104093000[+9:KST]</DTPOSTED><TRNAMT>-3.99</TRNAMT><FITID>20261104-7</FITID><NAME>편의점</NAME></STMTTRN>
+            </BANKTRANLIST></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>
+            """
+        let second = try ledger.importFile(Array(ofx2.utf8), fileName: "bank.ofx", format: "ofx", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
+        #expect(second.duplicates.count == 1 && second.created.map(\.row.payee) == ["편의점"])
+        #expect(second.created.first?.row.date.description == "2026-11-04T09:30:00+09:00")
+        #expect(throws: StatementError.self) { try OFXReader.read(Array("hello".utf8), options: Self.options()) }
+    }
+}
+
 /// SHA-256 hex of bytes (what an import records as the file's digest).
 enum SHA256Hex {
     static func of(_ bytes: [UInt8]) -> String {
