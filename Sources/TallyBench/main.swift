@@ -1,7 +1,7 @@
 import Foundation
 
 // tally-bench [--quick] [NAME…]: every benchmark, or the named groups, run through scripts/bench
-// in release mode. NAMEs: latency, concurrent, bulk (also bytes per event and reads), store, sync, attachments, recurring, asof, http.
+// in release mode. NAMEs: latency, concurrent, bulk (also bytes per event and reads), store, sync, attachments, recurring, asof, import, http.
 let arguments = CommandLine.arguments.dropFirst()
 let quick = arguments.contains("--quick")
 let only = Set(arguments.filter { !$0.hasPrefix("--") })
@@ -41,6 +41,9 @@ if enabled("attachments") {
 }
 if enabled("recurring") {
     results += try RecurrenceBenchmarks(workDirectory: workDirectory, rules: quick ? 10 : 100, years: 10).run()
+}
+if enabled("import") {
+    results += try ImportBenchmarks(workDirectory: workDirectory, rows: quick ? 10_000 : 100_000).run()
 }
 if enabled("asof") {
     results += try AsOfBenchmarks(workDirectory: workDirectory, events: quick ? 100_000 : 1_000_000, samples: quick ? 9 : 21).run()

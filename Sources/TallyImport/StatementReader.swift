@@ -121,12 +121,12 @@ public enum StatementReader {
             }
             statement.layouts.append((sheet.name, layout.name))
             for row in sheet.rows[start...] {
-                let cells = row.cells.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+                let cells = row.cells.map(trimmed)
                 if cells.allSatisfy(\.isEmpty) {
                     statement.skipped.append(StatementNote(sheet: sheet.name, row: row.number, reason: "blank"))
                     continue
                 }
-                if cells.contains(where: { totalMarks.contains(StatementLayout.normalize($0)) }) {
+                if cells.contains(where: { $0.utf8.count <= 40 && totalMarks.contains(StatementLayout.normalize($0)) }) {
                     statement.skipped.append(StatementNote(sheet: sheet.name, row: row.number, reason: "total"))
                     continue
                 }
@@ -139,6 +139,13 @@ public enum StatementReader {
         }
         statement.rows = keys(statement.rows, account: options.account, multipleSheets: sheets.count > 1)
         return statement
+    }
+
+    /// A cell without surrounding blanks (most have none: checked before Foundation trims).
+    static func trimmed(_ cell: String) -> String {
+        guard let first = cell.unicodeScalars.first, let last = cell.unicodeScalars.last,
+              first.properties.isWhitespace || last.properties.isWhitespace else { return cell }
+        return cell.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// One transaction from a row's cells.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TallyCore
 
 /// The amounts and dates of statement cells, in the shapes Korean (and other) banks and card
@@ -8,6 +9,7 @@ public enum StatementValues {
     /// `-5,000`, `(5,000)`, `5,000-`, `+3,200,000`. Nil for an empty cell; throws for anything
     /// else, or more decimals than the currency has, or an amount past ±10^15.
     public static func amount(_ text: String, currency: String) throws(StatementError) -> Int64? {
+        if let plain = plainAmount(text, currency: currency) { return plain }
         var body = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if body.isEmpty { return nil }
         var negative = false
@@ -35,12 +37,35 @@ public enum StatementValues {
         return negative ? -value : value
     }
 
+    /// The common shapes — digits with commas, maybe a `-`, maybe `원` — read in one pass over
+    /// the bytes (an import reads hundreds of thousands); nil for anything else, which the
+    /// general reader then takes (or refuses).
+    static func plainAmount(_ text: String, currency: String) -> Int64? {
+        var utf8 = Substring(text).utf8[...]
+        if utf8.suffix(3).elementsEqual([0xEC, 0x9B, 0x90]) { utf8 = utf8.dropLast(3) }  // 원
+        var negative = false
+        if utf8.first == UInt8(ascii: "-") { negative = true; utf8 = utf8.dropFirst() }
+        guard !utf8.isEmpty, (Currency.minorUnitDigits[currency] ?? 2) == 0 else { return nil }
+        var value: Int64 = 0
+        var digits = 0
+        for byte in utf8 {
+            if byte == UInt8(ascii: ",") { continue }
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+            digits += 1
+            if digits > 15 { return nil }
+        }
+        guard digits > 0 else { return nil }
+        return negative ? -value : value
+    }
+
     /// A date (and maybe a time): `20251201`, `2026.11.21`, `2026.11.21.`, `2026-11-21`,
     /// `2026/11/21`, `25.12.01` (20YY), each maybe followed by ` 14:03` or ` 14:03:22`; with
     /// `serialDays`, also an Excel serial day number (`45992`, `45992.5`: days since
     /// 1899-12-30, how a spreadsheet stores a date cell). Local time in `timeZone`; a date
     /// alone is noon there (so that it stays on its day in any nearby offset).
     public static func date(_ text: String, timeZone: TimeZone, serialDays: Bool) throws(StatementError) -> DateTime {
+        if let plain = plainDate(text, timeZone: timeZone) { return plain }
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         let problem = StatementError("'\(trimmed.prefix(40))' is not a date")
         if serialDays, let serial = Double(trimmed), serial.isFinite, (1...2_958_465).contains(serial), !trimmed.contains("e"), !trimmed.contains("E") {
@@ -74,8 +99,48 @@ public enum StatementValues {
         return date
     }
 
-    /// A real local date-time in `timeZone`, or nil (Feb 30, year 0).
+    /// `YYYYMMDD`, `YYYY.MM.DD`, `YYYY-MM-DD` or `YYYY/MM/DD` alone, read from the bytes in
+    /// one pass; nil for anything else (the general reader takes it).
+    static func plainDate(_ text: String, timeZone: TimeZone) -> DateTime? {
+        let bytes = Array(text.utf8)
+        let digitsAt: [Int]
+        switch bytes.count {
+        case 8: digitsAt = Array(0..<8)
+        case 10:
+            guard bytes[4] == bytes[7], [UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "/")].contains(bytes[4]) else { return nil }
+            digitsAt = [0, 1, 2, 3, 5, 6, 8, 9]
+        default: return nil
+        }
+        var n: [Int] = []
+        for position in digitsAt {
+            let byte = bytes[position]
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            n.append(Int(byte - UInt8(ascii: "0")))
+        }
+        return local(n[0] * 1000 + n[1] * 100 + n[2] * 10 + n[3], n[4] * 10 + n[5], n[6] * 10 + n[7], 12, 0, 0, timeZone)
+    }
+
+    /// A real local date-time in `timeZone`, or nil (Feb 30, year 0). Remembered: a statement
+    /// has many rows on few days, and the calendar's arithmetic is the slow part.
     static func local(_ year: Int, _ month: Int, _ day: Int, _ hour: Int, _ minute: Int, _ second: Int, _ timeZone: TimeZone) -> DateTime? {
+        let key = LocalKey(fields: [year, month, day, hour, minute, second], zone: timeZone.identifier)
+        if let known = recent.withLock({ $0[key] }) { return known }
+        let date = computeLocal(year, month, day, hour, minute, second, timeZone)
+        recent.withLock { cache in
+            if cache.count > 50_000 { cache.removeAll() }
+            cache[key] = date
+        }
+        return date
+    }
+
+    private struct LocalKey: Hashable {
+        var fields: [Int]
+        var zone: String
+    }
+
+    private static let recent = Mutex<[LocalKey: DateTime?]>([:])
+
+    private static func computeLocal(_ year: Int, _ month: Int, _ day: Int, _ hour: Int, _ minute: Int, _ second: Int, _ timeZone: TimeZone) -> DateTime? {
         guard (1...9999).contains(year), (1...12).contains(month), (1...31).contains(day) else { return nil }
         let text = String(format: "%04d-%02d-%02dT%02d:%02d:%02dZ", year, month, day, hour, minute, second)
         guard let wall = DateTime(iso8601: text) else { return nil }

@@ -60,7 +60,7 @@ extension Ledger {
     static func expenseID(importKey: String) -> UUID { NameBasedUUID.of("tally-import\u{0}" + importKey) }
 
     /// The import key as stored on the expense: its SHA-256, hex (a key holds the row's text).
-    static func storedKey(_ importKey: String) -> String { SHA256.hash(data: Data(importKey.utf8)).map { String(format: "%02x", $0) }.joined() }
+    static func storedKey(_ importKey: String) -> String { Hex.lowercase(SHA256.hash(data: Data(importKey.utf8))) }
 
     /// Imports `statement` (read from the file named `fileName`, of `format`, whose bytes have
     /// SHA-256 `digest`) as `actor`. Refused whole (`StatementRefused`, nothing written) if a
@@ -134,7 +134,7 @@ extension Ledger {
         case "ofx": statement = try OFXReader.read(bytes, options: options)
         default: throw ValidationError(field: "format", "must be csv, xlsx or ofx")
         }
-        let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        let digest = Hex.lowercase(SHA256.hash(data: bytes))
         return try importStatement(statement, fileName: fileName, format: format, digest: digest, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor)
     }
 

@@ -1,0 +1,61 @@
+import CSV
+import Foundation
+import TallyCore
+import TallyImport
+import TallyLedger
+import TallyLog
+
+/// Importing a statement (issue 19): a 100,000-row card statement CSV (UTF-8, the Samsung
+/// card layout: a title row, `yyyy.mm.dd` dates, `원` amounts, a 합계 row) imported into an
+/// empty ledger by `Ledger.importFile` — read, decoded, each row checked against the ledger,
+/// appended durably as one batch and projected — rows/s. Baseline in the same run: the same
+/// number of expense creates appended by `appendBulk` into a bare log (no checks, no views).
+struct ImportBenchmarks {
+    let workDirectory: String
+    let rows: Int
+
+    func run() throws -> [BenchmarkResult] {
+        var csv = "삼성카드 이용내역\n이용일,가맹점,이용금액,할부\n"
+        for row in 0..<rows {
+            let day = 1 + row % 28, month = 1 + row / 28 % 12
+            csv += "2026.\(String(format: "%02d", month)).\(String(format: "%02d", day)),가맹점 \(row % 997),\"\((1_000 + row % 50_000).formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US"))))원\",일시불\n"
+        }
+        csv += "합계,,,\n"
+        let bytes = Array(csv.utf8)
+        if ProcessInfo.processInfo.environment["IMPORT_TRACE"] != nil {
+            var mark = Date()
+            let text = try StatementEncoding.decode(bytes).text
+            print("import trace: decode \(String(format: "%.2f", Date().timeIntervalSince(mark))) s"); mark = Date()
+            var records = 0
+            let reader = try CSVReader(string: text, hasHeaderRow: false)
+            while reader.next() != nil { records += 1 }
+            print("import trace: CSV.swift alone \(records) records \(String(format: "%.2f", Date().timeIntervalSince(mark))) s"); mark = Date()
+            let statement = try StatementReader.csv(bytes, options: StatementOptions())
+            print("import trace: whole read \(statement.rows.count) rows \(String(format: "%.2f", Date().timeIntervalSince(mark))) s")
+        }
+        let directory = try freshBenchDirectory("import", in: workDirectory)
+        let ledger = try Ledger(directory: directory)
+        let began = Date()
+        let report = try ledger.importFile(bytes, fileName: "bench.csv", format: "csv", options: StatementOptions(), dryRun: false, skipBadRows: false, actor: "bench")
+        let elapsed = Date().timeIntervalSince(began)
+        ledger.close()
+        guard report.created.count == rows else { throw BenchError("imported \(report.created.count) of \(rows) rows") }
+
+        let bare = try freshBenchDirectory("import-bare", in: workDirectory)
+        let writer = try bare.openWriter()
+        let now = DateTime.nowHere
+        let drafts = (0..<rows).map { row in
+            EventDraft(entityType: .expense, entityID: .uuid(UUID()), operation: .create, properties: [
+                .kind: .string("expense"), .amount: .int(Int64(1_000 + row % 50_000)), .currency: .string("KRW"), .date: .dateTime(now),
+                .repeat: .string("none"), .payee: .string("가맹점 \(row % 997)"),
+            ], actor: "bench")
+        }
+        let bulkStart = Date()
+        _ = try writer.appendBulk(drafts)
+        let bulkElapsed = Date().timeIntervalSince(bulkStart)
+        writer.close()
+        print("import: \(rows) rows (\(bytes.count >> 10) KiB) in \(String(format: "%.2f", elapsed)) s; appendBulk of as many creates \(String(format: "%.2f", bulkElapsed)) s")
+        return [BenchmarkResult(name: "import_csv_rows", value: Double(rows) / elapsed, unit: "rows/s",
+                                baseline: Double(rows) / bulkElapsed, baselineName: "appendBulk of as many expense creates (no checks, no views)")]
+    }
+}
