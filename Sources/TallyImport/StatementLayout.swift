@@ -17,6 +17,13 @@ public enum ColumnRole: String, CaseIterable, Sendable {
     case currency
     /// The bank's own id of the transaction (an approval or transaction number): the import key.
     case reference
+    /// `income` or `expense` (then the amount is positive): a Tally export's rows.
+    case kind
+    /// A category path, `Food > Lunch` (categories missing are created).
+    case category
+    case payment
+    /// Tags separated by `;`.
+    case tags
 }
 
 /// Which column holds what, by header text: a built-in layout of a Korean card company or
@@ -38,6 +45,8 @@ public struct StatementLayout: Sendable {
     /// The built-in layouts (docs/IMPORT.md lists their headers). `generic` knows every name
     /// the others use, plus English ones.
     public static let builtIn: [StatementLayout] = [
+        StatementLayout(name: "tally-export", headers: [.date: ["date"], .kind: ["kind"], .amount: ["amount"], .currency: ["currency"], .category: ["category"],
+                                                        .payee: ["payee"], .payment: ["payment"], .memo: ["memo"], .tags: ["tags"], .reference: ["id"]]),
         StatementLayout(name: "samsung-card", headers: [.date: ["이용일"], .payee: ["가맹점", "가맹점명"], .amount: ["이용금액"], .reference: ["승인번호"]]),
         StatementLayout(name: "shinhan-card", headers: [.date: ["이용일자"], .payee: ["이용가맹점"], .amount: ["이용금액"], .reference: ["승인번호"]]),
         StatementLayout(name: "kb-card", headers: [.date: ["이용일"], .payee: ["이용하신곳"], .amount: ["국내이용금액(원)"], .reference: ["승인번호"]]),

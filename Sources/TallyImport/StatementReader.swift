@@ -19,6 +19,10 @@ public struct StatementRow: Sendable, Equatable {
     public var memo: String?
     /// The statement's own id of the transaction, if it has one.
     public var reference: String?
+    /// A category path (top first), a payment method and tags, where the statement has them.
+    public var categoryPath: [String]? = nil
+    public var payment: String? = nil
+    public var tags: [String] = []
     /// What identifies this transaction across imports (see `StatementReader.keys`).
     public var importKey: String = ""
 }
@@ -172,10 +176,32 @@ public enum StatementReader {
         }
         guard signed != 0 else { throw StatementError("an amount of 0") }
         let isCard = columns[.amount] != nil && !options.positiveIsIncome
-        return StatementRow(sheet: sheet, row: row, date: date, amount: signed.magnitude > UInt64(Int64.max) ? .max : Int64(signed.magnitude),
-                            kind: signed > 0 ? "expense" : "income", isRefund: isCard && signed < 0, currency: currency,
-                            payee: cell(.payee).map { String($0.prefix(Limits.maxShortTextLength)) }, memo: cell(.memo).map { String($0.prefix(Limits.maxMemoLength)) },
-                            reference: cell(.reference))
+        var kind = signed > 0 ? "expense" : "income"
+        if columns[.kind] != nil {  // the kind is given: the amount is its size
+            guard let given = cell(.kind), ["income", "expense"].contains(given) else { throw StatementError("the kind must be income or expense") }
+            guard signed > 0 || columns[.amount] == nil else { throw StatementError("with a kind column, the amount is positive") }
+            kind = given
+        }
+        let short = { (text: String) in String(text.prefix(Limits.maxShortTextLength)) }
+        var transaction = StatementRow(sheet: sheet, row: row, date: date, amount: signed.magnitude > UInt64(Int64.max) ? .max : Int64(signed.magnitude),
+                                       kind: kind, isRefund: isCard && signed < 0 && columns[.kind] == nil, currency: currency,
+                                       payee: cell(.payee).map(short), memo: cell(.memo).map { String($0.prefix(Limits.maxMemoLength)) },
+                                       reference: cell(.reference))
+        if columns[.kind] != nil {  // a Tally export: its formula guards come off
+            transaction.payee = transaction.payee.map(unguarded)
+            transaction.memo = transaction.memo.map(unguarded)
+        }
+        transaction.payment = cell(.payment).map(unguarded).map(short)
+        transaction.tags = Array(Set(unguarded(cell(.tags) ?? "").split(separator: ";").map { short($0.trimmingCharacters(in: .whitespaces)) }.filter { !$0.isEmpty })).sorted()
+        guard transaction.tags.count <= Limits.maxTags else { throw StatementError("more than \(Limits.maxTags) tags") }
+        if let path = cell(.category).map(unguarded) {
+            let names = path.components(separatedBy: " > ").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard names.count <= 8, names.allSatisfy({ !$0.isEmpty && $0.count <= Limits.maxNameLength }) else {
+                throw StatementError("'\(path.prefix(40))' is not a category path (names separated by ' > ')")
+            }
+            transaction.categoryPath = names
+        }
+        return transaction
     }
 
     /// Gives each row its import key: `ref:` and the statement's id where it has one; else

@@ -60,13 +60,16 @@ public enum StatementValues {
     }
 
     /// A date (and maybe a time): `20251201`, `2026.11.21`, `2026.11.21.`, `2026-11-21`,
-    /// `2026/11/21`, `25.12.01` (20YY), each maybe followed by ` 14:03` or ` 14:03:22`; with
+    /// `2026/11/21`, `25.12.01` (20YY), each maybe followed by ` 14:03` or ` 14:03:22`, or ISO
+    /// 8601 with an offset (`2026-11-21T14:03:22.5+09:00`, kept as written); with
     /// `serialDays`, also an Excel serial day number (`45992`, `45992.5`: days since
     /// 1899-12-30, how a spreadsheet stores a date cell). Local time in `timeZone`; a date
     /// alone is noon there (so that it stays on its day in any nearby offset).
     public static func date(_ text: String, timeZone: TimeZone, serialDays: Bool) throws(StatementError) -> DateTime {
         if let plain = plainDate(text, timeZone: timeZone) { return plain }
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        // ISO 8601 with an offset (a Tally export's dates): that instant, as written.
+        if trimmed.utf8.count > 10, trimmed.contains("T"), let instant = DateTime(iso8601: trimmed, timeZone: timeZone) { return instant }
         let problem = StatementError("'\(trimmed.prefix(40))' is not a date")
         if serialDays, let serial = Double(trimmed), serial.isFinite, (1...2_958_465).contains(serial), !trimmed.contains("e"), !trimmed.contains("E") {
             let seconds = Int64((serial * 86_400).rounded()) - 25_569 * 86_400  // 1899-12-30 → 1970-01-01

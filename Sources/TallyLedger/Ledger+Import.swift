@@ -73,6 +73,7 @@ extension Ledger {
         let recordID = NameBasedUUID.of("tally-import-record\u{0}" + digest)
         var report = ImportReport(importID: nil, created: [], duplicates: [], skipped: statement.skipped, bad: statement.bad,
                                   layouts: statement.layouts, encoding: statement.encoding, dryRun: dryRun)
+        let categories = try categoryIDs(for: statement.rows, dryRun: dryRun, actor: actor)
         let workbook = Set(statement.rows.map(\.sheet)).count > 1 || statement.rows.contains { !$0.sheet.isEmpty }
         func sort(_ lookup: any LedgerLookup) throws -> [EventDraft] {
             report.created = []
@@ -93,8 +94,14 @@ extension Ledger {
                 ]
                 if let payee = row.payee { properties[.payee] = .string(payee) }
                 if let memo = row.memo { properties[.memo] = .string(memo) }
-                if workbook, !row.sheet.isEmpty { properties[.payment] = .string(String(row.sheet.prefix(Limits.maxShortTextLength))) }
-                if row.isRefund { properties[.tags] = .strings(["refund"]) }
+                if let payment = row.payment {
+                    properties[.payment] = .string(payment)
+                } else if workbook, !row.sheet.isEmpty {
+                    properties[.payment] = .string(String(row.sheet.prefix(Limits.maxShortTextLength)))
+                }
+                let tags = Set(row.tags + (row.isRefund ? ["refund"] : []))
+                if !tags.isEmpty { properties[.tags] = .strings(tags.sorted()) }
+                if let path = row.categoryPath, let category = categories[path] { properties[.categoryId] = .uuid(category) }
                 drafts.append(EventDraft(entityType: .expense, entityID: .uuid(id), operation: .create, properties: properties, actor: actor))
             }
             // The record last: a batch cut short by a crash has no record, and the same import
@@ -117,6 +124,41 @@ extension Ledger {
         let written = try session.writeAll(actor: actor) { try sort($0) }
         if written > 0 { report.importID = recordID }
         return report
+    }
+
+    /// The category each row's path names: an existing one, matched by name from the top level
+    /// down, else a new one (its id derived from the path, so an import run again, or on
+    /// another replica, makes the same one). New categories are written before the rows, a
+    /// batch per level (an expense or a sub-category may only name a category that exists); a
+    /// dry run only finds them.
+    func categoryIDs(for rows: [StatementRow], dryRun: Bool, actor: String) throws -> [[String]: UUID] {
+        let paths = Set(rows.compactMap(\.categoryPath))
+        guard !paths.isEmpty else { return [:] }
+        let tree = try views.categoryTree().map(\.category)
+        var ids: [[String]: UUID] = [:]
+        var drafts: [(depth: Int, draft: EventDraft)] = []
+        func id(of path: [String], kind: String) -> UUID {
+            if let known = ids[path] { return known }
+            let parent = path.count > 1 ? id(of: Array(path.dropLast()), kind: kind) : nil
+            let existing = tree.first { $0.name == path.last! && $0.parentId == parent?.lowercased }
+            if let existing, let uuid = UUID(uuidString: existing.id) {
+                ids[path] = uuid
+                return uuid
+            }
+            let made = NameBasedUUID.of("tally-import-category\u{0}" + path.joined(separator: "\u{0}"))
+            var properties: PropertyMap = [.name: .string(path.last!), .kind: .string(kind)]
+            if let parent { properties[.parentId] = .uuid(parent) }
+            drafts.append((path.count, EventDraft(entityType: .category, entityID: .uuid(made), operation: .create, properties: properties, actor: actor)))
+            ids[path] = made
+            return made
+        }
+        for row in rows { if let path = row.categoryPath { _ = id(of: path, kind: row.kind) } }
+        // Level by level: a sub-category may only name a parent that exists.
+        for depth in Set(drafts.map(\.depth)).sorted() where !dryRun {
+            let level = drafts.filter { $0.depth == depth }.map(\.draft)
+            _ = try session.writeAll(actor: actor) { lookup in try level.filter { try lookup.entity($0.entityID) == nil } }
+        }
+        return ids
     }
 
     /// Reads a statement file's bytes (`format` csv, xlsx or ofx) and imports it; see

@@ -36,7 +36,7 @@ public struct LedgerViews: Sendable {
     }
 
     /// Runs a query on the views now, or as of `asOfIndex`.
-    private func read<T>(_ query: (Database) throws -> T) throws -> T {
+    func read<T>(_ query: (Database) throws -> T) throws -> T {
         guard let asOfIndex else { return try projector.database.read(query) }
         return try AsOfViews.read(projector.directory, at: asOfIndex, warn: warn, query)
     }

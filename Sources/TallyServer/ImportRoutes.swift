@@ -15,6 +15,31 @@ struct ImportRoutes {
     static let parameters: Set<String> = ["format", "name", "dryRun", "skipBadRows", "mapping", "account", "currency", "encoding", "delimiter", "headerRow", "positiveIs"]
 
     func add(to group: RouterGroup<TallyRequestContext>) {
+        // The data out: `format=csv` (expenses in [from, to), UTF-8 with BOM) or `jsonl` (every entity).
+        group.get("export") { request, _ in
+            let query = request.uri.queryParameters
+            if let unknown = query.first(where: { !["format", "from", "to"].contains(String($0.key)) }) { throw LedgerError.unknownParameter(String(unknown.key)) }
+            func date(_ name: String) throws -> DateTime? {
+                try query.get(name).map { text in
+                    guard let date = DateTime(iso8601: text) else { throw ValidationError(field: name, "must be an ISO 8601 date or date-time") }
+                    return date
+                }
+            }
+            let (from, to) = (try date("from"), try date("to"))
+            let views = service.views
+            switch query.get("format") ?? "csv" {
+            case "csv":
+                let bytes = try await service.run { try views.exportCSV(from: from, to: to) }
+                return Response(status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"tally-expenses.csv\""],
+                                body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            case "jsonl":
+                guard from == nil, to == nil else { throw ValidationError(field: "from", "a jsonl export is of every entity; from and to are for csv") }
+                let bytes = try await service.run { try views.exportJSONLines() }
+                return Response(status: .ok, headers: [.contentType: "application/jsonl; charset=utf-8", .contentDisposition: "attachment; filename=\"tally.jsonl\""],
+                                body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            default: throw ValidationError(field: "format", "must be csv or jsonl")
+            }
+        }
         group.get("imports") { _, _ in
             json(.object([("items", .array(try await service.run { try service.ledger.imports() }.map(Ledger.importJSON)))]))
         }

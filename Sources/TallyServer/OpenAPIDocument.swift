@@ -348,6 +348,17 @@ enum OpenAPIDocument {
         get:
           parameters: [{$ref: "#/components/parameters/asOf"}, {name: entity, in: query, schema: {type: string}}]
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Concurrent writes that lost: {items}."}, "400": {$ref: "#/components/responses/Error"}}
+      /v1/export:
+        get:
+          description: "The data out: format=csv gives every expense dated in [from, to), oldest first, in UTF-8 with a BOM (date, kind, amount, currency, category path, payee, payment, memo, tags, attachments, id) — importable again; format=jsonl gives every live entity, one JSON object a line."
+          parameters:
+            - {name: format, in: query, schema: {type: string, enum: [csv, jsonl]}}
+            - {name: from, in: query, schema: {type: string, pattern: "\(datePattern)"}}
+            - {name: to, in: query, schema: {type: string, pattern: "\(datePattern)"}}
+          responses:
+            default: {$ref: "#/components/responses/Error"}
+            "200": {description: The export, content: {text/csv: {schema: {type: string}}, application/jsonl: {schema: {type: string}}}}
+            "400": {$ref: "#/components/responses/Error"}
       /v1/imports:
         get: {responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every statement import: {items: [{id, fileName, digest, format, count}]}."}}}
         post:

@@ -302,6 +302,16 @@ extension ImportTests {
                 #expect(response.errorCode != nil, "\(uri)")
             }
             #expect(try await Self.post(client, "/v1/imports", token: fixture.readOnly, bytes: card).status == .forbidden)
+            // The data out, for a read token: CSV with a BOM, JSON lines; bad parameters 400.
+            let csv = try await client.send(.get, "/v1/export?format=csv&from=2026-11-01&to=2026-12-01", token: fixture.readOnly)
+            #expect(csv.status == .ok && csv.headers[.contentType] == "text/csv; charset=utf-8" && Array(csv.body.readableBytesView.prefix(3)) == [0xEF, 0xBB, 0xBF])
+            #expect(String(buffer: csv.body).split(separator: "\r\n").count == 1 + 5 + 1, "header, the card's five rows and the bank's one")
+            let lines = try await client.send(.get, "/v1/export?format=jsonl", token: fixture.readOnly)
+            #expect(lines.status == .ok && String(buffer: lines.body).split(separator: "\n").count == 6 + 2, "six expenses and two imports")
+            for uri in ["/v1/export?format=xml", "/v1/export?from=yesterday", "/v1/export?format=jsonl&from=2026-01-01", "/v1/export?bogus=1"] {
+                let response = try await client.send(.get, uri, token: fixture.readOnly)
+                #expect(response.status == .badRequest && response.errorCode != nil, "\(uri)")
+            }
             #expect(try fixture.service.views.projectedIndex() == before)
         }
     }
@@ -352,6 +362,73 @@ extension ImportTests {
         #expect(second.duplicates.count == 1 && second.created.map(\.row.payee) == ["편의점"])
         #expect(second.created.first?.row.date.description == "2026-11-04T09:30:00+09:00")
         #expect(throws: StatementError.self) { try OFXReader.read(Array("hello".utf8), options: Self.options()) }
+    }
+}
+
+extension ImportTests {
+    /// What an expense is, apart from its id and import bookkeeping: the values an export carries.
+    static func comparable(_ ledger: Ledger) throws -> [String] {
+        let paths = LedgerViews.categoryPaths(try ledger.views.categoryTree().map(\.category))
+        var filter = ExpenseFilter()
+        filter.limit = 100_000
+        let rows = try ledger.projector.database.read { try ProjectionQueries.expenses($0, filter) }
+        return rows.map { (row: ExpenseRow) -> String in
+            let category: String = row.categoryId.flatMap { paths[$0] } ?? "-"
+            let fields: [String] = [row.date, row.kind, String(row.amount), row.currency, category, row.payee ?? "-", row.payment ?? "-", row.memo ?? "-", row.tags.joined(separator: "|")]
+            return fields.joined(separator: " ¦ ")
+        }.sorted()
+    }
+
+    @Test func anExportImportedIntoAnEmptyReplicaGivesTheSameExpenses() throws {
+        let source = try ServerFixture()
+        let ledger = source.service.ledger
+        var rng = SplitMix64(seed: 2026)
+        func category(_ name: String, parent: UUID? = nil) throws -> UUID {
+            var properties: PropertyMap = [.name: .string(name), .kind: .string("expense")]
+            if let parent { properties[.parentId] = .uuid(parent) }
+            let id = UUID()
+            _ = try ledger.create(.category, id: id, properties, actor: "t")
+            return id
+        }
+        let food = try category("식비")
+        let categories = [food, try category("점심, 저녁 \"외식\"", parent: food), try category("Transport"), nil]
+        for step in 0..<300 {
+            let currency = ["KRW", "USD", "JPY", "KWD"].randomElement(using: &rng)!
+            var properties: PropertyMap = [
+                .kind: .string(step % 7 == 0 ? "income" : "expense"), .amount: .int(Int64.random(in: 1...9_999_999_999, using: &rng)),
+                .currency: .string(currency), .repeat: .string("none"),
+                .date: .dateTime(DateTime(epochMillis: 1_767_225_600_000 + Int64.random(in: 0...(400 * 86_400_000), using: &rng),
+                                          offsetMinutes: [540, 0, -300, 330].randomElement(using: &rng)!)),
+            ]
+            if let category = categories.randomElement(using: &rng)! { properties[.categoryId] = .uuid(category) }
+            if Bool.random(using: &rng) { properties[.payee] = .string(["김밥천국", "Café \"Rouge\", Inc.", "=SUM(A1)", "a;b"].randomElement(using: &rng)!) }
+            if Bool.random(using: &rng) { properties[.payment] = .string(["카드", "cash"].randomElement(using: &rng)!) }
+            if Bool.random(using: &rng) { properties[.memo] = .string(["여러 줄\n메모", "comma, here", "  "].randomElement(using: &rng)!.trimmingCharacters(in: .whitespaces)) }
+            if properties[.memo] == .string("") { properties[.memo] = nil }
+            if Bool.random(using: &rng) { properties[.tags] = .strings(Array(["work", "가족", "trip 2026"].shuffled(using: &rng).prefix(Int.random(in: 1...3, using: &rng))).sorted()) }
+            _ = try ledger.create(.expense, properties, actor: "t")
+        }
+        let csv = try ledger.views.exportCSV(from: nil, to: nil)
+        #expect(csv.starts(with: [0xEF, 0xBB, 0xBF]), "a BOM for spreadsheet programs")
+        let text = String(decoding: csv, as: UTF8.self)
+        #expect(text.contains(",'=SUM(A1),") && !text.contains(",=SUM(A1),"), "no cell a spreadsheet would run as a formula")
+        let target = try ServerFixture()
+        let report = try target.service.ledger.importFile(csv, fileName: "export.csv", format: "csv", options: Self.options(), dryRun: true, skipBadRows: false, actor: "t")
+        #expect(report.layouts.map(\.layout) == ["tally-export"] && report.created.count == 300 && report.bad.isEmpty, "\(report.bad.prefix(3))")
+        guard report.bad.isEmpty else { return }
+        _ = try target.service.ledger.importFile(csv, fileName: "export.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
+        let (before, after) = (try Self.comparable(ledger), try Self.comparable(target.service.ledger))
+        #expect(before == after)
+        #expect(before.count == 300)
+        // A second import of the same export changes nothing; a range export holds only its range.
+        #expect(try target.service.ledger.importFile(csv, fileName: "export.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t").created.isEmpty)
+        let january = try ledger.views.exportCSV(from: DateTime(iso8601: "2026-01-01T00:00:00Z"), to: DateTime(iso8601: "2026-02-01T00:00:00Z"))
+        let lines = String(decoding: january.dropFirst(3), as: UTF8.self)
+        #expect(!lines.contains("2025-") && lines.hasPrefix("date,kind,amount,currency,category"))
+        // JSON lines: one object per live entity, every one parseable.
+        let jsonl = try ledger.views.exportJSONLines()
+        let objects = String(decoding: jsonl, as: UTF8.self).split(separator: "\n").map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(objects.count == 303 && objects.allSatisfy { $0?["type"] != nil && $0?["id"] != nil })
     }
 }
 
