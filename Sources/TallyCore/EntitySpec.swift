@@ -19,6 +19,7 @@ public struct EntitySpec: Sendable {
         case .budget: budget
         case .recurring: recurring
         case .importBatch: importBatch
+        case .rule: rule
         }
     }
 
@@ -26,7 +27,7 @@ public struct EntitySpec: Sendable {
     public var since: UInt16 {
         switch type {
         case .budget, .recurring: 3
-        case .importBatch: 4
+        case .importBatch, .rule: 4
         default: 1
         }
     }
@@ -73,6 +74,16 @@ public struct EntitySpec: Sendable {
         FieldSpec(.importKey, .text(maxLength: 64, nonEmpty: true), nullable: true, since: 4,
                   help: "What identifies the statement row it was imported from (a digest; docs/IMPORT.md)."),
         FieldSpec(.importId, .reference, nullable: true, since: 4, help: "The import it came with."),
+    ])
+
+    /// A categorisation rule (docs/IMPORT.md, "Rules"): what an imported row's payee or memo
+    /// contains, and the category and tags it then gets.
+    public static let rule = EntitySpec(type: .rule, fields: [
+        FieldSpec(.pattern, .text(maxLength: Limits.maxShortTextLength, nonEmpty: true), required: true, since: 4,
+                  help: "Text the payee or memo contains (case ignored), or with --match matches, a pattern with * and ?."),
+        FieldSpec(.match, .choice(["contains", "matches"]), required: true, since: 4, help: "contains (default) or matches (the whole text, * and ? wildcards)."),
+        FieldSpec(.categoryId, .reference, nullable: true, since: 4, help: "The category a matching row gets (null or 'none': none)."),
+        FieldSpec(.tags, .textSet(maxCount: Limits.maxTags, maxLength: Limits.maxShortTextLength), since: 4, help: "Tags a matching row gets."),
     ])
 
     /// One statement imported (docs/IMPORT.md): the file, its digest, how many expenses it made.
@@ -149,6 +160,7 @@ public struct EntitySpec: Sendable {
         case .budget: [.currency: .string(defaultCurrency), .fromMonth: .string(now.localMonth)]
         case .recurring: [.kind: .string("expense"), .currency: .string(defaultCurrency), .startDate: .dateTime(now), .monthEnd: .string("clamp")]
         case .importBatch: [:]
+        case .rule: [.match: .string("contains")]
         }
     }
 }

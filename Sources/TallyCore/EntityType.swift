@@ -10,6 +10,8 @@ public enum EntityType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     case recurring = 6
     /// A statement import (one file, one batch); since event schema version 4.
     case importBatch = 7
+    /// A categorisation rule for imports; since event schema version 4.
+    case rule = 8
 
     /// The lowercase name used in the CLI, JSON and audit output.
     public var description: String {
@@ -21,6 +23,7 @@ public enum EntityType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
         case .budget: "budget"
         case .recurring: "recurring"
         case .importBatch: "import"
+        case .rule: "rule"
         }
     }
 

@@ -36,6 +36,9 @@ public enum PropertyName: UInt8, CaseIterable, Sendable, Comparable, CustomStrin
     case importId = 29
     case digest = 30
     case format = 31
+    /// Since event schema version 4 (categorisation rules).
+    case pattern = 32
+    case match = 33
 
     /// The JSON field name.
     public var jsonName: String {
@@ -71,6 +74,8 @@ public enum PropertyName: UInt8, CaseIterable, Sendable, Comparable, CustomStrin
         case .importId: "importId"
         case .digest: "digest"
         case .format: "format"
+        case .pattern: "pattern"
+        case .match: "match"
         }
     }
 

@@ -74,6 +74,7 @@ extension Ledger {
         var report = ImportReport(importID: nil, created: [], duplicates: [], skipped: statement.skipped, bad: statement.bad,
                                   layouts: statement.layouts, encoding: statement.encoding, dryRun: dryRun)
         let categories = try categoryIDs(for: statement.rows, dryRun: dryRun, actor: actor)
+        let rules = try projector.database.read { try ProjectionQueries.liveEntities($0, type: .rule) }.compactMap(CategorisationRule.init)
         let workbook = Set(statement.rows.map(\.sheet)).count > 1 || statement.rows.contains { !$0.sheet.isEmpty }
         func sort(_ lookup: any LedgerLookup) throws -> [EventDraft] {
             report.created = []
@@ -99,9 +100,16 @@ extension Ledger {
                 } else if workbook, !row.sheet.isEmpty {
                     properties[.payment] = .string(String(row.sheet.prefix(Limits.maxShortTextLength)))
                 }
-                let tags = Set(row.tags + (row.isRefund ? ["refund"] : []))
+                // A rule fills in what the statement does not say: a category (if it is still
+                // there) and tags, from the payee or memo.
+                let rule = CategorisationRule.best(for: [row.payee, row.memo].compactMap { $0 }, among: rules)
+                let tags = Set(row.tags + (row.isRefund ? ["refund"] : []) + (rule?.tags ?? [])).prefix(Limits.maxTags)
                 if !tags.isEmpty { properties[.tags] = .strings(tags.sorted()) }
-                if let path = row.categoryPath, let category = categories[path] { properties[.categoryId] = .uuid(category) }
+                if let path = row.categoryPath, let category = categories[path] {
+                    properties[.categoryId] = .uuid(category)
+                } else if let category = rule?.categoryId, try lookup.live(.uuid(category))?.type == .category {
+                    properties[.categoryId] = .uuid(category)
+                }
                 drafts.append(EventDraft(entityType: .expense, entityID: .uuid(id), operation: .create, properties: properties, actor: actor))
             }
             // The record last: a batch cut short by a crash has no record, and the same import

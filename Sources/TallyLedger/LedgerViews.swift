@@ -88,6 +88,7 @@ public struct LedgerViews: Sendable {
         case .category: return try read { try ProjectionQueries.category($0, id: id).map { ViewJSON.category($0, depth: 0) } }
         case .budget: return try read { try ProjectionQueries.budgets($0).first { $0.id == id }.map(ViewJSON.budget) }
         case .recurring: return try recurringRuleEntities().first { $0.id.description == id }.map { try Self.ruleJSON($0) }
+        case .rule: return try read { try ProjectionQueries.liveEntities($0, type: .rule) }.first { $0.id.description == id }.map(Self.ruleEntityJSON)
         case .setting, .importBatch: return nil
         }
     }
@@ -153,6 +154,18 @@ public struct LedgerViews: Sendable {
         }
         fields.append(("next", .array((rule?.next(now: now) ?? []).map(JSONText.string))))
         return .object(fields)
+    }
+
+    /// Every categorisation rule, as JSON.
+    public func rules() throws -> [JSONText] {
+        try read { try ProjectionQueries.liveEntities($0, type: .rule) }.map(Self.ruleEntityJSON)
+    }
+
+    /// A categorisation rule as JSON: its id and fields (tags an empty list when none).
+    static func ruleEntityJSON(_ entity: LedgerState.Entity) -> JSONText {
+        .object([("id", .string(entity.id.description))] + EntitySpec.rule.fields.map { field in
+            (field.name.jsonName, entity.value(field.name)?.json ?? (field.name == .tags ? .array([]) : .null))
+        })
     }
 
     /// Every category merged into another (a duplicate by name and parent), with why.

@@ -14,6 +14,7 @@ enum OpenAPIDocument {
     static let categoryFields = writableFields(.category)
     static let todoFields = writableFields(.todo)
     static let budgetFields = writableFields(.budget)
+    static let ruleFields = writableFields(.rule)
     static let recurringFields = writableFields(.recurring)
 
     static let yaml = """
@@ -139,6 +140,19 @@ enum OpenAPIDocument {
           minProperties: 1
           properties:
     \(budgetFields)
+        RuleCreate:
+          type: object
+          additionalProperties: false
+          required: [\(createRequired(.rule))]
+          properties:
+            id: {type: string, format: uuid}
+    \(ruleFields)
+        RulePatch:
+          type: object
+          additionalProperties: false
+          minProperties: 1
+          properties:
+    \(ruleFields)
         RecurringCreate:
           type: object
           additionalProperties: false
@@ -250,6 +264,19 @@ enum OpenAPIDocument {
         get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The budget.}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
         patch:
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/BudgetPatch"}}}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
+        delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
+      /v1/rules:
+        get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every categorisation rule {items: [{id, pattern, match, categoryId, tags}]}."}, "400": {$ref: "#/components/responses/Error"}}}
+        post:
+          description: "A categorisation rule: an imported row whose payee or memo contains the pattern (or, match=matches, matches it with * and ?) gets its category and tags; the longest matching pattern wins."
+          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/RuleCreate"}}}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: Created.}, "400": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
+      /v1/rules/{id}:
+        parameters: [{$ref: "#/components/parameters/id"}]
+        get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The rule.}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
+        patch:
+          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/RulePatch"}}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
         delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
       /v1/recurring:

@@ -40,6 +40,10 @@ struct QueryRoutes {
                 return .object([("items", .array(try views.budgets().map(ViewJSON.budget)))])
             }
         }
+        // Every categorisation rule.
+        group.get("rules") { request, _ in
+            try await service.answer(try asOfParameter(request)) { views in .object([("items", .array(try views.rules()))]) }
+        }
         // Every recurring rule, with its next occurrence days.
         group.get("recurring") { request, _ in
             try await service.answer(try asOfParameter(request)) { views in

@@ -432,6 +432,61 @@ extension ImportTests {
     }
 }
 
+extension ImportTests {
+    @Test func rulesCategoriseAndTagImportedRowsTheLongestMatchWinning() async throws {
+        let fixture = try ServerFixture()
+        try await fixture.test { client in
+            func post(_ path: String, _ body: String) async throws -> TestResponse { try await client.send(.post, path, token: fixture.readWrite, json: body) }
+            let cafe = try await post("/v1/categories", #"{"name": "Cafe"}"#).object["id"] as? String ?? ""
+            let food = try await post("/v1/categories", #"{"name": "Food"}"#).object["id"] as? String ?? ""
+            for body in [#"{"pattern": "스타벅스", "categoryId": "\#(cafe)", "tags": ["coffee"]}"#, #"{"pattern": "스타*", "match": "matches", "tags": ["star"]}"#,
+                         #"{"pattern": "김밥", "categoryId": "\#(food)"}"#] {
+                #expect(try await post("/v1/rules", body).status == .created, "\(body)")
+            }
+            let rules = try await client.send(.get, "/v1/rules", token: fixture.readOnly)
+            #expect((rules.object["items"] as? [[String: Any]])?.count == 3)
+            // Refused, naming the field; nothing written.
+            for (body, status) in [(#"{}"#, HTTPResponse.Status.badRequest), (#"{"pattern": ""}"#, .badRequest), (#"{"pattern": "x", "match": "regex"}"#, .badRequest),
+                                   (#"{"pattern": "x", "categoryId": "\#(UUID().uuidString)"}"#, .conflict),
+                                   (#"{"pattern": "\#(String(repeating: "가", count: 200))"}"#, .badRequest), (#"{"pattern": "x", "tags": "coffee"}"#, .badRequest)] {
+                let response = try await post("/v1/rules", body)
+                #expect(response.status == status && response.errorCode != nil, "\(body.prefix(60)): \(response.status)")
+            }
+            let report = try fixture.service.ledger.importFile(try StatementEncoding.encodeCP949(Self.cardCSV), fileName: "card.csv", format: "csv",
+                                                               options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
+            let byPayee = Dictionary(grouping: try entities(fixture.service.ledger, .expense)) { entity -> String in
+                if case .string(let payee)? = entity.value(.payee) { payee } else { "" }
+            }
+            #expect(report.created.count == 5)
+            for starbucks in byPayee["스타벅스 강남점"] ?? [] {
+                #expect(starbucks.value(.categoryId) == .uuid(UUID(uuidString: cafe)!))
+                let tags: [String] = if case .strings(let tags)? = starbucks.value(.tags) { tags } else { [] }
+                #expect(tags.contains("coffee") && !tags.contains("star"), "the longer pattern wins: \(tags)")
+            }
+            #expect(byPayee["김밥천국"]?.first?.value(.categoryId) == .uuid(UUID(uuidString: food)!))
+            #expect(byPayee["이마트"]?.first?.value(.categoryId) == nil, "no rule, no category")
+        }
+    }
+
+    @Test func wildcardRulesMatchWholeTextsInLinearTime() throws {
+        func rule(_ pattern: String, wildcard: Bool) -> CategorisationRule {
+            var entity = LedgerState.Entity(first: Event(origin: ReplicaID(string: "00000001-0000-0000-0000-000000000000")!, sequence: 1,
+                                                         timestamp: HybridTimestamp(millis: 1, counter: 0), actor: "t", entityType: .rule, entityID: .uuid(UUID()),
+                                                         operation: .create, properties: [.pattern: .string(pattern), .match: .string(wildcard ? "matches" : "contains")],
+                                                         previousHash: .zero))
+            _ = entity.apply(Event(origin: ReplicaID(string: "00000001-0000-0000-0000-000000000000")!, sequence: 1, timestamp: HybridTimestamp(millis: 1, counter: 0),
+                                   actor: "t", entityType: .rule, entityID: entity.id, operation: .create,
+                                   properties: [.pattern: .string(pattern), .match: .string(wildcard ? "matches" : "contains")], previousHash: .zero))
+            return CategorisationRule(entity)!
+        }
+        #expect(rule("*마트*", wildcard: true).matches("이마트 역삼점") && !rule("마트*", wildcard: true).matches("이마트"))
+        #expect(rule("gs25 ??점", wildcard: true).matches("GS25 역삼점") && !rule("gs25 ???점", wildcard: true).matches("GS25 역삼점"))
+        #expect(rule("STAR", wildcard: false).matches("Starbucks") && !rule("starz", wildcard: false).matches("Starbucks"))
+        let nasty = rule(String(repeating: "*a", count: 40) + "*b", wildcard: true)
+        #expect(!nasty.matches(String(repeating: "a", count: 120)), "answers at all: exponential backtracking would not, here")
+    }
+}
+
 /// SHA-256 hex of bytes (what an import records as the file's digest).
 enum SHA256Hex {
     static func of(_ bytes: [UInt8]) -> String {
