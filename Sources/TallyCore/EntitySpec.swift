@@ -20,6 +20,7 @@ public struct EntitySpec: Sendable {
         case .recurring: recurring
         case .importBatch: importBatch
         case .rule: rule
+        case .rate: rate
         }
     }
 
@@ -27,7 +28,7 @@ public struct EntitySpec: Sendable {
     public var since: UInt16 {
         switch type {
         case .budget, .recurring: 3
-        case .importBatch, .rule: 4
+        case .importBatch, .rule, .rate: 4
         default: 1
         }
     }
@@ -84,6 +85,15 @@ public struct EntitySpec: Sendable {
         FieldSpec(.match, .choice(["contains", "matches"]), required: true, since: 4, help: "contains (default) or matches (the whole text, * and ? wildcards)."),
         FieldSpec(.categoryId, .reference, nullable: true, since: 4, help: "The category a matching row gets (null or 'none': none)."),
         FieldSpec(.tags, .textSet(maxCount: Limits.maxTags, maxLength: Limits.maxShortTextLength), since: 4, help: "Tags a matching row gets."),
+    ])
+
+    /// An exchange rate (docs/IMPORT.md, "Several currencies"): one `currency` is `rate`
+    /// `toCurrency` from `date`'s day on, until a later day's rate of the pair.
+    public static let rate = EntitySpec(type: .rate, fields: [
+        FieldSpec(.currency, .currency, required: true, since: 4, help: "The currency converted from (ISO 4217)."),
+        FieldSpec(.toCurrency, .currency, required: true, since: 4, help: "The currency converted to (ISO 4217)."),
+        FieldSpec(.rate, .decimal, required: true, since: 4, help: "How many of toCurrency one of currency is, e.g. 1385.2."),
+        FieldSpec(.date, .dateTime, required: true, since: 4, help: "The day it holds from (ISO 8601)."),
     ])
 
     /// One statement imported (docs/IMPORT.md): the file, its digest, how many expenses it made.
@@ -161,6 +171,7 @@ public struct EntitySpec: Sendable {
         case .recurring: [.kind: .string("expense"), .currency: .string(defaultCurrency), .startDate: .dateTime(now), .monthEnd: .string("clamp")]
         case .importBatch: [:]
         case .rule: [.match: .string("contains")]
+        case .rate: [:]
         }
     }
 }

@@ -12,6 +12,8 @@ public enum EntityType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     case importBatch = 7
     /// A categorisation rule for imports; since event schema version 4.
     case rule = 8
+    /// An exchange rate for a day; since event schema version 4.
+    case rate = 9
 
     /// The lowercase name used in the CLI, JSON and audit output.
     public var description: String {
@@ -24,6 +26,7 @@ public enum EntityType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
         case .recurring: "recurring"
         case .importBatch: "import"
         case .rule: "rule"
+        case .rate: "rate"
         }
     }
 

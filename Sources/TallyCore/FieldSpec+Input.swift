@@ -31,6 +31,12 @@ extension FieldSpec {
         case .choice, .currency, .text, .month:
             guard case .string(let text) = json else { throw ValidationError(field: field, "must be a string") }
             return .string(text)
+        case .decimal:
+            switch json {
+            case .string(let text), .number(let text): return .string(text)
+            case .integer(let number): return .string(String(number))
+            default: throw ValidationError(field: field, "must be a decimal number, e.g. 1385.2")
+            }
         }
     }
 
@@ -101,7 +107,7 @@ extension FieldSpec {
             }
         case .json:
             return .json(text)
-        case .choice, .currency, .text, .month:
+        case .choice, .currency, .text, .month, .decimal:
             return .string(text)
         }
     }

@@ -13,6 +13,18 @@ extension FieldSpec {
 }
 
 extension FieldKind {
+    /// `text` as a positive decimal in normal form (`0012.50` → `12.5`), or nil.
+    public static func normalDecimal(_ text: String) -> String? {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }), !parts[0].isEmpty,
+              parts.count == 1 || !parts[1].isEmpty else { return nil }
+        let whole = parts[0].drop { $0 == "0" }
+        var fraction = parts.count == 2 ? parts[1] : ""
+        while fraction.last == "0" { fraction.removeLast() }
+        guard whole.count <= 12, fraction.count <= 12, !(whole.isEmpty && fraction.isEmpty) else { return nil }
+        return (whole.isEmpty ? "0" : String(whole)) + (fraction.isEmpty ? "" : "." + fraction)
+    }
+
     func normalize(_ value: PropertyValue, field: String) throws(ValidationError) -> PropertyValue {
         switch self {
         case .choice(let choices):
@@ -46,6 +58,11 @@ extension FieldKind {
         case .month:
             guard case .string(let text) = value, Self.isMonth(text) else { throw ValidationError(field: field, "must be a month, YYYY-MM") }
             return value
+        case .decimal:
+            guard case .string(let text) = value, let normal = Self.normalDecimal(text) else {
+                throw ValidationError(field: field, "must be a positive decimal number with at most 12 digits before the point and 12 after, e.g. 1385.2")
+            }
+            return .string(normal)
         case .count(let max):
             guard case .int(let number) = value, (1...Int64(max)).contains(number) else { throw ValidationError(field: field, "must be a whole number from 1 to \(max)") }
             return value

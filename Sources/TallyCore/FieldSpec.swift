@@ -43,6 +43,9 @@ public enum FieldKind: Sendable {
     case dateTime
     /// A calendar month, `YYYY-MM` (years 0001–9999).
     case month
+    /// A positive decimal number as text (an exchange rate): up to 12 digits before the point
+    /// and 12 after, no sign or exponent; normal form without leading or trailing zeros.
+    case decimal
     /// A whole number 1 … `max`.
     case count(max: Int)
     /// A set of calendar days, `YYYY-MM-DD`, stored sorted without duplicates.

@@ -39,6 +39,9 @@ public enum PropertyName: UInt8, CaseIterable, Sendable, Comparable, CustomStrin
     /// Since event schema version 4 (categorisation rules).
     case pattern = 32
     case match = 33
+    /// Since event schema version 4 (exchange rates).
+    case toCurrency = 34
+    case rate = 35
 
     /// The JSON field name.
     public var jsonName: String {
@@ -76,6 +79,8 @@ public enum PropertyName: UInt8, CaseIterable, Sendable, Comparable, CustomStrin
         case .format: "format"
         case .pattern: "pattern"
         case .match: "match"
+        case .toCurrency: "toCurrency"
+        case .rate: "rate"
         }
     }
 

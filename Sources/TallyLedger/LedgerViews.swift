@@ -89,6 +89,7 @@ public struct LedgerViews: Sendable {
         case .budget: return try read { try ProjectionQueries.budgets($0).first { $0.id == id }.map(ViewJSON.budget) }
         case .recurring: return try recurringRuleEntities().first { $0.id.description == id }.map { try Self.ruleJSON($0) }
         case .rule: return try read { try ProjectionQueries.liveEntities($0, type: .rule) }.first { $0.id.description == id }.map(Self.ruleEntityJSON)
+        case .rate: return try rates().first { if case .object(let fields) = $0, case .string(id)? = fields.first?.1 { true } else { false } }
         case .setting, .importBatch: return nil
         }
     }

@@ -15,6 +15,7 @@ enum OpenAPIDocument {
     static let todoFields = writableFields(.todo)
     static let budgetFields = writableFields(.budget)
     static let ruleFields = writableFields(.rule)
+    static let rateFields = writableFields(.rate)
     static let recurringFields = writableFields(.recurring)
 
     static let yaml = """
@@ -140,6 +141,19 @@ enum OpenAPIDocument {
           minProperties: 1
           properties:
     \(budgetFields)
+        RateCreate:
+          type: object
+          additionalProperties: false
+          required: [\(createRequired(.rate))]
+          properties:
+            id: {type: string, format: uuid}
+    \(rateFields)
+        RatePatch:
+          type: object
+          additionalProperties: false
+          minProperties: 1
+          properties:
+    \(rateFields)
         RuleCreate:
           type: object
           additionalProperties: false
@@ -266,6 +280,19 @@ enum OpenAPIDocument {
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/BudgetPatch"}}}}
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
         delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
+      /v1/rates:
+        get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every exchange rate {items: [{id, currency, toCurrency, rate, date}]}."}, "400": {$ref: "#/components/responses/Error"}}}
+        post:
+          description: "An exchange rate: one currency is rate toCurrency from date's day on (until a later day's rate of the pair; a pair written the other way round is used inverted). tally rates set keeps one rate per pair and day."
+          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/RateCreate"}}}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: Created.}, "400": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
+      /v1/rates/{id}:
+        parameters: [{$ref: "#/components/parameters/id"}]
+        get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The rate.}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
+        patch:
+          requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/RatePatch"}}}}
+          responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
+        delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
       /v1/rules:
         get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every categorisation rule {items: [{id, pattern, match, categoryId, tags}]}."}, "400": {$ref: "#/components/responses/Error"}}}
         post:
@@ -326,6 +353,7 @@ enum OpenAPIDocument {
             - {$ref: "#/components/parameters/asOf"}
             - {name: month, in: query, required: true, schema: {type: string, pattern: "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])$"}}
             - {name: category, in: query, description: "Spending by this category's children instead of by top-level category", schema: {type: string, format: uuid}}
+            - {name: in, in: query, description: "Also the month's totals in this currency ('in': income, expense, net, converted, unconvertedCount, unconverted — the expenses without a rate on or before their day)", schema: {type: string, pattern: "^[A-Z]{3}$"}}
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "A month's totals by currency, category and payment, top payees, and the challenges running that month with their streaks."}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
       /v1/summary/months:
         get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every month's income and expense per currency."}, "400": {$ref: "#/components/responses/Error"}}}

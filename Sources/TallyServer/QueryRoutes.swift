@@ -40,6 +40,10 @@ struct QueryRoutes {
                 return .object([("items", .array(try views.budgets().map(ViewJSON.budget)))])
             }
         }
+        // Every exchange rate.
+        group.get("rates") { request, _ in
+            try await service.answer(try asOfParameter(request)) { views in .object([("items", .array(try views.rates()))]) }
+        }
         // Every categorisation rule.
         group.get("rules") { request, _ in
             try await service.answer(try asOfParameter(request)) { views in .object([("items", .array(try views.rules()))]) }
@@ -62,7 +66,13 @@ struct QueryRoutes {
         group.get("summary") { request, _ in
             guard let month = request.uri.queryParameters.get("month") else { throw ValidationError(field: "month", "required, YYYY-MM") }
             let category = request.uri.queryParameters.get("category")
-            return try await service.answer(try asOfParameter(request)) { views in ViewJSON.summary(try views.summary(month: month, category: category)) }
+            let into = request.uri.queryParameters.get("in")
+            return try await service.answer(try asOfParameter(request)) { views in
+                let summary = ViewJSON.summary(try views.summary(month: month, category: category))
+                guard let into, case .object(var fields) = summary else { return summary }
+                fields.append(("in", try views.convertedSummary(month: month, into: into)))
+                return .object(fields)
+            }
         }
         group.get("summary/months") { request, _ in
             try await service.answer(try asOfParameter(request)) { views in .object([("items", ViewJSON.monthlyTotals(try views.monthlyTotals()))]) }

@@ -46,6 +46,7 @@ public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> 
     EntityRoutes(service: service, type: .budget, path: "budgets").add(to: v1)
     EntityRoutes(service: service, type: .recurring, path: "recurring").add(to: v1)
     EntityRoutes(service: service, type: .rule, path: "rules").add(to: v1)
+    EntityRoutes(service: service, type: .rate, path: "rates").add(to: v1)
     SettingRoutes(service: service).add(to: v1)
     QueryRoutes(service: service).add(to: v1)
     StatusRoutes(service: service).add(to: v1)

@@ -66,7 +66,7 @@ enum ViewRows {
                             JSONText.array(row.tags.map(JSONText.string)).serialized.databaseValue, row.repeat.databaseValue,
                             JSONText.array(row.attachments.map(JSONText.string)).serialized.databaseValue, row.payee.databaseValue]
             rows.tags = row.tags
-        case .category, .recurring, .importBatch, .rule:
+        case .category, .recurring, .importBatch, .rule, .rate:
             // Categories: `CategoryViews`. Recurring rules have no table: they are read from
             // `entity_state`, and their occurrences are ordinary expenses.
             break

@@ -126,6 +126,7 @@ struct SummaryCommand: ParsableCommand {
     @Option(help: "A month, YYYY-MM (default: this month).") var month: String?
     @Option(help: "A category id: spending by its sub-categories instead of by top-level category.") var category: String?
     @Flag(help: "Totals of every month instead.") var months = false
+    @Option(name: .customLong("in"), help: "Also the month's totals in this currency, each expense at the rate of its day (see tally rates).") var into: String?
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
@@ -147,11 +148,33 @@ struct SummaryCommand: ParsableCommand {
         do { summary = try views.summary(month: month, category: category) } catch let error as TallyCore.ValidationError {
             throw CLIError("invalid --\(error.field ?? "month"): \(error.message)")
         }
+        var converted: JSONText?
+        if let into {
+            do { converted = try views.convertedSummary(month: month, into: into.uppercased()) } catch let error as TallyCore.ValidationError {
+                throw CLIError("invalid --in '\(into)': \(error.message)")
+            }
+        }
         if json {
-            print(ViewJSON.summary(summary).serialized)
+            guard case .object(var fields) = ViewJSON.summary(summary), let converted else { print(ViewJSON.summary(summary).serialized); return }
+            fields.append(("in", converted))
+            print(JSONText.object(fields).serialized)
             return
         }
         print("Summary of \(month)\n")
+        if case .object(let fields)? = converted {
+            func value(_ name: String) -> JSONText? { fields.first { $0.0 == name }?.1 }
+            let code = into?.uppercased() ?? ""
+            func amount(_ name: String) -> String { if case .int(let minor)? = value(name) { Currency.format(minor, currency: code) } else { "(too large)" } }
+            print("In \(code): income \(amount("income")), expense \(amount("expense")), net \(amount("net"))")
+            if case .array(let missing)? = value("unconverted"), !missing.isEmpty {
+                print("Not converted (no rate on or before their day): \(missing.count) — " + missing.prefix(10).compactMap { item -> String? in
+                    guard case .object(let row) = item else { return nil }
+                    let text = row.map { name, value -> String in if case .string(let s) = value { s } else if case .int(let n) = value { String(n) } else { "" } }
+                    return text.dropFirst().joined(separator: " ")
+                }.joined(separator: "; "))
+            }
+            print("")
+        }
         print(Table.render(header: ["CUR", "INCOME", "EXPENSE", "NET", "LINES"], rows: summary.totals.map { total in
             [total.currency, money(total.income, total.currency), money(total.expense, total.currency),
              money(total.net, total.currency), String(total.count)]

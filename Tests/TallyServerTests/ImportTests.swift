@@ -487,6 +487,97 @@ extension ImportTests {
     }
 }
 
+extension ImportTests {
+    /// The property: random expenses in four currencies, random rates set both ways on random
+    /// days; a month's totals in KRW equal a brute-force computation of the documented rule,
+    /// and every expense without a rate is listed.
+    @Test(arguments: 0..<8) func summariesInOneCurrencyMatchAnIndependentComputation(seed: Int) async throws {
+        let fixture = try ServerFixture()
+        let ledger = fixture.service.ledger
+        var rng = SplitMix64(seed: UInt64(seed) &+ 77)
+        let day0 = DateTime(iso8601: "2026-03-01T12:00:00+09:00")!
+        var rates: [(from: String, to: String, rate: Decimal, day: Int, id: String)] = []
+        for _ in 0..<Int.random(in: 3...12, using: &rng) {
+            let (from, to) = [("USD", "KRW"), ("KRW", "USD"), ("JPY", "KRW"), ("EUR", "KRW"), ("KRW", "JPY")].randomElement(using: &rng)!
+            let text = "\(Int.random(in: 1...2_000, using: &rng)).\(Int.random(in: 0...99, using: &rng))"
+            let offset = Int.random(in: 0...30, using: &rng)
+            let day = DateTime(epochMillis: day0.epochMillis + Int64(offset) * 86_400_000, offsetMinutes: 540)
+            let entity = try ledger.setRate(from: from, to: to, rate: text, day: day, actor: "t")
+            guard case .object(let fields) = entity, case .string(let id)? = fields.first(where: { $0.0 == "id" })?.1 else { continue }
+            rates.removeAll { $0.id == id }
+            rates.append((from, to, Decimal(string: FieldKind.normalDecimal(text)!)!, day.localDayNumber, id))
+        }
+        var expenses: [(kind: String, amount: Int64, currency: String, day: Int, id: String)] = []
+        for _ in 0..<60 {
+            let currency = ["KRW", "USD", "JPY", "EUR", "GBP"].randomElement(using: &rng)!
+            let date = DateTime(epochMillis: day0.epochMillis + Int64.random(in: -2...30, using: &rng) * 86_400_000 + Int64.random(in: 0...3_600_000, using: &rng), offsetMinutes: 540)
+            guard date.localMonth == "2026-03" else { continue }
+            let kind = Bool.random(using: &rng) ? "expense" : "income"
+            let amount = Int64.random(in: 1...50_000_000, using: &rng)
+            let (entity, _) = try ledger.create(.expense, [.kind: .string(kind), .amount: .int(amount), .currency: .string(currency), .date: .dateTime(date), .repeat: .string("none")], actor: "t")
+            guard case .object(let fields) = entity, case .string(let id)? = fields.first(where: { $0.0 == "id" })?.1 else { continue }
+            expenses.append((kind, amount, currency, date.localDayNumber, id))
+        }
+        // Brute force: for each expense, every rate of its pair either way on or before its day;
+        // the latest day wins, a direct rate over an inverse one on the same day, then the greatest id.
+        var (income, expense) = (Int64(0), Int64(0))
+        var missing: Set<String> = []
+        for item in expenses {
+            var best: (day: Int, direct: Bool, id: String, rate: Decimal)?
+            if item.currency == "KRW" { best = (Int.max, true, "", 1) }
+            for rate in rates where rate.day <= item.day {
+                let direct = rate.from == item.currency && rate.to == "KRW"
+                guard direct || (rate.from == "KRW" && rate.to == item.currency) else { continue }
+                let candidate = (rate.day, direct, rate.id, direct ? rate.rate : 1 / rate.rate)
+                if best.map({ (candidate.0, candidate.1 ? 1 : 0, candidate.2) > ($0.day, $0.direct ? 1 : 0, $0.id) }) ?? true { best = candidate }
+            }
+            guard let rate = best?.rate else { missing.insert(item.id); continue }
+            let digits = ["KRW": 0, "USD": 2, "JPY": 0, "EUR": 2][item.currency]!
+            var value = Decimal(item.amount) * rate / pow(Decimal(10), digits)
+            var rounded = Decimal()
+            NSDecimalRound(&rounded, &value, 0, .plain)
+            let minor = NSDecimalNumber(decimal: rounded).int64Value
+            if item.kind == "income" { income += minor } else { expense += minor }
+        }
+        let (expectedIncome, expectedExpense, expectedMissing, count) = (income, expense, missing, expenses.count)
+        try await fixture.test { client in
+            let (income, expense, missing) = (expectedIncome, expectedExpense, expectedMissing)
+            let response = try await client.send(.get, "/v1/summary?month=2026-03&in=KRW", token: fixture.readOnly)
+            let converted = response.object["in"] as? [String: Any] ?? [:]
+            #expect(converted["income"] as? Int64 == income && converted["expense"] as? Int64 == expense, "seed \(seed): \(converted) vs \(income), \(expense)")
+            let unconverted = Set((converted["unconverted"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String })
+            #expect(unconverted == missing && converted["unconvertedCount"] as? Int == missing.count)
+            #expect(converted["converted"] as? Int == count - missing.count)
+        }
+    }
+
+    @Test func badRatesAndCurrenciesAreRefused() async throws {
+        let fixture = try ServerFixture()
+        try await fixture.test { client in
+            for body in [#"{"currency": "USD", "toCurrency": "KRW", "rate": "abc", "date": "2026-03-01"}"#, #"{"currency": "USD", "toCurrency": "KRW", "rate": "-1", "date": "2026-03-01"}"#,
+                         #"{"currency": "USD", "toCurrency": "KRW", "rate": "0", "date": "2026-03-01"}"#, #"{"currency": "USD", "toCurrency": "KRW", "rate": 1e5, "date": "2026-03-01"}"#,
+                         #"{"currency": "USD", "toCurrency": "KRW", "rate": "1234567890123.5", "date": "2026-03-01"}"#, #"{"currency": "usd", "toCurrency": "KRW", "rate": "1", "date": "2026-03-01"}"#,
+                         #"{"currency": "USD", "toCurrency": "KRW", "rate": "1"}"#, #"{"currency": "USD", "toCurrency": "KRW", "rate": true, "date": "2026-03-01"}"#] {
+                let response = try await client.send(.post, "/v1/rates", token: fixture.readWrite, json: body)
+                #expect(response.status == .badRequest && response.errorCode != nil, "\(body): \(response.status)")
+            }
+            let good = try await client.send(.post, "/v1/rates", token: fixture.readWrite, json: #"{"currency": "USD", "toCurrency": "KRW", "rate": 1385.20, "date": "2026-03-01"}"#)
+            #expect(good.status == .created && good.object["rate"] as? String == "1385.2", "normal form")
+            for uri in ["/v1/summary?month=2026-03&in=krw", "/v1/summary?month=2026-03&in=KRWX", "/v1/summary?month=2026-03&in="] {
+                #expect(try await client.send(.get, uri, token: fixture.readOnly).status == .badRequest, "\(uri)")
+            }
+        }
+        #expect(throws: ValidationError.self) { try fixture.service.ledger.setRate(from: "KRW", to: "KRW", rate: "1", day: .nowHere, actor: "t") }
+        #expect { try RateTable.read(Array("date,from,to,rate\n2026-03-01,USD,KRW,1385.2\n2026-03-02,USD,KRW,lots\n".utf8)) } throws: {
+            ($0 as? StatementError)?.description.contains("row 3") == true
+        }
+        let table = try RateTable.read(Array("Date,From,To,Rate\n2026.03.01,usd,krw,1385.2\n20260302,JPY,KRW,9.41\n".utf8))
+        #expect(table.map(\.rate) == ["1385.2", "9.41"] && table.map(\.from) == ["USD", "JPY"])
+        #expect(try fixture.service.ledger.setRates(table.map { ($0.from, $0.to, $0.rate, $0.day) }, actor: "t") == 2)
+        #expect(try fixture.service.views.rates().count == 3, "2026-03-01 USD→KRW set again replaces, not adds")
+    }
+}
+
 /// SHA-256 hex of bytes (what an import records as the file's digest).
 enum SHA256Hex {
     static func of(_ bytes: [UInt8]) -> String {
