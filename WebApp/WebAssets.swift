@@ -16,6 +16,7 @@ public enum WebAssets {
         ("categories.js", "text/javascript; charset=utf-8", PackageResources.categories_js),
         ("todos.js", "text/javascript; charset=utf-8", PackageResources.todos_js),
         ("recurring.js", "text/javascript; charset=utf-8", PackageResources.recurring_js),
+        ("import.js", "text/javascript; charset=utf-8", PackageResources.import_js),
         ("history.js", "text/javascript; charset=utf-8", PackageResources.history_js),
         ("sync.js", "text/javascript; charset=utf-8", PackageResources.sync_js),
         ("icon.svg", "image/svg+xml", PackageResources.icon_svg),

@@ -5,9 +5,9 @@ const TOKEN_KEY = "tally.token";
 const AS_OF_KEY = "tally.asOf";
 
 export class ApiError extends Error {
-  constructor(status, code, message, field) {
+  constructor(status, code, message, field, rows) {
     super(message);
-    Object.assign(this, { status, code, field });
+    Object.assign(this, { status, code, field, rows });
   }
 }
 
@@ -46,7 +46,7 @@ export async function api(path, { method = "GET", body, headers = {} } = {}) {
     let error = {};
     try { error = (await response.json()).error ?? {}; } catch { /* not JSON */ }
     if (response.status === 401) window.dispatchEvent(new CustomEvent("tally:unauthorized"));
-    throw new ApiError(response.status, error.code ?? `http_${response.status}`, error.message ?? response.statusText, error.field);
+    throw new ApiError(response.status, error.code ?? `http_${response.status}`, error.message ?? response.statusText, error.field, error.rows);
   }
   if (response.status === 204) return null;
   const index = response.headers.get("Tally-As-Of-Index");

@@ -12,6 +12,7 @@ const screens = {
   categories: { load: () => import("./categories.js"), label: "categories" },
   todos: { load: () => import("./todos.js"), label: "todos" },
   recurring: { load: () => import("./recurring.js"), label: "recurring" },
+  import: { load: () => import("./import.js"), label: "importNav" },
   history: { load: () => import("./history.js"), label: "history" },
   sync: { load: () => import("./sync.js"), label: "sync" },
 };

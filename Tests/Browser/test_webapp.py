@@ -487,6 +487,40 @@ class WebApp(unittest.TestCase):
             for expense in (first, second):
                 self.api("DELETE", f"/v1/expenses/{expense['id']}")
 
+    def test_import_a_statement_preview_it_then_import_it_once(self):
+        path = os.path.join(self.root, "card-2019-05.csv")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("카드 이용내역\n\n이용일,가맹점,이용금액,승인번호\n2019.05.02,김밥나라,\"4,500원\",90000001\n"
+                    "2019.05.03,서점,\"18,000원\",90000002\n2019.05.04,서점,\"-18,000원\",90000003\n합계,,\"4,500원\",\n")
+        driver = self.browser()
+        self.sign_in(driver)
+        self.go(driver, "#/import", "#import-file")
+        driver.find_element(By.ID, "import-file").send_keys(path)
+        self.click(driver, "//form//button[normalize-space()='Preview']")
+        self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, "#import-preview table")))
+        preview = driver.find_element(By.ID, "import-preview").text
+        self.assertIn("3 to create, 0 already in the ledger, 1 blank or total rows, 0 unreadable.", preview)
+        self.assertIn("samsung-card", preview)
+        self.assertIn("Refund", preview)
+        self.assert_accessible(driver, "import")
+        self.shoot(driver, "import-phone-en")
+        self.assertEqual([], [e for e in self.api("GET", "/v1/expenses?month=2019-05")[1]["items"]], "a preview writes nothing")
+        self.click(driver, "//button[normalize-space()='Import 3 rows']")
+        self.wait(driver).until(lambda d: "Imported 3 rows." in d.find_element(By.ID, "import-preview").text)
+        made = self.api("GET", "/v1/expenses?month=2019-05")[1]["items"]
+        try:
+            self.assertEqual(["김밥나라", "서점", "서점"], sorted(e["payee"] for e in made))
+            self.wait(driver).until(lambda d: "card-2019-05.csv" in self.text(d))  # listed among past imports
+            # The same file again: nothing new, and nothing to import.
+            driver.find_element(By.ID, "import-file").send_keys(path)
+            self.click(driver, "//form//button[normalize-space()='Preview']")
+            self.wait(driver).until(lambda d: "0 to create, 3 already in the ledger" in d.find_element(By.ID, "import-preview").text)
+            self.assertFalse(driver.find_element(By.XPATH, "//button[normalize-space()='Import 0 rows']").is_enabled())
+            self.assertEqual([], self.console_errors(driver))
+        finally:
+            for expense in made:
+                self.api("DELETE", f"/v1/expenses/{expense['id']}")
+
 
 if __name__ == "__main__":
     unittest.main()
