@@ -54,7 +54,10 @@ struct ImportRoutes {
                 }
             }
             let (dryRun, skipBadRows) = (try flag("dryRun"), try flag("skipBadRows"))
-            var options = try Self.options(query, defaultCurrency: try await service.run { try service.ledger.defaultCurrency() })
+            let named = try await service.run { () throws -> (currency: String, layout: (StatementLayout, Int?)??) in
+                (try service.ledger.defaultCurrency(), try query.get("mapping").map { try service.ledger.layout(named: $0) })
+            }
+            var options = try Self.options(query, defaultCurrency: named.currency, layout: named.layout)
             if let declared = request.headers[.contentLength].flatMap(Int.init), declared > Self.maxBytes {
                 throw APIError(.contentTooLarge, "body_too_large", "a statement is at most \(Self.maxBytes >> 20) MiB")
             }
@@ -91,13 +94,14 @@ struct ImportRoutes {
     }
 
     /// How to read the statement, from the query (the CLI's flags, by the same names).
-    static func options(_ query: Parameters, defaultCurrency: String) throws -> StatementOptions {
+    static func options(_ query: Parameters, defaultCurrency: String, layout: (StatementLayout, Int?)??) throws -> StatementOptions {
         var options = StatementOptions()
-        if let mapping = query.get("mapping") {
-            guard let layout = StatementLayout.named(mapping) else {
-                throw ValidationError(field: "mapping", "must be one of \(StatementLayout.builtIn.map(\.name).joined(separator: ", "))")
-            }
-            options.layouts = [layout]
+        switch layout {
+        case nil: break
+        case .some(nil): throw ValidationError(field: "mapping", "must be one of \(StatementLayout.builtIn.map(\.name).joined(separator: ", ")), or a name saved with tally import mappings save")
+        case .some(.some(let (named, headerRow))):
+            options.layouts = [named]
+            options.headerRow = headerRow
         }
         if let text = query.get("headerRow") {
             guard let row = Int(text), (0...1_000_000).contains(row) else { throw ValidationError(field: "headerRow", "must be 0 to 1000000") }

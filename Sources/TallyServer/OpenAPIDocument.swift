@@ -423,7 +423,7 @@ enum OpenAPIDocument {
             - {name: name, in: query, description: "The file's name, kept in the import's record", schema: {type: string, maxLength: 100}}
             - {name: dryRun, in: query, description: "Report what would be created; write nothing", schema: {type: string, enum: ["true", "false"]}}
             - {name: skipBadRows, in: query, schema: {type: string, enum: ["true", "false"]}}
-            - {name: mapping, in: query, schema: {type: string, enum: [\(StatementLayout.builtIn.map(\.name).joined(separator: ", "))]}}
+            - {name: mapping, in: query, description: "A built-in layout (\(StatementLayout.builtIn.map(\.name).joined(separator: ", "))) or one saved by name", schema: {type: string, pattern: "^[A-Za-z0-9_-]{1,40}$"}}
             - {name: account, in: query, description: "Which account or card: part of each row's import key", schema: {type: string, maxLength: \(Limits.maxShortTextLength)}}
             - {name: currency, in: query, schema: {type: string, pattern: "^[A-Z]{3}$"}}
             - {name: encoding, in: query, schema: {type: string, enum: [utf-8, utf-16le, utf-16be, cp949, euc-kr]}}

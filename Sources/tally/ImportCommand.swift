@@ -8,7 +8,7 @@ import TallyLedger
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import", abstract: "Import a bank or card statement: each transaction becomes an expense, once however often it is imported.",
-        subcommands: [CSV.self, XLSX.self, OFX.self, List.self])
+        subcommands: [CSV.self, XLSX.self, OFX.self, List.self, Mappings.self])
 
     /// How to read a statement, shared by the formats.
     struct ReadOptions: ParsableArguments {
@@ -25,13 +25,14 @@ struct ImportCommand: ParsableCommand {
         @Flag(help: "Import the readable rows and report the others (default: a bad row refuses the whole file).") var skipBadRows = false
         @Flag(help: "Print the report as JSON.") var json = false
 
-        func options(currency fallback: String) throws -> StatementOptions {
+        func options(currency fallback: String, ledger: Ledger) throws -> StatementOptions {
             var options = StatementOptions()
             if let mapping {
-                guard let layout = StatementLayout.named(mapping) else {
-                    throw CLIError("invalid --mapping '\(mapping)': one of \(StatementLayout.builtIn.map(\.name).joined(separator: ", "))")
+                guard let (layout, headerRow) = try ledger.layout(named: mapping) else {
+                    throw CLIError("invalid --mapping '\(mapping)': one of \(StatementLayout.builtIn.map(\.name).joined(separator: ", ")), or a name saved with tally import mappings save")
                 }
                 options.layouts = [layout]
+                options.headerRow = headerRow
             }
             if !columns.isEmpty {
                 var layout = options.layouts.count == 1 ? options.layouts[0] : StatementLayout.named("generic")!
@@ -70,7 +71,7 @@ struct ImportCommand: ParsableCommand {
         guard data.count <= 512 << 20 else { throw CLIError("\(file) is larger than 512 MiB") }
         let ledger = try global.openLedger()
         defer { ledger.close() }
-        var options = try read.options(currency: try ledger.defaultCurrency())
+        var options = try read.options(currency: try ledger.defaultCurrency(), ledger: ledger)
         try configure(&options)
         let report: ImportReport
         do {
@@ -128,6 +129,49 @@ struct ImportCommand: ParsableCommand {
         @Argument(help: "The statement file.") var file: String
 
         func run() throws { try ImportCommand.run(format: "ofx", file: file, global: global, read: read) }
+    }
+
+    /// `tally import mappings save NAME --column …`, `tally import mappings list`.
+    struct Mappings: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Layouts saved by name (replicated), for --mapping NAME.", subcommands: [Save.self, ListSaved.self])
+
+        struct Save: ParsableCommand {
+            static let configuration = CommandConfiguration(commandName: "save", abstract: "Save a layout: the header name or 1-based position of each column.")
+            @OptionGroup var global: GlobalOptions
+            @Argument(help: "Its name (letters, digits, - and _).") var name: String
+            @Option(name: .customLong("column"), help: "ROLE=HEADER or ROLE=N (repeatable).") var columns: [String] = []
+            @Option(help: "The header's row number (0: no header row).") var headerRow: Int?
+
+            func run() throws {
+                var parsed: [(role: ColumnRole, header: String?, position: Int?)] = []
+                for column in columns {
+                    let parts = column.split(separator: "=", maxSplits: 1).map(String.init)
+                    guard parts.count == 2, let role = ColumnRole(rawValue: parts[0]), !parts[1].isEmpty else { throw CLIError("invalid --column '\(column)': ROLE=HEADER or ROLE=N") }
+                    if let position = Int(parts[1]) {
+                        guard (1...1_000).contains(position) else { throw CLIError("invalid --column '\(column)': a position is 1 to 1000") }
+                        parsed.append((role, nil, position))
+                    } else {
+                        parsed.append((role, parts[1], nil))
+                    }
+                }
+                guard !parsed.isEmpty else { throw CLIError("give at least one --column ROLE=HEADER") }
+                if let headerRow, !(0...1_000_000).contains(headerRow) { throw CLIError("invalid --header-row \(headerRow): 0 to 1000000") }
+                do {
+                    try global.withLedger { try $0.saveMapping(name, columns: parsed, headerRow: headerRow, actor: global.resolvedActor) }
+                } catch let error as TallyCore.ValidationError { throw CLIError("invalid \(error.field ?? "mapping"): \(error.message)") }
+                print("Saved layout '\(name)': use --mapping \(name).")
+            }
+        }
+
+        struct ListSaved: ParsableCommand {
+            static let configuration = CommandConfiguration(commandName: "list", abstract: "The saved layouts (and the built-in ones).")
+            @OptionGroup var global: GlobalOptions
+
+            func run() throws {
+                let saved = try global.openViews().settings().filter { $0.key.hasPrefix("importMapping.") }
+                print(Table.render(header: ["NAME", "LAYOUT"], rows: StatementLayout.builtIn.map { [$0.name, "(built in)"] } + saved.map { [String($0.key.dropFirst("importMapping.".count)), $0.value] }))
+            }
+        }
     }
 
     struct List: ParsableCommand {

@@ -578,6 +578,28 @@ extension ImportTests {
     }
 }
 
+extension ImportTests {
+    @Test func aSavedMappingReadsALayoutNoBuiltInKnows() async throws {
+        let fixture = try ServerFixture()
+        let ledger = fixture.service.ledger
+        let csv = Array("우리카드\n사용일시,사용처,메모,결제금액\n2026/11/05 08:10,편의점,아침,\"3,000\"\n2026/11/06 19:00,식당,,\"21,000\"\n".utf8)
+        #expect(throws: StatementError.self) { try StatementReader.csv(csv, options: Self.options()) }
+        try ledger.saveMapping("woori-card", columns: [(.date, "사용일시", nil), (.payee, "사용처", nil), (.memo, "메모", nil), (.amount, nil, 4)], headerRow: 2, actor: "t")
+        #expect(throws: ValidationError.self) { try ledger.saveMapping("samsung-card", columns: [(.date, "x", nil)], headerRow: nil, actor: "t") }
+        #expect(throws: ValidationError.self) { try ledger.saveMapping("bad name!", columns: [(.date, "x", nil)], headerRow: nil, actor: "t") }
+        try await fixture.test { client in
+            let response = try await Self.post(client, "/v1/imports?mapping=woori-card", token: fixture.readWrite, bytes: csv)
+            #expect(response.status == .created, "\(String(buffer: response.body))")
+            let created = response.object["created"] as? [[String: Any]] ?? []
+            #expect(created.map { $0["amount"] as? Int } == [3_000, 21_000] && created.map { $0["payee"] as? String } == ["편의점", "식당"])
+            #expect((created.first?["date"] as? String)?.hasPrefix("2026-11-05T08:10:00") == true, "the time as written, local time of the service")
+            #expect((response.object["layouts"] as? [[String: Any]])?.first?["layout"] as? String == "woori-card")
+            let unknown = try await Self.post(client, "/v1/imports?mapping=nobody", token: fixture.readWrite, bytes: csv)
+            #expect(unknown.status == .badRequest && (unknown.object["error"] as? [String: Any])?["field"] as? String == "mapping")
+        }
+    }
+}
+
 /// SHA-256 hex of bytes (what an import records as the file's digest).
 enum SHA256Hex {
     static func of(_ bytes: [UInt8]) -> String {
