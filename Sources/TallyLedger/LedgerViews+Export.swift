@@ -25,12 +25,17 @@ extension LedgerViews {
         })
     }
 
-    /// Every live entity, one JSON object a line: `{"type", "id", …its fields}`.
-    public func exportJSONLines() throws -> [UInt8] {
+    /// Every live entity, one JSON object a line: `{"type", "id", …its fields}`; with `from`
+    /// or `to`, only the expenses dated in [from, to) (every other entity still).
+    public func exportJSONLines(from: DateTime? = nil, to: DateTime? = nil) throws -> [UInt8] {
         var lines: [UInt8] = []
         try read { db in
             for type in EntityType.allCases {
                 for entity in try ProjectionQueries.liveEntities(db, type: type) {
+                    if type == .expense, from != nil || to != nil {
+                        guard case .dateTime(let date)? = entity.value(.date), date.epochMillis >= from?.epochMillis ?? .min,
+                              date.epochMillis < to?.epochMillis ?? .max else { continue }
+                    }
                     var fields: [(String, JSONText)] = [("type", .string(type.description)), ("id", .string(entity.id.description))]
                     for field in EntitySpec.of(type).fields {
                         if let value = entity.value(field.name) { fields.append((field.name.jsonName, value.json)) }

@@ -33,8 +33,7 @@ struct ImportRoutes {
                 return Response(status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"tally-expenses.csv\""],
                                 body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
             case "jsonl":
-                guard from == nil, to == nil else { throw ValidationError(field: "from", "a jsonl export is of every entity; from and to are for csv") }
-                let bytes = try await service.run { try views.exportJSONLines() }
+                let bytes = try await service.run { try views.exportJSONLines(from: from, to: to) }
                 return Response(status: .ok, headers: [.contentType: "application/jsonl; charset=utf-8", .contentDisposition: "attachment; filename=\"tally.jsonl\""],
                                 body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
             default: throw ValidationError(field: "format", "must be csv or jsonl")

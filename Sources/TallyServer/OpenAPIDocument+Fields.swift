@@ -36,7 +36,7 @@ extension OpenAPIDocument {
         case .count(let max): return "{type: \(type("integer")), minimum: 1, maximum: \(max)}"
         case .days(let maxCount):
             return #"{type: array, items: {type: string, pattern: "\#(dayPattern)"}, maxItems: \#(maxCount)}"#
-        case .decimal: return #"{type: \#(type("string")), pattern: "^0*[0-9]{1,12}([.][0-9]{1,12})?$"}"#
+        case .decimal: return #"{type: \#(type("string")), pattern: "^(0*[1-9][0-9]{0,11}([.][0-9]{1,12})?|0+[.][0-9]{0,11}[1-9])$"}"#
         case .month: return #"{type: \#(type("string")), pattern: "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])$"}"#
         case .text(let maxLength, let nonEmpty):
             return "{type: \(type("string")), \(nonEmpty ? "minLength: 1, " : "")maxLength: \(maxLength), pattern: \(nonEmpty ? printableNonBlank : printable)}"

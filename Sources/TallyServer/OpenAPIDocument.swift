@@ -353,7 +353,7 @@ enum OpenAPIDocument {
             - {$ref: "#/components/parameters/asOf"}
             - {name: month, in: query, required: true, schema: {type: string, pattern: "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])$"}}
             - {name: category, in: query, description: "Spending by this category's children instead of by top-level category", schema: {type: string, format: uuid}}
-            - {name: in, in: query, description: "Also the month's totals in this currency ('in': income, expense, net, converted, unconvertedCount, unconverted — the expenses without a rate on or before their day)", schema: {type: string, pattern: "^[A-Z]{3}$"}}
+            - {name: in, in: query, description: "Also the month's totals in this currency ('in': income, expense, net, converted, unconvertedCount, unconverted — the expenses without a rate on or before their day)", schema: {type: string, enum: [\(currencies)]}}
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "A month's totals by currency, category and payment, top payees, and the challenges running that month with their streaks."}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
       /v1/summary/months:
         get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every month's income and expense per currency."}, "400": {$ref: "#/components/responses/Error"}}}
@@ -405,7 +405,7 @@ enum OpenAPIDocument {
           responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Concurrent writes that lost: {items}."}, "400": {$ref: "#/components/responses/Error"}}
       /v1/export:
         get:
-          description: "The data out: format=csv gives every expense dated in [from, to), oldest first, in UTF-8 with a BOM (date, kind, amount, currency, category path, payee, payment, memo, tags, attachments, id) — importable again; format=jsonl gives every live entity, one JSON object a line."
+          description: "The data out: format=csv gives every expense dated in [from, to), oldest first, in UTF-8 with a BOM (date, kind, amount, currency, category path, payee, payment, memo, tags, attachments, id) — importable again; format=jsonl gives every live entity, one JSON object a line (from and to, if given, choose which expenses)."
           parameters:
             - {name: format, in: query, schema: {type: string, enum: [csv, jsonl]}}
             - {name: from, in: query, schema: {type: string, pattern: "\(datePattern)"}}
@@ -423,9 +423,9 @@ enum OpenAPIDocument {
             - {name: name, in: query, description: "The file's name, kept in the import's record", schema: {type: string, maxLength: 100}}
             - {name: dryRun, in: query, description: "Report what would be created; write nothing", schema: {type: string, enum: ["true", "false"]}}
             - {name: skipBadRows, in: query, schema: {type: string, enum: ["true", "false"]}}
-            - {name: mapping, in: query, description: "A built-in layout (\(StatementLayout.builtIn.map(\.name).joined(separator: ", "))) or one saved by name", schema: {type: string, pattern: "^[A-Za-z0-9_-]{1,40}$"}}
+            - {name: mapping, in: query, description: "A built-in layout, or one saved with tally import mappings save (its name, letters, digits, - and _)", schema: {type: string, enum: [\(StatementLayout.builtIn.map(\.name).joined(separator: ", "))]}}
             - {name: account, in: query, description: "Which account or card: part of each row's import key", schema: {type: string, maxLength: \(Limits.maxShortTextLength)}}
-            - {name: currency, in: query, schema: {type: string, pattern: "^[A-Z]{3}$"}}
+            - {name: currency, in: query, schema: {type: string, enum: [\(currencies)]}}
             - {name: encoding, in: query, schema: {type: string, enum: [utf-8, utf-16le, utf-16be, cp949, euc-kr]}}
             - {name: delimiter, in: query, schema: {type: string, enum: [",", ";", tab]}}
             - {name: headerRow, in: query, schema: {type: integer, minimum: 0, maximum: 1000000}}

@@ -24,22 +24,27 @@ struct ExportCommand: ParsableCommand {
         @Option(help: "To this date (ISO 8601, exclusive).") var to: String?
         @Option(help: "Write to this file instead of standard output.") var out: String?
 
-        func run() throws {
-            func date(_ text: String?, _ flag: String) throws -> DateTime? {
-                try text.map { text in
-                    guard let date = DateTime(iso8601: text) else { throw CLIError("invalid --\(flag) '\(text)': an ISO 8601 date or date-time") }
-                    return date
-                }
+        static func date(_ text: String?, _ flag: String) throws -> DateTime? {
+            try text.map { text in
+                guard let date = DateTime(iso8601: text) else { throw CLIError("invalid --\(flag) '\(text)': an ISO 8601 date or date-time") }
+                return date
             }
-            try ExportCommand.write(try global.openViews().exportCSV(from: try date(from, "from"), to: try date(to, "to")), to: out)
+        }
+
+        func run() throws {
+            try ExportCommand.write(try global.openViews().exportCSV(from: try Self.date(from, "from"), to: try Self.date(to, "to")), to: out)
         }
     }
 
     struct JSONLines: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "jsonl", abstract: "Every live entity, one JSON object a line: {type, id, …fields}.")
         @OptionGroup var global: GlobalOptions
+        @Option(help: "Only the expenses from this date (ISO 8601, inclusive); every other entity still.") var from: String?
+        @Option(help: "Only the expenses before this date (ISO 8601, exclusive).") var to: String?
         @Option(help: "Write to this file instead of standard output.") var out: String?
 
-        func run() throws { try ExportCommand.write(try global.openViews().exportJSONLines(), to: out) }
+        func run() throws {
+            try ExportCommand.write(try global.openViews().exportJSONLines(from: try CSV.date(from, "from"), to: try CSV.date(to, "to")), to: out)
+        }
     }
 }

@@ -308,7 +308,9 @@ extension ImportTests {
             #expect(String(buffer: csv.body).split(separator: "\r\n").count == 1 + 5 + 1, "header, the card's five rows and the bank's one")
             let lines = try await client.send(.get, "/v1/export?format=jsonl", token: fixture.readOnly)
             #expect(lines.status == .ok && String(buffer: lines.body).split(separator: "\n").count == 6 + 2, "six expenses and two imports")
-            for uri in ["/v1/export?format=xml", "/v1/export?from=yesterday", "/v1/export?format=jsonl&from=2026-01-01", "/v1/export?bogus=1"] {
+            let none = try await client.send(.get, "/v1/export?format=jsonl&from=2030-01-01", token: fixture.readOnly)
+            #expect(String(buffer: none.body).split(separator: "\n").count == 2, "only the two imports: no expense from 2030 on")
+            for uri in ["/v1/export?format=xml", "/v1/export?from=yesterday", "/v1/export?bogus=1"] {
                 let response = try await client.send(.get, uri, token: fixture.readOnly)
                 #expect(response.status == .badRequest && response.errorCode != nil, "\(uri)")
             }
