@@ -39,10 +39,10 @@ public struct CategorisationRule: Sendable, Equatable {
         var (p, t) = (0, 0)
         var star: Int?, resume = 0
         while t < text.count {
-            if p < pattern.count, pattern[p] == "?" || pattern[p] == text[t] {
-                p += 1; t += 1
-            } else if p < pattern.count, pattern[p] == "*" {
+            if p < pattern.count, pattern[p] == "*" {
                 star = p; resume = t; p += 1
+            } else if p < pattern.count, pattern[p] == "?" || pattern[p] == text[t] {
+                p += 1; t += 1
             } else if let star {
                 p = star + 1; resume += 1; t = resume
             } else {

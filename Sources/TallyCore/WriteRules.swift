@@ -46,6 +46,14 @@ public enum WriteRules {
                 throw ValidationError(field: "toMonth", "must not be before fromMonth (\(from))", kind: .conflictsWithState)
             }
         }
+        if draft.entityType == .rate, draft.operation != .delete {
+            // A rate converts between two different currencies (either may come from the state).
+            let current = try state.live(draft.entityID)
+            func code(_ name: PropertyName) -> PropertyValue? { draft.properties[name] ?? current?.values[name] }
+            if let from = code(.currency), from == code(.toCurrency) {
+                throw ValidationError(field: "toCurrency", "a rate converts between two different currencies", kind: .conflictsWithState)
+            }
+        }
         if draft.entityType == .recurring, draft.operation != .delete {
             // A rule's end is not before its start.
             let current = try state.live(draft.entityID)

@@ -14,12 +14,21 @@ public enum OFXReader {
         // FITIDs are unique per account: the account's ids are part of each key.
         let account = options.account.isEmpty ? [field("BANKID", in: text), field("ACCTID", in: text)].compactMap { $0 }.joined(separator: "/") : options.account
         var statement = Statement(rows: [], skipped: [], bad: [], layouts: [("", "ofx")], encoding: nil)
+        // A file may hold several accounts: each transaction is of the last account named before it.
+        let accounts = options.account.isEmpty ? blocks("ACCTID", in: text).map { ($0.startIndex, field("ACCTID", in: "<ACCTID>" + $0) ?? "") } : []
+        var accountAt = 0
         for (number, block) in blocks("STMTTRN", in: text).enumerated() {
+            while accountAt + 1 < accounts.count, accounts[accountAt + 1].0 < block.startIndex { accountAt += 1 }
+            let rowAccount = accounts.indices.contains(accountAt) && accounts[accountAt].0 < block.startIndex
+                ? [field("BANKID", in: text), accounts[accountAt].1].compactMap { $0 }.joined(separator: "/") : nil
             let row = number + 1
             do throws(StatementError) {
                 guard let amountText = field("TRNAMT", in: block) else { throw StatementError("no TRNAMT") }
-                let currency = field("CURRENCY", in: block).flatMap { field("CURSYM", in: $0) }?.uppercased() ?? defaultCurrency
-                guard let signed = try StatementValues.amount(amountText, currency: currency), signed != 0 else { throw StatementError("an amount of 0") }
+                let currency = field("CURSYM", in: block).map { $0.uppercased() }.flatMap { Currency.isValid($0) ? $0 : nil } ?? defaultCurrency
+                // OFX allows a comma as the decimal point (and has no thousands separators).
+                guard let signed = try StatementValues.amount(amountText.replacingOccurrences(of: ",", with: "."), currency: currency), signed != 0 else {
+                    throw StatementError("an amount of 0")
+                }
                 guard let posted = field("DTPOSTED", in: block) else { throw StatementError("no DTPOSTED") }
                 let payee = field("NAME", in: block) ?? field("PAYEE", in: block)
                 statement.rows.append(StatementRow(
@@ -27,6 +36,7 @@ public enum OFXReader {
                     kind: signed < 0 ? "expense" : "income", isRefund: false, currency: currency,
                     payee: payee.map { String($0.prefix(Limits.maxShortTextLength)) }, memo: field("MEMO", in: block).map { String($0.prefix(Limits.maxMemoLength)) },
                     reference: field("FITID", in: block)))
+                statement.rows[statement.rows.count - 1].account = rowAccount
             } catch {
                 statement.bad.append(StatementNote(sheet: "", row: row, reason: error.description))
             }
@@ -42,19 +52,20 @@ public enum OFXReader {
     }
 
     /// The text of each `<tag>` … `</tag>` block (or up to the next `<tag>` when not closed).
+    /// Each block's close is looked for only up to the next open tag: one pass over the text.
     static func blocks(_ tag: String, in text: String) -> [Substring] {
-        var blocks: [Substring] = []
-        var rest = text[...]
-        while let open = rest.range(of: "<\(tag)>", options: .caseInsensitive) {
-            let after = rest[open.upperBound...]
-            let close = after.range(of: "</\(tag)>", options: .caseInsensitive)
-            let next = after.range(of: "<\(tag)>", options: .caseInsensitive)
-            let end = [close?.lowerBound, next?.lowerBound].compactMap { $0 }.min() ?? after.endIndex
-            blocks.append(after[..<end])
-            rest = after[end...]
-            if blocks.count > Limits.maxImportRows { break }
+        var opens: [Range<String.Index>] = []
+        var from = text.startIndex
+        while let open = text.range(of: "<\(tag)>", options: .caseInsensitive, range: from..<text.endIndex) {
+            opens.append(open)
+            from = open.upperBound
+            if opens.count > Limits.maxImportRows { break }
         }
-        return blocks
+        return opens.enumerated().map { position, open in
+            let limit = position + 1 < opens.count ? opens[position + 1].lowerBound : text.endIndex
+            let close = text.range(of: "</\(tag)>", options: .caseInsensitive, range: open.upperBound..<limit)
+            return text[open.upperBound..<(close?.lowerBound ?? limit)]
+        }
     }
 
     /// The value of the first `<tag>value` in `text`: up to the next `<`, trimmed, SGML
@@ -79,10 +90,14 @@ public enum OFXReader {
         let (hour, minute, second) = digits.count >= 14 ? (number(8..<10), number(10..<12), number(12..<14)) : (12, 0, 0)
         guard hour < 24, minute < 60, second < 60 else { throw problem }
         if let open = text.firstIndex(of: "["), let close = text.firstIndex(of: "]"), open < close {
-            let zone = text[text.index(after: open)..<close].split(separator: ":").first.map(String.init) ?? ""
-            let parts = zone.split(separator: ".")
-            guard let hours = Double(parts.first ?? ""), abs(hours) <= 18 else { throw problem }
-            let minutes = Int(hours * 60) + (parts.count > 1 ? (hours < 0 ? -1 : 1) * (Int(parts[1]) ?? 0) : 0)
+            var zone = Substring(text[text.index(after: open)..<close].split(separator: ":").first ?? "")
+            let sign = zone.hasPrefix("-") ? -1 : 1
+            if zone.hasPrefix("-") || zone.hasPrefix("+") { zone = zone.dropFirst() }
+            let parts = zone.split(separator: ".", omittingEmptySubsequences: false)
+            guard (1...2).contains(parts.count), parts.allSatisfy({ (1...2).contains($0.count) && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+                  let hours = Int(parts[0]), hours <= 18, let extra = parts.count > 1 ? Int(parts[1]) : 0, extra < 60 else { throw problem }
+            let minutes = sign * (hours * 60 + extra)
+            guard abs(minutes) <= DateTime.maxOffsetMinutes else { throw problem }
             let iso = String(format: "%04d-%02d-%02dT%02d:%02d:%02d%@%02d:%02d", year, month, day, hour, minute, second, minutes < 0 ? "-" : "+", abs(minutes) / 60, abs(minutes) % 60)
             guard let date = DateTime(iso8601: iso) else { throw problem }
             return date

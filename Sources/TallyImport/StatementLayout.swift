@@ -35,18 +35,22 @@ public struct StatementLayout: Sendable {
     public var headers: [ColumnRole: [String]]
     /// Columns by position (0-based), which win over names.
     public var positions: [ColumnRole: Int] = [:]
+    /// Roles whose columns must be there for the header to be this layout's (beyond a date and an amount).
+    public var required: Set<ColumnRole> = []
 
-    public init(name: String, headers: [ColumnRole: [String]], positions: [ColumnRole: Int] = [:]) {
+    public init(name: String, headers: [ColumnRole: [String]], positions: [ColumnRole: Int] = [:], required: Set<ColumnRole> = []) {
         self.name = name
         self.headers = headers
         self.positions = positions
+        self.required = required
     }
 
     /// The built-in layouts (docs/IMPORT.md lists their headers). `generic` knows every name
     /// the others use, plus English ones.
     public static let builtIn: [StatementLayout] = [
         StatementLayout(name: "tally-export", headers: [.date: ["date"], .kind: ["kind"], .amount: ["amount"], .currency: ["currency"], .category: ["category"],
-                                                        .payee: ["payee"], .payment: ["payment"], .memo: ["memo"], .tags: ["tags"], .reference: ["id"]]),
+                                                        .payee: ["payee"], .payment: ["payment"], .memo: ["memo"], .tags: ["tags"], .reference: ["id"]],
+                        required: [.kind, .currency, .reference]),
         StatementLayout(name: "samsung-card", headers: [.date: ["이용일"], .payee: ["가맹점", "가맹점명"], .amount: ["이용금액"], .reference: ["승인번호"]]),
         StatementLayout(name: "shinhan-card", headers: [.date: ["이용일자"], .payee: ["이용가맹점"], .amount: ["이용금액"], .reference: ["승인번호"]]),
         StatementLayout(name: "kb-card", headers: [.date: ["이용일"], .payee: ["이용하신곳"], .amount: ["국내이용금액(원)"], .reference: ["승인번호"]]),
@@ -94,13 +98,17 @@ public struct StatementLayout: Sendable {
     /// company's layout wins over `generic` (the most roles read, then the first listed).
     static func findHeader(in sheet: StatementSheet, layouts: [StatementLayout]) -> (position: Int, layout: StatementLayout, columns: [ColumnRole: Int])? {
         for (position, row) in sheet.rows.prefix(50).enumerated() {
-            let readings = layouts.map { ($0, $0.columns(in: row.cells)) }.filter { isReadable($0.1) }
-            let specific = readings.filter { $0.0.name != "generic" }
-            let choices = specific.isEmpty ? readings : specific
-            if let best = choices.enumerated().max(by: { ($0.element.1.count, -$0.offset) < ($1.element.1.count, -$1.offset) })?.element {
-                return (position, best.0, best.1)
-            }
+            if let (layout, columns) = best(for: row.cells, among: layouts) { return (position, layout, columns) }
         }
         return nil
+    }
+
+    /// The layout of `layouts` that reads a header row, and its columns: a company's over
+    /// `generic`, the most roles read, then the first listed. Nil if none reads it.
+    static func best(for header: [String], among layouts: [StatementLayout]) -> (StatementLayout, [ColumnRole: Int])? {
+        let readings = layouts.map { ($0, $0.columns(in: header)) }.filter { isReadable($0.1) && $0.0.required.isSubset(of: Set($0.1.keys)) }
+        let specific = readings.filter { $0.0.name != "generic" }
+        let choices = specific.isEmpty ? readings : specific
+        return choices.enumerated().max(by: { ($0.element.1.count, -$0.offset) < ($1.element.1.count, -$1.offset) })?.element
     }
 }

@@ -23,6 +23,8 @@ public struct StatementRow: Sendable, Equatable {
     public var categoryPath: [String]? = nil
     public var payment: String? = nil
     public var tags: [String] = []
+    /// The account this row is of, where the file says (an OFX statement's BANKID/ACCTID).
+    public var account: String? = nil
     /// What identifies this transaction across imports (see `StatementReader.keys`).
     public var importKey: String = ""
 }
@@ -108,7 +110,12 @@ public enum StatementReader {
                     guard let position = sheet.rows.firstIndex(where: { $0.number == headerRow }) else {
                         throw StatementError("\(label)has no row \(headerRow) to be the header")
                     }
-                    columns = layout.columns(in: sheet.rows[position].cells)
+                    let header = sheet.rows[position].cells
+                    if let (chosen, found) = StatementLayout.best(for: header, among: options.layouts) {
+                        (layout, columns) = (chosen, found)
+                    } else {
+                        columns = layout.columns(in: header)
+                    }
                     start = position + 1
                 }
             } else if let found = StatementLayout.findHeader(in: sheet, layouts: options.layouts) {
@@ -130,7 +137,8 @@ public enum StatementReader {
                     statement.skipped.append(StatementNote(sheet: sheet.name, row: row.number, reason: "blank"))
                     continue
                 }
-                if cells.contains(where: { $0.utf8.count <= 40 && totalMarks.contains(StatementLayout.normalize($0)) }) {
+                let dated = columns[.date].map { cells.indices.contains($0) && (try? StatementValues.date(cells[$0], timeZone: options.timeZone, serialDays: serialDays)) != nil } ?? false
+                if !dated, cells.contains(where: { $0.utf8.count <= 40 && totalMarks.contains(StatementLayout.normalize($0)) }) {
                     statement.skipped.append(StatementNote(sheet: sheet.name, row: row.number, reason: "total"))
                     continue
                 }
@@ -175,6 +183,12 @@ public enum StatementReader {
             signed = debit != 0 ? debit : -credit
         }
         guard signed != 0 else { throw StatementError("an amount of 0") }
+        guard signed.magnitude <= UInt64(Limits.maxAmount) else { throw StatementError("an amount past \(Limits.maxAmount) minor units") }
+        for role in [ColumnRole.payee, .memo, .payment, .tags, .category] {
+            if let text = cell(role), text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t" }) {
+                throw StatementError("the \(role.rawValue) holds control characters")
+            }
+        }
         let isCard = columns[.amount] != nil && !options.positiveIsIncome
         var kind = signed > 0 ? "expense" : "income"
         if columns[.kind] != nil {  // the kind is given: the amount is its size
@@ -213,11 +227,18 @@ public enum StatementReader {
         var seen: [String: Int] = [:]
         return rows.map { row in
             var row = row
-            let scope = account + (multipleSheets ? "\u{1F}" + row.sheet : "")
+            let scope = (row.account ?? account) + (multipleSheets ? "\u{1F}" + row.sheet : "")
+            // The date as written (its wall-clock fields), not as an instant: the same file read
+            // under another time zone gives the same keys.
+            let f = row.date.localFields
+            let written = String(format: "%04d-%02d-%02dT%02d:%02d:%02d", f.year, f.month, f.day, f.hour, f.minute, f.second)
+            let money = [row.kind, String(row.amount), row.currency].joined(separator: "\u{1F}")
             if let reference = row.reference {
-                row.importKey = "ref:" + scope + "\u{1F}" + reference
+                // A cancellation or an instalment often carries its purchase's approval number:
+                // the day, kind and amount keep them apart.
+                row.importKey = "ref:" + [scope, reference, String(written.prefix(10)), money].joined(separator: "\u{1F}")
             } else {
-                let fields = [scope, row.date.description, row.kind, String(row.amount), row.currency, row.payee ?? "", row.memo ?? ""].joined(separator: "\u{1F}")
+                let fields = [scope, written, money, row.payee ?? "", row.memo ?? ""].joined(separator: "\u{1F}")
                 seen[fields, default: 0] += 1
                 row.importKey = "row:" + fields + "\u{1F}" + String(seen[fields]!)
             }

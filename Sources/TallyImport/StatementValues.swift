@@ -19,8 +19,9 @@ public enum StatementValues {
             if body.hasPrefix(unit) { body = String(body.dropFirst(unit.count)) }
             body = body.trimmingCharacters(in: .whitespaces)
         }
-        if body.hasSuffix("-") { negative.toggle(); body = String(body.dropLast()) }
-        if body.hasPrefix("-") { negative.toggle(); body = String(body.dropFirst()) } else if body.hasPrefix("+") { body = String(body.dropFirst()) }
+        // Any of (5), 5- and -5 is negative, however many of them a cell uses.
+        if body.hasSuffix("-") { negative = true; body = String(body.dropLast()) }
+        if body.hasPrefix("-") { negative = true; body = String(body.dropFirst()) } else if body.hasPrefix("+") { body = String(body.dropFirst()) }
         for unit in ["₩", "￦", "$", "€", "¥"] where body.hasPrefix(unit) { body = String(body.dropFirst(unit.count)) }
         let parts = body.replacingOccurrences(of: ",", with: "").split(separator: ".", omittingEmptySubsequences: false)
         let digits = Currency.minorUnitDigits[currency] ?? 2

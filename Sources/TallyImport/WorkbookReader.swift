@@ -20,12 +20,17 @@ public struct StatementSheet: Sendable {
 /// A workbook is hostile until read: at most `maxPartBytes` are inflated per part and
 /// `maxTotalBytes` in all (a zip bomb stops there), and at most `Limits`-sized rows.
 public enum WorkbookReader {
-    public static let maxPartBytes = 64 << 20
-    public static let maxTotalBytes = 256 << 20
+    public static let maxPartBytes = 16 << 20
+    public static let maxTotalBytes = 48 << 20
+    /// XML nested deeper than this is refused before the parser sees it (a sheet is 4 deep).
+    static let maxDepth = 32
     public static let maxCellsPerRow = 1_000
     public static let maxRows = 1_000_000
 
     public static func sheets(of data: Data) throws(StatementError) -> [StatementSheet] {
+        // ZIPFoundation traps (instead of throwing) on offsets past the end of the data: the
+        // archive's directory is checked to lie within the file first.
+        try checkZipDirectory(data)
         let archive: Archive
         do { archive = try Archive(data: data, accessMode: .read) } catch { throw StatementError("not an .xlsx workbook (not a zip archive)") }
         var inflated = 0
@@ -33,12 +38,17 @@ public enum WorkbookReader {
             guard let entry = archive[path] else { return nil }
             var bytes = Data()
             do {
-                _ = try archive.extract(entry, skipCRC32: false) { chunk in
+                let crc = try archive.extract(entry, skipCRC32: false) { chunk in
                     guard bytes.count + chunk.count <= maxPartBytes, inflated + chunk.count <= maxTotalBytes else { throw StatementError("the workbook's part \(path) inflates past \(maxPartBytes >> 20) MiB") }
                     bytes.append(chunk)
                     inflated += chunk.count
                 }
+                guard crc == entry.checksum else { throw StatementError("the workbook's part \(path) is damaged (its checksum does not match)") }
             } catch let error as StatementError { throw error } catch { throw StatementError("the workbook's part \(path) cannot be read: \(error)") }
+            // Foundation's XML parser traps on invalid UTF-8 in names, XMLCoder's tree on deep
+            // nesting: both are refused here first.
+            guard StatementEncoding.firstInvalidUTF8(Array(bytes)[...]) == nil else { throw StatementError("the workbook's part \(path) is not UTF-8") }
+            guard xmlDepth(bytes) <= maxDepth else { throw StatementError("the workbook's part \(path) nests deeper than \(maxDepth)") }
             return bytes
         }
         func decode<T: Decodable>(_ type: T.Type, _ path: String) throws(StatementError) -> T? {
@@ -51,11 +61,13 @@ public enum WorkbookReader {
         let relationships = try decode(Relationships.self, "xl/_rels/workbook.xml.rels")?.relationship ?? []
         let shared = (try decode(SharedStrings.self, "xl/sharedStrings.xml")?.si ?? []).map(\.text)
         var sheets: [StatementSheet] = []
+        var read: Set<String> = []
         for sheet in workbook.sheets.sheet {
             guard let target = relationships.first(where: { $0.id == sheet.relationship })?.target else {
                 throw StatementError("the workbook names a sheet '\(sheet.name)' it does not hold")
             }
             let path = target.hasPrefix("/") ? String(target.dropFirst()) : "xl/" + target
+            guard read.insert(path).inserted else { throw StatementError("two sheets of the workbook are the same part (\(path))") }
             guard let worksheet = try decode(Worksheet.self, path) else { throw StatementError("the sheet '\(sheet.name)' is missing (\(path))") }
             var rows: [(Int, [String])] = []
             var lastNumber = 0
@@ -75,6 +87,60 @@ public enum WorkbookReader {
             sheets.append(StatementSheet(name: sheet.name, rows: rows))
         }
         return sheets
+    }
+
+    /// How deep `xml` nests its elements: one pass, counting `<name` in and `</` or `/>` out
+    /// (quoted attribute values skipped, so they cannot hide a level; CDATA can only count more).
+    static func xmlDepth(_ xml: Data) -> Int {
+        var (depth, deepest) = (0, 0)
+        var (inTag, afterOpen) = (false, false)
+        var quote: UInt8?
+        var previous: UInt8 = 0
+        for byte in xml {
+            defer { previous = byte }
+            if let open = quote {
+                if byte == open { quote = nil }
+                continue
+            }
+            if afterOpen {
+                afterOpen = false
+                if byte == UInt8(ascii: "/") { depth -= 1 } else if byte != UInt8(ascii: "?") && byte != UInt8(ascii: "!") { depth += 1; deepest = max(deepest, depth) }
+            }
+            if !inTag {
+                if byte == UInt8(ascii: "<") { (inTag, afterOpen) = (true, true) }
+            } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                quote = byte
+            } else if byte == UInt8(ascii: ">") {
+                inTag = false
+                if previous == UInt8(ascii: "/") { depth -= 1 }
+            }
+        }
+        return deepest
+    }
+
+    /// Checks that a zip archive's end record and central directory, and every entry's local
+    /// header and data, lie within `data` (ZIP64 is refused: no statement needs it).
+    static func checkZipDirectory(_ data: Data) throws(StatementError) {
+        let bytes = [UInt8](data)
+        let problem = StatementError("not an .xlsx workbook (not a zip archive, or a damaged one)")
+        func u16(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
+        func u32(_ at: Int) -> Int { u16(at) | u16(at + 2) << 16 }
+        guard bytes.count >= 22 else { throw problem }
+        var end = bytes.count - 22
+        let lowest = max(0, bytes.count - 22 - 65_535)
+        while end >= lowest, !(bytes[end] == 0x50 && bytes[end + 1] == 0x4B && bytes[end + 2] == 0x05 && bytes[end + 3] == 0x06) { end -= 1 }
+        guard end >= lowest else { throw problem }
+        let (count, size, offset) = (u16(end + 10), u32(end + 12), u32(end + 16))
+        guard count != 0xFFFF, size != 0xFFFF_FFFF, offset != 0xFFFF_FFFF, offset + size <= end else { throw problem }
+        var at = offset
+        for _ in 0..<count {
+            guard at + 46 <= offset + size, u32(at) == 0x0201_4B50 else { throw problem }
+            let (compressed, nameLength, extraLength, commentLength, local) = (u32(at + 20), u16(at + 28), u16(at + 30), u16(at + 32), u32(at + 42))
+            guard compressed != 0xFFFF_FFFF, local != 0xFFFF_FFFF, local + 30 <= offset, u32(local) == 0x0403_4B50 else { throw problem }
+            let dataStart = local + 30 + u16(local + 26) + u16(local + 28)
+            guard dataStart + compressed <= offset else { throw problem }
+            at += 46 + nameLength + extraLength + commentLength
+        }
     }
 
     /// A cell's text: a shared string by number, an inline string, or the value as written.

@@ -83,7 +83,9 @@ extension Ledger {
             var made: Set<UUID> = []
             for row in statement.rows {
                 let id = Self.expenseID(importKey: row.importKey)
-                if try made.contains(id) || lookup.entity(.uuid(id)) != nil {
+                // A Tally export's id column names the expense itself: imported into its own ledger, it is there.
+                let exported = row.reference.flatMap(UUID.init(uuidString:)).map { EntityID.uuid($0) }
+                if try made.contains(id) || lookup.entity(.uuid(id)) != nil || exported.map({ try lookup.entity($0)?.type == .expense }) == true {
                     report.duplicates.append((row, id))
                     continue
                 }

@@ -602,6 +602,68 @@ extension ImportTests {
     }
 }
 
+/// What a hostile review found (each once a trap, a hang or a wrong answer).
+extension ImportTests {
+    @Test func hostileFilesFoundInReviewAreRefusedOrReadRight() throws {
+        // An OFX offset that overflowed: a bad row, no trap. Several accounts: each its own.
+        let ofx = "<OFX><STMTRS><CURDEF>USD<BANKACCTFROM><ACCTID>A</BANKACCTFROM><BANKTRANLIST><STMTTRN><DTPOSTED>20261121120000[18.9223372036854775807:X]<TRNAMT>-1<FITID>1"
+            + "<STMTTRN><DTPOSTED>20261121[-0.30]<TRNAMT>-1,50<FITID>2<CURRENCY><CURSYM>EUR</CURRENCY></BANKTRANLIST></STMTRS>"
+            + "<STMTRS><BANKACCTFROM><ACCTID>B</BANKACCTFROM><BANKTRANLIST><STMTTRN><DTPOSTED>20261121<TRNAMT>-1,50<FITID>2</BANKTRANLIST></STMTRS></OFX>"
+        let statement = try OFXReader.read(Array(ofx.utf8), options: Self.options())
+        #expect(statement.bad.map(\.row) == [1] && statement.rows.count == 2)
+        #expect(statement.rows.first?.date.offsetMinutes == -30 && statement.rows.first?.amount == 150 && statement.rows.first?.currency == "EUR")
+        #expect(Set(statement.rows.map(\.importKey)).count == 2, "FITID 2 of account A and of account B are two transactions")
+        // Workbooks: deep nesting, a directory pointing past the end, invalid UTF-8 in a name.
+        let deep = try Self.rawWorkbook(sheet: "<worksheet><sheetData>" + String(repeating: "<row>", count: 5_000) + "</sheetData></worksheet>")
+        #expect { try StatementReader.xlsx(deep, options: Self.options()) } throws: { ($0 as? StatementError)?.description.contains("nests deeper") == true }
+        var truncated = try Self.rawWorkbook(sheet: "<worksheet><sheetData/></worksheet>")
+        let end = truncated.count - 22
+        truncated[end + 16] = 0xFF; truncated[end + 17] = 0xFF; truncated[end + 18] = 0x00  // the directory's offset past the end
+        #expect { try StatementReader.xlsx(truncated, options: Self.options()) } throws: { ($0 as? StatementError)?.description.contains("not an .xlsx") == true }
+        let badName = try Self.rawWorkbook(sheet: "<worksheet><sheetData><row><c\u{FFFD} r=\"A1\"/></row></sheetData></worksheet>", replacingFFFD: true)
+        #expect(throws: StatementError.self) { try StatementReader.xlsx(badName, options: Self.options()) }
+        // A dated row whose payee is TOTAL is a purchase; a dateless one is a total.
+        let totals = try StatementReader.csv(Array("Date,Description,Amount\n2026-11-01,TOTAL,5000\n,Total,5000\n".utf8), options: Self.options())
+        #expect(totals.rows.map(\.payee) == ["TOTAL"] && totals.skipped.map(\.reason) == ["total"] && totals.layouts.map(\.layout) == ["generic"])
+        // A cancellation carrying its purchase's approval number is its own transaction.
+        let card = try StatementReader.csv(Array("이용일,가맹점,이용금액,승인번호\n2026.11.01,서점,\"18,000\",777\n2026.11.03,서점,\"-18,000\",777\n".utf8), options: Self.options())
+        #expect(Set(card.rows.map(\.importKey)).count == 2)
+        // The same file read under two time zones gives the same keys.
+        let csv = Array("Date,Description,Amount\n2026-11-01 09:00,Cafe,5000\n".utf8)
+        let seoul = try StatementReader.csv(csv, options: Self.options()).rows.map(\.importKey)
+        let utc = try StatementReader.csv(csv, options: Self.options { $0.timeZone = TimeZone(identifier: "UTC")! }).rows.map(\.importKey)
+        #expect(seoul == utc)
+        // A payee with a control character is a bad row (before anything is written).
+        #expect(try StatementReader.csv(Array("Date,Description,Amount\n2026-11-01,a\u{1}b,5\n".utf8), options: Self.options()).bad.count == 1)
+    }
+
+    @Test func anExportImportedIntoItsOwnLedgerChangesNothing() throws {
+        let fixture = try ServerFixture()
+        let ledger = fixture.service.ledger
+        for amount in [1_000, 2_000] as [Int64] {
+            _ = try ledger.create(.expense, [.kind: .string("expense"), .amount: .int(amount), .currency: .string("KRW"), .date: .dateTime(.nowHere), .repeat: .string("none")], actor: "t")
+        }
+        let again = try ledger.importFile(try ledger.views.exportCSV(from: nil, to: nil), fileName: "mine.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
+        #expect(again.created.isEmpty && again.duplicates.count == 2)
+    }
+
+    /// A minimal workbook whose one sheet is `sheet` (with `\u{FFFD}` written as the byte 0xFF if asked).
+    static func rawWorkbook(sheet: String, replacingFFFD: Bool = false) throws -> Data {
+        let archive = try Archive(data: Data(), accessMode: .create)
+        func add(_ path: String, _ data: Data) throws {
+            try archive.addEntry(with: path, type: .file, uncompressedSize: Int64(data.count), compressionMethod: .deflate) { (position: Int64, size: Int) in
+                data.subdata(in: Int(position)..<Int(position) + size)
+            }
+        }
+        try add("xl/workbook.xml", Data(#"<workbook xmlns:r="r"><sheets><sheet name="A" sheetId="1" r:id="rId1"/></sheets></workbook>"#.utf8))
+        try add("xl/_rels/workbook.xml.rels", Data(#"<Relationships><Relationship Id="rId1" Target="worksheets/sheet1.xml"/></Relationships>"#.utf8))
+        var bytes = Array(sheet.utf8)
+        if replacingFFFD, let at = bytes.firstRange(of: [0xEF, 0xBF, 0xBD]) { bytes.replaceSubrange(at, with: [0xFF]) }
+        try add("xl/worksheets/sheet1.xml", Data(bytes))
+        return archive.data!
+    }
+}
+
 /// SHA-256 hex of bytes (what an import records as the file's digest).
 enum SHA256Hex {
     static func of(_ bytes: [UInt8]) -> String {
