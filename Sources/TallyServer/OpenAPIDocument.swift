@@ -408,8 +408,8 @@ enum OpenAPIDocument {
           description: "The data out: format=csv gives every expense dated in [from, to), oldest first, in UTF-8 with a BOM (date, kind, amount, currency, category path, payee, payment, memo, tags, attachments, id) — importable again; format=jsonl gives every live entity, one JSON object a line (from and to, if given, choose which expenses)."
           parameters:
             - {name: format, in: query, schema: {type: string, enum: [csv, jsonl]}}
-            - {name: from, in: query, schema: {type: string, pattern: "\(datePattern)"}}
-            - {name: to, in: query, schema: {type: string, pattern: "\(datePattern)"}}
+            - {name: from, in: query, description: "A day, YYYY-MM-DD (the CLI also takes a date-time)", schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"}}
+            - {name: to, in: query, description: "A day, YYYY-MM-DD, exclusive", schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"}}
           responses:
             default: {$ref: "#/components/responses/Error"}
             "200": {description: The export, content: {text/csv: {schema: {type: string}}, application/jsonl: {schema: {type: string}}}}
@@ -433,9 +433,9 @@ enum OpenAPIDocument {
           requestBody:
             required: true
             content:
-              text/csv: {schema: {type: string, format: binary}}
-              application/octet-stream: {schema: {type: string, format: binary}}
-              application/vnd.openxmlformats-officedocument.spreadsheetml.sheet: {schema: {type: string, format: binary}}
+              text/csv: {schema: {type: string, format: binary, minLength: 1}}
+              application/octet-stream: {schema: {type: string, format: binary, minLength: 1}}
+              application/vnd.openxmlformats-officedocument.spreadsheetml.sheet: {schema: {type: string, format: binary, minLength: 1}}
           responses:
             default: {$ref: "#/components/responses/Error"}
             "200": {description: "A dry run, or nothing new: {dryRun, importId: null, layouts, encoding, created, duplicates, skipped, bad}"}
