@@ -76,7 +76,9 @@ extension Ledger {
         let categories = try categoryIDs(for: statement.rows, dryRun: dryRun, actor: actor)
         let rules = try projector.database.read { try ProjectionQueries.liveEntities($0, type: .rule) }.compactMap(CategorisationRule.init)
         let workbook = Set(statement.rows.map(\.sheet)).count > 1 || statement.rows.contains { !$0.sheet.isEmpty }
-        func sort(_ lookup: any LedgerLookup) throws -> [EventDraft] {
+        /// The creates of the rows the ledger does not have yet (and the record), sorting every
+        /// row into `report.created` or `report.duplicates` on the way.
+        func draftsForNewRows(_ lookup: any LedgerLookup) throws -> [EventDraft] {
             report.created = []
             report.duplicates = []
             var drafts: [EventDraft] = []
@@ -105,8 +107,8 @@ extension Ledger {
                 // A rule fills in what the statement does not say: a category (if it is still
                 // there) and tags, from the payee or memo.
                 let rule = CategorisationRule.best(for: [row.payee, row.memo].compactMap { $0 }, among: rules)
-                let tags = Set(row.tags + (row.isRefund ? ["refund"] : []) + (rule?.tags ?? [])).prefix(Limits.maxTags)
-                if !tags.isEmpty { properties[.tags] = .strings(tags.sorted()) }
+                let tags = Array(Set(row.tags + (row.isRefund ? ["refund"] : []) + (rule?.tags ?? []))).sorted().prefix(Limits.maxTags)
+                if !tags.isEmpty { properties[.tags] = .strings(Array(tags)) }
                 if let path = row.categoryPath, let category = categories[path] {
                     properties[.categoryId] = .uuid(category)
                 } else if let category = rule?.categoryId, try lookup.live(.uuid(category))?.type == .category {
@@ -125,13 +127,13 @@ extension Ledger {
             return drafts
         }
         if dryRun {
-            _ = try projector.database.read { try sort(ProjectionLookup($0)) }
+            _ = try projector.database.read { try draftsForNewRows(ProjectionLookup($0)) }
             return report
         }
         guard statement.rows.count <= Limits.maxImportRows else {
             throw ValidationError(field: "file", "at most \(Limits.maxImportRows) rows in one import")
         }
-        let written = try session.writeAll(actor: actor) { try sort($0) }
+        let written = try session.writeAll(actor: actor) { try draftsForNewRows($0) }
         if written > 0 { report.importID = recordID }
         return report
     }
