@@ -75,6 +75,13 @@ public enum StatementReader {
     /// Cells that mark a total or subtotal row.
     static let totalMarks: Set<String> = ["합계", "총계", "소계", "총합계", "합계금액", "누계", "total", "totals", "subtotal", "grandtotal", "sum"]
 
+    /// What a statement's bytes are: a zip (an .xlsx), an OFX/QFX file, else CSV.
+    public static func format(of bytes: [UInt8]) -> String {
+        if bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) { return "xlsx" }
+        let head = String(decoding: bytes.prefix(4_096), as: UTF8.self).uppercased()
+        return head.contains("OFXHEADER") || head.contains("<OFX>") ? "ofx" : "csv"
+    }
+
     /// Reads a CSV file's bytes (any of `StatementEncoding`) as one sheet.
     public static func csv(_ bytes: [UInt8], options: StatementOptions) throws(StatementError) -> Statement {
         let (text, encoding) = try StatementEncoding.decode(bytes, as: options.encoding)

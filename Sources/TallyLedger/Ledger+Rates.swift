@@ -13,10 +13,10 @@ extension Ledger {
         return try views.entityJSON(.rate, id: Self.rateID(from: from, to: to, day: day)) ?? .null
     }
 
-    /// Sets many rates as one durable batch (a rate table): each checked first, none written if one is refused.
+    /// Sets many rates as one durable batch (a rate table): each checked first (`WriteRules`
+    /// refuses a rate between one currency), none written if one is refused.
     @discardableResult
     public func setRates(_ rates: [(from: String, to: String, rate: String, day: DateTime)], actor: String) throws -> Int {
-        for rate in rates where rate.from == rate.to { throw ValidationError(field: "toCurrency", "a rate converts between two different currencies") }
         return try session.writeAll(actor: actor) { lookup in
             var seen: Set<UUID> = []
             return try rates.reversed().compactMap { rate -> EventDraft? in  // the last row of a pair and day wins

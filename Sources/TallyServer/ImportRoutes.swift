@@ -72,7 +72,7 @@ struct ImportRoutes {
             }
             let bytes = Array(collected.withLock { $0 }?.readableBytesView ?? ByteBuffer().readableBytesView)
             guard !bytes.isEmpty else { throw ValidationError(field: "file", "the body is empty: send the statement file itself") }
-            let format = query.get("format") ?? Self.format(of: bytes)
+            let format = query.get("format") ?? StatementReader.format(of: bytes)
             guard ["csv", "xlsx", "ofx"].contains(format) else { throw ValidationError(field: "format", "must be csv, xlsx or ofx") }
             if format == "xlsx" { options.encoding = nil }
             let name = query.get("name") ?? "statement.\(format)"
@@ -83,13 +83,6 @@ struct ImportRoutes {
             }
             return json(report.json, status: report.importID != nil ? .created : .ok)
         }
-    }
-
-    /// What a statement's bytes are: a zip (an .xlsx), an OFX/QFX file, else CSV.
-    static func format(of bytes: [UInt8]) -> String {
-        if bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) { return "xlsx" }
-        let head = String(decoding: bytes.prefix(4_096), as: UTF8.self).uppercased()
-        return head.contains("OFXHEADER") || head.contains("<OFX>") ? "ofx" : "csv"
     }
 
     /// How to read the statement, from the query (the CLI's flags, by the same names).

@@ -37,17 +37,8 @@ struct ImportCommand: ParsableCommand {
             if !columns.isEmpty {
                 var layout = options.layouts.count == 1 ? options.layouts[0] : StatementLayout.named("generic")!
                 layout.name = "custom"
-                for column in columns {
-                    let parts = column.split(separator: "=", maxSplits: 1).map(String.init)
-                    guard parts.count == 2, let role = ColumnRole(rawValue: parts[0]), !parts[1].isEmpty else {
-                        throw CLIError("invalid --column '\(column)': ROLE=HEADER or ROLE=N, ROLE one of \(ColumnRole.allCases.map(\.rawValue).joined(separator: ", "))")
-                    }
-                    if let position = Int(parts[1]) {
-                        guard (1...1_000).contains(position) else { throw CLIError("invalid --column '\(column)': a position is 1 to 1000") }
-                        layout.positions[role] = position - 1
-                    } else {
-                        layout.headers[role] = [parts[1]]
-                    }
+                for column in try columns.map(ImportCommand.column) {
+                    if let position = column.position { layout.positions[column.role] = position - 1 } else { layout.headers[column.role] = [column.header!] }
                 }
                 options.layouts = [layout]
             }
@@ -63,6 +54,17 @@ struct ImportCommand: ParsableCommand {
             options.positiveIsIncome = positiveIs == "income"
             return options
         }
+    }
+
+    /// One `--column ROLE=HEADER` or `ROLE=N` (a 1-based position): exactly one of header and position.
+    static func column(_ flag: String) throws -> (role: ColumnRole, header: String?, position: Int?) {
+        let parts = flag.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let role = ColumnRole(rawValue: parts[0]), !parts[1].isEmpty else {
+            throw CLIError("invalid --column '\(flag)': ROLE=HEADER or ROLE=N, ROLE one of \(ColumnRole.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        guard let position = Int(parts[1]) else { return (role, parts[1], nil) }
+        guard (1...1_000).contains(position) else { throw CLIError("invalid --column '\(flag)': a position is 1 to 1000") }
+        return (role, nil, position)
     }
 
     /// Reads the file, imports it, prints the report.
@@ -143,17 +145,7 @@ struct ImportCommand: ParsableCommand {
             @Option(help: "The header's row number (0: no header row).") var headerRow: Int?
 
             func run() throws {
-                var parsed: [(role: ColumnRole, header: String?, position: Int?)] = []
-                for column in columns {
-                    let parts = column.split(separator: "=", maxSplits: 1).map(String.init)
-                    guard parts.count == 2, let role = ColumnRole(rawValue: parts[0]), !parts[1].isEmpty else { throw CLIError("invalid --column '\(column)': ROLE=HEADER or ROLE=N") }
-                    if let position = Int(parts[1]) {
-                        guard (1...1_000).contains(position) else { throw CLIError("invalid --column '\(column)': a position is 1 to 1000") }
-                        parsed.append((role, nil, position))
-                    } else {
-                        parsed.append((role, parts[1], nil))
-                    }
-                }
+                let parsed = try columns.map(ImportCommand.column)
                 guard !parsed.isEmpty else { throw CLIError("give at least one --column ROLE=HEADER") }
                 if let headerRow, !(0...1_000_000).contains(headerRow) { throw CLIError("invalid --header-row \(headerRow): 0 to 1000000") }
                 do {
