@@ -3,13 +3,16 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// The HTTP benchmarks of issue 5: `tally serve` (release) in its own process, loaded from this
-/// one over loopback with 64 concurrent connections for a bounded time; baseline, a bare
-/// Hummingbird route returning a constant, served the same way in the same run.
+/// The HTTP benchmarks of issues 5 and 20: `tally serve` (release) in its own process, loaded
+/// from this one over loopback with 64 concurrent connections for a bounded time; baselines from
+/// the same run: a bare Hummingbird route returning a constant, served the same way, and (for
+/// creates) 64 threads appending to a bare log (`append_64_writers`, measured just before).
 struct HTTPBenchmarks {
     let workDirectory: String
     let tallyBinary: String
     let seconds: Double
+    /// `append_64_writers` of the same run, events/s.
+    let appendRate: Double
 
     func run() async throws -> [BenchmarkResult] {
         let data = workDirectory + "/http"
@@ -29,7 +32,7 @@ struct HTTPBenchmarks {
     }
 
     func measure(_ client: HTTPClient, token: String) async throws -> [BenchmarkResult] {
-        let seconds = self.seconds
+        let seconds = self.seconds, appendRate = self.appendRate
         let baseline = try await load(client, connections: 64) { _ in ("http://127.0.0.1:18990/constant", .GET, nil) }
         let creates = try await load(client, connections: 64) { step in
             ("http://127.0.0.1:18991/v1/expenses", .POST, #"{"amount": \#(step + 1), "memo": "bench", "date": "2026-03-01"}"#)
@@ -38,7 +41,8 @@ struct HTTPBenchmarks {
         let gets = try await load(client, connections: 64) { step in ("http://127.0.0.1:18991/v1/expenses/\(ids[step % ids.count])", .GET, nil) }
         let lists = try await load(client, connections: 64) { _ in ("http://127.0.0.1:18991/v1/expenses?month=2026-03&limit=50", .GET, nil) }
         return [
-            BenchmarkResult(name: "http_create_expense", value: creates.rate, unit: "req/s", baseline: baseline.rate, baselineName: "bare Hummingbird constant route"),
+            BenchmarkResult(name: "http_create_expense", value: creates.rate, unit: "req/s", baseline: appendRate, baselineName: "append_64_writers, events/s"),
+            BenchmarkResult(name: "http_create_expense_vs_bare", value: creates.rate, unit: "req/s", baseline: baseline.rate, baselineName: "bare Hummingbird constant route"),
             BenchmarkResult(name: "http_create_expense_p99", value: creates.p99 * 1000, unit: "ms", baseline: baseline.p99 * 1000, baselineName: "bare route p99"),
             BenchmarkResult(name: "http_get_by_id", value: gets.rate, unit: "req/s", baseline: baseline.rate, baselineName: "bare Hummingbird constant route"),
             BenchmarkResult(name: "http_list_month", value: lists.rate, unit: "req/s", baseline: baseline.rate, baselineName: "bare Hummingbird constant route"),

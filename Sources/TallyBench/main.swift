@@ -1,7 +1,7 @@
 import Foundation
 
 // tally-bench [--quick] [NAME…]: every benchmark, or the named groups, run through scripts/bench
-// in release mode. NAMEs: latency, concurrent, bulk (also bytes per event and reads), store, sync, attachments, recurring, asof, import, http.
+// in release mode. NAMEs: latency, concurrent, bulk (also bytes per event and reads), store, sync, attachments, recurring, asof, import, http (with append_64_writers as its baseline), feed.
 let arguments = CommandLine.arguments.dropFirst()
 let quick = arguments.contains("--quick")
 let only = Set(arguments.filter { !$0.hasPrefix("--") })
@@ -50,7 +50,13 @@ if enabled("asof") {
 }
 if enabled("http") {
     let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path
-    results += try await HTTPBenchmarks(workDirectory: workDirectory, tallyBinary: tally, seconds: quick ? 3 : 10).run()
+    let appends = try benchmarks.concurrentWriters()  // the create row's baseline, same run
+    results.append(appends)
+    results += try await HTTPBenchmarks(workDirectory: workDirectory, tallyBinary: tally, seconds: quick ? 3 : 10, appendRate: appends.value).run()
+}
+if enabled("feed") {
+    let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path
+    results += try await ChangeFeedBenchmarks(workDirectory: workDirectory, tallyBinary: tally, events: quick ? 100_000 : 1_000_000).run()
 }
 try? FileManager.default.removeItem(atPath: workDirectory)
 

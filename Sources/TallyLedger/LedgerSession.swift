@@ -10,14 +10,14 @@ public struct LedgerSession: Sendable {
     public let writer: LogWriter
     /// The replica's views.
     public let projector: Projector
-    /// The latest events this session appended, so concurrent writers can project each
-    /// other's events without re-reading the log.
-    let recent = RecentEvents()
+    /// Concurrent writes project in one transaction, as they append with one `fdatasync`.
+    let projection: ProjectionGroupCommit
 
     /// A session over an open writer and views.
     public init(writer: LogWriter, projector: Projector) {
         self.writer = writer
         self.projector = projector
+        projection = ProjectionGroupCommit(projector: projector)
     }
 
     /// Appends the draft `build` returns (given the current state and the default currency)
@@ -39,12 +39,7 @@ public struct LedgerSession: Sendable {
             return draft
         }
         let logged = try writer.appendLogged([draft])
-        recent.add(logged)
-        // The event is durable: whatever happens to the views now, it was written (the next
-        // catch-up applies it from the log), and the caller must be told so, not "failed".
-        do { try projector.project(logged, recent: recent.event) } catch {
-            throw LedgerError.viewsBehind(id: logged[0].event.entityID.description, cause: "\(error)")
-        }
+        try project(logged)
         return logged[0].event
     }
 
@@ -64,10 +59,7 @@ public struct LedgerSession: Sendable {
         guard !drafts.isEmpty else { return 0 }
         try EntitySchema.validateActor(actor)
         let logged = try writer.appendLogged(drafts)
-        recent.add(logged)
-        do { try projector.project(logged, recent: recent.event) } catch {
-            throw LedgerError.viewsBehind(id: logged[0].event.entityID.description, cause: "\(error)")
-        }
+        try project(logged)
         return logged.count
     }
 
@@ -83,10 +75,15 @@ public struct LedgerSession: Sendable {
                 throw ValidationError(field: "id", "\(id) is \(existing.type.withArticle)", kind: .conflictsWithState)
             }
         }
-        let logged = try writer.appendLogged([draft])
-        recent.add(logged)
-        do { try projector.project(logged, recent: recent.event) } catch {
-            throw LedgerError.viewsBehind(id: id.description, cause: "\(error)")
+        try project(try writer.appendLogged([draft]))
+    }
+
+    /// Projects events just appended. They are durable: whatever happens to the views now, they
+    /// were written (the next catch-up applies them from the log), and the caller must be told
+    /// so, not "failed".
+    private func project(_ logged: [LoggedEvent]) throws {
+        do { try projection.project(logged) } catch {
+            throw LedgerError.viewsBehind(id: logged.first?.event.entityID.description ?? "", cause: "\(error)")
         }
     }
 
@@ -99,22 +96,3 @@ public struct LedgerSession: Sendable {
         return Currency.fallbackDefault
     }
 }
-
-/// A bounded memory of recently appended events by log index.
-final class RecentEvents: Sendable {
-    private let events = Mutex<[UInt64: LoggedEvent]>([:])
-    private let capacity = 10_000
-
-    func add(_ logged: [LoggedEvent]) {
-        events.withLock { events in
-            for event in logged { events[event.index] = event }
-            if events.count > capacity, let newest = logged.last?.index {
-                events = events.filter { $0.key + UInt64(capacity / 2) > newest }
-            }
-        }
-    }
-
-    func event(_ index: UInt64) -> LoggedEvent? { events.withLock { $0[index] } }
-}
-
-import Synchronization

@@ -33,8 +33,27 @@ struct WebAppRoutes {
     }
 
     /// Paths served without a token: the page, and exactly `/assets/<16 hex digits>/<name>`.
+    /// Checked on every request, so by bytes (a regex literal was parsed anew on each call: a
+    /// quarter of a small GET's time).
     static func isPublic(_ path: String) -> Bool {
-        path == "/" || path.wholeMatch(of: /\/assets\/[0-9a-f]{16}\/[A-Za-z0-9_-]+\.[a-z]+/) != nil
+        if path == "/" { return true }
+        let bytes = Array(path.utf8)
+        let prefix = Array("/assets/".utf8)
+        guard bytes.count > prefix.count + 17, bytes.starts(with: prefix) else { return false }
+        let version = bytes[prefix.count..<prefix.count + 16], name = bytes[(prefix.count + 17)...]
+        guard bytes[prefix.count + 16] == UInt8(ascii: "/"), version.allSatisfy(isLowercaseHex) else { return false }
+        // NAME.EXT: a name of letters, digits, _ and -, then one dot and a lowercase extension.
+        guard let dot = name.lastIndex(of: UInt8(ascii: ".")), dot > name.startIndex, dot < name.endIndex - 1 else { return false }
+        return name[..<dot].allSatisfy(isNameByte) && name[(dot + 1)...].allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) }
+    }
+
+    private static func isLowercaseHex(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+    }
+
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+            || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
     }
 
     func add(to router: Router<TallyRequestContext>) {

@@ -121,24 +121,6 @@ public struct Projector: Sendable {
         }
     }
 
-    /// Projects just-appended events: directly when they follow the checkpoint; else (another
-    /// request got in between) with the events in between from `recent`, the appender's memory
-    /// of its latest events; else by catching up from the log.
-    public func project(_ events: [LoggedEvent], recent: (UInt64) -> LoggedEvent? = { _ in nil }) throws {
-        guard let first = events.first, let last = events.last else { return }
-        let projected = try checkpoint()
-        if projected >= last.index { return }
-        if projected + 1 == first.index, (try? apply(events)) != nil { return }
-        var gap: [LoggedEvent] = []
-        var index = projected + 1
-        while index < first.index, let event = recent(index) {
-            gap.append(event)
-            index += 1
-        }
-        if index == first.index, (try? apply(gap + events)) != nil { return }
-        try catchUp()
-    }
-
     /// Applies events (in log order, contiguous) that follow the checkpoint; events at or
     /// before it are skipped, so applying twice is harmless. Returns how many were applied.
     @discardableResult

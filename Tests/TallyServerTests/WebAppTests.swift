@@ -47,6 +47,13 @@ import TallyWebApp
                 #expect(!String(buffer: response.body).contains("sha256") && !String(buffer: response.body).contains("items"), "\(path)")
             }
             #expect(WebAppRoutes.isPublic("/assets/\(version)/app.js") && !WebAppRoutes.isPublic("/assets/\(version)/../x.js"))
+            for path in ["/assets/0123456789abcdef/app.js", "/assets/0123456789abcdef/A_b-9.css", "/"] { #expect(WebAppRoutes.isPublic(path), "\(path)") }
+            for path in ["/assets/0123456789ABCDEF/app.js", "/assets/0123456789abcde/app.js", "/assets/0123456789abcdef0/app.js",
+                         "/assets/0123456789abcdef/app", "/assets/0123456789abcdef/.js", "/assets/0123456789abcdef/app.", "/assets/0123456789abcdef/a.b.js",
+                         "/assets/0123456789abcdef/app.JS", "/assets/0123456789abcdef/ap p.js", "/assets/0123456789abcdef/app.js/", "/assets/0123456789abcdefxapp.js",
+                         "/assetsx0123456789abcdef/app.js", "//", "", "/assets/0123456789abcdef/é.js", "/v1/expenses"] {
+                #expect(!WebAppRoutes.isPublic(path), "\(path)")
+            }
             #expect(try await client.send(.get, "/assets/\(version)/currencies.js", token: nil).status == .ok)
             for path in ["/assets/\(version)/%2e%2e%2ftokens.json", "/assets//\(version)/app.js"] {
                 #expect(try await client.send(.get, path, token: nil).status == .badRequest, "\(path)")

@@ -1,0 +1,107 @@
+import Foundation
+import TallyLog
+
+/// Concurrent writers share one projection transaction, the way they share one `fdatasync`.
+///
+/// Each writer hands over the events it just appended (durable already) and waits until the
+/// views show them. Whoever finds no transaction running becomes the leader: it takes every
+/// handed-over event that follows the views' checkpoint without a gap and applies them all in
+/// one transaction (`Projector.apply`, which skips what is already applied and moves the
+/// checkpoint in the same transaction: exactly once, as before); the others wait for it.
+///
+/// A gap is an event appended but not (yet) handed over: another writer between its append and
+/// its hand-over (microseconds), or an append that does not come through here (a peer's events,
+/// a bulk load), whose owner catches the views up itself. A writer waiting behind a gap looks
+/// at the checkpoint again now and then, and after `gapPatience` catches up from the log itself.
+public final class ProjectionGroupCommit: @unchecked Sendable {
+    private let projector: Projector
+    private let condition = NSCondition()
+    // Guarded by `condition`:
+    private var handedOver: [UInt64: LoggedEvent] = [:]
+    private var projected: UInt64 = 0  // the checkpoint as last seen (never ahead of the real one)
+    private var applying = false
+    private var failed: (through: UInt64, error: any Error)?
+    /// How long a writer waits behind a gap before reading the missing events from the log.
+    public var gapPatience: TimeInterval = 0.05
+    /// Handed-over events kept at most (a gap that never fills must not hold memory forever).
+    let capacity = 100_000
+
+    public init(projector: Projector) {
+        self.projector = projector
+    }
+
+    /// Returns once the views show `events` (appended in this order, contiguous, durable).
+    /// Throws when the transaction that should have applied them failed; they stay in the log,
+    /// and a later projection or catch-up applies them.
+    public func project(_ events: [LoggedEvent]) throws {
+        guard let target = events.last?.index else { return }
+        condition.lock()
+        defer { condition.unlock() }
+        if handedOver.count + events.count > capacity { handedOver.removeAll() }  // read from the log instead
+        for event in events where event.index > projected { handedOver[event.index] = event }
+        condition.broadcast()
+        var deadline = Date(timeIntervalSinceNow: gapPatience)
+        while projected < target {
+            if let failed, failed.through >= target { throw failed.error }
+            if applying {
+                condition.wait()
+                continue
+            }
+            var run: [LoggedEvent] = []
+            while let next = handedOver[projected + 1 + UInt64(run.count)] { run.append(next) }
+            if !run.isEmpty {
+                try lead { try projector.apply(run) }
+                continue
+            }
+            // A gap: the next event is not here. Has someone else projected past it?
+            condition.unlock()
+            let checkpoint = (try? projector.checkpoint()) ?? 0
+            condition.lock()
+            if checkpoint > projected {
+                advance(to: checkpoint)
+                deadline = Date(timeIntervalSinceNow: gapPatience)
+                continue
+            }
+            if Date() < deadline {
+                condition.wait(until: min(deadline, Date(timeIntervalSinceNow: 0.005)))
+                continue
+            }
+            if !applying { try lead { try projector.catchUp() } }
+        }
+    }
+
+    /// Runs one projection as the leader (the lock released meanwhile), then records where the
+    /// views are, or the failure, and wakes the waiters.
+    private func lead(_ body: () throws -> Void) throws {
+        applying = true
+        condition.unlock()
+        var outcome: Result<UInt64, any Error>
+        do {
+            try body()
+            outcome = .success(try projector.checkpoint())
+        } catch {
+            outcome = .failure(error)
+        }
+        condition.lock()
+        applying = false
+        condition.broadcast()
+        switch outcome {
+        case .success(let checkpoint):
+            advance(to: checkpoint)
+        case .failure(let error):
+            // Whoever waits for an event handed over so far is told; the events stay in the
+            // log, and the next writer (or restart) projects them.
+            let through = handedOver.keys.max() ?? projected
+            failed = (through, error)
+            handedOver.removeAll()
+            throw error
+        }
+    }
+
+    private func advance(to checkpoint: UInt64) {
+        guard checkpoint > projected else { return }
+        for index in handedOver.keys where index <= checkpoint { handedOver[index] = nil }
+        projected = checkpoint
+        if let failure = failed, failure.through <= checkpoint { failed = nil }
+    }
+}
