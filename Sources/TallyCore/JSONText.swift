@@ -16,67 +16,101 @@ public indirect enum JSONText: Sendable, Equatable {
     public static func == (lhs: JSONText, rhs: JSONText) -> Bool { lhs.serialized == rhs.serialized }
 
     /// Compact serialisation.
-    public var serialized: String {
-        var out = ""
+    public var serialized: String { String(decoding: utf8, as: UTF8.self) }
+
+    /// Compact serialisation as UTF-8 bytes (what a response body takes).
+    public var utf8: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
         write(to: &out)
         return out
     }
 
-    private func write(to out: inout String) {
+    /// Appends the compact serialisation to `out`: bytes, not `String` appends (a page of
+    /// expenses is thousands of small pieces).
+    public func write(to out: inout [UInt8]) {
         switch self {
-        case .null: out += "null"
-        case .bool(let flag): out += flag ? "true" : "false"
-        case .int(let number): out += String(number)
-        case .double(let number): out += number.isFinite ? String(number) : "null"
+        case .null: out.append(contentsOf: Self.nullBytes)
+        case .bool(let flag): out.append(contentsOf: flag ? Self.trueBytes : Self.falseBytes)
+        case .int(let number): Self.appendDecimal(number, to: &out)
+        case .double(let number):
+            if number.isFinite { out.append(contentsOf: String(number).utf8) } else { out.append(contentsOf: Self.nullBytes) }
         case .string(let text): Self.quote(text, into: &out)
-        case .raw(let json): out += json
+        case .raw(let json): out.append(contentsOf: json.utf8)
         case .array(let items):
-            out += "["
-            for (position, item) in items.enumerated() {
-                if position > 0 { out += "," }
+            out.append(UInt8(ascii: "["))
+            var first = true
+            for item in items {
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
                 item.write(to: &out)
             }
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case .object(let fields):
-            out += "{"
-            for (position, (key, value)) in fields.enumerated() {
-                if position > 0 { out += "," }
-                Self.quote(key, into: &out)
-                out += ":"
-                value.write(to: &out)
+            out.append(UInt8(ascii: "{"))
+            var first = true
+            for field in fields {
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
+                Self.quote(field.0, into: &out)
+                out.append(UInt8(ascii: ":"))
+                field.1.write(to: &out)
             }
-            out += "}"
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private static let nullBytes = Array("null".utf8), trueBytes = Array("true".utf8), falseBytes = Array("false".utf8)
+
+    /// A decimal integer's digits, without going through a `String`.
+    public static func appendDecimal(_ number: Int64, to out: inout [UInt8]) {
+        if number < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = number.magnitude  // Int64.min has no positive Int64
+        var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)  // 20 digits at most, backwards
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            for position in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[position]) }
         }
     }
 
     /// `text` as a JSON string literal.
     public static func quote(_ text: String) -> String {
-        var out = ""
+        var out: [UInt8] = []
         quote(text, into: &out)
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
-    private static func quote(_ text: String, into out: inout String) {
-        out += "\""
-        // Most text needs no escape (bytes from 0x80 up are UTF-8 of non-ASCII, which JSON
-        // takes as it is): then it goes in whole, not scalar by scalar.
-        if !text.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 }) {
-            out += text
-            out += "\""
-            return
-        }
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
+    private static func quote(_ text: String, into out: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { appendQuoted($0, to: &out) }
+    }
+
+    /// UTF-8 `bytes` as a JSON string literal. Bytes from 0x80 up are UTF-8 of non-ASCII, which
+    /// JSON takes as it is: only quotes, backslashes and control characters are escaped.
+    public static func appendQuoted(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var start = 0
+        for (position, byte) in bytes.enumerated() where byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 {
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<position]))
+            start = position + 1
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case UInt8(ascii: "\n"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case UInt8(ascii: "\r"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case UInt8(ascii: "\t"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            default:
+                let hex = Array("0123456789abcdef".utf8)
+                out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
             }
         }
-        out += "\""
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
+        out.append(UInt8(ascii: "\""))
     }
 }
 

@@ -69,6 +69,9 @@ public struct ExpenseQuery: Sendable {
     /// The cursor of the page after `rows` (nil on the last page).
     public func nextCursor(after rows: [ExpenseRow]) -> String? {
         guard rows.count == filter.limit, let last = rows.last else { return nil }
-        return "\(last.dateMillis)_\(last.id)"
+        return Self.cursor(dateMillis: last.dateMillis, id: last.id)
     }
+
+    /// The cursor that continues after the expense with this date and id.
+    static func cursor(dateMillis: Int64, id: String) -> String { "\(dateMillis)_\(id)" }
 }

@@ -24,8 +24,13 @@ public struct LedgerSession: Sendable {
     /// as `actor`, and gives back the event. Throws before anything is appended when the draft
     /// is refused; throws `LedgerError.viewsBehind` when the event is durable but could not be
     /// projected (a full disk under the views): the write stands, and the views catch up later.
+    ///
+    /// The checks read the views without a transaction around them (GRDB's `unsafeRead`: each
+    /// SELECT sees the views as they are when it runs). A snapshot would buy nothing: the views
+    /// may move between the checks and the append either way, which is why every rule that
+    /// matters across replicas is also kept by the merge.
     public func write(actor: String, _ build: (any LedgerLookup, _ defaultCurrency: String) throws -> EventDraft) throws -> Event {
-        let draft = try projector.database.read { db in
+        let draft = try projector.database.unsafeRead { db in
             let lookup = ProjectionLookup(db)
             var draft = try build(lookup, try Self.defaultCurrency(in: lookup))
             draft.actor = actor

@@ -57,9 +57,30 @@ public struct LedgerViews: Sendable {
         return LedgerViews(projector: projector)
     }
 
+    /// The same page as the API's JSON (`{"items": [...], "nextCursor": ...}`), written straight
+    /// from the rows: what `pageJSON(expenses(query))` gives, at a fraction of the cost.
+    public func expensesPageJSON(_ query: ExpenseQuery) throws -> JSONText {
+        let isHeld = isAttachmentHeld
+        let select = { (db: Database) in try ProjectionQueries.expensesJSON(db, query.filter, isHeld: isHeld) }
+        let page = query.filter.categoryId == nil ? try readOneSelect(select) : try read(select)
+        var out = Array(#"{"items":"#.utf8)
+        out.reserveCapacity(page.items.count + 100)
+        out.append(contentsOf: page.items)
+        out.append(contentsOf: #","nextCursor":"#.utf8)
+        if page.count == query.filter.limit, let last = page.last {
+            JSONText.string(ExpenseQuery.cursor(dateMillis: last.dateMillis, id: last.id)).write(to: &out)
+        } else {
+            out.append(contentsOf: "null".utf8)
+        }
+        out.append(UInt8(ascii: "}"))
+        return .raw(String(decoding: out, as: UTF8.self))
+    }
+
     /// One page of expenses, newest first, and the cursor of the next page.
     public func expenses(_ query: ExpenseQuery) throws -> (rows: [ExpenseRow], nextCursor: String?) {
-        let rows = try read { try ProjectionQueries.expenses($0, query.filter) }
+        // One SELECT unless a category filter first looks up the category's tree.
+        let rows = query.filter.categoryId == nil ? try readOneSelect { try ProjectionQueries.expenses($0, query.filter) }
+            : try read { try ProjectionQueries.expenses($0, query.filter) }
         return (rows, query.nextCursor(after: rows))
     }
 

@@ -14,7 +14,7 @@ struct QueryRoutes {
         group.get("expenses") { request, _ in
             let asOf = try asOfParameter(request)
             let query = try ExpenseQuery(request.uri.queryParameters.filter { $0.key != "asOf" }.map { (String($0.key), String($0.value)) })
-            return try await service.answer(asOf) { views in views.pageJSON(try views.expenses(query)) }
+            return try await service.answer(asOf) { views in try views.expensesPageJSON(query) }
         }
         group.get("categories") { request, _ in
             try await service.answer(try asOfParameter(request)) { views in

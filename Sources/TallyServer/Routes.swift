@@ -59,7 +59,7 @@ public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> 
 
 /// A JSON response.
 func json(_ value: JSONText, status: HTTPResponse.Status = .ok) -> Response {
-    Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: value.serialized)))
+    Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: value.utf8)))
 }
 
 /// A request's JSON body, read up to `limit` bytes within `timeout` and parsed strictly. The

@@ -71,6 +71,20 @@ public enum ProjectionQueries {
 
     /// Expenses matching `filter`, newest first.
     public static func expenses(_ db: Database, _ filter: ExpenseFilter) throws -> [ExpenseRow] {
+        let (statement, arguments) = try expensesStatement(db, filter)
+        return try Array(Row.fetchCursor(statement, arguments: arguments).map(expense))
+    }
+
+    /// The same expenses as the API's JSON array, written straight from the rows (`ExpensePageJSON`).
+    public static func expensesJSON(_ db: Database, _ filter: ExpenseFilter, isHeld: (String) -> Bool) throws -> ExpensePageJSON.Page {
+        let (statement, arguments) = try expensesStatement(db, filter)
+        return try ExpensePageJSON.write(statement, arguments, isHeld: isHeld, db)
+    }
+
+    /// The SELECT of the expenses matching `filter`, newest first, and its arguments. Compiled
+    /// once per connection for each shape of filter (a category filter's varies with its
+    /// tree, so that one is compiled each time).
+    private static func expensesStatement(_ db: Database, _ filter: ExpenseFilter) throws -> (Statement, StatementArguments) {
         var conditions: [String] = []
         var arguments: StatementArguments = []
         if let month = filter.month {
@@ -120,7 +134,7 @@ public enum ProjectionQueries {
             ORDER BY e.date_ms DESC, e.id DESC LIMIT ?
             """
         arguments += [filter.limit]
-        return try Row.fetchAll(db, sql: sql, arguments: arguments).map(expense)
+        return (filter.categoryId == nil ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql), arguments)
     }
 
     /// One expense by id.

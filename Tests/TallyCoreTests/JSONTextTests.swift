@@ -18,4 +18,19 @@ import TallyTestSupport
         #expect(JSONText.quote("lunch 점심") == "\"lunch 점심\"")
         #expect(JSONText.quote("a\"b\\c\n\u{01}") == #""a\"b\\c\n\u0001""#)
     }
+
+    /// Integers (the extremes included), nesting, raw JSON and non-finite numbers serialise as
+    /// JSON that reads back as the same values, in the order written.
+    @Test func valuesSerialiseAsTheJSONTheyStandFor() throws {
+        var rng = SplitMix64(seed: 9)
+        var numbers: [Int64] = [0, 1, -1, 9, 10, -10, 99, 100, Int64.max, Int64.min, Int64.max - 1, Int64.min + 1]
+        for _ in 0..<300 { numbers.append(Int64.random(in: Int64.min...Int64.max, using: &rng) >> Int64.random(in: 0...63, using: &rng)) }
+        for number in numbers {
+            #expect(JSONText.int(number).serialized == String(number))
+        }
+        let value = JSONText.object([("b", .array([.int(-5), .null, .bool(true), .bool(false)])), ("a", .string("x\"y")),
+                                     ("raw", .raw(#"{"k":[1,2]}"#)), ("nan", .double(.nan)), ("half", .double(0.5)), ("empty", .array([])), ("o", .object([]))])
+        #expect(value.serialized == #"{"b":[-5,null,true,false],"a":"x\"y","raw":{"k":[1,2]},"nan":null,"half":0.5,"empty":[],"o":{}}"#)
+        #expect(value.utf8 == Array(value.serialized.utf8))
+    }
 }

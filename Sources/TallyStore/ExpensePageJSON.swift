@@ -1,0 +1,108 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import TallyCore
+
+/// A page of expenses written as the API's JSON straight from SQLite's row buffers: what
+/// `ProjectionQueries.expenses` then `ViewJSON.expense` give, byte for byte (ExpensePageTests
+/// holds them to it), without an `ExpenseRow`, a dozen `String`s and a `JSONText` tree per row
+/// in between — most of a list request's time before this.
+///
+/// Only for statements GRDB prepared on this connection, stepped here inside the read that
+/// holds the connection.
+public enum ExpensePageJSON {
+    /// The page's rows as a JSON array, how many there were, and the last one's cursor fields.
+    public struct Page: Sendable {
+        public var items: [UInt8]
+        public var count: Int
+        public var last: (dateMillis: Int64, id: String)?
+    }
+
+    /// Runs `statement` (the columns of `ProjectionQueries.expenseColumns`, in that order) and
+    /// writes each row as `ViewJSON.expense` would. `isHeld` says whether this replica holds an
+    /// attachment's blob (those it lacks are listed again under `missingAttachments`).
+    static func write(_ statement: Statement, _ arguments: StatementArguments, isHeld: (String) -> Bool, _ db: Database) throws -> Page {
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        try statement.setArguments(arguments)
+        defer { sqlite3_reset(handle) }
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        out.reserveCapacity(16_384)
+        var count = 0
+        var last: (Int64, String)?
+        while true {
+            let code = sqlite3_step(handle)
+            if code == SQLITE_DONE { break }
+            guard code == SQLITE_ROW else {
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
+            }
+            if count > 0 { out.append(UInt8(ascii: ",")) }
+            count += 1
+            let row = Columns(handle: handle)
+            out.append(contentsOf: Keys.id); row.string(0, &out)
+            out.append(contentsOf: Keys.kind); row.string(1, &out)
+            out.append(contentsOf: Keys.amount); JSONText.appendDecimal(sqlite3_column_int64(handle, 2), to: &out)
+            out.append(contentsOf: Keys.currency); row.string(3, &out)
+            out.append(contentsOf: Keys.date); row.string(4, &out)
+            out.append(contentsOf: Keys.categoryId); row.string(7, &out)
+            out.append(contentsOf: Keys.categoryName); row.string(8, &out)
+            out.append(contentsOf: Keys.parentCategoryName); row.string(9, &out)
+            out.append(contentsOf: Keys.payee); row.string(15, &out)
+            out.append(contentsOf: Keys.payment); row.string(10, &out)
+            out.append(contentsOf: Keys.memo); row.string(11, &out)
+            // Tags are stored as the JSON array `JSONText` writes (ViewRows): copied as they are.
+            out.append(contentsOf: Keys.tags); row.raw(12, &out)
+            out.append(contentsOf: Keys.repeat); row.string(13, &out)
+            let attachments = row.text(14) ?? "[]"
+            if attachments == "[]" {
+                out.append(contentsOf: Keys.noAttachments)
+            } else {
+                let digests = ProjectionQueries.jsonStrings(attachments)
+                out.append(contentsOf: Keys.attachments); JSONText.array(digests.map(JSONText.string)).write(to: &out)
+                out.append(contentsOf: Keys.missingAttachments); JSONText.array(digests.filter { !isHeld($0) }.map(JSONText.string)).write(to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+            last = (sqlite3_column_int64(handle, 5), row.text(0) ?? "")
+        }
+        out.append(UInt8(ascii: "]"))
+        return Page(items: out, count: count, last: last)
+    }
+
+    /// One row's columns, read in place.
+    private struct Columns {
+        let handle: SQLiteStatement
+
+        /// A text column as a JSON string, or null.
+        func string(_ column: Int32, _ out: inout [UInt8]) {
+            guard let bytes = bytes(column) else { return out.append(contentsOf: Keys.null) }
+            JSONText.appendQuoted(bytes, to: &out)
+        }
+
+        /// A column holding JSON, copied as it is (null if NULL).
+        func raw(_ column: Int32, _ out: inout [UInt8]) {
+            guard let bytes = bytes(column) else { return out.append(contentsOf: Keys.null) }
+            out.append(contentsOf: bytes)
+        }
+
+        func text(_ column: Int32) -> String? {
+            bytes(column).map { String(decoding: $0, as: UTF8.self) }
+        }
+
+        private func bytes(_ column: Int32) -> UnsafeBufferPointer<UInt8>? {
+            guard sqlite3_column_type(handle, column) != SQLITE_NULL, let text = sqlite3_column_text(handle, column) else { return nil }
+            return UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column)))
+        }
+    }
+
+    /// The keys, each with what comes before it, in `ViewJSON.expense`'s order.
+    private enum Keys {
+        static let id = Array(#"{"id":"#.utf8), kind = Array(#","kind":"#.utf8), amount = Array(#","amount":"#.utf8)
+        static let currency = Array(#","currency":"#.utf8), date = Array(#","date":"#.utf8), categoryId = Array(#","categoryId":"#.utf8)
+        static let categoryName = Array(#","categoryName":"#.utf8), parentCategoryName = Array(#","parentCategoryName":"#.utf8)
+        static let payee = Array(#","payee":"#.utf8), payment = Array(#","payment":"#.utf8), memo = Array(#","memo":"#.utf8)
+        static let tags = Array(#","tags":"#.utf8), `repeat` = Array(#","repeat":"#.utf8), attachments = Array(#","attachments":"#.utf8)
+        static let missingAttachments = Array(#","missingAttachments":"#.utf8)
+        static let noAttachments = Array(#","attachments":[],"missingAttachments":[]"#.utf8)
+        static let null = Array("null".utf8)
+    }
+}
