@@ -1,7 +1,7 @@
 import Foundation
 
 // tally-bench [--quick] [NAME…]: every benchmark, or the named groups, run through scripts/bench
-// in release mode. NAMEs: latency, concurrent, bulk (also bytes per event and reads), store, sync, attachments, recurring, asof, import, http (with append_64_writers as its baseline), feed.
+// in release mode. NAMEs: latency, concurrent, bulk (also bytes per event and reads), store, sync, attachments, recurring, asof, import, http (with append_64_writers as its baseline), feed, merge (the sync group's merge row alone).
 let arguments = CommandLine.arguments.dropFirst()
 let quick = arguments.contains("--quick")
 let only = Set(arguments.filter { !$0.hasPrefix("--") })
@@ -34,6 +34,11 @@ if enabled("sync") {
     let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path
     results += try await SyncBenchmarks(workDirectory: workDirectory, tallyBinary: tally, events: quick ? 100_000 : 1_000_000,
                                         mergeEvents: quick ? 50_000 : 500_000, mergeExpenses: quick ? 5_000 : 50_000).run()
+}
+if only.contains("merge") && !only.contains("sync") {  // `merge`: the sync group's merge row alone
+    let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path
+    results.append(try SyncBenchmarks(workDirectory: workDirectory, tallyBinary: tally, events: 0,
+                                      mergeEvents: quick ? 50_000 : 500_000, mergeExpenses: quick ? 5_000 : 50_000).merge())
 }
 if enabled("attachments") {
     let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path

@@ -13,13 +13,15 @@ public struct Projector: Sendable {
     /// rebuild or a first load) at the next catch-up, apply or `checkpoint()`.
     public var database: DatabasePool { views.pool }
     private let views: CurrentViews
-    /// Events in the first transaction of a catch-up; each next one doubles, up to
-    /// `largestBatch`. A short lag commits quickly (and a kill mid-way keeps most of it); a long
-    /// one (a new replica's first sync) folds big batches, so an entity edited many times is
-    /// written once per batch instead of once per few thousand events. Memory stays bounded by
-    /// the largest batch.
+    /// Events in the first transaction of a catch-up: a short lag commits quickly (and a kill
+    /// mid-way keeps it). After it, a catch-up folds events per entity across as many events as
+    /// come (`ProjectionFold`), so an entity edited many times — a peer's long history of edits
+    /// — is loaded and written once, not once per batch; a transaction commits when it holds
+    /// `largestFold` entities (memory grows with the entities in a fold, not with events) or
+    /// `longestFold` events (so that other writers' projections wait at most a few seconds).
     public var firstBatch = 2_000
-    public var largestBatch = 256_000
+    public var largestFold = 200_000
+    public var longestFold = 2_000_000
     /// A first load of at least this many events writes a new generation of the views (no
     /// journal, then one fsync) and points the link at it; a smaller one writes in place, in
     /// one WAL transaction — cheaper than creating a file when there is little to write.
@@ -62,21 +64,33 @@ public struct Projector: Sendable {
             return loaded
         }
         var applied = 0
-        var batch: [LoggedEvent] = []
-        var batchSize = firstBatch
-        try directory.reader.forEachEventChunk(from: try checkpoint() + 1) { chunk in
-            for logged in chunk {
-                batch.append(logged)
-                if batch.count == batchSize {
-                    applied += try apply(batch)
-                    batch.removeAll(keepingCapacity: true)
-                    batchSize = min(batchSize * 2, largestBatch)
-                    progress(applied)
+        try views.followingLink().writeWithoutTransaction { db in
+            var fold: ProjectionFold?
+            func commit() throws {
+                guard let finished = fold else { return }
+                fold = nil
+                try finished.write(db)
+                try db.commit()
+                applied += finished.applied
+                progress(applied)
+            }
+            do {
+                try directory.reader.forEachEventChunk(from: try Self.checkpoint(db) + 1) { chunk in
+                    for logged in chunk {
+                        if fold == nil {
+                            try db.beginTransaction(.immediate)
+                            fold = try ProjectionFold(db)
+                        }
+                        try fold!.add(logged, db)
+                        if fold!.entityCount >= largestFold || fold!.applied >= (applied == 0 ? firstBatch : longestFold) { try commit() }
+                    }
                 }
+                try commit()
+            } catch {
+                if db.isInsideTransaction { try? db.rollback() }
+                throw error
             }
         }
-        applied += try apply(batch)
-        progress(applied)
         return applied
     }
 
@@ -136,49 +150,14 @@ public struct Projector: Sendable {
         }
     }
 
-    /// The body of one projection transaction: the events after the checkpoint, the category
-    /// views if any category changed, and the new checkpoint.
-    ///
-    /// The batch is folded per entity first: each entity it touches is loaded once, has its
-    /// events applied in log order, and is stored and re-rendered once. An entity's state
-    /// depends only on its own events, so this gives exactly the rows that applying the events
-    /// one at a time would, with one write per entity instead of one per event.
+    /// The body of one projection transaction: the events after the checkpoint, folded per
+    /// entity (`ProjectionFold`), the category views if any category changed, and the new
+    /// checkpoint.
     static func applyBatch(_ events: [LoggedEvent], _ db: Database) throws -> Int {
-        var last = try checkpoint(db)
-        var applied = 0
-        var categoriesChanged = false
-        var touched: [EntityID: LedgerState.Entity] = [:]
-        var before: [EntityID: LedgerState.Entity] = [:]  // stored states of the touched entities that had one
-        var conflicts: [EntityID: [LedgerState.Conflict]] = [:]
-        for logged in events where logged.index > last {
-            guard logged.index == last + 1 else {
-                throw LogError.rejected(reason: "projection expects log index \(last + 1), got \(logged.index)")
-            }
-            let event = logged.event
-            if touched[event.entityID] == nil {
-                let stored = try loadState(id: event.entityID, db)
-                before[event.entityID] = stored
-                touched[event.entityID] = stored ?? LedgerState.Entity(first: event)
-            }
-            let found = touched[event.entityID]!.apply(event)
-            if !found.isEmpty { conflicts[event.entityID, default: []] += found }
-            categoriesChanged = categoriesChanged || event.entityType == .category
-            last = logged.index
-            applied += 1
-        }
-        // In id order, so the writes walk each B-tree once instead of jumping around it (the
-        // order of positions, not a sorted copy of the entities, which retained each at every move).
-        let winners = try ViewRows.categoryWinners(db)
-        for position in ProjectionRebuilder.inWritingOrder(touched) {
-            let (id, entity) = touched[position]
-            try saveState(entity, db)
-            try ViewRows.write(from: before[id].map { ViewRows.rows(of: $0, winners: winners) } ?? .none,
-                               to: ViewRows.rows(of: entity, winners: winners), db)
-            if let found = conflicts[id] { try ViewRows.insertConflicts(found, of: entity, db) }
-        }
-        if categoriesChanged { try CategoryViews.refresh(db) }
-        try ProjectionHistory.advance(to: last, db)
-        return applied
+        var fold = try ProjectionFold(db)
+        for logged in events { try fold.add(logged, db) }
+        try fold.write(db)
+        return fold.applied
     }
 
     static func loadState(id: EntityID, _ db: Database) throws -> LedgerState.Entity? {
