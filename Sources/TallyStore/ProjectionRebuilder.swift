@@ -165,8 +165,9 @@ public enum ProjectionRebuilder {
             if written / 50_000 != (written + chunk.count) / 50_000 { progress(written + chunk.count, order.count) }
             written += chunk.count
         })
+        var origins = ViewRows.OriginNames()
         for (id, conflicts) in state.conflicts.sorted(by: { $0.key.description < $1.key.description }) {
-            try ViewRows.insertConflicts(conflicts, of: entities[id]!, db)
+            try ViewRows.insertConflicts(conflicts, of: entities[id]!, origins: &origins, db)
         }
     }
 

@@ -131,8 +131,8 @@ enum ViewRows {
     }
 
     /// Adds conflicts to the journal (which only ever grows; a conflict found again is kept once).
-    static func insertConflicts(_ conflicts: [LedgerState.Conflict], of entity: LedgerState.Entity, _ db: Database) throws {
-        let id = entity.id.description
+    static func insertConflicts(_ conflicts: [LedgerState.Conflict], of entity: LedgerState.Entity, origins: inout OriginNames, _ db: Database) throws {
+        let id = entity.id.description.databaseValue, type = entity.type.description.databaseValue
         let insert = try db.cachedStatement(sql: """
             INSERT OR IGNORE INTO conflicts (entity_id, entity_type, property, loser_hlc, loser_origin, losing_value, winner_hlc, winner_origin, winning_value)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -141,10 +141,26 @@ enum ViewRows {
             // Bound through the C API (`DirectStatement`): a merge of two busy replicas journals
             // hundreds of thousands, and GRDB's argument copies were most of their cost.
             try DirectStatement.execute(insert, [
-                id, entity.type.description, conflict.property.jsonName, conflict.loser.timestamp.description, conflict.loser.origin.description,
-                conflict.losingValue.json.serialized, conflict.winner.timestamp.description, conflict.winner.origin.description,
-                conflict.winningValue.json.serialized,
-            ].map(\.databaseValue), db)
+                id, type, conflict.property.jsonName.databaseValue, conflict.loser.timestamp.description.databaseValue,
+                origins.name(of: conflict.loser.origin), conflict.losingValue.json.serialized.databaseValue,
+                conflict.winner.timestamp.description.databaseValue, origins.name(of: conflict.winner.origin),
+                conflict.winningValue.json.serialized.databaseValue,
+            ], db)
+        }
+    }
+}
+
+extension ViewRows {
+    /// Replicas' ids as text, each made once per projection transaction: a merge journals
+    /// hundreds of thousands of conflicts between the same two or three replicas.
+    struct OriginNames {
+        private var names: [ReplicaID: DatabaseValue] = [:]
+
+        mutating func name(of origin: ReplicaID) -> DatabaseValue {
+            if let known = names[origin] { return known }
+            let name = origin.description.databaseValue
+            names[origin] = name
+            return name
         }
     }
 }
