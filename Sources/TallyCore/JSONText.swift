@@ -94,10 +94,17 @@ public indirect enum JSONText: Sendable, Equatable {
     /// JSON takes as it is: only quotes, backslashes and control characters are escaped.
     public static func appendQuoted(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        var start = 0
-        for (position, byte) in bytes.enumerated() where byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 {
+        var start = 0, position = 0
+        let count = bytes.count
+        while position < count {
+            let byte = bytes[position]
+            if byte >= 0x20 && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
+                position += 1
+                continue
+            }
             out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<position]))
-            start = position + 1
+            position += 1
+            start = position
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
             case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
@@ -109,7 +116,7 @@ public indirect enum JSONText: Sendable, Equatable {
                 out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
             }
         }
-        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<count]))
         out.append(UInt8(ascii: "\""))
     }
 }

@@ -219,17 +219,41 @@ public struct LedgerViews: Sendable {
                  ("mergedInto", trail.mergedInto.map { .object([("categoryId", .string($0.winnerID)), ("reason", .string($0.reason))]) } ?? .null)])
     }
 
-    /// Up to `limit` projected events after log index `after`, as the change feed sends them.
-    public func changes(after: UInt64, limit: Int = 1_000) throws -> [(index: UInt64, json: String)] {
-        let projected = try projector.checkpoint()
-        guard projected > after else { return [] }
-        var items: [(UInt64, String)] = []
-        try projector.directory.reader.forEachEvent(from: after + 1) { logged in
-            guard logged.index <= projected, items.count < limit else { return false }
-            items.append((logged.index, logged.event.json(index: logged.index, hash: logged.hash).serialized))
-            return true
-        }
-        return items
+    /// The events after log index `after` up to `through` (at most the projected index), in
+    /// one pass over the log, as the change feed's server-sent events: handed to `page` in
+    /// pages of up to `pageSize` events with the last one's index, until it returns false.
+    public func forEachChangePage(after: UInt64, through: UInt64, pageSize: Int = 1_000,
+                                  _ page: (_ bytes: [UInt8], _ lastIndex: UInt64) throws -> Bool) throws {
+        let last = min(through, try projector.checkpoint())
+        guard last > after else { return }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(pageSize * 512)
+        var count = 0
+        struct Enough: Error {}
+        do {
+            // Read and decoded on a second thread (`forEachEventChunk`), rendered on this one.
+            try projector.directory.reader.forEachEventChunk(from: after + 1, chunkSize: pageSize) { chunk in
+                for logged in chunk {
+                    guard logged.index <= last else { throw Enough() }
+                    Self.appendChange(logged, to: &bytes)
+                    count += 1
+                    if count == pageSize || logged.index == last {
+                        guard try page(bytes, logged.index), logged.index < last else { throw Enough() }
+                        bytes.removeAll(keepingCapacity: true)
+                        count = 0
+                    }
+                }
+            }
+        } catch is Enough {}
+    }
+
+    /// One event as a server-sent event: its log index as the id, its JSON as the data.
+    static func appendChange(_ logged: LoggedEvent, to out: inout [UInt8]) {
+        out.append(contentsOf: "id: ".utf8)
+        JSONText.appendDecimal(Int64(clamping: logged.index), to: &out)
+        out.append(contentsOf: "\nevent: change\ndata: ".utf8)
+        logged.event.json(index: logged.index, hash: logged.hash).write(to: &out)
+        out.append(contentsOf: "\n\n".utf8)
     }
 
     /// The log index the views reflect (as of `asOfIndex`, that index).

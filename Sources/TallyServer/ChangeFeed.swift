@@ -12,8 +12,8 @@ import TallyLedger
 /// event after the cursor, local or replicated, as soon as it is projected; the event's log
 /// index is its id, so a client resumes from the last one it saw.
 ///
-/// A stream reads forward from its cursor a page at a time (linear in what it sends, memory
-/// bounded by one page), ends within a second of its token's revocation — even while its client
+/// A stream reads forward from its cursor in one pass over the log up to what the views show
+/// (linear in what it sends, memory bounded by a few pages: `ChangePageQueue`), ends within a second of its token's revocation — even while its client
 /// has stopped reading — and at once when the service shuts down; a write its client does not
 /// take within the body timeout (30 s) closes the connection; and a token may hold at most
 /// `maxStreamsPerToken` at a time (429 beyond).
@@ -41,15 +41,20 @@ struct ChangeFeed {
                 var idle = 0
                 try await guardian.writing { try await writer.write(ByteBuffer(string: ": tally change feed\n\n")) }
                 while !Task.isCancelled, !Task.isShuttingDownGracefully, try service.tokens.isCurrent(token) {
-                    let from = cursor
-                    let batch = try await service.run { try service.views.changes(after: from, limit: 1_000) }
-                    if let last = batch.last {  // one write per page
-                        var page = ""
-                        for (index, data) in batch { page += "id: \(index)\nevent: change\ndata: \(data)\n\n" }
-                        try await guardian.writing { try await writer.write(ByteBuffer(string: page)) }
-                        cursor = last.index
+                    let projected = try await service.run { try service.views.projectedIndex() }
+                    let hasNews = projected > cursor
+                    if hasNews {
+                        // One pass over the log up to what the views show, a page (one write) at a time.
+                        let pages = ChangePageQueue(views: service.views, after: cursor)
+                        defer { pages.cancel() }
+                        while let page = try await pages.next() {
+                            try await guardian.writing { try await writer.write(ByteBuffer(bytes: page.bytes)) }
+                            cursor = page.lastIndex
+                            let stillCurrent = try service.tokens.isCurrent(token)
+                            if Task.isCancelled || Task.isShuttingDownGracefully || !stillCurrent { break }
+                        }
                     }
-                    if batch.isEmpty {
+                    if !hasNews {
                         // Wakes at once when the service shuts down (SIGTERM), so it stops with clients attached.
                         try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(250)) }
                         idle += 1
@@ -64,6 +69,91 @@ struct ChangeFeed {
             }
             return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"], body: body)
         }
+    }
+}
+
+/// The pages of one pass of a change feed, read and rendered on a thread of their own
+/// (`LedgerViews.forEachChangePage`) at most `capacity` pages ahead of the client: the log is
+/// read once from the feed's cursor, not re-scanned for every page.
+final class ChangePageQueue: @unchecked Sendable {
+    typealias Page = (bytes: [UInt8], lastIndex: UInt64)
+    private let condition = NSCondition()
+    // Guarded by `condition`:
+    private var pages: [Page] = []
+    private var finished = false
+    private var failure: (any Error)?
+    private var cancelled = false
+    private var waiting: CheckedContinuation<Page?, any Error>?
+    let capacity = 4
+
+    /// Starts reading the events after `after`, up to what the views show now.
+    init(views: LedgerViews, after: UInt64) {
+        Thread.detachNewThread { [self] in
+            do {
+                try views.forEachChangePage(after: after, through: .max) { bytes, lastIndex in deliver((bytes, lastIndex)) }
+                finish(nil)
+            } catch {
+                finish(error)
+            }
+        }
+    }
+
+    /// The next page; nil once the pass has ended.
+    func next() async throws -> Page? {
+        try await withCheckedThrowingContinuation { continuation in
+            condition.lock()
+            if !pages.isEmpty {
+                let page = pages.removeFirst()
+                condition.broadcast()
+                condition.unlock()
+                continuation.resume(returning: page)
+            } else if finished {
+                let failure = failure
+                condition.unlock()
+                if let failure { continuation.resume(throwing: failure) } else { continuation.resume(returning: nil) }
+            } else {
+                waiting = continuation
+                condition.unlock()
+            }
+        }
+    }
+
+    /// Stops the reading thread at its next page.
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Hands a page to a waiting client or queues it, waiting while `capacity` are queued;
+    /// false once cancelled.
+    private func deliver(_ page: Page) -> Bool {
+        condition.lock()
+        while pages.count >= capacity, !cancelled { condition.wait() }
+        guard !cancelled else {
+            condition.unlock()
+            return false
+        }
+        if let waiter = waiting {
+            waiting = nil
+            condition.unlock()
+            waiter.resume(returning: page)
+        } else {
+            pages.append(page)
+            condition.unlock()
+        }
+        return true
+    }
+
+    private func finish(_ error: (any Error)?) {
+        condition.lock()
+        finished = true
+        failure = error
+        let waiter = waiting
+        waiting = nil
+        condition.unlock()
+        if let error { waiter?.resume(throwing: error) } else { waiter?.resume(returning: nil) }
     }
 }
 

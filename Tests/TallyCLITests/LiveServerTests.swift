@@ -88,6 +88,43 @@ import TallyTestSupport
     }
 }
 
+/// The change feed reads the log once from its cursor (`ChangePageQueue`): across many pages
+/// and segments' worth of events every event arrives once, in order, and events written while
+/// the feed is open follow.
+@Suite struct ChangeFeedPassTests {
+    @Test func aFeedFromTheStartSendsEveryEventOnceInOrderThenNewOnes() async throws {
+        let replica = try CLIReplica()
+        _ = try replica.ok(["debug", "bulk-load", "--count", "4500"])  // five pages
+        let token = try replica.ok(["token", "create", "--name", "feed", "--scope", "read,write"])
+        let server = try LiveServer(replica)
+        let feed = Process()
+        feed.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        feed.arguments = ["-s", "-N", "--max-time", "60", "-H", "Authorization: Bearer \(token)", server.url + "/v1/changes?after=0"]
+        let pipe = Pipe()
+        feed.standardOutput = pipe
+        try feed.run()
+        var received = Data()
+        func readUntil(_ marker: String) {
+            let deadline = Date().addingTimeInterval(60)
+            while !String(decoding: received.suffix(4_096), as: UTF8.self).contains(marker), Date() < deadline {
+                received += pipe.fileHandleForReading.availableData
+            }
+        }
+        readUntil("id: 4500\n")
+        for amount in 1...3 {
+            #expect(try await server.request(.POST, "/v1/expenses", token: token, json: #"{"amount": \#(amount)}"#).status == 201)
+        }
+        readUntil("id: 4503\n")
+        kill(feed.processIdentifier, SIGKILL)
+        waitForExit(feed)
+        let stream = String(decoding: received, as: UTF8.self).components(separatedBy: "id: 4503\n").first! + "id: 4503\n"
+        let ids = stream.split(separator: "\n").filter { $0.hasPrefix("id: ") }.map { Int($0.dropFirst(4)) ?? -1 }
+        #expect(ids == Array(1...4503), "\(ids.count) ids, first \(ids.prefix(3)), last \(ids.suffix(3))")
+        #expect(stream.components(separatedBy: "event: change\ndata: {\"index\":").count - 1 == 4502, "the last event's data follows its id")
+        #expect(stream.contains(#""amount":2"#))
+    }
+}
+
 final class Acknowledged: @unchecked Sendable {
     // @unchecked: `ids` is only touched under `lock`.
     private let lock = NSLock()
