@@ -110,3 +110,23 @@ extension LedgerState: LedgerLookup {
         entities.values.filter { $0.type == .setting && !$0.isLocalOnly && $0.isLive }
     }
 }
+
+/// A lookup that asks `base` about each entity once: a batch of drafts is built and then
+/// checked against the same state, so a statement import of 100,000 rows looked every row up
+/// twice (is it there? then `WriteRules`) without it. Only for one batch's build and checks,
+/// while the state it remembers cannot change.
+public final class RememberingLookup: LedgerLookup {
+    private let base: any LedgerLookup
+    private var known: [EntityID: LedgerState.Entity?] = [:]
+
+    public init(_ base: any LedgerLookup) { self.base = base }
+
+    public func entity(_ id: EntityID) throws -> LedgerState.Entity? {
+        if let remembered = known[id] { return remembered }
+        let found = try base.entity(id)
+        known[id] = .some(found)
+        return found
+    }
+
+    public func liveReplicatedSettings() throws -> [LedgerState.Entity] { try base.liveReplicatedSettings() }
+}

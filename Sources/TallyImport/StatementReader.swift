@@ -230,6 +230,13 @@ public enum StatementReader {
     /// (its day and time as written), the signed amount and currency, the payee and memo, and
     /// the row's occurrence number among identical ones in this file — so two identical
     /// purchases on one day stay two, and the same statement read again gives the same keys.
+    /// `number` with leading zeros to `width` digits (what `%04d` gives, without `String(format:)`:
+    /// a quarter of reading a large statement went to it).
+    static func padded(_ number: Int, _ width: Int) -> String {
+        let digits = String(number.magnitude)
+        return (number < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - digits.count - (number < 0 ? 1 : 0))) + digits
+    }
+
     static func keys(_ rows: [StatementRow], account: String, multipleSheets: Bool) -> [StatementRow] {
         var seen: [String: Int] = [:]
         return rows.map { row in
@@ -238,7 +245,8 @@ public enum StatementReader {
             // The date as written (its wall-clock fields), not as an instant: the same file read
             // under another time zone gives the same keys.
             let f = row.date.localFields
-            let written = String(format: "%04d-%02d-%02dT%02d:%02d:%02d", f.year, f.month, f.day, f.hour, f.minute, f.second)
+            let written = padded(f.year, 4) + "-" + padded(f.month, 2) + "-" + padded(f.day, 2) + "T"
+                + padded(f.hour, 2) + ":" + padded(f.minute, 2) + ":" + padded(f.second, 2)
             let money = [row.kind, String(row.amount), row.currency].joined(separator: "\u{1F}")
             if let reference = row.reference {
                 // A cancellation or an instalment often carries its purchase's approval number:

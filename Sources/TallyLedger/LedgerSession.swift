@@ -52,7 +52,7 @@ public struct LedgerSession: Sendable {
     /// as one durable batch, then projects them; returns how many were appended.
     public func writeAll(actor: String, _ build: (any LedgerLookup) throws -> [EventDraft]) throws -> Int {
         let drafts = try projector.database.read { db in
-            let lookup = ProjectionLookup(db)
+            let lookup = RememberingLookup(ProjectionLookup(db))  // built, then checked, against the same state
             return try build(lookup).map { draft in
                 var draft = draft
                 draft.actor = actor

@@ -17,14 +17,14 @@ public final class ProjectionGroupCommit: @unchecked Sendable {
     private let projector: Projector
     private let condition = NSCondition()
     // Guarded by `condition`:
-    private var handedOver: [UInt64: LoggedEvent] = [:]
+    private var handedOver: [[LoggedEvent]] = []  // each writer's events, as appended (contiguous)
     private var projected: UInt64 = 0  // the checkpoint as last seen (never ahead of the real one)
     private var applying = false
     private var failed: (through: UInt64, error: any Error)?
     /// How long a writer waits behind a gap before reading the missing events from the log.
     public var gapPatience: TimeInterval = 0.05
-    /// Handed-over events kept at most (a gap that never fills must not hold memory forever).
-    let capacity = 100_000
+    /// Handed-over batches kept at most (a gap that never fills must not hold memory forever).
+    let capacity = 10_000
 
     public init(projector: Projector) {
         self.projector = projector
@@ -37,8 +37,8 @@ public final class ProjectionGroupCommit: @unchecked Sendable {
         guard let target = events.last?.index else { return }
         condition.lock()
         defer { condition.unlock() }
-        if handedOver.count + events.count > capacity { handedOver.removeAll() }  // read from the log instead
-        for event in events where event.index > projected { handedOver[event.index] = event }
+        if handedOver.count >= capacity { handedOver.removeAll() }  // read from the log instead
+        if target > projected { handedOver.append(events) }
         condition.broadcast()
         var deadline = Date(timeIntervalSinceNow: gapPatience)
         while projected < target {
@@ -47,8 +47,7 @@ public final class ProjectionGroupCommit: @unchecked Sendable {
                 condition.wait()
                 continue
             }
-            var run: [LoggedEvent] = []
-            while let next = handedOver[projected + 1 + UInt64(run.count)] { run.append(next) }
+            let run = contiguousRun()
             if !run.isEmpty {
                 try lead { try projector.apply(run) }
                 continue
@@ -91,16 +90,27 @@ public final class ProjectionGroupCommit: @unchecked Sendable {
         case .failure(let error):
             // Whoever waits for an event handed over so far is told; the events stay in the
             // log, and the next writer (or restart) projects them.
-            let through = handedOver.keys.max() ?? projected
+            let through = handedOver.compactMap(\.last?.index).max() ?? projected
             failed = (through, error)
             handedOver.removeAll()
             throw error
         }
     }
 
+    /// The handed-over events that follow `projected` without a gap, in log order.
+    private func contiguousRun() -> [LoggedEvent] {
+        var run: [LoggedEvent] = []
+        var next = projected + 1
+        while let batch = handedOver.first(where: { ($0.first?.index ?? .max) <= next && ($0.last?.index ?? 0) >= next }) {
+            run += batch.drop { $0.index < next }
+            next = (batch.last?.index ?? next) + 1
+        }
+        return run
+    }
+
     private func advance(to checkpoint: UInt64) {
         guard checkpoint > projected else { return }
-        for index in handedOver.keys where index <= checkpoint { handedOver[index] = nil }
+        handedOver.removeAll { ($0.last?.index ?? 0) <= checkpoint }
         projected = checkpoint
         if let failure = failed, failure.through <= checkpoint { failed = nil }
     }
