@@ -18,10 +18,11 @@ public struct Projector: Sendable {
     /// come (`ProjectionFold`), so an entity edited many times — a peer's long history of edits
     /// — is loaded and written once, not once per batch; a transaction commits when it holds
     /// `largestFold` entities (memory grows with the entities in a fold, not with events) or
-    /// `longestFold` events (so that other writers' projections wait at most a few seconds).
+    /// `longestFold` events (a few seconds of work at most: the service's own writes wait for
+    /// their projection meanwhile).
     public var firstBatch = 2_000
     public var largestFold = 200_000
-    public var longestFold = 2_000_000
+    public var longestFold = 500_000
     /// A first load of at least this many events writes a new generation of the views (no
     /// journal, then one fsync) and points the link at it; a smaller one writes in place, in
     /// one WAL transaction — cheaper than creating a file when there is little to write.
