@@ -149,7 +149,7 @@ struct ImportCommand: ParsableCommand {
                 guard !parsed.isEmpty else { throw CLIError("give at least one --column ROLE=HEADER") }
                 if let headerRow, !(0...1_000_000).contains(headerRow) { throw CLIError("invalid --header-row \(headerRow): 0 to 1000000") }
                 do {
-                    try global.withLedger { try $0.saveMapping(name, columns: parsed, headerRow: headerRow, actor: global.resolvedActor) }
+                    _ = try global.withLedger { try $0.saveMapping(name, columns: parsed, headerRow: headerRow, actor: global.resolvedActor) }
                 } catch let error as TallyCore.ValidationError { throw CLIError("invalid \(error.field ?? "mapping"): \(error.message)") }
                 print("Saved layout '\(name)': use --mapping \(name).")
             }
