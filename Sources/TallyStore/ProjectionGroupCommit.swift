@@ -18,7 +18,7 @@ public final class ProjectionGroupCommit: @unchecked Sendable {
     private let condition = NSCondition()
     // Guarded by `condition`:
     private var handedOver: [[LoggedEvent]] = []  // each writer's events, as appended (contiguous)
-    private var projected: UInt64 = 0  // the checkpoint as last seen (never ahead of the real one)
+    private var projected: UInt64 = 0  // the checkpoint as last seen
     private var applying = false
     private var failed: (through: UInt64, error: any Error)?
     /// How long a writer waits behind a gap before reading the missing events from the log.
@@ -40,6 +40,19 @@ public final class ProjectionGroupCommit: @unchecked Sendable {
         if handedOver.count >= capacity { handedOver.removeAll() }  // read from the log instead
         if target > projected { handedOver.append(events) }
         condition.broadcast()
+        while true {
+            try waitUntilProjected(through: target)
+            // The views themselves are the judge: a rebuild may have swapped in a generation
+            // behind what this remembers (its catch-up ended before these writes reached it).
+            condition.unlock()
+            let checkpoint = try? projector.checkpoint()
+            condition.lock()
+            guard let checkpoint, checkpoint < target else { return }
+            settle(at: checkpoint)
+        }
+    }
+
+    private func waitUntilProjected(through target: UInt64) throws {
         var deadline = Date(timeIntervalSinceNow: gapPatience)
         while projected < target {
             if let failed, failed.through >= target { throw failed.error }
@@ -54,10 +67,10 @@ public final class ProjectionGroupCommit: @unchecked Sendable {
             }
             // A gap: the next event is not here. Has someone else projected past it?
             condition.unlock()
-            let checkpoint = (try? projector.checkpoint()) ?? 0
+            let checkpoint = (try? projector.checkpoint()) ?? projected
             condition.lock()
-            if checkpoint > projected {
-                advance(to: checkpoint)
+            if checkpoint != projected {
+                settle(at: checkpoint)
                 deadline = Date(timeIntervalSinceNow: gapPatience)
                 continue
             }
@@ -70,13 +83,16 @@ public final class ProjectionGroupCommit: @unchecked Sendable {
     }
 
     /// Runs one projection as the leader (the lock released meanwhile), then records where the
-    /// views are, or the failure, and wakes the waiters.
+    /// views are, or the failure, and wakes the waiters. When the projection fails — the views
+    /// are not where this remembered them (a rebuild swapped them), or the disk under them is
+    /// full — the views catch up from the log instead, as the next reader would; only if that
+    /// fails too are the waiters told.
     private func lead(_ body: () throws -> Void) throws {
         applying = true
         condition.unlock()
         var outcome: Result<UInt64, any Error>
         do {
-            try body()
+            do { try body() } catch { try projector.catchUp() }
             outcome = .success(try projector.checkpoint())
         } catch {
             outcome = .failure(error)
@@ -86,7 +102,7 @@ public final class ProjectionGroupCommit: @unchecked Sendable {
         condition.broadcast()
         switch outcome {
         case .success(let checkpoint):
-            advance(to: checkpoint)
+            settle(at: checkpoint)
         case .failure(let error):
             // Whoever waits for an event handed over so far is told; the events stay in the
             // log, and the next writer (or restart) projects them.
@@ -108,8 +124,10 @@ public final class ProjectionGroupCommit: @unchecked Sendable {
         return run
     }
 
-    private func advance(to checkpoint: UInt64) {
-        guard checkpoint > projected else { return }
+    /// Records where the views' checkpoint is: usually ahead of what this remembered, behind it
+    /// only when a rebuild swapped in a generation that has not caught up yet (then the events
+    /// after it are read from the log, as for any gap).
+    private func settle(at checkpoint: UInt64) {
         handedOver.removeAll { ($0.last?.index ?? 0) <= checkpoint }
         projected = checkpoint
         if let failure = failed, failure.through <= checkpoint { failed = nil }

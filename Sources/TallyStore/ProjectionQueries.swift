@@ -304,13 +304,17 @@ public enum ProjectionQueries {
         "SUM((\(expression)) / 1000000000), SUM((\(expression)) % 1000000000)"
     }
 
+    /// A stored JSON array of strings, read by Tally's own parser: `JSONSerialization` dropped a
+    /// leading U+FEFF from a string (a tag "\u{FEFF}x" read back as "x").
     static func jsonStrings(_ text: String) -> [String] {
         if text == "[]" { return [] }  // most rows: no tags, no attachments
-        return (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String]) ?? []
+        guard case .array(let items)? = try? StrictJSON.parse(Array(text.utf8)) else { return [] }
+        return items.compactMap { if case .string(let item) = $0 { item } else { nil } }
     }
 
     static func jsonBools(_ text: String) -> [Bool] {
-        (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [Bool]) ?? []
+        guard case .array(let items)? = try? StrictJSON.parse(Array(text.utf8)) else { return [] }
+        return items.compactMap { if case .bool(let item) = $0 { item } else { nil } }
     }
 }
 

@@ -35,7 +35,7 @@ import TallyTestSupport
             if Bool.random(using: &rng) { properties[.payee] = .string(texts.randomElement(using: &rng)!) }
             if Bool.random(using: &rng) { properties[.memo] = .string(texts.randomElement(using: &rng)!) }
             if Bool.random(using: &rng) { properties[.payment] = .string(texts.randomElement(using: &rng)!) }
-            if Bool.random(using: &rng) { properties[.tags] = .strings(Array(["a", "점심", "q\"t", "x\\y"].shuffled(using: &rng).prefix(Int.random(in: 0...3, using: &rng))).sorted()) }
+            if Bool.random(using: &rng) { properties[.tags] = .strings(Array(["a", "점심", "q\"t", "x\\y", "\u{FEFF}bom", "\u{2028}"].shuffled(using: &rng).prefix(Int.random(in: 0...3, using: &rng))).sorted()) }
             if Int.random(in: 0...3, using: &rng) == 0 { properties[.attachments] = .strings([held, missing].shuffled(using: &rng).prefix(Int.random(in: 1...2, using: &rng)).sorted()) }
             drafts.append(EventDraft(entityType: .expense, entityID: .uuid(UUID()), operation: .create, properties: properties, actor: "cli:test"))
         }
@@ -57,5 +57,9 @@ import TallyTestSupport
             } while cursor != nil
         }
         #expect(compared > 400)
+        // What was written is what every reading shows: a tag's leading U+FEFF too.
+        let bom = try #require(try ledger.views.expenses(try ExpenseQuery([("tag", "\u{FEFF}bom")])).rows.first)
+        #expect(bom.tags.contains("\u{FEFF}bom"))
+        #expect(try ledger.views.entityJSON(.expense, id: try #require(UUID(uuidString: bom.id)))?.serialized.contains("\"\u{FEFF}bom\"") == true)
     }
 }

@@ -78,6 +78,40 @@ import TallyTestSupport
         try expectViewsEqualARebuild(replica, projector)
     }
 
+    /// A rebuild may swap in views behind what the writers remember (its catch-up ended before
+    /// their last writes). The next write projects into the new views all the same (its apply
+    /// finds the checkpoint elsewhere and catches up from the log), and a writer whose events
+    /// the new views lack waits until they show them.
+    @Test func viewsSwappedForOnesBehindAreCaughtUp() throws {
+        let replica = try TestReplica()
+        let writer = try replica.data.openWriter()
+        defer { writer.close() }
+        let projector = try Projector(directory: replica.data)
+        let group = ProjectionGroupCommit(projector: projector)
+        let first = try writer.appendLogged((0..<5).map { SampleEvents.expenseCreate(amount: Int64($0 + 1)) })
+        try group.project(first)
+        // A generation of the views as of index 5, made current only later.
+        var folded = FoldedLog()
+        for logged in first { folded.apply(logged.event) }
+        let behind = try ProjectionDatabase.writeNextGeneration(replica.data) { queue, path in
+            try ProjectionRebuilder.fillNewGeneration(queue, at: path, from: folded.intoState(), lastIndex: 5)
+        }
+        let second = try writer.appendLogged((0..<5).map { SampleEvents.expenseCreate(amount: Int64($0 + 100)) })
+        try group.project(second)
+        #expect(try projector.checkpoint() == 10)
+        try ProjectionDatabase.makeCurrent(replica.data, behind.number)
+        #expect(try projector.checkpoint() == 5, "the swapped-in views are behind")
+        // The writer of events 6–10, asking again, waits until the new views show them.
+        try group.project(second)
+        #expect(try projector.checkpoint() == 10)
+        // A later write lands in the new views, with everything before it.
+        let later = try writer.appendLogged([SampleEvents.expenseCreate(amount: 7)])
+        try group.project(later)
+        #expect(try projector.checkpoint() == 11)
+        #expect(try projector.database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM expenses") } == 11)
+        try expectViewsEqualARebuild(replica, projector)
+    }
+
     func expectViewsEqualARebuild(_ replica: TestReplica, _ projector: Projector) throws {
         var events: [LoggedEvent] = []
         try replica.data.reader.forEachEvent { events.append($0) }
