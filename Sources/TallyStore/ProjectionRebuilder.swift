@@ -280,6 +280,10 @@ public enum ProjectionRebuilder {
             ProjectionDatabase.remove(directory, generation: generation)
         } else {
             try ProjectionDatabase.makeCurrent(directory, generation)
+            // Writes the service projected into the old views since the catch-up above are in
+            // the log: the new views take them at once, not at the next write's catch-up (a
+            // client reading its own write back would have missed it meanwhile).
+            try Projector(directory: directory).catchUp()
         }
         let liveGeneration = ProjectionDatabase.currentGeneration(directory) ?? generation
         return RebuildReport(events: Int(lastIndex), entities: entities, differences: differences, tables: rebuiltSums.tables,
