@@ -61,8 +61,7 @@ public struct LedgerViews: Sendable {
     /// from the rows: what `pageJSON(expenses(query))` gives, at a fraction of the cost.
     public func expensesPageJSON(_ query: ExpenseQuery) throws -> JSONText {
         let isHeld = isAttachmentHeld
-        let select = { (db: Database) in try ProjectionQueries.expensesJSON(db, query.filter, isHeld: isHeld) }
-        let page = query.filter.categoryId == nil ? try readOneSelect(select) : try read(select)
+        let page = try readExpenses(query.filter) { try ProjectionQueries.expensesJSON($0, query.filter, isHeld: isHeld) }
         var out = Array(#"{"items":"#.utf8)
         out.reserveCapacity(page.items.count + 100)
         out.append(contentsOf: page.items)
@@ -78,18 +77,23 @@ public struct LedgerViews: Sendable {
 
     /// One page of expenses, newest first, and the cursor of the next page.
     public func expenses(_ query: ExpenseQuery) throws -> (rows: [ExpenseRow], nextCursor: String?) {
-        // One SELECT unless a category filter first looks up the category's tree.
-        let rows = query.filter.categoryId == nil ? try readOneSelect { try ProjectionQueries.expenses($0, query.filter) }
-            : try read { try ProjectionQueries.expenses($0, query.filter) }
+        let rows = try readExpenses(query.filter) { try ProjectionQueries.expenses($0, query.filter) }
         return (rows, query.nextCursor(after: rows))
     }
 
-    /// A page of expenses as the API and `expenses list --json` show it.
+    /// Reads expenses matching `filter`: one SELECT, unless a category filter first looks up
+    /// the category's tree (then both in one transaction).
+    private func readExpenses<T>(_ filter: ExpenseFilter, _ query: (Database) throws -> T) throws -> T {
+        filter.categoryId == nil ? try readOneSelect(query) : try read(query)
+    }
+
     /// Whether this replica holds an attachment's blob (for `missingAttachments`).
     public func isAttachmentHeld(_ digest: String) -> Bool {
         (try? BlobStore(directory: projector.directory).size(of: digest)) != nil
     }
 
+    /// A page of expenses as `expenses list --json` shows it (the API writes the same page
+    /// straight from the rows: `expensesPageJSON`).
     public func pageJSON(_ page: (rows: [ExpenseRow], nextCursor: String?)) -> JSONText {
         Self.pageJSON(page, isHeld: isAttachmentHeld)
     }
@@ -219,41 +223,19 @@ public struct LedgerViews: Sendable {
                  ("mergedInto", trail.mergedInto.map { .object([("categoryId", .string($0.winnerID)), ("reason", .string($0.reason))]) } ?? .null)])
     }
 
-    /// The events after log index `after` up to `through` (at most the projected index), in
-    /// one pass over the log, as the change feed's server-sent events: handed to `page` in
-    /// pages of up to `pageSize` events with the last one's index, until it returns false.
-    public func forEachChangePage(after: UInt64, through: UInt64, pageSize: Int = 1_000,
-                                  _ page: (_ bytes: [UInt8], _ lastIndex: UInt64) throws -> Bool) throws {
-        let last = min(through, try projector.checkpoint())
+    /// The projected events after log index `after`, in one pass over the log: handed to `body`
+    /// in chunks of up to `chunkSize` (read and decoded on a second thread) until it returns
+    /// false or the events the views showed when the pass began are all handed out.
+    public func forEachProjectedChunk(after: UInt64, chunkSize: Int = 1_000, _ body: ([LoggedEvent]) throws -> Bool) throws {
+        let last = try projector.checkpoint()
         guard last > after else { return }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(pageSize * 512)
-        var count = 0
         struct Enough: Error {}
         do {
-            // Read and decoded on a second thread (`forEachEventChunk`), rendered on this one.
-            try projector.directory.reader.forEachEventChunk(from: after + 1, chunkSize: pageSize) { chunk in
-                for logged in chunk {
-                    guard logged.index <= last else { throw Enough() }
-                    Self.appendChange(logged, to: &bytes)
-                    count += 1
-                    if count == pageSize || logged.index == last {
-                        guard try page(bytes, logged.index), logged.index < last else { throw Enough() }
-                        bytes.removeAll(keepingCapacity: true)
-                        count = 0
-                    }
-                }
+            try projector.directory.reader.forEachEventChunk(from: after + 1, chunkSize: chunkSize) { chunk in
+                let projected = chunk.prefix { $0.index <= last }
+                guard let final = projected.last, try body(Array(projected)), final.index < last else { throw Enough() }
             }
         } catch is Enough {}
-    }
-
-    /// One event as a server-sent event: its log index as the id, its JSON as the data.
-    static func appendChange(_ logged: LoggedEvent, to out: inout [UInt8]) {
-        out.append(contentsOf: "id: ".utf8)
-        JSONText.appendDecimal(Int64(clamping: logged.index), to: &out)
-        out.append(contentsOf: "\nevent: change\ndata: ".utf8)
-        logged.event.json(index: logged.index, hash: logged.hash).write(to: &out)
-        out.append(contentsOf: "\n\n".utf8)
     }
 
     /// The log index the views reflect (as of `asOfIndex`, that index).

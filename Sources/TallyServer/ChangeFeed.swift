@@ -73,7 +73,7 @@ struct ChangeFeed {
 }
 
 /// The pages of one pass of a change feed, read and rendered on a thread of their own
-/// (`LedgerViews.forEachChangePage`) at most `capacity` pages ahead of the client: the log is
+/// (`LedgerViews.forEachProjectedChunk`) at most `capacity` pages ahead of the client: the log is
 /// read once from the feed's cursor, not re-scanned for every page.
 final class ChangePageQueue: @unchecked Sendable {
     typealias Page = (bytes: [UInt8], lastIndex: UInt64)
@@ -90,12 +90,29 @@ final class ChangePageQueue: @unchecked Sendable {
     init(views: LedgerViews, after: UInt64) {
         Thread.detachNewThread { [self] in
             do {
-                try views.forEachChangePage(after: after, through: .max) { bytes, lastIndex in deliver((bytes, lastIndex)) }
+                try views.forEachProjectedChunk(after: after, chunkSize: Self.pageSize) { events in
+                    var page: [UInt8] = []
+                    page.reserveCapacity(events.count * 512)
+                    for logged in events { Self.appendServerSentEvent(logged, to: &page) }
+                    return deliver((page, events[events.count - 1].index))
+                }
                 finish(nil)
             } catch {
                 finish(error)
             }
         }
+    }
+
+    /// Events in one page: one write to the client.
+    static let pageSize = 1_000
+
+    /// One event as a server-sent event: its log index as the id, its JSON as the data.
+    static func appendServerSentEvent(_ logged: LoggedEvent, to out: inout [UInt8]) {
+        out.append(contentsOf: "id: ".utf8)
+        JSONText.appendDecimal(Int64(clamping: logged.index), to: &out)
+        out.append(contentsOf: "\nevent: change\ndata: ".utf8)
+        logged.event.json(index: logged.index, hash: logged.hash).write(to: &out)
+        out.append(contentsOf: "\n\n".utf8)
     }
 
     /// The next page; nil once the pass has ended.

@@ -22,7 +22,7 @@ public final class ProjectionGroupCommit: @unchecked Sendable {
     private var applying = false
     private var failed: (through: UInt64, error: any Error)?
     /// How long a writer waits behind a gap before reading the missing events from the log.
-    public var gapPatience: TimeInterval = 0.05
+    let gapPatience: TimeInterval = 0.05
     /// Handed-over batches kept at most (a gap that never fills must not hold memory forever).
     let capacity = 10_000
 
@@ -62,7 +62,7 @@ public final class ProjectionGroupCommit: @unchecked Sendable {
             }
             let run = contiguousRun()
             if !run.isEmpty {
-                try lead { try projector.apply(run) }
+                try lead(applying: run)
                 continue
             }
             // A gap: the next event is not here. Has someone else projected past it?
@@ -78,21 +78,21 @@ public final class ProjectionGroupCommit: @unchecked Sendable {
                 condition.wait(until: min(deadline, Date(timeIntervalSinceNow: 0.005)))
                 continue
             }
-            if !applying { try lead { try projector.catchUp() } }
+            if !applying { try lead(applying: []) }  // another may have taken the lead while the lock was free
         }
     }
 
-    /// Runs one projection as the leader (the lock released meanwhile), then records where the
-    /// views are, or the failure, and wakes the waiters. When the projection fails — the views
-    /// are not where this remembered them (a rebuild swapped them), or the disk under them is
-    /// full — the views catch up from the log instead, as the next reader would; only if that
-    /// fails too are the waiters told.
-    private func lead(_ body: () throws -> Void) throws {
+    /// Applies `run` as the leader (the lock released meanwhile), then records where the views
+    /// are, or the failure, and wakes the waiters. With nothing to apply (a gap), or when the
+    /// apply fails — the views are not where this remembered them (a rebuild swapped them), or
+    /// the disk under them is full — the views catch up from the log instead, as the next
+    /// reader would; only if that fails too are the waiters told.
+    private func lead(applying run: [LoggedEvent]) throws {
         applying = true
         condition.unlock()
         var outcome: Result<UInt64, any Error>
         do {
-            do { try body() } catch { try projector.catchUp() }
+            if run.isEmpty || (try? projector.apply(run)) == nil { try projector.catchUp() }
             outcome = .success(try projector.checkpoint())
         } catch {
             outcome = .failure(error)

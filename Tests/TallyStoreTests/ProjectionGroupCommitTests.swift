@@ -11,11 +11,8 @@ import TallyTestSupport
 /// equal a rebuild from the log.
 @Suite struct ProjectionGroupCommitTests {
     @Test func concurrentWritersEachSeeTheirEventsAndTheViewsEqualARebuild() throws {
-        let replica = try TestReplica()
-        let writer = try replica.data.openWriter()
-        defer { writer.close() }
-        let projector = try Projector(directory: replica.data)
-        let group = ProjectionGroupCommit(projector: projector)
+        let fixture = try Fixture()
+        let (replica, writer, projector, group) = (fixture.replica, fixture.writer, fixture.projector, fixture.group)
         let failures = Mutex<[String]>([])
         let threads = 24, writesEach = 15
         let done = DispatchGroup()
@@ -58,11 +55,8 @@ import TallyTestSupport
     /// Events appended without being handed over (a peer's, a bulk load's) leave a gap before
     /// the next handed-over one: the writer waiting behind it reads them from the log.
     @Test func aGapIsFilledFromTheLog() throws {
-        let replica = try TestReplica()
-        let writer = try replica.data.openWriter()
-        defer { writer.close() }
-        let projector = try Projector(directory: replica.data)
-        let group = ProjectionGroupCommit(projector: projector)
+        let fixture = try Fixture()
+        let (replica, writer, projector, group) = (fixture.replica, fixture.writer, fixture.projector, fixture.group)
         try group.project(try writer.appendLogged([SampleEvents.expenseCreate(amount: 1)]))
         _ = try writer.appendLogged((0..<50).map { SampleEvents.expenseCreate(amount: Int64($0 + 10)) })  // not handed over
         let began = Date()
@@ -83,11 +77,8 @@ import TallyTestSupport
     /// finds the checkpoint elsewhere and catches up from the log), and a writer whose events
     /// the new views lack waits until they show them.
     @Test func viewsSwappedForOnesBehindAreCaughtUp() throws {
-        let replica = try TestReplica()
-        let writer = try replica.data.openWriter()
-        defer { writer.close() }
-        let projector = try Projector(directory: replica.data)
-        let group = ProjectionGroupCommit(projector: projector)
+        let fixture = try Fixture()
+        let (replica, writer, projector, group) = (fixture.replica, fixture.writer, fixture.projector, fixture.group)
         let first = try writer.appendLogged((0..<5).map { SampleEvents.expenseCreate(amount: Int64($0 + 1)) })
         try group.project(first)
         // A generation of the views as of index 5, made current only later.
@@ -110,6 +101,23 @@ import TallyTestSupport
         #expect(try projector.checkpoint() == 11)
         #expect(try projector.database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM expenses") } == 11)
         try expectViewsEqualARebuild(replica, projector)
+    }
+
+    /// A replica with its writer open, its views, and a group commit over them.
+    final class Fixture {
+        let replica: TestReplica
+        let writer: LogWriter
+        let projector: Projector
+        let group: ProjectionGroupCommit
+
+        init() throws {
+            replica = try TestReplica()
+            writer = try replica.data.openWriter()
+            projector = try Projector(directory: replica.data)
+            group = ProjectionGroupCommit(projector: projector)
+        }
+
+        deinit { writer.close() }
     }
 
     func expectViewsEqualARebuild(_ replica: TestReplica, _ projector: Projector) throws {
