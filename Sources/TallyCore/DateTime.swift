@@ -48,33 +48,41 @@ public struct DateTime: Hashable, Comparable, Sendable, CustomStringConvertible 
     /// ISO 8601 with offset, e.g. `2026-03-01T09:30:00+09:00` (milliseconds only when non-zero).
     /// Formatted by hand into the string's own buffer: projections format every expense's date,
     /// and `String(format:)`, then string appends, were the hottest things in their profile.
-    public var description: String {
+    public var description: String { ASCIIText.make(capacity: Self.maxDescriptionLength, writeDescription) }
+
+    /// Appends `description`'s UTF-8 to `out` without making a string (the change feed writes
+    /// a million of them).
+    public func appendDescription(to out: inout [UInt8]) {
+        ASCIIText.append(capacity: Self.maxDescriptionLength, to: &out, writeDescription)
+    }
+
+    private static let maxDescriptionLength = 48
+
+    private func writeDescription(_ text: inout ASCIIText) {
         let f = localFields
-        return ASCIIText.make(capacity: 48) { text in
-            text.append(f.year, digits: 4)
-            text.append("-")
-            text.append(f.month, digits: 2)
-            text.append("-")
-            text.append(f.day, digits: 2)
-            text.append("T")
-            text.append(f.hour, digits: 2)
+        text.append(f.year, digits: 4)
+        text.append("-")
+        text.append(f.month, digits: 2)
+        text.append("-")
+        text.append(f.day, digits: 2)
+        text.append("T")
+        text.append(f.hour, digits: 2)
+        text.append(":")
+        text.append(f.minute, digits: 2)
+        text.append(":")
+        text.append(f.second, digits: 2)
+        if f.millis != 0 {
+            text.append(".")
+            text.append(f.millis, digits: 3)
+        }
+        if offsetMinutes == 0 {
+            text.append("Z")
+        } else {
+            let magnitude = abs(Int(offsetMinutes))
+            text.append(offsetMinutes < 0 ? "-" : "+")
+            text.append(magnitude / 60, digits: 2)
             text.append(":")
-            text.append(f.minute, digits: 2)
-            text.append(":")
-            text.append(f.second, digits: 2)
-            if f.millis != 0 {
-                text.append(".")
-                text.append(f.millis, digits: 3)
-            }
-            if offsetMinutes == 0 {
-                text.append("Z")
-            } else {
-                let magnitude = abs(Int(offsetMinutes))
-                text.append(offsetMinutes < 0 ? "-" : "+")
-                text.append(magnitude / 60, digits: 2)
-                text.append(":")
-                text.append(magnitude % 60, digits: 2)
-            }
+            text.append(magnitude % 60, digits: 2)
         }
     }
 
@@ -89,6 +97,15 @@ public struct DateTime: Hashable, Comparable, Sendable, CustomStringConvertible 
                 var text = ASCIIText(buffer: buffer)
                 write(&text)
                 return text.count
+            }
+        }
+
+        /// Writes at most `capacity` bytes with `write` and appends them to `out`.
+        static func append(capacity: Int, to out: inout [UInt8], _ write: (inout ASCIIText) -> Void) {
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
+                var text = ASCIIText(buffer: buffer)
+                write(&text)
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<text.count]))
             }
         }
 

@@ -38,6 +38,20 @@ public struct EventHash: Hashable, Sendable, CustomStringConvertible {
     /// Lowercase hex.
     public var description: String { Hex.lowercase(bytes) }
 
+    /// Appends the 64 lowercase hex digits to `out`, straight from the words.
+    public func appendHex(to out: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { buffer in
+            for lane in 0..<4 {
+                let word = words[lane]
+                for nibble in 0..<16 {
+                    let value = UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * nibble)) & 0x0F
+                    buffer[lane * 16 + nibble] = value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") - 10 + value
+                }
+            }
+            out.append(contentsOf: buffer)
+        }
+    }
+
     /// Parses 64 hex digits.
     public init?(hex: String) {
         let chars = Array(hex.utf8)

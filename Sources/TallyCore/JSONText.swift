@@ -65,16 +65,20 @@ public indirect enum JSONText: Sendable, Equatable {
     /// A decimal integer's digits, without going through a `String`.
     public static func appendDecimal(_ number: Int64, to out: inout [UInt8]) {
         if number < 0 { out.append(UInt8(ascii: "-")) }
-        var magnitude = number.magnitude  // Int64.min has no positive Int64
-        var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)  // 20 digits at most, backwards
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
+        appendDecimal(number.magnitude, to: &out)  // Int64.min has no positive Int64
+    }
+
+    /// An unsigned integer's decimal digits.
+    public static func appendDecimal(_ number: UInt64, to out: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in  // 20 digits at most
+            var magnitude = number
+            var start = 20
             repeat {
-                buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
                 magnitude /= 10
-                count += 1
             } while magnitude > 0
-            for position in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[position]) }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...]))
         }
     }
 

@@ -51,20 +51,30 @@ extension UUID {
 
     /// Lowercase text form (formatted by hand: it names every row the views write).
     public var lowercased: String {
+        String(unsafeUninitializedCapacity: 36) { writeLowercased(into: $0) }
+    }
+
+    /// Appends `lowercased`'s UTF-8 to `out` without making a string.
+    public func appendLowercased(to out: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { buffer in
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<writeLowercased(into: buffer)]))
+        }
+    }
+
+    /// Writes the 36 characters of the lowercase form into `buffer`; returns 36.
+    private func writeLowercased(into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
         withUnsafeBytes(of: uuid) { bytes in
-            String(unsafeUninitializedCapacity: 36) { buffer in
-                var position = 0
-                for (index, byte) in bytes.enumerated() {
-                    if index == 4 || index == 6 || index == 8 || index == 10 {
-                        buffer[position] = UInt8(ascii: "-")
-                        position += 1
-                    }
-                    buffer[position] = Self.hexDigit(byte >> 4)
-                    buffer[position + 1] = Self.hexDigit(byte & 0x0F)
-                    position += 2
+            var position = 0
+            for (index, byte) in bytes.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    buffer[position] = UInt8(ascii: "-")
+                    position += 1
                 }
-                return position
+                buffer[position] = Self.hexDigit(byte >> 4)
+                buffer[position + 1] = Self.hexDigit(byte & 0x0F)
+                position += 2
             }
+            return position
         }
     }
 

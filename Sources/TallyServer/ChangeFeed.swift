@@ -92,7 +92,7 @@ final class ChangePageQueue: @unchecked Sendable {
             do {
                 try views.forEachProjectedChunk(after: after, chunkSize: Self.pageSize) { events in
                     var page: [UInt8] = []
-                    page.reserveCapacity(events.count * 512)
+                    page.reserveCapacity(events.count * 640)  // a ledger event is ~570 bytes of server-sent event
                     for logged in events { Self.appendServerSentEvent(logged, to: &page) }
                     return deliver((page, events[events.count - 1].index))
                 }
@@ -111,7 +111,7 @@ final class ChangePageQueue: @unchecked Sendable {
         out.append(contentsOf: "id: ".utf8)
         JSONText.appendDecimal(Int64(clamping: logged.index), to: &out)
         out.append(contentsOf: "\nevent: change\ndata: ".utf8)
-        logged.event.json(index: logged.index, hash: logged.hash).write(to: &out)
+        logged.event.appendJSON(index: logged.index, hash: logged.hash, to: &out)
         out.append(contentsOf: "\n\n".utf8)
     }
 

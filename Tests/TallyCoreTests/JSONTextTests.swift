@@ -34,3 +34,35 @@ import TallyTestSupport
         #expect(value.utf8 == Array(value.serialized.utf8))
     }
 }
+
+@Suite struct EventJSONTests {
+    /// The change feed's direct writer gives the very bytes of the `JSONText` tree, for random
+    /// events with every value type, text needing escapes, setting keys, extreme clocks and
+    /// sequence numbers, and dates across the whole calendar and every offset.
+    @Test func directBytesEqualTheTree() {
+        var rng = SplitMix64(seed: 20)
+        for _ in 0..<2_000 {
+            let event = RandomEvents.event(&rng)
+            let index = UInt64.random(in: 0...UInt64.max, using: &rng) >> UInt64.random(in: 0...63, using: &rng)
+            var hashBytes = [UInt8](repeating: 0, count: 32)
+            for position in hashBytes.indices { hashBytes[position] = UInt8.random(in: 0...255, using: &rng) }
+            let hash = EventHash(bytes: hashBytes)
+            var direct: [UInt8] = []
+            event.appendJSON(index: index, hash: hash, to: &direct)
+            let tree = event.json(index: index, hash: hash).utf8
+            #expect(direct == tree, "\(String(decoding: tree, as: UTF8.self))")
+        }
+    }
+
+    /// Unsigned decimals over the whole range, as Swift prints them.
+    @Test func unsignedDecimals() {
+        var rng = SplitMix64(seed: 21)
+        var numbers: [UInt64] = [0, 9, 10, UInt64.max, UInt64(Int64.max), UInt64(Int64.max) + 1]
+        for _ in 0..<300 { numbers.append(UInt64.random(in: 0...UInt64.max, using: &rng) >> UInt64.random(in: 0...63, using: &rng)) }
+        for number in numbers {
+            var out: [UInt8] = []
+            JSONText.appendDecimal(number, to: &out)
+            #expect(String(decoding: out, as: UTF8.self) == String(number))
+        }
+    }
+}
