@@ -12,12 +12,16 @@ public struct LedgerSession: Sendable {
     public let projector: Projector
     /// Concurrent writes project in one transaction, as they append with one `fdatasync`.
     let projection: ProjectionGroupCommit
+    /// Concurrent single writes (`write`) appended and projected together, each writer woken once.
+    let batcher: WriteBatcher<EventDraft, LoggedEvent>
 
     /// A session over an open writer and views.
     public init(writer: LogWriter, projector: Projector) {
         self.writer = writer
         self.projector = projector
-        projection = ProjectionGroupCommit(projector: projector)
+        let projection = ProjectionGroupCommit(projector: projector)
+        self.projection = projection
+        batcher = WriteBatcher(append: { try writer.appendLogged($0) }, project: { try projection.project($0) })
     }
 
     /// Appends the draft `build` returns (given the current state and the default currency)
@@ -43,9 +47,9 @@ public struct LedgerSession: Sendable {
             }
             return draft
         }
-        let logged = try writer.appendLogged([draft])
-        try project(logged)
-        return logged[0].event
+        let (logged, projectionError) = try batcher.write(draft)
+        if let projectionError { throw LedgerError.viewsBehind(id: logged.event.entityID.description, cause: "\(projectionError)") }
+        return logged.event
     }
 
     /// Appends the drafts `build` returns, all checked first (any refused: nothing appended),

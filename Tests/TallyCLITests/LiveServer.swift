@@ -35,6 +35,11 @@ final class LiveServer: @unchecked Sendable {
         self.port = port
     }
 
+    /// A test that ends (or fails) without stopping its server does not leave it running.
+    deinit {
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+    }
+
     var url: String { "http://127.0.0.1:\(port)" }
 
     /// The tests' HTTP client: a request may wait for its first byte as long as its deadline
