@@ -90,7 +90,7 @@ struct AttachmentBenchmarks {
         let ledger = try Ledger(directory: source)
         for payload in payloads {
             let info = try ledger.blobs.store(payload)
-            _ = try ledger.create(.expense, [.kind: .string("expense"), .amount: .int(1_000), .currency: .string("KRW"), .attachments: .strings([info.digest])],
+            _ = try await ledger.create(.expense, [.kind: .string("expense"), .amount: .int(1_000), .currency: .string("KRW"), .attachments: .strings([info.digest])],
                                   actor: "bench")
         }
         ledger.close()

@@ -18,29 +18,69 @@ extension Ledger {
         let uuid = id ?? idempotencyKey.map { IdempotencyKey.entityID(actor: actor, key: $0, type: type) } ?? UUID()
         if idempotencyKey != nil, let existing = try views.entityJSON(type, id: uuid) { return (existing, true) }
         try checkAttachmentsHeld(properties)
-        _ = try session.write(actor: actor) { _, currency in
-            let defaults = EntitySpec.of(type).defaults(defaultCurrency: currency, now: .nowHere)
-            return EventDraft(entityType: type, entityID: .uuid(uuid), operation: .create, properties: defaults.overlaid(with: properties), actor: actor)
-        }
+        _ = try session.write(actor: actor, creating(type, uuid, properties, actor: actor))
         // A new rule's occurrences up to today appear at once (should that fail, the service's
         // next round makes them: the rule itself is written).
         if type == .recurring { _ = try? materializeRecurrences() }
         return (try written(type, uuid), false)
     }
 
+    /// `create` for a Swift task (the service's routes): awaits the append instead of blocking
+    /// a thread. A recurring rule, whose create also writes its occurrences so far, is created
+    /// on a thread of its own.
+    public func create(_ type: EntityType, id: UUID? = nil, _ properties: PropertyMap, actor: String,
+                       idempotencyKey: String? = nil) async throws -> (entity: JSONText, replayed: Bool) {
+        if type == .recurring { return try await onOwnThread { try self.create(type, id: id, properties, actor: actor, idempotencyKey: idempotencyKey) } }
+        let uuid = id ?? idempotencyKey.map { IdempotencyKey.entityID(actor: actor, key: $0, type: type) } ?? UUID()
+        if idempotencyKey != nil, let existing = try views.entityJSON(type, id: uuid) { return (existing, true) }
+        try checkAttachmentsHeld(properties)
+        _ = try await session.write(actor: actor, creating(type, uuid, properties, actor: actor))
+        return (try written(type, uuid), false)
+    }
+
+    /// The draft of a create: the type's defaults, overlaid with `properties`.
+    private func creating(_ type: EntityType, _ uuid: UUID, _ properties: PropertyMap, actor: String) -> (any LedgerLookup, String) throws -> EventDraft {
+        { _, currency in
+            let defaults = EntitySpec.of(type).defaults(defaultCurrency: currency, now: .nowHere)
+            return EventDraft(entityType: type, entityID: .uuid(uuid), operation: .create, properties: defaults.overlaid(with: properties), actor: actor)
+        }
+    }
+
     /// Sets the given properties of an entity (only those) and returns it as JSON.
     public func update(_ type: EntityType, id: UUID, _ properties: PropertyMap, actor: String) throws -> JSONText {
         try checkAttachmentsHeld(properties)
-        _ = try session.write(actor: actor) { _, _ in
-            EventDraft(entityType: type, entityID: .uuid(id), operation: .update, properties: properties, actor: actor)
-        }
+        _ = try session.write(actor: actor, updating(type, id, properties, actor: actor))
         if type == .recurring { _ = try? materializeRecurrences() }
         return try written(type, id)
+    }
+
+    /// `update` for a Swift task (see the async `create`).
+    public func update(_ type: EntityType, id: UUID, _ properties: PropertyMap, actor: String) async throws -> JSONText {
+        if type == .recurring { return try await onOwnThread { try self.update(type, id: id, properties, actor: actor) } }
+        try checkAttachmentsHeld(properties)
+        _ = try await session.write(actor: actor, updating(type, id, properties, actor: actor))
+        return try written(type, id)
+    }
+
+    private func updating(_ type: EntityType, _ id: UUID, _ properties: PropertyMap, actor: String) -> (any LedgerLookup, String) throws -> EventDraft {
+        { _, _ in EventDraft(entityType: type, entityID: .uuid(id), operation: .update, properties: properties, actor: actor) }
     }
 
     /// Deletes an entity (its history stays in the log).
     public func delete(_ type: EntityType, id: UUID, actor: String) throws {
         _ = try session.write(actor: actor) { _, _ in EventDraft(entityType: type, entityID: .uuid(id), operation: .delete, actor: actor) }
+    }
+
+    /// `delete` for a Swift task.
+    public func delete(_ type: EntityType, id: UUID, actor: String) async throws {
+        _ = try await session.write(actor: actor) { _, _ in EventDraft(entityType: type, entityID: .uuid(id), operation: .delete, actor: actor) }
+    }
+
+    /// Runs blocking work on a thread of its own, for a Swift task.
+    private func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { done in
+            Thread.detachNewThread { done.resume(with: Result { try work() }) }
+        }
     }
 
     /// Sets a setting to `json` (any JSON text) with scope local or replicated, and returns it.

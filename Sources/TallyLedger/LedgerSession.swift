@@ -34,7 +34,18 @@ public struct LedgerSession: Sendable {
     /// may move between the checks and the append either way, which is why every rule that
     /// matters across replicas is also kept by the merge.
     public func write(actor: String, _ build: (any LedgerLookup, _ defaultCurrency: String) throws -> EventDraft) throws -> Event {
-        let draft = try projector.database.unsafeRead { db in
+        try Self.event(try batcher.write(try checkedDraft(actor: actor, build)))
+    }
+
+    /// `write` for a Swift task (the service's routes): the checks read the views on the
+    /// caller's thread, as a GET does; the append and projection are awaited, not blocked on.
+    public func write(actor: String, _ build: (any LedgerLookup, _ defaultCurrency: String) throws -> EventDraft) async throws -> Event {
+        try Self.event(try await batcher.write(try checkedDraft(actor: actor, build)))
+    }
+
+    /// The draft `build` returns, shaped and checked against the views, with its basis.
+    private func checkedDraft(actor: String, _ build: (any LedgerLookup, _ defaultCurrency: String) throws -> EventDraft) throws -> EventDraft {
+        try projector.database.unsafeRead { db in
             let lookup = ProjectionLookup(db)
             var draft = try build(lookup, try Self.defaultCurrency(in: lookup))
             draft.actor = actor
@@ -47,9 +58,14 @@ public struct LedgerSession: Sendable {
             }
             return draft
         }
-        let (logged, projectionError) = try batcher.write(draft)
-        if let projectionError { throw LedgerError.viewsBehind(id: logged.event.entityID.description, cause: "\(projectionError)") }
-        return logged.event
+    }
+
+    /// The event a batched write appended; `viewsBehind` if it is durable but not projected.
+    private static func event(_ outcome: WriteBatcher<EventDraft, LoggedEvent>.Outcome) throws -> Event {
+        if let error = outcome.projectionError {
+            throw LedgerError.viewsBehind(id: outcome.written.event.entityID.description, cause: "\(error)")
+        }
+        return outcome.written.event
     }
 
     /// Appends the drafts `build` returns, all checked first (any refused: nothing appended),

@@ -26,14 +26,23 @@ final class WriteBatcher<Draft, Written>: @unchecked Sendable {
     /// if projecting failed (it is in the log all the same).
     typealias Outcome = (written: Written, projectionError: (any Error)?)
 
-    private final class Pending {
+    // @unchecked: `resume` and `outcome` are set before the write is woken and read after (the
+    // semaphore or continuation orders them); `queue`, which holds it meanwhile, is guarded by `lock`.
+    private final class Pending: @unchecked Sendable {
         let draft: Draft
+        /// How the write is woken: a blocked thread's semaphore, or a suspended task's
+        /// continuation (resumed with true when handed the lead).
         let woken = DispatchSemaphore(value: 0)
-        /// Set before `woken` is signalled, read after it is waited on; still nil when woken
-        /// to lead the next round instead.
+        var resume: CheckedContinuation<Bool, Never>?
+        /// Set before the write is woken, read after; still nil when woken to lead the next
+        /// round instead.
         var outcome: Result<Outcome, any Error>?
 
         init(_ draft: Draft) { self.draft = draft }
+
+        func wake(toLead: Bool) {
+            if let resume { resume.resume(returning: toLead) } else { woken.signal() }
+        }
     }
 
     /// `append` makes drafts durable (all or none) and returns them written, in order;
@@ -44,6 +53,7 @@ final class WriteBatcher<Draft, Written>: @unchecked Sendable {
     }
 
     /// Appends and projects `draft` (with whatever else is queued); throws if it was not appended.
+    /// Blocks the calling thread meanwhile.
     func write(_ draft: Draft) throws -> Outcome {
         let own = Pending(draft)
         lock.lock()
@@ -55,6 +65,33 @@ final class WriteBatcher<Draft, Written>: @unchecked Sendable {
             lock.lock()  // woken without an outcome: handed the lead
         }
         leading = true
+        lock.unlock()
+        return try lead(own)
+    }
+
+    /// `write` for a Swift task: suspends instead of blocking its thread; a round it leads runs
+    /// on a thread of its own (a round blocks in `fdatasync`), one thread per round, not per write.
+    func write(_ draft: Draft) async throws -> Outcome {
+        let own = Pending(draft)
+        let leads = await withCheckedContinuation { (resume: CheckedContinuation<Bool, Never>) in
+            lock.lock()
+            own.resume = resume
+            queue.append(own)
+            let leads = !leading
+            leading = true
+            lock.unlock()
+            if leads { resume.resume(returning: true) }
+        }
+        guard leads else { return try (own.outcome ?? .failure(Unanswered())).get() }
+        return try await withCheckedThrowingContinuation { (done: CheckedContinuation<Outcome, any Error>) in
+            Thread.detachNewThread { done.resume(with: Result { try self.lead(own) }) }
+        }
+    }
+
+    /// Runs one round as its leader (`leading` is set for it), hands the lead on, and returns
+    /// the leader's own outcome.
+    private func lead(_ own: Pending) throws -> Outcome {
+        lock.lock()
         let round = queue
         queue = []
         lock.unlock()
@@ -64,7 +101,7 @@ final class WriteBatcher<Draft, Written>: @unchecked Sendable {
         lock.lock()
         if let next = queue.first {  // `leading` stays true: the lead passes to `next`
             lock.unlock()
-            next.woken.signal()
+            next.wake(toLead: true)
         } else {
             leading = false
             lock.unlock()
@@ -95,6 +132,6 @@ final class WriteBatcher<Draft, Written>: @unchecked Sendable {
         }
         for (pending, written) in appended { pending.outcome = .success((written, projectionError)) }
         for pending in round where pending.outcome == nil { pending.outcome = .failure(Unanswered()) }
-        for pending in round where pending !== leader { pending.woken.signal() }
+        for pending in round where pending !== leader { pending.wake(toLead: false) }
     }
 }

@@ -110,7 +110,7 @@ struct EntityRoutes {
         group.post(RouterPath(path)) { request, context in
             let (id, properties) = try spec.decode(try await jsonBody(request, timeout: service.bodyTimeout))
             let (actor, key) = (actor(context), request.headers[HTTPField.Name("Idempotency-Key")!])
-            let (entity, replayed) = try await service.run { try service.ledger.create(type, id: id, properties, actor: actor, idempotencyKey: key) }
+            let (entity, replayed) = try await service.ledger.create(type, id: id, properties, actor: actor, idempotencyKey: key)
             var response = json(entity, status: replayed ? .ok : .created)
             if replayed { response.headers[HTTPField.Name("Idempotent-Replayed")!] = "true" }
             return response
@@ -131,12 +131,12 @@ struct EntityRoutes {
             let (bodyID, properties) = try spec.decode(try await jsonBody(request, timeout: service.bodyTimeout))
             if bodyID != nil { throw ValidationError(field: "id", "an update names its entity in the path only") }
             let actor = actor(context)
-            return json(try await service.run { try service.ledger.update(type, id: uuid, properties, actor: actor) })
+            return json(try await service.ledger.update(type, id: uuid, properties, actor: actor))
         }
         group.delete(RouterPath("\(path)/:id")) { _, context in
             let uuid = try uuidParameter(context)
             let actor = actor(context)
-            try await service.run { try service.ledger.delete(type, id: uuid, actor: actor) }
+            try await service.ledger.delete(type, id: uuid, actor: actor)
             return Response(status: .noContent)
         }
     }

@@ -226,7 +226,7 @@ import TallyTestSupport
         let delivery = try Delivery(Case(name: "good", fragment: "") { _ in })
         let service = try TallyService(directory: delivery.target, logger: Logger(label: "test"))
         defer { service.close() }
-        _ = try service.ledger.create(.expense, [.amount: .int(5)], actor: "token:app")
+        _ = try await service.ledger.create(.expense, [.amount: .int(5)], actor: "token:app")
         let own = service.writer.head.chains[service.directory.identity.origin]!
         let forged = Event(origin: service.directory.identity.origin, sequence: own.sequence + 1,
                            timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0), actor: "token:app", entityType: .expense,
@@ -235,7 +235,7 @@ import TallyTestSupport
         let (status, body) = try await Self.push([forged], to: service)
         #expect(status == .unprocessableContent && body.contains("own origin"))
         #expect(service.writer.head.chains[service.directory.identity.origin]?.sequence == own.sequence, "nothing was appended")
-        _ = try service.ledger.create(.expense, [.amount: .int(6)], actor: "token:app")
+        _ = try await service.ledger.create(.expense, [.amount: .int(6)], actor: "token:app")
         #expect(service.writer.head.chains[service.directory.identity.origin]?.sequence == own.sequence + 1)
     }
 

@@ -66,14 +66,14 @@ import TallyTestSupport
         let home = try ServerFixture(), away = try ServerFixture()
         let homeFood = UUID(), awayFood = UUID(), homeLunch = UUID()
         let ledgerA = home.service.ledger, ledgerB = away.service.ledger
-        _ = try ledgerA.create(.category, id: homeFood, [.name: .string("Food")], actor: "t")
-        _ = try ledgerA.create(.category, id: homeLunch, [.name: .string("Lunch"), .parentId: .uuid(homeFood)], actor: "t")
-        _ = try ledgerB.create(.category, id: awayFood, [.name: .string("food")], actor: "t")
-        _ = try ledgerA.create(.budget, [.categoryId: .uuid(homeFood), .amount: .int(100_000), .fromMonth: .string("2026-05")], actor: "t")
-        _ = try ledgerB.create(.budget, [.categoryId: .uuid(awayFood), .amount: .int(80_000), .fromMonth: .string("2026-05")], actor: "t")
+        _ = try await ledgerA.create(.category, id: homeFood, [.name: .string("Food")], actor: "t")
+        _ = try await ledgerA.create(.category, id: homeLunch, [.name: .string("Lunch"), .parentId: .uuid(homeFood)], actor: "t")
+        _ = try await ledgerB.create(.category, id: awayFood, [.name: .string("food")], actor: "t")
+        _ = try await ledgerA.create(.budget, [.categoryId: .uuid(homeFood), .amount: .int(100_000), .fromMonth: .string("2026-05")], actor: "t")
+        _ = try await ledgerB.create(.budget, [.categoryId: .uuid(awayFood), .amount: .int(80_000), .fromMonth: .string("2026-05")], actor: "t")
         let may = DateTime(iso8601: "2026-05-04T12:00:00+09:00")!
-        _ = try ledgerA.create(.expense, [.amount: .int(30_000), .categoryId: .uuid(homeLunch), .date: .dateTime(may)], actor: "t")
-        _ = try ledgerB.create(.expense, [.amount: .int(5_000), .categoryId: .uuid(awayFood), .date: .dateTime(may)], actor: "t")
+        _ = try await ledgerA.create(.expense, [.amount: .int(30_000), .categoryId: .uuid(homeLunch), .date: .dateTime(may)], actor: "t")
+        _ = try await ledgerB.create(.expense, [.amount: .int(5_000), .categoryId: .uuid(awayFood), .date: .dateTime(may)], actor: "t")
         try await home.exchangeBundles(with: away)
         let answers = Answers()
         for fixture in [home, away] {

@@ -516,7 +516,7 @@ extension ImportTests {
             guard date.localMonth == "2026-03" else { continue }
             let kind = Bool.random(using: &rng) ? "expense" : "income"
             let amount = Int64.random(in: 1...50_000_000, using: &rng)
-            let (entity, _) = try ledger.create(.expense, [.kind: .string(kind), .amount: .int(amount), .currency: .string(currency), .date: .dateTime(date), .repeat: .string("none")], actor: "t")
+            let (entity, _) = try await ledger.create(.expense, [.kind: .string(kind), .amount: .int(amount), .currency: .string(currency), .date: .dateTime(date), .repeat: .string("none")], actor: "t")
             guard case .object(let fields) = entity, case .string(let id)? = fields.first(where: { $0.0 == "id" })?.1 else { continue }
             expenses.append((kind, amount, currency, date.localDayNumber, id))
         }

@@ -99,7 +99,7 @@ import TallyTestSupport
     @Test func skipsMadeApartOnTwoReplicasBothHold() async throws {
         let home = try ServerFixture(), away = try ServerFixture()
         let rule = UUID()
-        _ = try home.service.ledger.create(.recurring, id: rule, [.cadence: .string("daily"), .startDate: .dateTime(Self.at("2032-03-01T09:00:00Z")),
+        _ = try await home.service.ledger.create(.recurring, id: rule, [.cadence: .string("daily"), .startDate: .dateTime(Self.at("2032-03-01T09:00:00Z")),
                                                                   .amount: .int(100), .payee: .string("Daily")], actor: "t")
         let first = home.folder.file("rule")
         _ = try SegmentBundle.export(home.service.directory, to: first, for: nil)
@@ -123,7 +123,7 @@ import TallyTestSupport
     @Test func twoReplicasThatMaterialiseTheSameOccurrencesApartConvergeToOne() async throws {
         let home = try ServerFixture(), away = try ServerFixture()
         let rule = UUID()
-        _ = try home.service.ledger.create(.recurring, id: rule, [.cadence: .string("monthly"), .startDate: .dateTime(Self.at("2031-01-31T09:00:00Z")),
+        _ = try await home.service.ledger.create(.recurring, id: rule, [.cadence: .string("monthly"), .startDate: .dateTime(Self.at("2031-01-31T09:00:00Z")),
                                                                   .amount: .int(700_000), .payee: .string("Rent")], actor: "t")
         let first = home.folder.file("rule")
         _ = try SegmentBundle.export(home.service.directory, to: first, for: nil)

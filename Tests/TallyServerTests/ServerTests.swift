@@ -441,7 +441,7 @@ extension TestResponse {
         let service = try TallyService(directory: directory, logger: Logger(label: "test"), maxStreamsPerToken: 2)
         defer { service.close() }
         let secret = try service.tokens.create(name: "phone", scopes: [.read, .write])
-        for amount in 1...3 { _ = try service.ledger.create(.expense, [.amount: .int(Int64(amount))], actor: "token:phone") }
+        for amount in 1...3 { _ = try await service.ledger.create(.expense, [.amount: .int(Int64(amount))], actor: "token:phone") }
         let app = Application(router: buildRouter(service))
         try await app.test(.router) { client in
             let started = ContinuousClock.now

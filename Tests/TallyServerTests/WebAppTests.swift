@@ -85,7 +85,7 @@ import TallyWebApp
 
     @Test func theSessionSaysWhatTheTokenMayDoAndWhereTheLogStands() async throws {
         let fixture = try ServerFixture()
-        _ = try fixture.service.ledger.create(.expense, [.amount: .int(100)], actor: "test")
+        _ = try await fixture.service.ledger.create(.expense, [.amount: .int(100)], actor: "test")
         try await fixture.test { client in
             let reader = try await client.send(.get, "/v1/session", token: fixture.readOnly)
             #expect(reader.object["token"] as? String == "viewer" && reader.object["scopes"] as? [String] == ["read"])
@@ -99,7 +99,7 @@ import TallyWebApp
 
     @Test func theSyncStatusShowsEachPeersLastSyncAndWhatItLacksButNeverItsToken() async throws {
         let home = try ServerFixture(), peer = try ServerFixture()
-        _ = try home.service.ledger.create(.expense, [.amount: .int(100)], actor: "test")
+        _ = try await home.service.ledger.create(.expense, [.amount: .int(100)], actor: "test")
         let app = Application(router: buildRouter(peer.service), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         try await app.test(.live) { peerClient in
             let peers = PeerStore(directory: home.service.directory)
@@ -128,7 +128,7 @@ import TallyWebApp
                 #expect(byName["laptop"]?["pushed"] as? Int == 1 && byName["laptop"]?["unsent"] as? Int == 0)
                 #expect(byName["gone"]?["lastSuccessAt"] is NSNull && (byName["gone"]?["lastError"] as? String)?.contains("could not be reached") == true)
 
-                _ = try home.service.ledger.create(.expense, [.amount: .int(200)], actor: "test")
+                _ = try await home.service.ledger.create(.expense, [.amount: .int(200)], actor: "test")
                 (_, byName) = try await status()
                 #expect(byName["laptop"]?["unsent"] as? Int == 1, "written since the last sync")
             }
@@ -149,7 +149,7 @@ import TallyWebApp
         let lunch = try category("Lunch", under: food)
         let noodles = try category("Noodles", under: lunch)
         for (amount, category) in [(1_000, food), (2_000, lunch), (4_000, noodles), (8_000, bus)] {
-            _ = try ledger.create(.expense, [.amount: .int(Int64(amount)), .categoryId: .uuid(category), .date: .dateTime(DateTime(iso8601: "2026-05-02")!)], actor: "t")
+            _ = try await ledger.create(.expense, [.amount: .int(Int64(amount)), .categoryId: .uuid(category), .date: .dateTime(DateTime(iso8601: "2026-05-02")!)], actor: "t")
         }
         try await fixture.test { client in
             func byCategory(_ query: String) async throws -> [String: Int] {
@@ -174,7 +174,7 @@ import TallyWebApp
         for (payee, memo, payment) in [("100% Coffee", nil, "card"), ("Bakery", "half_price", "cash"), ("Mart", "weekly shop", "card_2")] as [(String, String?, String)] {
             var properties: PropertyMap = [.amount: .int(100), .payee: .string(payee), .payment: .string(payment)]
             if let memo { properties[.memo] = .string(memo) }
-            _ = try fixture.service.ledger.create(.expense, properties, actor: "t")
+            _ = try await fixture.service.ledger.create(.expense, properties, actor: "t")
         }
         try await fixture.test { client in
             func payees(_ text: String) async throws -> [String] {
@@ -194,8 +194,8 @@ import TallyWebApp
     @Test func mergedDuplicateCategoriesAreListedWithTheirWinnerAndWhy() async throws {
         let home = try ServerFixture(), away = try ServerFixture()
         let mine = UUID(), theirs = UUID()
-        _ = try home.service.ledger.create(.category, id: mine, [.name: .string("Food")], actor: "t")
-        _ = try away.service.ledger.create(.category, id: theirs, [.name: .string("food ")], actor: "t")
+        _ = try await home.service.ledger.create(.category, id: mine, [.name: .string("Food")], actor: "t")
+        _ = try await away.service.ledger.create(.category, id: theirs, [.name: .string("food ")], actor: "t")
         let bundle = home.folder.file("bundle")
         _ = try SegmentBundle.export(away.service.directory, to: bundle, for: nil)
         _ = try await home.service.ledger.importBundle(from: bundle)

@@ -73,6 +73,47 @@ import Testing
         #expect(state.batches.count < threads * writesEach, "rounds were shared: \(state.batches.count) appends")
     }
 
+    /// Writers blocking threads and writers suspending tasks mix in the same rounds: each gets
+    /// its own position, and a task handed the lead runs its round (no write is left waiting).
+    @Test func blockingAndSuspendingWritersShareRounds() async throws {
+        let log = NumberLog(appendDelay: 2_000)
+        let batcher = WriteBatcher<Int, Int>(append: log.append, project: { written in log.state.withLock { $0.projected += written } })
+        let threads = Mutex<[Int: Int]>([:])
+        let done = DispatchGroup()
+        for thread in 0..<8 {
+            done.enter()
+            Thread.detachNewThread {
+                defer { done.leave() }
+                for step in 0..<10 {
+                    let draft = thread * 1_000 + step
+                    if let (position, _) = try? batcher.write(draft) { threads.withLock { $0[draft] = position } }
+                }
+            }
+        }
+        let tasks = try await withThrowingTaskGroup(of: [(Int, Int)].self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var positions: [(Int, Int)] = []
+                    for step in 0..<10 {
+                        let draft = 100_000 + task * 1_000 + step
+                        positions.append((draft, try await batcher.write(draft).written))
+                    }
+                    return positions
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        await withCheckedContinuation { (resume: CheckedContinuation<Void, Never>) in
+            done.notify(queue: .global()) { resume.resume() }
+        }
+        let state = log.state.withLock { $0 }
+        let positions = threads.withLock { $0 }.map { ($0.key, $0.value) } + tasks
+        #expect(positions.count == 160)
+        for (draft, position) in positions { #expect(state.entries[position - 1] == draft) }
+        #expect(state.projected.sorted() == Array(1...160))
+        #expect(state.batches.count < 160, "rounds were shared: \(state.batches.count) appends")
+    }
+
     /// A draft the log refuses fails alone: the others of its round are appended one by one.
     @Test func aRefusedDraftDoesNotFailItsNeighbours() throws {
         let log = NumberLog(gated: true)
