@@ -16,6 +16,8 @@ extension Ledger {
     public func create(_ type: EntityType, id: UUID? = nil, _ properties: PropertyMap, actor: String,
                        idempotencyKey: String? = nil) throws -> (entity: JSONText, replayed: Bool) {
         let uuid = id ?? idempotencyKey.map { IdempotencyKey.entityID(actor: actor, key: $0, type: type) } ?? UUID()
+        let claim = try claimIdempotentCreate(uuid, key: idempotencyKey)
+        defer { claim?.release() }
         if idempotencyKey != nil, let existing = try views.entityJSON(type, id: uuid) { return (existing, true) }
         try checkAttachmentsHeld(properties)
         _ = try session.write(actor: actor, creating(type, uuid, properties, actor: actor))
@@ -32,10 +34,28 @@ extension Ledger {
                        idempotencyKey: String? = nil) async throws -> (entity: JSONText, replayed: Bool) {
         if type == .recurring { return try await onOwnThread { try self.create(type, id: id, properties, actor: actor, idempotencyKey: idempotencyKey) } }
         let uuid = id ?? idempotencyKey.map { IdempotencyKey.entityID(actor: actor, key: $0, type: type) } ?? UUID()
+        let claim = try claimIdempotentCreate(uuid, key: idempotencyKey)
+        defer { claim?.release() }
         if idempotencyKey != nil, let existing = try views.entityJSON(type, id: uuid) { return (existing, true) }
         try checkAttachmentsHeld(properties)
         _ = try await session.write(actor: actor, creating(type, uuid, properties, actor: actor))
         return (try written(type, uuid), false)
+    }
+
+    /// Marks the entity an `Idempotency-Key` names as being created until `release`, so that
+    /// two requests with one key cannot both write it (each would get a 201 and append a
+    /// create); the second is refused with `idempotencyKeyInUse` and, retried, replays the
+    /// first. Nil without a key.
+    private func claimIdempotentCreate(_ uuid: UUID, key: String?) throws -> IdempotentClaim? {
+        guard let key else { return nil }
+        guard idempotentCreates.withLock({ $0.insert(uuid).inserted }) else { throw LedgerError.idempotencyKeyInUse(key) }
+        return IdempotentClaim(ledger: self, uuid: uuid)
+    }
+
+    struct IdempotentClaim {
+        let ledger: Ledger
+        let uuid: UUID
+        func release() { _ = ledger.idempotentCreates.withLock { $0.remove(uuid) } }
     }
 
     /// The draft of a create: the type's defaults, overlaid with `properties`.

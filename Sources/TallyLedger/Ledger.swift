@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TallyCore
 import TallyLog
 import TallyStore
@@ -23,6 +24,8 @@ public final class Ledger: Sendable {
     /// Refuse replicated events stamped further ahead of this machine's clock (DESIGN.md §5.1).
     public let maximumSkewMillis: UInt64
     let session: LedgerSession
+    /// The entities being created under an `Idempotency-Key` right now (`Ledger+Writes`).
+    let idempotentCreates = Mutex<Set<UUID>>([])
     /// What the last open found and did, for the caller to log.
     public let opening: Opening
 

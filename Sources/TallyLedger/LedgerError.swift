@@ -9,6 +9,9 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
     /// The write is durable in the log, but the views could not take it (a full disk?): it is
     /// written — not failed — and shows once the views catch up (HTTP 202).
     case viewsBehind(id: String, cause: String)
+    /// Another request with the same `Idempotency-Key` is creating the entity right now
+    /// (HTTP 409): retry, and the retry gets the entity it created.
+    case idempotencyKeyInUse(String)
 
     /// A stable code for APIs and scripts.
     public var code: String {
@@ -16,6 +19,7 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
         case .notInViews: "not_in_views"
         case .unknownParameter: "unknown_parameter"
         case .viewsBehind: "written_views_behind"
+        case .idempotencyKeyInUse: "idempotency_key_in_use"
         }
     }
 
@@ -26,6 +30,8 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
         case .unknownParameter(let name): "unknown query parameter '\(name)'"
         case .viewsBehind(let id, let cause):
             "\(id) was written durably, but the views could not show it yet (\(cause)); it appears once they catch up (free disk space; no need to write it again)"
+        case .idempotencyKeyInUse(let key):
+            "a request with Idempotency-Key '\(key)' is being answered right now; retry it, and it returns the entity that one creates"
         }
     }
 }

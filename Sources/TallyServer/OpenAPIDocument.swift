@@ -225,7 +225,7 @@ enum OpenAPIDocument {
             "200": {description: "Expenses, newest first: {items, nextCursor}."}
             "400": {$ref: "#/components/responses/Error"}
         post:
-          parameters: [{name: Idempotency-Key, in: header, schema: {type: string}, description: "A retry with the same key returns the entity created the first time (200)."}]
+          parameters: [{name: Idempotency-Key, in: header, schema: {type: string}, description: "A retry with the same key returns the entity created the first time (200); while a request with the key is being answered, another gets 409 idempotency_key_in_use."}]
           requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/ExpenseCreate"}}}}
           responses:
             default: {$ref: "#/components/responses/Error"}

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Logging
 import Testing
 import TallyCore
+import TallyLedger
 import TallyLog
 @testable import TallyServer
 import TallySync
@@ -352,6 +353,40 @@ extension TestResponse {
             let list = try await client.send(.get, "/v1/expenses", token: fixture.readOnly)
             #expect((list.object["items"] as? [Any])?.count == 1, "no duplicate")
         }
+    }
+
+    /// Requests racing with one key (a client retrying before its first answer came back):
+    /// one creates, each other is refused (409, retry) or replays it — never a second create.
+    @Test func requestsRacingWithOneIdempotencyKeyCreateOnce() async throws {
+        let fixture = try ServerFixture()
+        let ledger = fixture.service.ledger
+        for round in 0..<10 {
+            let outcomes = await withTaskGroup(of: String.self) { group in
+                for attempt in 0..<16 {
+                    group.addTask {
+                        do {
+                            let (_, replayed) = try await ledger.create(.expense, [.amount: .int(Int64(attempt + 1))], actor: "token:app", idempotencyKey: "race-\(round)")
+                            return replayed ? "replayed" : "created"
+                        } catch LedgerError.idempotencyKeyInUse {
+                            return "in use"
+                        } catch {
+                            return "\(error)"
+                        }
+                    }
+                }
+                return await group.reduce(into: [String]()) { $0.append($1) }
+            }
+            #expect(outcomes.filter { $0 == "created" }.count == 1, "\(outcomes)")
+            #expect(outcomes.allSatisfy { ["created", "replayed", "in use"].contains($0) }, "\(outcomes)")
+            // A retry after the race replays the one created.
+            let (_, replayed) = try await ledger.create(.expense, [.amount: .int(99)], actor: "token:app", idempotencyKey: "race-\(round)")
+            #expect(replayed)
+        }
+        var creates = 0
+        try fixture.service.ledger.directory.reader.forEachEvent { logged in
+            if logged.event.operation == .create { creates += 1 }
+        }
+        #expect(creates == 10, "one create per key")
     }
 
     @Test func metricsCountRequestsByRouteAndShowProjectionLag() async throws {
