@@ -127,7 +127,12 @@ extension Ledger {
         }
     }
 
+    /// The entity just written, as the views show it. A `rebuild-projections` in another
+    /// process may have swapped in views that have not taken the write yet (it is durable and
+    /// was projected into the ones it replaced): those catch up from the log before the second look.
     func written(_ type: EntityType, _ id: UUID) throws -> JSONText {
+        if let entity = try views.entityJSON(type, id: id) { return entity }
+        _ = try projector.catchUp()
         guard let entity = try views.entityJSON(type, id: id) else { throw LedgerError.notInViews("\(type) \(id.lowercased)") }
         return entity
     }

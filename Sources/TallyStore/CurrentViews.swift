@@ -40,13 +40,23 @@ final class CurrentViews: Sendable {
     /// The current generation's pool. If the link moved since it was last looked at, the new
     /// one is opened (and the old pool is closed once its last user lets go of it); if that
     /// fails, the old one is kept — its rows are still consistent with its checkpoint.
+    ///
+    /// A new generation behind the one in use (a rebuild in another process swapped it in
+    /// before it took the writes this process projected meanwhile) is caught up from the log
+    /// before it replaces it: else a write acknowledged a moment ago would read back as missing
+    /// until the next catch-up.
     func followingLink() -> DatabasePool {
         guard let directory else { return pool }
         let generation = ProjectionDatabase.currentGeneration(directory)
+        let (inUse, known) = opened.withLock { ($0.pool, $0.generation) }
+        guard generation != known, let next = try? ProjectionDatabase.open(directory) else { return inUse }
+        for _ in 0..<5 {
+            let behind = (try? next.read(Projector.checkpoint)) ?? 0 < (try? inUse.read(Projector.checkpoint)) ?? 0
+            guard behind else { break }
+            _ = try? Projector(directory: directory, database: next).catchUp()
+        }
         return opened.withLock { opened in
-            if generation != opened.generation, let pool = try? ProjectionDatabase.open(directory) {
-                opened = Opened(generation: generation, pool: pool)
-            }
+            if opened.generation == known { opened = Opened(generation: generation, pool: next) }
             return opened.pool
         }
     }

@@ -279,10 +279,14 @@ public enum ProjectionRebuilder {
         if verifyOnly {
             ProjectionDatabase.remove(directory, generation: generation)
         } else {
+            // Writes the service projected into the old views since the comparison are in the
+            // log: the new views take them just before the swap and again just after it, so
+            // that a client reading its own write back finds it in the new views (it missed
+            // for as long as comparing took, when the catch-up came only after the swap).
+            let lastLook = Projector(directory: directory, database: try DatabasePool(path: path, configuration: ProjectionDatabase.configuration()))
+            try lastLook.catchUp()
+            try lastLook.database.close()
             try ProjectionDatabase.makeCurrent(directory, generation)
-            // Writes the service projected into the old views since the catch-up above are in
-            // the log: the new views take them at once, not at the next write's catch-up (a
-            // client reading its own write back would have missed it meanwhile).
             try Projector(directory: directory).catchUp()
         }
         let liveGeneration = ProjectionDatabase.currentGeneration(directory) ?? generation
