@@ -1,8 +1,8 @@
 import Foundation
 
 /// Concurrent single writes appended as one batch (one `fdatasync`) and projected as one
-/// transaction, by one thread at a time — the leader — while the others sleep on a semaphore
-/// of their own until their outcome is set.
+/// transaction, by one thread at a time — the leader — while the others wait until their
+/// outcome is set: a thread on a semaphore of its own, a Swift task suspended on a continuation.
 ///
 /// The log and the projection each group concurrent callers by themselves, but every waiter
 /// there sleeps on one shared condition: each flush and each projection woke every waiting
