@@ -243,15 +243,22 @@ public enum ProjectionRebuilder {
         let rebuilt = Projector(directory: directory, database: try DatabasePool(path: path, configuration: ProjectionDatabase.configuration()))
         var differences: [String] = []
         var rebuiltSums = ViewChecksum(tables: [])
+        // The live side's checksum is read with its checkpoint, in one transaction, and the
+        // rebuilt side caught up to that index exactly: a service projecting into the live
+        // views meanwhile must not make the rows it writes look like drift.
         for attempt in 0..<5 {
             report("catching up", Int(lastIndex), total)
             try live.catchUp()
-            try rebuilt.catchUp()
-            let liveSums = try live.database.read { try ViewChecksum.compute($0) }
-            rebuiltSums = try rebuilt.database.read { try ViewChecksum.compute($0) }
-            if try live.checkpoint() == rebuilt.checkpoint() || attempt == 4 {
+            let (liveIndex, liveSums) = try live.database.read { (try Projector.checkpoint($0), try ViewChecksum.compute($0)) }
+            try rebuilt.catchUp(through: liveIndex)
+            let rebuiltIndex: UInt64
+            (rebuiltIndex, rebuiltSums) = try rebuilt.database.read { (try Projector.checkpoint($0), try ViewChecksum.compute($0)) }
+            if liveIndex == rebuiltIndex {
                 differences = liveSums.differences(from: rebuiltSums)
                 break
+            }
+            if attempt == 4 {
+                warn("writes kept coming during the rebuild: the live views (at log index \(liveIndex)) and the rebuilt ones (at \(rebuiltIndex)) were never at one index, so they were not compared")
             }
         }
         // The moments the replaced views reached each index (not in the log) stay with the views.

@@ -55,11 +55,12 @@ public struct Projector: Sendable {
         UInt64(try Int64.fetchOne(db, sql: "SELECT last_index FROM projection_checkpoint WHERE id = 1") ?? 0)
     }
 
-    /// Applies every event the views have not seen yet; returns how many it applied. Empty
-    /// views are filled by a first load, which starts from `folded` when given (the log's first
-    /// events, already folded by whoever wrote them) and reads only the events after it.
+    /// Applies every event the views have not seen yet — up to log index `through`, if given —
+    /// and returns how many it applied. Empty views are filled by a first load (of the whole
+    /// log, `through` or not), which starts from `folded` when given (the log's first events,
+    /// already folded by whoever wrote them) and reads only the events after it.
     @discardableResult
-    public func catchUp(startingFrom folded: consuming FoldedLog? = nil, progress: (Int) -> Void = { _ in }) throws -> Int {
+    public func catchUp(startingFrom folded: consuming FoldedLog? = nil, through last: UInt64 = .max, progress: (Int) -> Void = { _ in }) throws -> Int {
         if try checkpoint() == 0, let loaded = try loadIntoEmptyViews(startingFrom: (consume folded) ?? FoldedLog()) {
             progress(loaded)
             return loaded
@@ -78,6 +79,7 @@ public struct Projector: Sendable {
             do {
                 try directory.reader.forEachEventChunk(from: try Self.checkpoint(db) + 1) { chunk in
                     for logged in chunk {
+                        guard logged.index <= last else { throw ReachedLast() }
                         if fold == nil {
                             try db.beginTransaction(.immediate)
                             fold = try ProjectionFold(db)
@@ -87,6 +89,8 @@ public struct Projector: Sendable {
                     }
                 }
                 try commit()
+            } catch is ReachedLast {
+                try commit()
             } catch {
                 if db.isInsideTransaction { try? db.rollback() }
                 throw error
@@ -94,6 +98,9 @@ public struct Projector: Sendable {
         }
         return applied
     }
+
+    /// Ends a catch-up's read of the log at its `through` index.
+    private struct ReachedLast: Error {}
 
     /// A replica's first projection (its views are empty, as after `tally init` and a first
     /// sync): folds the whole log in memory and writes every entity's rows once, in id order,
