@@ -96,13 +96,6 @@ extension Ledger {
         _ = try await session.write(actor: actor) { _, _ in EventDraft(entityType: type, entityID: .uuid(id), operation: .delete, actor: actor) }
     }
 
-    /// Runs blocking work on a thread of its own, for a Swift task.
-    private func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { done in
-            Thread.detachNewThread { done.resume(with: Result { try work() }) }
-        }
-    }
-
     /// Sets a setting to `json` (any JSON text) with scope local or replicated, and returns it.
     /// The scope is the one the key names (`local.…` is local-only); `isLocal`, if given, must agree.
     public func setSetting(_ key: String, json: String, isLocal requested: Bool? = nil, actor: String) throws -> JSONText {

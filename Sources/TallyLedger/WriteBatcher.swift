@@ -83,9 +83,7 @@ final class WriteBatcher<Draft, Written>: @unchecked Sendable {
             if leads { resume.resume(returning: true) }
         }
         guard leads else { return try (own.outcome ?? .failure(Unanswered())).get() }
-        return try await withCheckedThrowingContinuation { (done: CheckedContinuation<Outcome, any Error>) in
-            Thread.detachNewThread { done.resume(with: Result { try self.lead(own) }) }
-        }
+        return try await onOwnThread { try self.lead(own) }
     }
 
     /// Runs one round as its leader (`leading` is set for it), hands the lead on, and returns
@@ -133,5 +131,13 @@ final class WriteBatcher<Draft, Written>: @unchecked Sendable {
         for (pending, written) in appended { pending.outcome = .success((written, projectionError)) }
         for pending in round where pending.outcome == nil { pending.outcome = .failure(Unanswered()) }
         for pending in round where pending !== leader { pending.wake(toLead: false) }
+    }
+}
+
+/// Runs blocking work (an `fdatasync`, a round of writes) on a thread of its own and awaits
+/// it, so that a Swift task does not hold one of the few cooperative threads meanwhile.
+func onOwnThread<T>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { done in
+        Thread.detachNewThread { done.resume(with: Result { try work() }) }
     }
 }

@@ -50,9 +50,10 @@ final class CurrentViews: Sendable {
         let generation = ProjectionDatabase.currentGeneration(directory)
         let (inUse, known) = opened.withLock { ($0.pool, $0.generation) }
         guard generation != known, let next = try? ProjectionDatabase.open(directory) else { return inUse }
-        for _ in 0..<5 {
-            let behind = (try? next.read(Projector.checkpoint)) ?? 0 < (try? inUse.read(Projector.checkpoint)) ?? 0
-            guard behind else { break }
+        for _ in 0..<5 {  // bounded: a writer in this process may keep moving the views in use ahead
+            let nextIndex = (try? next.read(Projector.checkpoint)) ?? 0
+            let inUseIndex = (try? inUse.read(Projector.checkpoint)) ?? 0
+            if nextIndex >= inUseIndex { break }
             _ = try? Projector(directory: directory, database: next).catchUp()
         }
         return opened.withLock { opened in
