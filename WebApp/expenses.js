@@ -194,6 +194,20 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
     return body;
   }
 
+  // A retry while the first request with this key is still being written is answered 409
+  // idempotency_key_in_use; asked again a moment later, the service answers with the expense
+  // the first request made. Waits up to ~3 s for it before showing the error.
+  async function createOnce(body) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await api("/v1/expenses", { method: "POST", body, headers: { "Idempotency-Key": idempotencyKey } });
+      } catch (error) {
+        if (error.code !== "idempotency_key_in_use" || attempt === 15) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+  }
+
   async function save(event) {
     event.preventDefault();
     if (submit.disabled) return;
@@ -214,7 +228,7 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
       }
       const saved = expense
         ? await api(`/v1/expenses/${id}`, { method: "PATCH", body })
-        : await api("/v1/expenses", { method: "POST", body, headers: { "Idempotency-Key": idempotencyKey } });
+        : await createOnce(body);
       announce(t("saved"));
       navigate(`#/expenses/${(saved.date ?? body.date ?? today).slice(0, 7)}`);
       window.dispatchEvent(new Event("tally:idle"));

@@ -179,8 +179,6 @@ public enum ProjectionDatabase {
 }
 
 extension ProjectionDatabase {
-    /// The log index the current views reflect, read without migrating, catching up or
-    /// writing anything (`tally status` must change nothing); 0 if there are no views yet.
     /// The attachments live entities reference, as the views stand, read without changing them.
     public static func peekReferencedAttachments(_ directory: DataDirectory) -> Set<String> {
         currentPath(directory).flatMap { path in
@@ -190,6 +188,8 @@ extension ProjectionDatabase {
         } ?? []
     }
 
+    /// The log index the current views reflect, read without migrating, catching up or
+    /// writing anything (`tally status` must change nothing); 0 if there are no views yet.
     public static func peekCheckpoint(_ directory: DataDirectory) -> UInt64 {
         currentPath(directory).flatMap { path in
             try? DatabaseQueue(path: path, configuration: { var c = Configuration(); c.readonly = true; return c }()).read {

@@ -285,6 +285,44 @@ class WebApp(unittest.TestCase):
             self.assertEqual(amount, driver.switch_to.active_element)
         self.assertEqual(before, self.api("GET", f"/v1/expenses/{self.made['expense']}")[1])
 
+    def test_a_save_whose_answer_was_lost_tapped_again_makes_one_expense(self):
+        driver = self.browser()
+        self.sign_in(driver)
+        self.go(driver, "#/expenses/new", "#expense-amount").send_keys("4321")
+        driver.find_element(By.ID, "expense-payee").send_keys("Lost Answer Cafe")
+        # The first save reaches the service but its answer is lost; the second tap arrives
+        # while the service is still writing the first (409 idempotency_key_in_use); then the
+        # app asks again and gets the expense the first request made.
+        driver.execute_script("""
+            const realFetch = window.fetch;
+            window.expensePosts = 0;
+            window.fetch = async (path, init) => {
+              if (String(path).endsWith("/v1/expenses") && init?.method === "POST") {
+                window.expensePosts += 1;
+                if (window.expensePosts === 1) { await realFetch(path, init); throw new TypeError("answer lost"); }
+                if (window.expensePosts === 2) {
+                  return new Response(JSON.stringify({ error: { code: "idempotency_key_in_use", message: "being written" } }),
+                                      { status: 409, headers: { "Content-Type": "application/json" } });
+                }
+              }
+              return realFetch(path, init);
+            };""")
+        submit = driver.find_element(By.CSS_SELECTOR, ".expense-form button[type=submit]")
+        submit.click()
+        error = self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".expense-form .form-error")))
+        self.assertIn("could not be reached", error.text)
+        self.wait(driver).until(EC.element_to_be_clickable((By.CSS_SELECTOR, ".expense-form button[type=submit]"))).click()
+        self.wait(driver).until(EC.visibility_of_element_located((By.XPATH, "//a[contains(@class,'expense-row')][contains(.,'Lost Answer Cafe')]")))
+        self.assertEqual(3, driver.execute_script("return window.expensePosts"))
+        status, page = self.api("GET", "/v1/expenses?text=Lost%20Answer%20Cafe")
+        self.assertEqual(200, status)
+        try:
+            self.assertEqual(1, len(page["items"]), "one expense for two taps")
+            self.assertEqual(4321, page["items"][0]["amount"])
+        finally:
+            for item in page["items"]:
+                self.api("DELETE", f"/v1/expenses/{item['id']}")
+
     def test_tick_todays_challenge_check_in_one_tap(self):
         driver = self.browser()
         self.sign_in(driver)
