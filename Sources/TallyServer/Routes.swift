@@ -11,8 +11,10 @@ public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> 
     let router = Router(context: TallyRequestContext.self)
     router.add(middleware: MetricsMiddleware(metrics: service.metrics))
     router.add(middleware: ErrorMiddleware())
-    router.add(middleware: MethodMiddleware())
+    // Authentication first: a client without a valid token learns nothing about a path, not
+    // even which methods it serves (401, not 405).
     router.add(middleware: AuthMiddleware(tokens: service.tokens))
+    router.add(middleware: MethodMiddleware())
 
     // 200 only when writes can be taken and the views read; otherwise 503 with the reason (a
     // stopped writer needs a restart once its cause — a full disk? — is fixed).

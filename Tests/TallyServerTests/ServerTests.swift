@@ -248,6 +248,12 @@ extension TestResponse {
                 #expect(response.status == .methodNotAllowed, "\(method) \(uri)")
                 #expect(response.headers[.allow] == allow, "\(method) \(uri): \(response.headers[.allow] ?? "no Allow")")
                 #expect(response.errorCode == "method_not_allowed")
+                // Without a token, or with an unknown one, the path's methods are not told.
+                for token in [nil, "not-a-token"] {
+                    let refused = try await client.send(method, uri, token: token)
+                    #expect(refused.status == (uri == "/health" ? .methodNotAllowed : .unauthorized), "\(method) \(uri) with token \(token ?? "none")")
+                    #expect(uri == "/health" || refused.headers[.allow] == nil)
+                }
             }
         }
     }
