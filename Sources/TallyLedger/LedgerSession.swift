@@ -29,7 +29,7 @@ public struct LedgerSession: Sendable {
     /// is refused; throws `LedgerError.viewsBehind` when the event is durable but could not be
     /// projected (a full disk under the views): the write stands, and the views catch up later.
     ///
-    /// The checks read the views without a transaction around them (GRDB's `unsafeRead`: each
+    /// The checks read the views without a transaction around them (`Projector.readDirectly`: each
     /// SELECT sees the views as they are when it runs). A snapshot would buy nothing: the views
     /// may move between the checks and the append either way, which is why every rule that
     /// matters across replicas is also kept by the merge.
@@ -45,7 +45,7 @@ public struct LedgerSession: Sendable {
 
     /// The draft `build` returns, shaped and checked against the views, with its basis.
     private func checkedDraft(actor: String, _ build: (any LedgerLookup, _ defaultCurrency: String) throws -> EventDraft) throws -> EventDraft {
-        try projector.database.unsafeRead { db in
+        try projector.readDirectly { db in
             let lookup = ProjectionLookup(db)
             var draft = try build(lookup, try Self.defaultCurrency(in: lookup))
             draft.actor = actor

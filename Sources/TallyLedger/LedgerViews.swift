@@ -44,10 +44,11 @@ public struct LedgerViews: Sendable {
     /// `read` for a query of one SELECT, which SQLite answers from one snapshot by itself: on
     /// the views now, without the transaction GRDB's `read` wraps around every read (a
     /// savepoint and `query_only` switched on and off: four more statements per request, most
-    /// of the read's cost).
+    /// of the read's cost), and on a connection of its own rather than through GRDB's reader
+    /// pool (`Projector.readDirectly`).
     private func readOneSelect<T>(_ query: (Database) throws -> T) throws -> T {
         guard asOfIndex == nil else { return try read(query) }
-        return try projector.database.unsafeRead(query)
+        return try projector.readDirectly(query)
     }
 
     /// Opens the views of `directory` for reading and brings them up to date with the log.

@@ -10,6 +10,15 @@ final class CurrentViews: Sendable {
     private struct Opened {
         var generation: Int?
         var pool: DatabasePool
+        /// Connections of their own to the same generation (nil for fixed views).
+        var readers: ViewReaders?
+
+        init(generation: Int?, pool: DatabasePool, directory: DataDirectory?) {
+            (self.generation, self.pool) = (generation, pool)
+            if let directory, let generation {
+                readers = ViewReaders(path: directory.path + "/" + ProjectionDatabase.generationName(generation))
+            }
+        }
     }
 
     /// Nil for views fixed to one database (a rebuild's next generation).
@@ -21,13 +30,13 @@ final class CurrentViews: Sendable {
         let generation = ProjectionDatabase.currentGeneration(directory)  // read first: if the link moves meanwhile, the next use reopens
         let pool = try ProjectionDatabase.open(directory)
         self.directory = directory
-        opened = Mutex(Opened(generation: generation ?? ProjectionDatabase.currentGeneration(directory), pool: pool))
+        opened = Mutex(Opened(generation: generation ?? ProjectionDatabase.currentGeneration(directory), pool: pool, directory: directory))
     }
 
     /// Always `pool`.
     init(fixed pool: DatabasePool) {
         directory = nil
-        opened = Mutex(Opened(generation: nil, pool: pool))
+        opened = Mutex(Opened(generation: nil, pool: pool, directory: nil))
     }
 
     /// The pool in use, without looking at the link: for reads, which are consistent in any
@@ -36,6 +45,14 @@ final class CurrentViews: Sendable {
     /// link on every read cost a quarter of `GET /v1/expenses/{id}`'s throughput here (a
     /// syscall per request).
     var pool: DatabasePool { opened.withLock { $0.pool } }
+
+    /// Runs `body` on the generation in use, outside any transaction, on a connection of its
+    /// own (`ViewReaders`) rather than through the pool's readers.
+    func readDirectly<T>(_ body: (Database) throws -> T) throws -> T {
+        let (pool, readers) = opened.withLock { ($0.pool, $0.readers) }
+        guard let readers else { return try pool.unsafeRead(body) }
+        return try readers.read(body)
+    }
 
     /// The current generation's pool. If the link moved since it was last looked at, the new
     /// one is opened (and the old pool is closed once its last user lets go of it); if that
@@ -57,7 +74,7 @@ final class CurrentViews: Sendable {
             _ = try? Projector(directory: directory, database: next).catchUp()
         }
         return opened.withLock { opened in
-            if opened.generation == known { opened = Opened(generation: generation, pool: next) }
+            if opened.generation == known { opened = Opened(generation: generation, pool: next, directory: directory) }
             return opened.pool
         }
     }
