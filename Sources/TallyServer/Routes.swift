@@ -61,7 +61,9 @@ public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> 
 
 /// A JSON response.
 func json(_ value: JSONText, status: HTTPResponse.Status = .ok) -> Response {
-    Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: value.utf8)))
+    // Text already serialised (a page of expenses, tens of KiB) is copied once, not re-serialised.
+    let bytes = if case .raw(let text) = value { ByteBuffer(string: text) } else { ByteBuffer(bytes: value.utf8) }
+    return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: bytes))
 }
 
 /// A request's JSON body, read up to `limit` bytes within `timeout` and parsed strictly. The
