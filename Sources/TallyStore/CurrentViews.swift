@@ -47,8 +47,19 @@ final class CurrentViews: Sendable {
     var pool: DatabasePool { opened.withLock { $0.pool } }
 
     /// Runs `body` on the generation in use, outside any transaction, on a connection of its
-    /// own (`ViewReaders`) rather than through the pool's readers.
+    /// own (`ViewReaders`) rather than through the pool's readers. If the read needs a new
+    /// connection and that generation's file is gone (a rebuild swapped it out), the link is
+    /// followed first — a server that only reads would otherwise never move on.
     func readDirectly<T>(_ body: (Database) throws -> T) throws -> T {
+        do {
+            return try readInUse(body)
+        } catch is ViewReaders.GenerationGone {
+            _ = followingLink()
+            do { return try readInUse(body) } catch is ViewReaders.GenerationGone { return try pool.unsafeRead(body) }
+        }
+    }
+
+    private func readInUse<T>(_ body: (Database) throws -> T) throws -> T {
         let (pool, readers) = opened.withLock { ($0.pool, $0.readers) }
         guard let readers else { return try pool.unsafeRead(body) }
         return try readers.read(body)

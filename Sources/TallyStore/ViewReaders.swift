@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import Synchronization
 
@@ -19,6 +20,10 @@ final class ViewReaders: Sendable {
 
     init(path: String) { self.path = path }
 
+    /// The generation's file could not be opened: a rebuild swapped it out and removed it
+    /// (connections already open keep reading it; a new one cannot).
+    struct GenerationGone: Error {}
+
     /// Runs `body` on an idle connection, outside any transaction: each statement sees the
     /// views as they are when it runs.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
@@ -33,6 +38,12 @@ final class ViewReaders: Sendable {
         // A small page cache each: there may be dozens of these, and SQLite reads what is
         // not cached from the operating system's cache.
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA cache_size = -2048") }
-        return try DatabaseQueue(path: path, configuration: configuration)
+        do {
+            return try DatabaseQueue(path: path, configuration: configuration)
+        } catch let error as DatabaseError where !FileManager.default.fileExists(atPath: path) {
+            // Cannot open (14), or an I/O error (10) racing the removal of its -wal and -shm.
+            _ = error
+            throw GenerationGone()
+        }
     }
 }

@@ -54,6 +54,36 @@ import TallyTestSupport
         #expect(try projector.readDirectly { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM expenses") } == 10)
     }
 
+    @Test func readsThatNeedANewConnectionAfterASwapFollowTheLinkInsteadOfFailing() throws {
+        let fixture = try ProjectionGroupCommitTests.Fixture()
+        let (replica, writer, projector, group) = (fixture.replica, fixture.writer, fixture.projector, fixture.group)
+        try group.project(try writer.appendLogged((0..<5).map { SampleEvents.expenseCreate(amount: Int64($0 + 1)) }))
+        #expect(try projector.readDirectly { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM expenses") } == 5)
+        // A rebuild (another process) swaps in the next generation and removes this one's file;
+        // this process writes nothing after it, so nothing else makes it follow the link.
+        _ = try ProjectionRebuilder.rebuild(replica.data, verifyOnly: false)
+        #expect(ProjectionDatabase.currentGeneration(replica.data) == 2)
+        // Eight reads at once, on threads of their own, need connections the one idle
+        // connection cannot give.
+        let results = Mutex<[String]>([])
+        let done = DispatchGroup()
+        for _ in 0..<8 {
+            done.enter()
+            Thread.detachNewThread {
+                let answer = Result { try projector.readDirectly { db in
+                    usleep(50_000)
+                    return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM expenses") ?? -1
+                } }
+                results.withLock { $0.append("\(answer.map { "\($0)" })") }
+                done.leave()
+            }
+        }
+        done.wait()
+        #expect(results.withLock { $0 } == Array(repeating: "success(\"5\")", count: 8))
+        let file = try projector.readDirectly { try String.fetchOne($0, sql: "SELECT file FROM pragma_database_list WHERE name = 'main'") }
+        #expect(file?.hasSuffix(ProjectionDatabase.generationName(2)) == true)
+    }
+
     @Test func directReadsCannotWrite() throws {
         let fixture = try ProjectionGroupCommitTests.Fixture()
         #expect(throws: DatabaseError.self) {
