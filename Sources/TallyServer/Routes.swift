@@ -6,8 +6,42 @@ import TallyLedger
 import TallyLog
 import TallyStore
 
-/// Builds the router: every route of the API, with auth and error mapping around them.
-public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> {
+/// Builds the router: every route of the API, with auth and error mapping around them, and
+/// HEAD answered wherever GET is (`HeadAsGet`).
+public func buildRouter(_ service: TallyService) -> TallyRouter {
+    TallyRouter(router: buildRoutes(service))
+}
+
+/// The API's routes, served with HEAD answered as GET where the OpenAPI document gives a path
+/// GET but no HEAD of its own.
+public struct TallyRouter: HTTPResponderBuilder {
+    let router: Router<TallyRequestContext>
+
+    public func buildResponder() -> some HTTPResponder<TallyRequestContext> {
+        HeadAsGet(routes: router.buildResponder())
+    }
+}
+
+/// Answers HEAD as the GET of the same path would be, without its body (RFC 9110: every
+/// general-purpose server supports HEAD wherever it supports GET). Hummingbird's router
+/// matches a route by method, so a HEAD has to arrive as a GET; the middleware (auth and
+/// scope included) then sees a GET, which needs the same `read` scope.
+struct HeadAsGet<Routes: HTTPResponder<TallyRequestContext>>: HTTPResponder {
+    let routes: Routes
+
+    func respond(to request: Request, context: TallyRequestContext) async throws -> Response {
+        guard request.method == .head, let allowed = DocumentedRoutes.methods(for: request.uri.path),
+              allowed.contains("GET"), !allowed.contains("HEAD")
+        else { return try await routes.respond(to: request, context: context) }
+        var head = request.head
+        head.method = .get
+        let response = try await routes.respond(to: Request(head: head, body: request.body), context: context)
+        return Response(status: response.status, headers: response.headers)
+    }
+}
+
+/// Every route of the API, with auth and error mapping around them.
+func buildRoutes(_ service: TallyService) -> Router<TallyRequestContext> {
     let router = Router(context: TallyRequestContext.self)
     router.add(middleware: MetricsMiddleware(metrics: service.metrics))
     router.add(middleware: ErrorMiddleware())

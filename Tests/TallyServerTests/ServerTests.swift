@@ -233,6 +233,24 @@ extension TestResponse {
         }
     }
 
+    @Test func headIsAnsweredAsGetWithoutTheBody() async throws {
+        let fixture = try ServerFixture()
+        try await fixture.test { client in
+            let created = try await client.send(.post, "/v1/expenses", token: fixture.readWrite, json: #"{"amount": 4200, "date": "2026-03-01"}"#)
+            let id = try #require(created.object["id"] as? String)
+            for uri in ["/v1/expenses", "/v1/expenses/\(id)", "/v1/summary?month=2026-03", "/v1/categories", "/health"] {
+                let get = try await client.send(.get, uri, token: fixture.readOnly)
+                let head = try await client.send(.head, uri, token: fixture.readOnly)
+                #expect(get.status == .ok && head.status == .ok, "HEAD \(uri): \(head.status)")
+                #expect(head.body.readableBytes == 0 && get.body.readableBytes > 0, "HEAD \(uri)")
+                #expect(head.headers[.contentType] == get.headers[.contentType], "HEAD \(uri)")
+            }
+            #expect(try await client.send(.head, "/v1/expenses/8b1a9953-c461-4b3e-9f5c-1d6a3b1e2f00", token: fixture.readOnly).status == .notFound)
+            #expect(try await client.send(.head, "/v1/expenses", token: nil).status == .unauthorized)
+            #expect(try await client.send(.head, "/v1/expenses?month=March", token: fixture.readOnly).status == .badRequest)
+        }
+    }
+
     @Test func undocumentedMethodsGet405WithTheDocumentedAllowList() async throws {
         let fixture = try ServerFixture()
         try await fixture.test { client in
