@@ -202,7 +202,8 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
       try {
         return await api("/v1/expenses", { method: "POST", body, headers: { "Idempotency-Key": idempotencyKey } });
       } catch (error) {
-        if (error.code !== "idempotency_key_in_use" || attempt === 15) throw error;
+        // Not once the person has left the form: the first request still makes its expense.
+        if (error.code !== "idempotency_key_in_use" || attempt === 15 || !form.isConnected) throw error;
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }
