@@ -40,9 +40,8 @@ final class ViewReaders: Sendable {
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA cache_size = -2048") }
         do {
             return try DatabaseQueue(path: path, configuration: configuration)
-        } catch let error as DatabaseError where !FileManager.default.fileExists(atPath: path) {
+        } catch is DatabaseError where !FileManager.default.fileExists(atPath: path) {
             // Cannot open (14), or an I/O error (10) racing the removal of its -wal and -shm.
-            _ = error
             throw GenerationGone()
         }
     }
