@@ -24,6 +24,14 @@ public struct ExpenseFilter: Sendable {
     public var after: (dateMillis: Int64, id: String)?
 
     public init() {}
+
+    /// Whether SQLite answers the page by walking one index in date order (by month or by
+    /// date) and stopping after `limit` rows: no condition that could pass over many rows
+    /// before it finds a match (text, kind, payee, tag, category). Such a page costs about as
+    /// much as reading one expense by id.
+    public var walksOneIndexInOrder: Bool {
+        text == nil && kind == nil && payee == nil && tag == nil && categoryId == nil
+    }
 }
 
 /// Totals of one month, by currency (amounts never mix currencies).
@@ -84,7 +92,7 @@ public enum ProjectionQueries {
     /// The SELECT of the expenses matching `filter`, newest first, and its arguments. Compiled
     /// once per connection for each shape of filter (a category filter's varies with its
     /// tree, so that one is compiled each time).
-    private static func expensesStatement(_ db: Database, _ filter: ExpenseFilter) throws -> (Statement, StatementArguments) {
+    static func expensesStatement(_ db: Database, _ filter: ExpenseFilter) throws -> (Statement, StatementArguments) {
         var conditions: [String] = []
         var arguments: StatementArguments = []
         if let month = filter.month {
