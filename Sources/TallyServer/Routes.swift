@@ -35,8 +35,7 @@ struct HeadAsGet<Routes: HTTPResponder<TallyRequestContext>>: HTTPResponder {
         else { return try await routes.respond(to: request, context: context) }
         var head = request.head
         head.method = .get
-        let response = try await routes.respond(to: Request(head: head, body: request.body), context: context)
-        return Response(status: response.status, headers: response.headers)
+        return try await routes.respond(to: Request(head: head, body: request.body), context: context).createHeadResponse()
     }
 }
 

@@ -49,7 +49,8 @@ final class CurrentViews: Sendable {
     /// Runs `body` on the generation in use, outside any transaction, on a connection of its
     /// own (`ViewReaders`) rather than through the pool's readers. If the read needs a new
     /// connection and that generation's file is gone (a rebuild swapped it out), the link is
-    /// followed first — a server that only reads would otherwise never move on.
+    /// followed first — a server that only reads would otherwise never move on; if the new
+    /// generation cannot be opened either, the pool's readers answer (they open through the link).
     func readDirectly<T>(_ body: (Database) throws -> T) throws -> T {
         do {
             return try readInUse(body)

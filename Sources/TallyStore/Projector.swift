@@ -12,11 +12,6 @@ public struct Projector: Sendable {
     /// The views, for reads: the generation in use, which moves to the current one (after a
     /// rebuild or a first load) at the next catch-up, apply or `checkpoint()`.
     public var database: DatabasePool { views.pool }
-
-    /// Runs `body` on the views in use outside any transaction (each statement sees the views
-    /// as they are when it runs), on a read-only connection of its own: for a request's read
-    /// of one statement, or checks that need no common snapshot.
-    public func readDirectly<T>(_ body: (Database) throws -> T) throws -> T { try views.readDirectly(body) }
     private let views: CurrentViews
     /// Events in the first transaction of a catch-up: a short lag commits quickly (and a kill
     /// mid-way keeps it). After it, a catch-up folds events per entity across as many events as
@@ -44,6 +39,11 @@ public struct Projector: Sendable {
         self.directory = directory
         views = CurrentViews(fixed: database)
     }
+
+    /// Runs `body` on the views in use outside any transaction (each statement sees the views
+    /// as they are when it runs), on a read-only connection of its own: for a request's read
+    /// of one statement, or checks that need no common snapshot.
+    public func readDirectly<T>(_ body: (Database) throws -> T) throws -> T { try views.readDirectly(body) }
 
     /// The log index the views reflect.
     public func checkpoint() throws -> UInt64 {

@@ -244,6 +244,7 @@ extension TestResponse {
                 #expect(get.status == .ok && head.status == .ok, "HEAD \(uri): \(head.status)")
                 #expect(head.body.readableBytes == 0 && get.body.readableBytes > 0, "HEAD \(uri)")
                 #expect(head.headers[.contentType] == get.headers[.contentType], "HEAD \(uri)")
+                #expect(head.headers[.contentLength] == String(get.body.readableBytes), "HEAD \(uri): the GET's length")
             }
             #expect(try await client.send(.head, "/v1/expenses/8b1a9953-c461-4b3e-9f5c-1d6a3b1e2f00", token: fixture.readOnly).status == .notFound)
             #expect(try await client.send(.head, "/v1/expenses", token: nil).status == .unauthorized)
