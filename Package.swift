@@ -125,7 +125,7 @@ let package = Package(
         .executableTarget(
             name: "tally",
             dependencies: [
-                "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyServer", "TallyImport",
+                "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyServer", "TallyImport", "TallyImages",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

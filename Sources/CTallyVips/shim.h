@@ -4,27 +4,76 @@
 #include <vips/vips.h>
 #include <stddef.h>
 
-// Starts libvips once per process; 0 on success.
-static inline int tally_vips_start(void) {
-    return VIPS_INIT("tally");
+// Starts libvips for a server: no operation cache (a thumbnail is kept as a blob of its own,
+// and a cached decode would hold its pixels after the request) and one worker thread per
+// decode (the caller bounds how many decodes run at once, so threads and memory stay bounded).
+static inline int tally_vips_start_bounded(void) {
+    if (VIPS_INIT("tally") != 0) return -1;
+    vips_cache_set_max(0);
+    vips_concurrency_set(1);
+    return 0;
+}
+
+// What an image's header says, read without decoding a pixel.
+typedef struct {
+    int width, height, bands, bytes_per_band;
+    // The loader's name ("jpegload_buffer", "pngload_buffer", "heifload_buffer", ...) and
+    // whether the file is interlaced (an Adam7 PNG, a progressive JPEG): such files are
+    // decoded whole, not strip by strip.
+    char loader[32];
+    int interlaced;
+} TallyImageHeader;
+
+// Reads the header of the image in `input`; 0 on success, -1 if libvips cannot read it.
+static inline int tally_vips_header(const void *input, size_t input_length, TallyImageHeader *header) {
+    VipsImage *image = vips_image_new_from_buffer(input, input_length, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+    if (image == NULL) return -1;
+    header->width = vips_image_get_width(image);
+    header->height = vips_image_get_height(image);
+    header->bands = vips_image_get_bands(image);
+    header->bytes_per_band = (int)vips_format_sizeof(vips_image_get_format(image));
+    const char *loader = NULL;
+    header->loader[0] = 0;
+    if (vips_image_get_typeof(image, "vips-loader") && vips_image_get_string(image, "vips-loader", &loader) == 0 && loader) {
+        g_strlcpy(header->loader, loader, sizeof header->loader);
+    }
+    header->interlaced = 0;
+    if (vips_image_get_typeof(image, "interlaced")) vips_image_get_int(image, "interlaced", &header->interlaced);
+    g_object_unref(image);
+    return 0;
 }
 
 // A JPEG thumbnail of the image in `input` that fits in `size`×`size` pixels: decoded with
 // shrink-on-load (JPEG, HEIC/HEIF, PNG, WebP, GIF), turned upright by its EXIF orientation,
-// and saved without metadata (no EXIF, GPS or ICC left in it). On success returns 0 and a
-// g_malloc'ed buffer in *output (free with g_free); -2 if the image claims more than
-// `max_pixels` (a decompression bomb is refused from its header, before any decoding);
-// otherwise -1 (`vips_error_buffer` says why).
-static inline int tally_vips_thumbnail_jpeg(const void *input, size_t input_length, int size, int quality, double max_pixels,
+// and saved without metadata (no EXIF, GPS or ICC left in it). The caller has checked the
+// header (`tally_vips_header`) against its memory bound first.
+//
+// The thumbnail is pulled a row at a time, the deadline checked before each row: every row
+// of a thumbnail shrinks an equal share of the source's rows, so a huge streaming image (a
+// 150-megapixel PNG takes ~6 s) is stopped within a row of its deadline. (libvips's own
+// "eval" progress signal fires once per saved buffer — once for a whole thumbnail — so it
+// cannot stop one.) On success returns 0 and a g_malloc'ed buffer in *output (free with
+// g_free); -3 if the deadline, `timeout_ms` from now, stopped it; otherwise -1
+// (`vips_error_buffer` says why).
+static inline int tally_vips_thumbnail_jpeg(const void *input, size_t input_length, int size, int quality, int timeout_ms,
                                             void **output, size_t *output_length) {
-    VipsImage *header = vips_image_new_from_buffer(input, input_length, "", NULL);
-    if (header == NULL) return -1;
-    double pixels = (double)vips_image_get_width(header) * (double)vips_image_get_height(header);
-    g_object_unref(header);
-    if (pixels > max_pixels) return -2;
+    gint64 deadline = g_get_monotonic_time() + (gint64)timeout_ms * 1000;
     VipsImage *image = NULL;
     if (vips_thumbnail_buffer((void *)input, input_length, &image, size, "height", size, NULL) != 0) return -1;
-    int result = vips_jpegsave_buffer(image, output, output_length, "Q", quality, "strip", TRUE, "optimize_coding", TRUE, NULL);
+    VipsImage *pixels = vips_image_new_memory();
+    VipsRegion *region = vips_region_new(image);
+    int result = vips_image_pipelinev(pixels, VIPS_DEMAND_STYLE_THINSTRIP, image, NULL);
+    for (int y = 0; result == 0 && y < image->Ysize; y++) {
+        if (g_get_monotonic_time() > deadline) { result = -3; break; }
+        VipsRect row = {0, y, image->Xsize, 1};
+        result = vips_region_prepare(region, &row);
+        if (result == 0) result = vips_image_write_line(pixels, y, VIPS_REGION_ADDR(region, 0, y));
+    }
+    if (result == 0) {
+        result = vips_jpegsave_buffer(pixels, output, output_length, "Q", quality, "strip", TRUE, "optimize_coding", TRUE, NULL);
+    }
+    g_object_unref(region);
+    g_object_unref(pixels);
     g_object_unref(image);
     return result;
 }

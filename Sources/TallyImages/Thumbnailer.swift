@@ -14,55 +14,82 @@ public struct Thumbnailer: Sendable {
     public static let imageTypes: Set<String> = ["image/jpeg", "image/png", "image/heic", "image/heif", "image/webp", "image/gif"]
 
     public let store: BlobStore
+    public let limits: ThumbnailLimits
 
-    public init(store: BlobStore) { self.store = store }
+    public init(store: BlobStore, limits: ThumbnailLimits = ThumbnailLimits()) { (self.store, self.limits) = (store, limits) }
 
-    /// Why no thumbnail could be made.
+    /// Why no thumbnail could be made. The descriptions name the problem for the person who
+    /// asked, never libvips's internals (those go to the log).
     public enum Failure: Error, CustomStringConvertible, Equatable {
         case notAnImage(String)
         case unsupportedSize(Int)
-        case undecodable(String)
+        /// libvips could not read it; the associated text is libvips's own, for the log only.
+        case undecodable(internal: String)
+        case tooManyPixels(Int)
+        case tooMuchMemory(needs: Int, limit: Int)
+        case tookTooLong(Duration)
+        case busy(waiting: Int)
 
         public var description: String {
             switch self {
             case .notAnImage(let type): "thumbnails are made of images; this attachment is \(type)"
             case .unsupportedSize(let size): "size \(size) is not one of \(Thumbnailer.sizes.map(String.init).joined(separator: ", "))"
-            case .undecodable(let reason): "the image could not be read: \(reason)"
+            case .undecodable: "the image could not be read: it is damaged, or not the type its first bytes claim"
+            case .tooManyPixels(let pixels):
+                "the image claims \(pixels / 1_000_000) megapixels; thumbnails are made of images up to \(Thumbnailer.maxPixels / 1_000_000)"
+            case .tooMuchMemory(let needs, let limit):
+                "decoding this image would take about \(needs >> 20) MiB (it is stored interlaced, progressive or as HEIC, "
+                    + "which is decoded whole); the limit is \(limit >> 20) MiB"
+            case .tookTooLong(let limit): "making this thumbnail took longer than \(limit) and was stopped"
+            case .busy(let waiting): "\(waiting) thumbnails are already waiting to be made; ask again in a few seconds"
             }
         }
     }
 
+    /// The thumbnail blob of `digest` at `size` if it was made before.
+    public func cached(_ digest: String, size: Int) throws -> BlobInfo? {
+        guard let made = try? String(contentsOfFile: indexPath(digest, size), encoding: .utf8), let held = try store.size(of: made) else { return nil }
+        return BlobInfo(digest: made, size: held)
+    }
+
     /// The thumbnail blob of `digest` at `size`: the cached one, or one made now and stored.
+    /// Blocks for the decode; `ThumbnailQueue` bounds how many run at once.
     public func thumbnail(of digest: String, size: Int) throws -> BlobInfo? {
         guard Self.sizes.contains(size) else { throw Failure.unsupportedSize(size) }
         guard let _ = try store.size(of: digest) else { return nil }
-        let index = store.path + "/thumbnails/\(digest)-\(size)"
-        if let cached = try? String(contentsOfFile: index, encoding: .utf8), let held = try store.size(of: cached) {
-            return BlobInfo(digest: cached, size: held)
-        }
+        if let made = try cached(digest, size: size) { return made }
         let type = try store.contentType(of: digest) ?? "application/octet-stream"
         guard Self.imageTypes.contains(type) else { throw Failure.notAnImage(type) }
         let source = try Data(contentsOf: URL(fileURLWithPath: try store.file(of: digest)))
-        let info = try store.store(try Self.jpegThumbnail(of: source, size: size))
+        let info = try store.store(try Self.jpegThumbnail(of: source, size: size, limits: limits))
         try FileManager.default.createDirectory(atPath: store.path + "/thumbnails", withIntermediateDirectories: true)
-        try writeDurably(Data(info.digest.utf8), to: index, mode: 0o600)
+        try writeDurably(Data(info.digest.utf8), to: indexPath(digest, size), mode: 0o600)
         return info
     }
 
+    func indexPath(_ digest: String, _ size: Int) -> String { store.path + "/thumbnails/\(digest)-\(size)" }
+
     /// The most pixels an image may claim to get a thumbnail (a 100-megapixel camera's photo
-    /// fits; a PNG claiming 100,000 × 100,000 pixels is refused from its header).
+    /// fits; a PNG claiming 100,000 × 100,000 pixels is refused from its header). Memory is
+    /// bounded separately, by `ThumbnailLimits.maxDecodeBytes`.
     public static let maxPixels = 150_000_000
 
-    /// A JPEG that fits in `size`×`size`, upright, without metadata.
-    public static func jpegThumbnail(of image: Data, size: Int) throws -> Data {
+    /// A JPEG that fits in `size`×`size`, upright, without metadata — made only if the image's
+    /// header promises a decode within `limits` (pixels and memory), and stopped at its timeout.
+    public static func jpegThumbnail(of image: Data, size: Int, limits: ThumbnailLimits = ThumbnailLimits()) throws -> Data {
         try start()
+        guard let header = ImageHeader.read(image) else { throw Failure.undecodable(internal: lastError()) }
+        guard header.pixels <= maxPixels else { throw Failure.tooManyPixels(header.pixels) }
+        guard header.decodeBytes <= limits.maxDecodeBytes else { throw Failure.tooMuchMemory(needs: header.decodeBytes, limit: limits.maxDecodeBytes) }
+        let timeout = limits.decodeTimeout.components
+        let milliseconds = Int32(clamping: timeout.seconds * 1000 + timeout.attoseconds / 1_000_000_000_000_000)
         var output: UnsafeMutableRawPointer?
         var length = 0
         let result = image.withUnsafeBytes { bytes in
-            tally_vips_thumbnail_jpeg(bytes.baseAddress, bytes.count, Int32(size), 82, Double(maxPixels), &output, &length)
+            tally_vips_thumbnail_jpeg(bytes.baseAddress, bytes.count, Int32(size), 82, milliseconds, &output, &length)
         }
-        if result == -2 { throw Failure.undecodable("it claims more than \(maxPixels / 1_000_000) megapixels") }
-        guard result == 0, let output else { throw Failure.undecodable(lastError()) }
+        if result == -3 { throw Failure.tookTooLong(limits.decodeTimeout) }
+        guard result == 0, let output else { throw Failure.undecodable(internal: lastError()) }
         defer { g_free(output) }
         return Data(bytes: output, count: length)
     }
@@ -72,7 +99,7 @@ public struct Thumbnailer: Sendable {
         try start()
         var width: Int32 = 0, height: Int32 = 0
         let result = image.withUnsafeBytes { tally_vips_upright_size($0.baseAddress, $0.count, &width, &height) }
-        guard result == 0 else { throw Failure.undecodable(lastError()) }
+        guard result == 0 else { throw Failure.undecodable(internal: lastError()) }
         return (Int(width), Int(height))
     }
 
@@ -80,7 +107,7 @@ public struct Thumbnailer: Sendable {
     public static func hasEXIF(_ image: Data) throws -> Bool {
         try start()
         let result = image.withUnsafeBytes { tally_vips_has_exif($0.baseAddress, $0.count) }
-        guard result >= 0 else { throw Failure.undecodable(lastError()) }
+        guard result >= 0 else { throw Failure.undecodable(internal: lastError()) }
         return result == 1
     }
 
@@ -91,16 +118,16 @@ public struct Thumbnailer: Sendable {
         var output: UnsafeMutableRawPointer?
         var length = 0
         guard tally_vips_fixture(Int32(width), Int32(height), Int32(orientation), heic ? 1 : 0, &output, &length) == 0, let output else {
-            throw Failure.undecodable(lastError())
+            throw Failure.undecodable(internal: lastError())
         }
         defer { g_free(output) }
         return Data(bytes: output, count: length)
     }
 
-    private static let started: Bool = tally_vips_start() == 0
+    private static let started: Bool = tally_vips_start_bounded() == 0
 
-    private static func start() throws {
-        guard started else { throw Failure.undecodable("libvips did not start: \(lastError())") }
+    static func start() throws {
+        guard started else { throw Failure.undecodable(internal: "libvips did not start: \(lastError())") }
     }
 
     private static func lastError() -> String {

@@ -54,13 +54,17 @@ struct AttachmentRoutes {
             guard let size = Int(text), Thumbnailer.sizes.contains(size) else {
                 throw ValidationError(field: "size", "must be one of \(Thumbnailer.sizes.map(String.init).joined(separator: ", "))")
             }
-            let thumbnailer = Thumbnailer(store: service.ledger.blobs)
             let made: BlobInfo?
-            do { made = try await service.run { try thumbnailer.thumbnail(of: digest, size: size) } } catch let failure as Thumbnailer.Failure {
+            do { made = try await service.thumbnails.thumbnail(of: digest, size: size, in: service.ledger.blobs) } catch let failure as Thumbnailer.Failure {
                 switch failure {
                 case .notAnImage: throw APIError(.unsupportedMediaType, "not_an_image", failure.description)
                 case .unsupportedSize: throw ValidationError(field: "size", failure.description)
-                case .undecodable: throw APIError(.unprocessableContent, "undecodable_image", failure.description)
+                case .undecodable(let reason):
+                    service.logger.notice("thumbnail: undecodable image", metadata: ["blob.digest": "\(digest)", "vips.error": "\(reason)"])
+                    throw APIError(.unprocessableContent, "undecodable_image", failure.description)
+                case .tooManyPixels, .tooMuchMemory: throw APIError(.unprocessableContent, "image_too_large", failure.description)
+                case .tookTooLong: throw APIError(.unprocessableContent, "image_too_slow", failure.description)
+                case .busy: throw APIError(.serviceUnavailable, "thumbnails_busy", failure.description)
                 }
             }
             guard let made else { throw APIError(.notFound, "not_found", "this replica holds no attachment \(digest)") }

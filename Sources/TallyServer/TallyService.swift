@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOPosix
 import TallyCore
+import TallyImages
 import TallyLog
 import TallyLedger
 import TallyStore
@@ -26,6 +27,8 @@ public final class TallyService: Sendable {
     /// How big an attachment may be, which types are taken, and the quota of all of them.
     public let attachmentLimits: AttachmentLimits
     let openStreams = OpenStreams()
+    /// Thumbnails, made a bounded number at a time (`AttachmentLimits.thumbnails`).
+    public let thumbnails: ThumbnailQueue
 
     /// How many change feeds the token named `name` holds open now (for `/metrics` and tests).
     public func openChangeFeeds(token name: String) throws -> Int {
@@ -39,7 +42,7 @@ public final class TallyService: Sendable {
     /// `fdatasync` and one projection transaction: a write spends most of its time waiting for
     /// the disk, and a pool sized to the cores (what a concurrent `DispatchQueue` gives on
     /// Linux) let only two writes wait at once — a group commit of two.
-    private let blocking = NIOThreadPool(numberOfThreads: TallyService.blockingThreads)
+    private let blocking: NIOThreadPool
     static let blockingThreads = 64
 
     /// Opens the replica: takes the writer lock, migrates and catches up the views.
@@ -53,6 +56,9 @@ public final class TallyService: Sendable {
         if let torn = ledger.opening.tornTail { logger.warning("cut a torn tail on open", metadata: ["log.tail": "\(torn)"]) }
         logger.info("views caught up", metadata: ["events.applied": "\(ledger.opening.caughtUp)"])
         tokens = TokenStore(directory: directory)
+        let blocking = NIOThreadPool(numberOfThreads: TallyService.blockingThreads)
+        self.blocking = blocking
+        thumbnails = ThumbnailQueue(limits: attachmentLimits.thumbnails) { work in try await blocking.runIfActive { try work() } }
         blocking.start()
     }
 
@@ -95,6 +101,8 @@ public struct AttachmentLimits: Sendable {
     public var allowOtherTypes = false
     /// How long an upload may take to arrive (408 beyond).
     public var uploadTimeout: Duration = .seconds(300)
+    /// What making thumbnails may cost (memory per decode, decodes at once, time).
+    public var thumbnails = ThumbnailLimits()
 
     public init(maxBytes: Int = 25 << 20, quota: Int? = 10 << 30, allowOtherTypes: Bool = false) {
         (self.maxBytes, self.quota, self.allowOtherTypes) = (maxBytes, quota, allowOtherTypes)

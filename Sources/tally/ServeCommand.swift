@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import TallyCore
+import TallyImages
 import TallyLedger
 import TallyLog
 import TallyServer
@@ -18,6 +19,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The largest attachment, in MiB (413 beyond, checked as it arrives).") var maxAttachmentMib = 25
     @Option(help: "The most all attachments may hold together, in MiB (507 beyond).") var attachmentQuotaMib = 10_240
     @Flag(help: "Take attachments of any type, not only JPEG, PNG, HEIC/HEIF, WebP, GIF and PDF.") var allowAnyAttachmentType = false
+    @Option(help: "The most memory one thumbnail's decode may need, in MiB, by its header's estimate (422 beyond).") var thumbnailDecodeMib = ThumbnailLimits().maxDecodeBytes >> 20
+    @Option(help: "Thumbnails decoded at once; more wait in line (see docs/SECURITY.md for the memory bound this sets).") var thumbnailDecodes = ThumbnailLimits().concurrentDecodes
+    @Option(help: "Seconds one thumbnail's decode may take before it is stopped.") var thumbnailTimeout = 10
     @Option(help: "The most connections open at once; more are closed as they arrive.") var maxConnections = 512
     @Option(help: "Copy the views for as-of reads every this many events (see `tally snapshots`).") var snapshotEvery = Int(SnapshotPolicy().every)
     @Option(help: "The most snapshots of the views kept; older ones thin out evenly.") var snapshotsKept = SnapshotPolicy().keep
@@ -35,7 +39,12 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...(1 << 30)).contains(attachmentQuotaMib) else { throw CLIError("invalid --attachment-quota-mib \(attachmentQuotaMib): 1 to 2^30") }
         guard (1_000...1_000_000_000).contains(snapshotEvery) else { throw CLIError("invalid --snapshot-every \(snapshotEvery): 1000 to 1000000000 events") }
         guard (1...1_000).contains(snapshotsKept) else { throw CLIError("invalid --snapshots-kept \(snapshotsKept): 1 to 1000") }
-        let attachments = AttachmentLimits(maxBytes: maxAttachmentMib << 20, quota: attachmentQuotaMib << 20, allowOtherTypes: allowAnyAttachmentType)
+        guard (16...4_096).contains(thumbnailDecodeMib) else { throw CLIError("invalid --thumbnail-decode-mib \(thumbnailDecodeMib): 16 to 4096") }
+        guard (1...64).contains(thumbnailDecodes) else { throw CLIError("invalid --thumbnail-decodes \(thumbnailDecodes): 1 to 64") }
+        guard (1...600).contains(thumbnailTimeout) else { throw CLIError("invalid --thumbnail-timeout \(thumbnailTimeout): 1 to 600 seconds") }
+        var attachments = AttachmentLimits(maxBytes: maxAttachmentMib << 20, quota: attachmentQuotaMib << 20, allowOtherTypes: allowAnyAttachmentType)
+        attachments.thumbnails = ThumbnailLimits(maxDecodeBytes: thumbnailDecodeMib << 20, concurrentDecodes: thumbnailDecodes,
+                                                 decodeTimeout: .seconds(thumbnailTimeout))
         let service = try TallyService(directory: try global.open(), logger: logger, lockTimeout: global.lockTimeout, maxStreamsPerToken: maxStreamsPerToken,
                                        bodyTimeout: .milliseconds(Int64(idleTimeout * 1000)), attachmentLimits: attachments)
         let directory = service.directory

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import Synchronization
 import Testing
 import TallyCore
 import TallyImages
@@ -72,7 +73,7 @@ import TallyTestSupport
         func chunk(_ type: String, _ data: [UInt8]) {
             let body = Array(type.utf8) + data
             png += withUnsafeBytes(of: UInt32(data.count).bigEndian, Array.init) + body
-            png += withUnsafeBytes(of: CRC32.of(body).bigEndian, Array.init)
+            png += withUnsafeBytes(of: PNGFixture.crc32(body).bigEndian, Array.init)
         }
         let side = withUnsafeBytes(of: UInt32(60_000).bigEndian, Array.init)
         chunk("IHDR", side + side + [8, 2, 0, 0, 0])
@@ -82,14 +83,117 @@ import TallyTestSupport
     }
 }
 
-/// The CRC-32 of PNG chunks (ISO 3309), for a hand-made PNG header.
-enum CRC32 {
-    static func of(_ bytes: [UInt8]) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes {
-            crc ^= UInt32(byte)
-            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+/// Issue 29: a thumbnail's decode is bounded by memory (estimated from the header), by time,
+/// and by how many run at once.
+@Suite struct ThumbnailBoundTests {
+    /// The PNG bomb of issue 29, 12,247² 16-bit RGBA, Adam7: libvips would decode it whole
+    /// (1.2 GB); it is refused from its header.
+    @Test func anInterlaced16BitBombIsRefusedByItsDecodeMemory() throws {
+        let bomb = PNGFixture.zeros(width: 12_247, height: 12_247, bitDepth: 16, interlaced: true)
+        #expect(bomb.count < 8 << 20, "a small file: \(bomb.count) bytes")
+        let header = try #require(ImageHeader.read(bomb))
+        #expect(header.isInterlaced && header.bands == 4 && header.bytesPerBand == 2 && header.loader.hasPrefix("pngload"))
+        #expect(header.decodeBytes == 12_247 * 12_247 * 8)
+        #expect { try Thumbnailer.jpegThumbnail(of: bomb, size: 128) } throws: { error in
+            guard case .tooMuchMemory(let needs, let limit)? = error as? Thumbnailer.Failure else { return false }
+            return needs > 1_000 << 20 && limit == ThumbnailLimits().maxDecodeBytes && "\(error)".contains("MiB")
         }
-        return ~crc
     }
+
+    /// The same image not interlaced is read a strip at a time (a few MiB), but takes seconds
+    /// of a core: the decode stops at its time limit.
+    @Test func aHugeStreamingImageIsStoppedAtItsTimeLimit() throws {
+        let huge = PNGFixture.zeros(width: 12_247, height: 12_247, bitDepth: 16, interlaced: false)
+        let header = try #require(ImageHeader.read(huge))
+        #expect(!header.isInterlaced && header.decodeBytes < 16 << 20)
+        let start = ContinuousClock.now
+        #expect(throws: Thumbnailer.Failure.tookTooLong(.milliseconds(300))) {
+            try Thumbnailer.jpegThumbnail(of: huge, size: 128, limits: ThumbnailLimits(decodeTimeout: .milliseconds(300)))
+        }
+        #expect(ContinuousClock.now - start < .seconds(4), "stopped near its limit, not after the whole image")
+    }
+
+    /// Interlaced images within the limit are made as before (the fixture is a real PNG).
+    @Test func anInterlacedImageWithinTheLimitGetsAThumbnail() throws {
+        let png = PNGFixture.zeros(width: 300, height: 200, bitDepth: 8, interlaced: true)
+        let thumbnail = try Thumbnailer.jpegThumbnail(of: png, size: 128)
+        #expect(try Thumbnailer.uprightSize(of: thumbnail) == (128, 85))
+        #expect(throws: Thumbnailer.Failure.self) {
+            try Thumbnailer.jpegThumbnail(of: png, size: 128, limits: ThumbnailLimits(maxDecodeBytes: 300 * 200 * 4 - 1))
+        }
+    }
+
+    /// A progressive JPEG keeps every coefficient: it is counted whole, a plain one by strips.
+    @Test func aProgressiveJPEGIsCountedWhole() {
+        let plain = ImageHeader(width: 8_000, height: 6_000, bands: 3, bytesPerBand: 1, loader: "jpegload_buffer", isInterlaced: false)
+        var progressive = plain
+        progressive.isInterlaced = true
+        #expect(plain.decodeBytes < 4 << 20)
+        #expect(progressive.decodeBytes == 8_000 * 6_000 * 3 * 2)
+        let iPhone48 = ImageHeader(width: 8_064, height: 6_048, bands: 3, bytesPerBand: 1, loader: "heifload_buffer", isInterlaced: false)
+        #expect(iPhone48.decodeBytes <= ThumbnailLimits().maxDecodeBytes, "a 48-megapixel iPhone HEIC is taken: \(iPhone48.decodeBytes >> 20) MiB")
+    }
+
+    /// Libvips's error text stays in the log: the answer names the problem.
+    @Test func anUndecodableImageSaysSoWithoutLibraryInternals() {
+        let broken = Data([0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 7, count: 64))
+        #expect { try Thumbnailer.jpegThumbnail(of: broken, size: 128) } throws: { error in
+            let text = "\(error)"
+            return text.contains("could not be read") && !text.lowercased().contains("vips") && !text.contains("seek")
+        }
+    }
+
+    /// Eight photos asked at once are decoded at most `concurrentDecodes` at a time; requests
+    /// for one photo share one decode; more waiting than `maxWaiting` are told to come back.
+    @Test func theQueueBoundsDecodesAndSharesOne() async throws {
+        let folder = TemporaryDirectory("tally-thumbnail-queue")
+        let directory = try DataDirectory.create(path: folder.file("r"), name: "r")
+        let store = try BlobStore(directory: directory)
+        let photos = try (0..<8).map { index in
+            try store.store(PNGFixture.zeros(width: 600, height: 400, bitDepth: 8, interlaced: true, trailer: [UInt8(index)]))
+        }
+        let counter = DecodeCounter()
+        let queue = ThumbnailQueue(limits: ThumbnailLimits(concurrentDecodes: 2, maxWaiting: 32)) { work in
+            try await Task.detached {
+                counter.begin()
+                defer { counter.end() }
+                usleep(50_000)
+                return try work()
+            }.value
+        }
+        try await withThrowingTaskGroup(of: BlobInfo?.self) { group in
+            for photo in photos { group.addTask { try await queue.thumbnail(of: photo.digest, size: 128, in: store) } }
+            for _ in 0..<8 { group.addTask { try await queue.thumbnail(of: photos[0].digest, size: 256, in: store) } }
+            var made = 0
+            for try await info in group where info != nil { made += 1 }
+            #expect(made == 16)
+        }
+        #expect(counter.most == 2, "never more than two decodes at once")
+        #expect(counter.total == 9, "eight photos at 128, and one decode for eight requests of one photo at 256")
+        #expect(try await queue.thumbnail(of: photos[3].digest, size: 128, in: store) != nil)
+        #expect(counter.total == 9, "made once, then read from its blob")
+
+        let strict = ThumbnailQueue(limits: ThumbnailLimits(concurrentDecodes: 1, maxWaiting: 1)) { work in
+            try await Task.detached { usleep(300_000); return try work() }.value
+        }
+        let others = try (0..<3).map { try store.store(PNGFixture.zeros(width: 64, height: 64, bitDepth: 8, interlaced: false, trailer: [0xA0 + UInt8($0)])) }
+        let outcomes = await withTaskGroup(of: String.self) { group in
+            for photo in others {
+                group.addTask {
+                    do { return try await strict.thumbnail(of: photo.digest, size: 128, in: store) == nil ? "missing" : "made" } catch { return "\(error)" }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 == "made" }.count == 2 && outcomes.filter { $0.contains("already waiting") }.count == 1, "\(outcomes)")
+    }
+}
+
+/// Counts decodes running at once (the queue's test).
+final class DecodeCounter: Sendable {
+    private let state = Mutex((running: 0, most: 0, total: 0))
+    func begin() { state.withLock { $0.running += 1; $0.total += 1; $0.most = max($0.most, $0.running) } }
+    func end() { state.withLock { $0.running -= 1 } }
+    var most: Int { state.withLock { $0.most } }
+    var total: Int { state.withLock { $0.total } }
 }
