@@ -117,9 +117,10 @@ struct AttachmentRoutes {
             throw APIError(.notFound, "not_found", "this replica holds no attachment \(digest) (not uploaded, or not arrived yet by sync)")
         }
         let file = try blobs.file(of: digest)
+        let type = try blobs.contentType(of: digest) ?? "application/octet-stream"
         var headers: HTTPFields = [.eTag: "\"\(digest)\"", .acceptRanges: "bytes",
-                                   .cacheControl: "private, max-age=31536000, immutable",
-                                   .contentType: try blobs.contentType(of: digest) ?? "application/octet-stream"]
+                                   .cacheControl: "private, max-age=31536000, immutable", .contentType: type]
+        Self.addSafetyHeaders(&headers, digest: digest, type: type)
         if let tags = request.headers[.ifNoneMatch], tags.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == "\"\(digest)\"" || $0 == "*" }) {
             return Response(status: .notModified, headers: headers)
         }
@@ -158,6 +159,27 @@ struct AttachmentRoutes {
             try await writer.finish(nil)
         }
         return Response(status: status, headers: headers, body: body)
+    }
+
+    /// The image types a browser shows inline — and the web app shows — with their file
+    /// extensions; everything else (HEIC, PDF, bytes taken with `--allow-any-attachment-type`)
+    /// is served as a download.
+    static let inlineTypes = ["image/jpeg": "jpg", "image/png": "png", "image/webp": "webp", "image/gif": "gif"]
+    static let downloadExtensions = ["image/heic": "heic", "image/heif": "heif", "application/pdf": "pdf"]
+
+    /// Uploaded bytes are the uploader's, not ours: a GIF, JPEG or PDF can carry HTML and
+    /// script after its first bytes (a polyglot). Served with `nosniff` (the browser keeps to
+    /// the stated type), a sandboxing policy that allows nothing (no script, no plugin, no
+    /// same-origin access, even if opened as a page), and as a download unless it is an
+    /// image type a browser shows.
+    static func addSafetyHeaders(_ headers: inout HTTPFields, digest: String, type: String) {
+        headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
+        headers[HTTPField.Name("Content-Security-Policy")!] = "default-src 'none'; sandbox"
+        if let fileExtension = inlineTypes[type] {
+            headers[.contentDisposition] = "inline; filename=\"\(digest).\(fileExtension)\""
+        } else {
+            headers[.contentDisposition] = "attachment; filename=\"\(digest).\(downloadExtensions[type] ?? "bin")\""
+        }
     }
 
     /// The boundary parameter of a multipart content type (1–70 characters, RFC 2046).

@@ -29,6 +29,37 @@ import TallyTestSupport
                                 attachmentLimits: AttachmentLimits(maxBytes: maxBytes))
     }
 
+    /// Issue 29: polyglots (a GIF, a JPEG or a PDF followed by HTML and script) are taken as
+    /// their type, and served so that no browser runs them: `nosniff`, a policy that allows
+    /// nothing and sandboxes, and a download for anything but the image types browsers show.
+    @Test func polyglotsAreServedSoNoBrowserRunsThem() async throws {
+        let service = try service()
+        defer { service.close() }
+        let token = try service.tokens.create(name: "phone", scopes: [.read, .write])
+        let script = Array("<html><script>alert(document.domain)</script></html>".utf8)
+        let polyglots: [(type: String, bytes: [UInt8], disposition: String)] = [
+            ("image/gif", Array("GIF89a".utf8) + [1, 0, 1, 0, 0, 0, 0, 0x3B] + script, "inline"),
+            ("image/jpeg", [0xFF, 0xD8, 0xFF, 0xE0] + script, "inline"),
+            ("application/pdf", Array("%PDF-1.4\n1 0 obj << /OpenAction << /S /JavaScript /JS (app.alert(1)) >> >> endobj\n".utf8) + script, "attachment"),
+        ]
+        try await Application(router: buildRouter(service)).test(.router) { client in
+            for polyglot in polyglots {
+                let upload = try await client.execute(uri: "/v1/attachments", method: .post, headers: [.authorization: "Bearer \(token)"],
+                                                      body: ByteBuffer(bytes: polyglot.bytes))
+                #expect(upload.status == .created && String(buffer: upload.body).contains(polyglot.type))
+                let digest = Hex.lowercase(SHA256Digest(polyglot.bytes))
+                for method in [HTTPRequest.Method.get, .head] {
+                    let served = try await client.execute(uri: "/v1/attachments/\(digest)", method: method, headers: [.authorization: "Bearer \(token)"])
+                    #expect(served.status == .ok && served.headers[.contentType] == polyglot.type)
+                    #expect(served.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")
+                    #expect(served.headers[HTTPField.Name("Content-Security-Policy")!] == "default-src 'none'; sandbox")
+                    let disposition = served.headers[.contentDisposition] ?? ""
+                    #expect(disposition.hasPrefix(polyglot.disposition + "; filename=\"\(digest).") , "\(polyglot.type): \(disposition)")
+                }
+            }
+        }
+    }
+
     @Test func anUploadIsStoredOnceAndStreamsBackWithETagAndRanges() async throws {
         let service = try service()
         defer { service.close() }

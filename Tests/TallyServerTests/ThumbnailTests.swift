@@ -153,13 +153,14 @@ import TallyTestSupport
             try store.store(PNGFixture.zeros(width: 600, height: 400, bitDepth: 8, interlaced: true, trailer: [UInt8(index)]))
         }
         let counter = DecodeCounter()
+        // Each decode on a thread of its own (as the server's pool gives), held 200 ms.
         let queue = ThumbnailQueue(limits: ThumbnailLimits(concurrentDecodes: 2, maxWaiting: 32)) { work in
-            try await Task.detached {
+            try await onThread {
                 counter.begin()
                 defer { counter.end() }
-                usleep(50_000)
+                usleep(200_000)
                 return try work()
-            }.value
+            }
         }
         try await withThrowingTaskGroup(of: BlobInfo?.self) { group in
             for photo in photos { group.addTask { try await queue.thumbnail(of: photo.digest, size: 128, in: store) } }
@@ -174,7 +175,7 @@ import TallyTestSupport
         #expect(counter.total == 9, "made once, then read from its blob")
 
         let strict = ThumbnailQueue(limits: ThumbnailLimits(concurrentDecodes: 1, maxWaiting: 1)) { work in
-            try await Task.detached { usleep(300_000); return try work() }.value
+            try await onThread { usleep(300_000); return try work() }
         }
         let others = try (0..<3).map { try store.store(PNGFixture.zeros(width: 64, height: 64, bitDepth: 8, interlaced: false, trailer: [0xA0 + UInt8($0)])) }
         let outcomes = await withTaskGroup(of: String.self) { group in
@@ -186,6 +187,14 @@ import TallyTestSupport
             return await group.reduce(into: []) { $0.append($1) }
         }
         #expect(outcomes.filter { $0 == "made" }.count == 2 && outcomes.filter { $0.contains("already waiting") }.count == 1, "\(outcomes)")
+    }
+}
+
+/// Runs `work` on a new thread (the queue's test: sleeping decodes must not hold Swift's
+/// cooperative threads, or they would seem to run one at a time whatever the queue allows).
+func onThread(_ work: @escaping @Sendable () throws -> BlobInfo?) async throws -> BlobInfo? {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try work() }) }.start()
     }
 }
 
