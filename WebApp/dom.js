@@ -33,8 +33,49 @@ function append(element, children) {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
     if (Array.isArray(child)) append(element, child);
-    else element.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    else element.append(child instanceof Node ? child : isolatedText(element, String(child)));
   }
+}
+
+// Every text goes in isolated from what is beside it (issue 29): a <bdi> keeps the direction
+// of what a person or a peer wrote — a right-to-left payee, an override left open in a payment
+// method — from reordering the separators and the tags after it. Where an element holds text
+// only (an <option>, SVG), there is no element to isolate with; there and inside the <bdi>,
+// directional controls that are not closed in their line are dropped (events from before the
+// rule that refuses them may hold some).
+const TEXT_ONLY = new Set(["option", "textarea", "title", "style", "script"]);
+
+function isolatedText(parent, text) {
+  const node = document.createTextNode(withoutUnpairedBidi(text));
+  if (parent.namespaceURI !== "http://www.w3.org/1999/xhtml" || TEXT_ONLY.has(parent.localName)) return node;
+  const bdi = document.createElement("bdi");
+  bdi.append(node);
+  return bdi;
+}
+
+// `text` without the directional controls (U+202A–202E, U+2066–2069) that have no partner in
+// their line: the same rule as the ledger's (BidiControls.swift).
+const OPENERS = { "\u202A": "embedding", "\u202B": "embedding", "\u202D": "embedding", "\u202E": "embedding",
+                  "\u2066": "isolate", "\u2067": "isolate", "\u2068": "isolate" };
+const CLOSERS = { "\u202C": "embedding", "\u2069": "isolate" };
+const PARAGRAPH_ENDS = "\n\r\u001C\u001D\u001E\u0085\u2029";
+
+export function withoutUnpairedBidi(text) {
+  if (!/[\u202A-\u202E\u2066-\u2069]/.test(text)) return text;
+  const characters = Array.from(text);
+  const open = [];
+  const lonely = new Set();
+  characters.forEach((character, index) => {
+    if (OPENERS[character]) open.push([OPENERS[character], index]);
+    else if (CLOSERS[character]) {
+      if (open.length && open[open.length - 1][0] === CLOSERS[character]) open.pop();
+      else lonely.add(index);
+    } else if (PARAGRAPH_ENDS.includes(character)) {
+      for (const [, at] of open.splice(0)) lonely.add(at);
+    }
+  });
+  for (const [, at] of open) lonely.add(at);
+  return characters.filter((_, index) => !lonely.has(index)).join("");
 }
 
 // Replaces an element's children. If the focus was inside, it goes back to the new element

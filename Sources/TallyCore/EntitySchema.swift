@@ -17,7 +17,7 @@ public enum EntitySchema {
         let spec = EntitySpec.of(type)
         var normalized = PropertyMap()
         for (name, value) in properties {
-            normalized[name] = try field(name, of: spec, schemaVersion).normalize(value)
+            normalized[name] = try field(name, of: spec, schemaVersion).normalize(value, schemaVersion: schemaVersion)
         }
         try checkOperation(spec, operation, properties)
         return normalized
@@ -65,7 +65,7 @@ public enum EntitySchema {
         if event.schemaVersion < spec.since {
             throw ValidationError(field: nil, "\(spec.type.withArticle) cannot be written in event schema version \(event.schemaVersion) (it exists since \(spec.since))")
         }
-        for (name, value) in event.properties where try field(name, of: spec, event.schemaVersion).normalize(value) != value {
+        for (name, value) in event.properties where try field(name, of: spec, event.schemaVersion).normalize(value, schemaVersion: event.schemaVersion) != value {
             throw ValidationError(field: name.jsonName, "the value is not in normal form (untrimmed text, an unsorted set or non-canonical JSON)")
         }
         try checkOperation(spec, event.operation, event.properties)

@@ -32,8 +32,15 @@ public struct Event: Hashable, Sendable {
 
     /// The schema version written by this build. Older versions are upcast when read.
     /// Version 2 adds an expense's `payee`; version 3 adds budgets (entity type 5, `fromMonth`,
-    /// `toMonth`). An older event means the same under the newer version.
-    public static let currentSchemaVersion: UInt16 = 4
+    /// `toMonth`); version 4 adds imports, rules and rates; version 5 refuses unpaired
+    /// directional controls in text (`bidiRuleSchemaVersion`). An older event means the same
+    /// under the newer version.
+    public static let currentSchemaVersion: UInt16 = 5
+
+    /// From this version on, text holds no unpaired directional control (`BidiControls`).
+    /// Events of older versions keep what they hold: history is not rewritten, and the web app
+    /// and the exports neutralise it where it is shown or leaves as a file.
+    public static let bidiRuleSchemaVersion: UInt16 = 5
 
     /// Creates an event.
     public init(

@@ -2,13 +2,14 @@ import Foundation
 
 extension FieldSpec {
     /// `value` in normal form if the field accepts it (text trimmed, sets sorted without
-    /// duplicates, JSON canonical); throws a `ValidationError` naming the field otherwise.
-    public func normalize(_ value: PropertyValue) throws(ValidationError) -> PropertyValue {
+    /// duplicates, JSON canonical) under the rules of event schema `schemaVersion`; throws a
+    /// `ValidationError` naming the field otherwise.
+    public func normalize(_ value: PropertyValue, schemaVersion: UInt16 = Event.currentSchemaVersion) throws(ValidationError) -> PropertyValue {
         if value == .null {
             guard isNullable else { throw ValidationError(field: name.jsonName, "must not be null") }
             return .null
         }
-        return try kind.normalize(value, field: name.jsonName)
+        return try kind.normalize(value, field: name.jsonName, refusingUnpairedBidi: schemaVersion >= Event.bidiRuleSchemaVersion)
     }
 }
 
@@ -25,7 +26,9 @@ extension FieldKind {
         return (whole.isEmpty ? "0" : String(whole)) + (fraction.isEmpty ? "" : "." + fraction)
     }
 
-    func normalize(_ value: PropertyValue, field: String) throws(ValidationError) -> PropertyValue {
+    /// `refusingUnpairedBidi`: text must not hold an unpaired directional control
+    /// (`BidiControls`); events of schema versions before the rule keep theirs.
+    func normalize(_ value: PropertyValue, field: String, refusingUnpairedBidi: Bool = true) throws(ValidationError) -> PropertyValue {
         switch self {
         case .choice(let choices):
             guard case .string(let raw) = value, choices.contains(raw) else {
@@ -74,14 +77,16 @@ extension FieldKind {
             return Self.isStrictlyAscending(days) ? value : .strings(Array(Set(days)).sorted())
         case .text(let maxLength, let nonEmpty):
             guard case .string(let raw) = value else { throw ValidationError(field: field, "must be a string") }
-            return .string(try Self.checkedText(raw, maxLength: maxLength, nonEmpty: nonEmpty, field: field))
+            return .string(try Self.checkedText(raw, maxLength: maxLength, nonEmpty: nonEmpty, field: field, refusingUnpairedBidi: refusingUnpairedBidi))
         case .textSet(let maxCount, let maxLength):
             guard case .strings(let texts) = value else { throw ValidationError(field: field, "must be a list of strings") }
             if texts.count > maxCount { throw ValidationError(field: field, "at most \(maxCount) items") }
             // Already a normal set (what every stored event holds): no copy, no sort.
             if Self.isStrictlyAscending(texts), texts.allSatisfy({ Self.isNormalText($0, maxLength: maxLength, nonEmpty: true) }) { return value }
             var cleaned: Set<String> = []
-            for text in texts { cleaned.insert(try Self.checkedText(text, maxLength: maxLength, nonEmpty: true, field: field)) }
+            for text in texts {
+                cleaned.insert(try Self.checkedText(text, maxLength: maxLength, nonEmpty: true, field: field, refusingUnpairedBidi: refusingUnpairedBidi))
+            }
             return .strings(cleaned.sorted())
         case .digests(let maxCount):
             guard case .strings(let digests) = value else { throw ValidationError(field: field, "must be a list of SHA-256 hex digests") }
@@ -104,9 +109,9 @@ extension FieldKind {
     }
 
     /// Text trimmed of surrounding blanks, after checking its length in Unicode code points as
-    /// sent (what JSON Schema's maxLength counts) and that it holds no control characters but
-    /// newline and tab.
-    static func checkedText(_ raw: String, maxLength: Int, nonEmpty: Bool, field: String) throws(ValidationError) -> String {
+    /// sent (what JSON Schema's maxLength counts), that it holds no control characters but
+    /// newline and tab, and (`refusingUnpairedBidi`) no unpaired directional control.
+    static func checkedText(_ raw: String, maxLength: Int, nonEmpty: Bool, field: String, refusingUnpairedBidi: Bool = true) throws(ValidationError) -> String {
         // Most text is already in normal form: one pass over it decides (an incoming bundle
         // checks every event's text, at hundreds of thousands a second; Foundation's trimming
         // and Unicode property lookups for every character cost more than the rest of the check).
@@ -115,19 +120,24 @@ extension FieldKind {
         if nonEmpty, trimmed.isEmpty { throw ValidationError(field: field, "must not be empty") }
         if raw.unicodeScalars.count > maxLength { throw ValidationError(field: field, "must be at most \(maxLength) characters") }
         if containsControlCharacter(raw, allowingNewlineAndTab: true) { throw ValidationError(field: field, "must not contain control characters") }
+        if refusingUnpairedBidi, !BidiControls.arePaired(raw) {
+            throw ValidationError(field: field, "holds a right-to-left or left-to-right override, embedding or isolate (U+202A–202E, U+2066–2069) "
+                                  + "that is not closed in its line: close each with U+202C or U+2069, or leave them out")
+        }
         return trimmed
     }
 
     /// True if `raw` passes the text rules and trimming would not change it: within
-    /// `maxLength` code points, no control character but newline and tab, not blank when
-    /// `nonEmpty`, and no whitespace at either end. Decided from the UTF-8 bytes (no allocation);
+    /// `maxLength` code points, no control character but newline and tab, no directional
+    /// control (paired ones too: the slow path decides), not blank when `nonEmpty`, and no
+    /// whitespace at either end. Decided from the UTF-8 bytes (no allocation);
     /// false sends the caller to the slow path, which says what is wrong or trims.
     @inline(__always)
     static func isNormalText(_ raw: String, maxLength: Int, nonEmpty: Bool) -> Bool {
         var text = raw
         return text.withUTF8 { bytes in
             guard let firstByte = bytes.first, let lastByte = bytes.last else { return !nonEmpty }
-            guard !containsControlCharacter(bytes, allowingNewlineAndTab: true) else { return false }
+            guard !containsControlCharacter(bytes, allowingNewlineAndTab: true), !BidiControls.mayContain(bytes) else { return false }
             // Code points are the bytes that are not continuation bytes (10xxxxxx).
             guard bytes.lazy.filter({ $0 & 0xC0 != 0x80 }).count <= maxLength else { return false }
             if firstByte < 0x80, lastByte < 0x80 { return !isTrimmed(Unicode.Scalar(firstByte)) && !isTrimmed(Unicode.Scalar(lastByte)) }

@@ -1,11 +1,14 @@
 import CSV
 import Foundation
+import TallyCore
 
 /// Writes rows as CSV (CSV.swift's writer: fields quoted where they must be), in UTF-8 with a
 /// byte-order mark — so spreadsheet programs open Korean text as Korean, not mojibake. A text
 /// cell a spreadsheet would run as a formula (starting with = + - @, a tab or a carriage
 /// return) is written with a `'` before it, which spreadsheets show as text and the importer
-/// takes off again (`StatementReader.unguarded`).
+/// takes off again (`StatementReader.unguarded`); an unpaired directional control (one an
+/// event from before schema version 5 may hold) is left out, so it cannot reorder the cells
+/// after it (`BidiControls.neutralized`).
 public enum StatementWriter {
     public static func csv(header: [String], textColumns: Set<Int> = [], rows: [[String]]) throws -> [UInt8] {
         let stream = OutputStream(toMemory: ())
@@ -20,8 +23,12 @@ public enum StatementWriter {
     /// Characters a spreadsheet reads a cell starting with as a formula.
     static let formulaStarts: Set<Character> = ["=", "+", "-", "@", "\t", "\r", "'"]
 
-    /// `text`, with a `'` before it if it starts like a formula (or with a `'` already).
-    static func guarded(_ text: String) -> String { text.first.map(formulaStarts.contains) == true ? "'" + text : text }
+    /// `text` without unpaired directional controls, with a `'` before it if it starts like a
+    /// formula (or with a `'` already).
+    static func guarded(_ text: String) -> String {
+        let text = BidiControls.neutralized(text)
+        return text.first.map(formulaStarts.contains) == true ? "'" + text : text
+    }
 }
 
 extension StatementReader {

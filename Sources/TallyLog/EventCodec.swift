@@ -228,6 +228,13 @@ public enum EventCodec {
 ///
 /// - 1 → 2: version 2 added the expense field `payee`; a version-1 event cannot set it
 ///   (`FieldSpec.since`), so it means the same under version 2 and is kept as it is.
+/// - 4 → 5: version 5 refuses text holding an unpaired directional control (U+202A–202E,
+///   U+2066–2069; `BidiControls`). A version-4 event may hold one, and is kept as it is: its
+///   bytes are hashed and signed, and its values are still checked by the version-4 rules
+///   (`EntitySchema.checkIncoming` reads the event's own version). What it holds is made
+///   harmless where text is shown — the web app isolates every user text (`<bdi>`) — and where
+///   it leaves for a spreadsheet (the CSV export drops unpaired controls; the JSON Lines
+///   export is the data as it is).
 public enum EventUpcaster {
     /// Returns `event` in the current schema's terms.
     public static func upcast(_ event: Event) -> Event {

@@ -3,11 +3,13 @@ import TallyCore
 /// The writable fields of each entity in the OpenAPI document, written from its `EntitySpec`
 /// (every bound from `Limits`), so the document cannot disagree with what the API accepts.
 extension OpenAPIDocument {
-    /// No control characters but tab and newline (what `FieldKind.text` accepts).
-    static let printable = #"'^[^\u0000-\u0008\u000b-\u001f\u007f-\u009f]*$'"#
+    /// No control characters but tab and newline (what `FieldKind.text` accepts), and no
+    /// directional controls: the API takes them paired (`BidiControls`), which a pattern
+    /// cannot say, so the document promises the simpler subset that is always accepted.
+    static let printable = #"'^[^\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]*$'"#
     /// The same, and at least one character that is not blank.
     static let printableNonBlank =
-        #"'^[^\u0000-\u0008\u000b-\u001f\u007f-\u009f]*[^\s\u0000-\u0008\u000b-\u001f\u007f-\u009f][^\u0000-\u0008\u000b-\u001f\u007f-\u009f]*$'"#
+        #"'^[^\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]*[^\s\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069][^\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]*$'"#
 
     /// A real calendar day, `YYYY-MM-DD` (the date part of `datePattern`).
     static let dayPattern = String(datePattern[..<datePattern.range(of: "([T ]")!.lowerBound]) + "$"

@@ -485,6 +485,44 @@ class WebApp(unittest.TestCase):
             for expense_id in created:
                 self.api("DELETE", f"/v1/expenses/{expense_id}")
 
+    def test_every_user_text_is_isolated_and_unpaired_controls_are_dropped(self):
+        # Issue 29: what a person or a peer wrote cannot reorder what is shown beside it. The API
+        # refuses unpaired directional controls; paired ones (how right-to-left text is written)
+        # are taken, and every text is shown in a <bdi> of its own.
+        month = self.made["month"]
+        rli, pdi, rlo, lro = "\u2067", "\u2069", "\u202e", "\u202d"
+        status, refused = self.api("POST", "/v1/expenses", {"amount": 1, "payee": f"{rlo}evil{lro}RTL", "date": f"{month}-02"})
+        self.assertEqual(400, status, refused)
+        status, expense = self.api("POST", "/v1/expenses", {"amount": 4200, "payee": f"{rli}שוק{pdi} Market", "payment": "card",
+                                                             "tags": ["bidi-isolated"], "date": f"{month}-02"})
+        self.assertEqual(201, status)
+        try:
+            driver = self.browser()
+            self.sign_in(driver)
+            self.go(driver, f"#/expenses/{month}", ".expense-row")
+            self.wait(driver).until(lambda d: "Market" in self.text(d))
+            # Every non-blank text in the list sits directly in a <bdi>, which the browser isolates.
+            loose = driver.execute_script("""
+                const walker = document.createTreeWalker(document.querySelector('main'), NodeFilter.SHOW_TEXT);
+                const loose = [];
+                for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+                  const parent = node.parentElement;
+                  if (!node.data.trim() || parent.closest('option, svg, textarea')) continue;
+                  if (parent.tagName !== 'BDI' || getComputedStyle(parent).unicodeBidi !== 'isolate') loose.push(node.data);
+                }
+                return loose;""")
+            self.assertEqual([], loose)
+            # The page's own neutraliser (for text where no element can isolate, and what older
+            # events hold) drops exactly the unpaired controls.
+            dropped = driver.execute_async_script("""
+                const done = arguments[arguments.length - 1];
+                const url = performance.getEntriesByType('resource').map(e => e.name).find(n => /dom[^/]*[.]js/.test(n));
+                import(url).then(m => done([m.withoutUnpairedBidi('\u202eevil\u202dRTL'), m.withoutUnpairedBidi('\u2067a\u2069 b'),
+                                             m.withoutUnpairedBidi('card\u202e · tag')]));""")
+            self.assertEqual(["evilRTL", "\u2067a\u2069 b", "card · tag"], dropped)
+        finally:
+            self.api("DELETE", f"/v1/expenses/{expense['id']}")
+
     def test_the_ledger_as_it_was_at_an_earlier_moment_is_shown_read_only(self):
         status, first = self.api("POST", "/v1/expenses", {"amount": 7000, "payee": "Before the change", "date": "2020-02-10"})
         self.assertEqual(201, status)

@@ -38,6 +38,7 @@ import TallyTestSupport
         Case(name: "control characters in text", fragment: "invalid payment") { $0.properties[.payment] = .string("card\u{1B}[2J") },
         Case(name: "wrong value type", fragment: "invalid currency") { $0.properties[.currency] = .int(410) },
         Case(name: "unknown currency", fragment: "invalid currency") { $0.properties[.currency] = .string("XXX1") },
+        Case(name: "unpaired right-to-left override in text", fragment: "invalid payee") { $0.properties[.payee] = .string("\u{202E}evil\u{202D}RTL") },
         Case(name: "date beyond year 9999", fragment: "invalid date") {
             $0.properties[.date] = .dateTime(DateTime(epochMillis: DateTime.supportedMillis.upperBound * 2, offsetMinutes: 0))
         },

@@ -637,6 +637,16 @@ extension ImportTests {
         #expect(try StatementReader.csv(Array("Date,Description,Amount\n2026-11-01,a\u{1}b,5\n".utf8), options: Self.options()).bad.count == 1)
     }
 
+    /// Issue 29: text an older event may hold with an unpaired directional control leaves in a
+    /// CSV without it (it would reorder the cells after it in a spreadsheet); paired ones stay.
+    @Test func exportedCellsDropUnpairedDirectionalControls() throws {
+        let bytes = try StatementWriter.csv(header: ["payee", "memo"], textColumns: [0, 1],
+                                            rows: [["\u{202E}evil\u{202D}RTL", "\u{2067}שלום\u{2069}"], ["\u{202E}=1+1", "x"]])
+        let text = String(decoding: bytes.dropFirst(3), as: UTF8.self)
+        #expect(text.contains("evilRTL,\u{2067}שלום\u{2069}"), "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
+        #expect(text.contains("'=1+1"), "a formula behind an unpaired control is still guarded")
+    }
+
     @Test func anExportImportedIntoItsOwnLedgerChangesNothing() throws {
         let fixture = try ServerFixture()
         let ledger = fixture.service.ledger

@@ -173,6 +173,10 @@ extension TestResponse {
                 (.post, "/v1/expenses", "{\"amount\": 1, \"payee\": \"" + String(repeating: "가", count: Limits.maxShortTextLength + 1) + "\"}",
                  "application/json", .badRequest),                                                                     // payee: too long
                 (.post, "/v1/expenses", #"{"amount": 1, "payee": "a\u0007b"}"#, "application/json", .badRequest), // payee: control character
+                (.post, "/v1/expenses", #"{"amount": 1, "payee": "\u202eevil\u202dRTL"}"#, "application/json", .badRequest), // unpaired override
+                (.post, "/v1/expenses", #"{"amount": 1, "tags": ["ok", "x\u2067"]}"#, "application/json", .badRequest), // unclosed isolate
+                (.post, "/v1/categories", #"{"name": "Food\u202e"}"#, "application/json", .badRequest),
+                (.post, "/v1/todos", #"{"title": "run\u202c"}"#, "application/json", .badRequest),
                 (.get, "/v1/expenses?payee=x&colour=red", nil, "application/json", .badRequest),                 // unknown parameter
                 (.get, "/v1/expenses?limit=1001", nil, "application/json", .badRequest),                          // one page limit
                 (.get, "/v1//replication/vector", nil, "application/json", .badRequest),                          // empty segment
