@@ -17,7 +17,9 @@ public enum OFXReader {
         // A file may hold several accounts: each transaction is of the last account named before it.
         let accounts = options.account.isEmpty ? blocks("ACCTID", in: text).map { ($0.startIndex, field("ACCTID", in: "<ACCTID>" + $0) ?? "") } : []
         var accountAt = 0
+        let bounds = StatementBounds(timeLimit: options.timeLimit)
         for (number, block) in blocks("STMTTRN", in: text).enumerated() {
+            try bounds.checkTime(row: number + 1)
             while accountAt + 1 < accounts.count, accounts[accountAt + 1].0 < block.startIndex { accountAt += 1 }
             let rowAccount = accounts.indices.contains(accountAt) && accounts[accountAt].0 < block.startIndex
                 ? [field("BANKID", in: text), accounts[accountAt].1].compactMap { $0 }.joined(separator: "/") : nil

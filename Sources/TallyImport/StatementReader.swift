@@ -67,6 +67,8 @@ public struct StatementOptions: Sendable {
     /// (a bank account's signed column).
     public var positiveIsIncome = false
     public var delimiter: UnicodeScalar = ","
+    /// The longest reading the file may take (`StatementBounds`).
+    public var timeLimit: Duration = .seconds(60)
 
     public init() {}
 }
@@ -84,28 +86,39 @@ public enum StatementReader {
 
     /// Reads a CSV file's bytes (any of `StatementEncoding`) as one sheet.
     public static func csv(_ bytes: [UInt8], options: StatementOptions) throws(StatementError) -> Statement {
+        let bounds = StatementBounds(timeLimit: options.timeLimit)
         let (text, encoding) = try StatementEncoding.decode(bytes, as: options.encoding)
+        try StatementBounds.checkCSV(text, delimiter: options.delimiter)
         let reader: CSVReader
         do { reader = try CSVReader(string: text, hasHeaderRow: false, delimiter: options.delimiter) } catch { throw StatementError("not a CSV file: \(error)") }
         var rows: [(number: Int, cells: [String])] = []
         while let record = reader.next() {
             rows.append((rows.count + 1, record))
             if let error = reader.error { throw StatementError("not a CSV file (record \(rows.count)): \(error)") }
+            try bounds.checkTime(row: rows.count)
         }
         if let error = reader.error { throw StatementError("not a CSV file (record \(rows.count + 1)): \(error)") }
-        var statement = try read([StatementSheet(name: "", rows: rows)], options: options, serialDays: false)
+        var statement = try read([StatementSheet(name: "", rows: rows)], options: options, serialDays: false, bounds: bounds)
         statement.encoding = encoding
         return statement
     }
 
     /// Reads every sheet of an `.xlsx` workbook.
     public static func xlsx(_ data: Data, options: StatementOptions) throws(StatementError) -> Statement {
-        try read(try WorkbookReader.sheets(of: data), options: options, serialDays: true)
+        let bounds = StatementBounds(timeLimit: options.timeLimit)
+        return try read(try WorkbookReader.sheets(of: data), options: options, serialDays: true, bounds: bounds)
     }
 
     /// Reads sheets: each one's header row found (or given), then every row after it a
     /// transaction, a blank or total row (skipped), or a bad row.
-    public static func read(_ sheets: [StatementSheet], options: StatementOptions, serialDays: Bool) throws(StatementError) -> Statement {
+    /// Every row is held to `StatementBounds` (columns, cell bytes) before its header is
+    /// looked for, and reading stops at `bounds`' time limit.
+    public static func read(_ sheets: [StatementSheet], options: StatementOptions, serialDays: Bool,
+                            bounds: StatementBounds? = nil) throws(StatementError) -> Statement {
+        let bounds = bounds ?? StatementBounds(timeLimit: options.timeLimit)
+        for sheet in sheets {
+            for row in sheet.rows { try StatementBounds.check(row.cells, row: row.number, sheet: sheet.name) }
+        }
         var statement = Statement(rows: [], skipped: [], bad: [], layouts: [], encoding: nil)
         for sheet in sheets {
             let label = sheet.name.isEmpty ? "" : "sheet '\(sheet.name)' "
@@ -139,6 +152,7 @@ public enum StatementReader {
             }
             statement.layouts.append((sheet.name, layout.name))
             for row in sheet.rows[start...] {
+                try bounds.checkTime(row: row.number)
                 let cells = row.cells.map(trimmed)
                 if cells.allSatisfy(\.isEmpty) {
                     statement.skipped.append(StatementNote(sheet: sheet.name, row: row.number, reason: "blank"))

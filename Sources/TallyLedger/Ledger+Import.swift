@@ -176,8 +176,18 @@ extension Ledger {
     /// Reads a statement file's bytes (`format` csv, xlsx or ofx) and imports it; see
     /// `importStatement`. Rows without a currency column are in `options.currency`, else the
     /// ledger's default currency.
+    ///
+    /// At most `maxImportsAtOnce` run at once on a ledger (reading a file holds a core); one
+    /// more is refused with `LedgerError.tooManyImports`, not queued.
     public func importFile(_ bytes: [UInt8], fileName: String, format: String, options: StatementOptions, dryRun: Bool,
                            skipBadRows: Bool, actor: String) throws -> ImportReport {
+        let admitted = importsUnderWay.withLock { count in
+            guard count < Self.maxImportsAtOnce else { return false }
+            count += 1
+            return true
+        }
+        guard admitted else { throw LedgerError.tooManyImports(limit: Self.maxImportsAtOnce) }
+        defer { importsUnderWay.withLock { $0 -= 1 } }
         guard options.account.count <= Limits.maxShortTextLength, !options.account.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             throw ValidationError(field: "account", "must be at most \(Limits.maxShortTextLength) characters without control characters")
         }

@@ -26,6 +26,10 @@ public final class Ledger: Sendable {
     let session: LedgerSession
     /// The entities being created under an `Idempotency-Key` right now (`Ledger+Writes`).
     let idempotentCreates = Mutex<Set<UUID>>([])
+    /// Statement imports reading or writing now (`importFile`), at most `maxImportsAtOnce`.
+    let importsUnderWay = Mutex(0)
+    /// The most statement imports one ledger runs at once.
+    public static let maxImportsAtOnce = 2
     /// What the last open found and did, for the caller to log.
     public let opening: Opening
 

@@ -12,6 +12,9 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
     /// Another request with the same `Idempotency-Key` is creating the entity right now
     /// (HTTP 409): retry, and the retry gets the entity it created.
     case idempotencyKeyInUse(String)
+    /// As many imports as a ledger reads at once are under way (HTTP 429): try again when one
+    /// has finished.
+    case tooManyImports(limit: Int)
 
     /// A stable code for APIs and scripts.
     public var code: String {
@@ -20,6 +23,7 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
         case .unknownParameter: "unknown_parameter"
         case .viewsBehind: "written_views_behind"
         case .idempotencyKeyInUse: "idempotency_key_in_use"
+        case .tooManyImports: "too_many_imports"
         }
     }
 
@@ -32,6 +36,8 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
             "\(id) was written durably, but the views could not show it yet (\(cause)); it appears once they catch up (free disk space; no need to write it again)"
         case .idempotencyKeyInUse(let key):
             "a request with Idempotency-Key '\(key)' is being answered right now; retry it, and it returns the entity that one creates"
+        case .tooManyImports(let limit):
+            "\(limit) imports are under way on this ledger, the most it reads at once; try again when one has finished"
         }
     }
 }

@@ -44,6 +44,7 @@ public struct APIError: Error, Sendable {
             // Durable: a 2xx, never a 5xx a client would retry into a duplicate.
             case .viewsBehind: return APIError(.accepted, error.code, error.description)
             case .idempotencyKeyInUse: return APIError(.conflict, error.code, error.description)
+            case .tooManyImports: return APIError(.tooManyRequests, error.code, error.description)
             }
         case let error as BlobError:
             switch error {
