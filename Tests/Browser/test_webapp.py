@@ -10,7 +10,7 @@ import time
 import unittest
 
 from axe_selenium_python import Axe
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import ElementNotInteractableException, NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -77,6 +77,21 @@ class WebApp(unittest.TestCase):
                 d.find_element(By.XPATH, xpath).click()
                 return True
             except StaleElementReferenceException:
+                return False
+        self.wait(driver).until(attempt)
+
+    def until_done(self, driver, action, done):
+        """Does `action` until `done(driver)` holds, checking `done` first. The change feed may
+        redraw a screen between finding an element and using it (a stale element), or redraw
+        an open form away; the action — which must be safe to repeat and must find its elements
+        afresh — is then done again, instead of failing on an element found before the redraw."""
+        def attempt(d):
+            try:
+                if done(d):
+                    return True
+                action(d)
+                return done(d)
+            except (StaleElementReferenceException, NoSuchElementException, ElementNotInteractableException):
                 return False
         self.wait(driver).until(attempt)
 
@@ -401,30 +416,45 @@ class WebApp(unittest.TestCase):
         Select(driver.find_element(By.ID, "category-parent")).select_by_value(self.made["food"])
         driver.find_element(By.CSS_SELECTOR, "form.inline-form button[type=submit]").click()
         self.wait(driver).until(EC.visibility_of_element_located((By.XPATH, item("Coffee"))))
-        driver.find_element(By.XPATH, "//button[@aria-label='Edit: Coffee']").click()
-        name = self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".tree input[name=name]")))
-        name.clear()
-        name.send_keys("Cafés")
-        name.submit()
-        self.wait(driver).until(EC.visibility_of_element_located((By.XPATH, item("Cafés"))))
+
+        def rename(d):
+            d.find_element(By.XPATH, "//button[@aria-label='Edit: Coffee']").click()
+            name = self.wait(d).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".tree input[name=name]")))
+            name.clear()
+            name.send_keys("Cafés")
+            name.submit()
+            self.wait(d, 3).until(EC.visibility_of_element_located((By.XPATH, item("Cafés"))))
+        self.until_done(driver, rename, lambda d: d.find_elements(By.XPATH, item("Cafés")))
         # Nested under Food, as a list inside Food's item.
-        self.assertEqual(1, len(driver.find_elements(By.XPATH, f"{item('Food')}/ul[contains(@class,'subtree')]/li[./div/span[contains(.,'Cafés')]]")))
-        driver.find_element(By.XPATH, f"{item('Cafés')}/div//button[contains(@class,'danger')]").click()
-        driver.find_element(By.XPATH, f"{item('Cafés')}/div//button[contains(@class,'danger')]").click()
-        self.wait(driver).until(lambda d: "Cafés" not in self.text(d))
+        nested = f"{item('Food')}/ul[contains(@class,'subtree')]/li[./div/span[contains(.,'Cafés')]]"
+        self.wait(driver).until(lambda d: len(d.find_elements(By.XPATH, nested)) == 1)
+
+        def delete(d):  # the first tap asks to confirm, the second deletes
+            d.find_element(By.XPATH, f"{item('Cafés')}/div//button[contains(@class,'danger')]").click()
+            d.find_element(By.XPATH, f"{item('Cafés')}/div//button[contains(@class,'danger')]").click()
+            self.wait(d, 3).until(lambda d: "Cafés" not in self.text(d))
+        self.until_done(driver, delete, lambda d: "Cafés" not in self.text(d))
         # Food cannot be moved under itself or its own sub-categories: they are not offered.
-        driver.find_element(By.XPATH, "//button[@aria-label='Edit: Food']").click()
-        parent = self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".tree select[name=parentId]")))
-        offered = [o.get_attribute("value") for o in Select(parent).options]
+        offered = []
+
+        def open_food(d):
+            d.find_element(By.XPATH, "//button[@aria-label='Edit: Food']").click()
+            parent = self.wait(d, 3).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".tree select[name=parentId]")))
+            offered[:] = [o.get_attribute("value") for o in Select(parent).options]
+        self.until_done(driver, open_food, lambda d: bool(offered))
         self.assertNotIn(self.made["lunch"], offered)
         self.assertNotIn(self.made["food"], offered)
         # An empty name is refused with the API's message beside the field.
-        name = driver.find_element(By.CSS_SELECTOR, ".tree input[name=name]")
-        name.clear()
-        driver.find_element(By.CSS_SELECTOR, ".tree form button[type=submit]").click()
-        error = self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".tree .field-error:not([hidden])")))
+        def submit_empty(d):
+            if not d.find_elements(By.CSS_SELECTOR, ".tree input[name=name]"):
+                open_food(d)
+            d.find_element(By.CSS_SELECTOR, ".tree input[name=name]").clear()
+            d.find_element(By.CSS_SELECTOR, ".tree form button[type=submit]").click()
+            self.wait(d, 3).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".tree .field-error:not([hidden])")))
+        shown = lambda d: [e.text for e in d.find_elements(By.CSS_SELECTOR, ".tree .field-error:not([hidden])") if e.text]
+        self.until_done(driver, submit_empty, shown)
         status, answer = self.api("PATCH", f"/v1/categories/{self.made['food']}", {"name": ""})
-        self.assertEqual(answer["error"]["message"], error.text)
+        self.assertEqual([answer["error"]["message"]], shown(driver))
         self.assertEqual("name", answer["error"]["field"])
 
     def test_history_shows_the_trail_and_the_conflict_with_both_values(self):
