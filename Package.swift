@@ -144,11 +144,12 @@ let package = Package(
                            .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio")]
         ),
-        // Helpers shared by the test targets: temporary directories, sample events, subprocesses.
+        // Helpers shared by the test targets, the fuzzers and the benchmarks: temporary
+        // directories, sample and random events, subprocesses, test photos. A library under
+        // Sources/ (nothing under Sources/ depends on Tests/).
         .target(
             name: "TallyTestSupport",
-            dependencies: ["TallyCore", "TallyLog"],
-            path: "Tests/TallyTestSupport"
+            dependencies: ["TallyCore", "TallyLog"]
         ),
         .testTarget(
             name: "TallyCoreTests",
