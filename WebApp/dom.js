@@ -22,7 +22,7 @@ function build(element, props, children) {
     if (name.startsWith("on") && typeof value === "function") {
       element.addEventListener(name.slice(2), value);
     } else {
-      element.setAttribute(name, value === true ? "" : String(value));
+      element.setAttribute(name, value === true ? "" : withoutUnpairedBidi(String(value)));  // labels carry names too
     }
   }
   append(element, children);

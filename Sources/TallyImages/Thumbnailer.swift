@@ -26,7 +26,8 @@ public struct Thumbnailer: Sendable {
         /// libvips could not read it; the associated text is libvips's own, for the log only.
         case undecodable(internal: String)
         case tooManyPixels(Int)
-        case tooMuchMemory(needs: Int, limit: Int)
+        /// `whole`: the image is one libvips decodes whole (interlaced, progressive, HEIC, …).
+        case tooMuchMemory(needs: Int, limit: Int, whole: Bool)
         case tookTooLong(Duration)
         case busy(waiting: Int)
 
@@ -37,9 +38,10 @@ public struct Thumbnailer: Sendable {
             case .undecodable: "the image could not be read: it is damaged, or not the type its first bytes claim"
             case .tooManyPixels(let pixels):
                 "the image claims \(pixels / 1_000_000) megapixels; thumbnails are made of images up to \(Thumbnailer.maxPixels / 1_000_000)"
-            case .tooMuchMemory(let needs, let limit):
-                "decoding this image would take about \(needs >> 20) MiB (it is stored interlaced, progressive or as HEIC, "
-                    + "which is decoded whole); the limit is \(limit >> 20) MiB"
+            case .tooMuchMemory(let needs, let limit, let whole):
+                "decoding this image would take about \(needs >> 20) MiB"
+                    + (whole ? " (it is stored interlaced, progressive, as HEIC, WebP or GIF, which is decoded whole)" : "")
+                    + "; the limit is \(limit >> 20) MiB"
             case .tookTooLong(let limit): "making this thumbnail took longer than \(limit) and was stopped"
             case .busy(let waiting): "\(waiting) thumbnails are already waiting to be made; ask again in a few seconds"
             }
@@ -80,7 +82,10 @@ public struct Thumbnailer: Sendable {
         try start()
         guard let header = ImageHeader.read(image) else { throw Failure.undecodable(internal: lastError()) }
         guard header.pixels <= maxPixels else { throw Failure.tooManyPixels(header.pixels) }
-        guard header.decodeBytes <= limits.maxDecodeBytes else { throw Failure.tooMuchMemory(needs: header.decodeBytes, limit: limits.maxDecodeBytes) }
+        let decode = header.decodeBytes(size: size)
+        guard decode.bytes <= limits.maxDecodeBytes else {
+            throw Failure.tooMuchMemory(needs: decode.bytes, limit: limits.maxDecodeBytes, whole: decode.whole)
+        }
         let timeout = limits.decodeTimeout.components
         let milliseconds = Int32(clamping: timeout.seconds * 1000 + timeout.attoseconds / 1_000_000_000_000_000)
         var output: UnsafeMutableRawPointer?

@@ -77,7 +77,7 @@ public enum OFXReader {
         let after = text[open.upperBound...]
         let value = after[..<(after.firstIndex(of: "<") ?? after.endIndex)].trimmingCharacters(in: .whitespacesAndNewlines)
             .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
-        return value.isEmpty ? nil : String(value.prefix(1_000))
+        return value.isEmpty ? nil : BidiControls.neutralized(String(value.prefix(1_000)))  // see StatementReader.read
     }
 
     /// `YYYYMMDD[HHMMSS[.XXX]][[±h[.mm]][:TZ]]`: with a bracketed offset, that instant; without,

@@ -33,27 +33,34 @@ public struct StatementBounds: Sendable {
         }
     }
 
-    /// The same, for CSV text before a CSV parser builds its records: one pass over the bytes
-    /// counting delimiters and cell lengths outside and inside quotes (`"` quotes a cell, `""`
-    /// is a quote within one, a line break outside quotes ends a record).
+    /// The same, for CSV text before a CSV parser builds its records: one pass over the bytes,
+    /// reading quotes as CSV.swift does — a `"` opens a quoted cell only as the cell's first
+    /// character (elsewhere it is text), `""` inside one is a quote, and a line break (LF, CR or
+    /// CR LF) outside quotes ends a record.
     static func checkCSV(_ text: String, delimiter: Unicode.Scalar) throws(StatementError) {
         guard delimiter.isASCII else { return }
-        let separator = UInt8(delimiter.value), quote = UInt8(ascii: "\""), newline = UInt8(ascii: "\n")
-        var (row, columns, cellBytes, quoted) = (1, 1, 0, false)
+        let separator = UInt8(delimiter.value), quote = UInt8(ascii: "\""), lineFeed = UInt8(ascii: "\n"), carriageReturn = UInt8(ascii: "\r")
+        enum State { case cellStart, unquoted, quoted, quoteInQuoted }
+        var (state, row, columns, cellBytes) = (State.cellStart, 1, 1, 0)
+        var afterCarriageReturn = false
         for byte in text.utf8 {
-            if byte == quote {
-                quoted.toggle()  // a doubled quote toggles twice: still inside
-            } else if !quoted && byte == separator {
-                columns += 1
-                cellBytes = 0
+            defer { afterCarriageReturn = byte == carriageReturn && state != .quoted }
+            if state == .quoted {
+                if byte == quote { state = .quoteInQuoted } else { cellBytes += 1 }
+            } else if byte == quote && state == .cellStart {
+                state = .quoted
+            } else if byte == quote && state == .quoteInQuoted {
+                (state, cellBytes) = (.quoted, cellBytes + 1)  // "" is a quote within the cell
+            } else if byte == separator {
+                (state, columns, cellBytes) = (.cellStart, columns + 1, 0)
                 if columns > maxColumns { throw StatementError("row \(row) has more than \(maxColumns) columns; a statement row may have at most \(maxColumns)") }
-                continue
-            } else if !quoted && byte == newline {
-                (row, columns, cellBytes) = (row + 1, 1, 0)
-                continue
+            } else if byte == lineFeed || byte == carriageReturn {
+                if !(byte == lineFeed && afterCarriageReturn) { row += 1 }
+                (state, columns, cellBytes) = (.cellStart, 1, 0)
+            } else {
+                (state, cellBytes) = (state == .quoteInQuoted ? .unquoted : state == .cellStart ? .unquoted : state, cellBytes + 1)
             }
-            cellBytes += 1
-            if cellBytes > maxCellBytes + 2 {  // + 2: the quotes around a quoted cell
+            if cellBytes > maxCellBytes {
                 throw StatementError("row \(row) column \(columns) holds more than \(maxCellBytes) bytes; a cell may hold at most \(maxCellBytes)")
             }
         }

@@ -153,7 +153,9 @@ public enum StatementReader {
             statement.layouts.append((sheet.name, layout.name))
             for row in sheet.rows[start...] {
                 try bounds.checkTime(row: row.number)
-                let cells = row.cells.map(trimmed)
+                // A bank's text, not a person's: an unpaired directional control in it is
+                // dropped (the ledger refuses text holding one), not a reason to refuse the file.
+                let cells = row.cells.map { BidiControls.neutralized(trimmed($0)) }
                 if cells.allSatisfy(\.isEmpty) {
                     statement.skipped.append(StatementNote(sheet: sheet.name, row: row.number, reason: "blank"))
                     continue

@@ -24,8 +24,16 @@ public enum WorkbookReader {
     public static let maxTotalBytes = 48 << 20
     /// XML nested deeper than this is refused before the parser sees it (a sheet is 4 deep).
     static let maxDepth = 32
-    public static let maxCellsPerRow = 1_000
+    /// A row's cells are padded to their column: bounded by `StatementBounds.maxColumns`.
+    public static let maxCellsPerRow = StatementBounds.maxColumns
     public static let maxRows = 1_000_000
+    /// The most XML elements in all the parts read. XMLCoder builds ~1 KB of tree per element
+    /// (measured: 206 MB for a sheet of 100,000 one-cell rows), so this bounds its memory to
+    /// ~250 MB — a statement of ~12,000 rows of ten cells.
+    public static let maxElements = 250_000
+    /// The most cells all rows may hold once padded to their columns (a row of one cell in
+    /// column 200 holds 200): 2,000,000, ~32 MB.
+    public static let maxCells = 2_000_000
 
     public static func sheets(of data: Data) throws(StatementError) -> [StatementSheet] {
         // ZIPFoundation traps (instead of throwing) on offsets past the end of the data: the
@@ -34,6 +42,7 @@ public enum WorkbookReader {
         let archive: Archive
         do { archive = try Archive(data: data, accessMode: .read) } catch { throw StatementError("not an .xlsx workbook (not a zip archive)") }
         var inflated = 0
+        var elements = 0
         func part(_ path: String) throws(StatementError) -> Data? {
             guard let entry = archive[path] else { return nil }
             var bytes = Data()
@@ -48,7 +57,12 @@ public enum WorkbookReader {
             // Foundation's XML parser traps on invalid UTF-8 in names, XMLCoder's tree on deep
             // nesting: both are refused here first.
             guard StatementEncoding.firstInvalidUTF8(Array(bytes)[...]) == nil else { throw StatementError("the workbook's part \(path) is not UTF-8") }
-            guard xmlDepth(bytes) <= maxDepth else { throw StatementError("the workbook's part \(path) nests deeper than \(maxDepth)") }
+            let shape = xmlShape(bytes)
+            guard shape.depth <= maxDepth else { throw StatementError("the workbook's part \(path) nests deeper than \(maxDepth)") }
+            elements += shape.elements
+            guard elements <= maxElements else {
+                throw StatementError("the workbook holds more than \(maxElements) XML elements (rows, cells and values); split it, or save it as CSV")
+            }
             return bytes
         }
         func decode<T: Decodable>(_ type: T.Type, _ path: String) throws(StatementError) -> T? {
@@ -62,6 +76,7 @@ public enum WorkbookReader {
         let shared = (try decode(SharedStrings.self, "xl/sharedStrings.xml")?.si ?? []).map(\.text)
         var sheets: [StatementSheet] = []
         var read: Set<String> = []
+        var paddedCells = 0
         for sheet in workbook.sheets.sheet {
             guard let target = relationships.first(where: { $0.id == sheet.relationship })?.target else {
                 throw StatementError("the workbook names a sheet '\(sheet.name)' it does not hold")
@@ -79,6 +94,8 @@ public enum WorkbookReader {
                 for cell in row.c ?? [] {
                     let column = try cell.r.map { reference throws(StatementError) in try columnIndex(reference, sheet: sheet.name) } ?? cells.count
                     guard column >= cells.count, column < maxCellsPerRow else { throw StatementError("the sheet '\(sheet.name)' row \(number) has cells out of order or past column \(maxCellsPerRow)") }
+                    paddedCells += column - cells.count + 1
+                    guard paddedCells <= maxCells else { throw StatementError("the workbook's rows hold more than \(maxCells) cells; split it, or save it as CSV") }
                     cells.append(contentsOf: repeatElement("", count: column - cells.count))
                     cells.append(try text(of: cell, shared: shared, sheet: sheet.name))
                 }
@@ -89,10 +106,11 @@ public enum WorkbookReader {
         return sheets
     }
 
-    /// How deep `xml` nests its elements: one pass, counting `<name` in and `</` or `/>` out
-    /// (quoted attribute values skipped, so they cannot hide a level; CDATA can only count more).
-    static func xmlDepth(_ xml: Data) -> Int {
-        var (depth, deepest) = (0, 0)
+    /// How deep `xml` nests its elements, and how many it opens: one pass, counting `<name` in
+    /// and `</` or `/>` out (quoted attribute values skipped, so they cannot hide a level;
+    /// CDATA can only count more).
+    static func xmlShape(_ xml: Data) -> (depth: Int, elements: Int) {
+        var (depth, deepest, elements) = (0, 0, 0)
         var (inTag, afterOpen) = (false, false)
         var quote: UInt8?
         var previous: UInt8 = 0
@@ -104,7 +122,13 @@ public enum WorkbookReader {
             }
             if afterOpen {
                 afterOpen = false
-                if byte == UInt8(ascii: "/") { depth -= 1 } else if byte != UInt8(ascii: "?") && byte != UInt8(ascii: "!") { depth += 1; deepest = max(deepest, depth) }
+                if byte == UInt8(ascii: "/") {
+                    depth -= 1
+                } else if byte != UInt8(ascii: "?") && byte != UInt8(ascii: "!") {
+                    depth += 1
+                    elements += 1
+                    deepest = max(deepest, depth)
+                }
             }
             if !inTag {
                 if byte == UInt8(ascii: "<") { (inTag, afterOpen) = (true, true) }
@@ -115,7 +139,7 @@ public enum WorkbookReader {
                 if previous == UInt8(ascii: "/") { depth -= 1 }
             }
         }
-        return deepest
+        return (deepest, elements)
     }
 
     /// Checks that a zip archive's end record and central directory, and every entry's local

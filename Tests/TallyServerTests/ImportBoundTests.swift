@@ -7,6 +7,7 @@ import TallyCore
 import TallyImport
 @testable import TallyLedger
 import TallyTestSupport
+import ZIPFoundation
 
 /// Issue 29: what reading a statement may cost — columns per row, bytes per cell, time — and
 /// how many imports one ledger reads at once.
@@ -28,6 +29,57 @@ import TallyTestSupport
         // The same bounds hold for rows from a workbook (or any sheet).
         let sheet = StatementSheet(name: "Sheet1", rows: [(1, ["date", "amount"] + Array(repeating: "x", count: StatementBounds.maxColumns))])
         #expect { try StatementReader.read([sheet], options: ImportTests.options(), serialDays: true) } throws: { "\($0)".contains("sheet 'Sheet1' row 1") }
+    }
+
+    /// Issue 29's review: the pre-check read quotes differently from CSV.swift (a `"` inside
+    /// an unquoted cell is text), so columns and a giant cell hid from it; and a CR-only file
+    /// was one long row.
+    @Test func thePreCheckReadsQuotesAndLineEndsAsTheParserDoes() throws {
+        let hidden = String(repeating: "a\"" + String(repeating: ",", count: 300) + "a\",", count: 2)
+        #expect { try Self.csv("date,amount\n" + hidden + "\n") } throws: { "\($0)".contains("row 2 has more than \(StatementBounds.maxColumns) columns") }
+        let giant = "date,amount,memo\n2026-11-01,1,x\"" + String(repeating: "y", count: 5_000) + "\n"
+        #expect { try Self.csv(giant) } throws: { "\($0)".contains("row 2 column 3 holds more than") }
+        let unclosed = "date,amount,memo\n2026-11-01,1,\"" + String(repeating: "y,\n", count: 2_000)
+        #expect { try Self.csv(unclosed) } throws: { "\($0)".contains("row 2 column 3") }
+        let rows = (1...300).map { "2026-11-01,\($0)" }
+        #expect(try Self.csv("date,amount\r" + rows.joined(separator: "\r") + "\r").rows.count == 300, "CR line ends")
+        #expect(try Self.csv("date,amount\r\n" + rows.joined(separator: "\r\n")).rows.count == 300, "CR LF line ends")
+    }
+
+    /// A statement's own unpaired directional controls are dropped, not a reason to refuse it
+    /// (the ledger refuses text holding one; the row is a bank's text, not a person's).
+    @Test func unpairedControlsInAStatementAreDropped() throws {
+        let statement = try Self.csv("date,amount,memo\n2026-11-01,100,card\u{202E} payment\n")
+        #expect(statement.rows.first?.memo == "card payment")
+    }
+
+    /// A workbook of one sheet holding `rowsXML`.
+    static func workbook(_ rowsXML: String) throws -> Data {
+        let archive = try Archive(data: Data(), accessMode: .create)
+        func add(_ path: String, _ xml: String) throws {
+            let data = Data(xml.utf8)
+            try archive.addEntry(with: path, type: .file, uncompressedSize: Int64(data.count), compressionMethod: .deflate) { (position: Int64, size: Int) in
+                data.subdata(in: Int(position)..<Int(position) + size)
+            }
+        }
+        let main = "http://schemas.openxmlformats.org/spreadsheetml/2006/main", relationships = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+        try add("xl/worksheets/sheet1.xml", #"<worksheet xmlns="\#(main)"><sheetData>\#(rowsXML)</sheetData></worksheet>"#)
+        try add("xl/workbook.xml", #"<workbook xmlns="\#(main)" xmlns:r="\#(relationships)"><sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>"#)
+        try add("xl/_rels/workbook.xml.rels", #"<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="\#(relationships)/worksheet" Target="worksheets/sheet1.xml"/></Relationships>"#)
+        return archive.data!
+    }
+
+    /// Issue 29's review: a 6 KB workbook of 100,000 rows each naming one far-right cell took
+    /// 2 GB as XMLCoder's tree and padded rows. Elements are counted before XMLCoder parses,
+    /// and padded cells as rows are built.
+    @Test func aWorkbookOfManyTinyRowsIsRefusedBeforeItIsBuilt() throws {
+        let padded = try Self.workbook(String(repeating: #"<row><c r="IV1"/></row>"#, count: 20_000))
+        #expect(padded.count < 64 << 10)
+        #expect { try StatementReader.xlsx(padded, options: ImportTests.options()) } throws: { "\($0)".contains("more than \(WorkbookReader.maxCells) cells") }
+        let many = try Self.workbook(String(repeating: "<row><c/></row>", count: 150_000))
+        #expect { try StatementReader.xlsx(many, options: ImportTests.options()) } throws: { "\($0)".contains("more than \(WorkbookReader.maxElements) XML elements") }
+        let far = try Self.workbook(#"<row><c r="IW1"/></row>"#)
+        #expect { try StatementReader.xlsx(far, options: ImportTests.options()) } throws: { "\($0)".contains("past column \(StatementBounds.maxColumns)") }
     }
 
     @Test func readingStopsAtItsTimeLimit() {

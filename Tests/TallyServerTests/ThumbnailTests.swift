@@ -93,9 +93,9 @@ import TallyTestSupport
         #expect(bomb.count < 8 << 20, "a small file: \(bomb.count) bytes")
         let header = try #require(ImageHeader.read(bomb))
         #expect(header.isInterlaced && header.bands == 4 && header.bytesPerBand == 2 && header.loader.hasPrefix("pngload"))
-        #expect(header.decodeBytes == 12_247 * 12_247 * 8)
+        #expect(header.decodeBytes(size: 128) == (12_247 * 12_247 * 8, true))
         #expect { try Thumbnailer.jpegThumbnail(of: bomb, size: 128) } throws: { error in
-            guard case .tooMuchMemory(let needs, let limit)? = error as? Thumbnailer.Failure else { return false }
+            guard case .tooMuchMemory(let needs, let limit, true)? = error as? Thumbnailer.Failure else { return false }
             return needs > 1_000 << 20 && limit == ThumbnailLimits().maxDecodeBytes && "\(error)".contains("MiB")
         }
     }
@@ -105,7 +105,7 @@ import TallyTestSupport
     @Test func aHugeStreamingImageIsStoppedAtItsTimeLimit() throws {
         let huge = PNGFixture.zeros(width: 12_247, height: 12_247, bitDepth: 16, interlaced: false)
         let header = try #require(ImageHeader.read(huge))
-        #expect(!header.isInterlaced && header.decodeBytes < 16 << 20)
+        #expect(!header.isInterlaced && header.decodeBytes(size: 128).bytes < 32 << 20)
         let start = ContinuousClock.now
         #expect(throws: Thumbnailer.Failure.tookTooLong(.milliseconds(300))) {
             try Thumbnailer.jpegThumbnail(of: huge, size: 128, limits: ThumbnailLimits(decodeTimeout: .milliseconds(300)))
@@ -128,10 +128,34 @@ import TallyTestSupport
         let plain = ImageHeader(width: 8_000, height: 6_000, bands: 3, bytesPerBand: 1, loader: "jpegload_buffer", isInterlaced: false)
         var progressive = plain
         progressive.isInterlaced = true
-        #expect(plain.decodeBytes < 4 << 20)
-        #expect(progressive.decodeBytes == 8_000 * 6_000 * 3 * 2)
+        #expect(plain.decodeBytes(size: 128).bytes < 4 << 20)
+        #expect(progressive.decodeBytes(size: 128).bytes == 8_000 * 6_000 * 3 * 2)
         let iPhone48 = ImageHeader(width: 8_064, height: 6_048, bands: 3, bytesPerBand: 1, loader: "heifload_buffer", isInterlaced: false)
-        #expect(iPhone48.decodeBytes <= ThumbnailLimits().maxDecodeBytes, "a 48-megapixel iPhone HEIC is taken: \(iPhone48.decodeBytes >> 20) MiB")
+        #expect(iPhone48.decodeBytes(size: 128).bytes <= ThumbnailLimits().maxDecodeBytes, "a 48-megapixel iPhone HEIC is taken")
+    }
+
+    /// Issue 29's review: a wide strip of an image made into a one-row thumbnail holds every
+    /// row of it (655,000 × 229 × 16-bit RGBA: 1.2 GB), and PNG text chunks inflate (100
+    /// zTXt chunks of 8 MB in a 771 KB file): both are counted, and refused.
+    @Test func wideStripsAndInflatingMetadataAreCounted() throws {
+        let wide = ImageHeader(width: 655_000, height: 229, bands: 4, bytesPerBand: 2, loader: "pngload_buffer", isInterlaced: false)
+        #expect(wide.decodeBytes(size: 256) == (655_000 * 8 * 229, false))
+        let tall = ImageHeader(width: 300, height: 100_000, bands: 3, bytesPerBand: 1, loader: "pngload_buffer", isInterlaced: false)
+        #expect(tall.decodeBytes(size: 128).bytes == 300 * 3 * (2 * (100_000 / 128 + 2)))
+        var png = PNGFixture.zeros(width: 64, height: 64, bitDepth: 8, interlaced: false)
+        let end = png.count - 12  // before IEND
+        var chunks = Data()
+        for _ in 0..<30 {
+            let body = Array("zTXtcomment".utf8) + [0, 0] + [0x78, 0x01, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01]  // an empty deflate stream
+            chunks += withUnsafeBytes(of: UInt32(body.count - 4).bigEndian, Array.init) + body + withUnsafeBytes(of: PNGFixture.crc32(body).bigEndian, Array.init)
+        }
+        png.insert(contentsOf: chunks, at: end)
+        let header = try #require(ImageHeader.read(png))
+        #expect(header.metadataBytes == 30 * 16 << 20)
+        #expect { try Thumbnailer.jpegThumbnail(of: png, size: 128) } throws: { error in
+            guard case .tooMuchMemory(_, _, false)? = error as? Thumbnailer.Failure else { return false }
+            return !"\(error)".contains("interlaced")
+        }
     }
 
     /// Libvips's error text stays in the log: the answer names the problem.
