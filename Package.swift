@@ -176,7 +176,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TallyCLITests",
-            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallyTestSupport", "tally",
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallyImages", "TallyTestSupport", "tally",
                            .product(name: "AsyncHTTPClient", package: "async-http-client")]
         ),
     ],

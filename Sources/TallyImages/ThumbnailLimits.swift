@@ -13,8 +13,14 @@ public struct ThumbnailLimits: Sendable, Equatable {
     public var maxWaiting: Int
     /// The longest one decode may run; it is stopped there (a 150-megapixel PNG takes ~6 s).
     public var decodeTimeout: Duration
+    /// The command that decodes in a process of its own (`ThumbnailWorker`: its memory capped
+    /// by the kernel, killed at its deadline); nil decodes in this process. `tally serve` sets
+    /// it to itself and `thumbnail-worker`.
+    public var workerCommand: [String]?
 
-    public init(maxDecodeBytes: Int = 320 << 20, concurrentDecodes: Int = 2, maxWaiting: Int = 32, decodeTimeout: Duration = .seconds(10)) {
+    public init(maxDecodeBytes: Int = 320 << 20, concurrentDecodes: Int = 2, maxWaiting: Int = 32, decodeTimeout: Duration = .seconds(10),
+                workerCommand: [String]? = nil) {
         (self.maxDecodeBytes, self.concurrentDecodes, self.maxWaiting, self.decodeTimeout) = (maxDecodeBytes, concurrentDecodes, maxWaiting, decodeTimeout)
+        self.workerCommand = workerCommand
     }
 }

@@ -20,7 +20,7 @@ public struct Thumbnailer: Sendable {
 
     /// Why no thumbnail could be made. The descriptions name the problem for the person who
     /// asked, never libvips's internals (those go to the log).
-    public enum Failure: Error, CustomStringConvertible, Equatable {
+    public enum Failure: Error, CustomStringConvertible, Equatable, Codable {
         case notAnImage(String)
         case unsupportedSize(Int)
         /// libvips could not read it; the associated text is libvips's own, for the log only.
@@ -29,6 +29,9 @@ public struct Thumbnailer: Sendable {
         /// `whole`: the image is one libvips decodes whole (interlaced, progressive, HEIC, …).
         case tooMuchMemory(needs: Int, limit: Int, whole: Bool)
         case tookTooLong(Duration)
+        /// The worker decoding it died before it answered: past its memory cap, most likely,
+        /// under a header that understates the image (`ThumbnailWorker`).
+        case exceededLimits(memory: Int, time: Duration)
         case busy(waiting: Int)
 
         public var description: String {
@@ -43,6 +46,8 @@ public struct Thumbnailer: Sendable {
                     + (whole ? " (it is stored interlaced, progressive, as HEIC, WebP or GIF, which is decoded whole)" : "")
                     + "; the limit is \(limit >> 20) MiB"
             case .tookTooLong(let limit): "making this thumbnail took longer than \(limit) and was stopped"
+            case .exceededLimits(let memory, let time):
+                "decoding this image needed more than its limits (about \(memory >> 20) MiB, \(time)): its header does not say how large it is"
             case .busy(let waiting): "\(waiting) thumbnails are already waiting to be made; ask again in a few seconds"
             }
         }
@@ -62,8 +67,10 @@ public struct Thumbnailer: Sendable {
         if let made = try cached(digest, size: size) { return made }
         let type = try store.contentType(of: digest) ?? "application/octet-stream"
         guard Self.imageTypes.contains(type) else { throw Failure.notAnImage(type) }
-        let source = try Data(contentsOf: URL(fileURLWithPath: try store.file(of: digest)))
-        let info = try store.store(try Self.jpegThumbnail(of: source, size: size, limits: limits))
+        let file = try store.file(of: digest)
+        let jpeg = try limits.workerCommand.map { command in try ThumbnailWorker.run(command, path: file, size: size, limits: limits) }
+            ?? Self.jpegThumbnail(of: try Data(contentsOf: URL(fileURLWithPath: file)), size: size, limits: limits)
+        let info = try store.store(jpeg)
         try FileManager.default.createDirectory(atPath: store.path + "/thumbnails", withIntermediateDirectories: true)
         try writeDurably(Data(info.digest.utf8), to: indexPath(digest, size), mode: 0o600)
         return info

@@ -62,7 +62,7 @@ struct AttachmentRoutes {
                 case .undecodable(let reason):
                     service.logger.notice("thumbnail: undecodable image", metadata: ["blob.digest": "\(digest)", "vips.error": "\(reason)"])
                     throw APIError(.unprocessableContent, "undecodable_image", failure.description)
-                case .tooManyPixels, .tooMuchMemory: throw APIError(.unprocessableContent, "image_too_large", failure.description)
+                case .tooManyPixels, .tooMuchMemory, .exceededLimits: throw APIError(.unprocessableContent, "image_too_large", failure.description)
                 case .tookTooLong: throw APIError(.unprocessableContent, "image_too_slow", failure.description)
                 case .busy: throw APIError(.serviceUnavailable, "thumbnails_busy", failure.description)
                 }

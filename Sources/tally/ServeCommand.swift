@@ -43,8 +43,10 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...64).contains(thumbnailDecodes) else { throw CLIError("invalid --thumbnail-decodes \(thumbnailDecodes): 1 to 64") }
         guard (1...600).contains(thumbnailTimeout) else { throw CLIError("invalid --thumbnail-timeout \(thumbnailTimeout): 1 to 600 seconds") }
         var attachments = AttachmentLimits(maxBytes: maxAttachmentMib << 20, quota: attachmentQuotaMib << 20, allowOtherTypes: allowAnyAttachmentType)
+        // Each decode in a process of its own: this binary, as `tally thumbnail-worker`.
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
         attachments.thumbnails = ThumbnailLimits(maxDecodeBytes: thumbnailDecodeMib << 20, concurrentDecodes: thumbnailDecodes,
-                                                 decodeTimeout: .seconds(thumbnailTimeout))
+                                                 decodeTimeout: .seconds(thumbnailTimeout), workerCommand: [executable, "thumbnail-worker"])
         let service = try TallyService(directory: try global.open(), logger: logger, lockTimeout: global.lockTimeout, maxStreamsPerToken: maxStreamsPerToken,
                                        bodyTimeout: .milliseconds(Int64(idleTimeout * 1000)), attachmentLimits: attachments)
         let directory = service.directory
