@@ -32,7 +32,7 @@ struct AttachmentBenchmarks {
             BenchmarkResult(name: "blobs_ship_http", value: overHTTP, unit: "MB/s", baseline: baseline,
                             baselineName: "write + fsync of the same bytes, MB/s"),
         ]
-        results.append(try thumbnailLatency())
+        results += try thumbnailLatency()
         print(String(format: "attachments: %.0f MiB in %d files", megabytes, files))
         return results
     }
@@ -120,9 +120,11 @@ struct AttachmentBenchmarks {
 
     /// A 12-megapixel photo (4000×3000 JPEG) to a 256-pixel thumbnail, p50 over the samples;
     /// beside it, decoding the photo at full size (what a thumbnail without shrink-on-load costs).
-    func thumbnailLatency() throws -> BenchmarkResult {
+    /// Then the same made as `tally serve` makes it, in a worker process (`tally
+    /// thumbnail-worker`), against the in-process p50.
+    func thumbnailLatency() throws -> [BenchmarkResult] {
         let photo = try Thumbnailer.fixture(width: 4000, height: 3000, orientation: 6, heic: false)
-        var thumbnails: [Double] = [], decodes: [Double] = []
+        var thumbnails: [Double] = [], decodes: [Double] = [], workers: [Double] = []
         for _ in 0..<photoSamples {
             var start = now()
             _ = try Thumbnailer.jpegThumbnail(of: photo, size: 256)
@@ -131,8 +133,21 @@ struct AttachmentBenchmarks {
             _ = try Thumbnailer.uprightSize(of: photo)
             decodes.append((now() - start) * 1000)
         }
-        return BenchmarkResult(name: "thumbnail_12mp_p50", value: quantile(thumbnails, 0.5), unit: "ms", baseline: quantile(decodes, 0.5),
-                               baselineName: "open + rotate the photo's header, ms")
+        let file = workDirectory + "/thumbnail-photo.jpg"
+        try photo.write(to: URL(fileURLWithPath: file))
+        let limits = ThumbnailLimits(workerCommand: [tallyBinary, "thumbnail-worker"])
+        for _ in 0..<photoSamples {
+            let start = now()
+            _ = try ThumbnailWorker.run(limits.workerCommand!, path: file, size: 256, limits: limits)
+            workers.append((now() - start) * 1000)
+        }
+        let inProcess = quantile(thumbnails, 0.5)
+        return [
+            BenchmarkResult(name: "thumbnail_12mp_p50", value: inProcess, unit: "ms", baseline: quantile(decodes, 0.5),
+                            baselineName: "open + rotate the photo's header, ms"),
+            BenchmarkResult(name: "thumbnail_12mp_worker_p50", value: quantile(workers, 0.5), unit: "ms", baseline: inProcess,
+                            baselineName: "the same thumbnail made in process, ms"),
+        ]
     }
 
     func freshDirectory(_ name: String) throws -> DataDirectory { try freshBenchDirectory(name, in: workDirectory) }

@@ -62,7 +62,7 @@ public enum ThumbnailWorker {
     /// it made; throws its failure, `.tookTooLong` if it had to be killed at the deadline
     /// (`decodeTimeout` and 2 s to start), or `.exceededLimits` if it died otherwise (its
     /// memory cap, most likely, under a header that lied).
-    static func run(_ command: [String], path: String, size: Int, limits: ThumbnailLimits) throws -> Data {
+    public static func run(_ command: [String], path: String, size: Int, limits: ThumbnailLimits) throws -> Data {
         guard let executable = command.first else { throw Thumbnailer.Failure.undecodable(internal: "no worker command") }
         let timeout = limits.decodeTimeout.components
         let milliseconds = timeout.seconds * 1000 + timeout.attoseconds / 1_000_000_000_000_000
