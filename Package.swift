@@ -90,7 +90,7 @@ let package = Package(
         // query and replication; the CLI and the service only translate into calls on it.
         .target(
             name: "TallyLedger",
-            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyImport", .product(name: "Crypto", package: "swift-crypto"),
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // Bank and card statements read into rows (issue 19): text encodings, CSV, .xlsx,

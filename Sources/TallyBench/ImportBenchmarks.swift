@@ -36,7 +36,9 @@ struct ImportBenchmarks {
         let directory = try freshBenchDirectory("import", in: workDirectory)
         let ledger = try Ledger(directory: directory)
         let began = Date()
-        let report = try ledger.importFile(bytes, fileName: "bench.csv", format: "csv", options: StatementOptions(), dryRun: false, skipBadRows: false, actor: "bench")
+        let report = try ledger.importFile(bytes, fileName: "bench.csv", format: "csv", dryRun: false, skipBadRows: false, actor: "bench") { bytes in
+            try StatementReader.file(bytes, format: "csv", options: StatementOptions())
+        }
         let elapsed = Date().timeIntervalSince(began)
         ledger.close()
         guard report.created.count == rows else { throw BenchError("imported \(report.created.count) of \(rows) rows") }

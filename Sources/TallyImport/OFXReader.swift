@@ -7,13 +7,13 @@ import TallyCore
 /// account) and `NAME`/`PAYEE`/`MEMO`. OFX is not XML until version 2, so its tags are scanned
 /// here: nothing nests inside a transaction's fields, and only those fields are read.
 public enum OFXReader {
-    public static func read(_ bytes: [UInt8], options: StatementOptions) throws(StatementError) -> Statement {
+    public static func read(_ bytes: [UInt8], options: StatementOptions) throws(StatementError) -> StatementContents {
         let text = try decode(bytes)
         guard text.range(of: "<OFX>", options: .caseInsensitive) != nil else { throw StatementError("not an OFX file (no <OFX>)") }
         let defaultCurrency = field("CURDEF", in: text).map { $0.uppercased() }.flatMap { Currency.isValid($0) ? $0 : nil } ?? options.currency
         // FITIDs are unique per account: the account's ids are part of each key.
         let account = options.account.isEmpty ? [field("BANKID", in: text), field("ACCTID", in: text)].compactMap { $0 }.joined(separator: "/") : options.account
-        var statement = Statement(rows: [], skipped: [], bad: [], layouts: [("", "ofx")], encoding: nil)
+        var statement = StatementContents(rows: [], skipped: [], bad: [], layouts: [("", "ofx")], encoding: nil)
         // A file may hold several accounts: each transaction is of the last account named before it.
         let accounts = options.account.isEmpty ? blocks("ACCTID", in: text).map { ($0.startIndex, field("ACCTID", in: "<ACCTID>" + $0) ?? "") } : []
         var accountAt = 0

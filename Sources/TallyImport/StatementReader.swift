@@ -2,53 +2,6 @@ import CSV
 import Foundation
 import TallyCore
 
-/// A transaction read from a statement.
-public struct StatementRow: Sendable, Equatable {
-    /// Where it is: the sheet (a CSV file has one, named "") and the row number the file counts.
-    public var sheet: String
-    public var row: Int
-    public var date: DateTime
-    /// Minor units, always positive; `kind` says which way it went.
-    public var amount: Int64
-    /// "expense" or "income".
-    public var kind: String
-    /// A card statement's negative amount: a cancellation, refunded (kind income).
-    public var isRefund: Bool
-    public var currency: String
-    public var payee: String?
-    public var memo: String?
-    /// The statement's own id of the transaction, if it has one.
-    public var reference: String?
-    /// A category path (top first), a payment method and tags, where the statement has them.
-    public var categoryPath: [String]? = nil
-    public var payment: String? = nil
-    public var tags: [String] = []
-    /// The account this row is of, where the file says (an OFX statement's BANKID/ACCTID).
-    public var account: String? = nil
-    /// What identifies this transaction across imports (see `StatementReader.keys`).
-    public var importKey: String = ""
-}
-
-/// A row left out on purpose (a blank line, a total) or one that could not be read.
-public struct StatementNote: Sendable, Equatable {
-    public var sheet: String
-    public var row: Int
-    public var reason: String
-}
-
-/// What reading a statement file found.
-public struct Statement: Sendable {
-    public var rows: [StatementRow]
-    /// Blank and total rows, left out.
-    public var skipped: [StatementNote]
-    /// Rows that look like transactions but cannot be read.
-    public var bad: [StatementNote]
-    /// The layout each sheet was read with.
-    public var layouts: [(sheet: String, layout: String)]
-    /// How the text was decoded (CSV; nil for a workbook).
-    public var encoding: StatementEncoding?
-}
-
 /// How to read a statement: which layouts, which currency, whose account.
 public struct StatementOptions: Sendable {
     /// Layouts to try, in order (default: every built-in one).
@@ -84,8 +37,22 @@ public enum StatementReader {
         return head.contains("OFXHEADER") || head.contains("<OFX>") ? "ofx" : "csv"
     }
 
+    /// Reads a statement file's bytes of `format` (csv, xlsx or ofx) — what the CLI and the API
+    /// hand `Ledger.importFile` as its reader.
+    public static func file(_ bytes: [UInt8], format: String, options: StatementOptions) throws -> StatementContents {
+        guard options.account.count <= Limits.maxShortTextLength, !options.account.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw ValidationError(field: "account", "must be at most \(Limits.maxShortTextLength) characters without control characters")
+        }
+        switch format {
+        case "csv": return try csv(bytes, options: options)
+        case "xlsx": return try xlsx(Data(bytes), options: options)
+        case "ofx": return try OFXReader.read(bytes, options: options)
+        default: throw ValidationError(field: "format", "must be csv, xlsx or ofx")
+        }
+    }
+
     /// Reads a CSV file's bytes (any of `StatementEncoding`) as one sheet.
-    public static func csv(_ bytes: [UInt8], options: StatementOptions) throws(StatementError) -> Statement {
+    public static func csv(_ bytes: [UInt8], options: StatementOptions) throws(StatementError) -> StatementContents {
         let bounds = StatementBounds(timeLimit: options.timeLimit)
         let (text, encoding) = try StatementEncoding.decode(bytes, as: options.encoding)
         try StatementBounds.checkCSV(text, delimiter: options.delimiter)
@@ -99,12 +66,12 @@ public enum StatementReader {
         }
         if let error = reader.error { throw StatementError("not a CSV file (record \(rows.count + 1)): \(error)") }
         var statement = try read([StatementSheet(name: "", rows: rows)], options: options, serialDays: false, bounds: bounds)
-        statement.encoding = encoding
+        statement.encoding = encoding.rawValue
         return statement
     }
 
     /// Reads every sheet of an `.xlsx` workbook.
-    public static func xlsx(_ data: Data, options: StatementOptions) throws(StatementError) -> Statement {
+    public static func xlsx(_ data: Data, options: StatementOptions) throws(StatementError) -> StatementContents {
         let bounds = StatementBounds(timeLimit: options.timeLimit)
         return try read(try WorkbookReader.sheets(of: data), options: options, serialDays: true, bounds: bounds)
     }
@@ -114,12 +81,12 @@ public enum StatementReader {
     /// Every row is held to `StatementBounds` (columns, cell bytes) before its header is
     /// looked for, and reading stops at `bounds`' time limit.
     public static func read(_ sheets: [StatementSheet], options: StatementOptions, serialDays: Bool,
-                            bounds: StatementBounds? = nil) throws(StatementError) -> Statement {
+                            bounds: StatementBounds? = nil) throws(StatementError) -> StatementContents {
         let bounds = bounds ?? StatementBounds(timeLimit: options.timeLimit)
         for sheet in sheets {
             for row in sheet.rows { try StatementBounds.check(row.cells, row: row.number, sheet: sheet.name) }
         }
-        var statement = Statement(rows: [], skipped: [], bad: [], layouts: [], encoding: nil)
+        var statement = StatementContents(rows: [], skipped: [], bad: [], layouts: [], encoding: nil)
         for sheet in sheets {
             let label = sheet.name.isEmpty ? "" : "sheet '\(sheet.name)' "
             var start = 0

@@ -10,6 +10,11 @@ import TallyCore
 /// event from before schema version 5 may hold) is left out, so it cannot reorder the cells
 /// after it (`BidiControls.neutralized`).
 public enum StatementWriter {
+    /// `table` as CSV.
+    public static func csv(_ table: CellTable) throws -> [UInt8] {
+        try csv(header: table.header, textColumns: table.textColumns, rows: table.rows)
+    }
+
     public static func csv(header: [String], textColumns: Set<Int> = [], rows: [[String]]) throws -> [UInt8] {
         let stream = OutputStream(toMemory: ())
         let writer = try CSVWriter(stream: stream, delimiter: ",", newline: .crlf)

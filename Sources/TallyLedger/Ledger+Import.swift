@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import TallyCore
-import TallyImport
 import TallyStore
 
 /// What importing a statement did (or, in a dry run, would do).
@@ -19,7 +18,8 @@ public struct ImportReport: Sendable {
     public var bad: [StatementNote]
     /// The layout each sheet was read with.
     public var layouts: [(sheet: String, layout: String)]
-    public var encoding: StatementEncoding?
+    /// How the text was decoded (CSV: a `StatementEncoding`'s name).
+    public var encoding: String?
     public var dryRun: Bool
 }
 
@@ -33,7 +33,7 @@ extension ImportReport {
         }
         return .object([
             ("dryRun", .bool(dryRun)), ("importId", importID.map { .string($0.lowercased) } ?? .null),
-            ("encoding", encoding.map { .string($0.rawValue) } ?? .null),
+            ("encoding", encoding.map { .string($0) } ?? .null),
             ("layouts", .array(layouts.map { .object([("sheet", .string($0.sheet)), ("layout", .string($0.layout))]) })),
             ("created", .array(created.map(row))), ("duplicates", .array(duplicates.map(row))),
             ("skipped", .array(skipped.map(\.json))), ("bad", .array(bad.map(\.json))),
@@ -65,7 +65,7 @@ extension Ledger {
     /// Imports `statement` (read from the file named `fileName`, of `format`, whose bytes have
     /// SHA-256 `digest`) as `actor`. Refused whole (`StatementRefused`, nothing written) if a
     /// row cannot be read, unless `skipBadRows`; a dry run writes nothing and reports the same.
-    public func importStatement(_ statement: Statement, fileName: String, format: String, digest: String, dryRun: Bool,
+    public func importStatement(_ statement: StatementContents, fileName: String, format: String, digest: String, dryRun: Bool,
                                 skipBadRows: Bool, actor: String) throws -> ImportReport {
         if !statement.bad.isEmpty, !skipBadRows, !dryRun { throw StatementRefused(bad: statement.bad) }
         let name = String(fileName.unicodeScalars.filter { !$0.properties.isWhitespace || $0 == " " }.map(Character.init)
@@ -173,14 +173,14 @@ extension Ledger {
         return ids
     }
 
-    /// Reads a statement file's bytes (`format` csv, xlsx or ofx) and imports it; see
-    /// `importStatement`. Rows without a currency column are in `options.currency`, else the
-    /// ledger's default currency.
+    /// Imports a statement file: `read` turns its bytes into rows (the front end chooses the
+    /// format's reader, e.g. `StatementReader.file`), then `importStatement`. The file's SHA-256
+    /// names its import record.
     ///
     /// At most `maxImportsAtOnce` run at once on a ledger (reading a file holds a core); one
     /// more is refused with `LedgerError.tooManyImports`, not queued.
-    public func importFile(_ bytes: [UInt8], fileName: String, format: String, options: StatementOptions, dryRun: Bool,
-                           skipBadRows: Bool, actor: String) throws -> ImportReport {
+    public func importFile(_ bytes: [UInt8], fileName: String, format: String, dryRun: Bool, skipBadRows: Bool, actor: String,
+                           read: ([UInt8]) throws -> StatementContents) throws -> ImportReport {
         let admitted = importsUnderWay.withLock { count in
             guard count < Self.maxImportsAtOnce else { return false }
             count += 1
@@ -188,16 +188,7 @@ extension Ledger {
         }
         guard admitted else { throw LedgerError.tooManyImports(limit: Self.maxImportsAtOnce) }
         defer { importsUnderWay.withLock { $0 -= 1 } }
-        guard options.account.count <= Limits.maxShortTextLength, !options.account.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw ValidationError(field: "account", "must be at most \(Limits.maxShortTextLength) characters without control characters")
-        }
-        let statement: Statement
-        switch format {
-        case "csv": statement = try StatementReader.csv(bytes, options: options)
-        case "xlsx": statement = try StatementReader.xlsx(Data(bytes), options: options)
-        case "ofx": statement = try OFXReader.read(bytes, options: options)
-        default: throw ValidationError(field: "format", "must be csv, xlsx or ofx")
-        }
+        let statement = try read(bytes)
         let digest = Hex.lowercase(SHA256.hash(data: bytes))
         return try importStatement(statement, fileName: fileName, format: format, digest: digest, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor)
     }

@@ -1,6 +1,5 @@
 import Foundation
 import TallyCore
-import TallyImport
 import TallyStore
 
 /// Exchange rates (docs/IMPORT.md, "Several currencies"): set by pair and day — setting the

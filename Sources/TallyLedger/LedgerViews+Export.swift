@@ -1,6 +1,5 @@
 import Foundation
 import TallyCore
-import TallyImport
 import TallyStore
 
 /// Taking the data out (docs/IMPORT.md, "Export"): expenses as CSV a spreadsheet opens, every
@@ -10,16 +9,17 @@ extension LedgerViews {
     /// The columns of an expense export.
     public static let exportColumns = ["date", "kind", "amount", "currency", "category", "payee", "payment", "memo", "tags", "attachments", "id"]
 
-    /// Every expense dated in [`from`, `to`) (either open), oldest first, as CSV in UTF-8 with
-    /// a BOM: the amount in currency units (`12.50`, `9500`), the category as its path from the
-    /// top (`Food > Lunch`), tags and attachment digests separated by `;`.
-    public func exportCSV(from: DateTime?, to: DateTime?) throws -> [UInt8] {
+    /// Every expense dated in [`from`, `to`) (either open), oldest first, as the cells of a
+    /// CSV export (`StatementWriter.csv` writes it: UTF-8 with a BOM, formulas guarded): the
+    /// amount in currency units (`12.50`, `9500`), the category as its path from the top
+    /// (`Food > Lunch`), tags and attachment digests separated by `;`.
+    public func exportTable(from: DateTime?, to: DateTime?) throws -> CellTable {
         var filter = ExpenseFilter()
         (filter.from, filter.to, filter.limit) = (from, to, Int(Int32.max))
         let (rows, paths) = try read { db in
             (try ProjectionQueries.expenses(db, filter), Self.categoryPaths(try ProjectionQueries.categoryTree(db).map(\.category)))
         }
-        return try StatementWriter.csv(header: Self.exportColumns, textColumns: [4, 5, 6, 7, 8], rows: rows.reversed().map { row in
+        return CellTable(header: Self.exportColumns, textColumns: [4, 5, 6, 7, 8], rows: rows.reversed().map { row in
             [row.date, row.kind, Self.decimal(row.amount, row.currency), row.currency, row.categoryId.flatMap { paths[$0] } ?? "",
              row.payee ?? "", row.payment ?? "", row.memo ?? "", row.tags.joined(separator: ";"), row.attachments.joined(separator: ";"), row.id]
         })

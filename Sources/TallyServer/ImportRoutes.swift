@@ -29,7 +29,7 @@ struct ImportRoutes {
             let views = service.views
             switch query.get("format") ?? "csv" {
             case "csv":
-                let bytes = try await service.run { try views.exportCSV(from: from, to: to) }
+                let bytes = try await service.run { try StatementWriter.csv(try views.exportTable(from: from, to: to)) }
                 return Response(status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"tally-expenses.csv\""],
                                 body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
             case "jsonl":
@@ -54,7 +54,8 @@ struct ImportRoutes {
             }
             let (dryRun, skipBadRows) = (try flag("dryRun"), try flag("skipBadRows"))
             let named = try await service.run { () throws -> (currency: String, layout: (StatementLayout, Int?)??) in
-                (try service.ledger.defaultCurrency(), try query.get("mapping").map { try service.ledger.layout(named: $0) })
+                let settings = { try service.views.settings().map { (key: $0.key, value: $0.value) } }
+                return (try service.ledger.defaultCurrency(), try query.get("mapping").map { try SavedMapping.layout(named: $0, settings: try settings()) })
             }
             var options = try Self.options(query, defaultCurrency: named.currency, layout: named.layout)
             if let declared = request.headers[.contentLength].flatMap(Int.init), declared > Self.maxBytes {
@@ -79,7 +80,9 @@ struct ImportRoutes {
             let actor = actor(context)
             let finalOptions = options
             let report = try await service.run {
-                try service.ledger.importFile(bytes, fileName: name, format: format, options: finalOptions, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor)
+                try service.ledger.importFile(bytes, fileName: name, format: format, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor) { bytes in
+                    try StatementReader.file(bytes, format: format, options: finalOptions)
+                }
             }
             return json(report.json, status: report.importID != nil ? .created : .ok)
         }

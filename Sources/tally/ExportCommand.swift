@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TallyCore
+import TallyImport
 import TallyLedger
 
 /// `tally export csv|jsonl`: the ledger's data out, to a file or standard output.
@@ -32,7 +33,7 @@ struct ExportCommand: ParsableCommand {
         }
 
         func run() throws {
-            try ExportCommand.write(try global.openViews().exportCSV(from: try Self.date(from, "from"), to: try Self.date(to, "to")), to: out)
+            try ExportCommand.write(try StatementWriter.csv(try global.openViews().exportTable(from: try Self.date(from, "from"), to: try Self.date(to, "to"))), to: out)
         }
     }
 

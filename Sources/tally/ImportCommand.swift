@@ -28,7 +28,8 @@ struct ImportCommand: ParsableCommand {
         func options(currency fallback: String, ledger: Ledger) throws -> StatementOptions {
             var options = StatementOptions()
             if let mapping {
-                guard let (layout, headerRow) = try ledger.layout(named: mapping) else {
+                let settings = try ledger.views.settings().map { (key: $0.key, value: $0.value) }
+                guard let (layout, headerRow) = try SavedMapping.layout(named: mapping, settings: settings) else {
                     throw CLIError("invalid --mapping '\(mapping)': one of \(StatementLayout.builtIn.map(\.name).joined(separator: ", ")), or a name saved with tally import mappings save")
                 }
                 options.layouts = [layout]
@@ -77,8 +78,11 @@ struct ImportCommand: ParsableCommand {
         try configure(&options)
         let report: ImportReport
         do {
-            report = try ledger.importFile(Array(data), fileName: (file as NSString).lastPathComponent, format: format, options: options,
-                                           dryRun: read.dryRun, skipBadRows: read.skipBadRows, actor: global.resolvedActor)
+            let finalOptions = options
+            report = try ledger.importFile(Array(data), fileName: (file as NSString).lastPathComponent, format: format,
+                                           dryRun: read.dryRun, skipBadRows: read.skipBadRows, actor: global.resolvedActor) { bytes in
+                try StatementReader.file(bytes, format: format, options: finalOptions)
+            }
         } catch let error as StatementError {
             throw CLIError("\(file): \(error)")
         } catch let refused as StatementRefused {
@@ -149,7 +153,8 @@ struct ImportCommand: ParsableCommand {
                 guard !parsed.isEmpty else { throw CLIError("give at least one --column ROLE=HEADER") }
                 if let headerRow, !(0...1_000_000).contains(headerRow) { throw CLIError("invalid --header-row \(headerRow): 0 to 1000000") }
                 do {
-                    _ = try global.withLedger { try $0.saveMapping(name, columns: parsed, headerRow: headerRow, actor: global.resolvedActor) }
+                    let setting = try SavedMapping.setting(name, columns: parsed, headerRow: headerRow)
+                    _ = try global.withLedger { try $0.setSetting(setting.key, json: setting.json, actor: global.resolvedActor) }
                 } catch let error as TallyCore.ValidationError { throw CLIError("invalid \(error.field ?? "mapping"): \(error.message)") }
                 print("Saved layout '\(name)': use --mapping \(name).")
             }
@@ -196,7 +201,7 @@ enum ImportOutput {
             return
         }
         let layouts = report.layouts.map { $0.sheet.isEmpty ? $0.layout : "\($0.sheet): \($0.layout)" }.joined(separator: ", ")
-        Swift.print("Layout: \(layouts)" + (report.encoding.map { "; encoding \($0.rawValue)" } ?? ""))
+        Swift.print("Layout: \(layouts)" + (report.encoding.map { "; encoding \($0)" } ?? ""))
         if report.dryRun {
             Swift.print(Table.render(header: ["ROW", "DATE", "KIND", "AMOUNT", "CUR", "PAYEE"],
                                      rows: report.created.map { ["\(where: $0.row)", String($0.row.date.description.prefix(16)), $0.row.isRefund ? "refund" : $0.row.kind,

@@ -12,7 +12,7 @@ import ZIPFoundation
 /// Issue 29: what reading a statement may cost — columns per row, bytes per cell, time — and
 /// how many imports one ledger reads at once.
 @Suite struct ImportBoundTests {
-    static func csv(_ text: String, _ configure: (inout StatementOptions) -> Void = { _ in }) throws(StatementError) -> Statement {
+    static func csv(_ text: String, _ configure: (inout StatementOptions) -> Void = { _ in }) throws(StatementError) -> StatementContents {
         try StatementReader.csv(Array(text.utf8), options: ImportTests.options(configure))
     }
 
