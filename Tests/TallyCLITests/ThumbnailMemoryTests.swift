@@ -21,12 +21,7 @@ import TallyTestSupport
         let server = try LiveServer(replica)
         defer { server.kill(SIGTERM) }
         let bomb = PNGFixture.zeros(width: 12_247, height: 12_247, bitDepth: 16, interlaced: true)
-        var digests: [String] = []
-        for index in 0..<8 {
-            var variant = bomb
-            variant.append(UInt8(index))
-            digests.append(try await upload(variant, to: server, token: writer))
-        }
+        let digests = try await uploadEight(bomb, to: server, token: writer)
         #expect(Set(digests).count == 8)
         let sampler = ProcessTreeSampler(root: server.process.processIdentifier)
         let answers = try await thumbnails(of: digests, from: server, token: reader)
@@ -49,12 +44,7 @@ import TallyTestSupport
         let server = try LiveServer(replica, options: ["--thumbnail-decode-mib", "64", "--thumbnail-decodes", "2"])
         defer { server.kill(SIGTERM) }
         let photo = PNGFixture.zeros(width: 2_790, height: 2_790, bitDepth: 16, interlaced: true)
-        var digests: [String] = []
-        for index in 0..<8 {
-            var variant = photo
-            variant.append(UInt8(index))
-            digests.append(try await upload(variant, to: server, token: writer))
-        }
+        let digests = try await uploadEight(photo, to: server, token: writer)
         let resting = try residentMemory(of: server)
         let sampler = ProcessTreeSampler(root: server.process.processIdentifier)
         let answers = try await thumbnails(of: digests, from: server, token: writer)
@@ -100,6 +90,13 @@ import TallyTestSupport
         // The worker is the server's own binary; a photo that is what it says still gets its thumbnail.
         let photo = try await upload(try Thumbnailer.fixture(width: 1_200, height: 800, orientation: 6, heic: false), to: server, token: writer)
         #expect(try await server.request(.GET, "/v1/attachments/\(photo)/thumbnail?size=128", token: writer).status == 200)
+    }
+
+    /// Eight uploads of `image`, each with another byte after its end: eight digests.
+    func uploadEight(_ image: Data, to server: LiveServer, token: String) async throws -> [String] {
+        var digests: [String] = []
+        for index in 0..<8 { digests.append(try await upload(image + [UInt8(index)], to: server, token: token)) }
+        return digests
     }
 
     func upload(_ bytes: Data, to server: LiveServer, token: String) async throws -> String {
