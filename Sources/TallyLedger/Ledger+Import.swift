@@ -198,10 +198,6 @@ extension Ledger {
         try projector.database.read { try LedgerSession.defaultCurrency(in: ProjectionLookup($0)) }
     }
 
-    /// Every import's record.
-    public func imports() throws -> [LedgerState.Entity] {
-        try projector.database.read { try ProjectionQueries.liveEntities($0, type: .importBatch) }
-    }
 
     /// An import's record as JSON: its id, file name, format, digest and how many expenses it made.
     public static func importJSON(_ entity: LedgerState.Entity) -> JSONText {

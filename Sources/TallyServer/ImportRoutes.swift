@@ -40,7 +40,7 @@ struct ImportRoutes {
             }
         }
         group.get("imports") { _, _ in
-            json(.object([("items", .array(try await service.run { try service.ledger.imports() }.map(Ledger.importJSON)))]))
+            json(try await service.run { try service.views.importsDocument() })
         }
         group.post("imports") { request, context in
             let query = request.uri.queryParameters

@@ -22,42 +22,29 @@ struct QueryRoutes {
             return try await service.answer(asOf) { views in try views.expensesPageJSON(query) }
         }
         group.get("categories") { request, _ in
-            try await service.answer(try asOfParameter(request)) { views in
-                let (tree, merges) = (try views.categoryTree(), try views.categoryMerges())
-                return .object([("items", .array(tree.map { ViewJSON.category($0.category, depth: $0.depth) })),
-                                ("merged", .array(merges.map(ViewJSON.categoryMerge)))])
-            }
+            try await service.answer(try asOfParameter(request)) { views in try views.categoriesDocument() }
         }
         group.get("todos") { request, _ in
-            try await service.answer(try asOfParameter(request)) { views in
-                .object([("items", .array(try views.todos().map { ViewJSON.todo($0, isHeld: views.isAttachmentHeld) }))])
-            }
+            try await service.answer(try asOfParameter(request)) { views in try views.todosDocument() }
         }
         // Every budget as written; with `?month=`, those that apply to the month, with spending.
         group.get("budgets") { request, _ in
             let parameters = request.uri.queryParameters
             if let unknown = parameters.first(where: { $0.key != "month" && $0.key != "asOf" }) { throw LedgerError.unknownParameter(String(unknown.key)) }
             let month = parameters.get("month")
-            return try await service.answer(try asOfParameter(request)) { views in
-                if let month {
-                    return .object([("month", .string(month)), ("items", .array(try views.budgetStatuses(month: month).map(ViewJSON.budgetStatus)))])
-                }
-                return .object([("items", .array(try views.budgets().map(ViewJSON.budget)))])
-            }
+            return try await service.answer(try asOfParameter(request)) { views in try views.budgetsDocument(month: month) }
         }
         // Every exchange rate.
         group.get("rates") { request, _ in
-            try await service.answer(try asOfParameter(request)) { views in .object([("items", .array(try views.rates()))]) }
+            try await service.answer(try asOfParameter(request)) { views in try views.ratesDocument() }
         }
         // Every categorisation rule.
         group.get("rules") { request, _ in
-            try await service.answer(try asOfParameter(request)) { views in .object([("items", .array(try views.rules()))]) }
+            try await service.answer(try asOfParameter(request)) { views in try views.rulesDocument() }
         }
         // Every recurring rule, with its next occurrence days.
         group.get("recurring") { request, _ in
-            try await service.answer(try asOfParameter(request)) { views in
-                .object([("items", .array(try views.recurringRuleEntities().map { try LedgerViews.ruleJSON($0) }))])
-            }
+            try await service.answer(try asOfParameter(request)) { views in try views.recurringDocument() }
         }
         // Skips one occurrence: {"date": "YYYY-MM-DD"} (an occurrence already created is deleted).
         group.post("recurring/:id/skip") { request, context in
@@ -72,15 +59,10 @@ struct QueryRoutes {
             guard let month = request.uri.queryParameters.get("month") else { throw ValidationError(field: "month", "required, YYYY-MM") }
             let category = request.uri.queryParameters.get("category")
             let into = request.uri.queryParameters.get("in")
-            return try await service.answer(try asOfParameter(request)) { views in
-                let summary = ViewJSON.summary(try views.summary(month: month, category: category))
-                guard let into, case .object(var fields) = summary else { return summary }
-                fields.append(("in", try views.convertedSummary(month: month, into: into)))
-                return .object(fields)
-            }
+            return try await service.answer(try asOfParameter(request)) { views in try views.summaryDocument(month: month, category: category, into: into) }
         }
         group.get("summary/months") { request, _ in
-            try await service.answer(try asOfParameter(request)) { views in .object([("items", ViewJSON.monthlyTotals(try views.monthlyTotals()))]) }
+            try await service.answer(try asOfParameter(request)) { views in try views.monthsDocument() }
         }
         group.get("audit/:id") { request, context in
             let id = EntityID(parsing: context.parameters.get("id")?.removingPercentEncoding ?? "")
@@ -92,9 +74,7 @@ struct QueryRoutes {
         }
         group.get("conflicts") { request, _ in
             let entity = request.uri.queryParameters.get("entity")
-            return try await service.answer(try asOfParameter(request)) { views in
-                .object([("items", .array(try views.conflicts(entity: entity).map(ViewJSON.conflict)))])
-            }
+            return try await service.answer(try asOfParameter(request)) { views in try views.conflictsDocument(entity: entity) }
         }
     }
 }

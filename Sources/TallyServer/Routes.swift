@@ -186,7 +186,7 @@ struct SettingRoutes {
 
     func add(to group: RouterGroup<TallyRequestContext>) {
         group.get("settings") { request, _ in
-            try await service.answer(try asOfParameter(request)) { views in .object([("items", .array(try views.settings().map(ViewJSON.setting)))]) }
+            try await service.answer(try asOfParameter(request)) { views in try views.settingsDocument() }
         }
         group.get("settings/:key") { request, context in
             let key = try key(context)

@@ -45,9 +45,14 @@ struct BudgetsCommand: ParsableCommand {
 
         func run() throws {
             let views = try asOf.openViews(global)
+            if json {
+                do { print(try views.budgetsDocument(month: month).serialized) } catch let error as TallyCore.ValidationError {
+                    throw CLIError("invalid --month: \(error.message)")
+                }
+                return
+            }
             guard let month else {
                 let budgets = try views.budgets()
-                if json { print(JSONText.object([("items", .array(budgets.map(ViewJSON.budget)))]).serialized); return }
                 print(Table.render(header: ["CATEGORY", "AMOUNT", "CUR", "FROM", "TO", "ID"], rows: budgets.map { budget in
                     [budget.categoryId ?? "(all)", Currency.format(budget.amount, currency: budget.currency), budget.currency, budget.fromMonth,
                      budget.toMonth ?? "", budget.id]
@@ -56,10 +61,6 @@ struct BudgetsCommand: ParsableCommand {
             }
             let statuses: [BudgetStatus]
             do { statuses = try views.budgetStatuses(month: month) } catch let error as TallyCore.ValidationError { throw CLIError("invalid --month: \(error.message)") }
-            if json {
-                print(JSONText.object([("month", .string(month)), ("items", .array(statuses.map(ViewJSON.budgetStatus)))]).serialized)
-                return
-            }
             print(budgetTable(statuses))
         }
     }

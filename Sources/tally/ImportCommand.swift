@@ -174,11 +174,15 @@ struct ImportCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Every import: when, by whom, which file, how many expenses.")
         @OptionGroup var global: GlobalOptions
+        @Flag(help: "Print JSON, as GET /v1/imports answers.") var json = false
 
         func run() throws {
-            let ledger = try global.openLedger()
-            defer { ledger.close() }
-            let rows = try ledger.imports().map { entity -> [String] in
+            let views = try global.openViews()
+            if json {
+                print(try views.importsDocument().serialized)
+                return
+            }
+            let rows = try views.imports().map { entity -> [String] in
                 func text(_ name: PropertyName) -> String {
                     switch entity.value(name) {
                     case .string(let value)?: value

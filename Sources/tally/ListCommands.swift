@@ -56,14 +56,15 @@ struct CategoriesCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Categories as a tree.")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var asOf: AsOfOption
-        @Flag(help: "One JSON array.") var json = false
+        @Flag(help: "Print JSON, as GET /v1/categories answers.") var json = false
 
         func run() throws {
-            let tree = try asOf.openViews(global).categoryTree()
+            let views = try asOf.openViews(global)
             if json {
-                print(JSONText.array(tree.map { ViewJSON.category($0.category, depth: $0.depth) }).serialized)
+                print(try views.categoriesDocument().serialized)
                 return
             }
+            let tree = try views.categoryTree()
             print(Table.render(header: ["NAME", "KIND", "ICON", "ID"], rows: tree.map { category, depth in
                 [String(repeating: "  ", count: depth) + category.name, category.kind, category.icon ?? "", category.id]
             }))
@@ -78,13 +79,13 @@ struct TodosCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "To-dos and challenges with their progress.")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var asOf: AsOfOption
-        @Flag(help: "One JSON array.") var json = false
+        @Flag(help: "Print JSON, as GET /v1/todos answers.") var json = false
 
         func run() throws {
             let views = try asOf.openViews(global)
             let todos = try views.todos()
             if json {
-                print(JSONText.array(todos.map { ViewJSON.todo($0, isHeld: views.isAttachmentHeld) }).serialized)
+                print(try views.todosDocument().serialized)
                 return
             }
             print(Table.render(header: ["TITLE", "DONE", "%", "CHALLENGE", "STREAK", "LONGEST", "RATE %", "START", "END", "ID"], rows: todos.map { todo in
@@ -105,12 +106,13 @@ struct SettingsCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Settings with their scope.")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var asOf: AsOfOption
-        @Flag(help: "One JSON array.") var json = false
+        @Flag(help: "Print JSON, as GET /v1/settings answers.") var json = false
 
         func run() throws {
-            let settings = try asOf.openViews(global).settings()
+            let views = try asOf.openViews(global)
+            let settings = try views.settings()
             if json {
-                print(JSONText.array(settings.map(ViewJSON.setting)).serialized)
+                print(try views.settingsDocument().serialized)
                 return
             }
             print(Table.render(header: ["KEY", "SCOPE", "VALUE"], rows: settings.map { [$0.key, $0.scope, $0.value] }))
@@ -127,14 +129,14 @@ struct SummaryCommand: ParsableCommand {
     @Option(help: "A category id: spending by its sub-categories instead of by top-level category.") var category: String?
     @Flag(help: "Totals of every month instead.") var months = false
     @Option(name: .customLong("in"), help: "Also the month's totals in this currency, each expense at the rate of its day (see tally rates).") var into: String?
-    @Flag(help: "Print JSON.") var json = false
+    @Flag(help: "Print JSON, as GET /v1/summary (or /v1/summary/months) answers.") var json = false
 
     func run() throws {
         let views = try asOf.openViews(global)
         if months {
             let totals = try views.monthlyTotals()
             if json {
-                print(ViewJSON.monthlyTotals(totals).serialized)
+                print(try views.monthsDocument().serialized)
             } else {
                 print(Table.render(header: ["MONTH", "CUR", "INCOME", "EXPENSE", "NET", "LINES"], rows: totals.map { month, total in
                     [month, total.currency, money(total.income, total.currency),
@@ -155,9 +157,7 @@ struct SummaryCommand: ParsableCommand {
             }
         }
         if json {
-            guard case .object(var fields) = ViewJSON.summary(summary), let converted else { print(ViewJSON.summary(summary).serialized); return }
-            fields.append(("in", converted))
-            print(JSONText.object(fields).serialized)
+            print(try views.summaryDocument(month: month, category: category, into: into?.uppercased()).serialized)
             return
         }
         print("Summary of \(month)\n")

@@ -38,11 +38,12 @@ struct RatesCommand: ParsableCommand {
         @Flag(help: "Print JSON, as GET /v1/rates answers.") var json = false
 
         func run() throws {
-            let rates = try asOf.openViews(global).rates()
+            let views = try asOf.openViews(global)
             if json {
-                print(JSONText.object([("items", .array(rates))]).serialized)
+                print(try views.ratesDocument().serialized)
                 return
             }
+            let rates = try views.rates()
             print(Table.render(header: ["FROM", "TO", "RATE", "FROM DAY", "ID"], rows: rates.map { rate in
                 guard case .object(let fields) = rate else { return [] }
                 func text(_ name: String) -> String { if case .string(let value)? = fields.first(where: { $0.0 == name })?.1 { value } else { "" } }

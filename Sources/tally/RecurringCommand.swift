@@ -77,8 +77,9 @@ struct RecurringCommand: ParsableCommand {
         @Flag(help: "Print JSON, as GET /v1/recurring answers.") var json = false
 
         func run() throws {
-            let rules = try asOf.openViews(global).recurringRuleEntities().map { try LedgerViews.ruleJSON($0) }
-            if json { print(JSONText.object([("items", .array(rules))]).serialized); return }
+            let views = try asOf.openViews(global)
+            if json { print(try views.recurringDocument().serialized); return }
+            let rules = try views.recurringRuleEntities().map { try LedgerViews.ruleJSON($0) }
             print(Table.render(header: ["CADENCE", "START", "END", "AMOUNT", "CUR", "PAYEE", "NEXT", "ID"], rows: rules.map { rule in
                 func text(_ name: String) -> String {
                     guard case .object(let fields) = rule, let value = fields.first(where: { $0.0 == name })?.1 else { return "" }

@@ -38,11 +38,12 @@ struct RulesCommand: ParsableCommand {
         @Flag(help: "Print JSON, as GET /v1/rules answers.") var json = false
 
         func run() throws {
-            let rules = try asOf.openViews(global).rules()
+            let views = try asOf.openViews(global)
             if json {
-                print(JSONText.object([("items", .array(rules))]).serialized)
+                print(try views.rulesDocument().serialized)
                 return
             }
+            let rules = try views.rules()
             print(Table.render(header: ["PATTERN", "MATCH", "CATEGORY", "TAGS", "ID"], rows: rules.map { rule in
                 func text(_ name: String) -> String {
                     guard case .object(let fields) = rule, let value = fields.first(where: { $0.0 == name })?.1 else { return "" }

@@ -80,14 +80,15 @@ struct ConflictsCommand: ParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var asOf: AsOfOption
     @Option(help: "Only this entity (id or setting key).") var entity: String?
-    @Flag(help: "One JSON array.") var json = false
+    @Flag(help: "Print JSON, as GET /v1/conflicts answers.") var json = false
 
     func run() throws {
-        let conflicts = try asOf.openViews(global).conflicts(entity: entity)
+        let views = try asOf.openViews(global)
         if json {
-            print(JSONText.array(conflicts.map(ViewJSON.conflict)).serialized)
+            print(try views.conflictsDocument(entity: entity).serialized)
             return
         }
+        let conflicts = try views.conflicts(entity: entity)
         print(Table.render(header: ["ENTITY", "PROPERTY", "LOST", "LOSER", "KEPT", "WINNER"], rows: conflicts.map { c in
             ["\(c.entityType) \(c.entityID)", c.property, c.losingValue, "\(c.loserOrigin.prefix(8))@\(c.loserHLC)", c.winningValue, "\(c.winnerOrigin.prefix(8))@\(c.winnerHLC)"]
         }))

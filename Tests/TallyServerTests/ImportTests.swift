@@ -65,7 +65,7 @@ import ZIPFoundation
         #expect(expenses.filter { $0.value(.tags) == .strings(["refund"]) }.count == 1)
 
         // The import is one entry in the audit trail: who, which file, its digest.
-        let imports = try ledger.imports()
+        let imports = try ledger.views.imports()
         #expect(imports.count == 1 && imports[0].id == .uuid(first.importID!))
         #expect(imports[0].value(.name) == .string("삼성카드_202611.csv") && imports[0].value(.count) == .int(5))
         let digest = SHA256Hex.of(bytes)
@@ -87,7 +87,7 @@ import ZIPFoundation
         let b = try ledger.importFile(Array(november.utf8), fileName: "b.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
         #expect(b.duplicates.map(\.row.row) == [2, 3] && b.created.map(\.row.payee) == ["약국", "편의점"])
         #expect(try entities(ledger, .expense).count == 5)
-        #expect(try ledger.imports().count == 2)
+        #expect(try ledger.views.imports().count == 2)
     }
 
     @Test func aBadRowRefusesTheWholeFileUnlessSkippedAndADryRunWritesNothing() throws {
@@ -249,7 +249,7 @@ import ZIPFoundation
         try await here.exchangeBundles(with: there)
         for fixture in [here, there] {
             #expect(try entities(fixture.service.ledger, .expense).count == 5)
-            #expect(try fixture.service.ledger.imports().count == 1)
+            #expect(try fixture.service.ledger.views.imports().count == 1)
             #expect(try fixture.service.views.conflicts(entity: nil).isEmpty)
         }
     }
@@ -283,7 +283,7 @@ extension ImportTests {
         try await fixture.test { client in
             let dry = try await Self.post(client, "/v1/imports?dryRun=true&name=card.csv", token: fixture.readWrite, bytes: card)
             #expect(dry.status == .ok && (dry.object["created"] as? [Any])?.count == 5 && dry.object["importId"] is NSNull)
-            #expect(try fixture.service.ledger.imports().isEmpty, "a dry run writes nothing")
+            #expect(try fixture.service.ledger.views.imports().isEmpty, "a dry run writes nothing")
             let first = try await Self.post(client, "/v1/imports?name=%EC%B9%B4%EB%93%9C.csv", token: fixture.readWrite, bytes: card)
             #expect(first.status == .created && first.object["encoding"] as? String == "cp949", "\(String(buffer: first.body))")
             let again = try await Self.post(client, "/v1/imports", token: fixture.readWrite, bytes: card)
@@ -298,7 +298,7 @@ extension ImportTests {
             let error = refused.object["error"] as? [String: Any] ?? [:]
             #expect(refused.status == .unprocessableContent && error["code"] as? String == "bad_rows")
             #expect((error["rows"] as? [[String: Any]])?.first?["row"] as? Int == 3)
-            #expect(try fixture.service.ledger.imports().count == 1)
+            #expect(try fixture.service.ledger.views.imports().count == 1)
             let skipping = try await Self.post(client, "/v1/imports?skipBadRows=true", token: fixture.readWrite, bytes: bank)
             #expect(skipping.status == .created && (skipping.object["bad"] as? [Any])?.count == 1)
 
