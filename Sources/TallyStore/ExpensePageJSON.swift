@@ -18,7 +18,7 @@ public enum ExpensePageJSON {
         public var last: (dateMillis: Int64, id: String)?
     }
 
-    /// Runs `statement` (the columns of `ProjectionQueries.expenseColumns`, in that order) and
+    /// Runs `statement` (the columns of `ExpenseColumn.selection`, in that order) and
     /// writes each row as `ViewJSON.expense` would. `isHeld` says whether this replica holds an
     /// attachment's blob (those it lacks are listed again under `missingAttachments`).
     static func write(_ statement: Statement, _ arguments: StatementArguments, isHeld: (String) -> Bool, _ db: Database) throws -> Page {
@@ -39,21 +39,21 @@ public enum ExpensePageJSON {
             if count > 0 { out.append(UInt8(ascii: ",")) }
             count += 1
             let row = Columns(handle: handle)
-            append(Keys.id, to: &out); row.string(0, &out)
-            append(Keys.kind, to: &out); row.string(1, &out)
-            append(Keys.amount, to: &out); JSONText.appendDecimal(sqlite3_column_int64(handle, 2), to: &out)
-            append(Keys.currency, to: &out); row.string(3, &out)
-            append(Keys.date, to: &out); row.string(4, &out)
-            append(Keys.categoryId, to: &out); row.string(7, &out)
-            append(Keys.categoryName, to: &out); row.string(8, &out)
-            append(Keys.parentCategoryName, to: &out); row.string(9, &out)
-            append(Keys.payee, to: &out); row.string(15, &out)
-            append(Keys.payment, to: &out); row.string(10, &out)
-            append(Keys.memo, to: &out); row.string(11, &out)
+            append(Keys.id, to: &out); row.string(.id, &out)
+            append(Keys.kind, to: &out); row.string(.kind, &out)
+            append(Keys.amount, to: &out); JSONText.appendDecimal(row.int64(.amount), to: &out)
+            append(Keys.currency, to: &out); row.string(.currency, &out)
+            append(Keys.date, to: &out); row.string(.date, &out)
+            append(Keys.categoryId, to: &out); row.string(.categoryId, &out)
+            append(Keys.categoryName, to: &out); row.string(.categoryName, &out)
+            append(Keys.parentCategoryName, to: &out); row.string(.parentCategoryName, &out)
+            append(Keys.payee, to: &out); row.string(.payee, &out)
+            append(Keys.payment, to: &out); row.string(.payment, &out)
+            append(Keys.memo, to: &out); row.string(.memo, &out)
             // Tags are stored as the JSON array `JSONText` writes (ViewRows): copied as they are.
-            append(Keys.tags, to: &out); row.raw(12, &out)
-            append(Keys.repeat, to: &out); row.string(13, &out)
-            let attachments = row.text(14) ?? "[]"
+            append(Keys.tags, to: &out); row.raw(.tags, &out)
+            append(Keys.repeat, to: &out); row.string(.repeat, &out)
+            let attachments = row.text(.attachments) ?? "[]"
             if attachments == "[]" {
                 append(Keys.noAttachments, to: &out)
             } else {
@@ -62,7 +62,7 @@ public enum ExpensePageJSON {
                 append(Keys.missingAttachments, to: &out); JSONText.array(digests.filter { !isHeld($0) }.map(JSONText.string)).write(to: &out)
             }
             out.append(UInt8(ascii: "}"))
-            last = (sqlite3_column_int64(handle, 5), row.text(0) ?? "")
+            last = (row.int64(.dateMillis), row.text(.id) ?? "")
         }
         out.append(UInt8(ascii: "]"))
         return Page(items: out, count: count, last: last)
@@ -72,25 +72,28 @@ public enum ExpensePageJSON {
     private struct Columns {
         let handle: SQLiteStatement
 
+        func int64(_ column: ExpenseColumn) -> Int64 { sqlite3_column_int64(handle, column.rawValue) }
+
         /// A text column as a JSON string, or null.
-        func string(_ column: Int32, _ out: inout [UInt8]) {
+        func string(_ column: ExpenseColumn, _ out: inout [UInt8]) {
             guard let bytes = bytes(column) else { return append(Keys.null, to: &out) }
             JSONText.appendQuoted(bytes, to: &out)
         }
 
         /// A column holding JSON, copied as it is (null if NULL).
-        func raw(_ column: Int32, _ out: inout [UInt8]) {
+        func raw(_ column: ExpenseColumn, _ out: inout [UInt8]) {
             guard let bytes = bytes(column) else { return append(Keys.null, to: &out) }
             out.append(contentsOf: bytes)
         }
 
-        func text(_ column: Int32) -> String? {
+        func text(_ column: ExpenseColumn) -> String? {
             bytes(column).map { String(decoding: $0, as: UTF8.self) }
         }
 
-        private func bytes(_ column: Int32) -> UnsafeBufferPointer<UInt8>? {
-            guard sqlite3_column_type(handle, column) != SQLITE_NULL, let text = sqlite3_column_text(handle, column) else { return nil }
-            return UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column)))
+        private func bytes(_ column: ExpenseColumn) -> UnsafeBufferPointer<UInt8>? {
+            let index = column.rawValue
+            guard sqlite3_column_type(handle, index) != SQLITE_NULL, let text = sqlite3_column_text(handle, index) else { return nil }
+            return UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, index)))
         }
     }
 

@@ -72,10 +72,7 @@ public struct MonthSummary: Sendable, Equatable {
 
 /// Read-only queries on the views. Every list is ordered deterministically.
 public enum ProjectionQueries {
-    private static let expenseColumns = """
-        e.id, e.kind, e.amount, e.currency, e.date, e.date_ms, e.month, e.category_id, c.name, p.name,
-        e.payment, e.memo, e.tags, e.repeat, e.attachments, e.payee
-        """
+    private static let expenseColumns = ExpenseColumn.selection
 
     /// Expenses matching `filter`, newest first.
     public static func expenses(_ db: Database, _ filter: ExpenseFilter) throws -> [ExpenseRow] {
@@ -156,9 +153,12 @@ public enum ProjectionQueries {
     }
 
     private static func expense(_ row: Row) -> ExpenseRow {
-        ExpenseRow(id: row[0], kind: row[1], amount: row[2], currency: row[3], date: row[4], dateMillis: row[5], month: row[6],
-                   categoryId: row[7], categoryName: row[8], parentCategoryName: row[9], payee: row[15], payment: row[10], memo: row[11],
-                   tags: jsonStrings(row[12]), repeat: row[13], attachments: jsonStrings(row[14]))
+        typealias C = ExpenseColumn
+        return ExpenseRow(id: row[C.id.index], kind: row[C.kind.index], amount: row[C.amount.index], currency: row[C.currency.index],
+                          date: row[C.date.index], dateMillis: row[C.dateMillis.index], month: row[C.month.index], categoryId: row[C.categoryId.index],
+                          categoryName: row[C.categoryName.index], parentCategoryName: row[C.parentCategoryName.index], payee: row[C.payee.index],
+                          payment: row[C.payment.index], memo: row[C.memo.index], tags: jsonStrings(row[C.tags.index]), repeat: row[C.repeat.index],
+                          attachments: jsonStrings(row[C.attachments.index]))
     }
 
     /// A category and every category below it.
@@ -171,9 +171,7 @@ public enum ProjectionQueries {
 
     /// Categories as a tree: each parent followed by its children (depth-first, by name), with depth.
     public static func categoryTree(_ db: Database) throws -> [(category: CategoryRow, depth: Int)] {
-        let all = try Row.fetchAll(db, sql: "SELECT id, name, parent_id, icon, kind FROM categories ORDER BY name, id").map {
-            CategoryRow(id: $0[0], name: $0[1], parentId: $0[2], icon: $0[3], kind: $0[4])
-        }
+        let all = try Row.fetchAll(db, sql: "SELECT \(categoryColumns) FROM categories ORDER BY name, id").map(category)
         let ids = Set(all.map(\.id))
         var children: [String?: [CategoryRow]] = [:]
         // A parent not (yet) known shows its child at the top level until it arrives.
@@ -192,6 +190,13 @@ public enum ProjectionQueries {
         return result
     }
 
+    /// The columns of a category row, and the one place they are read (by name).
+    static let categoryColumns = "id, name, parent_id, icon, kind"
+
+    private static func category(_ row: Row) -> CategoryRow {
+        CategoryRow(id: row["id"], name: row["name"], parentId: row["parent_id"], icon: row["icon"], kind: row["kind"])
+    }
+
     /// To-dos, newest start first, then by title.
     public static func todos(_ db: Database) throws -> [TodoRow] {
         try Row.fetchAll(db, sql: "SELECT \(todoColumns) FROM todos ORDER BY is_completed, title, id").map(todo)
@@ -200,8 +205,9 @@ public enum ProjectionQueries {
     static let todoColumns = "id, title, memo, start_date, end_date, checks, percentage, is_challenge, is_completed, attachments"
 
     private static func todo(_ row: Row) -> TodoRow {
-        TodoRow(id: row[0], title: row[1], memo: row[2], startDate: row[3], endDate: row[4], checks: jsonBools(row[5]),
-                percentage: row[6], isChallenge: row[7], isCompleted: row[8], attachments: jsonStrings(row[9]))
+        TodoRow(id: row["id"], title: row["title"], memo: row["memo"], startDate: row["start_date"], endDate: row["end_date"],
+                checks: jsonBools(row["checks"]), percentage: row["percentage"], isChallenge: row["is_challenge"], isCompleted: row["is_completed"],
+                attachments: jsonStrings(row["attachments"]))
     }
 
     /// Settings by scope then key.
@@ -376,9 +382,7 @@ extension ProjectionQueries {
     /// One category by id; a merged-away duplicate answers with the category that stands for it.
     public static func category(_ db: Database, id: String) throws -> CategoryRow? {
         let winner = try String.fetchOne(db.cachedStatement(sql: "SELECT winner_id FROM category_merges WHERE loser_id = ?"), arguments: [id]) ?? id
-        return try Row.fetchOne(db.cachedStatement(sql: "SELECT id, name, parent_id, icon, kind FROM categories WHERE id = ?"), arguments: [winner]).map {
-            CategoryRow(id: $0[0], name: $0[1], parentId: $0[2], icon: $0[3], kind: $0[4])
-        }
+        return try Row.fetchOne(db.cachedStatement(sql: "SELECT \(categoryColumns) FROM categories WHERE id = ?"), arguments: [winner]).map(category)
     }
 
     /// One to-do by id.
