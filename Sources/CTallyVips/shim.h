@@ -3,6 +3,16 @@
 // each use is one small function here.
 #include <vips/vips.h>
 #include <stddef.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+// For a thumbnail worker: killed when the server that started it dies (prctl is variadic,
+// which Swift cannot call). 0 on success; -1 if the server is already gone.
+static inline int tally_die_with_parent(pid_t parent) {
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return -1;
+    return getppid() == parent ? 0 : -1;
+}
 
 // Starts libvips for a server: no operation cache (a thumbnail is kept as a blob of its own,
 // and a cached decode would hold its pixels after the request) and one worker thread per

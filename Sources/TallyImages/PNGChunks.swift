@@ -6,12 +6,14 @@ import Foundation
 /// (issue 29's review). What they may take is counted into the decode's estimate.
 enum PNGChunks {
     static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-    /// What one compressed chunk may inflate to, and libvips's copy of it.
-    static let perCompressedChunk = 2 * (8 << 20)
+    /// The most one compressed chunk is inflated to (libvips's cap per chunk).
+    static let maxInflated = 8 << 20
 
-    /// The memory `image`'s metadata chunks may take once read: for each compressed one
-    /// (`zTXt`, `iTXt`, `iCCP`) `perCompressedChunk`, for each plain `tEXt` twice its length.
-    /// 0 if `image` is not a PNG.
+    /// The memory `image`'s metadata chunks may take once read, and libvips's copy of it: for
+    /// each compressed one (`zTXt`, `iTXt`, `iCCP`) what its bytes can inflate to — deflate
+    /// expands at most 1,032 times, and libpng stops at `maxInflated` — and for each plain
+    /// `tEXt` its length; doubled. 0 if `image` is not a PNG. Read before libvips reads the
+    /// header, which inflates them.
     static func metadataBytes(_ image: Data) -> Int {
         guard image.starts(with: signature) else { return 0 }
         var total = 0
@@ -20,7 +22,7 @@ enum PNGChunks {
             let length = image[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
             let type = String(decoding: image[offset + 4..<offset + 8], as: UTF8.self)
             switch type {
-            case "zTXt", "iTXt", "iCCP": total += perCompressedChunk
+            case "zTXt", "iTXt", "iCCP": total += 2 * min(maxInflated, length * 1_032)
             case "tEXt": total += 2 * length
             case "IEND": return total
             default: break

@@ -1,3 +1,4 @@
+import CTallyVips
 import Foundation
 import Synchronization
 
@@ -16,6 +17,8 @@ public enum ThumbnailWorker {
     /// The exit status of a decode that was refused or failed: the `Thumbnailer.Failure`, as
     /// JSON, is on standard output.
     public static let failedStatus: Int32 = 2
+    /// The most a worker's answer may hold.
+    static let maxAnswerBytes = 16 << 20
 
     /// What a worker may take beyond what it holds when it starts (~65 MiB): 1.5 × the decode
     /// limit (libpng's and libvips's working memory beside the estimated pixels measured 1.33×
@@ -28,7 +31,9 @@ public enum ThumbnailWorker {
     /// Runs in the worker process: caps its own data segment, makes the thumbnail of the file
     /// at `path`, and writes the JPEG (status 0) or the failure as JSON (`failedStatus`) to
     /// standard output. Returns the exit status.
-    public static func serve(path: String, size: Int, limits: ThumbnailLimits) -> Int32 {
+    public static func serve(path: String, size: Int, limits: ThumbnailLimits, parent: Int32) -> Int32 {
+        // A worker never outlives the server that asked for it (a killed server's decodes stop).
+        guard tally_die_with_parent(parent) == 0 else { return failedStatus }
         do {
             let source = try Data(contentsOf: URL(fileURLWithPath: path))
             try capDataSegment(adding: memoryCap(limits: limits, fileBytes: source.count))
@@ -69,13 +74,14 @@ public enum ThumbnailWorker {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = Array(command.dropFirst()) + [
-            "--size", "\(size)", "--max-decode-bytes", "\(limits.maxDecodeBytes)", "--timeout-ms", "\(milliseconds)", path,
+            "--size", "\(size)", "--max-decode-bytes", "\(limits.maxDecodeBytes)", "--timeout-ms", "\(milliseconds)",
+            "--parent", "\(getpid())", path,
         ]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        do { try process.run() } catch { throw Thumbnailer.Failure.workerUnavailable }
         let killed = Mutex(false)
         let deadline = DispatchWorkItem {
             guard process.isRunning else { return }
@@ -83,12 +89,20 @@ public enum ThumbnailWorker {
             kill(process.processIdentifier, SIGKILL)
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(milliseconds) + 2_000), execute: deadline)
-        let bytes = output.fileHandleForReading.readDataToEndOfFile()
+        // What the worker says is read up to `maxAnswerBytes` (a 1,024-pixel JPEG is ~200 KB):
+        // a worker gone wrong cannot fill the server's memory.
+        var bytes = Data()
+        while bytes.count <= maxAnswerBytes, let piece = try? output.fileHandleForReading.read(upToCount: 64 << 10), !piece.isEmpty {
+            bytes.append(piece)
+        }
+        if bytes.count > maxAnswerBytes, process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        try? output.fileHandleForReading.close()
         process.waitUntilExit()
         deadline.cancel()
         if killed.withLock({ $0 }) { throw Thumbnailer.Failure.tookTooLong(limits.decodeTimeout) }
         switch (process.terminationReason, process.terminationStatus) {
-        case (.exit, 0): return bytes
+        case (.exit, 0) where bytes.count <= maxAnswerBytes && bytes.starts(with: [0xFF, 0xD8, 0xFF]): return bytes
+        case (.exit, 0): throw Thumbnailer.Failure.undecodable(internal: "the worker's answer is not a JPEG (\(bytes.count) bytes)")
         case (.exit, failedStatus):
             throw (try? JSONDecoder().decode(Thumbnailer.Failure.self, from: bytes)) ?? Thumbnailer.Failure.undecodable(internal: "the worker's answer did not parse")
         default:

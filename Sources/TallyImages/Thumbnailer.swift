@@ -33,6 +33,8 @@ public struct Thumbnailer: Sendable {
         /// under a header that understates the image (`ThumbnailWorker`).
         case exceededLimits(memory: Int, time: Duration)
         case busy(waiting: Int)
+        /// The worker could not be started (its binary replaced or gone, no processes left).
+        case workerUnavailable
 
         public var description: String {
             switch self {
@@ -42,13 +44,14 @@ public struct Thumbnailer: Sendable {
             case .tooManyPixels(let pixels):
                 "the image claims \(pixels / 1_000_000) megapixels; thumbnails are made of images up to \(Thumbnailer.maxPixels / 1_000_000)"
             case .tooMuchMemory(let needs, let limit, let whole):
-                "decoding this image would take about \(needs >> 20) MiB"
+                "decoding this image would take about \((needs + (1 << 20) - 1) >> 20) MiB"
                     + (whole ? " (it is stored interlaced, progressive, as HEIC, WebP or GIF, which is decoded whole)" : "")
                     + "; the limit is \(limit >> 20) MiB"
             case .tookTooLong(let limit): "making this thumbnail took longer than \(limit) and was stopped"
             case .exceededLimits(let memory, let time):
                 "decoding this image needed more than its limits (about \(memory >> 20) MiB, \(time)): its header does not say how large it is"
             case .busy(let waiting): "\(waiting) thumbnails are already waiting to be made; ask again in a few seconds"
+            case .workerUnavailable: "thumbnails cannot be made right now; ask again later"
             }
         }
     }
@@ -87,6 +90,9 @@ public struct Thumbnailer: Sendable {
     /// header promises a decode within `limits` (pixels and memory), and stopped at its timeout.
     public static func jpegThumbnail(of image: Data, size: Int, limits: ThumbnailLimits = ThumbnailLimits()) throws -> Data {
         try start()
+        // A PNG's compressed text is inflated as its header is read: counted first.
+        let metadata = PNGChunks.metadataBytes(image)
+        guard metadata <= limits.maxDecodeBytes else { throw Failure.tooMuchMemory(needs: metadata, limit: limits.maxDecodeBytes, whole: false) }
         guard let header = ImageHeader.read(image) else { throw Failure.undecodable(internal: lastError()) }
         guard header.pixels <= maxPixels else { throw Failure.tooManyPixels(header.pixels) }
         let decode = header.decodeBytes(size: size)

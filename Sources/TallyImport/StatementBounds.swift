@@ -58,7 +58,9 @@ public struct StatementBounds: Sendable {
                 if !(byte == lineFeed && afterCarriageReturn) { row += 1 }
                 (state, columns, cellBytes) = (.cellStart, 1, 0)
             } else {
-                (state, cellBytes) = (state == .quoteInQuoted ? .unquoted : state == .cellStart ? .unquoted : state, cellBytes + 1)
+                // A lone quote inside a quoted cell followed by text (`"a"x`): CSV.swift reads on
+                // inside the quotes, so a later line break is still the cell's — count it so.
+                (state, cellBytes) = (state == .quoteInQuoted ? .quoted : state == .cellStart ? .unquoted : state, cellBytes + 1)
             }
             if cellBytes > maxCellBytes {
                 throw StatementError("row \(row) column \(columns) holds more than \(maxCellBytes) bytes; a cell may hold at most \(maxCellBytes)")

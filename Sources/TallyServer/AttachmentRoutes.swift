@@ -62,9 +62,15 @@ struct AttachmentRoutes {
                 case .undecodable(let reason):
                     service.logger.notice("thumbnail: undecodable image", metadata: ["blob.digest": "\(digest)", "vips.error": "\(reason)"])
                     throw APIError(.unprocessableContent, "undecodable_image", failure.description)
-                case .tooManyPixels, .tooMuchMemory, .exceededLimits: throw APIError(.unprocessableContent, "image_too_large", failure.description)
+                case .tooManyPixels, .tooMuchMemory: throw APIError(.unprocessableContent, "image_too_large", failure.description)
+                case .exceededLimits:
+                    service.logger.notice("thumbnail: the worker died before it answered", metadata: ["blob.digest": "\(digest)"])
+                    throw APIError(.unprocessableContent, "image_too_large", failure.description)
                 case .tookTooLong: throw APIError(.unprocessableContent, "image_too_slow", failure.description)
                 case .busy: throw APIError(.serviceUnavailable, "thumbnails_busy", failure.description)
+                case .workerUnavailable:
+                    service.logger.error("thumbnail: the worker could not be started", metadata: ["blob.digest": "\(digest)"])
+                    throw APIError(.serviceUnavailable, "thumbnails_unavailable", failure.description)
                 }
             }
             guard let made else { throw APIError(.notFound, "not_found", "this replica holds no attachment \(digest)") }

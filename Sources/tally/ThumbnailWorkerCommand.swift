@@ -10,6 +10,7 @@ struct ThumbnailWorkerCommand: ParsableCommand {
     @Option var size: Int
     @Option var maxDecodeBytes: Int
     @Option var timeoutMs: Int
+    @Option(help: "The server's process id: the worker dies with it.") var parent: Int32
     @Argument var file: String
 
     func run() throws {
@@ -17,7 +18,7 @@ struct ThumbnailWorkerCommand: ParsableCommand {
             throw ValidationError("invalid --size, --max-decode-bytes or --timeout-ms")
         }
         let limits = ThumbnailLimits(maxDecodeBytes: maxDecodeBytes, decodeTimeout: .milliseconds(timeoutMs))
-        let status = ThumbnailWorker.serve(path: file, size: size, limits: limits)
+        let status = ThumbnailWorker.serve(path: file, size: size, limits: limits, parent: parent)
         if status != 0 { throw ExitCode(status) }
     }
 }

@@ -96,6 +96,12 @@ class WebApp(unittest.TestCase):
         self.wait(driver).until(attempt)
 
     def text(self, driver):
+        """The screen's text, read again if a redraw replaced it while it was read."""
+        for _ in range(20):
+            try:
+                return driver.find_element(By.ID, "main").text
+            except StaleElementReferenceException:
+                time.sleep(0.05)
         return driver.find_element(By.ID, "main").text
 
     def assert_accessible(self, driver, screen):
@@ -187,16 +193,16 @@ class WebApp(unittest.TestCase):
         transport = driver.find_element(By.CSS_SELECTOR, "ul.budgets li")
         self.assertIn("₩1,450 / ₩2,000", transport.text)
         self.assertIn("₩550 left", transport.text)
-        driver.find_element(By.XPATH, "//summary[contains(.,'Set a budget')]").click()
+        self.click(driver, "//summary[contains(.,'Set a budget')]")
         Select(driver.find_element(By.ID, "budget-category")).select_by_value(self.made["food"])
         amount = driver.find_element(By.ID, "budget-amount")
         amount.send_keys("abc")
-        driver.find_element(By.XPATH, "//button[normalize-space()='Set a budget']").click()
+        self.click(driver, "//button[normalize-space()='Set a budget']")
         error = self.wait(driver).until(EC.visibility_of_element_located((By.ID, "budget-amount-error")))
         self.assertEqual(self.api("POST", "/v1/budgets", {"amount": "abc"})[1]["error"]["message"], error.text)
         amount.clear()
         amount.send_keys("50,000")
-        driver.find_element(By.XPATH, "//button[normalize-space()='Set a budget']").click()
+        self.click(driver, "//button[normalize-space()='Set a budget']")
         row = self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, "ul.budgets li.over")))
         self.assertIn("₩63,500 / ₩50,000", row.text)   # Lunch's spending counts toward Food's budget
         self.assertIn("₩13,500 over", row.text)
@@ -219,12 +225,12 @@ class WebApp(unittest.TestCase):
         # A yearly entry that started two years ago, in a month six months back.
         start = (fixture.today().replace(day=1) - datetime.timedelta(days=183)).replace(day=10)
         start = start.replace(year=start.year - 2)
-        driver.find_element(By.XPATH, "//summary[contains(.,'Add recurring entry')]").click()
+        self.click(driver, "//summary[contains(.,'Add recurring entry')]")
         Select(driver.find_element(By.ID, "rule-cadence")).select_by_value("yearly")
         driver.execute_script("arguments[0].value = arguments[1]", driver.find_element(By.ID, "rule-start"), start.isoformat())
         driver.find_element(By.ID, "rule-amount").send_keys("120,000")
         driver.find_element(By.ID, "rule-payee").send_keys("Insurance")
-        driver.find_element(By.XPATH, "//button[normalize-space()='Add recurring entry']").click()
+        self.click(driver, "//button[normalize-space()='Add recurring entry']")
         rule = self.wait(driver).until(EC.visibility_of_element_located((By.XPATH, "//li[contains(@class,'rule')][contains(.,'Insurance')]")))
         self.assertIn("Yearly", rule.text)
         made = self.api("GET", "/v1/expenses?payee=Insurance")[1]["items"]
@@ -263,7 +269,7 @@ class WebApp(unittest.TestCase):
         self.assertIn("₩76,950", self.text(driver))
         # Edit it.
         self.go(driver, f"#/expenses/{self.made['month']}", ".expense-row")
-        driver.find_element(By.XPATH, "//a[contains(@class,'expense-row')][contains(.,'Corner Bakery')]").click()
+        self.click(driver, "//a[contains(@class,'expense-row')][contains(.,'Corner Bakery')]")
         amount = self.wait(driver).until(EC.visibility_of_element_located((By.ID, "expense-amount")))
         self.assertEqual("12000", amount.get_attribute("value"))
         self.assertEqual(1, len(driver.find_elements(By.CSS_SELECTOR, ".expense-form .thumbs img")))
@@ -277,7 +283,7 @@ class WebApp(unittest.TestCase):
         self.assertEqual(1, len(page["items"][0]["attachments"]))
         expense_id = page["items"][0]["id"]
         # Delete it: two taps.
-        driver.find_element(By.XPATH, "//a[contains(@class,'expense-row')][contains(.,'Corner Bakery')]").click()
+        self.click(driver, "//a[contains(@class,'expense-row')][contains(.,'Corner Bakery')]")
         delete = self.wait(driver).until(EC.element_to_be_clickable((By.CSS_SELECTOR, ".expense-form button.danger")))
         delete.click()
         self.assertEqual(200, self.api("GET", f"/v1/expenses/{expense_id}")[0], "one tap does not delete")
@@ -352,12 +358,12 @@ class WebApp(unittest.TestCase):
         challenge = self.made["challenge"]
         self.assertFalse(self.api("GET", f"/v1/todos/{challenge}")[1]["checks"][4])
         self.assertIn("Current streak: 1 day", self.text(driver))   # day 3 checked, today open
-        driver.find_element(By.XPATH, "//button[normalize-space()='Check today']").click()
+        self.click(driver, "//button[normalize-space()='Check today']")
         self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".calendar li.day.today.checked")))
         self.assertTrue(self.api("GET", f"/v1/todos/{challenge}")[1]["checks"][4])
         self.assertIn("Current streak: 2 days", self.text(driver))
         # And back (a mistaken tap is undone the same way).
-        driver.find_element(By.XPATH, "//button[contains(.,'Checked today')]").click()
+        self.click(driver, "//button[contains(.,'Checked today')]")
         self.wait(driver).until(EC.invisibility_of_element_located((By.CSS_SELECTOR, ".calendar li.day.today.checked")))
         self.assertFalse(self.api("GET", f"/v1/todos/{challenge}")[1]["checks"][4])
 

@@ -92,6 +92,31 @@ import TallyTestSupport
         #expect(try await server.request(.GET, "/v1/attachments/\(photo)/thumbnail?size=128", token: writer).status == 200)
     }
 
+    /// A worker never outlives its server: killed with SIGKILL mid-decode, the server takes its
+    /// worker with it (the review found orphans still decoding after a restart).
+    @Test func aKilledServersWorkerDiesWithIt() async throws {
+        let replica = try CLIReplica()
+        let writer = try replica.ok(["token", "create", "--name", "phone", "--scope", "read,write"])
+        let server = try LiveServer(replica, options: ["--thumbnail-timeout", "30"])
+        let pid = server.process.processIdentifier
+        let digest = try await upload(PNGFixture.zeros(width: 12_247, height: 12_247, bitDepth: 16, interlaced: false), to: server, token: writer)
+        let request = Task { try? await server.request(.GET, "/v1/attachments/\(digest)/thumbnail?size=128", token: writer, timeout: .seconds(40)) }
+        defer { request.cancel() }
+        var workers: [Int32] = []
+        for _ in 0..<200 where workers.isEmpty {  // up to 10 s for the worker to start
+            workers = ProcessTreeSampler.children(of: pid)
+            usleep(50_000)
+        }
+        #expect(workers.count == 1, "a worker decodes the 150-megapixel PNG")
+        server.kill(SIGKILL)
+        var alive = workers
+        for _ in 0..<40 where !alive.isEmpty {  // up to 2 s
+            usleep(50_000)
+            alive = workers.filter { kill($0, 0) == 0 && !((try? String(contentsOfFile: "/proc/\($0)/stat", encoding: .utf8))?.contains(") Z ") ?? true) }
+        }
+        #expect(alive.isEmpty, "workers left running: \(alive)")
+    }
+
     /// Eight uploads of `image`, each with another byte after its end: eight digests.
     func uploadEight(_ image: Data, to server: LiveServer, token: String) async throws -> [String] {
         var digests: [String] = []

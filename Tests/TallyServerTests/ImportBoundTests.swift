@@ -39,6 +39,9 @@ import ZIPFoundation
         #expect { try Self.csv("date,amount\n" + hidden + "\n") } throws: { "\($0)".contains("row 2 has more than \(StatementBounds.maxColumns) columns") }
         let giant = "date,amount,memo\n2026-11-01,1,x\"" + String(repeating: "y", count: 5_000) + "\n"
         #expect { try Self.csv(giant) } throws: { "\($0)".contains("row 2 column 3 holds more than") }
+        // A lone quote inside a quoted cell (`"a"x`): CSV.swift reads on inside the quotes, across lines.
+        let lone = "date,amount,memo\n2026-11-01,1,\"a\"x\n" + String(repeating: "y,\n", count: 2_000) + "\"\n"
+        #expect { try Self.csv(lone) } throws: { "\($0)".contains("row 2 column 3 holds more than") }
         let unclosed = "date,amount,memo\n2026-11-01,1,\"" + String(repeating: "y,\n", count: 2_000)
         #expect { try Self.csv(unclosed) } throws: { "\($0)".contains("row 2 column 3") }
         let rows = (1...300).map { "2026-11-01,\($0)" }
