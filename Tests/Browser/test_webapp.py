@@ -203,18 +203,24 @@ class WebApp(unittest.TestCase):
         amount.clear()
         amount.send_keys("50,000")
         self.click(driver, "//button[normalize-space()='Set a budget']")
-        row = self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, "ul.budgets li.over")))
-        self.assertIn("₩63,500 / ₩50,000", row.text)   # Lunch's spending counts toward Food's budget
-        self.assertIn("₩13,500 over", row.text)
-        driver.execute_script("arguments[0].scrollIntoView()", driver.find_element(By.ID, "budgets"))
+        # The change feed redraws the month once it hears of the new budget: each step finds
+        # what it needs afresh.
+        over = "ul.budgets li.over"
+        row_text = self.wait(driver).until(lambda d: d.find_element(By.CSS_SELECTOR, over).text)
+        self.assertIn("₩63,500 / ₩50,000", row_text)   # Lunch's spending counts toward Food's budget
+        self.assertIn("₩13,500 over", row_text)
+        shown = []
+        self.until_done(driver, lambda d: shown.append(d.execute_script("arguments[0].scrollIntoView(); return true", d.find_element(By.ID, "budgets"))),
+                        lambda d: bool(shown))
         driver.save_screenshot(os.path.join(SCREENSHOTS, "budget-phone-en.png"))
         budgets = self.api("GET", f"/v1/budgets?month={self.made['month']}")[1]["items"]
         food = [(b["budgeted"], b["spent"], b["over"]) for b in budgets if b["categoryId"] == self.made["food"]]
         self.assertEqual([(50000, 63500, True)], food)
-        row.find_element(By.CSS_SELECTOR, "button.danger").click()
+        delete = "//ul[contains(@class,'budgets')]/li[contains(@class,'over')]//button[contains(@class,'danger')]"
+        self.click(driver, delete)
         self.assertEqual(2, len(self.api("GET", "/v1/budgets")[1]["items"]), "one tap does not delete")
-        row.find_element(By.CSS_SELECTOR, "button.danger").click()
-        self.wait(driver).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "ul.budgets li.over"))
+        # The second tap deletes (a redraw between the taps disarms the button: then it takes two more).
+        self.until_done(driver, lambda d: d.find_element(By.XPATH, delete).click(), lambda d: not d.find_elements(By.CSS_SELECTOR, over))
         self.assertEqual(1, len(self.api("GET", "/v1/budgets")[1]["items"]), "only the Transport budget is left")
 
     def test_a_recurring_entry_makes_its_occurrences_and_can_be_skipped_and_ended(self):
