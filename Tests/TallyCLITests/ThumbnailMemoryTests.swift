@@ -102,16 +102,18 @@ import TallyTestSupport
         let digest = try await upload(PNGFixture.zeros(width: 12_247, height: 12_247, bitDepth: 16, interlaced: false), to: server, token: writer)
         let request = Task { try? await server.request(.GET, "/v1/attachments/\(digest)/thumbnail?size=128", token: writer, timeout: .seconds(40)) }
         defer { request.cancel() }
+        // Polled with Task.sleep, never a blocking sleep: the request's task needs this
+        // process's few cooperative threads, which other tests share.
         var workers: [Int32] = []
-        for _ in 0..<200 where workers.isEmpty {  // up to 10 s for the worker to start
+        for _ in 0..<600 where workers.isEmpty {  // up to 30 s for the worker to start, under load
             workers = ProcessTreeSampler.children(of: pid)
-            usleep(50_000)
+            try await Task.sleep(for: .milliseconds(50))
         }
         #expect(workers.count == 1, "a worker decodes the 150-megapixel PNG")
         server.kill(SIGKILL)
         var alive = workers
-        for _ in 0..<40 where !alive.isEmpty {  // up to 2 s
-            usleep(50_000)
+        for _ in 0..<100 where !alive.isEmpty {  // up to 5 s
+            try await Task.sleep(for: .milliseconds(50))
             alive = workers.filter { kill($0, 0) == 0 && !((try? String(contentsOfFile: "/proc/\($0)/stat", encoding: .utf8))?.contains(") Z ") ?? true) }
         }
         #expect(alive.isEmpty, "workers left running: \(alive)")
