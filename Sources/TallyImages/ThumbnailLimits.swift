@@ -18,6 +18,12 @@ public struct ThumbnailLimits: Sendable, Equatable {
     /// it to itself and `thumbnail-worker`.
     public var workerCommand: [String]?
 
+    /// `decodeTimeout` in whole milliseconds (what the shim and the worker's flag take).
+    var decodeTimeoutMilliseconds: Int64 {
+        let parts = decodeTimeout.components
+        return parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000
+    }
+
     public init(maxDecodeBytes: Int = 320 << 20, concurrentDecodes: Int = 2, maxWaiting: Int = 32, decodeTimeout: Duration = .seconds(10),
                 workerCommand: [String]? = nil) {
         (self.maxDecodeBytes, self.concurrentDecodes, self.maxWaiting, self.decodeTimeout) = (maxDecodeBytes, concurrentDecodes, maxWaiting, decodeTimeout)

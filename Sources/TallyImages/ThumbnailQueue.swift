@@ -44,9 +44,6 @@ public actor ThumbnailQueue {
         return try await decode.value
     }
 
-    /// Decodes running and waiting now (tests, metrics).
-    public var load: (running: Int, waiting: Int) { (running, admitted - running) }
-
     /// Runs `work` on a blocking thread once it is its turn.
     private func inTurn(_ work: @escaping @Sendable () throws -> BlobInfo?) async throws -> BlobInfo? {
         await takeTurn()

@@ -69,8 +69,7 @@ public enum ThumbnailWorker {
     /// memory cap, most likely, under a header that lied).
     public static func run(_ command: [String], path: String, size: Int, limits: ThumbnailLimits) throws -> Data {
         guard let executable = command.first else { throw Thumbnailer.Failure.undecodable(internal: "no worker command") }
-        let timeout = limits.decodeTimeout.components
-        let milliseconds = timeout.seconds * 1000 + timeout.attoseconds / 1_000_000_000_000_000
+        let milliseconds = limits.decodeTimeoutMilliseconds
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = Array(command.dropFirst()) + [

@@ -99,8 +99,7 @@ public struct Thumbnailer: Sendable {
         guard decode.bytes <= limits.maxDecodeBytes else {
             throw Failure.tooMuchMemory(needs: decode.bytes, limit: limits.maxDecodeBytes, whole: decode.whole)
         }
-        let timeout = limits.decodeTimeout.components
-        let milliseconds = Int32(clamping: timeout.seconds * 1000 + timeout.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int32(clamping: limits.decodeTimeoutMilliseconds)
         var output: UnsafeMutableRawPointer?
         var length = 0
         let result = image.withUnsafeBytes { bytes in
