@@ -90,8 +90,7 @@ let package = Package(
         // query and replication; the CLI and the service only translate into calls on it.
         .target(
             name: "TallyLedger",
-            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", .product(name: "Crypto", package: "swift-crypto"),
-                           .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // Bank and card statements read into rows (issue 19): text encodings, CSV, .xlsx,
         // header and column recognition, Korean amounts and dates. No writes, no views.

@@ -29,13 +29,13 @@ extension Ledger {
 extension LedgerViews {
     /// Every attachment a live expense or to-do references.
     public func referencedAttachments() throws -> Set<String> {
-        try projector.database.read { try ProjectionQueries.referencedAttachments($0) }
+        try store.referencedAttachments()
     }
 
     /// Attachments referenced by live entities that this replica does not hold (yet): sent by
     /// a peer whose blobs have not arrived, to be fetched by the next sync.
     public func missingAttachments() throws -> [String] {
-        let blobs = BlobStore(directory: projector.directory)
+        let blobs = BlobStore(directory: directory)
         return try referencedAttachments().filter { try blobs.size(of: $0) == nil }.sorted()
     }
 }
@@ -127,7 +127,7 @@ extension LedgerViews {
     /// `tally audit verify --attachments`: re-hashes every blob held (naming any whose bytes no
     /// longer match its name) and names every referenced blob that is missing.
     public func verifyAttachments() throws -> (checked: Int, damaged: [String], missing: [String]) {
-        let store = BlobStore(directory: projector.directory)
+        let store = BlobStore(directory: directory)
         let held = try store.all()
         let damaged = try held.filter { try !store.verify($0.digest) }.map(\.digest)
         return (held.count, damaged, try missingAttachments())

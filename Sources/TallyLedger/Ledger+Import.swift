@@ -74,7 +74,7 @@ extension Ledger {
         var report = ImportReport(importID: nil, created: [], duplicates: [], skipped: statement.skipped, bad: statement.bad,
                                   layouts: statement.layouts, encoding: statement.encoding, dryRun: dryRun)
         let categories = try categoryIDs(for: statement.rows, dryRun: dryRun, actor: actor)
-        let rules = try projector.database.read { try ProjectionQueries.liveEntities($0, type: .rule) }.compactMap(CategorisationRule.init)
+        let rules = try views.store.liveEntities(.rule).compactMap(CategorisationRule.init)
         let workbook = Set(statement.rows.map(\.sheet)).count > 1 || statement.rows.contains { !$0.sheet.isEmpty }
         /// The creates of the rows the ledger does not have yet (and the record), sorting every
         /// row into `report.created` or `report.duplicates` on the way.
@@ -127,7 +127,7 @@ extension Ledger {
             return drafts
         }
         if dryRun {
-            _ = try projector.database.read { try draftsForNewRows(ProjectionLookup($0)) }
+            _ = try views.store.withLookup { try draftsForNewRows($0) }
             return report
         }
         guard statement.rows.count <= Limits.maxImportRows else {
@@ -195,7 +195,7 @@ extension Ledger {
 
     /// The ledger's default currency (the `defaultCurrency` setting, else KRW).
     public func defaultCurrency() throws -> String {
-        try projector.database.read { try LedgerSession.defaultCurrency(in: ProjectionLookup($0)) }
+        try views.store.withLookup { try LedgerSession.defaultCurrency(in: $0) }
     }
 
 

@@ -39,7 +39,7 @@ extension Ledger {
 extension LedgerViews {
     /// Every exchange rate, as JSON.
     public func rates() throws -> [JSONText] {
-        try read { try ProjectionQueries.liveEntities($0, type: .rate) }.map { entity in
+        try store.liveEntities(.rate).map { entity in
             .object([("id", .string(entity.id.description))] + EntitySpec.rate.fields.map { ($0.name.jsonName, entity.value($0.name)?.json ?? .null) })
         }
     }
@@ -51,7 +51,7 @@ extension LedgerViews {
         guard Currency.isValid(currency) else { throw ValidationError(field: "in", "must be an ISO 4217 code in capitals, such as KRW") }
         var filter = ExpenseFilter()
         (filter.month, filter.limit) = (month, Int(Int32.max))
-        let (rows, rateEntities) = try read { db in (try ProjectionQueries.expenses(db, filter), try ProjectionQueries.liveEntities(db, type: .rate)) }
+        let (rows, rateEntities) = try store.expenses(filter, with: .rate)
         let rates = ExchangeRates(rateEntities)
         var (income, expense, overflow) = (Int64(0), Int64(0), false)
         var unconverted: [JSONText] = []

@@ -23,8 +23,7 @@ extension Ledger {
         // Which occurrences are due and never held: one pass over every rule's days. A rule
         // that cannot be read, or whose occurrence would not be a valid expense (a peer's rule
         // missing its amount), makes nothing and does not stop the others.
-        let due: [EventDraft] = try projector.database.read { db in
-            let lookup = ProjectionLookup(db)
+        let due: [EventDraft] = try views.store.withLookup { lookup in
             var due: [EventDraft] = []
             for rule in rules {
                 guard case .uuid(let ruleID) = rule.id, let schedule = try? RecurringRule(rule) else { continue }

@@ -32,7 +32,7 @@ extension Ledger {
     /// the peer lacks. A pull that fails part-way keeps what was verified and appended, and the
     /// views catch up with it before the error is thrown.
     public func sync(with peer: some ReplicaTransport, push: Bool = true) async throws -> SyncReport {
-        let before = try await projector.database.read { try ProjectionQueries.mergeCounts($0) }
+        let before = try views.store.mergeCounts()
         let pulled: PullReport
         do {
             pulled = try await peer.pull(into: writer, maximumSkewMillis: maximumSkewMillis)
@@ -56,7 +56,7 @@ extension Ledger {
         // (pushing) what it holds and the peer lacks.
         let fetched = try await peer.fetchBlobs(try views.missingAttachments(), into: blobs, limit: Self.maxReplicatedBlobBytes)
         let sent = push ? try await peer.sendBlobs(try views.referencedAttachments().filter { try blobs.size(of: $0) != nil }.sorted(), from: blobs) : 0
-        let after = try await projector.database.read { try ProjectionQueries.mergeCounts($0) }
+        let after = try views.store.mergeCounts()
         return SyncReport(pulled: pulled.applied, pushed: pushed, alreadyHeld: held,
                           newConflicts: after.conflicts - before.conflicts, newMerges: after.merges - before.merges,
                           blobsFetched: fetched, blobsSent: sent)

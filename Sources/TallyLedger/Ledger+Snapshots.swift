@@ -16,18 +16,18 @@ public struct SnapshotPolicy: Sendable {
 
 extension LedgerViews {
     /// Every snapshot, oldest first.
-    public func snapshots() -> [ViewSnapshots.Snapshot] { ViewSnapshots(projector.directory).list() }
+    public func snapshots() -> [ViewSnapshots.Snapshot] { ViewSnapshots(directory).list() }
 
     /// What is wrong with a snapshot's file (size or checksum), or nil.
-    public func problem(with snapshot: ViewSnapshots.Snapshot) -> String? { ViewSnapshots(projector.directory).problem(with: snapshot) }
+    public func problem(with snapshot: ViewSnapshots.Snapshot) -> String? { ViewSnapshots(directory).problem(with: snapshot) }
 
     /// Takes a snapshot of the views as they stand when `policy` says one is due (or
     /// `always`), then thins the kept ones; nil when none was taken.
     @discardableResult
     public func takeSnapshot(_ policy: SnapshotPolicy, always: Bool = false) throws -> ViewSnapshots.Snapshot? {
-        let snapshots = ViewSnapshots(projector.directory)
-        guard try always || snapshots.isDue(checkpoint: projector.checkpoint(), every: policy.every) else { return nil }
-        let taken = try snapshots.take(from: projector.database)
+        let snapshots = ViewSnapshots(directory)
+        guard try always || snapshots.isDue(checkpoint: store.checkpoint(), every: policy.every) else { return nil }
+        let taken = try store.takeSnapshot(into: snapshots)
         snapshots.thin(keeping: policy.keep)
         return taken
     }

@@ -10,6 +10,8 @@ public struct LedgerSession: Sendable {
     public let writer: LogWriter
     /// The replica's views.
     public let projector: Projector
+    /// What writes are checked against.
+    let views: Views
     /// Concurrent writes project in one transaction, as they append with one `fdatasync`.
     let projection: ProjectionGroupCommit
     /// Concurrent single writes (`write`) appended and projected together, each writer woken once.
@@ -19,6 +21,7 @@ public struct LedgerSession: Sendable {
     public init(writer: LogWriter, projector: Projector) {
         self.writer = writer
         self.projector = projector
+        views = Views(projector)
         let projection = ProjectionGroupCommit(projector: projector)
         self.projection = projection
         batcher = WriteBatcher(append: { try writer.appendLogged($0) }, project: { try projection.project($0) })
@@ -45,8 +48,7 @@ public struct LedgerSession: Sendable {
 
     /// The draft `build` returns, shaped and checked against the views, with its basis.
     private func checkedDraft(actor: String, _ build: (any LedgerLookup, _ defaultCurrency: String) throws -> EventDraft) throws -> EventDraft {
-        try projector.readDirectly { db in
-            let lookup = ProjectionLookup(db)
+        try views.withLookupDirectly { lookup in
             var draft = try build(lookup, try Self.defaultCurrency(in: lookup))
             draft.actor = actor
             try EntitySchema.validateActor(actor)
@@ -71,8 +73,8 @@ public struct LedgerSession: Sendable {
     /// Appends the drafts `build` returns, all checked first (any refused: nothing appended),
     /// as one durable batch, then projects them; returns how many were appended.
     public func writeAll(actor: String, _ build: (any LedgerLookup) throws -> [EventDraft]) throws -> Int {
-        let drafts = try projector.database.read { db in
-            let lookup = RememberingLookup(ProjectionLookup(db))  // built, then checked, against the same state
+        let drafts = try views.withLookup { current in
+            let lookup = RememberingLookup(current)  // built, then checked, against the same state
             return try build(lookup).map { draft in
                 var draft = draft
                 draft.actor = actor
@@ -95,8 +97,8 @@ public struct LedgerSession: Sendable {
     public func writeTombstone(_ type: EntityType, id: EntityID, actor: String) throws {
         try EntitySchema.validateActor(actor)
         let draft = EventDraft(entityType: type, entityID: id, operation: .delete, actor: actor)
-        try projector.database.read { db in
-            if let existing = try ProjectionLookup(db).entity(id), existing.type != type {
+        try views.withLookup { lookup in
+            if let existing = try lookup.entity(id), existing.type != type {
                 throw ValidationError(field: "id", "\(id) is \(existing.type.withArticle)", kind: .conflictsWithState)
             }
         }

@@ -59,7 +59,7 @@ extension LedgerViews {
 
 extension LedgerViews {
     /// Every import's record.
-    public func imports() throws -> [LedgerState.Entity] { try read { try ProjectionQueries.liveEntities($0, type: .importBatch) } }
+    public func imports() throws -> [LedgerState.Entity] { try store.liveEntities(.importBatch) }
 
     /// Every import's record: its id, file name, format, digest and how many expenses it made.
     public func importsDocument() throws -> JSONText { .object([("items", .array(try imports().map(Ledger.importJSON)))]) }

@@ -16,9 +16,8 @@ extension LedgerViews {
     public func exportTable(from: DateTime?, to: DateTime?) throws -> CellTable {
         var filter = ExpenseFilter()
         (filter.from, filter.to, filter.limit) = (from, to, Int(Int32.max))
-        let (rows, paths) = try read { db in
-            (try ProjectionQueries.expenses(db, filter), Self.categoryPaths(try ProjectionQueries.categoryTree(db).map(\.category)))
-        }
+        let (rows, categories) = try store.expensesWithCategories(filter)
+        let paths = Self.categoryPaths(categories)
         return CellTable(header: Self.exportColumns, textColumns: [4, 5, 6, 7, 8], rows: rows.reversed().map { row in
             [row.date, row.kind, Self.decimal(row.amount, row.currency), row.currency, row.categoryId.flatMap { paths[$0] } ?? "",
              row.payee ?? "", row.payment ?? "", row.memo ?? "", row.tags.joined(separator: ";"), row.attachments.joined(separator: ";"), row.id]
@@ -29,19 +28,17 @@ extension LedgerViews {
     /// or `to`, only the expenses dated in [from, to) (every other entity still).
     public func exportJSONLines(from: DateTime? = nil, to: DateTime? = nil) throws -> [UInt8] {
         var lines: [UInt8] = []
-        try read { db in
-            for type in EntityType.allCases {
-                for entity in try ProjectionQueries.liveEntities(db, type: type) {
-                    if type == .expense, from != nil || to != nil {
-                        guard case .dateTime(let date)? = entity.value(.date), date.epochMillis >= from?.epochMillis ?? .min,
-                              date.epochMillis < to?.epochMillis ?? .max else { continue }
-                    }
-                    var fields: [(String, JSONText)] = [("type", .string(type.description)), ("id", .string(entity.id.description))]
-                    for field in EntitySpec.of(type).fields {
-                        if let value = entity.value(field.name) { fields.append((field.name.jsonName, value.json)) }
-                    }
-                    lines += Array(JSONText.object(fields).serialized.utf8) + [0x0A]
+        for (type, entities) in try store.allLiveEntities() {
+            for entity in entities {
+                if type == .expense, from != nil || to != nil {
+                    guard case .dateTime(let date)? = entity.value(.date), date.epochMillis >= from?.epochMillis ?? .min,
+                          date.epochMillis < to?.epochMillis ?? .max else { continue }
                 }
+                var fields: [(String, JSONText)] = [("type", .string(type.description)), ("id", .string(entity.id.description))]
+                for field in EntitySpec.of(type).fields {
+                    if let value = entity.value(field.name) { fields.append((field.name.jsonName, value.json)) }
+                }
+                lines += Array(JSONText.object(fields).serialized.utf8) + [0x0A]
             }
         }
         return lines

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import TallyCore
 import TallyLog
 import TallyStore
@@ -8,47 +7,29 @@ import TallyStore
 /// limits and JSON (`ViewJSON`). Reading needs no writer lock, so a CLI query runs beside a
 /// serving `tally serve`.
 public struct LedgerViews: Sendable {
-    /// The views (and through them, the log).
-    public let projector: Projector
+    /// The views, now or as of `asOfIndex` (Store's queries).
+    let store: Views
     /// The log index every query answers as of (`asOf(_:warn:)`); nil for the views as they are.
-    public let asOfIndex: UInt64?
-    /// Hears of damaged snapshots an as-of read passed over.
-    private let warn: @Sendable (String) -> Void
+    public var asOfIndex: UInt64? { store.asOfIndex }
+    /// The replica.
+    var directory: DataDirectory { store.directory }
 
     /// Over open views.
-    public init(projector: Projector) { (self.projector, asOfIndex, warn) = (projector, nil, { _ in }) }
+    init(projector: Projector) { store = Views(projector) }
 
-    private init(projector: Projector, asOfIndex: UInt64, warn: @escaping @Sendable (String) -> Void) {
-        (self.projector, self.asOfIndex, self.warn) = (projector, asOfIndex, warn)
-    }
+    private init(store: Views) { self.store = store }
 
     /// The same queries, answered as the views stood at `point` on this replica (at most as
     /// they stand now): from the latest good snapshot at or before it plus the events after
     /// it (`AsOfViews`). `warn` hears of a damaged snapshot that was passed over.
     public func asOf(_ point: AsOf, warn: @escaping @Sendable (String) -> Void) throws -> LedgerViews {
-        let now = try projector.checkpoint()
+        let now = try store.checkpoint()
         let index: UInt64
         switch point {
         case .index(let wanted): index = min(wanted, now)
-        case .endOfSecond(let second): index = min(try projector.index(atEndOf: second), now)
+        case .endOfSecond(let second): index = min(try store.index(atEndOf: second), now)
         }
-        return LedgerViews(projector: projector, asOfIndex: index, warn: warn)
-    }
-
-    /// Runs a query on the views now, or as of `asOfIndex`.
-    func read<T>(_ query: (Database) throws -> T) throws -> T {
-        guard let asOfIndex else { return try projector.database.read(query) }
-        return try AsOfViews.read(projector.directory, at: asOfIndex, warn: warn, query)
-    }
-
-    /// `read` for a query of one SELECT, which SQLite answers from one snapshot by itself: on
-    /// the views now, without the transaction GRDB's `read` wraps around every read (a
-    /// savepoint and `query_only` switched on and off: four more statements per request, most
-    /// of the read's cost), and on a connection of its own rather than through GRDB's reader
-    /// pool (`Projector.readDirectly`).
-    private func readOneSelect<T>(_ query: (Database) throws -> T) throws -> T {
-        guard asOfIndex == nil else { return try read(query) }
-        return try projector.readDirectly(query)
+        return LedgerViews(store: store.asOf(index: index, warn: warn))
     }
 
     /// Opens the views of `directory` for reading and brings them up to date with the log.
@@ -62,7 +43,7 @@ public struct LedgerViews: Sendable {
     /// from the rows: what `pageJSON(expenses(query))` gives, at a fraction of the cost.
     public func expensesPageJSON(_ query: ExpenseQuery) throws -> JSONText {
         let isHeld = isAttachmentHeld
-        let page = try readExpenses(query.filter) { try ProjectionQueries.expensesJSON($0, query.filter, isHeld: isHeld) }
+        let page = try store.expensesJSON(query.filter, isHeld: isHeld)
         var out = Array(#"{"items":"#.utf8)
         out.reserveCapacity(page.items.count + 100)
         out.append(contentsOf: page.items)
@@ -78,19 +59,13 @@ public struct LedgerViews: Sendable {
 
     /// One page of expenses, newest first, and the cursor of the next page.
     public func expenses(_ query: ExpenseQuery) throws -> (rows: [ExpenseRow], nextCursor: String?) {
-        let rows = try readExpenses(query.filter) { try ProjectionQueries.expenses($0, query.filter) }
+        let rows = try store.expenses(query.filter)
         return (rows, query.nextCursor(after: rows))
-    }
-
-    /// Reads expenses matching `filter`: one SELECT, unless a category filter first looks up
-    /// the category's tree (then both in one transaction).
-    private func readExpenses<T>(_ filter: ExpenseFilter, _ query: (Database) throws -> T) throws -> T {
-        filter.categoryId == nil ? try readOneSelect(query) : try read(query)
     }
 
     /// Whether this replica holds an attachment's blob (for `missingAttachments`).
     public func isAttachmentHeld(_ digest: String) -> Bool {
-        (try? BlobStore(directory: projector.directory).size(of: digest)) != nil
+        (try? BlobStore(directory: directory).size(of: digest)) != nil
     }
 
     /// A page of expenses as `expenses list --json` shows it (the API writes the same page
@@ -103,18 +78,16 @@ public struct LedgerViews: Sendable {
         .object([("items", .array(page.rows.map { ViewJSON.expense($0, isHeld: isHeld) })), ("nextCursor", page.nextCursor.map(JSONText.string) ?? .null)])
     }
 
-    /// An expense, category or to-do as JSON; nil if there is none. An expense or a to-do is
-    /// one SELECT (`readOneSelect`); a category takes two (its merge, then the winner), so it
-    /// keeps the transaction, and both see the same views.
+    /// An entity as JSON; nil if there is none.
     public func entityJSON(_ type: EntityType, id: UUID) throws -> JSONText? {
         let id = id.lowercased
         switch type {
-        case .expense: return try readOneSelect { try ProjectionQueries.expense($0, id: id).map { ViewJSON.expense($0, isHeld: isAttachmentHeld) } }
-        case .todo: return try readOneSelect { try ProjectionQueries.todo($0, id: id).map { ViewJSON.todo($0, isHeld: isAttachmentHeld) } }
-        case .category: return try read { try ProjectionQueries.category($0, id: id).map { ViewJSON.category($0, depth: 0) } }
-        case .budget: return try read { try ProjectionQueries.budgets($0).first { $0.id == id }.map(ViewJSON.budget) }
+        case .expense: return try store.expense(id: id).map { ViewJSON.expense($0, isHeld: isAttachmentHeld) }
+        case .todo: return try store.todo(id: id).map { ViewJSON.todo($0, isHeld: isAttachmentHeld) }
+        case .category: return try store.category(id: id).map { ViewJSON.category($0, depth: 0) }
+        case .budget: return try store.budgets().first { $0.id == id }.map(ViewJSON.budget)
         case .recurring: return try recurringRuleEntities().first { $0.id.description == id }.map { try Self.ruleJSON($0) }
-        case .rule: return try read { try ProjectionQueries.liveEntities($0, type: .rule) }.first { $0.id.description == id }.map(Self.ruleEntityJSON)
+        case .rule: return try store.liveEntities(.rule).first { $0.id.description == id }.map(Self.ruleEntityJSON)
         case .rate: return try rates().first { if case .object(let fields) = $0, case .string(id)? = fields.first?.1 { true } else { false } }
         case .setting, .importBatch: return nil
         }
@@ -122,49 +95,43 @@ public struct LedgerViews: Sendable {
 
     /// Categories as a tree (parents before children, with depth).
     public func categoryTree() throws -> [(category: CategoryRow, depth: Int)] {
-        try read { try ProjectionQueries.categoryTree($0) }
+        try store.categoryTree()
     }
 
     /// Every to-do.
-    public func todos() throws -> [TodoRow] { try read { try ProjectionQueries.todos($0) } }
+    public func todos() throws -> [TodoRow] { try store.todos() }
 
     /// Every setting.
-    public func settings() throws -> [SettingRow] { try read { try ProjectionQueries.settings($0) } }
+    public func settings() throws -> [SettingRow] { try store.settings() }
 
     /// One setting as JSON; nil if there is none.
     public func setting(_ key: String) throws -> JSONText? {
-        try read { try ProjectionQueries.setting($0, key: key) }.map(ViewJSON.setting)
+        try store.setting(key: key).map(ViewJSON.setting)
     }
 
     /// A month's totals, by category and by payment (`month` checked as `YYYY-MM`); with
     /// `category`, spending by that category's children (a merged duplicate's id stands for its winner).
     public func summary(month: String, category: String? = nil) throws -> MonthSummary {
         let month = try ExpenseQuery.month(month)
-        return try read { db in
-            var root: String?
-            if let category {
-                guard UUID(uuidString: category) != nil else { throw ValidationError(field: "category", "must be a category id (a UUID)") }
-                guard let row = try ProjectionQueries.category(db, id: category.lowercased()) else {
-                    throw ValidationError(field: "category", "no category \(category)", kind: .notFound)
-                }
-                root = row.id
-            }
-            return try ProjectionQueries.summary(db, month: month, within: root)
+        if let category, UUID(uuidString: category) == nil { throw ValidationError(field: "category", "must be a category id (a UUID)") }
+        guard let summary = try store.summary(month: month, category: category?.lowercased()) else {
+            throw ValidationError(field: "category", "no category \(category ?? "")", kind: .notFound)
         }
+        return summary
     }
 
     /// Every live budget, as written (`month` nil), or the budgets that apply to `month` with
     /// what was spent against each.
-    public func budgets() throws -> [BudgetRow] { try read { try ProjectionQueries.budgets($0) } }
+    public func budgets() throws -> [BudgetRow] { try store.budgets() }
 
     public func budgetStatuses(month: String) throws -> [BudgetStatus] {
         let month = try ExpenseQuery.month(month)
-        return try read { try ProjectionQueries.budgetStatuses($0, month: month) }
+        return try store.budgetStatuses(month: month)
     }
 
     /// Every live recurring rule's merged state, by id.
     public func recurringRuleEntities() throws -> [LedgerState.Entity] {
-        try read { try ProjectionQueries.liveEntities($0, type: .recurring) }
+        try store.liveEntities(.recurring)
     }
 
     /// A rule as JSON: its fields, and the next occurrence days after today.
@@ -185,7 +152,7 @@ public struct LedgerViews: Sendable {
 
     /// Every categorisation rule, as JSON.
     public func rules() throws -> [JSONText] {
-        try read { try ProjectionQueries.liveEntities($0, type: .rule) }.map(Self.ruleEntityJSON)
+        try store.liveEntities(.rule).map(Self.ruleEntityJSON)
     }
 
     /// A categorisation rule as JSON: its id and fields (tags an empty list when none).
@@ -197,24 +164,24 @@ public struct LedgerViews: Sendable {
 
     /// Every category merged into another (a duplicate by name and parent), with why.
     public func categoryMerges() throws -> [CategoryMergeRow] {
-        try read { try ProjectionQueries.categoryMerges($0) }
+        try store.categoryMerges()
     }
 
     /// Every month's totals per currency.
     public func monthlyTotals() throws -> [(month: String, total: MonthSummary.Total)] {
-        try read { try ProjectionQueries.monthlyTotals($0) }
+        try store.monthlyTotals()
     }
 
     /// The conflict journal, optionally of one entity.
     public func conflicts(entity: String?) throws -> [ConflictRow] {
-        try read { try ProjectionQueries.conflicts($0, entityID: entity) }
+        try store.conflicts(entityID: entity)
     }
 
     /// An entity's history: every event that touched it, oldest first, and the category it
     /// was merged into, if it is a merged duplicate (a merge is never a silent delete).
     public func audit(_ id: EntityID) throws -> (events: [LoggedEvent], mergedInto: CategoryMergeRow?) {
-        let events = try AuditIndex(projector.directory).events(of: id).filter { $0.index <= asOfIndex ?? .max }
-        let merge = try read { try ProjectionQueries.categoryMerge($0, loserID: id.description) }
+        let events = try AuditIndex(directory).events(of: id).filter { $0.index <= asOfIndex ?? .max }
+        let merge = try store.categoryMerge(loserID: id.description)
         return (events, merge)
     }
 
@@ -228,11 +195,11 @@ public struct LedgerViews: Sendable {
     /// in chunks of up to `chunkSize` (read and decoded on a second thread) until it returns
     /// false or the events the views showed when the pass began are all handed out.
     public func forEachProjectedChunk(after: UInt64, chunkSize: Int = 1_000, _ body: ([LoggedEvent]) throws -> Bool) throws {
-        let last = try projector.checkpoint()
+        let last = try store.checkpoint()
         guard last > after else { return }
         struct Enough: Error {}
         do {
-            try projector.directory.reader.forEachEventChunk(from: after + 1, chunkSize: chunkSize) { chunk in
+            try directory.reader.forEachEventChunk(from: after + 1, chunkSize: chunkSize) { chunk in
                 let projected = chunk.prefix { $0.index <= last }
                 guard let final = projected.last, try body(Array(projected)), final.index < last else { throw Enough() }
             }
@@ -240,5 +207,5 @@ public struct LedgerViews: Sendable {
     }
 
     /// The log index the views reflect (as of `asOfIndex`, that index).
-    public func projectedIndex() throws -> UInt64 { try asOfIndex ?? projector.checkpoint() }
+    public func projectedIndex() throws -> UInt64 { try asOfIndex ?? store.checkpoint() }
 }

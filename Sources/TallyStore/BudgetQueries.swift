@@ -46,8 +46,8 @@ extension ProjectionQueries {
                 arguments += StatementArguments(ids)
                 name = try String.fetchOne(db, sql: "SELECT name FROM categories WHERE id = ?", arguments: [category])
             }
-            let row = try Row.fetchOne(db, sql: "SELECT \(splitSum("amount")) FROM expenses WHERE \(conditions)", arguments: arguments)
-            let spent = AmountSum(high: (row?[0] as Int64?) ?? 0, low: (row?[1] as Int64?) ?? 0)
+            let row = try Row.fetchOne(db, sql: "SELECT \(splitSum("amount", as: "spent")) FROM expenses WHERE \(conditions)", arguments: arguments)
+            let spent = row.map { AmountSum($0, "spent") } ?? AmountSum()
             return BudgetStatus(budget: budget, categoryName: name, spent: spent)
         }
     }
@@ -55,7 +55,8 @@ extension ProjectionQueries {
     private static let budgetColumns = "id, category_ref, category_id, amount, currency, from_month, to_month"
 
     private static func budget(_ row: Row) -> BudgetRow {
-        BudgetRow(id: row[0], categoryRef: row[1], categoryId: row[2], amount: row[3], currency: row[4], fromMonth: row[5], toMonth: row[6])
+        BudgetRow(id: row["id"], categoryRef: row["category_ref"], categoryId: row["category_id"], amount: row["amount"], currency: row["currency"],
+                  fromMonth: row["from_month"], toMonth: row["to_month"])
     }
 }
 
@@ -66,9 +67,14 @@ extension ProjectionQueries {
         var entities: [LedgerState.Entity] = []
         let rows = try Row.fetchCursor(db, sql: "SELECT id, state FROM entity_state WHERE type = ? ORDER BY id", arguments: [Int(type.rawValue)])
         while let row = try rows.next() {
-            let entity = try EntityStateCodec.decode(Array(row[1] as Data), id: EntityID(parsing: row[0]))
+            let entity = try entityState(row)
             if entity.isLive { entities.append(entity) }
         }
         return entities
+    }
+
+    /// An `entity_state` row (`id`, `state`) decoded: the one place one is read.
+    static func entityState(_ row: Row) throws -> LedgerState.Entity {
+        try EntityStateCodec.decode(Array(row["state"] as Data), id: EntityID(parsing: row["id"]))
     }
 }

@@ -10,16 +10,14 @@ enum CategoryViews {
         var live: [LedgerState.Entity] = []
         let rows = try Row.fetchCursor(db, sql: "SELECT id, state FROM entity_state WHERE type = ?", arguments: [Int(EntityType.category.rawValue)])
         while let row = try rows.next() {
-            let entity = try EntityStateCodec.decode(Array(row[1] as Data), id: EntityID(parsing: row[0]))
+            let entity = try ProjectionQueries.entityState(row)
             if entity.isLive, CategoryRow(entity) != nil { live.append(entity) }
         }
         let categories = live.compactMap(CategoryRow.init)
         let (canonical, merges) = CategoryDeduplication.resolve(categories.map {
             CategoryDeduplication.Category(id: $0.id, name: $0.name, parentId: $0.parentId)
         })
-        let oldWinners = Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT loser_id, winner_id FROM category_merges").map {
-            ($0[0] as String, $0[1] as String)
-        })
+        let oldWinners = try ViewRows.categoryWinners(db)
 
         try db.execute(sql: "DELETE FROM categories")
         let insert = try db.cachedStatement(sql: "INSERT INTO categories (id, name, parent_id, icon, kind) VALUES (?, ?, ?, ?, ?)")

@@ -213,7 +213,7 @@ public enum ProjectionQueries {
     /// Settings by scope then key.
     public static func settings(_ db: Database) throws -> [SettingRow] {
         try Row.fetchAll(db, sql: "SELECT key, scope, value FROM settings ORDER BY scope, key").map {
-            SettingRow(key: $0[0], scope: $0[1], value: $0[2])
+            SettingRow(key: $0["key"], scope: $0["scope"], value: $0["value"])
         }
     }
 
@@ -223,7 +223,7 @@ public enum ProjectionQueries {
     /// expenses outside it left out): the drill-down of the web app's chart.
     public static func summary(_ db: Database, month: String, within root: String? = nil) throws -> MonthSummary {
         let parents = Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT id, parent_id, name FROM categories").map {
-            ($0[0] as String, (parent: $0[1] as String?, name: $0[2] as String))
+            ($0["id"] as String, (parent: $0["parent_id"] as String?, name: $0["name"] as String))
         })
         /// The bucket an expense's category counts toward: `.some(nil)` for "no category" at
         /// the top level, `nil` when the category is outside `root`.
@@ -242,7 +242,7 @@ public enum ProjectionQueries {
         var byCategory: [String: MonthSummary.Group] = [:]
         var byPayment: [String: MonthSummary.Group] = [:]
         let rows = try Row.fetchCursor(db, sql: """
-            SELECT kind, currency, category_id, payment, \(splitSum("amount")), COUNT(*) FROM expenses WHERE month = ?
+            SELECT kind, currency, category_id, payment, \(splitSum("amount", as: "amount")), COUNT(*) AS count FROM expenses WHERE month = ?
             GROUP BY kind, currency, category_id, payment
             """, arguments: [month])
         func addTo(_ groups: inout [String: MonthSummary.Group], _ key: String, _ start: @autoclosure () -> MonthSummary.Group,
@@ -253,8 +253,8 @@ public enum ProjectionQueries {
             groups[key] = group
         }
         while let row = try rows.next() {
-            let kind: String = row[0], currency: String = row[1], category: String? = row[2], payment: String? = row[3]
-            let amount = AmountSum(high: row[4], low: row[5]), count: Int = row[6]
+            let kind: String = row["kind"], currency: String = row["currency"], category: String? = row["category_id"], payment: String? = row["payment"]
+            let amount = AmountSum(row, "amount"), count: Int = row["count"]
             var total = totals[currency] ?? MonthSummary.Total(currency: currency, income: AmountSum(), expense: AmountSum(), count: 0)
             if kind == "income" { total.income.add(amount) } else { total.expense.add(amount) }
             total.count += count
@@ -286,13 +286,13 @@ public enum ProjectionQueries {
     static func topPayees(_ db: Database, month: String) throws -> [MonthSummary.Group] {
         var byCurrency: [String: [MonthSummary.Group]] = [:]
         let rows = try Row.fetchCursor(db, sql: """
-            SELECT currency, payee, \(splitSum("amount")), COUNT(*) FROM expenses
+            SELECT currency, payee, \(splitSum("amount", as: "amount")), COUNT(*) AS count FROM expenses
             WHERE month = ? AND kind = 'expense' AND payee IS NOT NULL GROUP BY currency, payee
             """, arguments: [month])
         while let row = try rows.next() {
-            let payee: String = row[1]
-            byCurrency[row[0], default: []].append(MonthSummary.Group(key: payee, label: payee, kind: "expense", currency: row[0],
-                                                                      amount: AmountSum(high: row[2], low: row[3]), count: row[4]))
+            let (payee, currency): (String, String) = (row["payee"], row["currency"])
+            byCurrency[currency, default: []].append(MonthSummary.Group(key: payee, label: payee, kind: "expense", currency: currency,
+                                                                        amount: AmountSum(row, "amount"), count: row["count"]))
         }
         return byCurrency.values.flatMap { groups in
             groups.sorted { ($1.amount.value ?? .max, $0.label) < ($0.amount.value ?? .max, $1.label) }.prefix(MonthSummary.topPayeeCount)
@@ -302,20 +302,21 @@ public enum ProjectionQueries {
     /// Income and expense per month and currency, oldest month first.
     public static func monthlyTotals(_ db: Database) throws -> [(month: String, total: MonthSummary.Total)] {
         try Row.fetchAll(db, sql: """
-            SELECT month, currency, \(splitSum("CASE WHEN kind = 'income' THEN amount ELSE 0 END")),
-                   \(splitSum("CASE WHEN kind = 'expense' THEN amount ELSE 0 END")), COUNT(*)
+            SELECT month, currency, \(splitSum("CASE WHEN kind = 'income' THEN amount ELSE 0 END", as: "income")),
+                   \(splitSum("CASE WHEN kind = 'expense' THEN amount ELSE 0 END", as: "expense")), COUNT(*) AS count
             FROM expenses GROUP BY month, currency ORDER BY month, currency
             """).map {
-            ($0[0], MonthSummary.Total(currency: $0[1], income: AmountSum(high: $0[2], low: $0[3]), expense: AmountSum(high: $0[4], low: $0[5]), count: $0[6]))
+            ($0["month"], MonthSummary.Total(currency: $0["currency"], income: AmountSum($0, "income"), expense: AmountSum($0, "expense"), count: $0["count"]))
         }
     }
 
     /// Two columns whose sums make `SUM(expression)` as `high × 10^9 + low` (`AmountSum`):
     /// SQLite's SUM fails the whole query on an integer overflow, and a total of user data
     /// must be reported as too large, not break the summary. Neither part can overflow before
-    /// about 10^9 rows.
-    static func splitSum(_ expression: String) -> String {
-        "SUM((\(expression)) / 1000000000), SUM((\(expression)) % 1000000000)"
+    /// about 10^9 rows. The two columns are named `NAME_high` and `NAME_low`
+    /// (`AmountSum(row, NAME)` reads them).
+    static func splitSum(_ expression: String, as name: String) -> String {
+        "SUM((\(expression)) / 1000000000) AS \(name)_high, SUM((\(expression)) % 1000000000) AS \(name)_low"
     }
 
     /// A stored JSON array of strings, read by Tally's own parser: `JSONSerialization` dropped a
@@ -358,23 +359,26 @@ extension ProjectionQueries {
         let sql = "SELECT entity_id, entity_type, property, losing_value, loser_hlc, loser_origin, winning_value, winner_hlc, winner_origin FROM conflicts"
             + (entityID == nil ? "" : " WHERE entity_id = ?") + " ORDER BY entity_id, property, loser_hlc, loser_origin"
         return try Row.fetchAll(db, sql: sql, arguments: entityID.map { [$0.lowercased()] } ?? []).map {
-            ConflictRow(entityID: $0[0], entityType: $0[1], property: $0[2], losingValue: $0[3], loserHLC: $0[4], loserOrigin: $0[5],
-                        winningValue: $0[6], winnerHLC: $0[7], winnerOrigin: $0[8])
+            ConflictRow(entityID: $0["entity_id"], entityType: $0["entity_type"], property: $0["property"], losingValue: $0["losing_value"],
+                        loserHLC: $0["loser_hlc"], loserOrigin: $0["loser_origin"], winningValue: $0["winning_value"], winnerHLC: $0["winner_hlc"],
+                        winnerOrigin: $0["winner_origin"])
         }
     }
 
     /// The merge a category is part of as the loser, if any.
     public static func categoryMerge(_ db: Database, loserID: String) throws -> CategoryMergeRow? {
-        try Row.fetchOne(db, sql: "SELECT loser_id, winner_id, reason FROM category_merges WHERE loser_id = ?", arguments: [loserID.lowercased()]).map {
-            CategoryMergeRow(loserID: $0[0], winnerID: $0[1], reason: $0[2])
-        }
+        try Row.fetchOne(db, sql: "SELECT loser_id, winner_id, reason FROM category_merges WHERE loser_id = ?", arguments: [loserID.lowercased()])
+            .map(categoryMerge)
     }
 
     /// Every category merge.
     public static func categoryMerges(_ db: Database) throws -> [CategoryMergeRow] {
-        try Row.fetchAll(db, sql: "SELECT loser_id, winner_id, reason FROM category_merges ORDER BY loser_id").map {
-            CategoryMergeRow(loserID: $0[0], winnerID: $0[1], reason: $0[2])
-        }
+        try Row.fetchAll(db, sql: "SELECT loser_id, winner_id, reason FROM category_merges ORDER BY loser_id").map(categoryMerge)
+    }
+
+    /// The one place a merge's row is read (by column name).
+    private static func categoryMerge(_ row: Row) -> CategoryMergeRow {
+        CategoryMergeRow(loserID: row["loser_id"], winnerID: row["winner_id"], reason: row["reason"])
     }
 }
 
@@ -408,5 +412,12 @@ extension ProjectionQueries {
 
     public static func mergeCounts(_ db: Database) throws -> (conflicts: Int, merges: Int) {
         (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM conflicts") ?? 0, try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM category_merges") ?? 0)
+    }
+}
+
+extension AmountSum {
+    /// The sum `ProjectionQueries.splitSum(_, as: name)` selected in `row` (zero for a SUM of no rows).
+    init(_ row: Row, _ name: String) {
+        self.init(high: (row[name + "_high"] as Int64?) ?? 0, low: (row[name + "_low"] as Int64?) ?? 0)
     }
 }

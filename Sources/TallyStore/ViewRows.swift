@@ -47,7 +47,7 @@ enum ViewRows {
     /// Who stands for each merged category (`category_merges`: loser → winner).
     static func categoryWinners(_ db: Database) throws -> [String: String] {
         Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT loser_id, winner_id FROM category_merges").map {
-            ($0[0] as String, $0[1] as String)
+            ($0["loser_id"] as String, $0["winner_id"] as String)
         })
     }
 
