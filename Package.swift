@@ -21,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.1"),
         // Statement import (issue 19): .xlsx is a zip of XML parts; CSV by a maintained reader.
@@ -90,7 +92,10 @@ let package = Package(
         // query and replication; the CLI and the service only translate into calls on it.
         .target(
             name: "TallyLedger",
-            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", .product(name: "Crypto", package: "swift-crypto"),
+                           // Its background work is a Service; blocking work runs on NIO's thread pool.
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
+                           .product(name: "NIOPosix", package: "swift-nio")]
         ),
         // Bank and card statements read into rows (issue 19): text encodings, CSV, .xlsx,
         // header and column recognition, Korean amounts and dates. No writes, no views.
@@ -118,6 +123,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 // Streaming multipart/form-data parsing for attachment uploads from a phone's camera input.
                 .product(name: "MultipartKit", package: "multipart-kit"),
+                // /metrics in the Prometheus text format.
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         // The one executable.
@@ -165,6 +172,18 @@ let package = Package(
         .testTarget(
             name: "TallySyncTests",
             dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyTestSupport", .product(name: "PropertyBased", package: "swift-property-based"), .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .testTarget(
+            name: "TallyLedgerTests",
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyTestSupport"]
+        ),
+        .testTarget(
+            name: "TallyImportTests",
+            dependencies: ["TallyCore", "TallyImport"]
+        ),
+        .testTarget(
+            name: "TallyImagesTests",
+            dependencies: ["TallyCore", "TallyLog", "TallyImages", "TallyTestSupport"]
         ),
         .testTarget(
             name: "TallyServerTests",

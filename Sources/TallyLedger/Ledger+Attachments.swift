@@ -7,8 +7,9 @@ import TallyStore
 /// write may only reference attachments this replica holds (a digest nobody uploaded is a typo
 /// or a lost upload; events from peers may reference blobs that have not arrived yet).
 extension Ledger {
-    /// This replica's blobs.
-    public var blobs: BlobStore { BlobStore(directory: directory) }
+    /// This replica's blobs. `package`: the service streams uploads into it and serves files
+    /// from it; an app embedding the ledger goes through the attachment operations.
+    package var blobs: BlobStore { BlobStore(directory: directory) }
 
     /// The largest blob a sync takes from a peer (a peer's own limit may be set up to 4 GiB).
     static let maxReplicatedBlobBytes = 4 << 30

@@ -54,7 +54,7 @@ extension Ledger {
     /// it), and the occurrence's id gets a delete — of the occurrence already made, or a
     /// tombstone if none was — so no replica ever has it, even one that made it apart or whose
     /// own skip of another day won the rule's `skippedDates`.
-    public func skipOccurrence(rule id: UUID, day: String, actor: String) throws -> JSONText {
+    public func skipOccurrence(rule id: UUID, day: String, actor: String) async throws -> JSONText {
         guard let number = Recurrence.day(day) else { throw ValidationError(field: "date", "must be a day, YYYY-MM-DD") }
         guard let rule = try views.recurringRuleEntities().first(where: { $0.id == .uuid(id) }) else {
             throw ValidationError(field: "id", "no recurring rule with id \(id.lowercased)", kind: .notFound)
@@ -62,9 +62,9 @@ extension Ledger {
         var skipped: Set<String> = []
         if case .strings(let days)? = rule.value(.skippedDates) { skipped = Set(days) }
         skipped.insert(day)
-        _ = try update(.recurring, id: id, [.skippedDates: .strings(skipped.sorted())], actor: actor)
+        _ = try await update(.recurring, id: id, [.skippedDates: .strings(skipped.sorted())], actor: actor)
         let occurrence = OccurrenceID.of(rule: id, day: number)
-        try session.writeTombstone(.expense, id: .uuid(occurrence), actor: actor)
+        try await BlockingThreads.run { [session] in try session.writeTombstone(.expense, id: .uuid(occurrence), actor: actor) }
         return try written(.recurring, id)
     }
 

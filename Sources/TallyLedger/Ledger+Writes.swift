@@ -14,32 +14,21 @@ extension Ledger {
     /// timeout names the same entity, finds it created, and gets it back (`replayed`) instead
     /// of a duplicate.
     public func create(_ type: EntityType, id: UUID? = nil, _ properties: PropertyMap, actor: String,
-                       idempotencyKey: String? = nil) throws -> (entity: JSONText, replayed: Bool) {
-        let uuid = id ?? idempotencyKey.map { IdempotencyKey.entityID(actor: actor, key: $0, type: type) } ?? UUID()
-        let claim = try claimIdempotentCreate(uuid, key: idempotencyKey)
-        defer { claim?.release() }
-        if idempotencyKey != nil, let existing = try views.entityJSON(type, id: uuid) { return (existing, true) }
-        try checkAttachmentsHeld(properties)
-        _ = try session.write(actor: actor, creating(type, uuid, properties, actor: actor))
-        // A new rule's occurrences up to today appear at once (should that fail, the service's
-        // next round makes them: the rule itself is written).
-        if type == .recurring { _ = try? materializeRecurrences() }
-        return (try written(type, uuid), false)
-    }
-
-    /// `create` for a Swift task (the service's routes): awaits the append instead of blocking
-    /// a thread. A recurring rule, whose create also writes its occurrences so far, is created
-    /// on a thread of its own.
-    public func create(_ type: EntityType, id: UUID? = nil, _ properties: PropertyMap, actor: String,
                        idempotencyKey: String? = nil) async throws -> (entity: JSONText, replayed: Bool) {
-        if type == .recurring { return try await onOwnThread { try self.create(type, id: id, properties, actor: actor, idempotencyKey: idempotencyKey) } }
         let uuid = id ?? idempotencyKey.map { IdempotencyKey.entityID(actor: actor, key: $0, type: type) } ?? UUID()
         let claim = try claimIdempotentCreate(uuid, key: idempotencyKey)
         defer { claim?.release() }
         if idempotencyKey != nil, let existing = try views.entityJSON(type, id: uuid) { return (existing, true) }
         try checkAttachmentsHeld(properties)
         _ = try await session.write(actor: actor, creating(type, uuid, properties, actor: actor))
+        if type == .recurring { await materializeNewRule() }
         return (try written(type, uuid), false)
+    }
+
+    /// A new or changed rule's occurrences up to today appear at once. Should that fail, the
+    /// next round of the ledger's background work makes them: the rule itself is written.
+    private func materializeNewRule() async {
+        _ = try? await BlockingThreads.run { try self.materializeRecurrences() }
     }
 
     /// Marks the entity an `Idempotency-Key` names as being created until `release`, so that
@@ -67,18 +56,10 @@ extension Ledger {
     }
 
     /// Sets the given properties of an entity (only those) and returns it as JSON.
-    public func update(_ type: EntityType, id: UUID, _ properties: PropertyMap, actor: String) throws -> JSONText {
-        try checkAttachmentsHeld(properties)
-        _ = try session.write(actor: actor, updating(type, id, properties, actor: actor))
-        if type == .recurring { _ = try? materializeRecurrences() }
-        return try written(type, id)
-    }
-
-    /// `update` for a Swift task (see the async `create`).
     public func update(_ type: EntityType, id: UUID, _ properties: PropertyMap, actor: String) async throws -> JSONText {
-        if type == .recurring { return try await onOwnThread { try self.update(type, id: id, properties, actor: actor) } }
         try checkAttachmentsHeld(properties)
         _ = try await session.write(actor: actor, updating(type, id, properties, actor: actor))
+        if type == .recurring { await materializeNewRule() }
         return try written(type, id)
     }
 
@@ -87,22 +68,17 @@ extension Ledger {
     }
 
     /// Deletes an entity (its history stays in the log).
-    public func delete(_ type: EntityType, id: UUID, actor: String) throws {
-        _ = try session.write(actor: actor) { _, _ in EventDraft(entityType: type, entityID: .uuid(id), operation: .delete, actor: actor) }
-    }
-
-    /// `delete` for a Swift task.
     public func delete(_ type: EntityType, id: UUID, actor: String) async throws {
         _ = try await session.write(actor: actor) { _, _ in EventDraft(entityType: type, entityID: .uuid(id), operation: .delete, actor: actor) }
     }
 
     /// Sets a setting to `json` (any JSON text) with scope local or replicated, and returns it.
     /// The scope is the one the key names (`local.…` is local-only); `isLocal`, if given, must agree.
-    public func setSetting(_ key: String, json: String, isLocal requested: Bool? = nil, actor: String) throws -> JSONText {
+    public func setSetting(_ key: String, json: String, isLocal requested: Bool? = nil, actor: String) async throws -> JSONText {
         try EntitySchema.validateSettingKey(key)
         let isLocal = requested ?? EntitySchema.isLocalSettingKey(key)
         try EntitySchema.validateSettingScope(key, isLocal: isLocal)
-        _ = try session.write(actor: actor) { state, _ in
+        _ = try await session.write(actor: actor) { state, _ in
             let exists = try state.live(.settingKey(key)) != nil
             return EventDraft(entityType: .setting, entityID: .settingKey(key), operation: exists ? .update : .create,
                               properties: [.value: .json(json)], actor: actor, isLocalOnly: isLocal)
@@ -112,9 +88,9 @@ extension Ledger {
     }
 
     /// Deletes a setting, whatever its scope (nobody should have to repeat it to delete).
-    public func deleteSetting(_ key: String, actor: String) throws {
+    public func deleteSetting(_ key: String, actor: String) async throws {
         try EntitySchema.validateSettingKey(key)
-        _ = try session.write(actor: actor) { state, _ in
+        _ = try await session.write(actor: actor) { state, _ in
             EventDraft(entityType: .setting, entityID: .settingKey(key), operation: .delete, actor: actor,
                        isLocalOnly: try state.live(.settingKey(key))?.isLocalOnly ?? false)
         }

@@ -11,14 +11,17 @@ import TallySync
 /// commands and the service's routes only translate into calls on it.
 ///
 /// Local writes are in `Ledger+Writes.swift`, replication in `Ledger+Replication.swift`;
-/// queries need no writer and live in `LedgerViews`, which `views` offers.
+/// queries need no writer and live in `LedgerViews`, which `views` offers; the work a ledger
+/// does by itself while open (recurrences, snapshots, retention, peer syncs) is
+/// `backgroundWork` (`LedgerBackgroundWork`). The log's writer and the views' projector are
+/// the ledger's own: nothing outside it appends or projects.
 public final class Ledger: Sendable {
     /// The replica.
     public let directory: DataDirectory
     /// Its log, held for the ledger's lifetime (so another writer waits or fails clearly).
-    public let writer: LogWriter
+    let writer: LogWriter
     /// Its views.
-    public let projector: Projector
+    let projector: Projector
     /// Queries on the views.
     public let views: LedgerViews
     /// Refuse replicated events stamped further ahead of this machine's clock (DESIGN.md §5.1).
@@ -81,6 +84,13 @@ public final class Ledger: Sendable {
 
     /// Waits for in-flight appends and releases the writer lock.
     public func close() { writer.close() }
+
+    /// The log index of the last event appended.
+    public var appendedIndex: UInt64 { writer.head.lastIndex }
+
+    /// Why the log's writer stopped (a failed write or fsync: it acknowledges nothing after, and
+    /// the ledger must be reopened once the cause is fixed), or nil while it writes.
+    public var stoppedBecause: String? { writer.stoppedBecause }
 
     /// This replica's version vector (its local-only chain excluded: it never leaves).
     public var vector: VersionVector { VersionVector(head: writer.head, excluding: directory.identity.localOnlyOrigin) }

@@ -5,11 +5,11 @@ import TallyStore
 
 /// The write path shared by the CLI and the server: check a draft (shape, then against the
 /// current views), append it durably, project it. Bad input throws before anything is appended.
-public struct LedgerSession: Sendable {
+struct LedgerSession: Sendable {
     /// The replica's writer (its holder owns the writer lock).
-    public let writer: LogWriter
+    let writer: LogWriter
     /// The replica's views.
-    public let projector: Projector
+    let projector: Projector
     /// What writes are checked against.
     let views: Views
     /// Concurrent writes project in one transaction, as they append with one `fdatasync`.
@@ -18,7 +18,7 @@ public struct LedgerSession: Sendable {
     let batcher: WriteBatcher<EventDraft, LoggedEvent>
 
     /// A session over an open writer and views.
-    public init(writer: LogWriter, projector: Projector) {
+    init(writer: LogWriter, projector: Projector) {
         self.writer = writer
         self.projector = projector
         views = Views(projector)
@@ -36,13 +36,10 @@ public struct LedgerSession: Sendable {
     /// SELECT sees the views as they are when it runs). A snapshot would buy nothing: the views
     /// may move between the checks and the append either way, which is why every rule that
     /// matters across replicas is also kept by the merge.
-    public func write(actor: String, _ build: (any LedgerLookup, _ defaultCurrency: String) throws -> EventDraft) throws -> Event {
-        try Self.event(try batcher.write(try checkedDraft(actor: actor, build)))
-    }
-
-    /// `write` for a Swift task (the service's routes): the checks read the views on the
-    /// caller's thread, as a GET does; the append and projection are awaited, not blocked on.
-    public func write(actor: String, _ build: (any LedgerLookup, _ defaultCurrency: String) throws -> EventDraft) async throws -> Event {
+    ///
+    /// The checks read the views on the caller's thread, as a GET does; the append and
+    /// projection are awaited, not blocked on.
+    func write(actor: String, _ build: (any LedgerLookup, _ defaultCurrency: String) throws -> EventDraft) async throws -> Event {
         try Self.event(try await batcher.write(try checkedDraft(actor: actor, build)))
     }
 
@@ -72,7 +69,7 @@ public struct LedgerSession: Sendable {
 
     /// Appends the drafts `build` returns, all checked first (any refused: nothing appended),
     /// as one durable batch, then projects them; returns how many were appended.
-    public func writeAll(actor: String, _ build: (any LedgerLookup) throws -> [EventDraft]) throws -> Int {
+    func writeAll(actor: String, _ build: (any LedgerLookup) throws -> [EventDraft]) throws -> Int {
         let drafts = try views.withLookup { current in
             let lookup = RememberingLookup(current)  // built, then checked, against the same state
             return try build(lookup).map { draft in
@@ -94,7 +91,7 @@ public struct LedgerSession: Sendable {
     /// be (a delete wins over every create, in any order, on every replica). For a skipped
     /// recurring occurrence, whose id every replica derives alike. Refused for an entity of
     /// another type.
-    public func writeTombstone(_ type: EntityType, id: EntityID, actor: String) throws {
+    func writeTombstone(_ type: EntityType, id: EntityID, actor: String) throws {
         try EntitySchema.validateActor(actor)
         let draft = EventDraft(entityType: type, entityID: id, operation: .delete, actor: actor)
         try views.withLookup { lookup in
@@ -115,7 +112,7 @@ public struct LedgerSession: Sendable {
     }
 
     /// The `defaultCurrency` replicated setting if it holds a valid code, else KRW.
-    public static func defaultCurrency(in lookup: some LedgerLookup) throws -> String {
+    static func defaultCurrency(in lookup: some LedgerLookup) throws -> String {
         if case .json(let text)? = try lookup.live(.settingKey("defaultCurrency"))?.values[.value] {
             let code = text.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
             if Currency.isValid(code) { return code }

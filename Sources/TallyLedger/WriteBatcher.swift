@@ -1,8 +1,8 @@
 import Foundation
 
 /// Concurrent single writes appended as one batch (one `fdatasync`) and projected as one
-/// transaction, by one thread at a time — the leader — while the others wait until their
-/// outcome is set: a thread on a semaphore of its own, a Swift task suspended on a continuation.
+/// transaction, by one task at a time — the leader, on one of the `BlockingThreads` — while
+/// the others are suspended on a continuation until their outcome is set.
 ///
 /// The log and the projection each group concurrent callers by themselves, but every waiter
 /// there sleeps on one shared condition: each flush and each projection woke every waiting
@@ -27,12 +27,10 @@ final class WriteBatcher<Draft, Written>: @unchecked Sendable {
     typealias Outcome = (written: Written, projectionError: (any Error)?)
 
     // @unchecked: `resume` and `outcome` are set before the write is woken and read after (the
-    // semaphore or continuation orders them); `queue`, which holds it meanwhile, is guarded by `lock`.
+    // continuation orders them); `queue`, which holds it meanwhile, is guarded by `lock`.
     private final class Pending: @unchecked Sendable {
         let draft: Draft
-        /// How the write is woken: a blocked thread's semaphore, or a suspended task's
-        /// continuation (resumed with true when handed the lead).
-        let woken = DispatchSemaphore(value: 0)
+        /// How the write is woken: resumed with true when handed the lead, false when done.
         var resume: CheckedContinuation<Bool, Never>?
         /// Set before the write is woken, read after; still nil when woken to lead the next
         /// round instead.
@@ -41,7 +39,7 @@ final class WriteBatcher<Draft, Written>: @unchecked Sendable {
         init(_ draft: Draft) { self.draft = draft }
 
         func wake(toLead: Bool) {
-            if let resume { resume.resume(returning: toLead) } else { woken.signal() }
+            resume?.resume(returning: toLead)
         }
     }
 
@@ -52,25 +50,12 @@ final class WriteBatcher<Draft, Written>: @unchecked Sendable {
         self.project = project
     }
 
-    /// Appends and projects `draft` (with whatever else is queued); throws if it was not appended.
-    /// Blocks the calling thread meanwhile.
-    func write(_ draft: Draft) throws -> Outcome {
-        let own = Pending(draft)
-        lock.lock()
-        queue.append(own)
-        if leading {
-            lock.unlock()
-            own.woken.wait()
-            if let outcome = own.outcome { return try outcome.get() }
-            lock.lock()  // woken without an outcome: handed the lead
-        }
-        leading = true
-        lock.unlock()
-        return try lead(own)
-    }
+    /// Writes waiting for the next round (for tests).
+    var queued: Int { lock.withLock { queue.count } }
 
-    /// `write` for a Swift task: suspends instead of blocking its thread; a round it leads runs
-    /// on a thread of its own (a round blocks in `fdatasync`), one thread per round, not per write.
+    /// Appends and projects `draft` (with whatever else is queued); throws if it was not
+    /// appended. Suspends meanwhile; a round it leads runs on one of the `BlockingThreads`
+    /// (a round blocks in `fdatasync`).
     func write(_ draft: Draft) async throws -> Outcome {
         let own = Pending(draft)
         let leads = await withCheckedContinuation { (resume: CheckedContinuation<Bool, Never>) in
@@ -83,12 +68,12 @@ final class WriteBatcher<Draft, Written>: @unchecked Sendable {
             if leads { resume.resume(returning: true) }
         }
         guard leads else { return try (own.outcome ?? .failure(Unanswered())).get() }
-        return try await onOwnThread { try self.lead(own) }
+        try await BlockingThreads.run { self.lead(own) }
+        return try (own.outcome ?? .failure(Unanswered())).get()  // `run` set every outcome of the round
     }
 
-    /// Runs one round as its leader (`leading` is set for it), hands the lead on, and returns
-    /// the leader's own outcome.
-    private func lead(_ own: Pending) throws -> Outcome {
+    /// Runs one round as its leader (`leading` is set for it) and hands the lead on.
+    private func lead(_ own: Pending) {
         lock.lock()
         let round = queue
         queue = []
@@ -104,7 +89,6 @@ final class WriteBatcher<Draft, Written>: @unchecked Sendable {
             leading = false
             lock.unlock()
         }
-        return try (own.outcome ?? .failure(Unanswered())).get()  // `run` set every outcome of the round
     }
 
     /// What a write would get if `run` left its outcome unset (it does not).
@@ -131,13 +115,5 @@ final class WriteBatcher<Draft, Written>: @unchecked Sendable {
         for (pending, written) in appended { pending.outcome = .success((written, projectionError)) }
         for pending in round where pending.outcome == nil { pending.outcome = .failure(Unanswered()) }
         for pending in round where pending !== leader { pending.wake(toLead: false) }
-    }
-}
-
-/// Runs blocking work (an `fdatasync`, a round of writes) on a thread of its own and awaits
-/// it, so that a Swift task does not hold one of the few cooperative threads meanwhile.
-func onOwnThread<T>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { done in
-        Thread.detachNewThread { done.resume(with: Result { try work() }) }
     }
 }

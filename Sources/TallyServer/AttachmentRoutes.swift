@@ -76,10 +76,13 @@ struct AttachmentRoutes {
             guard let made else { throw APIError(.notFound, "not_found", "this replica holds no attachment \(digest)") }
             return try await serve(made.digest, request, context, bodyless: false)
         }
+    }
 
-        // Replication (scope `replicate`): which blobs this replica lacks, a blob's bytes, and a
-        // blob sent by a peer — kept only if it arrived whole and hashes to its name.
-        group.post("replication/blobs/missing") { request, _ in
+    /// The replication routes of blobs, added to the `/v1/replication` group: which blobs this
+    /// replica lacks, a blob's bytes, and a blob sent by a peer — kept only if it arrived whole
+    /// and hashes to its name.
+    func addReplication(to group: RouterGroup<TallyRequestContext>) {
+        group.post("blobs/missing") { request, _ in
             guard case .object(let fields) = try await jsonBody(request, limit: 8 << 20, timeout: service.bodyTimeout),
                   fields.count == 1, case .array(let items)? = fields.first(where: { $0.0 == "digests" })?.1, items.count <= 100_000
             else { throw ValidationError(field: "digests", "send {\"digests\": [up to 100,000 SHA-256 hex digests]}", kind: .malformed) }
@@ -90,8 +93,8 @@ struct AttachmentRoutes {
             }
             return json(.object([("missing", .array(missing))]))
         }
-        group.get("replication/blobs/:digest") { request, context in try await download(request, context, bodyless: false) }
-        group.put("replication/blobs/:digest") { request, context in
+        group.get("blobs/:digest") { request, context in try await download(request, context, bodyless: false) }
+        group.put("blobs/:digest") { request, context in
             let digest = context.parameters.get("digest") ?? ""
             guard BlobStore.isDigest(digest) else { throw BlobError.invalidDigest(digest) }
             let limits = service.attachmentLimits

@@ -53,7 +53,7 @@ struct QueryRoutes {
                   let date = fields.first(where: { $0.0 == "date" }), case .string(let day) = date.1
             else { throw ValidationError(field: "date", "give the day to skip, {\"date\": \"YYYY-MM-DD\"}") }
             let actor = actor(context)
-            return json(try await service.run { try service.ledger.skipOccurrence(rule: uuid, day: day, actor: actor) })
+            return json(try await service.ledger.skipOccurrence(rule: uuid, day: day, actor: actor))
         }
         group.get("summary") { request, _ in
             guard let month = request.uri.queryParameters.get("month") else { throw ValidationError(field: "month", "required, YYYY-MM") }

@@ -12,11 +12,12 @@ import TallySync
 struct ReplicationRoutes {
     let service: TallyService
 
+    /// Adds the routes to `group`, the `/v1/replication` group.
     func add(to group: RouterGroup<TallyRequestContext>) {
-        group.get("replication/vector") { _, _ in
+        group.get("vector") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: service.ledger.vector.json)))
         }
-        group.post("replication/pull") { request, _ in
+        group.post("pull") { request, _ in
             let body = try await jsonBody(request, limit: 1 << 20, timeout: service.bodyTimeout)
             let vector: VersionVector
             do { vector = try JSONDecoder().decode(VersionVector.self, from: Data(body.canonicalText.utf8)) } catch {
@@ -25,7 +26,7 @@ struct ReplicationRoutes {
             let stream = recordStream(from: service.directory, lacking: vector)
             return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: ResponseBody(asyncSequence: stream))
         }
-        group.post("replication/push") { request, context in
+        group.post("push") { request, context in
             guard request.headers[.contentType] == "application/octet-stream" else {
                 throw APIError(.unsupportedMediaType, "unsupported_media_type", "send events as application/octet-stream records")
             }
@@ -41,7 +42,7 @@ struct ReplicationRoutes {
                 throw APIError(error.status, error.status == .internalServerError ? error.code : "rejected", error.message + (failure.applied > 0 ? " (of this push, \(failure.applied) events of earlier, complete batches were applied)" : ""))
             }
         }
-        group.post("replication/sync") { request, _ in
+        group.post("sync") { request, _ in
             guard case .object(let fields) = try await jsonBody(request, timeout: service.bodyTimeout) else { throw ValidationError(field: nil, "the body must be a JSON object", kind: .malformed) }
             func field(_ name: String) -> String? {
                 if case .string(let text)? = fields.first(where: { $0.0 == name })?.1 { return text }

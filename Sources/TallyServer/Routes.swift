@@ -7,41 +7,11 @@ import TallyLog
 import TallyStore
 
 /// Builds the router: every route of the API, with auth and error mapping around them, and
-/// HEAD answered wherever GET is (`HeadAsGet`).
-public func buildRouter(_ service: TallyService) -> TallyRouter {
-    TallyRouter(router: buildRoutes(service))
-}
-
-/// The API's routes, served with HEAD answered as GET where the OpenAPI document gives a path
-/// GET but no HEAD of its own.
-public struct TallyRouter: HTTPResponderBuilder {
-    let router: Router<TallyRequestContext>
-
-    public func buildResponder() -> some HTTPResponder<TallyRequestContext> {
-        HeadAsGet(routes: router.buildResponder())
-    }
-}
-
-/// Answers HEAD as the GET of the same path would be, without its body (RFC 9110: every
-/// general-purpose server supports HEAD wherever it supports GET). Hummingbird's router
-/// matches a route by method, so a HEAD has to arrive as a GET; the middleware (auth and
-/// scope included) then sees a GET, which needs the same `read` scope.
-struct HeadAsGet<Routes: HTTPResponder<TallyRequestContext>>: HTTPResponder {
-    let routes: Routes
-
-    func respond(to request: Request, context: TallyRequestContext) async throws -> Response {
-        guard request.method == .head, let allowed = DocumentedRoutes.methods(for: request.uri.path),
-              allowed.contains("GET"), !allowed.contains("HEAD")
-        else { return try await routes.respond(to: request, context: context) }
-        var head = request.head
-        head.method = .get
-        return try await routes.respond(to: Request(head: head, body: request.body), context: context).createHeadResponse()
-    }
-}
-
-/// Every route of the API, with auth and error mapping around them.
-func buildRoutes(_ service: TallyService) -> Router<TallyRequestContext> {
-    let router = Router(context: TallyRequestContext.self)
+/// HEAD answered wherever GET is (RFC 9110: every general-purpose server supports HEAD
+/// wherever it supports GET) by Hummingbird's `autoGenerateHeadEndpoints`: the GET's
+/// middleware (auth and scope included) and handler run, and the body is dropped.
+public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> {
+    let router = Router(context: TallyRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: MetricsMiddleware(metrics: service.metrics))
     router.add(middleware: ErrorMiddleware())
     // Authentication first: a client without a valid token learns nothing about a path, not
@@ -53,7 +23,7 @@ func buildRoutes(_ service: TallyService) -> Router<TallyRequestContext> {
     // stopped writer needs a restart once its cause — a full disk? — is fixed).
     router.get("/health") { _, _ in
         let replica: (String, JSONText) = ("replicaId", .string(service.directory.identity.replicaId))
-        if let stopped = service.writer.stoppedBecause {
+        if let stopped = service.ledger.stoppedBecause {
             return json(.object([("status", .string("unhealthy")), replica, ("reason", .string("the log writer stopped: \(stopped)"))]), status: .serviceUnavailable)
         }
         let events: UInt64
@@ -63,18 +33,22 @@ func buildRoutes(_ service: TallyService) -> Router<TallyRequestContext> {
         let missing = try await service.run { try service.views.missingAttachments().count }
         return json(.object([("status", .string("ok")), replica, ("projectedIndex", .int(Int64(events))), ("missingAttachments", .int(Int64(missing)))]))
     }
-    router.get("/metrics") { _, _ in
-        let (appended, projected) = try await service.run { (service.writer.head.lastIndex, try service.views.projectedIndex()) }
+    // Every other route needs a scope: `read` or `write` by method, `replicate` for replication.
+    let api = router.group().add(middleware: ScopeMiddleware.readOrWrite)
+    let replication = router.group("v1/replication").add(middleware: ScopeMiddleware.replicate)
+
+    api.get("/metrics") { _, _ in
+        let (appended, projected) = try await service.run { (service.ledger.appendedIndex, try service.views.projectedIndex()) }
         return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
-                        body: .init(byteBuffer: ByteBuffer(string: service.metrics.render(appendedIndex: appended, projectedIndex: projected))))
+                        body: .init(byteBuffer: ByteBuffer(bytes: service.metrics.render(appendedIndex: appended, projectedIndex: projected))))
     }
-    router.get("/openapi.yaml") { _, _ in
+    api.get("/openapi.yaml") { _, _ in
         Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
     }
 
     WebAppRoutes().add(to: router)
 
-    let v1 = router.group("v1")
+    let v1 = api.group("v1")
     EntityRoutes(service: service, type: .expense, path: "expenses").add(to: v1)
     EntityRoutes(service: service, type: .category, path: "categories").add(to: v1)
     EntityRoutes(service: service, type: .todo, path: "todos").add(to: v1)
@@ -86,8 +60,9 @@ func buildRoutes(_ service: TallyService) -> Router<TallyRequestContext> {
     QueryRoutes(service: service).add(to: v1)
     StatusRoutes(service: service).add(to: v1)
     ChangeFeed(service: service).add(to: v1)
-    ReplicationRoutes(service: service).add(to: v1)
     AttachmentRoutes(service: service).add(to: v1)
+    ReplicationRoutes(service: service).add(to: replication)
+    AttachmentRoutes(service: service).addReplication(to: replication)
     ImportRoutes(service: service).add(to: v1)
     return router
 }
@@ -211,12 +186,12 @@ struct SettingRoutes {
             }
             guard let text = value?.canonicalText else { throw ValidationError(field: "value", "required") }
             let (actor, local) = (actor(context), isLocal)
-            return json(try await service.run { try service.ledger.setSetting(key, json: text, isLocal: local, actor: actor) })
+            return json(try await service.ledger.setSetting(key, json: text, isLocal: local, actor: actor))
         }
         group.delete("settings/:key") { _, context in
             let key = try key(context)
             let actor = actor(context)
-            try await service.run { try service.ledger.deleteSetting(key, actor: actor) }
+            try await service.ledger.deleteSetting(key, actor: actor)
             return Response(status: .noContent)
         }
     }

@@ -15,7 +15,7 @@ struct StatusRoutes {
         // head, from where a client follows `/v1/changes`.
         group.get("session") { _, context in
             guard let token = context.token else { throw APIError(.unauthorized, "unauthorized", "no token") }
-            let (appended, projected) = try await service.run { (service.writer.head.lastIndex, try service.views.projectedIndex()) }
+            let (appended, projected) = try await service.run { (service.ledger.appendedIndex, try service.views.projectedIndex()) }
             return json(.object([
                 ("token", .string(token.name)), ("scopes", .array(token.scopes.map { .string($0.rawValue) })),
                 ("replicaId", .string(service.directory.identity.replicaId)),
@@ -31,7 +31,7 @@ struct StatusRoutes {
     /// and each configured peer: its URL without credentials, the last attempt and success,
     /// and how many events written since that success it still lacks. Never a peer's token.
     func syncStatus() throws -> Response {
-        let appended = service.writer.head.lastIndex
+        let appended = service.ledger.appendedIndex
         let projected = try service.views.projectedIndex()
         let vector = service.ledger.vector
         let statuses = Dictionary(try PeerStatusStore(directory: service.directory).all().map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })

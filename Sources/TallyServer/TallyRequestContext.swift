@@ -19,16 +19,16 @@ public struct TallyRequestContext: RequestContext {
     public var maxUploadSize: Int { 64 << 20 }
 }
 
-/// Requires a bearer token on every route but `/health` and the web app's files (401 without or with an unknown one),
-/// and the scope the route needs (403 otherwise): `read` for GET, `write` for other methods,
-/// `replicate` under `/v1/replication`.
+/// Requires a bearer token on every route but `/health` and the web app's files (401 without
+/// or with an unknown one) and puts it in the context; the scope a route needs is checked by
+/// the `ScopeMiddleware` of its route group.
 struct AuthMiddleware: RouterMiddleware {
     let tokens: TokenStore
 
     func handle(_ request: Request, context: TallyRequestContext, next: (Request, TallyRequestContext) async throws -> Response) async throws -> Response {
         let path = request.uri.path
-        // The router ignores empty segments, so "/v1//replication/push" would reach a route that
-        // the prefix check below does not recognise: such paths are refused before anything else.
+        // The router ignores empty segments, so "/v1//replication/push" would reach the push
+        // route: no route of this API has one, and such paths are refused before anything else.
         if path.contains("//") { throw APIError(.badRequest, "invalid_path", "the path has an empty segment ('//')") }
         // Likewise a percent-encoded path ("/v1/%72eplication/push"): no route of this API needs
         // one (ids and setting keys are plain ASCII), and the router may decode what this check sees raw.
@@ -40,12 +40,28 @@ struct AuthMiddleware: RouterMiddleware {
         guard let token = try tokens.authenticate(String(header.dropFirst("Bearer ".count))) else {
             throw APIError(.unauthorized, "unauthorized", "unknown or revoked token")
         }
-        let needed: TokenScope = path.hasPrefix("/v1/replication") ? .replicate : request.method == .get || request.method == .head ? .read : .write
+        var context = context
+        context.token = token
+        return try await next(request, context)
+    }
+}
+
+/// The scope a route group's routes need (403 otherwise), on the token `AuthMiddleware` put
+/// in the context: `replicate` for the replication routes; for the others `read` to GET or
+/// HEAD and `write` for any other method.
+struct ScopeMiddleware: RouterMiddleware {
+    /// The scope every route of the group needs; nil: `read` or `write` by method.
+    let needed: TokenScope?
+
+    static let replicate = ScopeMiddleware(needed: .replicate)
+    static let readOrWrite = ScopeMiddleware(needed: nil)
+
+    func handle(_ request: Request, context: TallyRequestContext, next: (Request, TallyRequestContext) async throws -> Response) async throws -> Response {
+        guard let token = context.token else { throw APIError(.unauthorized, "unauthorized", "send 'Authorization: Bearer <token>'") }
+        let needed = needed ?? (request.method == .get || request.method == .head ? .read : .write)
         guard token.scopes.contains(needed) else {
             throw APIError(.forbidden, "forbidden", "token '\(token.name)' lacks the '\(needed.rawValue)' scope this route needs")
         }
-        var context = context
-        context.token = token
         return try await next(request, context)
     }
 }

@@ -8,13 +8,12 @@ import TallyLedger
 import TallyStore
 
 /// What the HTTP service runs on: the replica's `Ledger` (its writer held for the service's
-/// lifetime, so a CLI writer waits or fails clearly), its tokens, and threads for blocking
-/// work (fsync, SQLite) off Swift's cooperative threads.
+/// lifetime, so a CLI writer waits or fails clearly) and its tokens. Blocking work (fsync,
+/// SQLite) runs on the process's `BlockingThreads`.
 public final class TallyService: Sendable {
     /// The one gate for writes, queries and replication.
     public let ledger: Ledger
     public var directory: DataDirectory { ledger.directory }
-    public var writer: LogWriter { ledger.writer }
     public var views: LedgerViews { ledger.views }
     public let tokens: TokenStore
     /// Request and replication counters for `/metrics`.
@@ -38,12 +37,6 @@ public final class TallyService: Sendable {
     public let logger: Logger
     /// As-of reads, one at a time (`AsOfGate`).
     let asOfGate = AsOfGate()
-    /// Threads for blocking work. As many as there are writers worth grouping into one
-    /// `fdatasync` and one projection transaction: a write spends most of its time waiting for
-    /// the disk, and a pool sized to the cores (what a concurrent `DispatchQueue` gives on
-    /// Linux) let only two writes wait at once — a group commit of two.
-    private let blocking: NIOThreadPool
-    static let blockingThreads = 64
 
     /// Opens the replica: takes the writer lock, migrates and catches up the views.
     public init(directory: DataDirectory, logger: Logger, lockTimeout: Double = 0, maxStreamsPerToken: Int = 4,
@@ -56,33 +49,23 @@ public final class TallyService: Sendable {
         if let torn = ledger.opening.tornTail { logger.warning("cut a torn tail on open", metadata: ["log.tail": "\(torn)"]) }
         logger.info("views caught up", metadata: ["events.applied": "\(ledger.opening.caughtUp)"])
         tokens = TokenStore(directory: directory)
-        let blocking = NIOThreadPool(numberOfThreads: TallyService.blockingThreads)
-        self.blocking = blocking
-        thumbnails = ThumbnailQueue(limits: attachmentLimits.thumbnails) { work in try await blocking.runIfActive { try work() } }
-        blocking.start()
+        thumbnails = ThumbnailQueue(limits: attachmentLimits.thumbnails) { work in try await BlockingThreads.run { try work() } }
     }
 
-    /// Runs blocking work on the service's own threads.
+    /// Runs blocking work on the `BlockingThreads`.
     func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await blocking.runIfActive { try body() }
+        try await BlockingThreads.run(body)
     }
 
     /// Waits for in-flight appends and releases the writer lock.
-    public func close() {
-        try? blocking.syncShutdownGracefully()
-        ledger.close()
-    }
-
-    deinit { blocking.shutdownGracefully { _ in } }  // a service dropped without `close()` (tests)
+    public func close() { ledger.close() }
 }
 
 extension TallyService {
-    /// The background services to run beside the HTTP server: peer sync every `syncInterval`,
-    /// the attachments' retention every hour, recurring occurrences every minute (when due),
-    /// snapshots of the views for as-of reads (checked every 10 seconds).
-    public func backgroundServices(syncInterval: Duration, snapshots: SnapshotPolicy = SnapshotPolicy()) -> [any Service] {
-        [PeerSyncService(service: self, interval: syncInterval), AttachmentRetentionService(service: self, interval: .seconds(3600)),
-         RecurrenceService(service: self, interval: .seconds(60)), SnapshotService(service: self, policy: snapshots, interval: .seconds(10))]
+    /// The services to run beside the HTTP server: the ledger's own background work
+    /// (`LedgerBackgroundWork`), its peer syncs counted in `/metrics`.
+    public func backgroundServices(_ schedule: BackgroundSchedule = BackgroundSchedule()) -> [any Service] {
+        [ledger.backgroundWork(schedule, logger: logger) { [metrics] peer, report in metrics.replicated(report.pulled, from: peer) }]
     }
 }
 

@@ -31,7 +31,7 @@ extension EntityFlags {
 
 /// `tally <type> add`: creates one entity; prints its id, or with `--json` the entity as
 /// `GET /v1/{type}/{id}` shows it.
-struct AddEntity<Flags: EntityFlags>: ParsableCommand {
+struct AddEntity<Flags: EntityFlags>: AsyncParsableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(commandName: "add", abstract: "Create \(Flags.entityType.withArticle); prints its id.")
     }
@@ -39,18 +39,18 @@ struct AddEntity<Flags: EntityFlags>: ParsableCommand {
     @OptionGroup var fields: Flags
     @Flag(help: "Print it as JSON.") var json = false
 
-    func run() throws {
+    func run() async throws {
         try fields.checkCreate()
         let properties = try fields.properties(storingAttachmentsIn: global)
-        try WriteOutput.reportingViewsBehind {
-            let (entity, _) = try global.withLedger { try $0.create(Flags.entityType, properties, actor: global.resolvedActor) }
+        try await WriteOutput.reportingViewsBehind {
+            let (entity, _) = try await global.withLedger { try await $0.create(Flags.entityType, properties, actor: global.resolvedActor) }
             WriteOutput.printCreated(entity, json: json)
         }
     }
 }
 
 /// `tally <type> update ID`: sets only the fields whose flags are given.
-struct UpdateEntity<Flags: EntityFlags>: ParsableCommand {
+struct UpdateEntity<Flags: EntityFlags>: AsyncParsableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(commandName: "update", abstract: "Change some fields of \(Flags.entityType.withArticle) (only the flags given).")
     }
@@ -59,16 +59,16 @@ struct UpdateEntity<Flags: EntityFlags>: ParsableCommand {
     @OptionGroup var fields: Flags
     @Flag(help: "Print it afterwards as JSON.") var json = false
 
-    func run() throws {
+    func run() async throws {
         let (uuid, properties) = (try FlagInput.id(id), try fields.properties(storingAttachmentsIn: global))
-        try WriteOutput.reportingViewsBehind {
-            WriteOutput.printUpdated(try global.withLedger { try $0.update(Flags.entityType, id: uuid, properties, actor: global.resolvedActor) }, json: json)
+        try await WriteOutput.reportingViewsBehind {
+            WriteOutput.printUpdated(try await global.withLedger { try await $0.update(Flags.entityType, id: uuid, properties, actor: global.resolvedActor) }, json: json)
         }
     }
 }
 
 /// `tally <type> delete ID`: deletes it (its history stays in the log).
-struct DeleteEntity<Flags: EntityFlags>: ParsableCommand {
+struct DeleteEntity<Flags: EntityFlags>: AsyncParsableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(commandName: "delete", abstract: "Delete \(Flags.entityType.withArticle) (its history stays in the log).")
     }
@@ -76,10 +76,10 @@ struct DeleteEntity<Flags: EntityFlags>: ParsableCommand {
     @Argument(help: "Its id.") var id: String
     @Flag(help: "Print JSON.") var json = false
 
-    func run() throws {
+    func run() async throws {
         let uuid = try FlagInput.id(id)
-        try WriteOutput.reportingViewsBehind {
-            try global.withLedger { try $0.delete(Flags.entityType, id: uuid, actor: global.resolvedActor) }
+        try await WriteOutput.reportingViewsBehind {
+            try await global.withLedger { try await $0.delete(Flags.entityType, id: uuid, actor: global.resolvedActor) }
             WriteOutput.printDeleted(uuid.lowercased, json: json)
         }
     }

@@ -141,20 +141,20 @@ struct ImportCommand: ParsableCommand {
     struct Mappings: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Layouts saved by name (replicated), for --mapping NAME.", subcommands: [Save.self, ListSaved.self])
 
-        struct Save: ParsableCommand {
+        struct Save: AsyncParsableCommand {
             static let configuration = CommandConfiguration(commandName: "save", abstract: "Save a layout: the header name or 1-based position of each column.")
             @OptionGroup var global: GlobalOptions
             @Argument(help: "Its name (letters, digits, - and _).") var name: String
             @Option(name: .customLong("column"), help: "ROLE=HEADER or ROLE=N (repeatable).") var columns: [String] = []
             @Option(help: "The header's row number (0: no header row).") var headerRow: Int?
 
-            func run() throws {
+            func run() async throws {
                 let parsed = try columns.map(ImportCommand.column)
                 guard !parsed.isEmpty else { throw CLIError("give at least one --column ROLE=HEADER") }
                 if let headerRow, !(0...1_000_000).contains(headerRow) { throw CLIError("invalid --header-row \(headerRow): 0 to 1000000") }
                 do {
                     let setting = try SavedMapping.setting(name, columns: parsed, headerRow: headerRow)
-                    _ = try global.withLedger { try $0.setSetting(setting.key, json: setting.json, actor: global.resolvedActor) }
+                    _ = try await global.withLedger { try await $0.setSetting(setting.key, json: setting.json, actor: global.resolvedActor) }
                 } catch let error as TallyCore.ValidationError { throw CLIError("invalid \(error.field ?? "mapping"): \(error.message)") }
                 print("Saved layout '\(name)': use --mapping \(name).")
             }

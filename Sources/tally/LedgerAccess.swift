@@ -16,6 +16,13 @@ extension GlobalOptions {
         defer { ledger.close() }
         return try body(ledger)
     }
+
+    /// `withLedger` for the ledger's async operations (its writes).
+    func withLedger<T>(_ body: (Ledger) async throws -> T) async throws -> T {
+        let ledger = try openLedger()
+        defer { ledger.close() }
+        return try await body(ledger)
+    }
 }
 
 /// Flag text to property values through the entity's `EntitySpec`: the same conversions and
@@ -64,8 +71,8 @@ enum WriteOutput {
 
     /// Runs a write; if it was written but the views could not take it, says so on stderr and
     /// prints the id — exit 0, since the write stands (running it again would write it twice).
-    static func reportingViewsBehind(_ write: () throws -> Void) throws {
-        do { try write() } catch LedgerError.viewsBehind(let id, let cause) {
+    static func reportingViewsBehind(_ write: () async throws -> Void) async throws {
+        do { try await write() } catch LedgerError.viewsBehind(let id, let cause) {
             FileHandle.standardError.write(Data("warning: written durably, but the views could not show it yet (\(cause)); it appears once they catch up\n".utf8))
             print(id)
         }

@@ -41,31 +41,31 @@ struct RecurringCommand: ParsableCommand {
         }
     }
 
-    struct Skip: ParsableCommand {
+    struct Skip: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Skip one occurrence (one already created is deleted).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The rule's id.") var id: String
         @Option(help: "The day to skip, YYYY-MM-DD.") var date: String
 
-        func run() throws {
+        func run() async throws {
             let uuid = try FlagInput.id(id)
-            try WriteOutput.reportingViewsBehind {
-                print(try global.withLedger { try $0.skipOccurrence(rule: uuid, day: date, actor: global.resolvedActor) }.serialized)
+            try await WriteOutput.reportingViewsBehind {
+                print(try await global.withLedger { try await $0.skipOccurrence(rule: uuid, day: date, actor: global.resolvedActor) }.serialized)
             }
         }
     }
 
-    struct End: ParsableCommand {
+    struct End: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "End a rule: no occurrence after the given day.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The rule's id.") var id: String
         @Option(help: "The last day that may have an occurrence (ISO 8601).") var on: String
 
-        func run() throws {
+        func run() async throws {
             let uuid = try FlagInput.id(id)
             let properties = try FlagInput.properties(.recurring, [(.endDate, "on", on)])
-            try WriteOutput.reportingViewsBehind {
-                print(try global.withLedger { try $0.update(.recurring, id: uuid, properties, actor: global.resolvedActor) }.serialized)
+            try await WriteOutput.reportingViewsBehind {
+                print(try await global.withLedger { try await $0.update(.recurring, id: uuid, properties, actor: global.resolvedActor) }.serialized)
             }
         }
     }

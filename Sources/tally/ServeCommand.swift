@@ -58,8 +58,8 @@ struct ServeCommand: AsyncParsableCommand {
             server: .http1(configuration: .init(additionalChannelHandlers: [connections.handler()],
                                                 idleTimeout: .milliseconds(Int64(idleTimeout * 1000)))),
             configuration: .init(address: .hostname(host, port: port), serverName: "tally"),
-            services: service.backgroundServices(syncInterval: .seconds(syncInterval),
-                                                 snapshots: SnapshotPolicy(every: UInt64(snapshotEvery), keep: snapshotsKept)),
+            services: service.backgroundServices(BackgroundSchedule(peerSync: .seconds(syncInterval),
+                                                                    snapshots: SnapshotPolicy(every: UInt64(snapshotEvery), keep: snapshotsKept))),
             onServerRunning: { channel in
                 let address = channel.localAddress.map { "\($0)" } ?? "\(host):\(port)"
                 let boundPort = channel.localAddress?.port ?? port

@@ -159,16 +159,16 @@ import TallyTestSupport
     }
 
     /// A local write may reference only attachments this replica holds.
-    @Test func anExpenseReferencesOnlyHeldAttachments() throws {
+    @Test func anExpenseReferencesOnlyHeldAttachments() async throws {
         let ledger = try Ledger(directory: try DataDirectory.create(path: folder.file("l"), name: "l"))
         defer { ledger.close() }
         let info = try ledger.blobs.store(Data(Self.jpeg(1_000)))
         let base: PropertyMap = [.kind: .string("expense"), .amount: .int(1200), .currency: .string("KRW")]
         var with = base
         with[.attachments] = .strings([info.digest])
-        _ = try ledger.create(.expense, with, actor: "cli:test")
+        _ = try await ledger.create(.expense, with, actor: "cli:test")
         with[.attachments] = .strings([String(repeating: "a", count: 64)])
-        #expect { try ledger.create(.expense, with, actor: "cli:test") } throws: { "\($0)".contains("upload it first") }
+        await #expect { try await ledger.create(.expense, with, actor: "cli:test") } throws: { "\($0)".contains("upload it first") }
     }
 }
 
@@ -181,13 +181,13 @@ func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes))
     let folder = TemporaryDirectory("tally-attachment-shipping")
 
     /// A replica with one expense carrying a receipt; the receipt's digest and bytes.
-    func replicaWithReceipt(_ name: String) throws -> (DataDirectory, String, [UInt8]) {
+    func replicaWithReceipt(_ name: String) async throws -> (DataDirectory, String, [UInt8]) {
         let directory = try DataDirectory.create(path: folder.file(name), name: name)
         let ledger = try Ledger(directory: directory)
         defer { ledger.close() }
         let bytes = AttachmentTests.jpeg(200_000, seed: UInt8(name.utf8.first ?? 1))
         let info = try ledger.blobs.store(Data(bytes))
-        _ = try ledger.create(.expense, [.kind: .string("expense"), .amount: .int(9_900), .currency: .string("KRW"), .attachments: .strings([info.digest])],
+        _ = try await ledger.create(.expense, [.kind: .string("expense"), .amount: .int(9_900), .currency: .string("KRW"), .attachments: .strings([info.digest])],
                               actor: "cli:\(name)")
         return (directory, info.digest, bytes)
     }
@@ -205,7 +205,7 @@ func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes))
     }
 
     @Test func aBundleCarriesTheReceiptAndTheOtherReplicaShowsItByteForByte() async throws {
-        let (a, digest, bytes) = try replicaWithReceipt("a")
+        let (a, digest, bytes) = try await replicaWithReceipt("a")
         let bundle = try export(a)
         #expect(FileManager.default.fileExists(atPath: bundle + "/blobs/" + digest))
         let b = try DataDirectory.create(path: folder.file("b"), name: "b")
@@ -221,7 +221,7 @@ func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes))
 
     /// A damaged, truncated or unlisted blob refuses the whole bundle: no event, no blob.
     @Test(arguments: ["flip", "truncate", "extra", "link"]) func aBadBlobRefusesTheWholeBundle(_ damage: String) async throws {
-        let (a, digest, _) = try replicaWithReceipt("a-\(damage)")
+        let (a, digest, _) = try await replicaWithReceipt("a-\(damage)")
         let bundle = try export(a)
         let path = bundle + "/blobs/" + digest
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
@@ -242,7 +242,7 @@ func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes))
 
     /// An expense whose blob has not arrived is listed with it marked missing, and counted.
     @Test func anExpenseWhoseBlobHasNotArrivedIsListedAsMissing() async throws {
-        let (a, digest, _) = try replicaWithReceipt("a")
+        let (a, digest, _) = try await replicaWithReceipt("a")
         let bundle = try export(a)
         try FileManager.default.removeItem(atPath: bundle + "/blobs")
         // A manifest without the blobs, as an exporter that did not hold them writes it.
@@ -263,7 +263,7 @@ func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes))
 @Suite struct AttachmentRetentionTests {
     let folder = TemporaryDirectory("tally-attachment-retention")
 
-    @Test func gcRemovesOnlyUnreferencedBlobsPastRetentionWithTheirThumbnails() throws {
+    @Test func gcRemovesOnlyUnreferencedBlobsPastRetentionWithTheirThumbnails() async throws {
         let directory = try DataDirectory.create(path: folder.file("r"), name: "r")
         let ledger = try Ledger(directory: directory)
         defer { ledger.close() }
@@ -274,12 +274,12 @@ func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes))
         var withKept = expense, withDropped = expense
         withKept[.attachments] = .strings([kept.digest])
         withDropped[.attachments] = .strings([dropped.digest])
-        _ = try ledger.create(.expense, withKept, actor: "cli:test")
-        let (entity, _) = try ledger.create(.expense, withDropped, actor: "cli:test")
+        _ = try await ledger.create(.expense, withKept, actor: "cli:test")
+        let (entity, _) = try await ledger.create(.expense, withDropped, actor: "cli:test")
         let thumbnailKept = try #require(try Thumbnailer(store: ledger.blobs).thumbnail(of: kept.digest, size: 128))
         let thumbnailDropped = try #require(try Thumbnailer(store: ledger.blobs).thumbnail(of: dropped.digest, size: 128))
         guard case .object(let fields) = entity, case .string(let id)? = fields.first(where: { $0.0 == "id" })?.1 else { Issue.record("no id"); return }
-        try ledger.delete(.expense, id: UUID(uuidString: id)!, actor: "cli:test")
+        try await ledger.delete(.expense, id: UUID(uuidString: id)!, actor: "cli:test")
 
         let collector = AttachmentCollector(directory: directory)
         let now = Date()
@@ -297,14 +297,14 @@ func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes))
         #expect(trail.events.contains { $0.event.properties[.attachments] == .strings([dropped.digest]) })
     }
 
-    @Test func auditVerifyNamesADamagedAndAMissingBlob() throws {
+    @Test func auditVerifyNamesADamagedAndAMissingBlob() async throws {
         let directory = try DataDirectory.create(path: folder.file("v"), name: "v")
         let ledger = try Ledger(directory: directory)
         defer { ledger.close() }
         let blob = try ledger.blobs.store(Data(AttachmentTests.jpeg(2_000)))
         var properties: PropertyMap = [.kind: .string("expense"), .amount: .int(100), .currency: .string("KRW")]
         properties[.attachments] = .strings([blob.digest])
-        _ = try ledger.create(.expense, properties, actor: "cli:test")
+        _ = try await ledger.create(.expense, properties, actor: "cli:test")
         #expect(try ledger.views.verifyAttachments().damaged.isEmpty)
         let file = try ledger.blobs.file(of: blob.digest)
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))

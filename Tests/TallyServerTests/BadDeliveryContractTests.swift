@@ -1,3 +1,4 @@
+@testable import TallyLedger
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -202,7 +203,7 @@ import TallyTestSupport
         defer { service.close() }
         let (status, body) = try await Self.push([event], to: service)
         #expect(status == .unprocessableContent && body.contains("upgrade this replica"))
-        #expect(service.writer.head.lastIndex == 0, "nothing was applied")
+        #expect(service.ledger.writer.head.lastIndex == 0, "nothing was applied")
     }
 
     /// Pushes `events` as records to `service` with a fresh replicate token; its answer.
@@ -228,16 +229,16 @@ import TallyTestSupport
         let service = try TallyService(directory: delivery.target, logger: Logger(label: "test"))
         defer { service.close() }
         _ = try await service.ledger.create(.expense, [.amount: .int(5)], actor: "token:app")
-        let own = service.writer.head.chains[service.directory.identity.origin]!
+        let own = service.ledger.writer.head.chains[service.directory.identity.origin]!
         let forged = Event(origin: service.directory.identity.origin, sequence: own.sequence + 1,
                            timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0), actor: "token:app", entityType: .expense,
                            entityID: .uuid(UUID()), operation: .create,
                            properties: SampleEvents.expenseCreate(amount: 666).properties, previousHash: own.hash)
         let (status, body) = try await Self.push([forged], to: service)
         #expect(status == .unprocessableContent && body.contains("own origin"))
-        #expect(service.writer.head.chains[service.directory.identity.origin]?.sequence == own.sequence, "nothing was appended")
+        #expect(service.ledger.writer.head.chains[service.directory.identity.origin]?.sequence == own.sequence, "nothing was appended")
         _ = try await service.ledger.create(.expense, [.amount: .int(6)], actor: "token:app")
-        #expect(service.writer.head.chains[service.directory.identity.origin]?.sequence == own.sequence + 1)
+        #expect(service.ledger.writer.head.chains[service.directory.identity.origin]?.sequence == own.sequence + 1)
     }
 
     /// The control: the same history without a bad event goes through every transport.

@@ -5,7 +5,7 @@ import HummingbirdTesting
 import Testing
 import TallyCore
 import TallyImport
-import TallyLedger
+@testable import TallyLedger
 import TallyStore
 import TallyTestSupport
 import ZIPFoundation
@@ -396,19 +396,19 @@ extension ImportTests {
         }.sorted()
     }
 
-    @Test func anExportImportedIntoAnEmptyReplicaGivesTheSameExpenses() throws {
+    @Test func anExportImportedIntoAnEmptyReplicaGivesTheSameExpenses() async throws {
         let source = try ServerFixture()
         let ledger = source.service.ledger
         var rng = SplitMix64(seed: 2026)
-        func category(_ name: String, parent: UUID? = nil) throws -> UUID {
+        func category(_ name: String, parent: UUID? = nil) async throws -> UUID {
             var properties: PropertyMap = [.name: .string(name), .kind: .string("expense")]
             if let parent { properties[.parentId] = .uuid(parent) }
             let id = UUID()
-            _ = try ledger.create(.category, id: id, properties, actor: "t")
+            _ = try await ledger.create(.category, id: id, properties, actor: "t")
             return id
         }
-        let food = try category("식비")
-        let categories = [food, try category("점심, 저녁 \"외식\"", parent: food), try category("Transport"), nil]
+        let food = try await category("식비")
+        let categories = [food, try await category("점심, 저녁 \"외식\"", parent: food), try await category("Transport"), nil]
         for step in 0..<300 {
             let currency = ["KRW", "USD", "JPY", "KWD"].randomElement(using: &rng)!
             var properties: PropertyMap = [
@@ -423,7 +423,7 @@ extension ImportTests {
             if Bool.random(using: &rng) { properties[.memo] = .string(["여러 줄\n메모", "comma, here", "  "].randomElement(using: &rng)!.trimmingCharacters(in: .whitespaces)) }
             if properties[.memo] == .string("") { properties[.memo] = nil }
             if Bool.random(using: &rng) { properties[.tags] = .strings(Array(["work", "가족", "trip 2026"].shuffled(using: &rng).prefix(Int.random(in: 1...3, using: &rng))).sorted()) }
-            _ = try ledger.create(.expense, properties, actor: "t")
+            _ = try await ledger.create(.expense, properties, actor: "t")
         }
         let csv = try ledger.views.exportCSVBytes(from: nil, to: nil)
         #expect(csv.starts(with: [0xEF, 0xBB, 0xBF]), "a BOM for spreadsheet programs")
@@ -602,7 +602,7 @@ extension ImportTests {
         let csv = Array("우리카드\n사용일시,사용처,메모,결제금액\n2026/11/05 08:10,편의점,아침,\"3,000\"\n2026/11/06 19:00,식당,,\"21,000\"\n".utf8)
         #expect(throws: StatementError.self) { try StatementReader.csv(csv, options: Self.options()) }
         let woori = try SavedMapping.setting("woori-card", columns: [(.date, "사용일시", nil), (.payee, "사용처", nil), (.memo, "메모", nil), (.amount, nil, 4)], headerRow: 2)
-        try ledger.setSetting(woori.key, json: woori.json, actor: "t")
+        try await ledger.setSetting(woori.key, json: woori.json, actor: "t")
         #expect(throws: ValidationError.self) { try SavedMapping.setting("samsung-card", columns: [(.date, "x", nil)], headerRow: nil) }
         #expect(throws: ValidationError.self) { try SavedMapping.setting("bad name!", columns: [(.date, "x", nil)], headerRow: nil) }
         try await fixture.test { client in
@@ -663,11 +663,11 @@ extension ImportTests {
         #expect(text.contains("'=1+1"), "a formula behind an unpaired control is still guarded")
     }
 
-    @Test func anExportImportedIntoItsOwnLedgerChangesNothing() throws {
+    @Test func anExportImportedIntoItsOwnLedgerChangesNothing() async throws {
         let fixture = try ServerFixture()
         let ledger = fixture.service.ledger
         for amount in [1_000, 2_000] as [Int64] {
-            _ = try ledger.create(.expense, [.kind: .string("expense"), .amount: .int(amount), .currency: .string("KRW"), .date: .dateTime(.nowHere), .repeat: .string("none")], actor: "t")
+            _ = try await ledger.create(.expense, [.kind: .string("expense"), .amount: .int(amount), .currency: .string("KRW"), .date: .dateTime(.nowHere), .repeat: .string("none")], actor: "t")
         }
         let again = try ledger.importFile(try ledger.views.exportCSVBytes(from: nil, to: nil), fileName: "mine.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
         #expect(again.created.isEmpty && again.duplicates.count == 2)

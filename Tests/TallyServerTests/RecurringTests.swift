@@ -24,11 +24,11 @@ import TallyTestSupport
         return result
     }
 
-    @Test func skipEndEditOneAndEditTheRule() throws {
+    @Test func skipEndEditOneAndEditTheRule() async throws {
         let fixture = try ServerFixture()
         let ledger = fixture.service.ledger
         let rule = UUID()
-        _ = try ledger.create(.recurring, id: rule, [.cadence: .string("daily"), .startDate: .dateTime(Self.at("2030-01-01T08:30:00+09:00")),
+        _ = try await ledger.create(.recurring, id: rule, [.cadence: .string("daily"), .startDate: .dateTime(Self.at("2030-01-01T08:30:00+09:00")),
                                                     .amount: .int(1_000), .payee: .string("Bakery")], actor: "t")
         #expect(try amounts(ledger, payee: "Bakery").isEmpty, "nothing is due before the start")
         #expect(try ledger.materializeRecurrences(now: Self.at("2030-01-05T12:00:00+09:00")) == 5)
@@ -37,33 +37,33 @@ import TallyTestSupport
         #expect(occurrences.allSatisfy { $0.date.hasSuffix("T08:30:00+09:00") && $0.repeat == "daily" }, "the start's time and offset")
 
         // Editing the rule changes the occurrences still to come, not those made.
-        _ = try ledger.update(.recurring, id: rule, [.amount: .int(2_000)], actor: "t")
+        _ = try await ledger.update(.recurring, id: rule, [.amount: .int(2_000)], actor: "t")
         _ = try ledger.materializeRecurrences(now: Self.at("2030-01-07T12:00:00+09:00"))
         // Editing one occurrence changes it alone, and it is never made again once deleted.
         let third = OccurrenceID.of(rule: rule, day: Recurrence.day("2030-01-03")!)
         let fourth = OccurrenceID.of(rule: rule, day: Recurrence.day("2030-01-04")!)
-        _ = try ledger.update(.expense, id: third, [.amount: .int(1_500)], actor: "t")
-        try ledger.delete(.expense, id: fourth, actor: "t")
+        _ = try await ledger.update(.expense, id: third, [.amount: .int(1_500)], actor: "t")
+        try await ledger.delete(.expense, id: fourth, actor: "t")
         // Skip a coming day, then end the rule.
-        _ = try ledger.skipOccurrence(rule: rule, day: "2030-01-09", actor: "t")
-        _ = try ledger.update(.recurring, id: rule, [.endDate: .dateTime(Self.at("2030-01-10T00:00:00+09:00"))], actor: "t")
+        _ = try await ledger.skipOccurrence(rule: rule, day: "2030-01-09", actor: "t")
+        _ = try await ledger.update(.recurring, id: rule, [.endDate: .dateTime(Self.at("2030-01-10T00:00:00+09:00"))], actor: "t")
         _ = try ledger.materializeRecurrences(now: Self.at("2030-01-31T12:00:00+09:00"))
         #expect(try amounts(ledger, payee: "Bakery") == [
             "2030-01-01": 1_000, "2030-01-02": 1_000, "2030-01-03": 1_500, "2030-01-05": 1_000,
             "2030-01-06": 2_000, "2030-01-07": 2_000, "2030-01-08": 2_000, "2030-01-10": 2_000,
         ])
         // Skipping a day already made deletes its occurrence.
-        _ = try ledger.skipOccurrence(rule: rule, day: "2030-01-01", actor: "t")
+        _ = try await ledger.skipOccurrence(rule: rule, day: "2030-01-01", actor: "t")
         #expect(try amounts(ledger, payee: "Bakery")["2030-01-01"] == nil)
         let json = try ledger.views.entityJSON(.recurring, id: rule)?.serialized ?? ""
         #expect(json.contains(#""skippedDates":["2030-01-01","2030-01-09"]"#), "\(json)")
     }
 
-    @Test func aRuleFromLongAgoMakesOnlyTheLastTwentyYearsAndOneThatCannotBeReadStopsNoOther() throws {
+    @Test func aRuleFromLongAgoMakesOnlyTheLastTwentyYearsAndOneThatCannotBeReadStopsNoOther() async throws {
         let fixture = try ServerFixture()
         let ledger = fixture.service.ledger
         let old = UUID()
-        _ = try ledger.create(.recurring, id: old, [.cadence: .string("weekly"), .startDate: .dateTime(Self.at("0001-01-01T00:00:00Z")),
+        _ = try await ledger.create(.recurring, id: old, [.cadence: .string("weekly"), .startDate: .dateTime(Self.at("0001-01-01T00:00:00Z")),
                                                    .amount: .int(1), .payee: .string("Ancient")], actor: "t")
         let made = try ledger.views.expenses(try ExpenseQuery([("payee", "Ancient"), ("limit", "1000")]))
         let all = try ledger.views.expenses(try ExpenseQuery([("payee", "Ancient"), ("from", "1900-01-01"), ("limit", "1000")]))
@@ -74,17 +74,17 @@ import TallyTestSupport
         #expect(json.contains(#""next":["#) && !json.contains(#""next":[]"#), "the next days are found however old the start")
     }
 
-    @Test func changingTheScheduleNeverBackFillsThePast() throws {
+    @Test func changingTheScheduleNeverBackFillsThePast() async throws {
         let fixture = try ServerFixture()
         let ledger = fixture.service.ledger
         let rule = UUID()
         let start = DateTime(epochMillis: DateTime.nowHere.epochMillis - 60 * 86_400_000, offsetMinutes: 0)
-        _ = try ledger.create(.recurring, id: rule, [.cadence: .string("weekly"), .startDate: .dateTime(start), .amount: .int(1), .payee: .string("Weekly")], actor: "t")
+        _ = try await ledger.create(.recurring, id: rule, [.cadence: .string("weekly"), .startDate: .dateTime(start), .amount: .int(1), .payee: .string("Weekly")], actor: "t")
         let before = try amounts(ledger, payee: "Weekly").keys.sorted()
         #expect(before.count >= 8)
         // A day later, a cadence of every day and a count far above: the past stays as it was.
         let dayLater = DateTime(epochMillis: start.epochMillis + 86_400_000, offsetMinutes: 0)
-        _ = try ledger.update(.recurring, id: rule, [.startDate: .dateTime(dayLater), .cadence: .string("daily"), .count: .int(1_000)], actor: "t")
+        _ = try await ledger.update(.recurring, id: rule, [.startDate: .dateTime(dayLater), .cadence: .string("daily"), .count: .int(1_000)], actor: "t")
         #expect(try amounts(ledger, payee: "Weekly").keys.sorted() == before, "no occurrence made for days before the change")
         // A rule without an amount (a peer's, written past the write rules) cannot be read, so it
         // makes nothing — and stops no other rule (materialisation passes over it).
@@ -105,9 +105,9 @@ import TallyTestSupport
         _ = try SegmentBundle.export(home.service.directory, to: first, for: nil)
         _ = try await away.service.ledger.importBundle(from: first)
         // Apart: home skips the 3rd; away makes the first four days, then skips the 2nd.
-        _ = try home.service.ledger.skipOccurrence(rule: rule, day: "2032-03-03", actor: "t")
+        _ = try await home.service.ledger.skipOccurrence(rule: rule, day: "2032-03-03", actor: "t")
         _ = try away.service.ledger.materializeRecurrences(now: Self.at("2032-03-04T12:00:00Z"))
-        _ = try away.service.ledger.skipOccurrence(rule: rule, day: "2032-03-02", actor: "t")
+        _ = try await away.service.ledger.skipOccurrence(rule: rule, day: "2032-03-02", actor: "t")
         try await home.exchangeBundles(with: away)
         for fixture in [home, away] {
             _ = try fixture.service.ledger.materializeRecurrences(now: Self.at("2032-03-05T12:00:00Z"))

@@ -145,10 +145,10 @@ import TallyTestSupport
     }
 
     /// A rotation signed by the old key moves the pin; one signed by any other key is refused.
-    @Test func aRotationSignedByThePinnedKeyIsFollowedAndAForgedOneRefused() throws {
+    @Test func aRotationSignedByThePinnedKeyIsFollowedAndAForgedOneRefused() async throws {
         let ledger = try Ledger(directory: a)
         let rotation = try ledger.rotateSigningKey()
-        _ = try ledger.create(.expense, [.kind: .string("expense"), .amount: .int(7), .currency: .string("KRW")], actor: "cli:a")
+        _ = try await ledger.create(.expense, [.kind: .string("expense"), .amount: .int(7), .currency: .string("KRW")], actor: "cli:a")
         ledger.close()
         #expect(try Ledger.publicKey(of: a) == rotation.newKey)
         #expect(try ship(from: a, to: b).applied == 1)

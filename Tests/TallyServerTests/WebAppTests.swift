@@ -138,16 +138,16 @@ import TallyWebApp
     @Test func theSummaryDrillsDownIntoACategorysChildren() async throws {
         let fixture = try ServerFixture()
         let ledger = fixture.service.ledger
-        func category(_ name: String, under parent: UUID? = nil) throws -> UUID {
+        func category(_ name: String, under parent: UUID? = nil) async throws -> UUID {
             let id = UUID()
             var properties: PropertyMap = [.name: .string(name)]
             if let parent { properties[.parentId] = .uuid(parent) }
-            _ = try ledger.create(.category, id: id, properties, actor: "t")
+            _ = try await ledger.create(.category, id: id, properties, actor: "t")
             return id
         }
-        let food = try category("Food"), bus = try category("Bus")
-        let lunch = try category("Lunch", under: food)
-        let noodles = try category("Noodles", under: lunch)
+        let food = try await category("Food"), bus = try await category("Bus")
+        let lunch = try await category("Lunch", under: food)
+        let noodles = try await category("Noodles", under: lunch)
         for (amount, category) in [(1_000, food), (2_000, lunch), (4_000, noodles), (8_000, bus)] {
             _ = try await ledger.create(.expense, [.amount: .int(Int64(amount)), .categoryId: .uuid(category), .date: .dateTime(DateTime(iso8601: "2026-05-02")!)], actor: "t")
         }

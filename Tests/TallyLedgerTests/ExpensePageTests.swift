@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TallyCore
-import TallyLedger
+@testable import TallyLedger
 import TallyLog
 import TallyTestSupport
 

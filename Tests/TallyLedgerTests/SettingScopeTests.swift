@@ -11,15 +11,15 @@ import TallyTestSupport
 @Suite struct SettingScopeTests {
     let folder = TemporaryDirectory("tally-setting-scope")
 
-    @Test func theKeyNamesTheScope() throws {
+    @Test func theKeyNamesTheScope() async throws {
         let ledger = try Ledger(directory: try DataDirectory.create(path: folder.file("r"), name: "r"))
         defer { ledger.close() }
-        _ = try ledger.setSetting("local.theme", json: "\"dark\"", actor: "cli:test")
-        _ = try ledger.setSetting("theme", json: "\"light\"", actor: "cli:test")
+        _ = try await ledger.setSetting("local.theme", json: "\"dark\"", actor: "cli:test")
+        _ = try await ledger.setSetting("theme", json: "\"light\"", actor: "cli:test")
         let settings = try ledger.views.settings().map { "\($0.scope):\($0.key)=\($0.value)" }.sorted()
         #expect(settings == ["local:local.theme=\"dark\"", "replicated:theme=\"light\""])
-        #expect { try ledger.setSetting("font", json: "1", isLocal: true, actor: "cli:test") } throws: { "\($0)".contains("local.font") }
-        #expect { try ledger.setSetting("local.font", json: "1", isLocal: false, actor: "cli:test") } throws: { "\($0)".contains("never leave") }
+        await #expect { try await ledger.setSetting("font", json: "1", isLocal: true, actor: "cli:test") } throws: { "\($0)".contains("local.font") }
+        await #expect { try await ledger.setSetting("local.font", json: "1", isLocal: false, actor: "cli:test") } throws: { "\($0)".contains("never leave") }
         #expect(try ledger.views.settings().count == 2, "a refused write changes nothing")
     }
 

@@ -1,0 +1,24 @@
+import NIOPosix
+
+/// The threads blocking work runs on (an `fdatasync`, a SQLite transaction, a round of
+/// writes), off Swift's few cooperative threads: one pool for the whole process, shared by
+/// every open ledger and the service's routes, so threads do not grow with open ledgers.
+///
+/// 64 threads: as many as there are writers worth grouping into one `fdatasync` and one
+/// projection transaction. A write spends most of its time waiting for the disk, and a pool
+/// sized to the cores (what a concurrent `DispatchQueue` gives on Linux) let only two writes
+/// wait at once — a group commit of two.
+public enum BlockingThreads {
+    public static let count = 64
+
+    private static let pool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: count)
+        pool.start()
+        return pool
+    }()
+
+    /// Runs `work` on one of the threads and awaits it.
+    public static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await pool.runIfActive { try work() }
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import TallyCore
+import TallyLog
+import TallySync
+
+/// How often an open ledger does its own work.
+public struct BackgroundSchedule: Sendable {
+    /// A sync with every configured peer (`tally serve --sync-interval`).
+    public var peerSync: Duration = .seconds(30)
+    /// The attachments' retention (`AttachmentCollector`, as `tally attachments gc`).
+    public var attachmentRetention: Duration = .seconds(3600)
+    /// A check for recurring occurrences that have come due.
+    public var recurrence: Duration = .seconds(60)
+    /// A check whether a snapshot of the views is due, and how often one is (`SnapshotPolicy`).
+    public var snapshotCheck: Duration = .seconds(10)
+    public var snapshots = SnapshotPolicy()
+
+    public init(peerSync: Duration = .seconds(30), snapshots: SnapshotPolicy = SnapshotPolicy()) {
+        (self.peerSync, self.snapshots) = (peerSync, snapshots)
+    }
+}
+
+/// The work an open ledger does by itself, whoever opened it (the service, a test, an app):
+/// recurring occurrences as they come due, snapshots of the views for as-of reads, the
+/// attachments' retention, and a sync with each configured peer. A swift-service-lifecycle
+/// `Service`: run it in the host's `ServiceGroup`, and it stops at graceful shutdown. Each
+/// round's blocking part runs on the `BlockingThreads`.
+public struct LedgerBackgroundWork: Service {
+    let ledger: Ledger
+    let schedule: BackgroundSchedule
+    let logger: Logger
+    /// Hears of each peer sync that succeeded (the service counts replicated events).
+    let synced: @Sendable (_ peer: String, Ledger.SyncReport) -> Void
+
+    public func run() async throws {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await syncPeers() }
+            group.addTask { await retainAttachments() }
+            group.addTask { await materializeRecurrences() }
+            group.addTask { await takeSnapshots() }
+        }
+    }
+
+    /// Sleeps `interval`, waking at once at shutdown; false once shutting down.
+    private func pause(_ interval: Duration) async -> Bool {
+        try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+        return !Task.isShuttingDownGracefully && !Task.isCancelled
+    }
+
+    /// Every `schedule.peerSync`, a sync with each configured peer, backing off (doubling, up
+    /// to 30 min) while one is unreachable or refuses.
+    private func syncPeers() async {
+        var backoff: [String: (until: ContinuousClock.Instant, delay: Duration)] = [:]
+        repeat {
+            for peer in (try? PeerStore(directory: ledger.directory).all()) ?? [] {
+                if let wait = backoff[peer.name], ContinuousClock.now < wait.until { continue }
+                do {
+                    let report = try await ledger.sync(withPeer: peer)
+                    backoff[peer.name] = nil
+                    synced(peer.name, report)
+                    if report.pulled + report.pushed > 0 {
+                        logger.info("synced", metadata: ["peer.id": "\(peer.name)", "events.pulled": "\(report.pulled)", "events.pushed": "\(report.pushed)"])
+                    }
+                } catch {
+                    let delay = min((backoff[peer.name]?.delay ?? schedule.peerSync) * 2, .seconds(1800))
+                    backoff[peer.name] = (ContinuousClock.now + delay, delay)
+                    logger.warning("sync failed; backing off", metadata: [
+                        "peer.id": "\(peer.name)", "error": "\(error is SyncRejection || error is LogError ? "\(error)" : "\(type(of: error))")",
+                        "retry.seconds": "\(delay.components.seconds)",
+                    ])
+                }
+            }
+        } while await pause(schedule.peerSync)
+    }
+
+    /// The attachments' retention every `schedule.attachmentRetention`, the first time one
+    /// interval after start.
+    private func retainAttachments() async {
+        while await pause(schedule.attachmentRetention) {
+            do {
+                let (ledger, directory) = (ledger, ledger.directory)
+                let report = try await BlockingThreads.run { try AttachmentCollector(directory: directory).run(views: ledger.views, dryRun: false) }
+                if !report.removed.isEmpty {
+                    logger.info("attachments collected", metadata: ["blobs.removed": "\(report.removed.count)", "blobs.waiting": "\(report.waiting)"])
+                }
+            } catch {
+                logger.warning("attachment retention failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Recurring rules' occurrences: at start, then every `schedule.recurrence` when the hour
+    /// has changed (a rule's day changes at its own offset's midnight, which falls within some
+    /// UTC hour) or the views have taken new events (a sync or an import may have brought
+    /// rules), as `tally recurring run` does by hand.
+    private func materializeRecurrences() async {
+        let ledger = ledger
+        var last: (hour: Int64, index: UInt64)?
+        repeat {
+            do {
+                // The index is read before the pass: events that arrive during it get another.
+                let now = (hour: DateTime.nowHere.epochMillis / 3_600_000, index: try await BlockingThreads.run { try ledger.views.projectedIndex() })
+                if last.map({ $0.hour != now.hour || $0.index != now.index }) ?? true {
+                    let created = try await BlockingThreads.run { try ledger.materializeRecurrences() }
+                    if created > 0 { logger.info("recurring occurrences created", metadata: ["events.count": "\(created)"]) }
+                    // Its own writes moved the index: counted as seen, not as news.
+                    last = (now.hour, created > 0 ? try await BlockingThreads.run { try ledger.views.projectedIndex() } : now.index)
+                }
+            } catch {
+                logger.warning("recurring occurrences failed", metadata: ["error": "\(error)"])
+            }
+        } while await pause(schedule.recurrence)
+    }
+
+    /// A copy of the views for as-of reads when `schedule.snapshots` says one is due, checked
+    /// every `schedule.snapshotCheck` (the copy is one read transaction: writes go on meanwhile).
+    private func takeSnapshots() async {
+        let (ledger, policy) = (ledger, schedule.snapshots)
+        repeat {
+            do {
+                if let taken = try await BlockingThreads.run({ try ledger.views.takeSnapshot(policy) }) {
+                    logger.info("views snapshot taken", metadata: ["log.index": "\(taken.index)", "bytes": "\(taken.bytes)"])
+                }
+            } catch {
+                logger.warning("views snapshot failed", metadata: ["error": "\(error)"])
+            }
+        } while await pause(schedule.snapshotCheck)
+    }
+}
+
+extension Ledger {
+    /// This ledger's own background work (`LedgerBackgroundWork`), to run while it is open.
+    /// `synced` hears of each successful peer sync.
+    public func backgroundWork(_ schedule: BackgroundSchedule = BackgroundSchedule(), logger: Logger,
+                               synced: @escaping @Sendable (_ peer: String, SyncReport) -> Void = { _, _ in }) -> LedgerBackgroundWork {
+        LedgerBackgroundWork(ledger: self, schedule: schedule, logger: logger, synced: synced)
+    }
+}
