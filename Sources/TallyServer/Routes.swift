@@ -17,7 +17,8 @@ public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> 
     // Authentication first: a client without a valid token learns nothing about a path, not
     // even which methods it serves (401, not 405).
     router.add(middleware: AuthMiddleware(tokens: service.tokens))
-    router.add(middleware: MethodMiddleware())
+    let routes = RouteTable()  // filled below, once every route is added
+    router.add(middleware: MethodMiddleware(routes: routes))
 
     // 200 only when writes can be taken and the views read; otherwise 503 with the reason (a
     // stopped writer needs a restart once its cause — a full disk? — is fixed).
@@ -64,6 +65,7 @@ public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> 
     ReplicationRoutes(service: service).add(to: replication)
     AttachmentRoutes(service: service).addReplication(to: replication)
     ImportRoutes(service: service).add(to: v1)
+    routes.fill(from: router)
     return router
 }
 
