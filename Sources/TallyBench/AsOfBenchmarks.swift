@@ -29,7 +29,9 @@ struct AsOfBenchmarks {
         writer.close()
         let ledger = views!
         let snapshots = ledger.snapshots()
-        print("as-of: \(events) events, \(snapshots.count) snapshots (\(snapshots.reduce(0) { $0 + $1.bytes } >> 20) MiB) built in \(String(format: "%.1f", Date().timeIntervalSince(built))) s")
+        print(
+            "as-of: \(events) events, \(snapshots.count) snapshots (\(snapshots.reduce(0) { $0 + $1.bytes } >> 20) MiB) built in \(String(format: "%.1f", Date().timeIntervalSince(built))) s"
+        )
 
         var seed = UInt64(20_261_124)
         func next(_ range: ClosedRange<Int>) -> Int {  // a fixed sequence, run to run
@@ -62,7 +64,10 @@ struct AsOfBenchmarks {
         }
         let (liveP50, pastP50) = (quantile(live, 0.5) * 1000, quantile(past, 0.5) * 1000)
         print(String(format: "as-of: summary p50 %.1f ms (p90 %.1f ms) as of a random index; live p50 %.2f ms", pastP50, quantile(past, 0.9) * 1000, liveP50))
-        return [BenchmarkResult(name: "asof_summary_p50", value: pastP50, unit: "ms", baseline: liveP50,
-                                baselineName: "the same summary on the live views, p50 (ms)")]
+        return [
+            BenchmarkResult(
+                name: "asof_summary_p50", value: pastP50, unit: "ms", baseline: liveP50,
+                baselineName: "the same summary on the live views, p50 (ms)")
+        ]
     }
 }

@@ -19,18 +19,23 @@ struct AttachmentBenchmarks {
     static let fileBytes = 2 << 20
 
     func run() async throws -> [BenchmarkResult] {
-        let payloads = (0..<files).map { index in Data([0xFF, 0xD8, 0xFF, 0xE0] + (0..<(Self.fileBytes - 4)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ index) }) }
+        let payloads = (0..<files).map { index in
+            Data([0xFF, 0xD8, 0xFF, 0xE0] + (0..<(Self.fileBytes - 4)).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ index) })
+        }
         let baseline = try writeRate(payloads)
         let megabytes = Double(files * Self.fileBytes) / 1_048_576
         let upload = try await uploadRate(payloads)
         let (byFiles, overHTTP) = try await shipRates(payloads)
         var results = [
-            BenchmarkResult(name: "attachment_upload", value: upload, unit: "MB/s", baseline: baseline,
-                            baselineName: "write + fsync of the same bytes, MB/s"),
-            BenchmarkResult(name: "blobs_ship_files", value: byFiles, unit: "MB/s", baseline: baseline,
-                            baselineName: "write + fsync of the same bytes, MB/s"),
-            BenchmarkResult(name: "blobs_ship_http", value: overHTTP, unit: "MB/s", baseline: baseline,
-                            baselineName: "write + fsync of the same bytes, MB/s"),
+            BenchmarkResult(
+                name: "attachment_upload", value: upload, unit: "MB/s", baseline: baseline,
+                baselineName: "write + fsync of the same bytes, MB/s"),
+            BenchmarkResult(
+                name: "blobs_ship_files", value: byFiles, unit: "MB/s", baseline: baseline,
+                baselineName: "write + fsync of the same bytes, MB/s"),
+            BenchmarkResult(
+                name: "blobs_ship_http", value: overHTTP, unit: "MB/s", baseline: baseline,
+                baselineName: "write + fsync of the same bytes, MB/s"),
         ]
         results += try thumbnailLatency()
         print(String(format: "attachments: %.0f MiB in %d files", megabytes, files))
@@ -90,8 +95,9 @@ struct AttachmentBenchmarks {
         let ledger = try Ledger(directory: source)
         for payload in payloads {
             let info = try ledger.blobs.store(payload)
-            _ = try await ledger.create(.expense, [.kind: .string("expense"), .amount: .int(1_000), .currency: .string("KRW"), .attachments: .strings([info.digest])],
-                                  actor: "bench")
+            _ = try await ledger.create(
+                .expense, [.kind: .string("expense"), .amount: .int(1_000), .currency: .string("KRW"), .attachments: .strings([info.digest])],
+                actor: "bench")
         }
         ledger.close()
         let bundle = workDirectory + "/attachment-bundle"
@@ -143,10 +149,12 @@ struct AttachmentBenchmarks {
         }
         let inProcess = quantile(thumbnails, 0.5)
         return [
-            BenchmarkResult(name: "thumbnail_12mp_p50", value: inProcess, unit: "ms", baseline: quantile(decodes, 0.5),
-                            baselineName: "open + rotate the photo's header, ms"),
-            BenchmarkResult(name: "thumbnail_12mp_worker_p50", value: quantile(workers, 0.5), unit: "ms", baseline: inProcess,
-                            baselineName: "the same thumbnail made in process, ms"),
+            BenchmarkResult(
+                name: "thumbnail_12mp_p50", value: inProcess, unit: "ms", baseline: quantile(decodes, 0.5),
+                baselineName: "open + rotate the photo's header, ms"),
+            BenchmarkResult(
+                name: "thumbnail_12mp_worker_p50", value: quantile(workers, 0.5), unit: "ms", baseline: inProcess,
+                baselineName: "the same thumbnail made in process, ms"),
         ]
     }
 

@@ -48,8 +48,11 @@ struct ChangeFeedBenchmarks {
         let rate = Double(received) / (now() - start)
         guard received == events else { throw BenchError("the feed sent \(received) of \(events) events") }
         print(String(format: "feed: %d events, %.1f MiB of server-sent events", received, Double(bytes) / 1_048_576))
-        return [BenchmarkResult(name: "change_feed_catch_up", value: rate, unit: "events/s", baseline: readRate,
-                                baselineName: "sequential_read of the same log, events/s")]
+        return [
+            BenchmarkResult(
+                name: "change_feed_catch_up", value: rate, unit: "events/s", baseline: readRate,
+                baselineName: "sequential_read of the same log, events/s")
+        ]
     }
 }
 

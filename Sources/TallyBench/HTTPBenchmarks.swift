@@ -25,7 +25,9 @@ struct HTTPBenchmarks {
         defer { bare.terminate(); server.terminate() }
         try await Task.sleep(for: .seconds(2))
 
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)))
+        let client = HTTPClient(
+            eventLoopGroupProvider: .singleton,
+            configuration: .init(connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)))
         let results = try await measure(client, token: token)
         try await client.shutdown()
         return results
@@ -42,13 +44,19 @@ struct HTTPBenchmarks {
         let lists = try await load(client, connections: 64) { _ in ("http://127.0.0.1:18991/v1/expenses?month=2026-03&limit=50", .GET, nil) }
         return [
             BenchmarkResult(name: "http_create_expense", value: creates.rate, unit: "req/s", baseline: appendRate, baselineName: "append_64_writers, events/s"),
-            BenchmarkResult(name: "http_create_expense_vs_bare", value: creates.rate, unit: "req/s", baseline: baseline.rate, baselineName: "bare Hummingbird constant route"),
-            BenchmarkResult(name: "http_create_expense_p99", value: creates.p99 * 1000, unit: "ms", baseline: baseline.p99 * 1000, baselineName: "bare route p99"),
+            BenchmarkResult(
+                name: "http_create_expense_vs_bare", value: creates.rate, unit: "req/s", baseline: baseline.rate,
+                baselineName: "bare Hummingbird constant route"),
+            BenchmarkResult(
+                name: "http_create_expense_p99", value: creates.p99 * 1000, unit: "ms", baseline: baseline.p99 * 1000, baselineName: "bare route p99"),
             BenchmarkResult(name: "http_get_by_id", value: gets.rate, unit: "req/s", baseline: baseline.rate, baselineName: "bare Hummingbird constant route"),
-            BenchmarkResult(name: "http_list_month", value: lists.rate, unit: "req/s", baseline: baseline.rate, baselineName: "bare Hummingbird constant route"),
+            BenchmarkResult(
+                name: "http_list_month", value: lists.rate, unit: "req/s", baseline: baseline.rate, baselineName: "bare Hummingbird constant route"),
         ]
 
-        func load(_ client: HTTPClient, connections: Int, _ request: @escaping @Sendable (Int) -> (String, HTTPMethod, String?)) async throws -> (rate: Double, p99: Double) {
+        func load(_ client: HTTPClient, connections: Int, _ request: @escaping @Sendable (Int) -> (String, HTTPMethod, String?)) async throws -> (
+            rate: Double, p99: Double
+        ) {
             let deadline = now() + seconds
             let start = now()
             let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in

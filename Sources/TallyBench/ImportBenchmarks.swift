@@ -18,7 +18,8 @@ struct ImportBenchmarks {
         var csv = "삼성카드 이용내역\n이용일,가맹점,이용금액,할부\n"
         for row in 0..<rows {
             let day = 1 + row % 28, month = 1 + row / 28 % 12
-            csv += "2026.\(String(format: "%02d", month)).\(String(format: "%02d", day)),가맹점 \(row % 997),\"\((1_000 + row % 50_000).formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US"))))원\",일시불\n"
+            csv +=
+                "2026.\(String(format: "%02d", month)).\(String(format: "%02d", day)),가맹점 \(row % 997),\"\((1_000 + row % 50_000).formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US"))))원\",일시불\n"
         }
         csv += "합계,,,\n"
         let bytes = Array(csv.utf8)
@@ -47,17 +48,24 @@ struct ImportBenchmarks {
         let writer = try bare.openWriter()
         let now = DateTime.nowHere
         let drafts = (0..<rows).map { row in
-            EventDraft(entityType: .expense, entityID: .uuid(UUID()), operation: .create, properties: [
-                .kind: .string("expense"), .amount: .int(Int64(1_000 + row % 50_000)), .currency: .string("KRW"), .date: .dateTime(now),
-                .repeat: .string("none"), .payee: .string("가맹점 \(row % 997)"),
-            ], actor: "bench")
+            EventDraft(
+                entityType: .expense, entityID: .uuid(UUID()), operation: .create,
+                properties: [
+                    .kind: .string("expense"), .amount: .int(Int64(1_000 + row % 50_000)), .currency: .string("KRW"), .date: .dateTime(now),
+                    .repeat: .string("none"), .payee: .string("가맹점 \(row % 997)"),
+                ], actor: "bench")
         }
         let bulkStart = Date()
         _ = try writer.appendBulk(drafts)
         let bulkElapsed = Date().timeIntervalSince(bulkStart)
         writer.close()
-        print("import: \(rows) rows (\(bytes.count >> 10) KiB) in \(String(format: "%.2f", elapsed)) s; appendBulk of as many creates \(String(format: "%.2f", bulkElapsed)) s")
-        return [BenchmarkResult(name: "import_csv_rows", value: Double(rows) / elapsed, unit: "rows/s",
-                                baseline: Double(rows) / bulkElapsed, baselineName: "appendBulk of as many expense creates (no checks, no views)")]
+        print(
+            "import: \(rows) rows (\(bytes.count >> 10) KiB) in \(String(format: "%.2f", elapsed)) s; appendBulk of as many creates \(String(format: "%.2f", bulkElapsed)) s"
+        )
+        return [
+            BenchmarkResult(
+                name: "import_csv_rows", value: Double(rows) / elapsed, unit: "rows/s",
+                baseline: Double(rows) / bulkElapsed, baselineName: "appendBulk of as many expense creates (no checks, no views)")
+        ]
     }
 }

@@ -17,8 +17,11 @@ struct LogBenchmarks {
         var configuration = LogConfiguration()
         configuration.segmentSizeLimit = 64 << 20
         // Signed as a replica's writer signs (one signed head per durable batch).
-        return (try LogWriter(directory: path, localOrigin: .random(), localOnlyOrigin: .random(), configuration: configuration,
-                              signingKeyPath: path + ".key"), path)
+        return (
+            try LogWriter(
+                directory: path, localOrigin: .random(), localOnlyOrigin: .random(), configuration: configuration,
+                signingKeyPath: path + ".key"), path
+        )
     }
 
     /// Realistic ledger traffic: each expense created, then updated four times.
@@ -67,8 +70,12 @@ struct LogBenchmarks {
             }
         }
         return [
-            BenchmarkResult(name: "append_latency_p50", value: quantile(tally, 0.5) * 1e6, unit: "us", baseline: quantile(raw, 0.5) * 1e6, baselineName: "write+fdatasync \(frameSize) B p50"),
-            BenchmarkResult(name: "append_latency_p99", value: quantile(tally, 0.99) * 1e6, unit: "us", baseline: quantile(raw, 0.99) * 1e6, baselineName: "write+fdatasync \(frameSize) B p99"),
+            BenchmarkResult(
+                name: "append_latency_p50", value: quantile(tally, 0.5) * 1e6, unit: "us", baseline: quantile(raw, 0.5) * 1e6,
+                baselineName: "write+fdatasync \(frameSize) B p50"),
+            BenchmarkResult(
+                name: "append_latency_p99", value: quantile(tally, 0.99) * 1e6, unit: "us", baseline: quantile(raw, 0.99) * 1e6,
+                baselineName: "write+fdatasync \(frameSize) B p99"),
         ]
     }
 
@@ -130,8 +137,11 @@ struct LogBenchmarks {
         }
         fdatasync(fd)
         let rawElapsed = now() - rawStart
-        return (BenchmarkResult(name: "bulk_append", value: Double(drafts.count) / elapsed, unit: "events/s",
-                                baseline: Double(drafts.count) / rawElapsed, baselineName: "raw write of the encoded bytes"), path)
+        return (
+            BenchmarkResult(
+                name: "bulk_append", value: Double(drafts.count) / elapsed, unit: "events/s",
+                baseline: Double(drafts.count) / rawElapsed, baselineName: "raw write of the encoded bytes"), path
+        )
     }
 
     /// Bytes per event on disk against the same events as compact JSON lines.
@@ -141,8 +151,9 @@ struct LogBenchmarks {
         try LogReader(directory: logPath).forEachEvent { logged in
             jsonBytes += logged.event.json(index: logged.index, hash: logged.hash).serialized.utf8.count + 1
         }
-        return BenchmarkResult(name: "bytes_per_event", value: Double(stats.bytesOnDisk) / Double(stats.events), unit: "bytes",
-                               baseline: Double(jsonBytes) / Double(stats.events), baselineName: "compact JSON line")
+        return BenchmarkResult(
+            name: "bytes_per_event", value: Double(stats.bytesOnDisk) / Double(stats.events), unit: "bytes",
+            baseline: Double(jsonBytes) / Double(stats.events), baselineName: "compact JSON line")
     }
 
     /// Reading and decoding every event against parsing the same events from JSON lines.

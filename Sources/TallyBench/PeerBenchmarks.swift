@@ -67,16 +67,21 @@ struct PeerBenchmarks {
     func workload(_ ids: [UUID]) -> [EventDraft] {
         var drafts: [EventDraft] = []
         for (index, id) in ids.enumerated() {
-            drafts.append(EventDraft(entityType: .expense, entityID: .uuid(id), operation: .create, properties: [
-                .kind: .string("expense"), .amount: .int(Int64(1_000 + index)), .currency: .string("KRW"),
-                .date: .dateTime(DateTime(epochMillis: 1_704_067_200_000 + Int64(index % 365) * 86_400_000, offsetMinutes: 540)),
-                .memo: .string("lunch \(index % 31)"), .repeat: .string("none"),
-            ], actor: "bench"))
+            drafts.append(
+                EventDraft(
+                    entityType: .expense, entityID: .uuid(id), operation: .create,
+                    properties: [
+                        .kind: .string("expense"), .amount: .int(Int64(1_000 + index)), .currency: .string("KRW"),
+                        .date: .dateTime(DateTime(epochMillis: 1_704_067_200_000 + Int64(index % 365) * 86_400_000, offsetMinutes: 540)),
+                        .memo: .string("lunch \(index % 31)"), .repeat: .string("none"),
+                    ], actor: "bench"))
         }
         for round in 1...updates {
             for (index, id) in ids.enumerated() {
-                drafts.append(EventDraft(entityType: .expense, entityID: .uuid(id), operation: .update,
-                                         properties: [.amount: .int(Int64(1_000 + index + round)), .memo: .string("edit \(round)")], actor: "bench"))
+                drafts.append(
+                    EventDraft(
+                        entityType: .expense, entityID: .uuid(id), operation: .update,
+                        properties: [.amount: .int(Int64(1_000 + index + round)), .memo: .string("edit \(round)")], actor: "bench"))
             }
         }
         return drafts

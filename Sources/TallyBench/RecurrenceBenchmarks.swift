@@ -20,12 +20,15 @@ struct RecurrenceBenchmarks {
         // The rules go straight into the log (creating one through the Ledger materialises it at
         // once, which would time the rules one by one); opening the Ledger projects them.
         let rulesWriter = try directory.openWriter()
-        _ = try rulesWriter.appendBulk((0..<rules).map { index in
-            EventDraft(entityType: .recurring, entityID: .uuid(UUID()), operation: .create, properties: [
-                .cadence: .string("daily"), .startDate: .dateTime(start), .monthEnd: .string("clamp"), .kind: .string("expense"),
-                .amount: .int(Int64(1_000 + index)), .currency: .string("KRW"), .payee: .string("rule \(index)"),
-            ], actor: "bench")
-        })
+        _ = try rulesWriter.appendBulk(
+            (0..<rules).map { index in
+                EventDraft(
+                    entityType: .recurring, entityID: .uuid(UUID()), operation: .create,
+                    properties: [
+                        .cadence: .string("daily"), .startDate: .dateTime(start), .monthEnd: .string("clamp"), .kind: .string("expense"),
+                        .amount: .int(Int64(1_000 + index)), .currency: .string("KRW"), .payee: .string("rule \(index)"),
+                    ], actor: "bench")
+            })
         rulesWriter.close()
         let ledger = try Ledger(directory: directory)
         defer { ledger.close() }
@@ -37,17 +40,22 @@ struct RecurrenceBenchmarks {
         let bare = try freshBenchDirectory("recurring-bare", in: workDirectory)
         let writer = try bare.openWriter()
         let drafts = (0..<created).map { index in
-            EventDraft(entityType: .expense, entityID: .uuid(UUID()), operation: .create, properties: [
-                .kind: .string("expense"), .amount: .int(1_000), .currency: .string("KRW"), .date: .dateTime(now), .repeat: .string("daily"),
-                .payee: .string("rule \(index % rules)"),
-            ], actor: "bench")
+            EventDraft(
+                entityType: .expense, entityID: .uuid(UUID()), operation: .create,
+                properties: [
+                    .kind: .string("expense"), .amount: .int(1_000), .currency: .string("KRW"), .date: .dateTime(now), .repeat: .string("daily"),
+                    .payee: .string("rule \(index % rules)"),
+                ], actor: "bench")
         }
         let bulkStart = Date()
         _ = try writer.appendBulk(drafts)
         let bulkElapsed = Date().timeIntervalSince(bulkStart)
         writer.close()
         print("recurring: \(created) occurrences of \(rules) daily rules over \(years) years in \(String(format: "%.2f", elapsed)) s")
-        return [BenchmarkResult(name: "materialize_recurrences", value: Double(created) / elapsed, unit: "events/s",
-                                baseline: Double(created) / bulkElapsed, baselineName: "appendBulk of as many expense creates (no checks, no views)")]
+        return [
+            BenchmarkResult(
+                name: "materialize_recurrences", value: Double(created) / elapsed, unit: "events/s",
+                baseline: Double(created) / bulkElapsed, baselineName: "appendBulk of as many expense creates (no checks, no views)")
+        ]
     }
 }

@@ -46,12 +46,15 @@ struct StoreBenchmarks {
         precondition(report.differences.isEmpty, "rebuild differs from incremental: \(report.differences)")
 
         var results = [
-            BenchmarkResult(name: "rebuild_projections", value: rebuildRate, unit: "events/s", baseline: baselineRate,
-                            baselineName: "raw SQLite insert of the \(finalRows) final rows, rows/s"),
-            BenchmarkResult(name: "first_load", value: firstLoadRate, unit: "events/s", baseline: baselineRate,
-                            baselineName: "raw SQLite insert, rows/s"),
-            BenchmarkResult(name: "incremental_apply", value: incrementalRate, unit: "events/s", baseline: baselineRate,
-                            baselineName: "raw SQLite insert, rows/s"),
+            BenchmarkResult(
+                name: "rebuild_projections", value: rebuildRate, unit: "events/s", baseline: baselineRate,
+                baselineName: "raw SQLite insert of the \(finalRows) final rows, rows/s"),
+            BenchmarkResult(
+                name: "first_load", value: firstLoadRate, unit: "events/s", baseline: baselineRate,
+                baselineName: "raw SQLite insert, rows/s"),
+            BenchmarkResult(
+                name: "incremental_apply", value: incrementalRate, unit: "events/s", baseline: baselineRate,
+                baselineName: "raw SQLite insert, rows/s"),
         ]
         results += try queryLatency()
         return results
@@ -77,10 +80,11 @@ struct StoreBenchmarks {
         }
         let start = now()
         try database.write { db in
-            let statement = try db.makeStatement(sql: """
-                INSERT INTO expenses (id, kind, amount, currency, date, date_ms, month, category_id, payment, memo, tags, repeat, attachments)
-                VALUES (?, 'expense', ?, 'KRW', '2026-03-01T12:00:00+09:00', ?, ?, ?, 'card', '점심', '["work"]', 'none', '[]')
-                """)
+            let statement = try db.makeStatement(
+                sql: """
+                    INSERT INTO expenses (id, kind, amount, currency, date, date_ms, month, category_id, payment, memo, tags, repeat, attachments)
+                    VALUES (?, 'expense', ?, 'KRW', '2026-03-01T12:00:00+09:00', ?, ?, ?, 'card', '점심', '["work"]', 'none', '[]')
+                    """)
             for row in arguments { try statement.execute(arguments: row) }
         }
         return Double(rows) / (now() - start)
@@ -94,17 +98,20 @@ struct StoreBenchmarks {
         let database = try ProjectionDatabase.open(directory)
         var someID = ""
         try database.write { db in
-            let statement = try db.makeStatement(sql: """
-                INSERT INTO expenses (id, kind, amount, currency, date, date_ms, month, category_id, payment, memo, tags, repeat, attachments)
-                VALUES (?, ?, ?, 'KRW', ?, ?, ?, ?, ?, '점심', '[]', 'none', '[]')
-                """)
+            let statement = try db.makeStatement(
+                sql: """
+                    INSERT INTO expenses (id, kind, amount, currency, date, date_ms, month, category_id, payment, memo, tags, repeat, attachments)
+                    VALUES (?, ?, ?, 'KRW', ?, ?, ?, ?, ?, '점심', '[]', 'none', '[]')
+                    """)
             for row in 0..<expenseRows {
                 let millis = 1_704_067_200_000 + Int64(row) * (1_095 * 86_400_000 / Int64(expenseRows))
                 let date = DateTime(epochMillis: millis, offsetMinutes: 540)
                 let id = UUID().uuidString.lowercased()
                 if row == expenseRows / 2 { someID = id }
-                try statement.execute(arguments: [id, row % 50 == 0 ? "income" : "expense", 1000 + row % 997, date.description, millis,
-                                                  date.localMonth, "category-\(row % 20)", ["card", "cash", "transfer"][row % 3]])
+                try statement.execute(arguments: [
+                    id, row % 50 == 0 ? "income" : "expense", 1000 + row % 997, date.description, millis,
+                    date.localMonth, "category-\(row % 20)", ["card", "cash", "transfer"][row % 3],
+                ])
             }
         }
         func p50(_ body: (Database) throws -> Void) throws -> Double {
@@ -123,8 +130,10 @@ struct StoreBenchmarks {
         let list = try p50 { db in _ = try ProjectionQueries.expenses(db, filter) }
         let summary = try p50 { db in _ = try ProjectionQueries.summary(db, month: "2025-06") }
         return [
-            BenchmarkResult(name: "expenses_list_month_p50", value: list, unit: "ms", baseline: pointLookup, baselineName: "get one expense by id at \(expenseRows) rows"),
-            BenchmarkResult(name: "summary_month_p50", value: summary, unit: "ms", baseline: pointLookup, baselineName: "get one expense by id at \(expenseRows) rows"),
+            BenchmarkResult(
+                name: "expenses_list_month_p50", value: list, unit: "ms", baseline: pointLookup, baselineName: "get one expense by id at \(expenseRows) rows"),
+            BenchmarkResult(
+                name: "summary_month_p50", value: summary, unit: "ms", baseline: pointLookup, baselineName: "get one expense by id at \(expenseRows) rows"),
         ]
     }
 }

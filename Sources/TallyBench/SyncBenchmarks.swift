@@ -24,10 +24,12 @@ struct SyncBenchmarks {
         writer.close()
         let copyRate = try copyRate(of: source)
         return [
-            BenchmarkResult(name: "ship_files", value: try shipByFiles(from: source), unit: "events/s", baseline: copyRate,
-                            baselineName: "copy + fsync of the same segment bytes, events/s"),
-            BenchmarkResult(name: "ship_http", value: try await shipOverHTTP(from: source), unit: "events/s", baseline: copyRate,
-                            baselineName: "copy + fsync of the same segment bytes, events/s"),
+            BenchmarkResult(
+                name: "ship_files", value: try shipByFiles(from: source), unit: "events/s", baseline: copyRate,
+                baselineName: "copy + fsync of the same segment bytes, events/s"),
+            BenchmarkResult(
+                name: "ship_http", value: try await shipOverHTTP(from: source), unit: "events/s", baseline: copyRate,
+                baselineName: "copy + fsync of the same segment bytes, events/s"),
             try merge(),
         ]
     }
@@ -71,21 +73,26 @@ struct SyncBenchmarks {
         let left = try freshDirectory("merge-left"), right = try freshDirectory("merge-right")
         let ids = (0..<mergeExpenses).map { _ in UUID() }
         var writer = try left.openWriter()
-        _ = try writer.appendBulk(ids.enumerated().map { index, id in
-            EventDraft(entityType: .expense, entityID: .uuid(id), operation: .create, properties: [
-                .kind: .string("expense"), .amount: .int(Int64(1_000 + index)), .currency: .string("KRW"),
-                .date: .dateTime(DateTime(epochMillis: 1_704_067_200_000 + Int64(index % 365) * 86_400_000, offsetMinutes: 540)),
-                .memo: .string("shared \(index)"), .repeat: .string("none"),
-            ], actor: "bench:left")
-        })
+        _ = try writer.appendBulk(
+            ids.enumerated().map { index, id in
+                EventDraft(
+                    entityType: .expense, entityID: .uuid(id), operation: .create,
+                    properties: [
+                        .kind: .string("expense"), .amount: .int(Int64(1_000 + index)), .currency: .string("KRW"),
+                        .date: .dateTime(DateTime(epochMillis: 1_704_067_200_000 + Int64(index % 365) * 86_400_000, offsetMinutes: 540)),
+                        .memo: .string("shared \(index)"), .repeat: .string("none"),
+                    ], actor: "bench:left")
+            })
         writer.close()
         try importAndProject(try exportBundle(left, "merge-base", for: nil), into: right)
         for (side, name) in [(left, "left"), (right, "right")] {
             let writer = try side.openWriter()
             var drafts: [EventDraft] = []
             for step in 0..<(mergeEvents - mergeExpenses) {
-                drafts.append(EventDraft(entityType: .expense, entityID: .uuid(ids[step % ids.count]), operation: .update,
-                                         properties: [.amount: .int(Int64(step + 1)), .memo: .string("\(name) edit \(step)")], actor: "bench:\(name)"))
+                drafts.append(
+                    EventDraft(
+                        entityType: .expense, entityID: .uuid(ids[step % ids.count]), operation: .update,
+                        properties: [.amount: .int(Int64(step + 1)), .memo: .string("\(name) edit \(step)")], actor: "bench:\(name)"))
             }
             _ = try writer.appendBulk(drafts)
             writer.close()
@@ -113,8 +120,9 @@ struct SyncBenchmarks {
         guard differences.isEmpty else { throw BenchError("merged replicas differ: \(differences)") }
         let conflicts = try Projector(directory: left).database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM conflicts") ?? 0 }
         print("merge: \(merged) events exchanged, \(conflicts) conflicts journaled, views identical")
-        return BenchmarkResult(name: "merge_two_replicas", value: rate, unit: "events/s", baseline: copyRate,
-                               baselineName: "copy + fsync of one side's segment bytes, events/s")
+        return BenchmarkResult(
+            name: "merge_two_replicas", value: rate, unit: "events/s", baseline: copyRate,
+            baselineName: "copy + fsync of one side's segment bytes, events/s")
     }
 
     func exportBundle(_ directory: DataDirectory, _ name: String, for vector: VersionVector?) throws -> String {

@@ -32,13 +32,18 @@ if only.contains("peers") {  // scripts/bench-peers only: Tally's side of the pe
 }
 if enabled("sync") {
     let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path
-    results += try await SyncBenchmarks(workDirectory: workDirectory, tallyBinary: tally, events: quick ? 100_000 : 1_000_000,
-                                        mergeEvents: quick ? 50_000 : 500_000, mergeExpenses: quick ? 5_000 : 50_000).run()
+    results += try await SyncBenchmarks(
+        workDirectory: workDirectory, tallyBinary: tally, events: quick ? 100_000 : 1_000_000,
+        mergeEvents: quick ? 50_000 : 500_000, mergeExpenses: quick ? 5_000 : 50_000
+    ).run()
 }
 if only.contains("merge") && !only.contains("sync") {  // `merge`: the sync group's merge row alone
     let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path
-    results.append(try SyncBenchmarks(workDirectory: workDirectory, tallyBinary: tally, events: 0,
-                                      mergeEvents: quick ? 50_000 : 500_000, mergeExpenses: quick ? 5_000 : 50_000).merge())
+    results.append(
+        try SyncBenchmarks(
+            workDirectory: workDirectory, tallyBinary: tally, events: 0,
+            mergeEvents: quick ? 50_000 : 500_000, mergeExpenses: quick ? 5_000 : 50_000
+        ).merge())
 }
 if enabled("attachments") {
     let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path

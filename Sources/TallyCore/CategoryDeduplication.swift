@@ -60,8 +60,9 @@ public enum CategoryDeduplication {
         let merges = canonical.filter { $0.key != $0.value }.sorted { $0.key < $1.key }.map { loser, winner in
             let category = byID[loser]!
             let parent = category.parentId.flatMap { canonical[$0] ?? $0 }
-            return Merge(loser: loser, winner: winner,
-                         reason: "same name '\(normalizedName(category.name))'" + (parent.map { " under the same parent \($0)" } ?? " at the top level"))
+            return Merge(
+                loser: loser, winner: winner,
+                reason: "same name '\(normalizedName(category.name))'" + (parent.map { " under the same parent \($0)" } ?? " at the top level"))
         }
         return (canonical, merges)
     }

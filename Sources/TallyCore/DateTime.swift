@@ -21,7 +21,7 @@ public struct DateTime: Hashable, Comparable, Sendable, CustomStringConvertible 
     /// The instants a value may hold: 0001-01-01T00:00Z … 9999-12-31T23:59:59.999Z. Far outside
     /// it, local-time arithmetic could overflow, so every write and every incoming event is held
     /// to it (`FieldKind.dateTime`).
-    public static let supportedMillis: ClosedRange<Int64> = -62_135_596_800_000 ... 253_402_300_799_999
+    public static let supportedMillis: ClosedRange<Int64> = -62_135_596_800_000...253_402_300_799_999
 
     /// The largest UTC offset, ±18 hours (what ISO 8601 and the log's codec allow).
     public static let maxOffsetMinutes = 18 * 60
@@ -138,9 +138,9 @@ public struct DateTime: Hashable, Comparable, Sendable, CustomStringConvertible 
         let bytes = Array(text.utf8)
         var scanner = DigitScanner(bytes: bytes)
         guard let year = scanner.number(digits: 4), scanner.expect("-"),
-              let month = scanner.number(digits: 2), scanner.expect("-"),
-              let day = scanner.number(digits: 2),
-              (1...12).contains(month), (1...Self.daysIn(month: month, year: year)).contains(day)
+            let month = scanner.number(digits: 2), scanner.expect("-"),
+            let day = scanner.number(digits: 2),
+            (1...12).contains(month), (1...Self.daysIn(month: month, year: year)).contains(day)
         else { return nil }
         let days = Self.days(fromCivil: year, month, day)
         if scanner.atEnd {
@@ -152,8 +152,8 @@ public struct DateTime: Hashable, Comparable, Sendable, CustomStringConvertible 
             return
         }
         guard scanner.expect("T") || scanner.expect(" "),
-              let hour = scanner.number(digits: 2), scanner.expect(":"),
-              let minute = scanner.number(digits: 2), hour < 24, minute < 60
+            let hour = scanner.number(digits: 2), scanner.expect(":"),
+            let minute = scanner.number(digits: 2), hour < 24, minute < 60
         else { return nil }
         var second = 0, millis = 0
         if scanner.expect(":") {

@@ -45,21 +45,21 @@ public enum DisplayWidth {
     /// East Asian Wide (W) and Fullwidth (F) blocks outside the emoji, from EastAsianWidth.txt.
     /// (Combining marks inside them, like U+3099, are caught by their category first.)
     private static let wide: [ClosedRange<UInt32>] = [
-        0x1100...0x115F,    // Hangul Jamo, leading consonants
-        0x2329...0x232A,    // angle brackets
-        0x2E80...0x303E,    // CJK radicals, Kangxi radicals, ideographic description, CJK symbols and punctuation
-        0x3041...0x3247,    // Hiragana, Katakana, Bopomofo, Hangul compatibility jamo, Kanbun, CJK strokes, enclosed CJK…
-        0x3250...0x33FF,    // …but not the ambiguous circled numbers U+3248–324F; CJK compatibility
-        0x3400...0x4DBF,    // CJK Extension A
-        0x4E00...0x9FFF,    // CJK Unified Ideographs
-        0xA000...0xA4CF,    // Yi
-        0xA960...0xA97F,    // Hangul Jamo Extended-A (leading consonants)
-        0xAC00...0xD7A3,    // Hangul Syllables
-        0xF900...0xFAFF,    // CJK Compatibility Ideographs
-        0xFE10...0xFE19,    // vertical forms
-        0xFE30...0xFE6F,    // CJK compatibility forms, small form variants
-        0xFF01...0xFF60,    // fullwidth ASCII and brackets
-        0xFFE0...0xFFE6,    // fullwidth signs (¢ £ ¬ ￣ ¦ ¥ ₩)
+        0x1100...0x115F,  // Hangul Jamo, leading consonants
+        0x2329...0x232A,  // angle brackets
+        0x2E80...0x303E,  // CJK radicals, Kangxi radicals, ideographic description, CJK symbols and punctuation
+        0x3041...0x3247,  // Hiragana, Katakana, Bopomofo, Hangul compatibility jamo, Kanbun, CJK strokes, enclosed CJK…
+        0x3250...0x33FF,  // …but not the ambiguous circled numbers U+3248–324F; CJK compatibility
+        0x3400...0x4DBF,  // CJK Extension A
+        0x4E00...0x9FFF,  // CJK Unified Ideographs
+        0xA000...0xA4CF,  // Yi
+        0xA960...0xA97F,  // Hangul Jamo Extended-A (leading consonants)
+        0xAC00...0xD7A3,  // Hangul Syllables
+        0xF900...0xFAFF,  // CJK Compatibility Ideographs
+        0xFE10...0xFE19,  // vertical forms
+        0xFE30...0xFE6F,  // CJK compatibility forms, small form variants
+        0xFF01...0xFF60,  // fullwidth ASCII and brackets
+        0xFFE0...0xFFE6,  // fullwidth signs (¢ £ ¬ ￣ ¦ ¥ ₩)
         0x16FE0...0x18D7F,  // ideographic symbols, Tangut, Khitan, Tangut supplement
         0x1AFF0...0x1B2FF,  // kana extended and supplement, Nushu
         0x1F200...0x1F2FF,  // enclosed ideographic supplement

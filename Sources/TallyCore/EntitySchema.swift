@@ -12,8 +12,10 @@ public enum EntitySchema {
     ///
     /// Creates must carry every required property; updates must set at least one; deletes
     /// set none. Each value must have the property's type and lie within `Limits`.
-    public static func validate(_ type: EntityType, _ operation: EventOperation, _ properties: PropertyMap,
-                                schemaVersion: UInt16 = Event.currentSchemaVersion) throws(ValidationError) -> PropertyMap {
+    public static func validate(
+        _ type: EntityType, _ operation: EventOperation, _ properties: PropertyMap,
+        schemaVersion: UInt16 = Event.currentSchemaVersion
+    ) throws(ValidationError) -> PropertyMap {
         let spec = EntitySpec.of(type)
         var normalized = PropertyMap()
         for (name, value) in properties {
@@ -26,8 +28,10 @@ public enum EntitySchema {
     /// The field `name` of `spec`, if events of `schemaVersion` may set it.
     static func field(_ name: PropertyName, of spec: EntitySpec, _ schemaVersion: UInt16) throws(ValidationError) -> FieldSpec {
         guard let field = spec.field(name), field.since <= schemaVersion else {
-            throw ValidationError(field: name.jsonName, "\(spec.type.withArticle) has no property '\(name.jsonName)'"
-                                  + (spec.field(name) != nil ? " in event schema version \(schemaVersion)" : ""))
+            throw ValidationError(
+                field: name.jsonName,
+                "\(spec.type.withArticle) has no property '\(name.jsonName)'"
+                    + (spec.field(name) != nil ? " in event schema version \(schemaVersion)" : ""))
         }
         return field
     }
@@ -63,9 +67,11 @@ public enum EntitySchema {
         // Checked in place, without building a normalized copy: a first sync checks every event.
         let spec = EntitySpec.of(event.entityType)
         if event.schemaVersion < spec.since {
-            throw ValidationError(field: nil, "\(spec.type.withArticle) cannot be written in event schema version \(event.schemaVersion) (it exists since \(spec.since))")
+            throw ValidationError(
+                field: nil, "\(spec.type.withArticle) cannot be written in event schema version \(event.schemaVersion) (it exists since \(spec.since))")
         }
-        for (name, value) in event.properties where try field(name, of: spec, event.schemaVersion).normalize(value, schemaVersion: event.schemaVersion) != value {
+        for (name, value) in event.properties where try field(name, of: spec, event.schemaVersion).normalize(value, schemaVersion: event.schemaVersion) != value
+        {
             throw ValidationError(field: name.jsonName, "the value is not in normal form (untrimmed text, an unsorted set or non-canonical JSON)")
         }
         try checkOperation(spec, event.operation, event.properties)
@@ -91,9 +97,11 @@ public enum EntitySchema {
     /// Checks that a setting's scope is the one its key names.
     public static func validateSettingScope(_ key: String, isLocal: Bool) throws(ValidationError) {
         guard isLocal == isLocalSettingKey(key) else {
-            throw ValidationError(field: "scope", isLocal
-                ? "a local-only setting's key starts with '\(localSettingPrefix)' (e.g. \(localSettingPrefix)\(key)), so no replicated setting can share it"
-                : "keys starting with '\(localSettingPrefix)' name local-only settings, which never leave their replica")
+            throw ValidationError(
+                field: "scope",
+                isLocal
+                    ? "a local-only setting's key starts with '\(localSettingPrefix)' (e.g. \(localSettingPrefix)\(key)), so no replicated setting can share it"
+                    : "keys starting with '\(localSettingPrefix)' name local-only settings, which never leave their replica")
         }
     }
 
@@ -102,7 +110,9 @@ public enum EntitySchema {
     /// OpenAPI document states the same rule as a pattern.
     public static func validateSettingKey(_ key: String) throws(ValidationError) {
         let bytes = Array(key.utf8)
-        func isLetter(_ byte: UInt8) -> Bool { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) }
+        func isLetter(_ byte: UInt8) -> Bool {
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+        }
         func isAllowed(_ byte: UInt8) -> Bool {
             isLetter(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
         }

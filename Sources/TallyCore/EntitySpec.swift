@@ -56,109 +56,135 @@ public struct EntitySpec: Sendable {
     static let repeats = ["none", "daily", "weekly", "monthly", "yearly"]
     static let shortText = FieldKind.text(maxLength: Limits.maxShortTextLength, nonEmpty: false)
     static let memo = FieldSpec(.memo, .text(maxLength: Limits.maxMemoLength, nonEmpty: false), nullable: true, help: "A note.")
-    static let attachments = FieldSpec(.attachments, .digests(maxCount: Limits.maxAttachments),
-                                       help: "SHA-256 hex digests of attached files (receipts).")
+    static let attachments = FieldSpec(
+        .attachments, .digests(maxCount: Limits.maxAttachments),
+        help: "SHA-256 hex digests of attached files (receipts).")
 
     /// A transaction line (DESIGN.md §2).
-    public static let expense = EntitySpec(type: .expense, fields: [
-        FieldSpec(.kind, .choice(kinds), required: true, help: "income or expense (default: expense)."),
-        FieldSpec(.amount, .amount, required: true, help: "Amount in integer minor units (12000 = ₩12,000; 1250 = $12.50)."),
-        FieldSpec(.currency, .currency, required: true, help: "ISO 4217 code (default: setting defaultCurrency, else KRW)."),
-        FieldSpec(.date, .dateTime, required: true, help: "ISO 8601 date-time; a bare YYYY-MM-DD is local midnight (default: now)."),
-        FieldSpec(.categoryId, .reference, nullable: true, help: "Category id (null or 'none' clears it)."),
-        FieldSpec(.payee, shortText, nullable: true, since: 2, help: "Who was paid, or who paid: the merchant or payer (free text)."),
-        FieldSpec(.payment, shortText, nullable: true, help: "Payment method: card, cash, transfer, … (free text)."),
-        memo,
-        FieldSpec(.tags, .textSet(maxCount: Limits.maxTags, maxLength: Limits.maxShortTextLength), help: "Tags (a set; an update replaces all)."),
-        FieldSpec(.repeat, .choice(repeats), required: true, help: "none, daily, weekly, monthly or yearly (default: none)."),
-        attachments,
-        FieldSpec(.importKey, .text(maxLength: 64, nonEmpty: true), nullable: true, since: 4,
-                  help: "What identifies the statement row it was imported from (a digest; docs/IMPORT.md)."),
-        FieldSpec(.importId, .reference, nullable: true, since: 4, help: "The import it came with."),
-    ])
+    public static let expense = EntitySpec(
+        type: .expense,
+        fields: [
+            FieldSpec(.kind, .choice(kinds), required: true, help: "income or expense (default: expense)."),
+            FieldSpec(.amount, .amount, required: true, help: "Amount in integer minor units (12000 = ₩12,000; 1250 = $12.50)."),
+            FieldSpec(.currency, .currency, required: true, help: "ISO 4217 code (default: setting defaultCurrency, else KRW)."),
+            FieldSpec(.date, .dateTime, required: true, help: "ISO 8601 date-time; a bare YYYY-MM-DD is local midnight (default: now)."),
+            FieldSpec(.categoryId, .reference, nullable: true, help: "Category id (null or 'none' clears it)."),
+            FieldSpec(.payee, shortText, nullable: true, since: 2, help: "Who was paid, or who paid: the merchant or payer (free text)."),
+            FieldSpec(.payment, shortText, nullable: true, help: "Payment method: card, cash, transfer, … (free text)."),
+            memo,
+            FieldSpec(.tags, .textSet(maxCount: Limits.maxTags, maxLength: Limits.maxShortTextLength), help: "Tags (a set; an update replaces all)."),
+            FieldSpec(.repeat, .choice(repeats), required: true, help: "none, daily, weekly, monthly or yearly (default: none)."),
+            attachments,
+            FieldSpec(
+                .importKey, .text(maxLength: 64, nonEmpty: true), nullable: true, since: 4,
+                help: "What identifies the statement row it was imported from (a digest; docs/IMPORT.md)."),
+            FieldSpec(.importId, .reference, nullable: true, since: 4, help: "The import it came with."),
+        ])
 
     /// A categorisation rule (docs/IMPORT.md, "Rules"): what an imported row's payee or memo
     /// contains, and the category and tags it then gets.
-    public static let rule = EntitySpec(type: .rule, fields: [
-        FieldSpec(.pattern, .text(maxLength: Limits.maxShortTextLength, nonEmpty: true), required: true, since: 4,
-                  help: "Text the payee or memo contains (case ignored), or with --match matches, a pattern with * and ?."),
-        FieldSpec(.match, .choice(["contains", "matches"]), required: true, since: 4, help: "contains (default) or matches (the whole text, * and ? wildcards)."),
-        FieldSpec(.categoryId, .reference, nullable: true, since: 4, help: "The category a matching row gets (null or 'none': none)."),
-        FieldSpec(.tags, .textSet(maxCount: Limits.maxTags, maxLength: Limits.maxShortTextLength), since: 4, help: "Tags a matching row gets."),
-    ])
+    public static let rule = EntitySpec(
+        type: .rule,
+        fields: [
+            FieldSpec(
+                .pattern, .text(maxLength: Limits.maxShortTextLength, nonEmpty: true), required: true, since: 4,
+                help: "Text the payee or memo contains (case ignored), or with --match matches, a pattern with * and ?."),
+            FieldSpec(
+                .match, .choice(["contains", "matches"]), required: true, since: 4, help: "contains (default) or matches (the whole text, * and ? wildcards)."),
+            FieldSpec(.categoryId, .reference, nullable: true, since: 4, help: "The category a matching row gets (null or 'none': none)."),
+            FieldSpec(.tags, .textSet(maxCount: Limits.maxTags, maxLength: Limits.maxShortTextLength), since: 4, help: "Tags a matching row gets."),
+        ])
 
     /// An exchange rate (docs/IMPORT.md, "Several currencies"): one `currency` is `rate`
     /// `toCurrency` from `date`'s day on, until a later day's rate of the pair.
-    public static let rate = EntitySpec(type: .rate, fields: [
-        FieldSpec(.currency, .currency, required: true, since: 4, help: "The currency converted from (ISO 4217)."),
-        FieldSpec(.toCurrency, .currency, required: true, since: 4, help: "The currency converted to (ISO 4217)."),
-        FieldSpec(.rate, .decimal, required: true, since: 4, help: "How many of toCurrency one of currency is, e.g. 1385.2."),
-        FieldSpec(.date, .dateTime, required: true, since: 4, help: "The day it holds from (ISO 8601)."),
-    ])
+    public static let rate = EntitySpec(
+        type: .rate,
+        fields: [
+            FieldSpec(.currency, .currency, required: true, since: 4, help: "The currency converted from (ISO 4217)."),
+            FieldSpec(.toCurrency, .currency, required: true, since: 4, help: "The currency converted to (ISO 4217)."),
+            FieldSpec(.rate, .decimal, required: true, since: 4, help: "How many of toCurrency one of currency is, e.g. 1385.2."),
+            FieldSpec(.date, .dateTime, required: true, since: 4, help: "The day it holds from (ISO 8601)."),
+        ])
 
     /// One statement imported (docs/IMPORT.md): the file, its digest, how many expenses it made.
-    public static let importBatch = EntitySpec(type: .importBatch, fields: [
-        FieldSpec(.name, .text(maxLength: Limits.maxNameLength, nonEmpty: true), required: true, since: 4, help: "The file's name."),
-        FieldSpec(.digest, .text(maxLength: 64, nonEmpty: true), required: true, since: 4, help: "SHA-256 of the file's bytes, hex."),
-        FieldSpec(.format, .choice(["csv", "xlsx", "ofx"]), required: true, since: 4, help: "csv, xlsx or ofx."),
-        FieldSpec(.count, .count(max: Limits.maxImportRows), required: true, since: 4, help: "Expenses it created."),
-    ])
+    public static let importBatch = EntitySpec(
+        type: .importBatch,
+        fields: [
+            FieldSpec(.name, .text(maxLength: Limits.maxNameLength, nonEmpty: true), required: true, since: 4, help: "The file's name."),
+            FieldSpec(.digest, .text(maxLength: 64, nonEmpty: true), required: true, since: 4, help: "SHA-256 of the file's bytes, hex."),
+            FieldSpec(.format, .choice(["csv", "xlsx", "ofx"]), required: true, since: 4, help: "csv, xlsx or ofx."),
+            FieldSpec(.count, .count(max: Limits.maxImportRows), required: true, since: 4, help: "Expenses it created."),
+        ])
 
     /// A category; a sub-category has a parent (DESIGN.md §2).
-    public static let category = EntitySpec(type: .category, fields: [
-        FieldSpec(.name, .text(maxLength: Limits.maxNameLength, nonEmpty: true), required: true, help: "The category's name."),
-        FieldSpec(.parentId, .reference, nullable: true, help: "Parent category id (null or 'none': top level)."),
-        FieldSpec(.icon, shortText, nullable: true, help: "An icon (an emoji or a symbol name)."),
-        FieldSpec(.kind, .choice(kinds), required: true, help: "income or expense (default: expense)."),
-    ])
+    public static let category = EntitySpec(
+        type: .category,
+        fields: [
+            FieldSpec(.name, .text(maxLength: Limits.maxNameLength, nonEmpty: true), required: true, help: "The category's name."),
+            FieldSpec(.parentId, .reference, nullable: true, help: "Parent category id (null or 'none': top level)."),
+            FieldSpec(.icon, shortText, nullable: true, help: "An icon (an emoji or a symbol name)."),
+            FieldSpec(.kind, .choice(kinds), required: true, help: "income or expense (default: expense)."),
+        ])
 
     /// A to-do or challenge (DESIGN.md §2); its percentage is derived, never stored.
-    public static let todo = EntitySpec(type: .todo, fields: [
-        FieldSpec(.title, .text(maxLength: Limits.maxTitleLength, nonEmpty: true), required: true, help: "The to-do's title."),
-        memo,
-        FieldSpec(.startDate, .dateTime, nullable: true, help: "When it starts (ISO 8601)."),
-        FieldSpec(.endDate, .dateTime, nullable: true, help: "When it ends (ISO 8601)."),
-        FieldSpec(.checks, .bools(maxCount: Limits.maxChecks), required: true, help: "One check per day or step, e.g. 1,0,1."),
-        FieldSpec(.isChallenge, .bool, required: true, help: "Whether it is a challenge."),
-        FieldSpec(.isCompleted, .bool, required: true, help: "Whether it is done."),
-        attachments,
-    ])
+    public static let todo = EntitySpec(
+        type: .todo,
+        fields: [
+            FieldSpec(.title, .text(maxLength: Limits.maxTitleLength, nonEmpty: true), required: true, help: "The to-do's title."),
+            memo,
+            FieldSpec(.startDate, .dateTime, nullable: true, help: "When it starts (ISO 8601)."),
+            FieldSpec(.endDate, .dateTime, nullable: true, help: "When it ends (ISO 8601)."),
+            FieldSpec(.checks, .bools(maxCount: Limits.maxChecks), required: true, help: "One check per day or step, e.g. 1,0,1."),
+            FieldSpec(.isChallenge, .bool, required: true, help: "Whether it is a challenge."),
+            FieldSpec(.isCompleted, .bool, required: true, help: "Whether it is done."),
+            attachments,
+        ])
 
     /// A setting's value (its key is its id; its scope is the event's local-only flag).
-    public static let setting = EntitySpec(type: .setting, fields: [
-        FieldSpec(.value, .json(maxBytes: Limits.maxReplicatedSettingsBytes), required: true, help: "Any JSON value."),
-    ])
+    public static let setting = EntitySpec(
+        type: .setting,
+        fields: [
+            FieldSpec(.value, .json(maxBytes: Limits.maxReplicatedSettingsBytes), required: true, help: "Any JSON value.")
+        ])
 
     /// A monthly budget for a category (its sub-categories' spending counts toward it) or, with
     /// no category, for all spending: from a month, until `toMonth` or until a later budget of
     /// the same category and currency takes over (docs/HOUSEHOLD.md).
-    public static let budget = EntitySpec(type: .budget, fields: [
-        FieldSpec(.categoryId, .reference, nullable: true, since: 3, help: "Category id; none (null) budgets all spending."),
-        FieldSpec(.amount, .amount, required: true, since: 3, help: "The budget per month, in integer minor units."),
-        FieldSpec(.currency, .currency, required: true, since: 3, help: "ISO 4217 code (default: setting defaultCurrency, else KRW)."),
-        FieldSpec(.fromMonth, .month, required: true, since: 3, help: "The first month it applies to, YYYY-MM (default: this month)."),
-        FieldSpec(.toMonth, .month, nullable: true, since: 3, help: "The last month it applies to, YYYY-MM (none: until a later budget takes over)."),
-    ])
+    public static let budget = EntitySpec(
+        type: .budget,
+        fields: [
+            FieldSpec(.categoryId, .reference, nullable: true, since: 3, help: "Category id; none (null) budgets all spending."),
+            FieldSpec(.amount, .amount, required: true, since: 3, help: "The budget per month, in integer minor units."),
+            FieldSpec(.currency, .currency, required: true, since: 3, help: "ISO 4217 code (default: setting defaultCurrency, else KRW)."),
+            FieldSpec(.fromMonth, .month, required: true, since: 3, help: "The first month it applies to, YYYY-MM (default: this month)."),
+            FieldSpec(.toMonth, .month, nullable: true, since: 3, help: "The last month it applies to, YYYY-MM (none: until a later budget takes over)."),
+        ])
 
     /// A rule whose occurrences become ordinary expenses (docs/HOUSEHOLD.md): when, and the
     /// fields each occurrence is created with.
-    public static let recurring = EntitySpec(type: .recurring, fields: [
-        FieldSpec(.cadence, .choice(Recurrence.cadences), required: true, since: 3, help: "daily, weekly, monthly or yearly."),
-        FieldSpec(.startDate, .dateTime, required: true, since: 3, help: "The first occurrence (ISO 8601); every occurrence has its time of day and offset (default: now)."),
-        FieldSpec(.endDate, .dateTime, nullable: true, since: 3, help: "No occurrence after this day (none: no end)."),
-        FieldSpec(.count, .count(max: Limits.maxOccurrences), nullable: true, since: 3, help: "At most this many occurrences from the start (none: no limit)."),
-        FieldSpec(.monthEnd, .choice(Recurrence.monthEnds), required: true, since: 3,
-                  help: "For a start on the 29th–31st (or Feb 29): clamp to the month's last day, or skip the month (default: clamp)."),
-        FieldSpec(.skippedDates, .days(maxCount: Limits.maxSkippedDates), since: 3, help: "Days whose occurrence is skipped, YYYY-MM-DD."),
-        FieldSpec(.kind, .choice(kinds), required: true, since: 3, help: "income or expense (default: expense)."),
-        FieldSpec(.amount, .amount, required: true, since: 3, help: "Each occurrence's amount in integer minor units."),
-        FieldSpec(.currency, .currency, required: true, since: 3, help: "ISO 4217 code (default: setting defaultCurrency, else KRW)."),
-        FieldSpec(.categoryId, .reference, nullable: true, since: 3, help: "Category id (null or 'none' clears it)."),
-        FieldSpec(.payee, shortText, nullable: true, since: 3, help: "Who is paid, or who pays."),
-        FieldSpec(.payment, shortText, nullable: true, since: 3, help: "Payment method (free text)."),
-        FieldSpec(.memo, .text(maxLength: Limits.maxMemoLength, nonEmpty: false), nullable: true, since: 3, help: "A note."),
-        FieldSpec(.tags, .textSet(maxCount: Limits.maxTags, maxLength: Limits.maxShortTextLength), since: 3, help: "Tags each occurrence gets."),
-    ])
+    public static let recurring = EntitySpec(
+        type: .recurring,
+        fields: [
+            FieldSpec(.cadence, .choice(Recurrence.cadences), required: true, since: 3, help: "daily, weekly, monthly or yearly."),
+            FieldSpec(
+                .startDate, .dateTime, required: true, since: 3,
+                help: "The first occurrence (ISO 8601); every occurrence has its time of day and offset (default: now)."),
+            FieldSpec(.endDate, .dateTime, nullable: true, since: 3, help: "No occurrence after this day (none: no end)."),
+            FieldSpec(
+                .count, .count(max: Limits.maxOccurrences), nullable: true, since: 3, help: "At most this many occurrences from the start (none: no limit)."),
+            FieldSpec(
+                .monthEnd, .choice(Recurrence.monthEnds), required: true, since: 3,
+                help: "For a start on the 29th–31st (or Feb 29): clamp to the month's last day, or skip the month (default: clamp)."),
+            FieldSpec(.skippedDates, .days(maxCount: Limits.maxSkippedDates), since: 3, help: "Days whose occurrence is skipped, YYYY-MM-DD."),
+            FieldSpec(.kind, .choice(kinds), required: true, since: 3, help: "income or expense (default: expense)."),
+            FieldSpec(.amount, .amount, required: true, since: 3, help: "Each occurrence's amount in integer minor units."),
+            FieldSpec(.currency, .currency, required: true, since: 3, help: "ISO 4217 code (default: setting defaultCurrency, else KRW)."),
+            FieldSpec(.categoryId, .reference, nullable: true, since: 3, help: "Category id (null or 'none' clears it)."),
+            FieldSpec(.payee, shortText, nullable: true, since: 3, help: "Who is paid, or who pays."),
+            FieldSpec(.payment, shortText, nullable: true, since: 3, help: "Payment method (free text)."),
+            FieldSpec(.memo, .text(maxLength: Limits.maxMemoLength, nonEmpty: false), nullable: true, since: 3, help: "A note."),
+            FieldSpec(.tags, .textSet(maxCount: Limits.maxTags, maxLength: Limits.maxShortTextLength), since: 3, help: "Tags each occurrence gets."),
+        ])
 
     /// Values a create gets for the properties it leaves out.
     public func defaults(defaultCurrency: String, now: DateTime) -> PropertyMap {

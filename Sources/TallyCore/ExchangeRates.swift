@@ -18,8 +18,9 @@ public struct ExchangeRates: Sendable {
     public init(_ entities: [LedgerState.Entity]) {
         for entity in entities {
             guard case .string(let from)? = entity.value(.currency), case .string(let to)? = entity.value(.toCurrency),
-                  case .string(let text)? = entity.value(.rate), let rate = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), rate > 0,
-                  case .dateTime(let date)? = entity.value(.date) else { continue }
+                case .string(let text)? = entity.value(.rate), let rate = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), rate > 0,
+                case .dateTime(let date)? = entity.value(.date)
+            else { continue }
             quotes[from + ">" + to, default: []].append(Quote(day: Int64(date.localDayNumber), rate: rate, id: entity.id.description))
         }
         for key in quotes.keys { quotes[key]!.sort { ($0.day, $0.id) < ($1.day, $1.id) } }

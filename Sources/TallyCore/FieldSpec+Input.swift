@@ -127,8 +127,9 @@ extension EntitySpec {
                 continue
             }
             guard let field = field(jsonName: key) else {
-                throw ValidationError(field: key, "\(type.withArticle) has no field '\(key)'; fields: \(fields.map(\.name.jsonName).joined(separator: ", "))",
-                                      kind: .unknownField)
+                throw ValidationError(
+                    field: key, "\(type.withArticle) has no field '\(key)'; fields: \(fields.map(\.name.jsonName).joined(separator: ", "))",
+                    kind: .unknownField)
             }
             properties[field.name] = try field.value(fromJSON: json)
         }

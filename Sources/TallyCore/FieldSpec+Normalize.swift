@@ -18,7 +18,8 @@ extension FieldKind {
     public static func normalDecimal(_ text: String) -> String? {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
         guard (1...2).contains(parts.count), parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }), !parts[0].isEmpty,
-              parts.count == 1 || !parts[1].isEmpty else { return nil }
+            parts.count == 1 || !parts[1].isEmpty
+        else { return nil }
         let whole = parts[0].drop { $0 == "0" }
         var fraction = parts.count == 2 ? parts[1] : ""
         while fraction.last == "0" { fraction.removeLast() }
@@ -67,7 +68,9 @@ extension FieldKind {
             }
             return .string(normal)
         case .count(let max):
-            guard case .int(let number) = value, (1...Int64(max)).contains(number) else { throw ValidationError(field: field, "must be a whole number from 1 to \(max)") }
+            guard case .int(let number) = value, (1...Int64(max)).contains(number) else {
+                throw ValidationError(field: field, "must be a whole number from 1 to \(max)")
+            }
             return value
         case .days(let maxCount):
             guard case .strings(let days) = value, days.allSatisfy({ Recurrence.day($0) != nil }) else {
@@ -121,8 +124,10 @@ extension FieldKind {
         if raw.unicodeScalars.count > maxLength { throw ValidationError(field: field, "must be at most \(maxLength) characters") }
         if containsControlCharacter(raw, allowingNewlineAndTab: true) { throw ValidationError(field: field, "must not contain control characters") }
         if refusingUnpairedBidi, !BidiControls.arePaired(raw) {
-            throw ValidationError(field: field, "holds a right-to-left or left-to-right override, embedding or isolate (U+202A–202E, U+2066–2069) "
-                                  + "that is not closed in its line: close each with U+202C or U+2069, or leave them out")
+            throw ValidationError(
+                field: field,
+                "holds a right-to-left or left-to-right override, embedding or isolate (U+202A–202E, U+2066–2069) "
+                    + "that is not closed in its line: close each with U+202C or U+2069, or leave them out")
         }
         return trimmed
     }
@@ -188,8 +193,9 @@ extension FieldKind {
     public static func isMonth(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         guard bytes.count == 7, bytes[4] == UInt8(ascii: "-"),
-              bytes.enumerated().allSatisfy({ $0.offset == 4 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0.element) }),
-              let year = Int(text.prefix(4)), let month = Int(text.suffix(2)) else { return false }
+            bytes.enumerated().allSatisfy({ $0.offset == 4 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0.element) }),
+            let year = Int(text.prefix(4)), let month = Int(text.suffix(2))
+        else { return false }
         return year >= 1 && (1...12).contains(month)
     }
 }

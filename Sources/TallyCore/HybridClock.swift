@@ -61,7 +61,7 @@ public struct ClockSkewError: Error, Sendable, CustomStringConvertible {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif

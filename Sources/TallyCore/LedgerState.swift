@@ -54,8 +54,10 @@ public struct LedgerState: Sendable {
         }
 
         /// Creates an entity from stored state.
-        public init(type: EntityType, id: EntityID, isLocalOnly: Bool, properties: PropertyStates,
-                    created: WriteStamp?, deleted: WriteStamp?) {
+        public init(
+            type: EntityType, id: EntityID, isLocalOnly: Bool, properties: PropertyStates,
+            created: WriteStamp?, deleted: WriteStamp?
+        ) {
             (self.type, self.id, self.isLocalOnly, self.properties) = (type, id, isLocalOnly, properties)
             (self.created, self.deleted) = (created, deleted)
         }
@@ -94,9 +96,10 @@ public struct LedgerState: Sendable {
                 // Concurrent writes of the same value overwrite nothing: not a conflict (two
                 // replicas that materialised the same recurring occurrence, for instance).
                 if current.stamp.origin != stamp.origin, basis != current.stamp, current.basis != stamp, current.value != value {
-                    conflicts.append(current.stamp < stamp
-                        ? Conflict(property: name, losingValue: current.value, loser: current.stamp, winningValue: value, winner: stamp)
-                        : Conflict(property: name, losingValue: value, loser: stamp, winningValue: current.value, winner: current.stamp))
+                    conflicts.append(
+                        current.stamp < stamp
+                            ? Conflict(property: name, losingValue: current.value, loser: current.stamp, winningValue: value, winner: stamp)
+                            : Conflict(property: name, losingValue: value, loser: stamp, winningValue: current.value, winner: current.stamp))
                 }
                 if current.stamp < stamp { properties.replaceValue(at: position, with: PropertyState(value: value, stamp: stamp, basis: basis)) }
             }

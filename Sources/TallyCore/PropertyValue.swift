@@ -31,4 +31,3 @@ public enum PropertyValue: Hashable, Sendable {
         }
     }
 }
-

@@ -15,8 +15,10 @@ public enum Recurrence {
     /// at most `count` occurrences counted from the start (skipped months do not count; days a
     /// person skipped do), none after `end`, only those on or after `from`, and never more than
     /// `limit`.
-    public static func days(start: Day, cadence: String, monthEnd: String, end: Day?, count: Int?, through: Day, from: Day? = nil,
-                            limit: Int = 100_000) -> [Day] {
+    public static func days(
+        start: Day, cadence: String, monthEnd: String, end: Day?, count: Int?, through: Day, from: Day? = nil,
+        limit: Int = 100_000
+    ) -> [Day] {
         let last = min(through, end ?? through)
         guard last >= start else { return [] }
         var days: [Day] = []
@@ -61,8 +63,10 @@ public enum Recurrence {
     /// The day `YYYY-MM-DD` names, if it is a real date of the years 0001–9999.
     public static func day(_ text: String) -> Day? {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard text.utf8.count == 10, parts.count == 3, parts.map(\.count) == [4, 2, 2], text.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (48...57).contains($0) }),
-              let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]), y >= 1, (1...12).contains(m), (1...DateTime.daysIn(month: m, year: y)).contains(d)
+        guard text.utf8.count == 10, parts.count == 3, parts.map(\.count) == [4, 2, 2],
+            text.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (48...57).contains($0) }),
+            let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]), y >= 1, (1...12).contains(m),
+            (1...DateTime.daysIn(month: m, year: y)).contains(d)
         else { return nil }
         return DateTime.days(fromCivil: y, m, d)
     }

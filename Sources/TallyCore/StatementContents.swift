@@ -30,9 +30,11 @@ public struct StatementRow: Sendable, Equatable {
     /// What identifies this transaction across imports (see `StatementReader.keys`).
     public var importKey: String = ""
 
-    public init(sheet: String, row: Int, date: DateTime, amount: Int64, kind: String, isRefund: Bool, currency: String,
-                payee: String?, memo: String?, reference: String?, categoryPath: [String]? = nil, payment: String? = nil,
-                tags: [String] = [], account: String? = nil, importKey: String = "") {
+    public init(
+        sheet: String, row: Int, date: DateTime, amount: Int64, kind: String, isRefund: Bool, currency: String,
+        payee: String?, memo: String?, reference: String?, categoryPath: [String]? = nil, payment: String? = nil,
+        tags: [String] = [], account: String? = nil, importKey: String = ""
+    ) {
         (self.sheet, self.row, self.date, self.amount, self.kind, self.isRefund, self.currency) = (sheet, row, date, amount, kind, isRefund, currency)
         (self.payee, self.memo, self.reference, self.categoryPath, self.payment, self.tags) = (payee, memo, reference, categoryPath, payment, tags)
         (self.account, self.importKey) = (account, importKey)

@@ -37,7 +37,9 @@ public indirect enum JSONValue: Sendable, Equatable {
         case .string(let text): JSONText.quote(text)
         case .array(let items): "[" + items.map(\.canonicalText).joined(separator: ",") + "]"
         case .object(let fields):
-            "{" + fields.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }.map { JSONText.quote($0.0) + ":" + $0.1.canonicalText }.joined(separator: ",") + "}"
+            "{"
+                + fields.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }.map { JSONText.quote($0.0) + ":" + $0.1.canonicalText }.joined(
+                    separator: ",") + "}"
         }
     }
 }
@@ -202,7 +204,8 @@ public enum StrictJSON {
             // Four hex digits exactly: UInt32(_:radix:) alone would also take a sign ("\u+041").
             let isHex = { (byte: UInt8) in (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte) }
             guard index + 4 <= bytes.count, bytes[index..<index + 4].allSatisfy(isHex),
-                  let code = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16) else {
+                let code = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16)
+            else {
                 throw error("expected four hex digits")
             }
             index += 4
@@ -216,4 +219,3 @@ public struct StrictJSONError: Error, Sendable, CustomStringConvertible {
     public let message: String
     public var description: String { message }
 }
-

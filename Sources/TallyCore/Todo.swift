@@ -56,8 +56,9 @@ extension DateTime {
     /// The current time in this machine's UTC offset (read from the wall clock, like `HybridClock`).
     public static var nowHere: DateTime {
         let date = Date()
-        return DateTime(epochMillis: Int64((date.timeIntervalSince1970 * 1000).rounded(.down)),
-                        offsetMinutes: Int16(TimeZone.current.secondsFromGMT(for: date) / 60))
+        return DateTime(
+            epochMillis: Int64((date.timeIntervalSince1970 * 1000).rounded(.down)),
+            offsetMinutes: Int16(TimeZone.current.secondsFromGMT(for: date) / 60))
     }
 
     /// Days since 1970-01-01 of this instant's calendar date in its own offset.

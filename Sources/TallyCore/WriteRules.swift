@@ -16,7 +16,8 @@ public enum WriteRules {
                 throw ValidationError(field: "id", "no \(draft.entityType) with id \(draft.entityID)", kind: .notFound)
             }
             if draft.entityType == .setting, live.isLocalOnly != draft.isLocalOnly {
-                throw ValidationError(field: "scope", "setting \(draft.entityID) has scope \(live.isLocalOnly ? "local" : "replicated")", kind: .conflictsWithState)
+                throw ValidationError(
+                    field: "scope", "setting \(draft.entityID) has scope \(live.isLocalOnly ? "local" : "replicated")", kind: .conflictsWithState)
             }
         }
         for name in [PropertyName.categoryId, .parentId] {
@@ -79,10 +80,12 @@ public enum WriteRules {
         }
         if case .json(let value)? = draft.properties[.value] { bytes += value.utf8.count + draft.entityID.description.utf8.count }
         if count + 1 > Limits.maxReplicatedSettings {
-            throw ValidationError(field: "key", "replicated settings are limited to \(Limits.maxReplicatedSettings) keys; delete one or use --local", kind: .conflictsWithState)
+            throw ValidationError(
+                field: "key", "replicated settings are limited to \(Limits.maxReplicatedSettings) keys; delete one or use --local", kind: .conflictsWithState)
         }
         if bytes > Limits.maxReplicatedSettingsBytes {
-            throw ValidationError(field: "value", "replicated settings are limited to \(Limits.maxReplicatedSettingsBytes) bytes in total", kind: .conflictsWithState)
+            throw ValidationError(
+                field: "value", "replicated settings are limited to \(Limits.maxReplicatedSettingsBytes) bytes in total", kind: .conflictsWithState)
         }
     }
 }

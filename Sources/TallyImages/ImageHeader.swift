@@ -60,8 +60,9 @@ public struct ImageHeader: Sendable, Equatable {
         let result = image.withUnsafeBytes { tally_vips_header($0.baseAddress, $0.count, &header) }
         guard result == 0, header.width > 0, header.height > 0, header.bands > 0, header.bytes_per_band > 0 else { return nil }
         let loader = withUnsafeBytes(of: header.loader) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        return ImageHeader(width: Int(header.width), height: Int(header.height), bands: Int(header.bands),
-                           bytesPerBand: Int(header.bytes_per_band), loader: loader, isInterlaced: header.interlaced != 0,
-                           metadataBytes: PNGChunks.metadataBytes(image))
+        return ImageHeader(
+            width: Int(header.width), height: Int(header.height), bands: Int(header.bands),
+            bytesPerBand: Int(header.bytes_per_band), loader: loader, isInterlaced: header.interlaced != 0,
+            metadataBytes: PNGChunks.metadataBytes(image))
     }
 }

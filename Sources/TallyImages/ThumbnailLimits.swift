@@ -24,8 +24,10 @@ public struct ThumbnailLimits: Sendable, Equatable {
         return parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000
     }
 
-    public init(maxDecodeBytes: Int = 320 << 20, concurrentDecodes: Int = 2, maxWaiting: Int = 32, decodeTimeout: Duration = .seconds(10),
-                workerCommand: [String]? = nil) {
+    public init(
+        maxDecodeBytes: Int = 320 << 20, concurrentDecodes: Int = 2, maxWaiting: Int = 32, decodeTimeout: Duration = .seconds(10),
+        workerCommand: [String]? = nil
+    ) {
         (self.maxDecodeBytes, self.concurrentDecodes, self.maxWaiting, self.decodeTimeout) = (maxDecodeBytes, concurrentDecodes, maxWaiting, decodeTimeout)
         self.workerCommand = workerCommand
     }

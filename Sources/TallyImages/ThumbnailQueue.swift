@@ -20,8 +20,10 @@ public actor ThumbnailQueue {
     /// Decodes under way, by blob folder, photo and size.
     private var underWay: [String: Task<BlobInfo?, any Error>] = [:]
 
-    public init(limits: ThumbnailLimits,
-                runBlocking: @escaping @Sendable (@escaping @Sendable () throws -> BlobInfo?) async throws -> BlobInfo?) {
+    public init(
+        limits: ThumbnailLimits,
+        runBlocking: @escaping @Sendable (@escaping @Sendable () throws -> BlobInfo?) async throws -> BlobInfo?
+    ) {
         self.limits = limits
         self.runBlocking = runBlocking
     }

@@ -53,7 +53,8 @@ public enum ThumbnailWorker {
     static func capDataSegment(adding bytes: Int) throws {
         let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
         guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmData:") }),
-              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else {
+            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else {
             throw Thumbnailer.Failure.undecodable(internal: "no VmData in /proc/self/status")
         }
         let cap = rlim_t(kilobytes << 10 + bytes)
@@ -72,10 +73,11 @@ public enum ThumbnailWorker {
         let milliseconds = limits.decodeTimeoutMilliseconds
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = Array(command.dropFirst()) + [
-            "--size", "\(size)", "--max-decode-bytes", "\(limits.maxDecodeBytes)", "--timeout-ms", "\(milliseconds)",
-            "--parent", "\(getpid())", path,
-        ]
+        process.arguments =
+            Array(command.dropFirst()) + [
+                "--size", "\(size)", "--max-decode-bytes", "\(limits.maxDecodeBytes)", "--timeout-ms", "\(milliseconds)",
+                "--parent", "\(getpid())", path,
+            ]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -103,7 +105,8 @@ public enum ThumbnailWorker {
         case (.exit, 0) where bytes.count <= maxAnswerBytes && bytes.starts(with: [0xFF, 0xD8, 0xFF]): return bytes
         case (.exit, 0): throw Thumbnailer.Failure.undecodable(internal: "the worker's answer is not a JPEG (\(bytes.count) bytes)")
         case (.exit, failedStatus):
-            throw (try? JSONDecoder().decode(Thumbnailer.Failure.self, from: bytes)) ?? Thumbnailer.Failure.undecodable(internal: "the worker's answer did not parse")
+            throw (try? JSONDecoder().decode(Thumbnailer.Failure.self, from: bytes))
+                ?? Thumbnailer.Failure.undecodable(internal: "the worker's answer did not parse")
         default:
             throw Thumbnailer.Failure.exceededLimits(memory: memoryCap(limits: limits, fileBytes: 0), time: limits.decodeTimeout)
         }

@@ -71,7 +71,8 @@ public struct Thumbnailer: Sendable {
         let type = try store.contentType(of: digest) ?? "application/octet-stream"
         guard Self.imageTypes.contains(type) else { throw Failure.notAnImage(type) }
         let file = try store.file(of: digest)
-        let jpeg = try limits.workerCommand.map { command in try ThumbnailWorker.run(command, path: file, size: size, limits: limits) }
+        let jpeg =
+            try limits.workerCommand.map { command in try ThumbnailWorker.run(command, path: file, size: size, limits: limits) }
             ?? Self.jpegThumbnail(of: try Data(contentsOf: URL(fileURLWithPath: file)), size: size, limits: limits)
         let info = try store.store(jpeg)
         try FileManager.default.createDirectory(atPath: store.path + "/thumbnails", withIntermediateDirectories: true)

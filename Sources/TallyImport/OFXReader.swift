@@ -12,7 +12,8 @@ public enum OFXReader {
         guard text.range(of: "<OFX>", options: .caseInsensitive) != nil else { throw StatementError("not an OFX file (no <OFX>)") }
         let defaultCurrency = field("CURDEF", in: text).map { $0.uppercased() }.flatMap { Currency.isValid($0) ? $0 : nil } ?? options.currency
         // FITIDs are unique per account: the account's ids are part of each key.
-        let account = options.account.isEmpty ? [field("BANKID", in: text), field("ACCTID", in: text)].compactMap { $0 }.joined(separator: "/") : options.account
+        let account =
+            options.account.isEmpty ? [field("BANKID", in: text), field("ACCTID", in: text)].compactMap { $0 }.joined(separator: "/") : options.account
         var statement = StatementContents(rows: [], skipped: [], bad: [], layouts: [("", "ofx")], encoding: nil)
         // A file may hold several accounts: each transaction is of the last account named before it.
         let accounts = options.account.isEmpty ? blocks("ACCTID", in: text).map { ($0.startIndex, field("ACCTID", in: "<ACCTID>" + $0) ?? "") } : []
@@ -21,7 +22,8 @@ public enum OFXReader {
         for (number, block) in blocks("STMTTRN", in: text).enumerated() {
             try bounds.checkTime(row: number + 1)
             while accountAt + 1 < accounts.count, accounts[accountAt + 1].0 < block.startIndex { accountAt += 1 }
-            let rowAccount = accounts.indices.contains(accountAt) && accounts[accountAt].0 < block.startIndex
+            let rowAccount =
+                accounts.indices.contains(accountAt) && accounts[accountAt].0 < block.startIndex
                 ? [field("BANKID", in: text), accounts[accountAt].1].compactMap { $0 }.joined(separator: "/") : nil
             let row = number + 1
             do throws(StatementError) {
@@ -33,11 +35,13 @@ public enum OFXReader {
                 }
                 guard let posted = field("DTPOSTED", in: block) else { throw StatementError("no DTPOSTED") }
                 let payee = field("NAME", in: block) ?? field("PAYEE", in: block)
-                statement.rows.append(StatementRow(
-                    sheet: "", row: row, date: try date(posted, timeZone: options.timeZone), amount: Int64(signed.magnitude),
-                    kind: signed < 0 ? "expense" : "income", isRefund: false, currency: currency,
-                    payee: payee.map { String($0.prefix(Limits.maxShortTextLength)) }, memo: field("MEMO", in: block).map { String($0.prefix(Limits.maxMemoLength)) },
-                    reference: field("FITID", in: block)))
+                statement.rows.append(
+                    StatementRow(
+                        sheet: "", row: row, date: try date(posted, timeZone: options.timeZone), amount: Int64(signed.magnitude),
+                        kind: signed < 0 ? "expense" : "income", isRefund: false, currency: currency,
+                        payee: payee.map { String($0.prefix(Limits.maxShortTextLength)) },
+                        memo: field("MEMO", in: block).map { String($0.prefix(Limits.maxMemoLength)) },
+                        reference: field("FITID", in: block)))
                 statement.rows[statement.rows.count - 1].account = rowAccount
             } catch {
                 statement.bad.append(StatementNote(sheet: "", row: row, reason: error.description))
@@ -97,10 +101,13 @@ public enum OFXReader {
             if zone.hasPrefix("-") || zone.hasPrefix("+") { zone = zone.dropFirst() }
             let parts = zone.split(separator: ".", omittingEmptySubsequences: false)
             guard (1...2).contains(parts.count), parts.allSatisfy({ (1...2).contains($0.count) && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
-                  let hours = Int(parts[0]), hours <= 18, let extra = parts.count > 1 ? Int(parts[1]) : 0, extra < 60 else { throw problem }
+                let hours = Int(parts[0]), hours <= 18, let extra = parts.count > 1 ? Int(parts[1]) : 0, extra < 60
+            else { throw problem }
             let minutes = sign * (hours * 60 + extra)
             guard abs(minutes) <= DateTime.maxOffsetMinutes else { throw problem }
-            let iso = String(format: "%04d-%02d-%02dT%02d:%02d:%02d%@%02d:%02d", year, month, day, hour, minute, second, minutes < 0 ? "-" : "+", abs(minutes) / 60, abs(minutes) % 60)
+            let iso = String(
+                format: "%04d-%02d-%02dT%02d:%02d:%02d%@%02d:%02d", year, month, day, hour, minute, second, minutes < 0 ? "-" : "+", abs(minutes) / 60,
+                abs(minutes) % 60)
             guard let date = DateTime(iso8601: iso) else { throw problem }
             return date
         }

@@ -19,7 +19,9 @@ public enum RateTable {
         do { reader = try CSVReader(string: text, hasHeaderRow: false) } catch { throw StatementError("not a CSV file: \(error)") }
         guard let header = reader.next()?.map(StatementLayout.normalize) else { throw StatementError("the table is empty") }
         func column(_ names: [String]) throws(StatementError) -> Int {
-            guard let index = header.firstIndex(where: names.contains) else { throw StatementError("the header names no \(names[0]) column (date, from, to, rate)") }
+            guard let index = header.firstIndex(where: names.contains) else {
+                throw StatementError("the header names no \(names[0]) column (date, from, to, rate)")
+            }
             return index
         }
         let (date, from, to, rate) = (try column(["date", "day"]), try column(["from", "currency"]), try column(["to", "tocurrency"]), try column(["rate"]))
@@ -30,7 +32,9 @@ public enum RateTable {
             if cells.allSatisfy({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) { continue }
             func cell(_ index: Int) -> String { cells.indices.contains(index) ? cells[index].trimmingCharacters(in: .whitespaces) : "" }
             let (fromCode, toCode) = (cell(from).uppercased(), cell(to).uppercased())
-            guard Currency.isValid(fromCode), Currency.isValid(toCode), fromCode != toCode else { throw StatementError("row \(number): '\(fromCode)' to '\(toCode)' is not a pair of currencies") }
+            guard Currency.isValid(fromCode), Currency.isValid(toCode), fromCode != toCode else {
+                throw StatementError("row \(number): '\(fromCode)' to '\(toCode)' is not a pair of currencies")
+            }
             guard FieldKind.normalDecimal(cell(rate)) != nil else { throw StatementError("row \(number): '\(cell(rate).prefix(30))' is not a rate") }
             let day: DateTime
             do { day = try StatementValues.date(cell(date), timeZone: timeZone, serialDays: false) } catch { throw StatementError("row \(number): \(error)") }

@@ -20,12 +20,19 @@ public enum SavedMapping {
 
     /// The setting that saves a layout under `name`: header names or 1-based positions per
     /// role, maybe a header row.
-    public static func setting(_ name: String, columns: [(role: ColumnRole, header: String?, position: Int?)], headerRow: Int?) throws -> (key: String, json: String) {
+    public static func setting(_ name: String, columns: [(role: ColumnRole, header: String?, position: Int?)], headerRow: Int?) throws -> (
+        key: String, json: String
+    ) {
         guard StatementLayout.named(name) == nil else { throw ValidationError(field: "mapping", "'\(name)' is a built-in layout; choose another name") }
         var fields: [(String, JSONText)] = [("name", .string(name))]
-        fields.append(("columns", .object(columns.map { column in
-            (column.role.rawValue, column.position.map { .int(Int64($0)) } ?? .string(column.header ?? ""))
-        })))
+        fields.append(
+            (
+                "columns",
+                .object(
+                    columns.map { column in
+                        (column.role.rawValue, column.position.map { .int(Int64($0)) } ?? .string(column.header ?? ""))
+                    })
+            ))
         if let headerRow { fields.append(("headerRow", .int(Int64(headerRow)))) }
         return (try key(name), JSONText.object(fields).serialized)
     }

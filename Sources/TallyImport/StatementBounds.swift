@@ -53,7 +53,9 @@ public struct StatementBounds: Sendable {
                 (state, cellBytes) = (.quoted, cellBytes + 1)  // "" is a quote within the cell
             } else if byte == separator {
                 (state, columns, cellBytes) = (.cellStart, columns + 1, 0)
-                if columns > maxColumns { throw StatementError("row \(row) has more than \(maxColumns) columns; a statement row may have at most \(maxColumns)") }
+                if columns > maxColumns {
+                    throw StatementError("row \(row) has more than \(maxColumns) columns; a statement row may have at most \(maxColumns)")
+                }
             } else if byte == lineFeed || byte == carriageReturn {
                 if !(byte == lineFeed && afterCarriageReturn) { row += 1 }
                 (state, columns, cellBytes) = (.cellStart, 1, 0)

@@ -48,25 +48,34 @@ public struct StatementLayout: Sendable {
     /// The built-in layouts (docs/IMPORT.md lists their headers). `generic` knows every name
     /// the others use, plus English ones.
     public static let builtIn: [StatementLayout] = [
-        StatementLayout(name: "tally-export", headers: [.date: ["date"], .kind: ["kind"], .amount: ["amount"], .currency: ["currency"], .category: ["category"],
-                                                        .payee: ["payee"], .payment: ["payment"], .memo: ["memo"], .tags: ["tags"], .reference: ["id"]],
-                        required: [.kind, .currency, .reference]),
+        StatementLayout(
+            name: "tally-export",
+            headers: [
+                .date: ["date"], .kind: ["kind"], .amount: ["amount"], .currency: ["currency"], .category: ["category"],
+                .payee: ["payee"], .payment: ["payment"], .memo: ["memo"], .tags: ["tags"], .reference: ["id"],
+            ],
+            required: [.kind, .currency, .reference]),
         StatementLayout(name: "samsung-card", headers: [.date: ["이용일"], .payee: ["가맹점", "가맹점명"], .amount: ["이용금액"], .reference: ["승인번호"]]),
         StatementLayout(name: "shinhan-card", headers: [.date: ["이용일자"], .payee: ["이용가맹점"], .amount: ["이용금액"], .reference: ["승인번호"]]),
         StatementLayout(name: "kb-card", headers: [.date: ["이용일"], .payee: ["이용하신곳"], .amount: ["국내이용금액(원)"], .reference: ["승인번호"]]),
         StatementLayout(name: "hyundai-card", headers: [.date: ["이용일"], .payee: ["이용가맹점"], .amount: ["이용금액"], .reference: ["승인번호"]]),
-        StatementLayout(name: "kb-bank", headers: [.date: ["거래일시"], .payee: ["적요", "보낸분/받는분"], .debit: ["출금액", "찾으신금액"], .credit: ["입금액", "맡기신금액"], .memo: ["메모", "내용"]]),
-        StatementLayout(name: "shinhan-bank", headers: [.date: ["거래일자"], .payee: ["내용", "적요"], .debit: ["출금(원)", "출금"], .credit: ["입금(원)", "입금"], .memo: ["메모"]]),
-        StatementLayout(name: "generic", headers: [
-            .date: ["이용일", "이용일자", "거래일자", "거래일", "거래일시", "승인일자", "승인일시", "사용일", "사용일자", "date", "transactiondate", "posteddate", "day"],
-            .payee: ["가맹점", "가맹점명", "이용하신곳", "이용가맹점", "적요", "거래내용", "기재내용", "내용", "보낸분/받는분", "payee", "description", "merchant", "name"],
-            .amount: ["이용금액", "국내이용금액(원)", "승인금액", "금액", "거래금액", "amount"],
-            .debit: ["출금액", "출금", "출금(원)", "찾으신금액", "지급금액", "debit", "withdrawal", "withdrawals", "out"],
-            .credit: ["입금액", "입금", "입금(원)", "맡기신금액", "credit", "deposit", "deposits", "in"],
-            .memo: ["메모", "비고", "memo", "note", "notes"],
-            .currency: ["통화", "currency"],
-            .reference: ["승인번호", "거래번호", "reference", "transactionid", "id", "fitid"],
-        ]),
+        StatementLayout(
+            name: "kb-bank",
+            headers: [.date: ["거래일시"], .payee: ["적요", "보낸분/받는분"], .debit: ["출금액", "찾으신금액"], .credit: ["입금액", "맡기신금액"], .memo: ["메모", "내용"]]),
+        StatementLayout(
+            name: "shinhan-bank", headers: [.date: ["거래일자"], .payee: ["내용", "적요"], .debit: ["출금(원)", "출금"], .credit: ["입금(원)", "입금"], .memo: ["메모"]]),
+        StatementLayout(
+            name: "generic",
+            headers: [
+                .date: ["이용일", "이용일자", "거래일자", "거래일", "거래일시", "승인일자", "승인일시", "사용일", "사용일자", "date", "transactiondate", "posteddate", "day"],
+                .payee: ["가맹점", "가맹점명", "이용하신곳", "이용가맹점", "적요", "거래내용", "기재내용", "내용", "보낸분/받는분", "payee", "description", "merchant", "name"],
+                .amount: ["이용금액", "국내이용금액(원)", "승인금액", "금액", "거래금액", "amount"],
+                .debit: ["출금액", "출금", "출금(원)", "찾으신금액", "지급금액", "debit", "withdrawal", "withdrawals", "out"],
+                .credit: ["입금액", "입금", "입금(원)", "맡기신금액", "credit", "deposit", "deposits", "in"],
+                .memo: ["메모", "비고", "memo", "note", "notes"],
+                .currency: ["통화", "currency"],
+                .reference: ["승인번호", "거래번호", "reference", "transactionid", "id", "fitid"],
+            ]),
     ]
 
     /// A built-in layout by name.

@@ -40,7 +40,8 @@ public enum StatementReader {
     /// Reads a statement file's bytes of `format` (csv, xlsx or ofx) — what the CLI and the API
     /// hand `Ledger.importFile` as its reader.
     public static func file(_ bytes: [UInt8], format: String, options: StatementOptions) throws -> StatementContents {
-        guard options.account.count <= Limits.maxShortTextLength, !options.account.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+        guard options.account.count <= Limits.maxShortTextLength, !options.account.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
             throw ValidationError(field: "account", "must be at most \(Limits.maxShortTextLength) characters without control characters")
         }
         switch format {
@@ -57,7 +58,9 @@ public enum StatementReader {
         let (text, encoding) = try StatementEncoding.decode(bytes, as: options.encoding)
         try StatementBounds.checkCSV(text, delimiter: options.delimiter)
         let reader: CSVReader
-        do { reader = try CSVReader(string: text, hasHeaderRow: false, delimiter: options.delimiter) } catch { throw StatementError("not a CSV file: \(error)") }
+        do { reader = try CSVReader(string: text, hasHeaderRow: false, delimiter: options.delimiter) } catch {
+            throw StatementError("not a CSV file: \(error)")
+        }
         var rows: [(number: Int, cells: [String])] = []
         while let record = reader.next() {
             rows.append((rows.count + 1, record))
@@ -80,8 +83,10 @@ public enum StatementReader {
     /// transaction, a blank or total row (skipped), or a bad row.
     /// Every row is held to `StatementBounds` (columns, cell bytes) before its header is
     /// looked for, and reading stops at `bounds`' time limit.
-    public static func read(_ sheets: [StatementSheet], options: StatementOptions, serialDays: Bool,
-                            bounds: StatementBounds? = nil) throws(StatementError) -> StatementContents {
+    public static func read(
+        _ sheets: [StatementSheet], options: StatementOptions, serialDays: Bool,
+        bounds: StatementBounds? = nil
+    ) throws(StatementError) -> StatementContents {
         let bounds = bounds ?? StatementBounds(timeLimit: options.timeLimit)
         for sheet in sheets {
             for row in sheet.rows { try StatementBounds.check(row.cells, row: row.number, sheet: sheet.name) }
@@ -110,8 +115,9 @@ public enum StatementReader {
             } else if sheet.rows.allSatisfy({ $0.cells.allSatisfy { $0.trimmingCharacters(in: .whitespaces).isEmpty } }) {
                 continue  // an empty sheet (a workbook's unused Sheet2)
             } else if layout.positions.isEmpty {
-                throw StatementError("\(label)has no header row naming a date and an amount (or debit/credit) column in its first 50 rows; "
-                                     + "name the columns (--column date=이용일 --column amount=이용금액) or give --header-row")
+                throw StatementError(
+                    "\(label)has no header row naming a date and an amount (or debit/credit) column in its first 50 rows; "
+                        + "name the columns (--column date=이용일 --column amount=이용금액) or give --header-row")
             }
             for (role, position) in layout.positions { columns[role] = position }
             guard StatementLayout.isReadable(columns) else {
@@ -127,7 +133,10 @@ public enum StatementReader {
                     statement.skipped.append(StatementNote(sheet: sheet.name, row: row.number, reason: "blank"))
                     continue
                 }
-                let dated = columns[.date].map { cells.indices.contains($0) && (try? StatementValues.date(cells[$0], timeZone: options.timeZone, serialDays: serialDays)) != nil } ?? false
+                let dated =
+                    columns[.date].map {
+                        cells.indices.contains($0) && (try? StatementValues.date(cells[$0], timeZone: options.timeZone, serialDays: serialDays)) != nil
+                    } ?? false
                 if !dated, cells.contains(where: { $0.utf8.count <= 40 && totalMarks.contains(StatementLayout.normalize($0)) }) {
                     statement.skipped.append(StatementNote(sheet: sheet.name, row: row.number, reason: "total"))
                     continue
@@ -146,13 +155,16 @@ public enum StatementReader {
     /// A cell without surrounding blanks (most have none: checked before Foundation trims).
     static func trimmed(_ cell: String) -> String {
         guard let first = cell.unicodeScalars.first, let last = cell.unicodeScalars.last,
-              first.properties.isWhitespace || last.properties.isWhitespace else { return cell }
+            first.properties.isWhitespace || last.properties.isWhitespace
+        else { return cell }
         return cell.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// One transaction from a row's cells.
-    static func transaction(_ cells: [String], _ columns: [ColumnRole: Int], sheet: String, row: Int, options: StatementOptions,
-                            serialDays: Bool) throws(StatementError) -> StatementRow {
+    static func transaction(
+        _ cells: [String], _ columns: [ColumnRole: Int], sheet: String, row: Int, options: StatementOptions,
+        serialDays: Bool
+    ) throws(StatementError) -> StatementRow {
         func cell(_ role: ColumnRole) -> String? {
             guard let index = columns[role], cells.indices.contains(index), !cells[index].isEmpty else { return nil }
             return cells[index]
@@ -187,16 +199,19 @@ public enum StatementReader {
             kind = given
         }
         let short = { (text: String) in String(text.prefix(Limits.maxShortTextLength)) }
-        var transaction = StatementRow(sheet: sheet, row: row, date: date, amount: signed.magnitude > UInt64(Int64.max) ? .max : Int64(signed.magnitude),
-                                       kind: kind, isRefund: isCard && signed < 0 && columns[.kind] == nil, currency: currency,
-                                       payee: cell(.payee).map(short), memo: cell(.memo).map { String($0.prefix(Limits.maxMemoLength)) },
-                                       reference: cell(.reference))
+        var transaction = StatementRow(
+            sheet: sheet, row: row, date: date, amount: signed.magnitude > UInt64(Int64.max) ? .max : Int64(signed.magnitude),
+            kind: kind, isRefund: isCard && signed < 0 && columns[.kind] == nil, currency: currency,
+            payee: cell(.payee).map(short), memo: cell(.memo).map { String($0.prefix(Limits.maxMemoLength)) },
+            reference: cell(.reference))
         if columns[.kind] != nil {  // a Tally export: its formula guards come off
             transaction.payee = transaction.payee.map(unguarded)
             transaction.memo = transaction.memo.map(unguarded)
         }
         transaction.payment = cell(.payment).map(unguarded).map(short)
-        transaction.tags = Array(Set(unguarded(cell(.tags) ?? "").split(separator: ";").map { short($0.trimmingCharacters(in: .whitespaces)) }.filter { !$0.isEmpty })).sorted()
+        transaction.tags = Array(
+            Set(unguarded(cell(.tags) ?? "").split(separator: ";").map { short($0.trimmingCharacters(in: .whitespaces)) }.filter { !$0.isEmpty })
+        ).sorted()
         guard transaction.tags.count <= Limits.maxTags else { throw StatementError("more than \(Limits.maxTags) tags") }
         if let path = cell(.category).map(unguarded) {
             let names = path.components(separatedBy: " > ").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -228,7 +243,8 @@ public enum StatementReader {
             // The date as written (its wall-clock fields), not as an instant: the same file read
             // under another time zone gives the same keys.
             let f = row.date.localFields
-            let written = padded(f.year, 4) + "-" + padded(f.month, 2) + "-" + padded(f.day, 2) + "T"
+            let written =
+                padded(f.year, 4) + "-" + padded(f.month, 2) + "-" + padded(f.day, 2) + "T"
                 + padded(f.hour, 2) + ":" + padded(f.minute, 2) + ":" + padded(f.second, 2)
             let money = [row.kind, String(row.amount), row.currency].joined(separator: "\u{1F}")
             if let reference = row.reference {

@@ -26,7 +26,8 @@ public enum StatementValues {
         let parts = body.replacingOccurrences(of: ",", with: "").split(separator: ".", omittingEmptySubsequences: false)
         let digits = Currency.minorUnitDigits[currency] ?? 2
         guard (1...2).contains(parts.count), let whole = parts.first, !whole.isEmpty, whole.count <= 15,
-              whole.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            whole.allSatisfy({ $0.isASCII && $0.isNumber })
+        else {
             throw StatementError("'\(text.prefix(40))' is not an amount")
         }
         var fraction = parts.count == 2 ? String(parts[1]) : ""
@@ -34,7 +35,9 @@ public enum StatementValues {
         while fraction.count > digits, fraction.hasSuffix("0") { fraction.removeLast() }
         guard fraction.count <= digits else { throw StatementError("'\(text.prefix(40))' has more decimals than \(currency) has (\(digits))") }
         fraction += String(repeating: "0", count: digits - fraction.count)
-        guard let value = Int64(String(whole) + fraction), value <= 1_000_000_000_000_000 else { throw StatementError("'\(text.prefix(40))' is too large an amount") }
+        guard let value = Int64(String(whole) + fraction), value <= 1_000_000_000_000_000 else {
+            throw StatementError("'\(text.prefix(40))' is too large an amount")
+        }
         return negative ? -value : value
     }
 
@@ -95,7 +98,8 @@ public enum StatementValues {
         var (hour, minute, second) = (12, 0, 0)
         if pieces.count == 2 {
             let time = pieces[1].split(separator: ":").map { Int($0) }
-            guard (2...3).contains(time.count), time.allSatisfy({ $0 != nil }), let h = time[0], let m = time[1], (0..<24).contains(h), (0..<60).contains(m) else { throw problem }
+            guard (2...3).contains(time.count), time.allSatisfy({ $0 != nil }), let h = time[0], let m = time[1], (0..<24).contains(h), (0..<60).contains(m)
+            else { throw problem }
             (hour, minute, second) = (h, m, time.count == 3 ? time[2]! : 0)
             guard (0..<60).contains(second) else { throw problem }
         }
@@ -150,7 +154,9 @@ public enum StatementValues {
         guard let wall = DateTime(iso8601: text) else { return nil }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
-        guard let instant = calendar.date(from: DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second)) else { return nil }
+        guard let instant = calendar.date(from: DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second)) else {
+            return nil
+        }
         let millis = Int64(instant.timeIntervalSince1970.rounded()) * 1000
         let offset = Int16(clamping: (wall.epochMillis - millis) / 60_000)
         guard abs(Int(offset)) <= DateTime.maxOffsetMinutes else { return nil }

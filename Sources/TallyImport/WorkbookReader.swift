@@ -48,7 +48,9 @@ public enum WorkbookReader {
             var bytes = Data()
             do {
                 let crc = try archive.extract(entry, skipCRC32: false) { chunk in
-                    guard bytes.count + chunk.count <= maxPartBytes, inflated + chunk.count <= maxTotalBytes else { throw StatementError("the workbook's part \(path) inflates past \(maxPartBytes >> 20) MiB") }
+                    guard bytes.count + chunk.count <= maxPartBytes, inflated + chunk.count <= maxTotalBytes else {
+                        throw StatementError("the workbook's part \(path) inflates past \(maxPartBytes >> 20) MiB")
+                    }
                     bytes.append(chunk)
                     inflated += chunk.count
                 }
@@ -68,7 +70,9 @@ public enum WorkbookReader {
         func decode<T: Decodable>(_ type: T.Type, _ path: String) throws(StatementError) -> T? {
             guard let bytes = try part(path) else { return nil }
             let decoder = XMLDecoder(trimValueWhitespaces: false)
-            do { return try decoder.decode(T.self, from: bytes) } catch { throw StatementError("the workbook's part \(path) is not the XML it should be: \(error)") }
+            do { return try decoder.decode(T.self, from: bytes) } catch {
+                throw StatementError("the workbook's part \(path) is not the XML it should be: \(error)")
+            }
         }
 
         guard let workbook = try decode(Workbook.self, "xl/workbook.xml") else { throw StatementError("not an .xlsx workbook (no xl/workbook.xml)") }
@@ -88,14 +92,20 @@ public enum WorkbookReader {
             var lastNumber = 0
             for row in worksheet.sheetData.row ?? [] {
                 let number = row.r ?? lastNumber + 1
-                guard number > lastNumber, number <= maxRows else { throw StatementError("the sheet '\(sheet.name)' has rows out of order or past row \(maxRows)") }
+                guard number > lastNumber, number <= maxRows else {
+                    throw StatementError("the sheet '\(sheet.name)' has rows out of order or past row \(maxRows)")
+                }
                 lastNumber = number
                 var cells: [String] = []
                 for cell in row.c ?? [] {
                     let column = try cell.r.map { reference throws(StatementError) in try columnIndex(reference, sheet: sheet.name) } ?? cells.count
-                    guard column >= cells.count, column < maxCellsPerRow else { throw StatementError("the sheet '\(sheet.name)' row \(number) has cells out of order or past column \(maxCellsPerRow)") }
+                    guard column >= cells.count, column < maxCellsPerRow else {
+                        throw StatementError("the sheet '\(sheet.name)' row \(number) has cells out of order or past column \(maxCellsPerRow)")
+                    }
                     paddedCells += column - cells.count + 1
-                    guard paddedCells <= maxCells else { throw StatementError("the workbook's rows hold more than \(maxCells) cells; split it, or save it as CSV") }
+                    guard paddedCells <= maxCells else {
+                        throw StatementError("the workbook's rows hold more than \(maxCells) cells; split it, or save it as CSV")
+                    }
                     cells.append(contentsOf: repeatElement("", count: column - cells.count))
                     cells.append(try text(of: cell, shared: shared, sheet: sheet.name))
                 }

@@ -14,8 +14,10 @@ public enum AsOf: Sendable, Equatable {
     /// offset is that moment, without one it is local time in `timeZone`; a bare `YYYY-MM-DD`
     /// is the end of that day there (as a statement's "balance as of" means).
     public init(parsing text: String, timeZone: TimeZone = .current) throws(ValidationError) {
-        let problem = ValidationError(field: "asOf", "must be a log index (digits) or a date-time such as 2026-03-31T23:59 "
-                                          + "(local time unless it ends in Z or an offset like +09:00) or a day, 2026-03-31")
+        let problem = ValidationError(
+            field: "asOf",
+            "must be a log index (digits) or a date-time such as 2026-03-31T23:59 "
+                + "(local time unless it ends in Z or an offset like +09:00) or a day, 2026-03-31")
         if !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
             guard text.utf8.count <= 19, let index = UInt64(text) else { throw problem }
             self = .index(index)
@@ -29,7 +31,7 @@ public enum AsOf: Sendable, Equatable {
             // the first instant after it where clocks skip midnight).
             let fields = day.localFields
             guard let noon = calendar.date(from: DateComponents(year: fields.year, month: fields.month, day: fields.day, hour: 12)),
-                  let next = calendar.date(byAdding: .day, value: 1, to: noon).map({ calendar.startOfDay(for: $0) })
+                let next = calendar.date(byAdding: .day, value: 1, to: noon).map({ calendar.startOfDay(for: $0) })
             else { throw problem }
             self = .endOfSecond(Int64(next.timeIntervalSince1970.rounded(.down)) - 1)
             return

@@ -21,4 +21,21 @@ public enum BlockingThreads {
     public static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await pool.runIfActive { try work() }
     }
+
+    /// The threads rounds of batched writes run on (`WriteBatcher`): a few of their own, so
+    /// that slow blocking work on the others (an import, an as-of read, a thumbnail's worker)
+    /// can never hold up a write. A round is one `fdatasync` and one projection transaction,
+    /// and each ledger runs one round at a time.
+    static let writeRoundThreads = 16
+
+    private static let writeRounds: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: writeRoundThreads)
+        pool.start()
+        return pool
+    }()
+
+    /// Runs a round of writes on the write-round threads and awaits it.
+    static func runWriteRound(_ round: @escaping @Sendable () -> Void) async throws {
+        try await writeRounds.runIfActive { round() }
+    }
 }

@@ -26,7 +26,9 @@ public struct ExpenseQuery: Sendable {
             case "tag": filter.tag = value
             case "payee": filter.payee = value
             case "text":
-                guard !value.isEmpty, value.count <= Limits.maxShortTextLength, !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                guard !value.isEmpty, value.count <= Limits.maxShortTextLength,
+                    !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+                else {
                     throw ValidationError(field: name, "must be 1 to \(Limits.maxShortTextLength) characters, none of them control characters")
                 }
                 filter.text = value
@@ -61,7 +63,7 @@ public struct ExpenseQuery: Sendable {
         let parts = text.split(separator: "_", maxSplits: 1)
         let digits = parts.first.map { $0.hasPrefix("-") ? $0.dropFirst() : $0 } ?? ""
         guard parts.count == 2, (1...18).contains(digits.count), digits.allSatisfy({ ("0"..."9").contains($0) }), let millis = Int64(parts[0]),
-              UUID(uuidString: String(parts[1])) != nil, parts[1] == parts[1].lowercased()
+            UUID(uuidString: String(parts[1])) != nil, parts[1] == parts[1].lowercased()
         else { throw ValidationError(field: "cursor", "not a cursor this API returned") }
         return (millis, String(parts[1]))
     }

@@ -19,8 +19,9 @@ extension Ledger {
         guard case .strings(let digests)? = properties[.attachments] else { return }
         for digest in digests {
             guard try blobs.size(of: digest) != nil else {
-                throw ValidationError(field: "attachments", "no attachment \(digest) on this replica; upload it first (POST /v1/attachments, or tally attachment add)",
-                                      kind: .conflictsWithState)
+                throw ValidationError(
+                    field: "attachments", "no attachment \(digest) on this replica; upload it first (POST /v1/attachments, or tally attachment add)",
+                    kind: .conflictsWithState)
             }
             utimes(try blobs.file(of: digest), nil)  // attached now: retention (gc) starts over for it
         }
@@ -118,7 +119,8 @@ public struct AttachmentCollector: Sendable {
         return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).compactMap { name in
             let file = folder + "/" + name
             guard let source = name.split(separator: "-").first.map(String.init), BlobStore.isDigest(source),
-                  let thumbnail = try? String(contentsOfFile: file, encoding: .utf8), BlobStore.isDigest(thumbnail) else { return nil }
+                let thumbnail = try? String(contentsOfFile: file, encoding: .utf8), BlobStore.isDigest(thumbnail)
+            else { return nil }
             return ((source, thumbnail), file)
         }
     }

@@ -27,9 +27,11 @@ extension ImportReport {
     /// The report as `tally import … --json` and `POST /v1/imports` give it.
     public var json: JSONText {
         func row(_ item: (row: StatementRow, id: UUID)) -> JSONText {
-            .object([("id", .string(item.id.lowercased)), ("sheet", .string(item.row.sheet)), ("row", .int(Int64(item.row.row))),
-                     ("date", .string(item.row.date.description)), ("kind", .string(item.row.kind)), ("amount", .int(item.row.amount)),
-                     ("currency", .string(item.row.currency)), ("payee", item.row.payee.map(JSONText.string) ?? .null), ("refund", .bool(item.row.isRefund))])
+            .object([
+                ("id", .string(item.id.lowercased)), ("sheet", .string(item.row.sheet)), ("row", .int(Int64(item.row.row))),
+                ("date", .string(item.row.date.description)), ("kind", .string(item.row.kind)), ("amount", .int(item.row.amount)),
+                ("currency", .string(item.row.currency)), ("payee", item.row.payee.map(JSONText.string) ?? .null), ("refund", .bool(item.row.isRefund)),
+            ])
         }
         return .object([
             ("dryRun", .bool(dryRun)), ("importId", importID.map { .string($0.lowercased) } ?? .null),
@@ -65,14 +67,18 @@ extension Ledger {
     /// Imports `statement` (read from the file named `fileName`, of `format`, whose bytes have
     /// SHA-256 `digest`) as `actor`. Refused whole (`StatementRefused`, nothing written) if a
     /// row cannot be read, unless `skipBadRows`; a dry run writes nothing and reports the same.
-    public func importStatement(_ statement: StatementContents, fileName: String, format: String, digest: String, dryRun: Bool,
-                                skipBadRows: Bool, actor: String) throws -> ImportReport {
+    public func importStatement(
+        _ statement: StatementContents, fileName: String, format: String, digest: String, dryRun: Bool,
+        skipBadRows: Bool, actor: String
+    ) throws -> ImportReport {
         if !statement.bad.isEmpty, !skipBadRows, !dryRun { throw StatementRefused(bad: statement.bad) }
-        let name = String(fileName.unicodeScalars.filter { !$0.properties.isWhitespace || $0 == " " }.map(Character.init)
-            .filter { !$0.unicodeScalars.contains { $0.properties.generalCategory == .control } }.prefix(Limits.maxNameLength))
+        let name = String(
+            fileName.unicodeScalars.filter { !$0.properties.isWhitespace || $0 == " " }.map(Character.init)
+                .filter { !$0.unicodeScalars.contains { $0.properties.generalCategory == .control } }.prefix(Limits.maxNameLength))
         let recordID = NameBasedUUID.of("tally-import-record\u{0}" + digest)
-        var report = ImportReport(importID: nil, created: [], duplicates: [], skipped: statement.skipped, bad: statement.bad,
-                                  layouts: statement.layouts, encoding: statement.encoding, dryRun: dryRun)
+        var report = ImportReport(
+            importID: nil, created: [], duplicates: [], skipped: statement.skipped, bad: statement.bad,
+            layouts: statement.layouts, encoding: statement.encoding, dryRun: dryRun)
         let categories = try categoryIDs(for: statement.rows, dryRun: dryRun, actor: actor)
         let rules = try views.store.liveEntities(.rule).compactMap(CategorisationRule.init)
         let workbook = Set(statement.rows.map(\.sheet)).count > 1 || statement.rows.contains { !$0.sheet.isEmpty }
@@ -119,10 +125,13 @@ extension Ledger {
             // The record last: a batch cut short by a crash has no record, and the same import
             // run again makes the rest (the ids are the same) and then the record.
             if !drafts.isEmpty, try lookup.entity(.uuid(recordID)) == nil {
-                drafts.append(EventDraft(entityType: .importBatch, entityID: .uuid(recordID), operation: .create, properties: [
-                    .name: .string(name.isEmpty ? "statement" : name), .digest: .string(digest), .format: .string(format),
-                    .count: .int(Int64(drafts.count)),
-                ], actor: actor))
+                drafts.append(
+                    EventDraft(
+                        entityType: .importBatch, entityID: .uuid(recordID), operation: .create,
+                        properties: [
+                            .name: .string(name.isEmpty ? "statement" : name), .digest: .string(digest), .format: .string(format),
+                            .count: .int(Int64(drafts.count)),
+                        ], actor: actor))
             }
             return drafts
         }
@@ -179,8 +188,10 @@ extension Ledger {
     ///
     /// At most `maxImportsAtOnce` run at once on a ledger (reading a file holds a core); one
     /// more is refused with `LedgerError.tooManyImports`, not queued.
-    public func importFile(_ bytes: [UInt8], fileName: String, format: String, dryRun: Bool, skipBadRows: Bool, actor: String,
-                           read: ([UInt8]) throws -> StatementContents) throws -> ImportReport {
+    public func importFile(
+        _ bytes: [UInt8], fileName: String, format: String, dryRun: Bool, skipBadRows: Bool, actor: String,
+        read: ([UInt8]) throws -> StatementContents
+    ) throws -> ImportReport {
         let admitted = importsUnderWay.withLock { count in
             guard count < Self.maxImportsAtOnce else { return false }
             count += 1
@@ -198,11 +209,12 @@ extension Ledger {
         try views.store.withLookup { try LedgerSession.defaultCurrency(in: $0) }
     }
 
-
     /// An import's record as JSON: its id, file name, format, digest and how many expenses it made.
     public static func importJSON(_ entity: LedgerState.Entity) -> JSONText {
         var fields: [(String, JSONText)] = [("id", .string(entity.id.description))]
-        for field in EntitySpec.importBatch.fields { fields.append((field.name == .name ? "fileName" : field.name.jsonName, entity.value(field.name)?.json ?? .null)) }
+        for field in EntitySpec.importBatch.fields {
+            fields.append((field.name == .name ? "fileName" : field.name.jsonName, entity.value(field.name)?.json ?? .null))
+        }
         return .object(fields)
     }
 }

@@ -46,8 +46,12 @@ extension Ledger {
             guard let shown = entry.keys.last else { continue }
             let expected = entry.origin == directory.identity.origin ? own : pins[entry.origin]
             if let expected, expected != shown {
-                report.findings.append(VerificationFinding(segment: "-", offset: 0, event: "\(entry.origin)",
-                    problem: "the log's signatures of this origin end with key \(shown), but \(entry.origin == directory.identity.origin ? "this replica's key is" : "the key pinned for it is") \(expected)"))
+                report.findings.append(
+                    VerificationFinding(
+                        segment: "-", offset: 0, event: "\(entry.origin)",
+                        problem:
+                            "the log's signatures of this origin end with key \(shown), but \(entry.origin == directory.identity.origin ? "this replica's key is" : "the key pinned for it is") \(expected)"
+                    ))
             }
         }
         return report

@@ -24,7 +24,9 @@ extension Ledger {
                 let exists = try lookup.live(.uuid(id)) != nil
                 // Deleted once: a new rate of its own (among rates of one pair and day, the greatest id counts).
                 if !exists, try lookup.entity(.uuid(id)) != nil { id = UUID() }
-                let properties: PropertyMap = exists ? [.rate: .string(rate.rate)]
+                let properties: PropertyMap =
+                    exists
+                    ? [.rate: .string(rate.rate)]
                     : [.currency: .string(rate.from), .toCurrency: .string(rate.to), .rate: .string(rate.rate), .date: .dateTime(rate.day)]
                 return EventDraft(entityType: .rate, entityID: .uuid(id), operation: exists ? .update : .create, properties: properties, actor: actor)
             }.reversed()
@@ -57,9 +59,13 @@ extension LedgerViews {
         var unconverted: [JSONText] = []
         for row in rows {
             guard let date = DateTime(iso8601: row.date),
-                  let converted = rates.convert(row.amount, from: row.currency, to: currency, onDay: Int64(date.localDayNumber)) else {
-                unconverted.append(.object([("id", .string(row.id)), ("date", .string(row.date)), ("kind", .string(row.kind)),
-                                            ("amount", .int(row.amount)), ("currency", .string(row.currency))]))
+                let converted = rates.convert(row.amount, from: row.currency, to: currency, onDay: Int64(date.localDayNumber))
+            else {
+                unconverted.append(
+                    .object([
+                        ("id", .string(row.id)), ("date", .string(row.date)), ("kind", .string(row.kind)),
+                        ("amount", .int(row.amount)), ("currency", .string(row.currency)),
+                    ]))
                 continue
             }
             if row.kind == "income" {
@@ -72,9 +78,11 @@ extension LedgerViews {
         }
         let (net, netOverflow) = income.subtractingReportingOverflow(expense)
         let total = { (value: Int64) -> JSONText in overflow ? .null : .int(value) }
-        return .object([("currency", .string(currency)), ("income", total(income)), ("expense", total(expense)),
-                        ("net", overflow || netOverflow ? .null : .int(net)), ("overflow", .bool(overflow || netOverflow)),
-                        ("converted", .int(Int64(rows.count - unconverted.count))), ("unconvertedCount", .int(Int64(unconverted.count))),
-                        ("unconverted", .array(unconverted))])
+        return .object([
+            ("currency", .string(currency)), ("income", total(income)), ("expense", total(expense)),
+            ("net", overflow || netOverflow ? .null : .int(net)), ("overflow", .bool(overflow || netOverflow)),
+            ("converted", .int(Int64(rows.count - unconverted.count))), ("unconvertedCount", .int(Int64(unconverted.count))),
+            ("unconverted", .array(unconverted)),
+        ])
     }
 }

@@ -104,7 +104,8 @@ public struct RecurringRule: Sendable {
 
     public init(_ entity: LedgerState.Entity) throws {
         guard case .dateTime(let start)? = entity.value(.startDate), case .string(let cadence)? = entity.value(.cadence),
-              entity.value(.kind) != nil, entity.value(.amount) != nil, entity.value(.currency) != nil else {
+            entity.value(.kind) != nil, entity.value(.amount) != nil, entity.value(.currency) != nil
+        else {
             throw LedgerError.notInViews("recurring rule \(entity.id) lacks its start, cadence, kind, amount or currency")
         }
         let stamps = entity.stamps
@@ -140,17 +141,21 @@ public struct RecurringRule: Sendable {
     public func dueDays(now: DateTime) -> [(number: Int, date: DateTime)] {
         let today = today(now)
         let from = max(today - Self.windowDays, scheduleChangedDay.map { $0 + 1 } ?? Int.min)
-        return Recurrence.days(start: start.localDayNumber, cadence: cadence, monthEnd: monthEnd, end: end?.localDayNumber, count: count,
-                               through: today, from: from)
-            .filter { !skipped.contains(Recurrence.dayText($0)) }.map { ($0, date(of: $0)) }
+        return Recurrence.days(
+            start: start.localDayNumber, cadence: cadence, monthEnd: monthEnd, end: end?.localDayNumber, count: count,
+            through: today, from: from
+        )
+        .filter { !skipped.contains(Recurrence.dayText($0)) }.map { ($0, date(of: $0)) }
     }
 
     /// The next `limit` occurrence days after today (skipped ones left out), `YYYY-MM-DD`.
     public func next(now: DateTime, limit: Int = 3) -> [String] {
         let today = today(now)
-        return Recurrence.days(start: start.localDayNumber, cadence: cadence, monthEnd: monthEnd, end: end?.localDayNumber, count: count,
-                               through: today + 366 * 5, from: today + 1, limit: limit + skipped.count)
-            .map(Recurrence.dayText).filter { !skipped.contains($0) }.prefix(limit).map { $0 }
+        return Recurrence.days(
+            start: start.localDayNumber, cadence: cadence, monthEnd: monthEnd, end: end?.localDayNumber, count: count,
+            through: today + 366 * 5, from: today + 1, limit: limit + skipped.count
+        )
+        .map(Recurrence.dayText).filter { !skipped.contains($0) }.prefix(limit).map { $0 }
     }
 }
 

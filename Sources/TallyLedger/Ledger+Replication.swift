@@ -22,9 +22,11 @@ extension Ledger {
 
         /// The report as the API and `tally sync --json` show it.
         public var json: JSONText {
-            .object([("pulled", .int(Int64(pulled))), ("pushed", .int(Int64(pushed))), ("alreadyHeld", .int(Int64(alreadyHeld))),
-                     ("newConflicts", .int(Int64(newConflicts))), ("newMerges", .int(Int64(newMerges))),
-                     ("blobsFetched", .int(Int64(blobsFetched))), ("blobsSent", .int(Int64(blobsSent)))])
+            .object([
+                ("pulled", .int(Int64(pulled))), ("pushed", .int(Int64(pushed))), ("alreadyHeld", .int(Int64(alreadyHeld))),
+                ("newConflicts", .int(Int64(newConflicts))), ("newMerges", .int(Int64(newMerges))),
+                ("blobsFetched", .int(Int64(blobsFetched))), ("blobsSent", .int(Int64(blobsSent))),
+            ])
         }
     }
 
@@ -57,9 +59,10 @@ extension Ledger {
         let fetched = try await peer.fetchBlobs(try views.missingAttachments(), into: blobs, limit: Self.maxReplicatedBlobBytes)
         let sent = push ? try await peer.sendBlobs(try views.referencedAttachments().filter { try blobs.size(of: $0) != nil }.sorted(), from: blobs) : 0
         let after = try views.store.mergeCounts()
-        return SyncReport(pulled: pulled.applied, pushed: pushed, alreadyHeld: held,
-                          newConflicts: after.conflicts - before.conflicts, newMerges: after.merges - before.merges,
-                          blobsFetched: fetched, blobsSent: sent)
+        return SyncReport(
+            pulled: pulled.applied, pushed: pushed, alreadyHeld: held,
+            newConflicts: after.conflicts - before.conflicts, newMerges: after.merges - before.merges,
+            blobsFetched: fetched, blobsSent: sent)
     }
 
     /// Syncs with a configured peer (`sync(with:)` over HTTP) and records how it went in

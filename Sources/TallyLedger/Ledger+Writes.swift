@@ -13,8 +13,10 @@ extension Ledger {
     /// With an `idempotencyKey`, the id derives from the actor and the key: a retry after a
     /// timeout names the same entity, finds it created, and gets it back (`replayed`) instead
     /// of a duplicate.
-    public func create(_ type: EntityType, id: UUID? = nil, _ properties: PropertyMap, actor: String,
-                       idempotencyKey: String? = nil) async throws -> (entity: JSONText, replayed: Bool) {
+    public func create(
+        _ type: EntityType, id: UUID? = nil, _ properties: PropertyMap, actor: String,
+        idempotencyKey: String? = nil
+    ) async throws -> (entity: JSONText, replayed: Bool) {
         let uuid = id ?? idempotencyKey.map { IdempotencyKey.entityID(actor: actor, key: $0, type: type) } ?? UUID()
         let claim = try claimIdempotentCreate(uuid, key: idempotencyKey)
         defer { claim?.release() }
@@ -80,8 +82,9 @@ extension Ledger {
         try EntitySchema.validateSettingScope(key, isLocal: isLocal)
         _ = try await session.write(actor: actor) { state, _ in
             let exists = try state.live(.settingKey(key)) != nil
-            return EventDraft(entityType: .setting, entityID: .settingKey(key), operation: exists ? .update : .create,
-                              properties: [.value: .json(json)], actor: actor, isLocalOnly: isLocal)
+            return EventDraft(
+                entityType: .setting, entityID: .settingKey(key), operation: exists ? .update : .create,
+                properties: [.value: .json(json)], actor: actor, isLocalOnly: isLocal)
         }
         guard let setting = try views.setting(key) else { throw LedgerError.notInViews("setting \(key)") }
         return setting
@@ -91,8 +94,9 @@ extension Ledger {
     public func deleteSetting(_ key: String, actor: String) async throws {
         try EntitySchema.validateSettingKey(key)
         _ = try await session.write(actor: actor) { state, _ in
-            EventDraft(entityType: .setting, entityID: .settingKey(key), operation: .delete, actor: actor,
-                       isLocalOnly: try state.live(.settingKey(key))?.isLocalOnly ?? false)
+            EventDraft(
+                entityType: .setting, entityID: .settingKey(key), operation: .delete, actor: actor,
+                isLocalOnly: try state.live(.settingKey(key))?.isLocalOnly ?? false)
         }
     }
 
@@ -106,4 +110,3 @@ extension Ledger {
         return entity
     }
 }
-

@@ -66,10 +66,12 @@ public struct LedgerBackgroundWork: Service {
                 } catch {
                     let delay = min((backoff[peer.name]?.delay ?? schedule.peerSync) * 2, .seconds(1800))
                     backoff[peer.name] = (ContinuousClock.now + delay, delay)
-                    logger.warning("sync failed; backing off", metadata: [
-                        "peer.id": "\(peer.name)", "error": "\(error is SyncRejection || error is LogError ? "\(error)" : "\(type(of: error))")",
-                        "retry.seconds": "\(delay.components.seconds)",
-                    ])
+                    logger.warning(
+                        "sync failed; backing off",
+                        metadata: [
+                            "peer.id": "\(peer.name)", "error": "\(error is SyncRejection || error is LogError ? "\(error)" : "\(type(of: error))")",
+                            "retry.seconds": "\(delay.components.seconds)",
+                        ])
                 }
             }
         } while await pause(schedule.peerSync)
@@ -133,8 +135,10 @@ public struct LedgerBackgroundWork: Service {
 extension Ledger {
     /// This ledger's own background work (`LedgerBackgroundWork`), to run while it is open.
     /// `synced` hears of each successful peer sync.
-    public func backgroundWork(_ schedule: BackgroundSchedule = BackgroundSchedule(), logger: Logger,
-                               synced: @escaping @Sendable (_ peer: String, SyncReport) -> Void = { _, _ in }) -> LedgerBackgroundWork {
+    public func backgroundWork(
+        _ schedule: BackgroundSchedule = BackgroundSchedule(), logger: Logger,
+        synced: @escaping @Sendable (_ peer: String, SyncReport) -> Void = { _, _ in }
+    ) -> LedgerBackgroundWork {
         LedgerBackgroundWork(ledger: self, schedule: schedule, logger: logger, synced: synced)
     }
 }

@@ -8,8 +8,10 @@ extension LedgerViews {
     /// The category tree (`items`, each with its depth) and the duplicates merged into it (`merged`).
     public func categoriesDocument() throws -> JSONText {
         let (tree, merges) = (try categoryTree(), try categoryMerges())
-        return .object([("items", .array(tree.map { ViewJSON.category($0.category, depth: $0.depth) })),
-                        ("merged", .array(merges.map(ViewJSON.categoryMerge)))])
+        return .object([
+            ("items", .array(tree.map { ViewJSON.category($0.category, depth: $0.depth) })),
+            ("merged", .array(merges.map(ViewJSON.categoryMerge))),
+        ])
     }
 
     /// Every to-do, with its derived percentage and streaks.

@@ -18,10 +18,14 @@ extension LedgerViews {
         (filter.from, filter.to, filter.limit) = (from, to, Int(Int32.max))
         let (rows, categories) = try store.expensesWithCategories(filter)
         let paths = Self.categoryPaths(categories)
-        return CellTable(header: Self.exportColumns, textColumns: [4, 5, 6, 7, 8], rows: rows.reversed().map { row in
-            [row.date, row.kind, Self.decimal(row.amount, row.currency), row.currency, row.categoryId.flatMap { paths[$0] } ?? "",
-             row.payee ?? "", row.payment ?? "", row.memo ?? "", row.tags.joined(separator: ";"), row.attachments.joined(separator: ";"), row.id]
-        })
+        return CellTable(
+            header: Self.exportColumns, textColumns: [4, 5, 6, 7, 8],
+            rows: rows.reversed().map { row in
+                [
+                    row.date, row.kind, Self.decimal(row.amount, row.currency), row.currency, row.categoryId.flatMap { paths[$0] } ?? "",
+                    row.payee ?? "", row.payment ?? "", row.memo ?? "", row.tags.joined(separator: ";"), row.attachments.joined(separator: ";"), row.id,
+                ]
+            })
     }
 
     /// Every live entity, one JSON object a line: `{"type", "id", …its fields}`; with `from`
@@ -32,7 +36,8 @@ extension LedgerViews {
             for entity in entities {
                 if type == .expense, from != nil || to != nil {
                     guard case .dateTime(let date)? = entity.value(.date), date.epochMillis >= from?.epochMillis ?? .min,
-                          date.epochMillis < to?.epochMillis ?? .max else { continue }
+                        date.epochMillis < to?.epochMillis ?? .max
+                    else { continue }
                 }
                 var fields: [(String, JSONText)] = [("type", .string(type.description)), ("id", .string(entity.id.description))]
                 for field in EntitySpec.of(type).fields {

@@ -157,9 +157,11 @@ public struct LedgerViews: Sendable {
 
     /// A categorisation rule as JSON: its id and fields (tags an empty list when none).
     static func ruleEntityJSON(_ entity: LedgerState.Entity) -> JSONText {
-        .object([("id", .string(entity.id.description))] + EntitySpec.rule.fields.map { field in
-            (field.name.jsonName, entity.value(field.name)?.json ?? (field.name == .tags ? .array([]) : .null))
-        })
+        .object(
+            [("id", .string(entity.id.description))]
+                + EntitySpec.rule.fields.map { field in
+                    (field.name.jsonName, entity.value(field.name)?.json ?? (field.name == .tags ? .array([]) : .null))
+                })
     }
 
     /// Every category merged into another (a duplicate by name and parent), with why.
@@ -187,8 +189,10 @@ public struct LedgerViews: Sendable {
 
     /// An audit trail as the API and `audit history --json` show it.
     public static func auditJSON(_ trail: (events: [LoggedEvent], mergedInto: CategoryMergeRow?)) -> JSONText {
-        .object([("events", .array(trail.events.map { $0.event.json(index: $0.index, hash: $0.hash) })),
-                 ("mergedInto", trail.mergedInto.map { .object([("categoryId", .string($0.winnerID)), ("reason", .string($0.reason))]) } ?? .null)])
+        .object([
+            ("events", .array(trail.events.map { $0.event.json(index: $0.index, hash: $0.hash) })),
+            ("mergedInto", trail.mergedInto.map { .object([("categoryId", .string($0.winnerID)), ("reason", .string($0.reason))]) } ?? .null),
+        ])
     }
 
     /// The projected events after log index `after`, in one pass over the log: handed to `body`

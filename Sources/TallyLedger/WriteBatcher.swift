@@ -1,7 +1,7 @@
 import Foundation
 
 /// Concurrent single writes appended as one batch (one `fdatasync`) and projected as one
-/// transaction, by one task at a time — the leader, on one of the `BlockingThreads` — while
+/// transaction, by one task at a time — the leader, on one of the `BlockingThreads`' write-round threads — while
 /// the others are suspended on a continuation until their outcome is set.
 ///
 /// The log and the projection each group concurrent callers by themselves, but every waiter
@@ -68,7 +68,7 @@ final class WriteBatcher<Draft, Written>: @unchecked Sendable {
             if leads { resume.resume(returning: true) }
         }
         guard leads else { return try (own.outcome ?? .failure(Unanswered())).get() }
-        try await BlockingThreads.run { self.lead(own) }
+        try await BlockingThreads.runWriteRound { self.lead(own) }
         return try (own.outcome ?? .failure(Unanswered())).get()  // `run` set every outcome of the round
     }
 

@@ -81,7 +81,9 @@ public struct ByteReader {
 
     public mutating func length(max: Int) throws(DecodingError) -> Int {
         let value = try varint()
-        guard value <= UInt64(max), value <= UInt64(remaining) else { throw DecodingError("length \(value) exceeds \(min(max, remaining)) at offset \(offset)") }
+        guard value <= UInt64(max), value <= UInt64(remaining) else {
+            throw DecodingError("length \(value) exceeds \(min(max, remaining)) at offset \(offset)")
+        }
         return Int(value)
     }
 

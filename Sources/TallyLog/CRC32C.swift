@@ -34,21 +34,34 @@ public enum CRC32C {
         let count = bytes.count
         tables.withUnsafeBufferPointer { t in
             let t0 = t[0], t1 = t[1], t2 = t[2], t3 = t[3], t4 = t[4], t5 = t[5], t6 = t[6], t7 = t[7]
-            t0.withUnsafeBufferPointer { t0 in t1.withUnsafeBufferPointer { t1 in t2.withUnsafeBufferPointer { t2 in
-            t3.withUnsafeBufferPointer { t3 in t4.withUnsafeBufferPointer { t4 in t5.withUnsafeBufferPointer { t5 in
-            t6.withUnsafeBufferPointer { t6 in t7.withUnsafeBufferPointer { t7 in
-                while count - index >= 8 {
-                    let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) ^ UInt64(crc)
-                    crc = t7[Int(word & 0xFF)] ^ t6[Int((word >> 8) & 0xFF)] ^ t5[Int((word >> 16) & 0xFF)]
-                        ^ t4[Int((word >> 24) & 0xFF)] ^ t3[Int((word >> 32) & 0xFF)] ^ t2[Int((word >> 40) & 0xFF)]
-                        ^ t1[Int((word >> 48) & 0xFF)] ^ t0[Int(word >> 56)]
-                    index += 8
+            t0.withUnsafeBufferPointer { t0 in
+                t1.withUnsafeBufferPointer { t1 in
+                    t2.withUnsafeBufferPointer { t2 in
+                        t3.withUnsafeBufferPointer { t3 in
+                            t4.withUnsafeBufferPointer { t4 in
+                                t5.withUnsafeBufferPointer { t5 in
+                                    t6.withUnsafeBufferPointer { t6 in
+                                        t7.withUnsafeBufferPointer { t7 in
+                                            while count - index >= 8 {
+                                                let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)) ^ UInt64(crc)
+                                                crc =
+                                                    t7[Int(word & 0xFF)] ^ t6[Int((word >> 8) & 0xFF)] ^ t5[Int((word >> 16) & 0xFF)]
+                                                    ^ t4[Int((word >> 24) & 0xFF)] ^ t3[Int((word >> 32) & 0xFF)] ^ t2[Int((word >> 40) & 0xFF)]
+                                                    ^ t1[Int((word >> 48) & 0xFF)] ^ t0[Int(word >> 56)]
+                                                index += 8
+                                            }
+                                            while index < count {
+                                                crc = t0[Int((crc ^ UInt32(bytes[index])) & 0xFF)] ^ (crc >> 8)
+                                                index += 1
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
                 }
-                while index < count {
-                    crc = t0[Int((crc ^ UInt32(bytes[index])) & 0xFF)] ^ (crc >> 8)
-                    index += 1
-                }
-            } } } } } } } }
+            }
         }
         return ~crc
     }

@@ -250,7 +250,9 @@ public struct SignaturePoint: Sendable, Equatable {
             case .rotation(let rotation):
                 lastKept[rotation.origin] = nil
             }
-            if points.last?.after == item.after { points[points.count - 1].records.append(item.record) } else {
+            if points.last?.after == item.after {
+                points[points.count - 1].records.append(item.record)
+            } else {
                 points.append(SignaturePoint(after: item.after, records: [item.record]))
             }
         }

@@ -45,7 +45,7 @@ public struct DataDirectory: Sendable {
             throw LogError.notALog(path: path, reason: "no replica.json (run 'tally init --data-dir \(path)' to create a replica here)")
         }
         guard let identity = try? JSONDecoder().decode(ReplicaIdentity.self, from: data),
-              ReplicaID(string: identity.replicaId) != nil, ReplicaID(string: identity.localChainId) != nil
+            ReplicaID(string: identity.replicaId) != nil, ReplicaID(string: identity.localChainId) != nil
         else { throw LogError.notALog(path: path, reason: "replica.json is unreadable") }
         self.identity = identity
         // Data directories made before 0700 at creation are narrowed when next opened (the
@@ -83,8 +83,9 @@ public struct DataDirectory: Sendable {
 
     /// Opens the log writer of this replica, signing with its key (created on first open).
     public func openWriter(configuration: LogConfiguration = LogConfiguration()) throws -> LogWriter {
-        try LogWriter(directory: logPath, localOrigin: identity.origin, localOnlyOrigin: identity.localOnlyOrigin, configuration: configuration,
-                      signingKeyPath: signingKeyPath)
+        try LogWriter(
+            directory: logPath, localOrigin: identity.origin, localOnlyOrigin: identity.localOnlyOrigin, configuration: configuration,
+            signingKeyPath: signingKeyPath)
     }
 
     /// Replaces this replica's signing key with a new one (`tally keys rotate`): the rotation is
@@ -93,7 +94,9 @@ public struct DataDirectory: Sendable {
         let next = ReplicaSigningKey.generate()
         try next.write(to: signingKeyPath + ".next")
         return try writer.rotateKey(to: next) {
-            guard rename(signingKeyPath + ".next", signingKeyPath) == 0 else { throw LogError.io(operation: "rename", path: signingKeyPath + ".next", errno: errno) }
+            guard rename(signingKeyPath + ".next", signingKeyPath) == 0 else {
+                throw LogError.io(operation: "rename", path: signingKeyPath + ".next", errno: errno)
+            }
             try SegmentDirectory.syncDirectory(path)
         }
     }

@@ -66,28 +66,28 @@ public enum EventCodec {
 
     /// Appends one property value: its tag, then its payload.
     public static func encodeValue(_ value: PropertyValue, into out: inout ByteWriter) {
-            out.u8(value.tag)
-            switch value {
-            case .null: break
-            case .bool(let flag): out.u8(flag ? 1 : 0)
-            case .int(let number): out.signedVarint(number)
-            case .string(let text), .json(let text): out.lengthPrefixed(text)
-            case .uuid(let uuid): out.uuid(uuid)
-            case .dateTime(let date):
-                out.signedVarint(date.epochMillis)
-                out.signedVarint(Int64(date.offsetMinutes))
-            case .strings(let texts):
-                out.varint(UInt64(texts.count))
-                for text in texts { out.lengthPrefixed(text) }
-            case .bools(let flags):
-                out.varint(UInt64(flags.count))
-                var byte: UInt8 = 0
-                for (index, flag) in flags.enumerated() {
-                    if flag { byte |= 1 << UInt8(index % 8) }
-                    if index % 8 == 7 { out.u8(byte); byte = 0 }
-                }
-                if flags.count % 8 != 0 { out.u8(byte) }
+        out.u8(value.tag)
+        switch value {
+        case .null: break
+        case .bool(let flag): out.u8(flag ? 1 : 0)
+        case .int(let number): out.signedVarint(number)
+        case .string(let text), .json(let text): out.lengthPrefixed(text)
+        case .uuid(let uuid): out.uuid(uuid)
+        case .dateTime(let date):
+            out.signedVarint(date.epochMillis)
+            out.signedVarint(Int64(date.offsetMinutes))
+        case .strings(let texts):
+            out.varint(UInt64(texts.count))
+            for text in texts { out.lengthPrefixed(text) }
+        case .bools(let flags):
+            out.varint(UInt64(flags.count))
+            var byte: UInt8 = 0
+            for (index, flag) in flags.enumerated() {
+                if flag { byte |= 1 << UInt8(index % 8) }
+                if index % 8 == 7 { out.u8(byte); byte = 0 }
             }
+            if flags.count % 8 != 0 { out.u8(byte) }
+        }
     }
 
     /// Where an event comes from, read from the start of its encoding without decoding the
@@ -115,9 +115,10 @@ public enum EventCodec {
         var input = ByteReader(bytes)
         let version = try input.varint()
         guard version >= 1, version <= UInt64(Event.currentSchemaVersion) else {
-            throw DecodingError(version > UInt64(Event.currentSchemaVersion)
-                ? "event schema version \(version) was written by a newer Tally (this build reads 1…\(Event.currentSchemaVersion)); upgrade this replica, then receive it again"
-                : "event schema version 0 does not exist")
+            throw DecodingError(
+                version > UInt64(Event.currentSchemaVersion)
+                    ? "event schema version \(version) was written by a newer Tally (this build reads 1…\(Event.currentSchemaVersion)); upgrade this replica, then receive it again"
+                    : "event schema version 0 does not exist")
         }
         let origin = ReplicaID(try input.uuid())
         let sequence = try input.varint()

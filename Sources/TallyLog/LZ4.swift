@@ -9,8 +9,10 @@ enum LZ4 {
 
     /// Compresses `source` into `destination` (at least `bound(source.count)` bytes) using
     /// `dictionary`; returns the compressed size, or nil when the result would not be smaller.
-    static func compress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer,
-                         dictionary: UnsafeRawBufferPointer, stream: Stream) -> Int? {
+    static func compress(
+        _ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer,
+        dictionary: UnsafeRawBufferPointer, stream: Stream
+    ) -> Int? {
         guard source.count > 0, source.count <= Int(LZ4_MAX_INPUT_SIZE), destination.count >= bound(source.count) else { return nil }
         LZ4_resetStream_fast(stream.pointer)
         if dictionary.count > 0 {

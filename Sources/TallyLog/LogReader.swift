@@ -50,8 +50,10 @@ public struct LogReader: Sendable {
 
     /// Like `forEachEvent`, in chunks of up to `chunkSize` events in log order, read and decoded
     /// on a second thread one chunk ahead of `body` (see `Prefetcher`).
-    public func forEachEventChunk(from fromIndex: UInt64 = 1, chunkSize: Int = 4_096, checkingSeals: Bool = false,
-                                  _ body: ([LoggedEvent]) throws -> Void) throws {
+    public func forEachEventChunk(
+        from fromIndex: UInt64 = 1, chunkSize: Int = 4_096, checkingSeals: Bool = false,
+        _ body: ([LoggedEvent]) throws -> Void
+    ) throws {
         try prefetchedChunks(from: fromIndex, chunkSize: chunkSize, checkingSeals: checkingSeals, item: { logged, _ in logged }, body)
     }
 
@@ -71,33 +73,40 @@ public struct LogReader: Sendable {
     /// Every event and signatures frame from index 1, in log order, in chunks read, decoded and
     /// hashed on a second thread: what a bundle import verifies.
     public func forEachEntryChunk(checkingSeals: Bool, keepingBytes: Bool, chunkSize: Int = 4_096, _ body: ([Entry]) throws -> Void) throws {
-        try prefetchedChunks(from: 1, chunkSize: chunkSize, checkingSeals: checkingSeals,
-                             item: { logged, bytes in .event(logged, bytes: keepingBytes ? Array(bytes) : nil) },
-                             signatures: { records, segment, offset in .signatures(records, segment: segment, frameOffset: offset) }, body)
+        try prefetchedChunks(
+            from: 1, chunkSize: chunkSize, checkingSeals: checkingSeals,
+            item: { logged, bytes in .event(logged, bytes: keepingBytes ? Array(bytes) : nil) },
+            signatures: { records, segment, offset in .signatures(records, segment: segment, frameOffset: offset) }, body)
     }
 
     /// Reads on a `Prefetcher` thread, handing `body` chunks of what `item` makes of each event
     /// (and `signatures` of each signatures frame, if given).
-    private func prefetchedChunks<Item: Sendable>(from fromIndex: UInt64, chunkSize: Int, checkingSeals: Bool, item: @escaping @Sendable (LoggedEvent, UnsafeRawBufferPointer) -> Item,
-                                                 signatures: (@Sendable ([SignatureRecord], String, Int) -> Item)? = nil,
-                                                 _ body: ([Item]) throws -> Void) throws {
-        try Prefetcher<[Item]>.run(produce: { [self] emit in
-            var chunk: [Item] = []
-            chunk.reserveCapacity(chunkSize)
-            func add(_ entry: Item) throws {
-                chunk.append(entry)
-                if chunk.count == chunkSize {
-                    try emit(chunk)
-                    chunk.removeAll(keepingCapacity: true)
+    private func prefetchedChunks<Item: Sendable>(
+        from fromIndex: UInt64, chunkSize: Int, checkingSeals: Bool, item: @escaping @Sendable (LoggedEvent, UnsafeRawBufferPointer) -> Item,
+        signatures: (@Sendable ([SignatureRecord], String, Int) -> Item)? = nil,
+        _ body: ([Item]) throws -> Void
+    ) throws {
+        try Prefetcher<[Item]>.run(
+            produce: { [self] emit in
+                var chunk: [Item] = []
+                chunk.reserveCapacity(chunkSize)
+                func add(_ entry: Item) throws {
+                    chunk.append(entry)
+                    if chunk.count == chunkSize {
+                        try emit(chunk)
+                        chunk.removeAll(keepingCapacity: true)
+                    }
                 }
-            }
-            try forEachEncodedEvent(from: fromIndex, checkingSeals: checkingSeals, signatures: { records, segment, offset in
-                if let signatures { try add(signatures(records, segment, offset)) }
-            }) { logged, bytes in
-                try add(item(logged, bytes))
-            }
-            if !chunk.isEmpty { try emit(chunk) }
-        }, consume: body)
+                try forEachEncodedEvent(
+                    from: fromIndex, checkingSeals: checkingSeals,
+                    signatures: { records, segment, offset in
+                        if let signatures { try add(signatures(records, segment, offset)) }
+                    }
+                ) { logged, bytes in
+                    try add(item(logged, bytes))
+                }
+                if !chunk.isEmpty { try emit(chunk) }
+            }, consume: body)
     }
 
     /// Like `forEachEvent`, also handing out each event's stored bytes (valid during the call):
@@ -111,9 +120,11 @@ public struct LogReader: Sendable {
     ///
     /// With `signatures`, it is also handed the records of each signatures frame after
     /// `fromIndex`, where they stand among the events (with the segment and frame offset).
-    public func forEachEncodedEvent(from fromIndex: UInt64 = 1, checkingSeals: Bool = false,
-                                    signatures: ([SignatureRecord], String, Int) throws -> Void = { _, _, _ in },
-                                    _ body: (LoggedEvent, UnsafeRawBufferPointer) throws -> Void) throws {
+    public func forEachEncodedEvent(
+        from fromIndex: UInt64 = 1, checkingSeals: Bool = false,
+        signatures: ([SignatureRecord], String, Int) throws -> Void = { _, _, _ in },
+        _ body: (LoggedEvent, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
         precondition(!checkingSeals || fromIndex == 1, "seals can only be checked reading from the first event")
         let names = try segmentNames()
         var head: LogHead? = checkingSeals ? LogHead() : nil  // what the events read so far add up to
@@ -140,7 +151,8 @@ public struct LogReader: Sendable {
                 }
             }
             if let seal = scan.seal, let head, seal != head {
-                throw LogError.corrupt(segment: name, offset: scan.validLength, reason: "seal summary does not match the events before it (events edited, dropped or reordered)")
+                throw LogError.corrupt(
+                    segment: name, offset: scan.validLength, reason: "seal summary does not match the events before it (events edited, dropped or reordered)")
             }
         }
     }
@@ -149,7 +161,9 @@ public struct LogReader: Sendable {
     /// local-only; `EventCodec.routing`), in log order, without decoding or hashing the rest:
     /// for senders, whose receivers verify every event anyway. Frame checksums are checked.
     /// `signatures` is handed each signatures frame's records where they stand.
-    public func forEachStoredEvent(signatures: ([SignatureRecord]) throws -> Void = { _ in }, _ body: (EventCodec.Routing, UnsafeRawBufferPointer) throws -> Void) throws {
+    public func forEachStoredEvent(
+        signatures: ([SignatureRecord]) throws -> Void = { _ in }, _ body: (EventCodec.Routing, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
         let names = try segmentNames()
         for (position, name) in names.enumerated() {
             _ = try scanRoutes(of: name, isLast: position == names.count - 1, signatures: signatures, body)
@@ -157,8 +171,10 @@ public struct LogReader: Sendable {
     }
 
     /// Scans one segment, handing `body` each event's routing fields and bytes.
-    private func scanRoutes(of name: String, isLast: Bool, signatures: ([SignatureRecord]) throws -> Void = { _ in },
-                            _ body: (EventCodec.Routing, UnsafeRawBufferPointer) throws -> Void) throws -> SegmentScan {
+    private func scanRoutes(
+        of name: String, isLast: Bool, signatures: ([SignatureRecord]) throws -> Void = { _ in },
+        _ body: (EventCodec.Routing, UnsafeRawBufferPointer) throws -> Void
+    ) throws -> SegmentScan {
         try SegmentScanner.scan(path: directory + "/" + name, isLast: isLast) { frame in
             if frame.header.type == .signatures {
                 try signatures(try SignatureRecord.decodeList(frame.payload))

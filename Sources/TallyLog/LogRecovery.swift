@@ -40,7 +40,9 @@ enum LogRecovery {
             let path = directory + "/" + name
             let isLast = position == names.count - 1
             guard SegmentFormat.firstIndex(fromFileName: name) == nextIndex else {
-                throw LogError.corrupt(segment: name, offset: 0, reason: "segment starts at index \(SegmentFormat.firstIndex(fromFileName: name)!), expected \(nextIndex) (a segment is missing)")
+                throw LogError.corrupt(
+                    segment: name, offset: 0,
+                    reason: "segment starts at index \(SegmentFormat.firstIndex(fromFileName: name)!), expected \(nextIndex) (a segment is missing)")
             }
             // Sealed segments carry the head in their seal, so only the open one is decoded.
             var signedThrough: [ReplicaID: UInt64] = [:]
@@ -79,9 +81,10 @@ enum LogRecovery {
                 last.tornTail = scan.tornTail
                 last.rotations = rotations
                 if scan.seal == nil {
-                    last.unsignedOrigins = Set(head.chains.filter { origin, chain in
-                        chain.sequence > (signedThrough[origin] ?? 0) && (seenInLast[origin] ?? 0) > (signedThrough[origin] ?? 0)
-                    }.keys)
+                    last.unsignedOrigins = Set(
+                        head.chains.filter { origin, chain in
+                            chain.sequence > (signedThrough[origin] ?? 0) && (seenInLast[origin] ?? 0) > (signedThrough[origin] ?? 0)
+                        }.keys)
                 }
                 if scan.tornTail != nil, cutTornTail {
                     try truncate(path: path, to: scan.validLength)

@@ -42,7 +42,9 @@ public enum LogRepair {
         report.cutOffset = damage.offset
         report.reason = damage.reason
         let names = try SegmentDirectory.segmentNames(in: directory)
-        guard let damagedPosition = names.firstIndex(of: damage.segment) else { throw LogError.notALog(path: directory, reason: "segment \(damage.segment) vanished during repair") }
+        guard let damagedPosition = names.firstIndex(of: damage.segment) else {
+            throw LogError.notALog(path: directory, reason: "segment \(damage.segment) vanished during repair")
+        }
         for name in names[(damagedPosition + 1)...].reversed() {
             let path = directory + "/" + name
             let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0

@@ -111,8 +111,10 @@ public enum LogVerifier {
         var expectedIndex: UInt64 = 1
         for (position, name) in names.enumerated() {
             if SegmentFormat.firstIndex(fromFileName: name) != expectedIndex {
-                report.findings.append(VerificationFinding(segment: name, offset: 0, event: "index \(expectedIndex)",
-                    problem: "segment starts at index \(SegmentFormat.firstIndex(fromFileName: name)!), expected \(expectedIndex): a segment is missing"))
+                report.findings.append(
+                    VerificationFinding(
+                        segment: name, offset: 0, event: "index \(expectedIndex)",
+                        problem: "segment starts at index \(SegmentFormat.firstIndex(fromFileName: name)!), expected \(expectedIndex): a segment is missing"))
                 return report
             }
             do {
@@ -126,19 +128,26 @@ public enum LogVerifier {
                         defer { index += 1 }
                         let event: Event
                         do { event = try EventCodec.decode(bytes) } catch {
-                            report.findings.append(VerificationFinding(segment: name, offset: frame.offset, event: "index \(index)", problem: "does not decode: \(error)"))
+                            report.findings.append(
+                                VerificationFinding(segment: name, offset: frame.offset, event: "index \(index)", problem: "does not decode: \(error)"))
                             return
                         }
                         let label = "\(event.origin)#\(event.sequence)"
                         let chain = head.chains[event.origin]
                         let expected = (chain?.sequence ?? 0) + 1
                         if event.sequence != expected {
-                            let what = event.sequence > expected ? "events #\(expected)…#\(event.sequence - 1) of this origin are missing (dropped)"
+                            let what =
+                                event.sequence > expected
+                                ? "events #\(expected)…#\(event.sequence - 1) of this origin are missing (dropped)"
                                 : "sequence goes back from #\(expected - 1) (reordered or duplicated)"
                             report.findings.append(VerificationFinding(segment: name, offset: frame.offset, event: label, problem: what))
                         } else if event.previousHash != (chain?.hash ?? .zero) {
-                            report.findings.append(VerificationFinding(segment: name, offset: frame.offset, event: label,
-                                problem: "hash chain broken: its previousHash does not match #\(event.sequence - 1) as stored (#\(event.sequence - 1) was edited, or this event forged)"))
+                            report.findings.append(
+                                VerificationFinding(
+                                    segment: name, offset: frame.offset, event: label,
+                                    problem:
+                                        "hash chain broken: its previousHash does not match #\(event.sequence - 1) as stored (#\(event.sequence - 1) was edited, or this event forged)"
+                                ))
                         }
                         head.advance(past: event, hash: EventCodec.hash(bytes))
                         if event.isLocalOnly { authorship.localOnly.insert(event.origin) }
@@ -147,18 +156,23 @@ public enum LogVerifier {
                     }
                 }
                 if let seal = scan.seal, seal != head {
-                    report.findings.append(VerificationFinding(segment: name, offset: scan.validLength, event: nil,
-                        problem: "seal summary does not match the events before it (events edited, dropped or reordered)"))
+                    report.findings.append(
+                        VerificationFinding(
+                            segment: name, offset: scan.validLength, event: nil,
+                            problem: "seal summary does not match the events before it (events edited, dropped or reordered)"))
                 }
                 if let torn = scan.tornTail {
-                    report.tail = "\(name): \(scan.fileLength - scan.validLength) bytes after the last complete frame (\(torn)); in flight, or torn by a crash and cut by the next writer"
+                    report.tail =
+                        "\(name): \(scan.fileLength - scan.validLength) bytes after the last complete frame (\(torn)); in flight, or torn by a crash and cut by the next writer"
                 }
                 expectedIndex = scan.nextIndex
             } catch let LogError.corrupt(segment, offset, reason) {
                 report.findings.append(VerificationFinding(segment: segment, offset: offset, event: "index ≥ \(head.lastIndex + 1)", problem: reason))
                 return report
             } catch let error as DecodingError {
-                report.findings.append(VerificationFinding(segment: name, offset: 0, event: "index ≥ \(head.lastIndex + 1)", problem: "frame payload does not split into events: \(error)"))
+                report.findings.append(
+                    VerificationFinding(
+                        segment: name, offset: 0, event: "index ≥ \(head.lastIndex + 1)", problem: "frame payload does not split into events: \(error)"))
                 return report
             }
         }

@@ -60,8 +60,10 @@ public final class LogWriter: @unchecked Sendable {
     /// if missing) every durable batch of this replica's events is followed by its signed head;
     /// a chain left unsigned (a log from before signing, or a crash that cut the signatures
     /// frame after a batch) is signed now.
-    public init(directory: String, localOrigin: ReplicaID, localOnlyOrigin: ReplicaID, configuration: LogConfiguration = LogConfiguration(),
-                signingKeyPath: String? = nil) throws {
+    public init(
+        directory: String, localOrigin: ReplicaID, localOnlyOrigin: ReplicaID, configuration: LogConfiguration = LogConfiguration(),
+        signingKeyPath: String? = nil
+    ) throws {
         self.directory = directory
         self.localOrigin = localOrigin
         self.localOnlyOrigin = localOnlyOrigin
@@ -156,7 +158,9 @@ public final class LogWriter: @unchecked Sendable {
                     // appends a stream only up to a signed head, so this keeps its appends
                     // flowing beside its checks. One signature per ~6,000 events.
                     if let key = signingKey, stamper.replicated.sequence > (ownBefore?.sequence ?? 0) {
-                        chunk.signatures = [SignaturePoint(after: chunk.events.count, records: [.head(key.sign(origin: localOrigin, head: stamper.replicated))])]
+                        chunk.signatures = [
+                            SignaturePoint(after: chunk.events.count, records: [.head(key.sign(origin: localOrigin, head: stamper.replicated))])
+                        ]
                     }
                     framer.add(chunk)
                     chunk = StagedBatch(expectedEvents: BackgroundFramer.chunkEvents)
@@ -241,7 +245,9 @@ public final class LogWriter: @unchecked Sendable {
         /// Makes the next event of `draft`, encodes it and adds it to `batch`.
         @discardableResult
         mutating func stage(_ draft: EventDraft, into batch: inout StagedBatch) throws -> (Event, EventHash) {
-            guard draft.actor.utf8.count <= Limits.maxActorBytes else { throw LogError.rejected(reason: "actor name longer than \(Limits.maxActorBytes) bytes") }
+            guard draft.actor.utf8.count <= Limits.maxActorBytes else {
+                throw LogError.rejected(reason: "actor name longer than \(Limits.maxActorBytes) bytes")
+            }
             let chain = draft.isLocalOnly ? localOnly : replicated
             let event = Event(
                 origin: draft.isLocalOnly ? localOnlyOrigin : localOrigin, sequence: chain.sequence + 1, timestamp: clock.tick(wallMillis: wall),
@@ -472,6 +478,7 @@ struct StagedBatch {
         }
         let base = bytes.bytes.count
         bytes.raw(other.bytes.bytes)
-        events.append(contentsOf: other.events.map { Entry(end: $0.end + base, origin: $0.origin, sequence: $0.sequence, timestamp: $0.timestamp, hash: $0.hash) })
+        events.append(
+            contentsOf: other.events.map { Entry(end: $0.end + base, origin: $0.origin, sequence: $0.sequence, timestamp: $0.timestamp, hash: $0.hash) })
     }
 }

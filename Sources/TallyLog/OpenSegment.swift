@@ -36,12 +36,14 @@ struct OpenSegment {
             let path = directory + "/" + name
             let fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
             guard fd >= 0 else { throw LogError.io(operation: "open", path: path, errno: errno) }
-            return OpenSegment(directory: directory, path: path, descriptor: fd, size: recovery.lastSegmentLength,
-                               window: recovery.window, nextIndex: nextIndex, writtenHead: recovery.head)
+            return OpenSegment(
+                directory: directory, path: path, descriptor: fd, size: recovery.lastSegmentLength,
+                window: recovery.window, nextIndex: nextIndex, writtenHead: recovery.head)
         }
         let fd = try SegmentDirectory.createSegment(in: directory, firstIndex: nextIndex)
-        return OpenSegment(directory: directory, path: directory + "/" + SegmentFormat.fileName(firstIndex: nextIndex), descriptor: fd,
-                           size: SegmentFormat.fileHeaderSize, window: [], nextIndex: nextIndex, writtenHead: recovery.head)
+        return OpenSegment(
+            directory: directory, path: directory + "/" + SegmentFormat.fileName(firstIndex: nextIndex), descriptor: fd,
+            size: SegmentFormat.fileHeaderSize, window: [], nextIndex: nextIndex, writtenHead: recovery.head)
     }
 
     /// Writes a staged batch as frames (sealing and starting segments as they fill) with its
@@ -65,8 +67,9 @@ struct OpenSegment {
 
     private mutating func planSignatureFrame(_ records: [SignatureRecord], into plan: inout SegmentWritePlan) {
         let payload = SignatureRecord.encodeList(records)
-        let header = FrameHeader(type: .signatures, codec: .none, eventCount: 0, firstIndex: nextIndex, rawLength: UInt32(payload.count),
-                                 storedLength: UInt32(payload.count), payloadChecksum: CRC32C.checksum(payload))
+        let header = FrameHeader(
+            type: .signatures, codec: .none, eventCount: 0, firstIndex: nextIndex, rawLength: UInt32(payload.count),
+            storedLength: UInt32(payload.count), payloadChecksum: CRC32C.checksum(payload))
         let frame = header.encoded() + payload
         size += frame.count
         plan.steps.append(.write(frame))
@@ -135,7 +138,9 @@ struct OpenSegment {
         let payloadStart = headerStart + SegmentFormat.frameHeaderSize
         out.bytes.append(contentsOf: repeatElement(0, count: SegmentFormat.frameHeaderSize + LZ4.bound(raw.count)))
         let compressedSize = out.bytes.withUnsafeMutableBytes { buffer in
-            window.withUnsafeBytes { LZ4.compress(raw, into: UnsafeMutableRawBufferPointer(rebasing: buffer[payloadStart...]), dictionary: $0, stream: compressor) }
+            window.withUnsafeBytes {
+                LZ4.compress(raw, into: UnsafeMutableRawBufferPointer(rebasing: buffer[payloadStart...]), dictionary: $0, stream: compressor)
+            }
         }
         let storedSize = compressedSize ?? raw.count
         out.bytes.removeSubrange((payloadStart + storedSize)...)
@@ -155,8 +160,9 @@ struct OpenSegment {
     /// segment starting at the next index.
     private mutating func planSealAndNext(into plan: inout SegmentWritePlan) {
         let summary = writtenHead.encoded()
-        let header = FrameHeader(type: .seal, codec: .none, eventCount: 0, firstIndex: nextIndex, rawLength: UInt32(summary.count),
-                                 storedLength: UInt32(summary.count), payloadChecksum: CRC32C.checksum(summary))
+        let header = FrameHeader(
+            type: .seal, codec: .none, eventCount: 0, firstIndex: nextIndex, rawLength: UInt32(summary.count),
+            storedLength: UInt32(summary.count), payloadChecksum: CRC32C.checksum(summary))
         plan.steps.append(.write(header.encoded() + summary))
         plan.steps.append(.sealAndStartNext(firstIndex: nextIndex))
         size = SegmentFormat.fileHeaderSize

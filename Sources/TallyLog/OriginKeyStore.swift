@@ -66,7 +66,8 @@ public struct OriginKeyStore: Sendable {
     public func trust(_ key: OriginKey, for origin: ReplicaID) throws {
         try file.update { pins in
             if let current = pins[origin.description], current.key != key.description {
-                throw LogError.rejected(reason: "origin \(origin) already has key \(current.key) pinned (\(current.pinnedBy)); a pin moves only by a rotation signed with it")
+                throw LogError.rejected(
+                    reason: "origin \(origin) already has key \(current.key) pinned (\(current.pinnedBy)); a pin moves only by a rotation signed with it")
             }
             pins[origin.description] = PinnedOriginKey(key: key, pinnedBy: "trusted by hand")
         }

@@ -23,8 +23,10 @@ public final class Prefetcher<Chunk: Sendable>: @unchecked Sendable {
     /// Calls `produce` on a new thread with an `emit` that queues a chunk (waiting while
     /// `depth` are queued; throwing `Stopped` once the consumer has stopped), and `consume` on
     /// the calling thread with each chunk in order.
-    public static func run(depth: Int = 2, produce: @escaping @Sendable (_ emit: (Chunk) throws -> Void) throws -> Void,
-                    consume: (Chunk) throws -> Void) throws {
+    public static func run(
+        depth: Int = 2, produce: @escaping @Sendable (_ emit: (Chunk) throws -> Void) throws -> Void,
+        consume: (Chunk) throws -> Void
+    ) throws {
         let prefetcher = Prefetcher(depth: depth)
         let thread = Thread { prefetcher.runProducer(produce) }
         thread.name = "tally-prefetch"

@@ -95,16 +95,17 @@ struct FrameHeader: Equatable {
         guard bytes.count >= SegmentFormat.frameHeaderSize else { return nil }
         var input = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[0..<SegmentFormat.frameHeaderSize]))
         guard (try? input.u32()) == SegmentFormat.frameMagic,
-              let typeByte = try? input.u8(), let type = FrameType(rawValue: typeByte),
-              let codecByte = try? input.u8(), let codec = FrameCodec(rawValue: codecByte),
-              (try? input.u16()) == 0,
-              let eventCount = try? input.u32(), let firstIndex = try? input.u64(),
-              let rawLength = try? input.u32(), let storedLength = try? input.u32(),
-              let payloadChecksum = try? input.u32(), let headerChecksum = try? input.u32(),
-              headerChecksum == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<32])),
-              rawLength <= SegmentFormat.maxFrameRawAccepted, storedLength <= SegmentFormat.maxFrameRawAccepted + (1 << 16)
+            let typeByte = try? input.u8(), let type = FrameType(rawValue: typeByte),
+            let codecByte = try? input.u8(), let codec = FrameCodec(rawValue: codecByte),
+            (try? input.u16()) == 0,
+            let eventCount = try? input.u32(), let firstIndex = try? input.u64(),
+            let rawLength = try? input.u32(), let storedLength = try? input.u32(),
+            let payloadChecksum = try? input.u32(), let headerChecksum = try? input.u32(),
+            headerChecksum == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<32])),
+            rawLength <= SegmentFormat.maxFrameRawAccepted, storedLength <= SegmentFormat.maxFrameRawAccepted + (1 << 16)
         else { return nil }
-        return FrameHeader(type: type, codec: codec, eventCount: eventCount, firstIndex: firstIndex,
-                           rawLength: rawLength, storedLength: storedLength, payloadChecksum: payloadChecksum)
+        return FrameHeader(
+            type: type, codec: codec, eventCount: eventCount, firstIndex: firstIndex,
+            rawLength: rawLength, storedLength: storedLength, payloadChecksum: payloadChecksum)
     }
 }

@@ -49,14 +49,17 @@ public struct APIError: Error, Sendable {
         case let error as BlobError:
             switch error {
             case .tooLarge: return APIError(.contentTooLarge, "attachment_too_large", error.description)
-            case .overQuota: return APIError(HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), "attachment_quota_exceeded", error.description)
+            case .overQuota:
+                return APIError(HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), "attachment_quota_exceeded", error.description)
             case .invalidDigest: return APIError(.badRequest, "invalid_digest", error.description)
             case .digestMismatch: return APIError(.unprocessableContent, "rejected", error.description)
             }
         case let error as StatementError: return APIError(.badRequest, "invalid_statement", error.description, field: "file")
         case let error as StatementRefused:
-            return APIError(.unprocessableContent, "bad_rows", "\(error.bad.count) row(s) of the statement cannot be read; nothing was imported (or import with skipBadRows=true)",
-                            field: "file", rows: error.bad.map(\.json))
+            return APIError(
+                .unprocessableContent, "bad_rows",
+                "\(error.bad.count) row(s) of the statement cannot be read; nothing was imported (or import with skipBadRows=true)",
+                field: "file", rows: error.bad.map(\.json))
         case let error as StrictJSONError: return APIError(.badRequest, "malformed_json", "the body is not valid JSON: \(error)")
         case let error as SyncRejection: return APIError(.unprocessableContent, "rejected", error.description)
         case let error as LogError:
@@ -75,7 +78,8 @@ public struct APIError: Error, Sendable {
 
     /// The JSON response.
     var response: Response {
-        let fields: [(String, JSONText)] = [("code", .string(code)), ("message", .string(message))] + (field.map { [("field", .string($0))] } ?? [])
+        let fields: [(String, JSONText)] =
+            [("code", .string(code)), ("message", .string(message))] + (field.map { [("field", .string($0))] } ?? [])
             + (rows.map { [("rows", .array($0))] } ?? [])
         let body = JSONText.object([("error", .object(fields))]).serialized
         return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))

@@ -35,10 +35,11 @@ struct AttachmentRoutes {
             }
             guard writer.size > 0 else { throw ValidationError(field: "file", "the attachment is empty") }
             guard let type = AttachmentType.sniff(writer.head) ?? (limits.allowOtherTypes ? "application/octet-stream" : nil),
-                  limits.allowedTypes.contains(type) || limits.allowOtherTypes
+                limits.allowedTypes.contains(type) || limits.allowOtherTypes
             else {
-                throw APIError(.unsupportedMediaType, "unsupported_attachment_type",
-                               "attachments are \(limits.allowedTypes.joined(separator: ", ")); these bytes are none of them")
+                throw APIError(
+                    .unsupportedMediaType, "unsupported_attachment_type",
+                    "attachments are \(limits.allowedTypes.joined(separator: ", ")); these bytes are none of them")
             }
             let info = try await service.run { try writer.finish() }
             return json(.object([("digest", .string(info.digest)), ("size", .int(Int64(info.size))), ("contentType", .string(type))]), status: .created)
@@ -84,7 +85,7 @@ struct AttachmentRoutes {
     func addReplication(to group: RouterGroup<TallyRequestContext>) {
         group.post("blobs/missing") { request, _ in
             guard case .object(let fields) = try await jsonBody(request, limit: 8 << 20, timeout: service.bodyTimeout),
-                  fields.count == 1, case .array(let items)? = fields.first(where: { $0.0 == "digests" })?.1, items.count <= 100_000
+                fields.count == 1, case .array(let items)? = fields.first(where: { $0.0 == "digests" })?.1, items.count <= 100_000
             else { throw ValidationError(field: "digests", "send {\"digests\": [up to 100,000 SHA-256 hex digests]}", kind: .malformed) }
             var missing: [JSONText] = []
             for item in items {
@@ -127,10 +128,14 @@ struct AttachmentRoutes {
         }
         let file = try blobs.file(of: digest)
         let type = try blobs.contentType(of: digest) ?? "application/octet-stream"
-        var headers: HTTPFields = [.eTag: "\"\(digest)\"", .acceptRanges: "bytes",
-                                   .cacheControl: "private, max-age=31536000, immutable", .contentType: type]
+        var headers: HTTPFields = [
+            .eTag: "\"\(digest)\"", .acceptRanges: "bytes",
+            .cacheControl: "private, max-age=31536000, immutable", .contentType: type,
+        ]
         Self.addSafetyHeaders(&headers, digest: digest, type: type)
-        if let tags = request.headers[.ifNoneMatch], tags.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == "\"\(digest)\"" || $0 == "*" }) {
+        if let tags = request.headers[.ifNoneMatch],
+            tags.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == "\"\(digest)\"" || $0 == "*" })
+        {
             return Response(status: .notModified, headers: headers)
         }
         var range = 0...(max(size, 1) - 1)
@@ -221,7 +226,9 @@ struct AttachmentRoutes {
                     try writer.write(buffer.readableBytesView)
                 } else {
                     state.otherBytes += buffer.readableBytes
-                    if state.otherBytes > multipartAllowance { throw APIError(.contentTooLarge, "body_too_large", "form fields beside the file exceed \(multipartAllowance) bytes") }
+                    if state.otherBytes > multipartAllowance {
+                        throw APIError(.contentTooLarge, "body_too_large", "form fields beside the file exceed \(multipartAllowance) bytes")
+                    }
                 }
             } catch { state.failure = error }
         }
@@ -275,8 +282,12 @@ enum ByteRange: Equatable {
 /// Runs `body`, throwing 408 if it has not finished within `timeout`.
 func withDeadline(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> Void) async throws {
     try await withThrowingTaskGroup(of: Bool.self) { group in
-        group.addTask { try await body(); return true }
-        group.addTask { try await Task.sleep(for: timeout); return false }
+        group.addTask {
+            try await body(); return true
+        }
+        group.addTask {
+            try await Task.sleep(for: timeout); return false
+        }
         let finished = try await group.next() ?? false
         group.cancelAll()
         guard finished else { throw APIError(.requestTimeout, "body_timeout", "the body did not arrive within \(timeout)") }

@@ -26,8 +26,9 @@ struct ChangeFeed {
             guard let after = UInt64(text) else { throw ValidationError(field: "after", "must be a log index (a previous event's id)") }
             guard let token = context.token else { throw APIError(.unauthorized, "unauthorized", "a change feed needs a token") }
             guard service.openStreams.open(for: token.sha256, limit: service.maxStreamsPerToken) else {
-                throw APIError(.tooManyRequests, "too_many_streams",
-                               "token '\(token.name)' already holds \(service.maxStreamsPerToken) change feeds; close one (or resume it with Last-Event-ID)")
+                throw APIError(
+                    .tooManyRequests, "too_many_streams",
+                    "token '\(token.name)' already holds \(service.maxStreamsPerToken) change feeds; close one (or resume it with Last-Event-ID)")
             }
             let service = self.service
             let guardian = FeedGuard(channel: context.channel, writeDeadline: service.bodyTimeout)

@@ -10,9 +10,13 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             if case LedgerError.viewsBehind(let id, _) = error {
                 // Written, durably: 202 with what was written, never an error a client would retry.
                 context.logger.warning("write durable but views behind", metadata: ["entity.id": "\(id)", "error": "\(error)"])
-                return Response(status: .accepted, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: JSONText.object([
-                    ("id", .string(id)), ("written", .bool(true)), ("viewsBehind", .bool(true)), ("message", .string("\(error)")),
-                ]).serialized)))
+                return Response(
+                    status: .accepted, headers: [.contentType: "application/json"],
+                    body: .init(
+                        byteBuffer: ByteBuffer(
+                            string: JSONText.object([
+                                ("id", .string(id)), ("written", .bool(true)), ("viewsBehind", .bool(true)), ("message", .string("\(error)")),
+                            ]).serialized)))
             }
             let answer = APIError.from(error)
             // A 500 is a broken invariant, never the client's doing: the cause goes to the log

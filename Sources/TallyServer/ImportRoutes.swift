@@ -12,13 +12,17 @@ struct ImportRoutes {
 
     /// The largest statement file taken.
     static let maxBytes = 64 << 20
-    static let parameters: Set<String> = ["format", "name", "dryRun", "skipBadRows", "mapping", "account", "currency", "encoding", "delimiter", "headerRow", "positiveIs"]
+    static let parameters: Set<String> = [
+        "format", "name", "dryRun", "skipBadRows", "mapping", "account", "currency", "encoding", "delimiter", "headerRow", "positiveIs",
+    ]
 
     func add(to group: RouterGroup<TallyRequestContext>) {
         // The data out: `format=csv` (expenses in [from, to), UTF-8 with BOM) or `jsonl` (every entity).
         group.get("export") { request, _ in
             let query = request.uri.queryParameters
-            if let unknown = query.first(where: { !["format", "from", "to"].contains(String($0.key)) }) { throw LedgerError.unknownParameter(String(unknown.key)) }
+            if let unknown = query.first(where: { !["format", "from", "to"].contains(String($0.key)) }) {
+                throw LedgerError.unknownParameter(String(unknown.key))
+            }
             func date(_ name: String) throws -> DateTime? {
                 try query.get(name).map { text in
                     guard let date = DateTime(iso8601: text) else { throw ValidationError(field: name, "must be an ISO 8601 date or date-time") }
@@ -30,12 +34,14 @@ struct ImportRoutes {
             switch query.get("format") ?? "csv" {
             case "csv":
                 let bytes = try await service.run { try StatementWriter.csv(try views.exportTable(from: from, to: to)) }
-                return Response(status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"tally-expenses.csv\""],
-                                body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+                return Response(
+                    status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"tally-expenses.csv\""],
+                    body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
             case "jsonl":
                 let bytes = try await service.run { try views.exportJSONLines(from: from, to: to) }
-                return Response(status: .ok, headers: [.contentType: "application/jsonl; charset=utf-8", .contentDisposition: "attachment; filename=\"tally.jsonl\""],
-                                body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+                return Response(
+                    status: .ok, headers: [.contentType: "application/jsonl; charset=utf-8", .contentDisposition: "attachment; filename=\"tally.jsonl\""],
+                    body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
             default: throw ValidationError(field: "format", "must be csv or jsonl")
             }
         }
@@ -93,7 +99,10 @@ struct ImportRoutes {
         var options = StatementOptions()
         switch layout {
         case nil: break
-        case .some(nil): throw ValidationError(field: "mapping", "must be one of \(StatementLayout.builtIn.map(\.name).joined(separator: ", ")), or a name saved with tally import mappings save")
+        case .some(nil):
+            throw ValidationError(
+                field: "mapping",
+                "must be one of \(StatementLayout.builtIn.map(\.name).joined(separator: ", ")), or a name saved with tally import mappings save")
         case .some(.some(let (named, headerRow))):
             options.layouts = [named]
             options.headerRow = headerRow

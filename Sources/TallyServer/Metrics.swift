@@ -11,11 +11,14 @@ public final class Metrics: Sendable {
     private let logEvents: Gauge
     private let projectionLag: Gauge
 
-    static let buckets: [Duration] = [.milliseconds(1), .microseconds(2_500), .milliseconds(5), .milliseconds(10), .milliseconds(25),
-                                      .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2_500)]
+    static let buckets: [Duration] = [
+        .milliseconds(1), .microseconds(2_500), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+        .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2_500),
+    ]
     // Computed: `MetricNameDescriptor` is not `Sendable`, so it cannot be a stored static.
     static var requests: MetricNameDescriptor {
-        MetricNameDescriptor(namespace: "tally", subsystem: "http", metricName: "requests", unitName: "total", helpText: "HTTP requests by route, method and status.")
+        MetricNameDescriptor(
+            namespace: "tally", subsystem: "http", metricName: "requests", unitName: "total", helpText: "HTTP requests by route, method and status.")
     }
     static var duration: MetricNameDescriptor {
         MetricNameDescriptor(namespace: "tally", subsystem: "http", metricName: "request_duration", unitName: "seconds", helpText: "Request latency by route.")
@@ -25,10 +28,14 @@ public final class Metrics: Sendable {
     }
 
     init() {
-        logEvents = registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "tally", subsystem: "log", metricName: "events",
-                                                                        helpText: "Events in the log (its last index)."))
-        projectionLag = registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "tally", subsystem: "projection", metricName: "lag",
-                                                                            unitName: "events", helpText: "Events appended but not yet in the views."))
+        logEvents = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "tally", subsystem: "log", metricName: "events",
+                helpText: "Events in the log (its last index)."))
+        projectionLag = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "tally", subsystem: "projection", metricName: "lag",
+                unitName: "events", helpText: "Events appended but not yet in the views."))
     }
 
     /// Counts a request by route pattern, method and status, and times it by route.
@@ -58,8 +65,9 @@ struct MetricsMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: TallyRequestContext, next: (Request, TallyRequestContext) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         let response = try await next(request, context)
-        metrics.record(route: context.endpointPath ?? "unmatched", method: request.method.rawValue, status: response.status.code,
-                       duration: ContinuousClock.now - start)
+        metrics.record(
+            route: context.endpointPath ?? "unmatched", method: request.method.rawValue, status: response.status.code,
+            duration: ContinuousClock.now - start)
         return response
     }
 }

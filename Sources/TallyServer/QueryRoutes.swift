@@ -50,7 +50,7 @@ struct QueryRoutes {
         group.post("recurring/:id/skip") { request, context in
             let uuid = try uuidParameter(context)
             guard case .object(let fields) = try await jsonBody(request, timeout: service.bodyTimeout), fields.count == 1,
-                  let date = fields.first(where: { $0.0 == "date" }), case .string(let day) = date.1
+                let date = fields.first(where: { $0.0 == "date" }), case .string(let day) = date.1
             else { throw ValidationError(field: "date", "give the day to skip, {\"date\": \"YYYY-MM-DD\"}") }
             let actor = actor(context)
             return json(try await service.ledger.skipOccurrence(rule: uuid, day: day, actor: actor))
@@ -131,7 +131,8 @@ actor AsOfGate {
             return
         }
         guard waiting.count < maxWaiting else {
-            throw APIError(.serviceUnavailable, "as_of_busy", "\(maxWaiting + 1) reads of the ledger as it was are already running or waiting; retry in a few seconds")
+            throw APIError(
+                .serviceUnavailable, "as_of_busy", "\(maxWaiting + 1) reads of the ledger as it was are already running or waiting; retry in a few seconds")
         }
         await withCheckedContinuation { waiting.append($0) }
     }

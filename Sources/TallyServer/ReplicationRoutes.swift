@@ -39,11 +39,15 @@ struct ReplicationRoutes {
                 service.metrics.replicated(failure.applied, from: "push:" + (context.token?.name ?? "?"))
                 let error = APIError.from(failure.cause)
                 // A refusal keeps its 4xx; a broken invariant on this side stays a 500 (logged by ErrorMiddleware).
-                throw APIError(error.status, error.status == .internalServerError ? error.code : "rejected", error.message + (failure.applied > 0 ? " (of this push, \(failure.applied) events of earlier, complete batches were applied)" : ""))
+                throw APIError(
+                    error.status, error.status == .internalServerError ? error.code : "rejected",
+                    error.message + (failure.applied > 0 ? " (of this push, \(failure.applied) events of earlier, complete batches were applied)" : ""))
             }
         }
         group.post("sync") { request, _ in
-            guard case .object(let fields) = try await jsonBody(request, timeout: service.bodyTimeout) else { throw ValidationError(field: nil, "the body must be a JSON object", kind: .malformed) }
+            guard case .object(let fields) = try await jsonBody(request, timeout: service.bodyTimeout) else {
+                throw ValidationError(field: nil, "the body must be a JSON object", kind: .malformed)
+            }
             func field(_ name: String) -> String? {
                 if case .string(let text)? = fields.first(where: { $0.0 == name })?.1 { return text }
                 return nil

@@ -25,11 +25,13 @@ public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> 
     router.get("/health") { _, _ in
         let replica: (String, JSONText) = ("replicaId", .string(service.directory.identity.replicaId))
         if let stopped = service.ledger.stoppedBecause {
-            return json(.object([("status", .string("unhealthy")), replica, ("reason", .string("the log writer stopped: \(stopped)"))]), status: .serviceUnavailable)
+            return json(
+                .object([("status", .string("unhealthy")), replica, ("reason", .string("the log writer stopped: \(stopped)"))]), status: .serviceUnavailable)
         }
         let events: UInt64
         do { events = try await service.run { try service.views.projectedIndex() } } catch {
-            return json(.object([("status", .string("unhealthy")), replica, ("reason", .string("the views cannot be read: \(error)"))]), status: .serviceUnavailable)
+            return json(
+                .object([("status", .string("unhealthy")), replica, ("reason", .string("the views cannot be read: \(error)"))]), status: .serviceUnavailable)
         }
         let missing = try await service.run { try service.views.missingAttachments().count }
         return json(.object([("status", .string("ok")), replica, ("projectedIndex", .int(Int64(events))), ("missingAttachments", .int(Int64(missing)))]))
@@ -40,8 +42,9 @@ public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> 
 
     api.get("/metrics") { _, _ in
         let (appended, projected) = try await service.run { (service.ledger.appendedIndex, try service.views.projectedIndex()) }
-        return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
-                        body: .init(byteBuffer: ByteBuffer(bytes: service.metrics.render(appendedIndex: appended, projectedIndex: projected))))
+        return Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+            body: .init(byteBuffer: ByteBuffer(bytes: service.metrics.render(appendedIndex: appended, projectedIndex: projected))))
     }
     api.get("/openapi.yaml") { _, _ in
         Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
@@ -133,11 +136,15 @@ struct EntityRoutes {
             let uuid = try uuidParameter(context)
             if let asOf = try asOfParameter(request) {
                 return try await service.answer(asOf) { views in
-                    guard let entity = try views.entityJSON(type, id: uuid) else { throw APIError(.notFound, "not_found", "no \(type) with id \(uuid.lowercased)") }
+                    guard let entity = try views.entityJSON(type, id: uuid) else {
+                        throw APIError(.notFound, "not_found", "no \(type) with id \(uuid.lowercased)")
+                    }
                     return entity
                 }
             }
-            guard let entity = try service.views.entityJSON(type, id: uuid) else { throw APIError(.notFound, "not_found", "no \(type) with id \(uuid.lowercased)") }
+            guard let entity = try service.views.entityJSON(type, id: uuid) else {
+                throw APIError(.notFound, "not_found", "no \(type) with id \(uuid.lowercased)")
+            }
             return json(entity)
         }
         group.patch(RouterPath("\(path)/:id")) { request, context in
@@ -174,7 +181,9 @@ struct SettingRoutes {
         }
         group.put("settings/:key") { request, context in
             let key = try key(context)
-            guard case .object(let fields) = try await jsonBody(request, timeout: service.bodyTimeout) else { throw ValidationError(field: nil, "the body must be a JSON object", kind: .malformed) }
+            guard case .object(let fields) = try await jsonBody(request, timeout: service.bodyTimeout) else {
+                throw ValidationError(field: nil, "the body must be a JSON object", kind: .malformed)
+            }
             var value: JSONValue?
             var isLocal: Bool?  // the key's own scope unless given (and then it must agree)
             for (name, field) in fields {

@@ -16,11 +16,12 @@ struct StatusRoutes {
         group.get("session") { _, context in
             guard let token = context.token else { throw APIError(.unauthorized, "unauthorized", "no token") }
             let (appended, projected) = try await service.run { (service.ledger.appendedIndex, try service.views.projectedIndex()) }
-            return json(.object([
-                ("token", .string(token.name)), ("scopes", .array(token.scopes.map { .string($0.rawValue) })),
-                ("replicaId", .string(service.directory.identity.replicaId)),
-                ("appendedIndex", .int(Int64(clamping: appended))), ("projectedIndex", .int(Int64(clamping: projected))),
-            ]))
+            return json(
+                .object([
+                    ("token", .string(token.name)), ("scopes", .array(token.scopes.map { .string($0.rawValue) })),
+                    ("replicaId", .string(service.directory.identity.replicaId)),
+                    ("appendedIndex", .int(Int64(clamping: appended))), ("projectedIndex", .int(Int64(clamping: projected))),
+                ]))
         }
         group.get("sync/status") { _, _ in
             try await service.run { try syncStatus() }
@@ -49,13 +50,14 @@ struct StatusRoutes {
         let origins: [JSONText] = vector.sequences.sorted { $0.key.description < $1.key.description }.map {
             .object([("origin", .string($0.key.description)), ("events", .int(Int64(clamping: $0.value)))])
         }
-        return json(.object([
-            ("replicaId", .string(service.directory.identity.replicaId)), ("name", .string(service.directory.identity.name)),
-            ("appendedIndex", .int(Int64(clamping: appended))), ("projectedIndex", .int(Int64(clamping: projected))),
-            ("viewsBehind", .int(Int64(clamping: appended > projected ? appended - projected : 0))),
-            ("origins", .array(origins)), ("peers", .array(peers)),
-            ("missingAttachments", .int(Int64(try service.views.missingAttachments().count))),
-        ]))
+        return json(
+            .object([
+                ("replicaId", .string(service.directory.identity.replicaId)), ("name", .string(service.directory.identity.name)),
+                ("appendedIndex", .int(Int64(clamping: appended))), ("projectedIndex", .int(Int64(clamping: projected))),
+                ("viewsBehind", .int(Int64(clamping: appended > projected ? appended - projected : 0))),
+                ("origins", .array(origins)), ("peers", .array(peers)),
+                ("missingAttachments", .int(Int64(try service.views.missingAttachments().count))),
+            ]))
     }
 
 }

@@ -39,8 +39,10 @@ public final class TallyService: Sendable {
     let asOfGate = AsOfGate()
 
     /// Opens the replica: takes the writer lock, migrates and catches up the views.
-    public init(directory: DataDirectory, logger: Logger, lockTimeout: Double = 0, maxStreamsPerToken: Int = 4,
-                bodyTimeout: Duration = .seconds(30), attachmentLimits: AttachmentLimits = AttachmentLimits()) throws {
+    public init(
+        directory: DataDirectory, logger: Logger, lockTimeout: Double = 0, maxStreamsPerToken: Int = 4,
+        bodyTimeout: Duration = .seconds(30), attachmentLimits: AttachmentLimits = AttachmentLimits()
+    ) throws {
         self.logger = logger
         self.attachmentLimits = attachmentLimits
         self.bodyTimeout = bodyTimeout

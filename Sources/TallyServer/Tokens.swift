@@ -63,7 +63,9 @@ public final class TokenStore: @unchecked Sendable {
     public func create(name: String, scopes: [TokenScope]) throws -> String {
         var bytes = [UInt8](repeating: 0, count: 32)
         for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255) }
-        let secret = "tly_" + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+        let secret =
+            "tly_"
+            + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         try file.update { tokens in
             guard !tokens.contains(where: { $0.name == name }) else { throw LogError.rejected(reason: "a token named '\(name)' exists; revoke it first") }

@@ -13,7 +13,8 @@ import TallyWebApp
 struct WebAppRoutes {
     /// The policy of every web app response. `img-src blob:` is for receipt thumbnails, which
     /// the app fetches with its token and shows as blob URLs.
-    static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
+    static let contentSecurityPolicy =
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; "
         + "connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; require-trusted-types-for 'script'"
 
     /// The assets by name and their version: WebApp/'s files, and `currencies.js`, made here
@@ -63,7 +64,7 @@ struct WebAppRoutes {
         for method in [HTTPRequest.Method.get, .head] {
             router.on("/assets/:version/:name", method: method) { _, context in
                 guard context.parameters.get("version") == catalog.version, let name = context.parameters.get("name"),
-                      let asset = catalog.assets[name], name != "index.html"
+                    let asset = catalog.assets[name], name != "index.html"
                 else { throw APIError(.notFound, "not_found", "no such asset (the page may be from an older version: reload it)") }
                 return Self.response(asset.bytes, contentType: asset.contentType, cache: "public, max-age=31536000, immutable", bodyless: method == .head)
             }

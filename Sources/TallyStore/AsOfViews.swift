@@ -15,18 +15,24 @@ import TallyLog
 public enum AsOfViews {
     /// Runs `body` on `directory`'s views as they were at log index `index` (at most the
     /// log's end). `warn` hears of damaged snapshots passed over.
-    public static func read<T>(_ directory: DataDirectory, at index: UInt64, warn: (String) -> Void,
-                               _ body: (Database) throws -> T) throws -> T {
+    public static func read<T>(
+        _ directory: DataDirectory, at index: UInt64, warn: (String) -> Void,
+        _ body: (Database) throws -> T
+    ) throws -> T {
         let snapshots = ViewSnapshots(directory)
         while true {
             let snapshot = snapshots.latestGood(atOrBefore: index, warn: warn)
             do {
-                return try read(base: snapshot.map { snapshots.databasePath($0.index) }, expectedIndex: snapshot?.index, at: index, events: { from, each in
-                    try directory.reader.forEachEventChunk(from: from, each)
-                }, body)
+                return try read(
+                    base: snapshot.map { snapshots.databasePath($0.index) }, expectedIndex: snapshot?.index, at: index,
+                    events: { from, each in
+                        try directory.reader.forEachEventChunk(from: from, each)
+                    }, body)
             } catch let mismatch as SnapshotMismatch {
                 // A copy that is not what its sidecar says: passed over like a damaged one.
-                warn("snapshot \((mismatch.path as NSString).lastPathComponent) holds the views at log index \(mismatch.holds), not \(mismatch.recorded) as recorded; ignored and removed")
+                warn(
+                    "snapshot \((mismatch.path as NSString).lastPathComponent) holds the views at log index \(mismatch.holds), not \(mismatch.recorded) as recorded; ignored and removed"
+                )
                 if let snapshot { snapshots.remove(snapshot) }
             }
         }
@@ -48,8 +54,10 @@ public enum AsOfViews {
     /// Runs `body` on the views of database `base` (a snapshot; nil for empty views) with the
     /// events up to `index` that follow its checkpoint applied. `events(from, each)` hands out
     /// the log's events from an index on, in chunks.
-    static func read<T>(base: String?, expectedIndex: UInt64? = nil, at index: UInt64, events: (UInt64, ([LoggedEvent]) throws -> Void) throws -> Void,
-                        _ body: (Database) throws -> T) throws -> T {
+    static func read<T>(
+        base: String?, expectedIndex: UInt64? = nil, at index: UInt64, events: (UInt64, ([LoggedEvent]) throws -> Void) throws -> Void,
+        _ body: (Database) throws -> T
+    ) throws -> T {
         var configuration = ProjectionDatabase.configuration()
         configuration.allowsUnsafeTransactions = true  // the transaction spans the apply and `body`, and is rolled back
         configuration.prepareDatabase { db in

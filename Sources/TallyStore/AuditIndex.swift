@@ -51,11 +51,12 @@ public struct AuditIndex: Sendable {
         configuration.busyMode = .timeout(30)
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         try queue.write { db in
-            try db.execute(sql: """
-                CREATE TABLE IF NOT EXISTS entity_segments (entity TEXT NOT NULL, segment INTEGER NOT NULL, PRIMARY KEY (entity, segment)) WITHOUT ROWID;
-                CREATE TABLE IF NOT EXISTS indexed (id INTEGER PRIMARY KEY CHECK (id = 1), through INTEGER NOT NULL);
-                INSERT OR IGNORE INTO indexed (id, through) VALUES (1, 0);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE IF NOT EXISTS entity_segments (entity TEXT NOT NULL, segment INTEGER NOT NULL, PRIMARY KEY (entity, segment)) WITHOUT ROWID;
+                    CREATE TABLE IF NOT EXISTS indexed (id INTEGER PRIMARY KEY CHECK (id = 1), through INTEGER NOT NULL);
+                    INSERT OR IGNORE INTO indexed (id, through) VALUES (1, 0);
+                    """)
         }
         return queue
     }

@@ -26,9 +26,12 @@ extension ProjectionQueries {
     /// written for the category itself over one that came with a merged duplicate, then the
     /// greatest id. Every replica with the same events picks the same one.
     public static func budgetStatuses(_ db: Database, month: String) throws -> [BudgetStatus] {
-        let candidates = try Row.fetchAll(db, sql: """
-            SELECT \(budgetColumns) FROM budgets WHERE from_month <= ? AND (to_month IS NULL OR to_month >= ?)
-            """, arguments: [month, month]).map(budget)
+        let candidates = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT \(budgetColumns) FROM budgets WHERE from_month <= ? AND (to_month IS NULL OR to_month >= ?)
+                """, arguments: [month, month]
+        ).map(budget)
         var chosen: [String: BudgetRow] = [:]
         func rank(_ b: BudgetRow) -> (String, Int, Int, String) { (b.fromMonth, b.toMonth != nil ? 1 : 0, b.categoryRef == b.categoryId ? 1 : 0, b.id) }
         for candidate in candidates {
@@ -55,8 +58,9 @@ extension ProjectionQueries {
     private static let budgetColumns = "id, category_ref, category_id, amount, currency, from_month, to_month"
 
     private static func budget(_ row: Row) -> BudgetRow {
-        BudgetRow(id: row["id"], categoryRef: row["category_ref"], categoryId: row["category_id"], amount: row["amount"], currency: row["currency"],
-                  fromMonth: row["from_month"], toMonth: row["to_month"])
+        BudgetRow(
+            id: row["id"], categoryRef: row["category_ref"], categoryId: row["category_id"], amount: row["amount"], currency: row["currency"],
+            fromMonth: row["from_month"], toMonth: row["to_month"])
     }
 }
 

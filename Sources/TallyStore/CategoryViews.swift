@@ -14,9 +14,10 @@ enum CategoryViews {
             if entity.isLive, CategoryRow(entity) != nil { live.append(entity) }
         }
         let categories = live.compactMap(CategoryRow.init)
-        let (canonical, merges) = CategoryDeduplication.resolve(categories.map {
-            CategoryDeduplication.Category(id: $0.id, name: $0.name, parentId: $0.parentId)
-        })
+        let (canonical, merges) = CategoryDeduplication.resolve(
+            categories.map {
+                CategoryDeduplication.Category(id: $0.id, name: $0.name, parentId: $0.parentId)
+            })
         let oldWinners = try ViewRows.categoryWinners(db)
 
         try db.execute(sql: "DELETE FROM categories")

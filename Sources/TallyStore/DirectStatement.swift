@@ -15,7 +15,8 @@ enum DirectStatement {
     static func execute(_ statement: Statement, _ values: [DatabaseValue], _ db: Database) throws {
         let handle = statement.sqliteStatement
         guard sqlite3_bind_parameter_count(handle) == Int32(values.count) else {
-            throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "\(values.count) values for \(sqlite3_bind_parameter_count(handle)) parameters", sql: statement.sql)
+            throw DatabaseError(
+                resultCode: .SQLITE_MISUSE, message: "\(values.count) values for \(sqlite3_bind_parameter_count(handle)) parameters", sql: statement.sql)
         }
         sqlite3_reset(handle)
         let code = bindingValues(values, from: 0, handle) { sqlite3_step(handle) }

@@ -67,8 +67,9 @@ public enum ProjectionDatabase {
     /// the caller's transaction, so no reader ever sees the tables without their indexes.
     static func dropIndexes(of tables: [String], _ db: Database) throws -> [String] {
         let marks = Array(repeating: "?", count: tables.count).joined(separator: ", ")
-        let indexes = try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (\(marks))",
-                                       arguments: StatementArguments(tables))
+        let indexes = try Row.fetchAll(
+            db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN (\(marks))",
+            arguments: StatementArguments(tables))
         for index in indexes { try db.execute(sql: "DROP INDEX \(index["name"] as String)") }
         return indexes.map { $0["sql"] as String }
     }
@@ -99,8 +100,9 @@ public enum ProjectionDatabase {
         while true {
             if let lock = try lockGenerations(directory) { return lock }
             guard Date().timeIntervalSince(start) < timeout else {
-                throw LogError.rejected(reason: "another process is writing a new generation of the views of \(directory.path) "
-                                            + "(a rebuild or a first load; waited \(Int(timeout)) s); retry when it has finished")
+                throw LogError.rejected(
+                    reason: "another process is writing a new generation of the views of \(directory.path) "
+                        + "(a rebuild or a first load; waited \(Int(timeout)) s); retry when it has finished")
             }
             usleep(50_000)
         }
@@ -182,7 +184,12 @@ extension ProjectionDatabase {
     /// The attachments live entities reference, as the views stand, read without changing them.
     public static func peekReferencedAttachments(_ directory: DataDirectory) -> Set<String> {
         currentPath(directory).flatMap { path in
-            try? DatabaseQueue(path: path, configuration: { var c = Configuration(); c.readonly = true; return c }()).read {
+            try? DatabaseQueue(
+                path: path,
+                configuration: {
+                    var c = Configuration(); c.readonly = true; return c
+                }()
+            ).read {
                 try ProjectionQueries.referencedAttachments($0)
             }
         } ?? []
@@ -192,7 +199,12 @@ extension ProjectionDatabase {
     /// writing anything (`tally status` must change nothing); 0 if there are no views yet.
     public static func peekCheckpoint(_ directory: DataDirectory) -> UInt64 {
         currentPath(directory).flatMap { path in
-            try? DatabaseQueue(path: path, configuration: { var c = Configuration(); c.readonly = true; return c }()).read {
+            try? DatabaseQueue(
+                path: path,
+                configuration: {
+                    var c = Configuration(); c.readonly = true; return c
+                }()
+            ).read {
                 try UInt64.fetchOne($0, sql: "SELECT last_index FROM projection_checkpoint")
             }
         } ?? 0

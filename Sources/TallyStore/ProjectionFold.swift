@@ -53,8 +53,9 @@ struct ProjectionFold {
         for position in ProjectionRebuilder.inWritingOrder(touched) {
             let (id, entity) = touched[position]
             try Projector.saveState(entity, db)
-            try ViewRows.write(from: before[id].map { ViewRows.rows(of: $0, winners: winners) } ?? .none,
-                               to: ViewRows.rows(of: entity, winners: winners), db)
+            try ViewRows.write(
+                from: before[id].map { ViewRows.rows(of: $0, winners: winners) } ?? .none,
+                to: ViewRows.rows(of: entity, winners: winners), db)
             if let found = conflicts[id] { try ViewRows.insertConflicts(found, of: entity, origins: &origins, db) }
         }
         if categoriesChanged { try CategoryViews.refresh(db) }

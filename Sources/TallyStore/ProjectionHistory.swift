@@ -14,18 +14,21 @@ enum ProjectionHistory {
     /// latest second already written, so the history never goes backwards.
     static func advance(to lastIndex: UInt64, _ db: Database) throws {
         try db.cachedStatement(sql: "UPDATE projection_checkpoint SET last_index = ? WHERE id = 1").execute(arguments: [Int64(lastIndex)])
-        try db.cachedStatement(sql: """
-            INSERT INTO projection_history (second, last_index)
-            VALUES (max(?1, coalesce((SELECT max(second) FROM projection_history), ?1)), ?2)
-            ON CONFLICT (second) DO UPDATE SET last_index = excluded.last_index
-            """).execute(arguments: [currentSecond(), Int64(lastIndex)])
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO projection_history (second, last_index)
+                VALUES (max(?1, coalesce((SELECT max(second) FROM projection_history), ?1)), ?2)
+                ON CONFLICT (second) DO UPDATE SET last_index = excluded.last_index
+                """
+        ).execute(arguments: [currentSecond(), Int64(lastIndex)])
     }
 
     /// The log index these views showed at the end of `second` (Unix seconds): 0 before they
     /// first projected anything.
     static func index(atEndOf second: Int64, _ db: Database) throws -> UInt64 {
-        let index = try Int64.fetchOne(db, sql: "SELECT last_index FROM projection_history WHERE second <= ? ORDER BY second DESC LIMIT 1",
-                                       arguments: [second])
+        let index = try Int64.fetchOne(
+            db, sql: "SELECT last_index FROM projection_history WHERE second <= ? ORDER BY second DESC LIMIT 1",
+            arguments: [second])
         return UInt64(max(0, index ?? 0))
     }
 
@@ -36,9 +39,10 @@ enum ProjectionHistory {
     /// that second (a snapshot it started from) give way to the replaced generation's.
     static func carryOver(from schema: String, before second: Int64, upTo lastIndex: UInt64, _ db: Database) throws {
         try db.execute(sql: "DELETE FROM main.projection_history WHERE second < ?", arguments: [second])
-        try db.execute(sql: """
-            INSERT INTO main.projection_history (second, last_index)
-            SELECT second, last_index FROM \(schema).projection_history WHERE second < ? AND last_index <= ?
-            """, arguments: [second, Int64(lastIndex)])
+        try db.execute(
+            sql: """
+                INSERT INTO main.projection_history (second, last_index)
+                SELECT second, last_index FROM \(schema).projection_history WHERE second < ? AND last_index <= ?
+                """, arguments: [second, Int64(lastIndex)])
     }
 }

@@ -114,7 +114,9 @@ public enum ProjectionQueries {
         }
         if let text = filter.text {
             // LIKE with its wildcards escaped: the text is matched literally.
-            let pattern = "%" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            let pattern =
+                "%"
+                + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
                 .replacingOccurrences(of: "_", with: "\\_") + "%"
             conditions.append(#"(e.payee LIKE ? ESCAPE '\' OR e.memo LIKE ? ESCAPE '\' OR e.payment LIKE ? ESCAPE '\')"#)
             arguments += [pattern, pattern, pattern]
@@ -145,28 +147,32 @@ public enum ProjectionQueries {
     /// One expense by id.
     public static func expense(_ db: Database, id: String) throws -> ExpenseRow? {
         // Cached: the statement is compiled once per connection, not per request.
-        let statement = try db.cachedStatement(sql: """
-            SELECT \(expenseColumns) FROM expenses e
-            LEFT JOIN categories c ON c.id = e.category_id LEFT JOIN categories p ON p.id = c.parent_id WHERE e.id = ?
-            """)
+        let statement = try db.cachedStatement(
+            sql: """
+                SELECT \(expenseColumns) FROM expenses e
+                LEFT JOIN categories c ON c.id = e.category_id LEFT JOIN categories p ON p.id = c.parent_id WHERE e.id = ?
+                """)
         return try Row.fetchOne(statement, arguments: [id]).map(expense)
     }
 
     private static func expense(_ row: Row) -> ExpenseRow {
         typealias C = ExpenseColumn
-        return ExpenseRow(id: row[C.id.index], kind: row[C.kind.index], amount: row[C.amount.index], currency: row[C.currency.index],
-                          date: row[C.date.index], dateMillis: row[C.dateMillis.index], month: row[C.month.index], categoryId: row[C.categoryId.index],
-                          categoryName: row[C.categoryName.index], parentCategoryName: row[C.parentCategoryName.index], payee: row[C.payee.index],
-                          payment: row[C.payment.index], memo: row[C.memo.index], tags: jsonStrings(row[C.tags.index]), repeat: row[C.repeat.index],
-                          attachments: jsonStrings(row[C.attachments.index]))
+        return ExpenseRow(
+            id: row[C.id.index], kind: row[C.kind.index], amount: row[C.amount.index], currency: row[C.currency.index],
+            date: row[C.date.index], dateMillis: row[C.dateMillis.index], month: row[C.month.index], categoryId: row[C.categoryId.index],
+            categoryName: row[C.categoryName.index], parentCategoryName: row[C.parentCategoryName.index], payee: row[C.payee.index],
+            payment: row[C.payment.index], memo: row[C.memo.index], tags: jsonStrings(row[C.tags.index]), repeat: row[C.repeat.index],
+            attachments: jsonStrings(row[C.attachments.index]))
     }
 
     /// A category and every category below it.
     public static func categoryWithDescendants(_ db: Database, _ id: String) throws -> [String] {
-        try String.fetchAll(db, sql: """
-            WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT c.id FROM categories c JOIN tree ON c.parent_id = tree.id)
-            SELECT id FROM tree ORDER BY id
-            """, arguments: [id])
+        try String.fetchAll(
+            db,
+            sql: """
+                WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT c.id FROM categories c JOIN tree ON c.parent_id = tree.id)
+                SELECT id FROM tree ORDER BY id
+                """, arguments: [id])
     }
 
     /// Categories as a tree: each parent followed by its children (depth-first, by name), with depth.
@@ -205,9 +211,10 @@ public enum ProjectionQueries {
     static let todoColumns = "id, title, memo, start_date, end_date, checks, percentage, is_challenge, is_completed, attachments"
 
     private static func todo(_ row: Row) -> TodoRow {
-        TodoRow(id: row["id"], title: row["title"], memo: row["memo"], startDate: row["start_date"], endDate: row["end_date"],
-                checks: jsonBools(row["checks"]), percentage: row["percentage"], isChallenge: row["is_challenge"], isCompleted: row["is_completed"],
-                attachments: jsonStrings(row["attachments"]))
+        TodoRow(
+            id: row["id"], title: row["title"], memo: row["memo"], startDate: row["start_date"], endDate: row["end_date"],
+            checks: jsonBools(row["checks"]), percentage: row["percentage"], isChallenge: row["is_challenge"], isCompleted: row["is_completed"],
+            attachments: jsonStrings(row["attachments"]))
     }
 
     /// Settings by scope then key.
@@ -222,9 +229,10 @@ public enum ProjectionQueries {
     /// category's id — to that category's direct children (its own expenses under itself, and
     /// expenses outside it left out): the drill-down of the web app's chart.
     public static func summary(_ db: Database, month: String, within root: String? = nil) throws -> MonthSummary {
-        let parents = Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT id, parent_id, name FROM categories").map {
-            ($0["id"] as String, (parent: $0["parent_id"] as String?, name: $0["name"] as String))
-        })
+        let parents = Dictionary(
+            uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT id, parent_id, name FROM categories").map {
+                ($0["id"] as String, (parent: $0["parent_id"] as String?, name: $0["name"] as String))
+            })
         /// The bucket an expense's category counts toward: `.some(nil)` for "no category" at
         /// the top level, `nil` when the category is outside `root`.
         func bucket(_ id: String?) -> String?? {
@@ -241,12 +249,16 @@ public enum ProjectionQueries {
         var totals: [String: MonthSummary.Total] = [:]
         var byCategory: [String: MonthSummary.Group] = [:]
         var byPayment: [String: MonthSummary.Group] = [:]
-        let rows = try Row.fetchCursor(db, sql: """
-            SELECT kind, currency, category_id, payment, \(splitSum("amount", as: "amount")), COUNT(*) AS count FROM expenses WHERE month = ?
-            GROUP BY kind, currency, category_id, payment
-            """, arguments: [month])
-        func addTo(_ groups: inout [String: MonthSummary.Group], _ key: String, _ start: @autoclosure () -> MonthSummary.Group,
-                   _ amount: AmountSum, _ count: Int) {
+        let rows = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT kind, currency, category_id, payment, \(splitSum("amount", as: "amount")), COUNT(*) AS count FROM expenses WHERE month = ?
+                GROUP BY kind, currency, category_id, payment
+                """, arguments: [month])
+        func addTo(
+            _ groups: inout [String: MonthSummary.Group], _ key: String, _ start: @autoclosure () -> MonthSummary.Group,
+            _ amount: AmountSum, _ count: Int
+        ) {
             var group = groups[key] ?? start()
             group.amount.add(amount)
             group.count += count
@@ -260,13 +272,16 @@ public enum ProjectionQueries {
             total.count += count
             totals[currency] = total
             if case .some(let top) = bucket(category) {
-                addTo(&byCategory, "\(top ?? "")|\(kind)|\(currency)",
-                      MonthSummary.Group(key: top, label: top.flatMap { parents[$0]?.name } ?? "(none)", kind: kind, currency: currency, amount: AmountSum(), count: 0),
-                      amount, count)
+                addTo(
+                    &byCategory, "\(top ?? "")|\(kind)|\(currency)",
+                    MonthSummary.Group(
+                        key: top, label: top.flatMap { parents[$0]?.name } ?? "(none)", kind: kind, currency: currency, amount: AmountSum(), count: 0),
+                    amount, count)
             }
-            addTo(&byPayment, "\(payment ?? "")|\(kind)|\(currency)",
-                  MonthSummary.Group(key: payment, label: payment ?? "(none)", kind: kind, currency: currency, amount: AmountSum(), count: 0),
-                  amount, count)
+            addTo(
+                &byPayment, "\(payment ?? "")|\(kind)|\(currency)",
+                MonthSummary.Group(key: payment, label: payment ?? "(none)", kind: kind, currency: currency, amount: AmountSum(), count: 0),
+                amount, count)
         }
         // Largest first; a total too large to show sorts above every other.
         let order: (MonthSummary.Group, MonthSummary.Group) -> Bool = {
@@ -276,23 +291,28 @@ public enum ProjectionQueries {
             guard todo.isChallenge, let start = todo.startDate else { return false }
             return String(start.prefix(7)) <= month && (todo.endDate.map { String($0.prefix(7)) >= month } ?? true)
         }
-        return MonthSummary(month: month, totals: totals.values.sorted { $0.currency < $1.currency },
-                            byCategory: byCategory.values.sorted(by: order), byPayment: byPayment.values.sorted(by: order),
-                            topPayees: try topPayees(db, month: month).sorted(by: order), challenges: challenges,
-                            budgets: try budgetStatuses(db, month: month))
+        return MonthSummary(
+            month: month, totals: totals.values.sorted { $0.currency < $1.currency },
+            byCategory: byCategory.values.sorted(by: order), byPayment: byPayment.values.sorted(by: order),
+            topPayees: try topPayees(db, month: month).sorted(by: order), challenges: challenges,
+            budgets: try budgetStatuses(db, month: month))
     }
 
     /// A month's spending per payee, the largest `MonthSummary.topPayeeCount` of each currency.
     static func topPayees(_ db: Database, month: String) throws -> [MonthSummary.Group] {
         var byCurrency: [String: [MonthSummary.Group]] = [:]
-        let rows = try Row.fetchCursor(db, sql: """
-            SELECT currency, payee, \(splitSum("amount", as: "amount")), COUNT(*) AS count FROM expenses
-            WHERE month = ? AND kind = 'expense' AND payee IS NOT NULL GROUP BY currency, payee
-            """, arguments: [month])
+        let rows = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT currency, payee, \(splitSum("amount", as: "amount")), COUNT(*) AS count FROM expenses
+                WHERE month = ? AND kind = 'expense' AND payee IS NOT NULL GROUP BY currency, payee
+                """, arguments: [month])
         while let row = try rows.next() {
             let (payee, currency): (String, String) = (row["payee"], row["currency"])
-            byCurrency[currency, default: []].append(MonthSummary.Group(key: payee, label: payee, kind: "expense", currency: currency,
-                                                                        amount: AmountSum(row, "amount"), count: row["count"]))
+            byCurrency[currency, default: []].append(
+                MonthSummary.Group(
+                    key: payee, label: payee, kind: "expense", currency: currency,
+                    amount: AmountSum(row, "amount"), count: row["count"]))
         }
         return byCurrency.values.flatMap { groups in
             groups.sorted { ($1.amount.value ?? .max, $0.label) < ($0.amount.value ?? .max, $1.label) }.prefix(MonthSummary.topPayeeCount)
@@ -301,11 +321,14 @@ public enum ProjectionQueries {
 
     /// Income and expense per month and currency, oldest month first.
     public static func monthlyTotals(_ db: Database) throws -> [(month: String, total: MonthSummary.Total)] {
-        try Row.fetchAll(db, sql: """
-            SELECT month, currency, \(splitSum("CASE WHEN kind = 'income' THEN amount ELSE 0 END", as: "income")),
-                   \(splitSum("CASE WHEN kind = 'expense' THEN amount ELSE 0 END", as: "expense")), COUNT(*) AS count
-            FROM expenses GROUP BY month, currency ORDER BY month, currency
-            """).map {
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT month, currency, \(splitSum("CASE WHEN kind = 'income' THEN amount ELSE 0 END", as: "income")),
+                       \(splitSum("CASE WHEN kind = 'expense' THEN amount ELSE 0 END", as: "expense")), COUNT(*) AS count
+                FROM expenses GROUP BY month, currency ORDER BY month, currency
+                """
+        ).map {
             ($0["month"], MonthSummary.Total(currency: $0["currency"], income: AmountSum($0, "income"), expense: AmountSum($0, "expense"), count: $0["count"]))
         }
     }
@@ -356,12 +379,14 @@ public struct CategoryMergeRow: Sendable, Equatable {
 extension ProjectionQueries {
     /// The conflict journal, optionally for one entity.
     public static func conflicts(_ db: Database, entityID: String?) throws -> [ConflictRow] {
-        let sql = "SELECT entity_id, entity_type, property, losing_value, loser_hlc, loser_origin, winning_value, winner_hlc, winner_origin FROM conflicts"
+        let sql =
+            "SELECT entity_id, entity_type, property, losing_value, loser_hlc, loser_origin, winning_value, winner_hlc, winner_origin FROM conflicts"
             + (entityID == nil ? "" : " WHERE entity_id = ?") + " ORDER BY entity_id, property, loser_hlc, loser_origin"
         return try Row.fetchAll(db, sql: sql, arguments: entityID.map { [$0.lowercased()] } ?? []).map {
-            ConflictRow(entityID: $0["entity_id"], entityType: $0["entity_type"], property: $0["property"], losingValue: $0["losing_value"],
-                        loserHLC: $0["loser_hlc"], loserOrigin: $0["loser_origin"], winningValue: $0["winning_value"], winnerHLC: $0["winner_hlc"],
-                        winnerOrigin: $0["winner_origin"])
+            ConflictRow(
+                entityID: $0["entity_id"], entityType: $0["entity_type"], property: $0["property"], losingValue: $0["losing_value"],
+                loserHLC: $0["loser_hlc"], loserOrigin: $0["loser_origin"], winningValue: $0["winning_value"], winnerHLC: $0["winner_hlc"],
+                winnerOrigin: $0["winner_origin"])
         }
     }
 
@@ -404,10 +429,13 @@ extension ProjectionQueries {
     /// How many conflicts are journaled and categories merged: a sync reports the growth.
     /// Every attachment digest a live expense or to-do references.
     public static func referencedAttachments(_ db: Database) throws -> Set<String> {
-        Set(try String.fetchAll(db, sql: """
-            SELECT j.value FROM expenses, json_each(expenses.attachments) AS j WHERE expenses.attachments != '[]'
-            UNION SELECT j.value FROM todos, json_each(todos.attachments) AS j WHERE todos.attachments != '[]'
-            """))
+        Set(
+            try String.fetchAll(
+                db,
+                sql: """
+                    SELECT j.value FROM expenses, json_each(expenses.attachments) AS j WHERE expenses.attachments != '[]'
+                    UNION SELECT j.value FROM todos, json_each(todos.attachments) AS j WHERE todos.attachments != '[]'
+                    """))
     }
 
     public static func mergeCounts(_ db: Database) throws -> (conflicts: Int, merges: Int) {

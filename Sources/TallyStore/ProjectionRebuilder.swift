@@ -64,8 +64,10 @@ public enum ProjectionRebuilder {
     /// into a side file from a second connection while this one writes the view rows and builds
     /// their indexes; then the states are copied in whole (SQLite's transfer of a table into an
     /// identical one copies records without decoding them, a tenth of inserting them).
-    static func fillNewGeneration(_ queue: DatabaseQueue, at path: String, from state: consuming LedgerState, lastIndex: UInt64,
-                                  progress: (Int, Int) -> Void = { _, _ in }) throws {
+    static func fillNewGeneration(
+        _ queue: DatabaseQueue, at path: String, from state: consuming LedgerState, lastIndex: UInt64,
+        progress: (Int, Int) -> Void = { _, _ in }
+    ) throws {
         let order = inWritingOrder(state.entities)
         let statesPath = path + "-states"
         ProjectionDatabase.removeFiles(at: statesPath)
@@ -75,32 +77,34 @@ public enum ProjectionRebuilder {
         // frees them, and this thread never does (it has the index builds to run).
         let forStates = Handoff(state.entities)
         var owned: LedgerState? = consume state
-        try runBeside({
-            // The lowest priority: this thread's work fits in the time the other core would idle
-            // (the index builds run on one), and must not slow the row writing, which the index
-            // builds wait for.
-            setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)  // on Linux, 0 is the calling thread
-            let entities = forStates.take()
-            let side = try DatabaseQueue(path: statesPath, configuration: ProjectionDatabase.configuration())
-            try side.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF") }
-            try side.inTransaction { db in
-                try db.execute(sql: stateTable)
-                for position in order {
-                    let entity = entities[position].value
-                    try Projector.saveState(id: entity.id, type: entity.type, encoded: EntityStateCodec.encode(entity), db)
+        try runBeside(
+            {
+                // The lowest priority: this thread's work fits in the time the other core would idle
+                // (the index builds run on one), and must not slow the row writing, which the index
+                // builds wait for.
+                setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)  // on Linux, 0 is the calling thread
+                let entities = forStates.take()
+                let side = try DatabaseQueue(path: statesPath, configuration: ProjectionDatabase.configuration())
+                try side.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF") }
+                try side.inTransaction { db in
+                    try db.execute(sql: stateTable)
+                    for position in order {
+                        let entity = entities[position].value
+                        try Projector.saveState(id: entity.id, type: entity.type, encoded: EntityStateCodec.encode(entity), db)
+                    }
+                    return .commit
                 }
-                return .commit
-            }
-            try side.close()
-        }, and: {
-            try queue.inTransaction { db in
-                let indexes = try ProjectionDatabase.dropIndexes(of: ["expenses", "expense_tags"], db)
-                try writeRows(of: owned!, in: order, withStates: false, db, progress: progress)
-                freeElsewhere(owned.take()!)
-                try ProjectionDatabase.createIndexes(indexes, db)
-                return .commit
-            }
-        })
+                try side.close()
+            },
+            and: {
+                try queue.inTransaction { db in
+                    let indexes = try ProjectionDatabase.dropIndexes(of: ["expenses", "expense_tags"], db)
+                    try writeRows(of: owned!, in: order, withStates: false, db, progress: progress)
+                    freeElsewhere(owned.take()!)
+                    try ProjectionDatabase.createIndexes(indexes, db)
+                    return .commit
+                }
+            })
         // The category views are made from the entity states, so only once those are in.
         try queue.writeWithoutTransaction { db in
             try db.execute(sql: "ATTACH DATABASE ? AS states", arguments: [statesPath])
@@ -145,26 +149,31 @@ public enum ProjectionRebuilder {
 
     /// Every entity's rows (and its state, `withStates`), in `order`, and the conflicts, into
     /// empty tables.
-    static func writeRows(of state: borrowing LedgerState, in order: [Dictionary<EntityID, LedgerState.Entity>.Index], withStates: Bool,
-                          _ db: Database, progress: (Int, Int) -> Void) throws {
+    static func writeRows(
+        of state: borrowing LedgerState, in order: [Dictionary<EntityID, LedgerState.Entity>.Index], withStates: Bool,
+        _ db: Database, progress: (Int, Int) -> Void
+    ) throws {
         let entities = state.entities
         let winners = try ViewRows.categoryWinners(db)
         var written = 0
-        try Prefetcher<[(id: EntityID, type: EntityType, state: [UInt8], rows: ViewRows.Rows)]>.run(produce: { emit in
-            for first in stride(from: 0, to: order.count, by: 1_024) {
-                try emit(order[first..<min(first + 1_024, order.count)].map { position in
-                    let entity = entities[position].value
-                    return (entity.id, entity.type, withStates ? EntityStateCodec.encode(entity) : [], ViewRows.rows(of: entity, winners: winners))
-                })
-            }
-        }, consume: { chunk in
-            for prepared in chunk {
-                if withStates { try Projector.saveState(id: prepared.id, type: prepared.type, encoded: prepared.state, db) }
-                try ViewRows.write(from: .none, to: prepared.rows, db)
-            }
-            if written / 50_000 != (written + chunk.count) / 50_000 { progress(written + chunk.count, order.count) }
-            written += chunk.count
-        })
+        try Prefetcher<[(id: EntityID, type: EntityType, state: [UInt8], rows: ViewRows.Rows)]>.run(
+            produce: { emit in
+                for first in stride(from: 0, to: order.count, by: 1_024) {
+                    try emit(
+                        order[first..<min(first + 1_024, order.count)].map { position in
+                            let entity = entities[position].value
+                            return (entity.id, entity.type, withStates ? EntityStateCodec.encode(entity) : [], ViewRows.rows(of: entity, winners: winners))
+                        })
+                }
+            },
+            consume: { chunk in
+                for prepared in chunk {
+                    if withStates { try Projector.saveState(id: prepared.id, type: prepared.type, encoded: prepared.state, db) }
+                    try ViewRows.write(from: .none, to: prepared.rows, db)
+                }
+                if written / 50_000 != (written + chunk.count) / 50_000 { progress(written + chunk.count, order.count) }
+                written += chunk.count
+            })
         var origins = ViewRows.OriginNames()
         for (id, conflicts) in state.conflicts.sorted(by: { $0.key.description < $1.key.description }) {
             try ViewRows.insertConflicts(conflicts, of: entities[id]!, origins: &origins, db)
@@ -190,7 +199,9 @@ public enum ProjectionRebuilder {
                 settings.append((id.description, position))
                 continue
             }
-            let (high, low) = withUnsafeBytes(of: uuid.uuid) { ($0.loadUnaligned(as: UInt64.self).bigEndian, $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self).bigEndian) }
+            let (high, low) = withUnsafeBytes(of: uuid.uuid) {
+                ($0.loadUnaligned(as: UInt64.self).bigEndian, $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self).bigEndian)
+            }
             keys.append((high, low, position))
         }
         keys.sort { ($0.high, $0.low) < ($1.high, $1.low) }
@@ -202,8 +213,10 @@ public enum ProjectionRebuilder {
     /// generation starts as a copy of the latest good snapshot (`ViewSnapshots`) and only the
     /// events after it are replayed — quicker, but it trusts that snapshot's rows; a damaged
     /// one is passed over (`warn`) and none at all means a replay from the start.
-    public static func rebuild(_ directory: DataDirectory, verifyOnly: Bool, fromSnapshot: Bool = false, warn: (String) -> Void = { _ in },
-                               progress: (RebuildProgress) -> Void = { _ in }) throws -> RebuildReport {
+    public static func rebuild(
+        _ directory: DataDirectory, verifyOnly: Bool, fromSnapshot: Bool = false, warn: (String) -> Void = { _ in },
+        progress: (RebuildProgress) -> Void = { _ in }
+    ) throws -> RebuildReport {
         let start = Date()
         let startSecond = ProjectionHistory.currentSecond()
         func report(_ phase: String, _ done: Int, _ total: Int) {
@@ -232,8 +245,13 @@ public enum ProjectionRebuilder {
         var state: LedgerState? = (consume folded).intoState()
         let (generation, path) = try ProjectionDatabase.writeNextGeneration(directory) { queue, path in
             if let snapshot {
-                try DatabaseQueue(path: snapshots.databasePath(snapshot.index), configuration: { var c = Configuration(); c.readonly = true; return c }())
-                    .backup(to: queue)
+                try DatabaseQueue(
+                    path: snapshots.databasePath(snapshot.index),
+                    configuration: {
+                        var c = Configuration(); c.readonly = true; return c
+                    }()
+                )
+                .backup(to: queue)
             } else {
                 try fillNewGeneration(queue, at: path, from: state.take()!, lastIndex: lastIndex) { report("writing views", $0, $1) }
             }
@@ -258,7 +276,9 @@ public enum ProjectionRebuilder {
                 break
             }
             if attempt == 4 {
-                warn("writes kept coming during the rebuild: the live views (at log index \(liveIndex)) and the rebuilt ones (at \(rebuiltIndex)) were never at one index, so they were not compared")
+                warn(
+                    "writes kept coming during the rebuild: the live views (at log index \(liveIndex)) and the rebuilt ones (at \(rebuiltIndex)) were never at one index, so they were not compared"
+                )
             }
         }
         // The moments the replaced views reached each index (not in the log) stay with the views.
@@ -266,7 +286,9 @@ public enum ProjectionRebuilder {
             let reached = try rebuilt.checkpoint()
             try rebuilt.database.writeWithoutTransaction { db in
                 try db.execute(sql: "ATTACH DATABASE ? AS replaced", arguments: [replaced])
-                try db.inTransaction { try ProjectionHistory.carryOver(from: "replaced", before: startSecond, upTo: reached, db); return .commit }
+                try db.inTransaction {
+                    try ProjectionHistory.carryOver(from: "replaced", before: startSecond, upTo: reached, db); return .commit
+                }
                 try db.execute(sql: "DETACH DATABASE replaced")
             }
         }
@@ -297,7 +319,8 @@ public enum ProjectionRebuilder {
             try Projector(directory: directory).catchUp()
         }
         let liveGeneration = ProjectionDatabase.currentGeneration(directory) ?? generation
-        return RebuildReport(events: Int(lastIndex), entities: entities, differences: differences, tables: rebuiltSums.tables,
-                             swapped: !verifyOnly, generation: liveGeneration, seconds: Date().timeIntervalSince(start), startedFrom: snapshot?.index)
+        return RebuildReport(
+            events: Int(lastIndex), entities: entities, differences: differences, tables: rebuiltSums.tables,
+            swapped: !verifyOnly, generation: liveGeneration, seconds: Date().timeIntervalSince(start), startedFrom: snapshot?.index)
     }
 }

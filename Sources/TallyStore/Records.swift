@@ -24,8 +24,9 @@ public struct ExpenseRow: Sendable, Equatable {
     /// The row for a live expense's state; nil if a required property has not arrived.
     init?(_ entity: LedgerState.Entity) {
         guard case .string(let kind)? = entity.value(.kind), case .int(let amount)? = entity.value(.amount),
-              case .string(let currency)? = entity.value(.currency), case .dateTime(let date)? = entity.value(.date),
-              case .string(let cycle)? = entity.value(.repeat) else { return nil }
+            case .string(let currency)? = entity.value(.currency), case .dateTime(let date)? = entity.value(.date),
+            case .string(let cycle)? = entity.value(.repeat)
+        else { return nil }
         id = entity.id.description
         self.kind = kind
         self.amount = amount
@@ -42,9 +43,11 @@ public struct ExpenseRow: Sendable, Equatable {
         if case .strings(let list)? = entity.value(.attachments) { attachments = list } else { attachments = [] }
     }
 
-    init(id: String, kind: String, amount: Int64, currency: String, date: String, dateMillis: Int64, month: String, categoryId: String?,
-         categoryName: String?, parentCategoryName: String?, payee: String?, payment: String?, memo: String?, tags: [String], repeat: String,
-         attachments: [String]) {
+    init(
+        id: String, kind: String, amount: Int64, currency: String, date: String, dateMillis: Int64, month: String, categoryId: String?,
+        categoryName: String?, parentCategoryName: String?, payee: String?, payment: String?, memo: String?, tags: [String], repeat: String,
+        attachments: [String]
+    ) {
         self.payee = payee
         (self.id, self.kind, self.amount, self.currency, self.date, self.dateMillis, self.month) = (id, kind, amount, currency, date, dateMillis, month)
         (self.categoryId, self.categoryName, self.parentCategoryName, self.payment, self.memo) = (categoryId, categoryName, parentCategoryName, payment, memo)
@@ -86,7 +89,8 @@ public struct BudgetRow: Sendable, Equatable {
 
     init?(_ entity: LedgerState.Entity) {
         guard case .int(let amount)? = entity.value(.amount), case .string(let currency)? = entity.value(.currency),
-              case .string(let from)? = entity.value(.fromMonth) else { return nil }
+            case .string(let from)? = entity.value(.fromMonth)
+        else { return nil }
         id = entity.id.description
         (self.amount, self.currency, fromMonth) = (amount, currency, from)
         if case .uuid(let category)? = entity.value(.categoryId) { categoryRef = category.lowercased }
@@ -132,11 +136,14 @@ public struct TodoRow: Sendable, Equatable {
     /// service runs); nil for a to-do that is not a challenge or has no start date.
     public func streaks(now: DateTime = .nowHere) -> Todo.Streaks? {
         guard isChallenge, let startDate, let start = DateTime(iso8601: startDate) else { return nil }
-        return Todo.streaks(checks, start: start.localDayNumber, today: DateTime(epochMillis: now.epochMillis, offsetMinutes: start.offsetMinutes).localDayNumber)
+        return Todo.streaks(
+            checks, start: start.localDayNumber, today: DateTime(epochMillis: now.epochMillis, offsetMinutes: start.offsetMinutes).localDayNumber)
     }
 
-    init(id: String, title: String, memo: String?, startDate: String?, endDate: String?, checks: [Bool], percentage: Double,
-         isChallenge: Bool, isCompleted: Bool, attachments: [String]) {
+    init(
+        id: String, title: String, memo: String?, startDate: String?, endDate: String?, checks: [Bool], percentage: Double,
+        isChallenge: Bool, isCompleted: Bool, attachments: [String]
+    ) {
         (self.id, self.title, self.memo, self.startDate, self.endDate, self.checks) = (id, title, memo, startDate, endDate, checks)
         (self.percentage, self.isChallenge, self.isCompleted, self.attachments) = (percentage, isChallenge, isCompleted, attachments)
     }

@@ -78,8 +78,9 @@ public struct ViewChecksum: Sendable, Equatable {
         for (mine, theirs) in zip(tables, other.tables) where mine != theirs {
             let keys = Set(mine.rowHashes.keys).union(theirs.rowHashes.keys)
             let differing = keys.filter { mine.rowHashes[$0] != theirs.rowHashes[$0] }.sorted()
-            lines.append("\(mine.name): \(mine.rows) rows vs \(theirs.rows) rebuilt, \(differing.count) differ"
-                + (differing.isEmpty ? "" : ": " + differing.prefix(limit).joined(separator: ", ") + (differing.count > limit ? ", …" : "")))
+            lines.append(
+                "\(mine.name): \(mine.rows) rows vs \(theirs.rows) rebuilt, \(differing.count) differ"
+                    + (differing.isEmpty ? "" : ": " + differing.prefix(limit).joined(separator: ", ") + (differing.count > limit ? ", …" : "")))
         }
         return lines
     }

@@ -38,17 +38,26 @@ enum ViewRows {
         }
     }
 
-    static let expenses = Table("expenses", ["id", "kind", "amount", "currency", "date", "date_ms", "month", "category_ref", "category_id",
-                                             "payment", "memo", "tags", "repeat", "attachments", "payee"])
+    static let expenses = Table(
+        "expenses",
+        [
+            "id", "kind", "amount", "currency", "date", "date_ms", "month", "category_ref", "category_id",
+            "payment", "memo", "tags", "repeat", "attachments", "payee",
+        ])
     static let budgets = Table("budgets", ["id", "category_ref", "category_id", "amount", "currency", "from_month", "to_month"])
-    static let todos = Table("todos", ["id", "title", "memo", "start_date", "end_date", "checks", "checks_done", "percentage", "is_challenge",
-                                       "is_completed", "attachments"])
+    static let todos = Table(
+        "todos",
+        [
+            "id", "title", "memo", "start_date", "end_date", "checks", "checks_done", "percentage", "is_challenge",
+            "is_completed", "attachments",
+        ])
 
     /// Who stands for each merged category (`category_merges`: loser → winner).
     static func categoryWinners(_ db: Database) throws -> [String: String] {
-        Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT loser_id, winner_id FROM category_merges").map {
-            ($0["loser_id"] as String, $0["winner_id"] as String)
-        })
+        Dictionary(
+            uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT loser_id, winner_id FROM category_merges").map {
+                ($0["loser_id"] as String, $0["winner_id"] as String)
+            })
     }
 
     /// The rows `entity` shows. An expense's `category_id` is the category that stands for the
@@ -60,11 +69,13 @@ enum ViewRows {
         case .expense:
             guard let row = ExpenseRow(entity) else { return .none }
             let shownCategory = row.categoryId.map { winners[$0] ?? $0 }
-            rows.expense = [row.id.databaseValue, row.kind.databaseValue, row.amount.databaseValue, row.currency.databaseValue,
-                            row.date.databaseValue, row.dateMillis.databaseValue, row.month.databaseValue, row.categoryId.databaseValue,
-                            shownCategory.databaseValue, row.payment.databaseValue, row.memo.databaseValue,
-                            JSONText.array(row.tags.map(JSONText.string)).serialized.databaseValue, row.repeat.databaseValue,
-                            JSONText.array(row.attachments.map(JSONText.string)).serialized.databaseValue, row.payee.databaseValue]
+            rows.expense = [
+                row.id.databaseValue, row.kind.databaseValue, row.amount.databaseValue, row.currency.databaseValue,
+                row.date.databaseValue, row.dateMillis.databaseValue, row.month.databaseValue, row.categoryId.databaseValue,
+                shownCategory.databaseValue, row.payment.databaseValue, row.memo.databaseValue,
+                JSONText.array(row.tags.map(JSONText.string)).serialized.databaseValue, row.repeat.databaseValue,
+                JSONText.array(row.attachments.map(JSONText.string)).serialized.databaseValue, row.payee.databaseValue,
+            ]
             rows.tags = row.tags
         case .category, .recurring, .importBatch, .rule, .rate:
             // Categories: `CategoryViews`. Recurring rules have no table: they are read from
@@ -72,15 +83,19 @@ enum ViewRows {
             break
         case .todo:
             guard let row = TodoRow(entity) else { return .none }
-            rows.todo = [row.id.databaseValue, row.title.databaseValue, row.memo.databaseValue, row.startDate.databaseValue,
-                         row.endDate.databaseValue, JSONText.array(row.checks.map(JSONText.bool)).serialized.databaseValue,
-                         row.checks.filter { $0 }.count.databaseValue, row.percentage.databaseValue, row.isChallenge.databaseValue,
-                         row.isCompleted.databaseValue, JSONText.array(row.attachments.map(JSONText.string)).serialized.databaseValue]
+            rows.todo = [
+                row.id.databaseValue, row.title.databaseValue, row.memo.databaseValue, row.startDate.databaseValue,
+                row.endDate.databaseValue, JSONText.array(row.checks.map(JSONText.bool)).serialized.databaseValue,
+                row.checks.filter { $0 }.count.databaseValue, row.percentage.databaseValue, row.isChallenge.databaseValue,
+                row.isCompleted.databaseValue, JSONText.array(row.attachments.map(JSONText.string)).serialized.databaseValue,
+            ]
         case .budget:
             guard let row = BudgetRow(entity) else { return .none }
             let shownCategory = row.categoryRef.map { winners[$0] ?? $0 }
-            rows.budget = [row.id.databaseValue, row.categoryRef.databaseValue, shownCategory.databaseValue, row.amount.databaseValue,
-                           row.currency.databaseValue, row.fromMonth.databaseValue, row.toMonth.databaseValue]
+            rows.budget = [
+                row.id.databaseValue, row.categoryRef.databaseValue, shownCategory.databaseValue, row.amount.databaseValue,
+                row.currency.databaseValue, row.fromMonth.databaseValue, row.toMonth.databaseValue,
+            ]
         case .setting:
             guard case .json(let value)? = entity.value(.value) else { return .none }
             rows.setting = [(entity.isLocalOnly ? "local" : "replicated").databaseValue, entity.id.description.databaseValue, value.databaseValue]
@@ -125,27 +140,31 @@ enum ViewRows {
             let changed = columns.indices.dropFirst().filter { old[$0] != new[$0] }
             guard !changed.isEmpty else { return }
             let assignments = changed.map { "\(columns[$0]) = ?" }.joined(separator: ", ")
-            try DirectStatement.execute(try db.cachedStatement(sql: "UPDATE \(table.name) SET \(assignments) WHERE \(columns[0]) = ?"),
-                                        changed.map { new[$0] } + [new[0]], db)
+            try DirectStatement.execute(
+                try db.cachedStatement(sql: "UPDATE \(table.name) SET \(assignments) WHERE \(columns[0]) = ?"),
+                changed.map { new[$0] } + [new[0]], db)
         }
     }
 
     /// Adds conflicts to the journal (which only ever grows; a conflict found again is kept once).
     static func insertConflicts(_ conflicts: [LedgerState.Conflict], of entity: LedgerState.Entity, origins: inout OriginNames, _ db: Database) throws {
         let id = entity.id.description.databaseValue, type = entity.type.description.databaseValue
-        let insert = try db.cachedStatement(sql: """
-            INSERT OR IGNORE INTO conflicts (entity_id, entity_type, property, loser_hlc, loser_origin, losing_value, winner_hlc, winner_origin, winning_value)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
+        let insert = try db.cachedStatement(
+            sql: """
+                INSERT OR IGNORE INTO conflicts (entity_id, entity_type, property, loser_hlc, loser_origin, losing_value, winner_hlc, winner_origin, winning_value)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
         for conflict in conflicts {
             // Bound through the C API (`DirectStatement`): a merge of two busy replicas journals
             // hundreds of thousands, and GRDB's argument copies were most of their cost.
-            try DirectStatement.execute(insert, [
-                id, type, conflict.property.jsonName.databaseValue, conflict.loser.timestamp.description.databaseValue,
-                origins.name(of: conflict.loser.origin), conflict.losingValue.json.serialized.databaseValue,
-                conflict.winner.timestamp.description.databaseValue, origins.name(of: conflict.winner.origin),
-                conflict.winningValue.json.serialized.databaseValue,
-            ], db)
+            try DirectStatement.execute(
+                insert,
+                [
+                    id, type, conflict.property.jsonName.databaseValue, conflict.loser.timestamp.description.databaseValue,
+                    origins.name(of: conflict.loser.origin), conflict.losingValue.json.serialized.databaseValue,
+                    conflict.winner.timestamp.description.databaseValue, origins.name(of: conflict.winner.origin),
+                    conflict.winningValue.json.serialized.databaseValue,
+                ], db)
         }
     }
 }

@@ -48,10 +48,11 @@ public struct ViewSnapshots: Sendable {
         return names.filter { $0.hasPrefix("views-") && $0.hasSuffix(".json") }.compactMap { name in
             var info = stat()
             guard lstat(folder + "/" + name, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= 4_096,
-                  let data = FileManager.default.contents(atPath: folder + "/" + name),
-                  let snapshot = try? JSONDecoder().decode(Snapshot.self, from: data),
-                  name == (sidecarPath(snapshot.index) as NSString).lastPathComponent,
-                  FileManager.default.fileExists(atPath: databasePath(snapshot.index)) else { return nil }
+                let data = FileManager.default.contents(atPath: folder + "/" + name),
+                let snapshot = try? JSONDecoder().decode(Snapshot.self, from: data),
+                name == (sidecarPath(snapshot.index) as NSString).lastPathComponent,
+                FileManager.default.fileExists(atPath: databasePath(snapshot.index))
+            else { return nil }
             return snapshot
         }.sorted { $0.index < $1.index }
     }
@@ -86,8 +87,9 @@ public struct ViewSnapshots: Sendable {
         try copy.close()
         guard index > 0, !FileManager.default.fileExists(atPath: databasePath(index)) else { return nil }
         let (bytes, crc) = try Self.checksum(of: partial, syncing: true)
-        let snapshot = Snapshot(index: index, bytes: bytes, crc32c: crc, schema: Self.currentSchema,
-                                takenAt: ISO8601DateFormatter().string(from: Date()))
+        let snapshot = Snapshot(
+            index: index, bytes: bytes, crc32c: crc, schema: Self.currentSchema,
+            takenAt: ISO8601DateFormatter().string(from: Date()))
         try rename(partial, to: databasePath(index))
         let sidecar = try JSONEncoder().encode(snapshot)
         let partialSidecar = folder + "/views.json.partial"

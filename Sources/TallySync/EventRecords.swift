@@ -35,8 +35,10 @@ public enum EventRecords {
 
     /// The records of a replica's log that `vector` lacks (never local-only), in log order,
     /// handed out in chunks of about `chunkBytes`.
-    public static func missing(from directory: DataDirectory, for vector: VersionVector, chunkBytes: Int = 1 << 20,
-                               _ chunk: ([UInt8], Int) throws -> Void) throws {
+    public static func missing(
+        from directory: DataDirectory, for vector: VersionVector, chunkBytes: Int = 1 << 20,
+        _ chunk: ([UInt8], Int) throws -> Void
+    ) throws {
         var buffer: [UInt8] = []
         var count = 0
         // Routing fields only: the receiver decodes and verifies every event it is sent. A head
@@ -157,7 +159,9 @@ public struct StreamReceiver {
         if incoming.uncoveredCount > Self.maxUnsignedRun || incoming.uncoveredBytes > Self.maxUnsignedBytes {
             incoming.discardPending()
             try appender.wait()
-            throw SyncRejection(source: source, reason: "more than \(Self.maxUnsignedRun) events or \(Self.maxUnsignedBytes >> 20) MiB arrived without a signed head covering them; refused")
+            throw SyncRejection(
+                source: source,
+                reason: "more than \(Self.maxUnsignedRun) events or \(Self.maxUnsignedBytes >> 20) MiB arrived without a signed head covering them; refused")
         }
     }
 

@@ -68,8 +68,10 @@ public struct IncomingEvents {
     public var checksEveryRecord = false
 
     /// Starts from the receiver's head and the origins' pinned keys.
-    public init(head: LogHead, localOrigins: Set<ReplicaID>, keys: [ReplicaID: OriginKey] = [:], maximumSkewMillis: UInt64,
-                wallMillis: UInt64 = HybridClock.wallMillis()) {
+    public init(
+        head: LogHead, localOrigins: Set<ReplicaID>, keys: [ReplicaID: OriginKey] = [:], maximumSkewMillis: UInt64,
+        wallMillis: UInt64 = HybridClock.wallMillis()
+    ) {
         chains = head.chains
         self.maximumSkewMillis = maximumSkewMillis
         self.wallMillis = wallMillis
@@ -84,8 +86,9 @@ public struct IncomingEvents {
 
     /// Starts from `writer`'s head and the keys pinned in its log directory.
     public init(receivingInto writer: LogWriter, maximumSkewMillis: UInt64) throws {
-        self.init(head: writer.head, localOrigins: [writer.localOrigin, writer.localOnlyOrigin],
-                  keys: try OriginKeyStore(logDirectory: writer.directory).keys(), maximumSkewMillis: maximumSkewMillis)
+        self.init(
+            head: writer.head, localOrigins: [writer.localOrigin, writer.localOnlyOrigin],
+            keys: try OriginKeyStore(logDirectory: writer.directory).keys(), maximumSkewMillis: maximumSkewMillis)
     }
 
     /// Events accepted and waiting for a signed head to cover them.
@@ -179,10 +182,16 @@ public struct IncomingEvents {
             if checksEveryRecord { try checkPassedOver(signed, source: source()) }
             guard uncovered[origin] != nil, let chain = chains[origin], signed.sequence >= chain.sequence else { return }
             guard signed.sequence == chain.sequence, signed.hash == chain.hash else {
-                throw SyncRejection(source: source(), reason: "the signed head #\(signed.sequence) of origin \(origin) names an event this delivery did not bring (a forged or forked chain)")
+                throw SyncRejection(
+                    source: source(),
+                    reason: "the signed head #\(signed.sequence) of origin \(origin) names an event this delivery did not bring (a forged or forked chain)")
             }
             if let pinned = keys[origin], pinned != signed.key {
-                throw SyncRejection(source: source(), reason: "events of origin \(origin) are signed with key \(signed.key), not the key pinned for it (\(pinned)): a chain re-signed by another replica is refused")
+                throw SyncRejection(
+                    source: source(),
+                    reason:
+                        "events of origin \(origin) are signed with key \(signed.key), not the key pinned for it (\(pinned)): a chain re-signed by another replica is refused"
+                )
             }
             keys[origin] = signed.key
             uncovered[origin] = nil
@@ -201,12 +210,17 @@ public struct IncomingEvents {
                 if isHistory, rotation.afterSequence < chainSequence || (pinned != nil && pinned != rotation.oldKey) { return }
             }
             guard rotation.afterSequence == chainSequence else {
-                throw SyncRejection(source: source(), reason: "a key rotation of origin \(origin) claims to follow #\(rotation.afterSequence), but its chain stands at #\(chainSequence) here")
+                throw SyncRejection(
+                    source: source(),
+                    reason: "a key rotation of origin \(origin) claims to follow #\(rotation.afterSequence), but its chain stands at #\(chainSequence) here")
             }
             guard pinned == nil || pinned == rotation.oldKey else {
-                throw SyncRejection(source: source(), reason: "a key rotation of origin \(origin) is signed with key \(rotation.oldKey), not its pinned key \(pinned!)")
+                throw SyncRejection(
+                    source: source(), reason: "a key rotation of origin \(origin) is signed with key \(rotation.oldKey), not its pinned key \(pinned!)")
             }
-            guard rotation.isValid else { throw SyncRejection(source: source(), reason: "a key rotation of origin \(origin) carries a signature that does not verify") }
+            guard rotation.isValid else {
+                throw SyncRejection(source: source(), reason: "a key rotation of origin \(origin) carries a signature that does not verify")
+            }
             rotationsTaken += 1
             guard rotationsTaken <= Self.maxRotationsPerDelivery else {
                 throw SyncRejection(source: source(), reason: "more than \(Self.maxRotationsPerDelivery) key rotations in one delivery")
@@ -227,13 +241,16 @@ public struct IncomingEvents {
             throw SyncRejection(source: source(), reason: "the signed head #\(signed.sequence) of origin \(signed.origin) stands before its event")
         }
         if signed.sequence == chain.sequence, signed.hash != chain.hash {
-            throw SyncRejection(source: source(), reason: "the signed head #\(signed.sequence) of origin \(signed.origin) names another event than the bundle holds")
+            throw SyncRejection(
+                source: source(), reason: "the signed head #\(signed.sequence) of origin \(signed.origin) names another event than the bundle holds")
         }
         if let pinned = keys[signed.origin], pinned != signed.key {
-            throw SyncRejection(source: source(), reason: "a head of origin \(signed.origin) is signed with key \(signed.key), not the key pinned for it (\(pinned))")
+            throw SyncRejection(
+                source: source(), reason: "a head of origin \(signed.origin) is signed with key \(signed.key), not the key pinned for it (\(pinned))")
         }
         guard signed.isValid else {
-            throw SyncRejection(source: source(), reason: "the signed head #\(signed.sequence) of origin \(signed.origin) does not verify with key \(signed.key) (forged)")
+            throw SyncRejection(
+                source: source(), reason: "the signed head #\(signed.sequence) of origin \(signed.origin) does not verify with key \(signed.key) (forged)")
         }
     }
 
@@ -241,7 +258,11 @@ public struct IncomingEvents {
     public mutating func finishDelivery(source: @autoclosure () -> String) throws {
         if let (origin, first) = uncovered.min(by: { $0.key < $1.key }) {
             let last = chains[origin]?.sequence ?? first
-            throw SyncRejection(source: source(), reason: "events #\(first)…#\(last) of origin \(origin) came without a head signed by that origin's key (unsigned, forged or squatted events are refused)")
+            throw SyncRejection(
+                source: source(),
+                reason:
+                    "events #\(first)…#\(last) of origin \(origin) came without a head signed by that origin's key (unsigned, forged or squatted events are refused)"
+            )
         }
         (coveredEvents, coveredRecords, coveredBytes) = (accepted.count, records.count, acceptedBytes)
     }
@@ -260,7 +281,9 @@ public struct IncomingEvents {
             switch record {
             case .head(let signed):
                 guard signed.isValid else {
-                    throw SyncRejection(source: source(), reason: "the signed head #\(signed.sequence) of origin \(signed.origin) does not verify with key \(signed.key) (forged)")
+                    throw SyncRejection(
+                        source: source(),
+                        reason: "the signed head #\(signed.sequence) of origin \(signed.origin) does not verify with key \(signed.key) (forged)")
                 }
                 if recordedKeys[signed.origin] == nil {
                     recordedKeys[signed.origin] = signed.key
@@ -300,4 +323,3 @@ public struct CoveredDelivery: Sendable {
         return try writer.appendEncoded(events, signaturePoints: signatures)
     }
 }
-

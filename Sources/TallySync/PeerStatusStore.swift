@@ -16,8 +16,10 @@ public struct PeerStatus: Codable, Sendable, Equatable {
     public var pushed: Int
     public var vectorAtSuccess: VersionVector?
 
-    public init(name: String, lastAttemptAt: String, lastError: String? = nil, lastSuccessAt: String? = nil, pulled: Int = 0, pushed: Int = 0,
-                vectorAtSuccess: VersionVector? = nil) {
+    public init(
+        name: String, lastAttemptAt: String, lastError: String? = nil, lastSuccessAt: String? = nil, pulled: Int = 0, pushed: Int = 0,
+        vectorAtSuccess: VersionVector? = nil
+    ) {
         (self.name, self.lastAttemptAt, self.lastError, self.lastSuccessAt) = (name, lastAttemptAt, lastError, lastSuccessAt)
         (self.pulled, self.pushed, self.vectorAtSuccess) = (pulled, pushed, vectorAtSuccess)
     }

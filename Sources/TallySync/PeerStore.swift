@@ -36,7 +36,9 @@ public struct PeerStore: Sendable {
             throw LogError.rejected(reason: "peer URL must start with http:// or https://")
         }
         try file.update { peers in
-            guard !peers.contains(where: { $0.name == peer.name }) else { throw LogError.rejected(reason: "a peer named '\(peer.name)' exists; remove it first") }
+            guard !peers.contains(where: { $0.name == peer.name }) else {
+                throw LogError.rejected(reason: "a peer named '\(peer.name)' exists; remove it first")
+            }
             peers.append(peer)
         }
     }

@@ -85,7 +85,9 @@ public struct ReplicaClient: ReplicaTransport {
         request.body = .bytes(ByteBuffer(string: body))
         let response = try await Self.http.execute(request, timeout: .hours(1))
         let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
-        guard response.status.code == 200 else { throw SyncRejection(source: label, reason: "the running server's sync failed (\(response.status.code)): \(text)") }
+        guard response.status.code == 200 else {
+            throw SyncRejection(source: label, reason: "the running server's sync failed (\(response.status.code)): \(text)")
+        }
         return text
     }
 
@@ -106,7 +108,8 @@ public struct ReplicaClient: ReplicaTransport {
 /// The records of `directory` that `vector` lacks, read on a thread of their own and handed
 /// out as a stream of ~1 MiB buffers; the reader waits while the consumer is behind, so
 /// memory stays bounded whatever the log's size.
-public func recordStream(from directory: DataDirectory, lacking vector: VersionVector, sent: Counter = Counter()) -> AsyncThrowingStream<ByteBuffer, any Error> {
+public func recordStream(from directory: DataDirectory, lacking vector: VersionVector, sent: Counter = Counter()) -> AsyncThrowingStream<ByteBuffer, any Error>
+{
     let (stream, continuation) = AsyncThrowingStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingOldest(8))
     let producer = Thread {
         do {

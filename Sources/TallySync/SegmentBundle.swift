@@ -71,8 +71,9 @@ public enum SegmentBundle {
         }
         files.sort { $0.name < $1.name }
         let blobs = try exportBlobs(referencedBy: directory, lacking: vector, to: folder)
-        let manifest = Manifest(fromReplica: directory.identity.replicaId, createdAt: ISO8601DateFormatter().string(from: Date()),
-                                events: contents.count, origins: contents.originsForManifest, files: files, blobs: blobs.isEmpty ? nil : blobs)
+        let manifest = Manifest(
+            fromReplica: directory.identity.replicaId, createdAt: ISO8601DateFormatter().string(from: Date()),
+            events: contents.count, origins: contents.originsForManifest, files: files, blobs: blobs.isEmpty ? nil : blobs)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try writeDurably(try encoder.encode(manifest), to: folder + "/manifest.json")
@@ -112,7 +113,8 @@ public enum SegmentBundle {
         for blob in manifest.blobs ?? [] {
             let path = folder + "/blobs/" + blob.digest
             guard BlobStore.isDigest(blob.digest), blob.bytes >= 0, blob.bytes <= maxFileBytes else {
-                throw SyncRejection(source: folder, reason: "the manifest lists a blob '\(blob.digest.prefix(80))' of \(blob.bytes) bytes, which no bundle holds")
+                throw SyncRejection(
+                    source: folder, reason: "the manifest lists a blob '\(blob.digest.prefix(80))' of \(blob.bytes) bytes, which no bundle holds")
             }
             let writer = try store.writer(limit: blob.bytes)
             try readBounded(path, expectedBytes: blob.bytes, limit: maxFileBytes) { piece in try writer.write(piece) }
@@ -209,12 +211,15 @@ public enum SegmentBundle {
     /// Re-frames the events after the copied segments that the export takes into new segments.
     static func reframeEvents(of reader: LogReader, after copied: CopiedSegments, to folder: String, into contents: inout ExportedEvents) throws {
         var writer = copied.through == 0 ? try SegmentFileWriter(directory: folder) : nil  // an empty export still has a segment
-        try reader.forEachEncodedEvent(from: copied.through + 1, signatures: { records, _, _ in
-            let wanted = records.filter { contents.wants($0) }
-            if wanted.isEmpty { return }
-            if writer == nil { writer = try SegmentFileWriter(directory: folder, after: copied.head) }
-            writer!.append(wanted)
-        }) { logged, bytes in
+        try reader.forEachEncodedEvent(
+            from: copied.through + 1,
+            signatures: { records, _, _ in
+                let wanted = records.filter { contents.wants($0) }
+                if wanted.isEmpty { return }
+                if writer == nil { writer = try SegmentFileWriter(directory: folder, after: copied.head) }
+                writer!.append(wanted)
+            }
+        ) { logged, bytes in
             let event = logged.event
             guard contents.lacks(event.origin, event.sequence, isLocalOnly: event.isLocalOnly) else { return }
             if writer == nil { writer = try SegmentFileWriter(directory: folder, after: copied.head) }
@@ -356,7 +361,9 @@ public enum SegmentBundle {
         do { manifest = try JSONDecoder().decode(Manifest.self, from: data) } catch {
             throw SyncRejection(source: folder + "/manifest.json", reason: "unreadable (\(error))")
         }
-        guard manifest.format == "tally-bundle/1" else { throw SyncRejection(source: folder, reason: "bundle format \(manifest.format) is not one this build reads") }
+        guard manifest.format == "tally-bundle/1" else {
+            throw SyncRejection(source: folder, reason: "bundle format \(manifest.format) is not one this build reads")
+        }
         for file in manifest.files where SegmentFormat.firstIndex(fromFileName: file.name) == nil || file.name.contains("/") {
             throw SyncRejection(source: folder, reason: "the manifest lists '\(file.name)', which is not a segment file name")
         }
@@ -366,7 +373,9 @@ public enum SegmentBundle {
         }
         let blobFiles = ((try? FileManager.default.contentsOfDirectory(atPath: folder + "/blobs")) ?? []).sorted()
         guard blobFiles == (manifest.blobs ?? []).map(\.digest).sorted() else {
-            throw SyncRejection(source: folder + "/blobs", reason: "the blob files do not match the manifest's list (\(blobFiles.count) present, \((manifest.blobs ?? []).count) listed)")
+            throw SyncRejection(
+                source: folder + "/blobs",
+                reason: "the blob files do not match the manifest's list (\(blobFiles.count) present, \((manifest.blobs ?? []).count) listed)")
         }
         return manifest
     }

@@ -37,8 +37,11 @@ public enum RandomEvents {
         case 2: return .int(Int64.random(in: Int64.min...Int64.max, using: &rng))
         case 3: return .string(text(&rng))
         case 4: return .uuid(uuid(&rng))
-        case 5: return .dateTime(DateTime(epochMillis: Int64.random(in: -10_000_000_000_000...10_000_000_000_000, using: &rng),
-                                          offsetMinutes: Int16.random(in: -1080...1080, using: &rng)))
+        case 5:
+            return .dateTime(
+                DateTime(
+                    epochMillis: Int64.random(in: -10_000_000_000_000...10_000_000_000_000, using: &rng),
+                    offsetMinutes: Int16.random(in: -1080...1080, using: &rng)))
         case 6: return .strings((0..<Int.random(in: 0...5, using: &rng)).map { _ in text(&rng, maxLength: 8) })
         case 7: return .bools((0..<Int.random(in: 0...40, using: &rng)).map { _ in Bool.random(using: &rng) })
         default: return .json("{\"k\":\(Int.random(in: 0...1000, using: &rng))}")

@@ -19,7 +19,10 @@ struct AttachmentCommand: ParsableCommand {
 
         func run() throws {
             let (info, type) = try AttachmentFiles.store(file, in: try global.open())
-            print(json ? JSONText.object([("digest", .string(info.digest)), ("size", .int(Int64(info.size))), ("contentType", .string(type))]).serialized : info.digest)
+            print(
+                json
+                    ? JSONText.object([("digest", .string(info.digest)), ("size", .int(Int64(info.size))), ("contentType", .string(type))]).serialized
+                    : info.digest)
         }
     }
 
@@ -64,7 +67,9 @@ struct AttachmentsCommand: ParsableCommand {
     struct GC: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "gc",
-            abstract: "Delete the blobs no live expense or to-do has referenced for --retention-days (counted from when gc first saw them unreferenced, and from their last upload); the audit history keeps their digests.")
+            abstract:
+                "Delete the blobs no live expense or to-do has referenced for --retention-days (counted from when gc first saw them unreferenced, and from their last upload); the audit history keeps their digests."
+        )
         @OptionGroup var global: GlobalOptions
         @Option(help: "Days an unreferenced blob is kept (0 to 3650).") var retentionDays = 30
         @Flag(help: "Only say what would go.") var dryRun = false
@@ -76,13 +81,18 @@ struct AttachmentsCommand: ParsableCommand {
             let collector = AttachmentCollector(directory: directory, retention: TimeInterval(retentionDays) * 86_400)
             let report = try collector.run(views: try global.openViews(), dryRun: dryRun)
             if json {
-                print(JSONText.object([("removed", .array(report.removed.map { .string($0.digest) })), ("dryRun", .bool(dryRun)),
-                                       ("bytes", .int(Int64(report.removed.reduce(0) { $0 + $1.size }))),
-                                       ("waiting", .int(Int64(report.waiting))), ("kept", .int(Int64(report.kept)))]).serialized)
+                print(
+                    JSONText.object([
+                        ("removed", .array(report.removed.map { .string($0.digest) })), ("dryRun", .bool(dryRun)),
+                        ("bytes", .int(Int64(report.removed.reduce(0) { $0 + $1.size }))),
+                        ("waiting", .int(Int64(report.waiting))), ("kept", .int(Int64(report.kept))),
+                    ]).serialized)
                 return
             }
             for blob in report.removed { print("\(dryRun ? "would remove" : "removed") \(blob.digest) (\(blob.size) bytes)") }
-            print("\(report.kept) referenced, \(report.waiting) unreferenced within the retention period, \(report.removed.count) \(dryRun ? "to remove" : "removed")")
+            print(
+                "\(report.kept) referenced, \(report.waiting) unreferenced within the retention period, \(report.removed.count) \(dryRun ? "to remove" : "removed")"
+            )
         }
     }
 }

@@ -11,7 +11,8 @@ struct AuditCommand: ParsableCommand {
 
     struct Verify: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Check every checksum, every origin's sequence and hash chain, and every signature (who wrote each origin's events); exit 1 on any problem.")
+            abstract:
+                "Check every checksum, every origin's sequence and hash chain, and every signature (who wrote each origin's events); exit 1 on any problem.")
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Print JSON.") var json = false
         @Flag(help: "Also re-hash every attachment's blob and name the referenced ones that are missing.") var attachments = false
@@ -24,27 +25,44 @@ struct AuditCommand: ParsableCommand {
             if attachments {
                 let blobs = try global.openViews().verifyAttachments()
                 for digest in blobs.damaged {
-                    report.findings.append(VerificationFinding(segment: "blobs", offset: 0, event: digest, problem: "the attachment's bytes no longer hash to its name (damaged)"))
+                    report.findings.append(
+                        VerificationFinding(segment: "blobs", offset: 0, event: digest, problem: "the attachment's bytes no longer hash to its name (damaged)"))
                 }
                 for digest in blobs.missing {
-                    report.findings.append(VerificationFinding(segment: "blobs", offset: 0, event: digest, problem: "referenced by a live entity but not held (not arrived yet, or lost)"))
+                    report.findings.append(
+                        VerificationFinding(
+                            segment: "blobs", offset: 0, event: digest, problem: "referenced by a live entity but not held (not arrived yet, or lost)"))
                 }
                 if !json { FileHandle.standardError.write(Data("checked \(blobs.checked) attachments\n".utf8)) }
             }
             if json {
-                print(JSONText.object([
-                    ("intact", .bool(report.findings.isEmpty)), ("events", .int(Int64(report.events))),
-                    ("origins", .int(Int64(report.origins))), ("segments", .int(Int64(report.segments))),
-                    ("tail", report.tail.map(JSONText.string) ?? .null),
-                    ("authorship", .array(report.authorship.map { entry in
-                        .object([("origin", .string(entry.origin.description)), ("keys", .array(entry.keys.map { .string($0.description) })),
-                                 ("signedThrough", .int(Int64(clamping: entry.signedThrough))), ("lastSequence", .int(Int64(clamping: entry.lastSequence)))])
-                    })),
-                    ("findings", .array(report.findings.map { finding in
-                        .object([("segment", .string(finding.segment)), ("offset", .int(Int64(finding.offset))),
-                                 ("event", finding.event.map(JSONText.string) ?? .null), ("problem", .string(finding.problem))])
-                    })),
-                ]).serialized)
+                print(
+                    JSONText.object([
+                        ("intact", .bool(report.findings.isEmpty)), ("events", .int(Int64(report.events))),
+                        ("origins", .int(Int64(report.origins))), ("segments", .int(Int64(report.segments))),
+                        ("tail", report.tail.map(JSONText.string) ?? .null),
+                        (
+                            "authorship",
+                            .array(
+                                report.authorship.map { entry in
+                                    .object([
+                                        ("origin", .string(entry.origin.description)), ("keys", .array(entry.keys.map { .string($0.description) })),
+                                        ("signedThrough", .int(Int64(clamping: entry.signedThrough))),
+                                        ("lastSequence", .int(Int64(clamping: entry.lastSequence))),
+                                    ])
+                                })
+                        ),
+                        (
+                            "findings",
+                            .array(
+                                report.findings.map { finding in
+                                    .object([
+                                        ("segment", .string(finding.segment)), ("offset", .int(Int64(finding.offset))),
+                                        ("event", finding.event.map(JSONText.string) ?? .null), ("problem", .string(finding.problem)),
+                                    ])
+                                })
+                        ),
+                    ]).serialized)
             } else if report.findings.isEmpty {
                 print("intact: \(report.events) events, \(report.origins) origins, \(report.segments) segments")
                 for entry in report.authorship { print(Self.describe(entry, own: directory.identity.origin)) }
@@ -58,7 +76,9 @@ struct AuditCommand: ParsableCommand {
         /// "origin … (this replica): #1…#N signed by key …", and what is not signed.
         static func describe(_ entry: OriginAuthorship, own: ReplicaID) -> String {
             let name = "origin \(entry.origin)" + (entry.origin == own ? " (this replica)" : "")
-            guard let key = entry.keys.last else { return "\(name): #1…#\(entry.lastSequence) not signed (written before signing; the writer signs its chain when it next opens)" }
+            guard let key = entry.keys.last else {
+                return "\(name): #1…#\(entry.lastSequence) not signed (written before signing; the writer signs its chain when it next opens)"
+            }
             let keys = entry.keys.count > 1 ? "keys \(entry.keys.map(\.description).joined(separator: " → "))" : "key \(key)"
             var line = "\(name): #1…#\(entry.signedThrough) signed by \(keys)"
             if entry.signedThrough < entry.lastSequence { line += "; #\(entry.signedThrough + 1)…#\(entry.lastSequence) not signed yet" }
@@ -84,13 +104,16 @@ struct AuditCommand: ParsableCommand {
             defer {
                 if let merge { print("\nmerged into category \(merge.winnerID): \(merge.reason); expenses and sub-categories show under it") }
             }
-            print(Table.render(
-                header: ["TIME (UTC)", "ORIGIN#SEQ", "ACTOR", "OPERATION", "CHANGES"],
-                rows: events.map { logged in
-                    let event = logged.event
-                    return [event.timestamp.wallTime, "\(event.origin.description.prefix(8))#\(event.sequence)",
-                            event.actor, event.operation.description, event.changeSummary]
-                }))
+            print(
+                Table.render(
+                    header: ["TIME (UTC)", "ORIGIN#SEQ", "ACTOR", "OPERATION", "CHANGES"],
+                    rows: events.map { logged in
+                        let event = logged.event
+                        return [
+                            event.timestamp.wallTime, "\(event.origin.description.prefix(8))#\(event.sequence)",
+                            event.actor, event.operation.description, event.changeSummary,
+                        ]
+                    }))
         }
     }
 }

@@ -21,8 +21,12 @@ struct BudgetCommand: ParsableCommand {
 
         func properties() throws -> PropertyMap {
             if month != nil, from != nil || to != nil { throw CLIError("--month sets both --from and --to; give one or the others") }
-            return try FlagInput.properties(.budget, [(.categoryId, "category", category), (.amount, "amount", amount), (.currency, "currency", currency),
-                                                      (.fromMonth, "from", month ?? from), (.toMonth, "to", month ?? to)])
+            return try FlagInput.properties(
+                .budget,
+                [
+                    (.categoryId, "category", category), (.amount, "amount", amount), (.currency, "currency", currency),
+                    (.fromMonth, "from", month ?? from), (.toMonth, "to", month ?? to),
+                ])
         }
 
         func checkCreate() throws {
@@ -37,7 +41,8 @@ struct BudgetsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "budgets", abstract: "List budgets.", subcommands: [List.self])
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Every budget, or (with --month) those that apply to a month: budgeted, spent, remaining, over.")
+        static let configuration = CommandConfiguration(
+            abstract: "Every budget, or (with --month) those that apply to a month: budgeted, spent, remaining, over.")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var asOf: AsOfOption
         @Option(help: "A month, YYYY-MM.") var month: String?
@@ -53,14 +58,21 @@ struct BudgetsCommand: ParsableCommand {
             }
             guard let month else {
                 let budgets = try views.budgets()
-                print(Table.render(header: ["CATEGORY", "AMOUNT", "CUR", "FROM", "TO", "ID"], rows: budgets.map { budget in
-                    [budget.categoryId ?? "(all)", Currency.format(budget.amount, currency: budget.currency), budget.currency, budget.fromMonth,
-                     budget.toMonth ?? "", budget.id]
-                }, rightAligned: [1]))
+                print(
+                    Table.render(
+                        header: ["CATEGORY", "AMOUNT", "CUR", "FROM", "TO", "ID"],
+                        rows: budgets.map { budget in
+                            [
+                                budget.categoryId ?? "(all)", Currency.format(budget.amount, currency: budget.currency), budget.currency, budget.fromMonth,
+                                budget.toMonth ?? "", budget.id,
+                            ]
+                        }, rightAligned: [1]))
                 return
             }
             let statuses: [BudgetStatus]
-            do { statuses = try views.budgetStatuses(month: month) } catch let error as TallyCore.ValidationError { throw CLIError("invalid --month: \(error.message)") }
+            do { statuses = try views.budgetStatuses(month: month) } catch let error as TallyCore.ValidationError {
+                throw CLIError("invalid --month: \(error.message)")
+            }
             print(budgetTable(statuses))
         }
     }
@@ -68,8 +80,13 @@ struct BudgetsCommand: ParsableCommand {
 
 /// Budgets against spending, as `budgets list --month` and `summary` print them.
 func budgetTable(_ statuses: [BudgetStatus]) -> String {
-    Table.render(header: ["CATEGORY", "CUR", "BUDGETED", "SPENT", "REMAINING", "OVER"], rows: statuses.map { status in
-        [status.categoryName ?? (status.budget.categoryId == nil ? "(all spending)" : "(deleted category \(status.budget.categoryId ?? ""))"), status.budget.currency, Currency.format(status.budget.amount, currency: status.budget.currency),
-         money(status.spent, status.budget.currency), money(status.remaining, status.budget.currency), status.isOver ? "over" : ""]
-    }, rightAligned: [2, 3, 4])
+    Table.render(
+        header: ["CATEGORY", "CUR", "BUDGETED", "SPENT", "REMAINING", "OVER"],
+        rows: statuses.map { status in
+            [
+                status.categoryName ?? (status.budget.categoryId == nil ? "(all spending)" : "(deleted category \(status.budget.categoryId ?? ""))"),
+                status.budget.currency, Currency.format(status.budget.amount, currency: status.budget.currency),
+                money(status.spent, status.budget.currency), money(status.remaining, status.budget.currency), status.isOver ? "over" : "",
+            ]
+        }, rightAligned: [2, 3, 4])
 }

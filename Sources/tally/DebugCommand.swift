@@ -33,10 +33,12 @@ struct DebugCommand: AsyncParsableCommand {
                 Thread.detachNewThread {
                     defer { group.leave() }
                     for step in 0..<count {
-                        let draft = EventDraft(entityType: .expense, entityID: .uuid(UUID()), operation: .create, properties: [
-                            .kind: .string("expense"), .amount: .int(Int64(1 + step)), .currency: .string("KRW"),
-                            .date: .dateTime(.nowHere), .repeat: .string("none"), .memo: .string("thread \(thread) step \(step)"),
-                        ], actor: "debug:append-loop")
+                        let draft = EventDraft(
+                            entityType: .expense, entityID: .uuid(UUID()), operation: .create,
+                            properties: [
+                                .kind: .string("expense"), .amount: .int(Int64(1 + step)), .currency: .string("KRW"),
+                                .date: .dateTime(.nowHere), .repeat: .string("none"), .memo: .string("thread \(thread) step \(step)"),
+                            ], actor: "debug:append-loop")
                         guard let event = try? writer.append([draft]).first else { return }
                         // Unbuffered, so the line is out the moment the append is acknowledged.
                         output.withLock { FileHandle.standardOutput.write(Data("ack \(event.origin) \(event.sequence)\n".utf8)) }
@@ -70,8 +72,9 @@ struct DebugCommand: AsyncParsableCommand {
         func run() async throws {
             let router = Router()
             router.get("/constant") { _, _ in #"{"ok":true}"# }
-            let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
-                                  logger: Logger(label: "bare") { StreamLogHandler.standardError(label: $0) })
+            let app = Application(
+                router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
+                logger: Logger(label: "bare") { StreamLogHandler.standardError(label: $0) })
             try await app.runService()
         }
     }

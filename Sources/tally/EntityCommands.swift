@@ -62,7 +62,8 @@ struct UpdateEntity<Flags: EntityFlags>: AsyncParsableCommand {
     func run() async throws {
         let (uuid, properties) = (try FlagInput.id(id), try fields.properties(storingAttachmentsIn: global))
         try await WriteOutput.reportingViewsBehind {
-            WriteOutput.printUpdated(try await global.withLedger { try await $0.update(Flags.entityType, id: uuid, properties, actor: global.resolvedActor) }, json: json)
+            WriteOutput.printUpdated(
+                try await global.withLedger { try await $0.update(Flags.entityType, id: uuid, properties, actor: global.resolvedActor) }, json: json)
         }
     }
 }

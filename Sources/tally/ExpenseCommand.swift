@@ -26,10 +26,13 @@ struct ExpenseCommand: ParsableCommand {
         var attachmentFiles: [String] { attach }
 
         func properties() throws -> PropertyMap {
-            var map = try FlagInput.properties(.expense, [
-                (.kind, "kind", kind), (.amount, "amount", amount), (.currency, "currency", currency), (.date, "date", date),
-                (.categoryId, "category", category), (.payee, "payee", payee), (.payment, "payment", payment), (.memo, "memo", memo), (.repeat, "repeat", `repeat`),
-            ])
+            var map = try FlagInput.properties(
+                .expense,
+                [
+                    (.kind, "kind", kind), (.amount, "amount", amount), (.currency, "currency", currency), (.date, "date", date),
+                    (.categoryId, "category", category), (.payee, "payee", payee), (.payment, "payment", payment), (.memo, "memo", memo),
+                    (.repeat, "repeat", `repeat`),
+                ])
             if !tags.isEmpty { map[.tags] = .strings(tags) }
             return map
         }

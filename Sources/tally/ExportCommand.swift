@@ -19,7 +19,9 @@ struct ExportCommand: ParsableCommand {
     }
 
     struct CSV: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "csv", abstract: "Expenses, oldest first: date, kind, amount, currency, category path, payee, payment, memo, tags, attachment digests, id.")
+        static let configuration = CommandConfiguration(
+            commandName: "csv",
+            abstract: "Expenses, oldest first: date, kind, amount, currency, category path, payee, payment, memo, tags, attachment digests, id.")
         @OptionGroup var global: GlobalOptions
         @Option(help: "From this date (ISO 8601, inclusive).") var from: String?
         @Option(help: "To this date (ISO 8601, exclusive).") var to: String?
@@ -33,7 +35,8 @@ struct ExportCommand: ParsableCommand {
         }
 
         func run() throws {
-            try ExportCommand.write(try StatementWriter.csv(try global.openViews().exportTable(from: try Self.date(from, "from"), to: try Self.date(to, "to"))), to: out)
+            try ExportCommand.write(
+                try StatementWriter.csv(try global.openViews().exportTable(from: try Self.date(from, "from"), to: try Self.date(to, "to"))), to: out)
         }
     }
 

@@ -14,7 +14,9 @@ struct ImportCommand: ParsableCommand {
     struct ReadOptions: ParsableArguments {
         @Option(help: "A built-in layout (\(StatementLayout.builtIn.map(\.name).joined(separator: ", "))); default: recognised from the header.")
         var mapping: String?
-        @Option(name: .customLong("column"), help: "ROLE=HEADER or ROLE=N (1-based position): \(ColumnRole.allCases.map(\.rawValue).joined(separator: ", ")). Repeatable.")
+        @Option(
+            name: .customLong("column"),
+            help: "ROLE=HEADER or ROLE=N (1-based position): \(ColumnRole.allCases.map(\.rawValue).joined(separator: ", ")). Repeatable.")
         var columns: [String] = []
         @Option(help: "The header's row number (0: no header row); default: found by its column names.") var headerRow: Int?
         @Option(help: "Currency of rows without a currency column (default: setting defaultCurrency, else KRW).") var currency: String?
@@ -30,7 +32,9 @@ struct ImportCommand: ParsableCommand {
             if let mapping {
                 let settings = try ledger.views.settings().map { (key: $0.key, value: $0.value) }
                 guard let (layout, headerRow) = try SavedMapping.layout(named: mapping, settings: settings) else {
-                    throw CLIError("invalid --mapping '\(mapping)': one of \(StatementLayout.builtIn.map(\.name).joined(separator: ", ")), or a name saved with tally import mappings save")
+                    throw CLIError(
+                        "invalid --mapping '\(mapping)': one of \(StatementLayout.builtIn.map(\.name).joined(separator: ", ")), or a name saved with tally import mappings save"
+                    )
                 }
                 options.layouts = [layout]
                 options.headerRow = headerRow
@@ -69,7 +73,9 @@ struct ImportCommand: ParsableCommand {
     }
 
     /// Reads the file, imports it, prints the report.
-    static func run(format: String, file: String, global: GlobalOptions, read: ReadOptions, configure: (inout StatementOptions) throws -> Void = { _ in }) throws {
+    static func run(format: String, file: String, global: GlobalOptions, read: ReadOptions, configure: (inout StatementOptions) throws -> Void = { _ in })
+        throws
+    {
         guard let data = FileManager.default.contents(atPath: file) else { throw CLIError("cannot read \(file)") }
         guard data.count <= 512 << 20 else { throw CLIError("\(file) is larger than 512 MiB") }
         let ledger = try global.openLedger()
@@ -79,8 +85,10 @@ struct ImportCommand: ParsableCommand {
         let report: ImportReport
         do {
             let finalOptions = options
-            report = try ledger.importFile(Array(data), fileName: (file as NSString).lastPathComponent, format: format,
-                                           dryRun: read.dryRun, skipBadRows: read.skipBadRows, actor: global.resolvedActor) { bytes in
+            report = try ledger.importFile(
+                Array(data), fileName: (file as NSString).lastPathComponent, format: format,
+                dryRun: read.dryRun, skipBadRows: read.skipBadRows, actor: global.resolvedActor
+            ) { bytes in
                 try StatementReader.file(bytes, format: format, options: finalOptions)
             }
         } catch let error as StatementError {
@@ -120,7 +128,8 @@ struct ImportCommand: ParsableCommand {
     }
 
     struct XLSX: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "xlsx", abstract: "An Excel workbook (.xlsx): every sheet, each sheet's name kept as the payment method.")
+        static let configuration = CommandConfiguration(
+            commandName: "xlsx", abstract: "An Excel workbook (.xlsx): every sheet, each sheet's name kept as the payment method.")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var read: ReadOptions
         @Argument(help: "The statement file.") var file: String
@@ -139,7 +148,8 @@ struct ImportCommand: ParsableCommand {
 
     /// `tally import mappings save NAME --column …`, `tally import mappings list`.
     struct Mappings: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Layouts saved by name (replicated), for --mapping NAME.", subcommands: [Save.self, ListSaved.self])
+        static let configuration = CommandConfiguration(
+            abstract: "Layouts saved by name (replicated), for --mapping NAME.", subcommands: [Save.self, ListSaved.self])
 
         struct Save: AsyncParsableCommand {
             static let configuration = CommandConfiguration(commandName: "save", abstract: "Save a layout: the header name or 1-based position of each column.")
@@ -166,7 +176,11 @@ struct ImportCommand: ParsableCommand {
 
             func run() throws {
                 let saved = try global.openViews().settings().filter { $0.key.hasPrefix("importMapping.") }
-                print(Table.render(header: ["NAME", "LAYOUT"], rows: StatementLayout.builtIn.map { [$0.name, "(built in)"] } + saved.map { [String($0.key.dropFirst("importMapping.".count)), $0.value] }))
+                print(
+                    Table.render(
+                        header: ["NAME", "LAYOUT"],
+                        rows: StatementLayout.builtIn.map { [$0.name, "(built in)"] }
+                            + saved.map { [String($0.key.dropFirst("importMapping.".count)), $0.value] }))
             }
         }
     }
@@ -207,14 +221,21 @@ enum ImportOutput {
         let layouts = report.layouts.map { $0.sheet.isEmpty ? $0.layout : "\($0.sheet): \($0.layout)" }.joined(separator: ", ")
         Swift.print("Layout: \(layouts)" + (report.encoding.map { "; encoding \($0)" } ?? ""))
         if report.dryRun {
-            Swift.print(Table.render(header: ["ROW", "DATE", "KIND", "AMOUNT", "CUR", "PAYEE"],
-                                     rows: report.created.map { ["\(where: $0.row)", String($0.row.date.description.prefix(16)), $0.row.isRefund ? "refund" : $0.row.kind,
-                                                                  String($0.row.amount), $0.row.currency, $0.row.payee ?? ""] }, rightAligned: [3]))
+            Swift.print(
+                Table.render(
+                    header: ["ROW", "DATE", "KIND", "AMOUNT", "CUR", "PAYEE"],
+                    rows: report.created.map {
+                        [
+                            "\(where: $0.row)", String($0.row.date.description.prefix(16)), $0.row.isRefund ? "refund" : $0.row.kind,
+                            String($0.row.amount), $0.row.currency, $0.row.payee ?? "",
+                        ]
+                    }, rightAligned: [3]))
         }
         for bad in report.bad { Swift.print("bad \(where: bad): \(bad.reason)") }
         let verb = report.dryRun ? "would create" : "created"
-        Swift.print("\(verb) \(report.created.count), already in the ledger \(report.duplicates.count), skipped \(report.skipped.count) (blank or total), bad \(report.bad.count)"
-                    + (report.importID.map { "; import \($0.lowercased)" } ?? ""))
+        Swift.print(
+            "\(verb) \(report.created.count), already in the ledger \(report.duplicates.count), skipped \(report.skipped.count) (blank or total), bad \(report.bad.count)"
+                + (report.importID.map { "; import \($0.lowercased)" } ?? ""))
     }
 }
 

@@ -30,7 +30,9 @@ struct KeysCommand: ParsableCommand {
 
     struct Rotate: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Replace the signing key: the rotation, signed by the old key, is recorded in the log and travels to every replica; the old key is deleted. Needs the writer lock (stop 'tally serve' first).")
+            abstract:
+                "Replace the signing key: the rotation, signed by the old key, is recorded in the log and travels to every replica; the old key is deleted. Needs the writer lock (stop 'tally serve' first)."
+        )
         @OptionGroup var global: GlobalOptions
 
         func run() throws {

@@ -73,7 +73,8 @@ enum WriteOutput {
     /// prints the id — exit 0, since the write stands (running it again would write it twice).
     static func reportingViewsBehind(_ write: () async throws -> Void) async throws {
         do { try await write() } catch LedgerError.viewsBehind(let id, let cause) {
-            FileHandle.standardError.write(Data("warning: written durably, but the views could not show it yet (\(cause)); it appears once they catch up\n".utf8))
+            FileHandle.standardError.write(
+                Data("warning: written durably, but the views could not show it yet (\(cause)); it appears once they catch up\n".utf8))
             print(id)
         }
     }
@@ -90,8 +91,11 @@ func warn(_ message: String) {
 
 /// `--as-of`, on the commands that read the views: a log index or a moment (`AsOf`).
 struct AsOfOption: ParsableArguments {
-    @Option(name: .customLong("as-of"),
-            help: "Answer as the views stood then on this replica: a log index, or a date-time such as 2026-03-31T23:59 (local time unless it ends in Z or an offset), or a day (its end).")
+    @Option(
+        name: .customLong("as-of"),
+        help:
+            "Answer as the views stood then on this replica: a log index, or a date-time such as 2026-03-31T23:59 (local time unless it ends in Z or an offset), or a day (its end)."
+    )
     var text: String?
 
     /// The views now, or as of `--as-of` (saying which log index that was on standard error).

@@ -24,8 +24,10 @@ struct ExpensesCommand: ParsableCommand {
         @Flag(help: "One JSON object: items and nextCursor, as GET /v1/expenses answers.") var json = false
 
         func run() throws {
-            let given: [(String, String?)] = [("month", month), ("from", from), ("to", to), ("category", category), ("tag", tag), ("payee", payee),
-                                              ("text", text), ("kind", kind), ("limit", limit), ("cursor", cursor)]
+            let given: [(String, String?)] = [
+                ("month", month), ("from", from), ("to", to), ("category", category), ("tag", tag), ("payee", payee),
+                ("text", text), ("kind", kind), ("limit", limit), ("cursor", cursor),
+            ]
             let query: ExpenseQuery
             do { query = try ExpenseQuery(given.compactMap { name, value in value.map { (name, $0) } }) } catch let error as TallyCore.ValidationError {
                 throw CLIError("invalid --\(error.field ?? "option"): \(error.message)")
@@ -37,13 +39,16 @@ struct ExpensesCommand: ParsableCommand {
                 print(views.pageJSON(page).serialized)
                 return
             }
-            print(Table.render(
-                header: ["DATE", "KIND", "AMOUNT", "CUR", "CATEGORY", "PAYEE", "PAYMENT", "MEMO", "TAGS", "ID"],
-                rows: rows.map { row in
-                    let category = [row.parentCategoryName, row.categoryName].compactMap { $0 }.joined(separator: " › ")
-                    return [String(row.date.prefix(16)), row.kind, (row.kind == "income" ? "+" : "") + Currency.format(row.amount, currency: row.currency),
-                            row.currency, category, row.payee ?? "", row.payment ?? "", row.memo ?? "", row.tags.joined(separator: ","), row.id]
-                }, rightAligned: [2]))
+            print(
+                Table.render(
+                    header: ["DATE", "KIND", "AMOUNT", "CUR", "CATEGORY", "PAYEE", "PAYMENT", "MEMO", "TAGS", "ID"],
+                    rows: rows.map { row in
+                        let category = [row.parentCategoryName, row.categoryName].compactMap { $0 }.joined(separator: " › ")
+                        return [
+                            String(row.date.prefix(16)), row.kind, (row.kind == "income" ? "+" : "") + Currency.format(row.amount, currency: row.currency),
+                            row.currency, category, row.payee ?? "", row.payment ?? "", row.memo ?? "", row.tags.joined(separator: ","), row.id,
+                        ]
+                    }, rightAligned: [2]))
             if let next = page.nextCursor { print("\nmore: --cursor \(next)") }
         }
     }
@@ -65,9 +70,12 @@ struct CategoriesCommand: ParsableCommand {
                 return
             }
             let tree = try views.categoryTree()
-            print(Table.render(header: ["NAME", "KIND", "ICON", "ID"], rows: tree.map { category, depth in
-                [String(repeating: "  ", count: depth) + category.name, category.kind, category.icon ?? "", category.id]
-            }))
+            print(
+                Table.render(
+                    header: ["NAME", "KIND", "ICON", "ID"],
+                    rows: tree.map { category, depth in
+                        [String(repeating: "  ", count: depth) + category.name, category.kind, category.icon ?? "", category.id]
+                    }))
         }
     }
 }
@@ -88,13 +96,18 @@ struct TodosCommand: ParsableCommand {
                 print(try views.todosDocument().serialized)
                 return
             }
-            print(Table.render(header: ["TITLE", "DONE", "%", "CHALLENGE", "STREAK", "LONGEST", "RATE %", "START", "END", "ID"], rows: todos.map { todo in
-                let streaks = todo.streaks()
-                return [todo.title, todo.isCompleted ? "yes" : "", String(format: "%.2f", todo.percentage), todo.isChallenge ? "yes" : "",
-                        streaks.map { String($0.current) } ?? "", streaks.map { String($0.longest) } ?? "",
-                        streaks.map { String(format: "%.2f", $0.completionRate) } ?? "",
-                        String(todo.startDate?.prefix(10) ?? ""), String(todo.endDate?.prefix(10) ?? ""), todo.id]
-            }, rightAligned: [2]))
+            print(
+                Table.render(
+                    header: ["TITLE", "DONE", "%", "CHALLENGE", "STREAK", "LONGEST", "RATE %", "START", "END", "ID"],
+                    rows: todos.map { todo in
+                        let streaks = todo.streaks()
+                        return [
+                            todo.title, todo.isCompleted ? "yes" : "", String(format: "%.2f", todo.percentage), todo.isChallenge ? "yes" : "",
+                            streaks.map { String($0.current) } ?? "", streaks.map { String($0.longest) } ?? "",
+                            streaks.map { String(format: "%.2f", $0.completionRate) } ?? "",
+                            String(todo.startDate?.prefix(10) ?? ""), String(todo.endDate?.prefix(10) ?? ""), todo.id,
+                        ]
+                    }, rightAligned: [2]))
         }
     }
 }
@@ -138,10 +151,15 @@ struct SummaryCommand: ParsableCommand {
             if json {
                 print(try views.monthsDocument().serialized)
             } else {
-                print(Table.render(header: ["MONTH", "CUR", "INCOME", "EXPENSE", "NET", "LINES"], rows: totals.map { month, total in
-                    [month, total.currency, money(total.income, total.currency),
-                     money(total.expense, total.currency), money(total.net, total.currency), String(total.count)]
-                }, rightAligned: [2, 3, 4, 5]))
+                print(
+                    Table.render(
+                        header: ["MONTH", "CUR", "INCOME", "EXPENSE", "NET", "LINES"],
+                        rows: totals.map { month, total in
+                            [
+                                month, total.currency, money(total.income, total.currency),
+                                money(total.expense, total.currency), money(total.net, total.currency), String(total.count),
+                            ]
+                        }, rightAligned: [2, 3, 4, 5]))
             }
             return
         }
@@ -167,25 +185,39 @@ struct SummaryCommand: ParsableCommand {
             func amount(_ name: String) -> String { if case .int(let minor)? = value(name) { Currency.format(minor, currency: code) } else { "(too large)" } }
             print("In \(code): income \(amount("income")), expense \(amount("expense")), net \(amount("net"))")
             if case .array(let missing)? = value("unconverted"), !missing.isEmpty {
-                print("Not converted (no rate on or before their day): \(missing.count) — " + missing.prefix(10).compactMap { item -> String? in
-                    guard case .object(let row) = item else { return nil }
-                    let text = row.map { name, value -> String in if case .string(let s) = value { s } else if case .int(let n) = value { String(n) } else { "" } }
-                    return text.dropFirst().joined(separator: " ")
-                }.joined(separator: "; "))
+                print(
+                    "Not converted (no rate on or before their day): \(missing.count) — "
+                        + missing.prefix(10).compactMap { item -> String? in
+                            guard case .object(let row) = item else { return nil }
+                            let text = row.map { name, value -> String in
+                                if case .string(let s) = value { s } else if case .int(let n) = value { String(n) } else { "" }
+                            }
+                            return text.dropFirst().joined(separator: " ")
+                        }.joined(separator: "; "))
             }
             print("")
         }
-        print(Table.render(header: ["CUR", "INCOME", "EXPENSE", "NET", "LINES"], rows: summary.totals.map { total in
-            [total.currency, money(total.income, total.currency), money(total.expense, total.currency),
-             money(total.net, total.currency), String(total.count)]
-        }, rightAligned: [1, 2, 3, 4]))
-        let sections = [("By category", "CATEGORY", summary.byCategory), ("By payment", "PAYMENT", summary.byPayment),
-                        ("Top payees", "PAYEE", summary.topPayees)]
+        print(
+            Table.render(
+                header: ["CUR", "INCOME", "EXPENSE", "NET", "LINES"],
+                rows: summary.totals.map { total in
+                    [
+                        total.currency, money(total.income, total.currency), money(total.expense, total.currency),
+                        money(total.net, total.currency), String(total.count),
+                    ]
+                }, rightAligned: [1, 2, 3, 4]))
+        let sections = [
+            ("By category", "CATEGORY", summary.byCategory), ("By payment", "PAYMENT", summary.byPayment),
+            ("Top payees", "PAYEE", summary.topPayees),
+        ]
         for (title, column, groups) in sections where !groups.isEmpty {
             print("\n\(title)\n")
-            print(Table.render(header: [column, "KIND", "AMOUNT", "CUR", "LINES"], rows: groups.map { group in
-                [group.label, group.kind, money(group.amount, group.currency), group.currency, String(group.count)]
-            }, rightAligned: [2, 4]))
+            print(
+                Table.render(
+                    header: [column, "KIND", "AMOUNT", "CUR", "LINES"],
+                    rows: groups.map { group in
+                        [group.label, group.kind, money(group.amount, group.currency), group.currency, String(group.count)]
+                    }, rightAligned: [2, 4]))
         }
         if !summary.budgets.isEmpty {
             print("\nBudgets\n")
@@ -193,11 +225,16 @@ struct SummaryCommand: ParsableCommand {
         }
         if !summary.challenges.isEmpty {
             print("\nChallenges\n")
-            print(Table.render(header: ["CHALLENGE", "STREAK", "LONGEST", "RATE %", "DONE %"], rows: summary.challenges.map { todo in
-                let streaks = todo.streaks()
-                return [todo.title, streaks.map { String($0.current) } ?? "", streaks.map { String($0.longest) } ?? "",
-                        streaks.map { String(format: "%.2f", $0.completionRate) } ?? "", String(format: "%.2f", todo.percentage)]
-            }, rightAligned: [1, 2, 3, 4]))
+            print(
+                Table.render(
+                    header: ["CHALLENGE", "STREAK", "LONGEST", "RATE %", "DONE %"],
+                    rows: summary.challenges.map { todo in
+                        let streaks = todo.streaks()
+                        return [
+                            todo.title, streaks.map { String($0.current) } ?? "", streaks.map { String($0.longest) } ?? "",
+                            streaks.map { String(format: "%.2f", $0.completionRate) } ?? "", String(format: "%.2f", todo.percentage),
+                        ]
+                    }, rightAligned: [1, 2, 3, 4]))
         }
     }
 }

@@ -21,11 +21,15 @@ struct LogCommand: ParsableCommand {
                     print(logged.event.json(index: logged.index, hash: logged.hash).serialized)
                 } else {
                     let event = logged.event
-                    rows.append([String(logged.index), event.timestamp.wallTime, "\(event.origin.description.prefix(8))#\(event.sequence)",
-                                 event.actor, "\(event.operation) \(event.entityType)", event.entityID.description, event.changeSummary])
+                    rows.append([
+                        String(logged.index), event.timestamp.wallTime, "\(event.origin.description.prefix(8))#\(event.sequence)",
+                        event.actor, "\(event.operation) \(event.entityType)", event.entityID.description, event.changeSummary,
+                    ])
                 }
             }
-            if !json { print(Table.render(header: ["INDEX", "TIME (UTC)", "ORIGIN#SEQ", "ACTOR", "OPERATION", "ENTITY", "CHANGES"], rows: rows, rightAligned: [0])) }
+            if !json {
+                print(Table.render(header: ["INDEX", "TIME (UTC)", "ORIGIN#SEQ", "ACTOR", "OPERATION", "ENTITY", "CHANGES"], rows: rows, rightAligned: [0]))
+            }
         }
     }
 
@@ -39,13 +43,14 @@ struct LogCommand: ParsableCommand {
             let directory = try global.open()
             let report = try Ledger.repairLog(directory, lockTimeout: global.lockTimeout)
             if json {
-                print(JSONText.object([
-                    ("cut", .bool(report.cutSegment != nil)), ("segment", report.cutSegment.map(JSONText.string) ?? .null),
-                    ("offset", report.cutOffset.map { .int(Int64($0)) } ?? .null), ("reason", report.reason.map(JSONText.string) ?? .null),
-                    ("movedAside", .array(report.movedAside.map { .object([("name", .string($0.name)), ("bytes", .int(Int64($0.bytes)))]) })),
-                    ("asideDirectory", report.asideDirectory.map(JSONText.string) ?? .null),
-                    ("lastIndexKept", .int(Int64(report.lastIndexKept))),
-                ]).serialized)
+                print(
+                    JSONText.object([
+                        ("cut", .bool(report.cutSegment != nil)), ("segment", report.cutSegment.map(JSONText.string) ?? .null),
+                        ("offset", report.cutOffset.map { .int(Int64($0)) } ?? .null), ("reason", report.reason.map(JSONText.string) ?? .null),
+                        ("movedAside", .array(report.movedAside.map { .object([("name", .string($0.name)), ("bytes", .int(Int64($0.bytes)))]) })),
+                        ("asideDirectory", report.asideDirectory.map(JSONText.string) ?? .null),
+                        ("lastIndexKept", .int(Int64(report.lastIndexKept))),
+                    ]).serialized)
                 return
             }
             guard let segment = report.cutSegment, let offset = report.cutOffset else {

@@ -19,13 +19,16 @@ struct RatesCommand: ParsableCommand {
         @Option(help: "The day it holds from (default: today).") var date: String?
 
         func run() throws {
-            let day = try date.map { text in
-                guard let day = DateTime(iso8601: text) else { throw CLIError("invalid --date '\(text)': an ISO 8601 date") }
-                return day
-            } ?? .nowHere
+            let day =
+                try date.map { text in
+                    guard let day = DateTime(iso8601: text) else { throw CLIError("invalid --date '\(text)': an ISO 8601 date") }
+                    return day
+                } ?? .nowHere
             let entity: JSONText
             do {
-                entity = try global.withLedger { try $0.setRate(from: from.uppercased(), to: to.uppercased(), rate: rate, day: day, actor: global.resolvedActor) }
+                entity = try global.withLedger {
+                    try $0.setRate(from: from.uppercased(), to: to.uppercased(), rate: rate, day: day, actor: global.resolvedActor)
+                }
             } catch let error as TallyCore.ValidationError { throw CLIError("invalid \(error.field ?? "rate"): \(error.message)") }
             print(entity.serialized)
         }
@@ -44,16 +47,20 @@ struct RatesCommand: ParsableCommand {
                 return
             }
             let rates = try views.rates()
-            print(Table.render(header: ["FROM", "TO", "RATE", "FROM DAY", "ID"], rows: rates.map { rate in
-                guard case .object(let fields) = rate else { return [] }
-                func text(_ name: String) -> String { if case .string(let value)? = fields.first(where: { $0.0 == name })?.1 { value } else { "" } }
-                return [text("currency"), text("toCurrency"), text("rate"), String(text("date").prefix(10)), text("id")]
-            }, rightAligned: [2]))
+            print(
+                Table.render(
+                    header: ["FROM", "TO", "RATE", "FROM DAY", "ID"],
+                    rows: rates.map { rate in
+                        guard case .object(let fields) = rate else { return [] }
+                        func text(_ name: String) -> String { if case .string(let value)? = fields.first(where: { $0.0 == name })?.1 { value } else { "" } }
+                        return [text("currency"), text("toCurrency"), text("rate"), String(text("date").prefix(10)), text("id")]
+                    }, rightAligned: [2]))
         }
     }
 
     struct Import: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "A CSV table of rates: columns date, from, to, rate (one durable batch; a bad row refuses it).")
+        static let configuration = CommandConfiguration(
+            abstract: "A CSV table of rates: columns date, from, to, rate (one durable batch; a bad row refuses it).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The table.") var file: String
 

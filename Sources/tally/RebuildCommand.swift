@@ -20,19 +20,27 @@ struct RebuildCommand: ParsableCommand {
         let report = try ProjectionRebuilder.rebuild(directory, verifyOnly: verifyOnly, fromSnapshot: fromSnapshot, warn: warn) { display.show($0) }
         display.finish()
         if json {
-            print(JSONText.object([
-                ("events", .int(Int64(report.events))), ("entities", .int(Int64(report.entities))), ("seconds", .double(report.seconds)),
-                ("startedFromSnapshot", report.startedFrom.map { .int(Int64($0)) } ?? .null), ("swapped", .bool(report.swapped)), ("generation", .int(Int64(report.generation))),
-                ("drifted", .bool(!report.differences.isEmpty)), ("differences", .array(report.differences.map(JSONText.string))),
-                ("tables", .array(report.tables.map { .object([("name", .string($0.name)), ("rows", .int(Int64($0.rows))), ("checksum", .string($0.checksum))]) })),
-            ]).serialized)
+            print(
+                JSONText.object([
+                    ("events", .int(Int64(report.events))), ("entities", .int(Int64(report.entities))), ("seconds", .double(report.seconds)),
+                    ("startedFromSnapshot", report.startedFrom.map { .int(Int64($0)) } ?? .null), ("swapped", .bool(report.swapped)),
+                    ("generation", .int(Int64(report.generation))),
+                    ("drifted", .bool(!report.differences.isEmpty)), ("differences", .array(report.differences.map(JSONText.string))),
+                    (
+                        "tables",
+                        .array(report.tables.map { .object([("name", .string($0.name)), ("rows", .int(Int64($0.rows))), ("checksum", .string($0.checksum))]) })
+                    ),
+                ]).serialized)
         } else {
             if let index = report.startedFrom {
                 print(String(format: "Started from the snapshot at log index %llu and caught up in %.1f s.", index, report.seconds))
             } else {
                 print(String(format: "Replayed %d events (%d entities) in %.1f s.", report.events, report.entities, report.seconds))
             }
-            print(Table.render(header: ["TABLE", "ROWS", "CHECKSUM"], rows: report.tables.map { [$0.name, String($0.rows), String($0.checksum.prefix(16))] }, rightAligned: [1]))
+            print(
+                Table.render(
+                    header: ["TABLE", "ROWS", "CHECKSUM"], rows: report.tables.map { [$0.name, String($0.rows), String($0.checksum.prefix(16))] },
+                    rightAligned: [1]))
             if report.differences.isEmpty {
                 print("The live views matched the rebuilt ones.")
             } else {

@@ -27,11 +27,13 @@ struct RecurringCommand: ParsableCommand {
         @Option(name: .customLong("tag"), help: "A tag each occurrence gets (repeatable; on update, replaces all).") var tags: [String] = []
 
         func properties() throws -> PropertyMap {
-            var map = try FlagInput.properties(.recurring, [
-                (.cadence, "cadence", cadence), (.startDate, "start", start), (.endDate, "end", end), (.count, "count", count),
-                (.monthEnd, "month-end", monthEnd), (.kind, "kind", kind), (.amount, "amount", amount), (.currency, "currency", currency),
-                (.categoryId, "category", category), (.payee, "payee", payee), (.payment, "payment", payment), (.memo, "memo", memo),
-            ])
+            var map = try FlagInput.properties(
+                .recurring,
+                [
+                    (.cadence, "cadence", cadence), (.startDate, "start", start), (.endDate, "end", end), (.count, "count", count),
+                    (.monthEnd, "month-end", monthEnd), (.kind, "kind", kind), (.amount, "amount", amount), (.currency, "currency", currency),
+                    (.categoryId, "category", category), (.payee, "payee", payee), (.payment, "payment", payment), (.memo, "memo", memo),
+                ])
             if !tags.isEmpty { map[.tags] = .strings(tags) }
             return map
         }
@@ -80,24 +82,30 @@ struct RecurringCommand: ParsableCommand {
             let views = try asOf.openViews(global)
             if json { print(try views.recurringDocument().serialized); return }
             let rules = try views.recurringRuleEntities().map { try LedgerViews.ruleJSON($0) }
-            print(Table.render(header: ["CADENCE", "START", "END", "AMOUNT", "CUR", "PAYEE", "NEXT", "ID"], rows: rules.map { rule in
-                func text(_ name: String) -> String {
-                    guard case .object(let fields) = rule, let value = fields.first(where: { $0.0 == name })?.1 else { return "" }
-                    switch value {
-                    case .string(let text): return text
-                    case .int(let number): return String(number)
-                    case .array(let items): return items.compactMap { if case .string(let text) = $0 { text } else { nil } }.joined(separator: ", ")
-                    default: return ""
-                    }
-                }
-                return [text("cadence"), String(text("startDate").prefix(10)), String(text("endDate").prefix(10)), text("amount"), text("currency"),
-                        text("payee"), text("next"), text("id")]
-            }, rightAligned: [3]))
+            print(
+                Table.render(
+                    header: ["CADENCE", "START", "END", "AMOUNT", "CUR", "PAYEE", "NEXT", "ID"],
+                    rows: rules.map { rule in
+                        func text(_ name: String) -> String {
+                            guard case .object(let fields) = rule, let value = fields.first(where: { $0.0 == name })?.1 else { return "" }
+                            switch value {
+                            case .string(let text): return text
+                            case .int(let number): return String(number)
+                            case .array(let items): return items.compactMap { if case .string(let text) = $0 { text } else { nil } }.joined(separator: ", ")
+                            default: return ""
+                            }
+                        }
+                        return [
+                            text("cadence"), String(text("startDate").prefix(10)), String(text("endDate").prefix(10)), text("amount"), text("currency"),
+                            text("payee"), text("next"), text("id"),
+                        ]
+                    }, rightAligned: [3]))
         }
     }
 
     struct Run: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create every occurrence due by now that this replica never held (the service does this itself).")
+        static let configuration = CommandConfiguration(
+            abstract: "Create every occurrence due by now that this replica never held (the service does this itself).")
         @OptionGroup var global: GlobalOptions
 
         func run() throws {

@@ -6,7 +6,8 @@ import TallyLedger
 /// `tally rule add|update|delete`, `tally rules list`: categorisation rules that imports apply.
 struct RuleCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "rule", abstract: "Add, change or delete a categorisation rule: imported rows whose payee or memo contains its text get its category and tags.",
+        commandName: "rule",
+        abstract: "Add, change or delete a categorisation rule: imported rows whose payee or memo contains its text get its category and tags.",
         subcommands: [AddEntity<Fields>.self, UpdateEntity<Fields>.self, DeleteEntity<Fields>.self])
 
     struct Fields: EntityFlags {
@@ -44,17 +45,20 @@ struct RulesCommand: ParsableCommand {
                 return
             }
             let rules = try views.rules()
-            print(Table.render(header: ["PATTERN", "MATCH", "CATEGORY", "TAGS", "ID"], rows: rules.map { rule in
-                func text(_ name: String) -> String {
-                    guard case .object(let fields) = rule, let value = fields.first(where: { $0.0 == name })?.1 else { return "" }
-                    switch value {
-                    case .string(let text): return text
-                    case .array(let items): return items.compactMap { if case .string(let t) = $0 { t } else { nil } }.joined(separator: ", ")
-                    default: return ""
-                    }
-                }
-                return [text("pattern"), text("match"), text("categoryId"), text("tags"), text("id")]
-            }))
+            print(
+                Table.render(
+                    header: ["PATTERN", "MATCH", "CATEGORY", "TAGS", "ID"],
+                    rows: rules.map { rule in
+                        func text(_ name: String) -> String {
+                            guard case .object(let fields) = rule, let value = fields.first(where: { $0.0 == name })?.1 else { return "" }
+                            switch value {
+                            case .string(let text): return text
+                            case .array(let items): return items.compactMap { if case .string(let t) = $0 { t } else { nil } }.joined(separator: ", ")
+                            default: return ""
+                            }
+                        }
+                        return [text("pattern"), text("match"), text("categoryId"), text("tags"), text("id")]
+                    }))
         }
     }
 }

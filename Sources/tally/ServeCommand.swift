@@ -19,13 +19,16 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The largest attachment, in MiB (413 beyond, checked as it arrives).") var maxAttachmentMib = 25
     @Option(help: "The most all attachments may hold together, in MiB (507 beyond).") var attachmentQuotaMib = 10_240
     @Flag(help: "Take attachments of any type, not only JPEG, PNG, HEIC/HEIF, WebP, GIF and PDF.") var allowAnyAttachmentType = false
-    @Option(help: "The most memory one thumbnail's decode may need, in MiB, by its header's estimate (422 beyond).") var thumbnailDecodeMib = ThumbnailLimits().maxDecodeBytes >> 20
-    @Option(help: "Thumbnails decoded at once; more wait in line (see docs/SECURITY.md for the memory bound this sets).") var thumbnailDecodes = ThumbnailLimits().concurrentDecodes
+    @Option(help: "The most memory one thumbnail's decode may need, in MiB, by its header's estimate (422 beyond).") var thumbnailDecodeMib =
+        ThumbnailLimits().maxDecodeBytes >> 20
+    @Option(help: "Thumbnails decoded at once; more wait in line (see docs/SECURITY.md for the memory bound this sets).") var thumbnailDecodes =
+        ThumbnailLimits().concurrentDecodes
     @Option(help: "Seconds one thumbnail's decode may take before it is stopped.") var thumbnailTimeout = 10
     @Option(help: "The most connections open at once; more are closed as they arrive.") var maxConnections = 512
     @Option(help: "Copy the views for as-of reads every this many events (see `tally snapshots`).") var snapshotEvery = Int(SnapshotPolicy().every)
     @Option(help: "The most snapshots of the views kept; older ones thin out evenly.") var snapshotsKept = SnapshotPolicy().keep
-    @Option(help: "Seconds a connection may send nothing between requests or within a request head, and the most a JSON body may take, before it is cut off.") var idleTimeout = 30.0
+    @Option(help: "Seconds a connection may send nothing between requests or within a request head, and the most a JSON body may take, before it is cut off.")
+    var idleTimeout = 30.0
 
     func run() async throws {
         // Logs go to standard error; standard output carries only the "listening" line.
@@ -45,30 +48,38 @@ struct ServeCommand: AsyncParsableCommand {
         var attachments = AttachmentLimits(maxBytes: maxAttachmentMib << 20, quota: attachmentQuotaMib << 20, allowOtherTypes: allowAnyAttachmentType)
         // Each decode in a process of its own: this binary, as `tally thumbnail-worker`.
         let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
-        attachments.thumbnails = ThumbnailLimits(maxDecodeBytes: thumbnailDecodeMib << 20, concurrentDecodes: thumbnailDecodes,
-                                                 decodeTimeout: .seconds(thumbnailTimeout), workerCommand: [executable, "thumbnail-worker"])
-        let service = try TallyService(directory: try global.open(), logger: logger, lockTimeout: global.lockTimeout, maxStreamsPerToken: maxStreamsPerToken,
-                                       bodyTimeout: .milliseconds(Int64(idleTimeout * 1000)), attachmentLimits: attachments)
+        attachments.thumbnails = ThumbnailLimits(
+            maxDecodeBytes: thumbnailDecodeMib << 20, concurrentDecodes: thumbnailDecodes,
+            decodeTimeout: .seconds(thumbnailTimeout), workerCommand: [executable, "thumbnail-worker"])
+        let service = try TallyService(
+            directory: try global.open(), logger: logger, lockTimeout: global.lockTimeout, maxStreamsPerToken: maxStreamsPerToken,
+            bodyTimeout: .milliseconds(Int64(idleTimeout * 1000)), attachmentLimits: attachments)
         let directory = service.directory
         let app = Application(
             router: buildRouter(service),
             // A client that stops sending, mid-request or between requests, is cut off: half-sent
             // requests cannot pile up and hold the service's descriptors (a streaming response,
             // whose request was read whole, is not idle in this sense).
-            server: .http1(configuration: .init(additionalChannelHandlers: [connections.handler()],
-                                                idleTimeout: .milliseconds(Int64(idleTimeout * 1000)))),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [connections.handler()],
+                    idleTimeout: .milliseconds(Int64(idleTimeout * 1000)))),
             configuration: .init(address: .hostname(host, port: port), serverName: "tally"),
-            services: service.backgroundServices(BackgroundSchedule(peerSync: .seconds(syncInterval),
-                                                                    snapshots: SnapshotPolicy(every: UInt64(snapshotEvery), keep: snapshotsKept))),
+            services: service.backgroundServices(
+                BackgroundSchedule(
+                    peerSync: .seconds(syncInterval),
+                    snapshots: SnapshotPolicy(every: UInt64(snapshotEvery), keep: snapshotsKept))),
             onServerRunning: { channel in
                 let address = channel.localAddress.map { "\($0)" } ?? "\(host):\(port)"
                 let boundPort = channel.localAddress?.port ?? port
                 try? LocalServer.write(directory, url: "http://127.0.0.1:\(boundPort)", tokens: service.tokens)
                 // Unbuffered: scripts and tests wait for this line.
-                FileHandle.standardOutput.write(Data("""
-                    Tally is listening on \(address) (replica \(service.directory.identity.replicaId), data \(service.directory.path)).
-                    Get a token: tally token create --name NAME --scope read,write --data-dir \(service.directory.path)\n
-                    """.utf8))
+                FileHandle.standardOutput.write(
+                    Data(
+                        """
+                        Tally is listening on \(address) (replica \(service.directory.identity.replicaId), data \(service.directory.path)).
+                        Get a token: tally token create --name NAME --scope read,write --data-dir \(service.directory.path)\n
+                        """.utf8))
 
             },
             logger: logger)
@@ -111,7 +122,8 @@ struct TokenCommand: ParsableCommand {
             }
             let secret = try TokenStore(directory: try global.open()).create(name: name, scopes: scopes)
             if json {
-                print(JSONText.object([("name", .string(name)), ("scopes", .array(scopes.map { .string($0.rawValue) })), ("token", .string(secret))]).serialized)
+                print(
+                    JSONText.object([("name", .string(name)), ("scopes", .array(scopes.map { .string($0.rawValue) })), ("token", .string(secret))]).serialized)
             } else {
                 print(secret)
             }
@@ -126,11 +138,20 @@ struct TokenCommand: ParsableCommand {
         func run() throws {
             let tokens = try TokenStore(directory: try global.open()).all()
             if json {
-                print(JSONText.array(tokens.map { .object([("name", .string($0.name)), ("scopes", .array($0.scopes.map { .string($0.rawValue) })),
-                                                             ("createdAt", .string($0.createdAt))]) }).serialized)
+                print(
+                    JSONText.array(
+                        tokens.map {
+                            .object([
+                                ("name", .string($0.name)), ("scopes", .array($0.scopes.map { .string($0.rawValue) })),
+                                ("createdAt", .string($0.createdAt)),
+                            ])
+                        }
+                    ).serialized)
                 return
             }
-            print(Table.render(header: ["NAME", "SCOPES", "CREATED"], rows: tokens.map { [$0.name, $0.scopes.map(\.rawValue).joined(separator: ","), $0.createdAt] }))
+            print(
+                Table.render(
+                    header: ["NAME", "SCOPES", "CREATED"], rows: tokens.map { [$0.name, $0.scopes.map(\.rawValue).joined(separator: ","), $0.createdAt] }))
         }
     }
 

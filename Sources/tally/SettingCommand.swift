@@ -17,7 +17,9 @@ struct SettingCommand: ParsableCommand {
 
         func run() async throws {
             try await WriteOutput.reportingViewsBehind {
-                let setting = try await global.withLedger { try await $0.setSetting(key, json: value, isLocal: local ? true : nil, actor: global.resolvedActor) }
+                let setting = try await global.withLedger {
+                    try await $0.setSetting(key, json: value, isLocal: local ? true : nil, actor: global.resolvedActor)
+                }
                 if json { print(setting.serialized) }
             }
         }

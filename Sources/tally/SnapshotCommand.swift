@@ -18,14 +18,21 @@ struct SnapshotsCommand: ParsableCommand {
             let views = try global.openViews()
             let rows = views.snapshots().map { ($0, views.problem(with: $0)) }
             if json {
-                print(JSONText.array(rows.map { snapshot, problem in
-                    .object([("index", .int(Int64(snapshot.index))), ("bytes", .int(snapshot.bytes)), ("takenAt", .string(snapshot.takenAt)),
-                             ("schema", .string(snapshot.schema)), ("problem", problem.map(JSONText.string) ?? .null)])
-                }).serialized)
+                print(
+                    JSONText.array(
+                        rows.map { snapshot, problem in
+                            .object([
+                                ("index", .int(Int64(snapshot.index))), ("bytes", .int(snapshot.bytes)), ("takenAt", .string(snapshot.takenAt)),
+                                ("schema", .string(snapshot.schema)), ("problem", problem.map(JSONText.string) ?? .null),
+                            ])
+                        }
+                    ).serialized)
                 return
             }
-            print(Table.render(header: ["LOG INDEX", "BYTES", "TAKEN", "CHECK"],
-                               rows: rows.map { [String($0.0.index), String($0.0.bytes), $0.0.takenAt, $0.1 ?? "ok"] }, rightAligned: [0, 1]))
+            print(
+                Table.render(
+                    header: ["LOG INDEX", "BYTES", "TAKEN", "CHECK"],
+                    rows: rows.map { [String($0.0.index), String($0.0.bytes), $0.0.takenAt, $0.1 ?? "ok"] }, rightAligned: [0, 1]))
             if rows.contains(where: { $0.1 != nil }) { throw ExitCode(1) }
         }
     }

@@ -40,7 +40,8 @@ struct SyncCommand: AsyncParsableCommand {
             }
         } catch LogError.writerLocked {
             guard let local = LocalServer.read(directory) else {
-                throw CLIError("another process holds the writer lock and no running server is recorded in \(directory.path)/server.json; retry when it is done")
+                throw CLIError(
+                    "another process holds the writer lock and no running server is recorded in \(directory.path)/server.json; retry when it is done")
             }
             // The service syncs only with configured peers: a URL typed here is registered as
             // one first (named by the URL, its token updated), then named to the service.
@@ -53,7 +54,9 @@ struct SyncCommand: AsyncParsableCommand {
         if json {
             print(report.json.serialized)
         } else {
-            print("Pulled \(report.pulled), pushed \(report.pushed) new events (\(report.alreadyHeld) already held); \(report.newConflicts) new conflicts, \(report.newMerges) new category merges.")
+            print(
+                "Pulled \(report.pulled), pushed \(report.pushed) new events (\(report.alreadyHeld) already held); \(report.newConflicts) new conflicts, \(report.newMerges) new category merges."
+            )
         }
     }
 
@@ -90,17 +93,23 @@ struct SyncCommand: AsyncParsableCommand {
         defer { ledger.close() }
         let report = try await ledger.sync(with: target, push: false)
         if json {
-            print(JSONText.object([("dryRun", .bool(true)), ("newEvents", .int(Int64(report.pulled))), ("newConflicts", .int(Int64(report.newConflicts))),
-                                   ("newMerges", .int(Int64(report.newMerges)))]).serialized)
+            print(
+                JSONText.object([
+                    ("dryRun", .bool(true)), ("newEvents", .int(Int64(report.pulled))), ("newConflicts", .int(Int64(report.newConflicts))),
+                    ("newMerges", .int(Int64(report.newMerges))),
+                ]).serialized)
         } else {
-            print("Dry run: \(report.pulled) new events would arrive, with \(report.newConflicts) property conflicts and \(report.newMerges) category merges. Nothing was changed.")
+            print(
+                "Dry run: \(report.pulled) new events would arrive, with \(report.newConflicts) property conflicts and \(report.newMerges) category merges. Nothing was changed."
+            )
         }
     }
 }
 
 struct PeersCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "peers", abstract: "Named peers and their tokens, kept in the data directory.", subcommands: [Add.self, List.self, Remove.self, Trust.self, Keys.self])
+        commandName: "peers", abstract: "Named peers and their tokens, kept in the data directory.",
+        subcommands: [Add.self, List.self, Remove.self, Trust.self, Keys.self])
 
     struct Add: ParsableCommand {
         @OptionGroup var global: GlobalOptions
@@ -138,7 +147,9 @@ struct PeersCommand: ParsableCommand {
 extension PeersCommand {
     struct Trust: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Pin a replica's public key before first contact (from its 'tally keys show'): its events are then accepted only under that key, never under whatever key first arrives.")
+            abstract:
+                "Pin a replica's public key before first contact (from its 'tally keys show'): its events are then accepted only under that key, never under whatever key first arrives."
+        )
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The replica's id (a UUID).") var replicaId: String
         @Argument(help: "Its public key (64 hex digits).") var publicKey: String
@@ -150,16 +161,23 @@ extension PeersCommand {
     }
 
     struct Keys: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "The public key pinned for each origin this replica accepts events of, and how it was pinned.")
+        static let configuration = CommandConfiguration(
+            abstract: "The public key pinned for each origin this replica accepts events of, and how it was pinned.")
         @OptionGroup var global: GlobalOptions
         @Flag(help: "Print JSON.") var json = false
 
         func run() throws {
             let pins = try Ledger.pinnedKeys(of: try global.open())
             if json {
-                print(JSONText.array(pins.map { entry in
-                    .object([("origin", .string(entry.origin)), ("key", .string(entry.pin.key)), ("pinnedBy", .string(entry.pin.pinnedBy)), ("at", .string(entry.pin.at))])
-                }).serialized)
+                print(
+                    JSONText.array(
+                        pins.map { entry in
+                            .object([
+                                ("origin", .string(entry.origin)), ("key", .string(entry.pin.key)), ("pinnedBy", .string(entry.pin.pinnedBy)),
+                                ("at", .string(entry.pin.at)),
+                            ])
+                        }
+                    ).serialized)
                 return
             }
             print(Table.render(header: ["ORIGIN", "KEY", "PINNED BY", "AT"], rows: pins.map { [$0.origin, $0.pin.key, $0.pin.pinnedBy, $0.pin.at] }))

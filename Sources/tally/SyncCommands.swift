@@ -18,8 +18,10 @@ struct VectorCommand: ParsableCommand {
             print(vector.json)
             return
         }
-        print(Table.render(header: ["ORIGIN", "SEQUENCE"], rows: vector.sequences.sorted { $0.key < $1.key }.map { [$0.key.description, String($0.value)] },
-                           rightAligned: [1]))
+        print(
+            Table.render(
+                header: ["ORIGIN", "SEQUENCE"], rows: vector.sequences.sorted { $0.key < $1.key }.map { [$0.key.description, String($0.value)] },
+                rightAligned: [1]))
     }
 }
 
@@ -45,7 +47,8 @@ struct SegmentsCommand: AsyncParsableCommand {
             }
             let manifest = try SegmentBundle.export(try global.open(), to: out, for: vector)
             if json {
-                print(JSONText.object([("events", .int(Int64(manifest.events))), ("files", .int(Int64(manifest.files.count))), ("out", .string(out))]).serialized)
+                print(
+                    JSONText.object([("events", .int(Int64(manifest.events))), ("files", .int(Int64(manifest.files.count))), ("out", .string(out))]).serialized)
             } else {
                 print("Exported \(manifest.events) events from \(manifest.origins.count) origins in \(manifest.files.count) segment files to \(out)")
             }
@@ -65,10 +68,15 @@ struct SegmentsCommand: AsyncParsableCommand {
             defer { ledger.close() }
             let report = try await ledger.importBundle(from: folder)
             if json {
-                print(JSONText.object([("applied", .int(Int64(report.pulled))), ("alreadyHeld", .int(Int64(report.alreadyHeld))),
-                                       ("newConflicts", .int(Int64(report.newConflicts))), ("newMerges", .int(Int64(report.newMerges)))]).serialized)
+                print(
+                    JSONText.object([
+                        ("applied", .int(Int64(report.pulled))), ("alreadyHeld", .int(Int64(report.alreadyHeld))),
+                        ("newConflicts", .int(Int64(report.newConflicts))), ("newMerges", .int(Int64(report.newMerges))),
+                    ]).serialized)
             } else {
-                print("Applied \(report.pulled) new events (\(report.alreadyHeld) already held); \(report.newConflicts) new conflicts, \(report.newMerges) new category merges.")
+                print(
+                    "Applied \(report.pulled) new events (\(report.alreadyHeld) already held); \(report.newConflicts) new conflicts, \(report.newMerges) new category merges."
+                )
             }
         }
     }
@@ -89,9 +97,15 @@ struct ConflictsCommand: ParsableCommand {
             return
         }
         let conflicts = try views.conflicts(entity: entity)
-        print(Table.render(header: ["ENTITY", "PROPERTY", "LOST", "LOSER", "KEPT", "WINNER"], rows: conflicts.map { c in
-            ["\(c.entityType) \(c.entityID)", c.property, c.losingValue, "\(c.loserOrigin.prefix(8))@\(c.loserHLC)", c.winningValue, "\(c.winnerOrigin.prefix(8))@\(c.winnerHLC)"]
-        }))
+        print(
+            Table.render(
+                header: ["ENTITY", "PROPERTY", "LOST", "LOSER", "KEPT", "WINNER"],
+                rows: conflicts.map { c in
+                    [
+                        "\(c.entityType) \(c.entityID)", c.property, c.losingValue, "\(c.loserOrigin.prefix(8))@\(c.loserHLC)", c.winningValue,
+                        "\(c.winnerOrigin.prefix(8))@\(c.winnerHLC)",
+                    ]
+                }))
     }
 }
 

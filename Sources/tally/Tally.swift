@@ -19,7 +19,9 @@ struct Tally: AsyncParsableCommand {
             InitCommand.self, StatusCommand.self, ServeCommand.self, TokenCommand.self,
             ExpenseCommand.self, CategoryCommand.self, TodoCommand.self, BudgetCommand.self, RecurringCommand.self, SettingCommand.self,
             ExpensesCommand.self, CategoriesCommand.self, TodosCommand.self, BudgetsCommand.self, SettingsCommand.self, SummaryCommand.self,
-            RebuildCommand.self, VectorCommand.self, SegmentsCommand.self, SyncCommand.self, PeersCommand.self, KeysCommand.self, AttachmentCommand.self, AttachmentsCommand.self, ConflictsCommand.self, LogCommand.self, SnapshotsCommand.self, ImportCommand.self, ExportCommand.self, RuleCommand.self, RulesCommand.self, RatesCommand.self, AuditCommand.self, DebugCommand.self, ThumbnailWorkerCommand.self,
+            RebuildCommand.self, VectorCommand.self, SegmentsCommand.self, SyncCommand.self, PeersCommand.self, KeysCommand.self, AttachmentCommand.self,
+            AttachmentsCommand.self, ConflictsCommand.self, LogCommand.self, SnapshotsCommand.self, ImportCommand.self, ExportCommand.self, RuleCommand.self,
+            RulesCommand.self, RatesCommand.self, AuditCommand.self, DebugCommand.self, ThumbnailWorkerCommand.self,
         ]
     )
 }

@@ -17,9 +17,11 @@ struct TodoCommand: ParsableCommand {
         @Flag(inversion: .prefixedNo, help: FlagInput.help(.todo, .isCompleted)) var completed: Bool?
 
         func properties() throws -> PropertyMap {
-            var map = try FlagInput.properties(.todo, [
-                (.title, "title", title), (.memo, "memo", memo), (.startDate, "start", start), (.endDate, "end", end), (.checks, "checks", checks),
-            ])
+            var map = try FlagInput.properties(
+                .todo,
+                [
+                    (.title, "title", title), (.memo, "memo", memo), (.startDate, "start", start), (.endDate, "end", end), (.checks, "checks", checks),
+                ])
             if let challenge { map[.isChallenge] = .bool(challenge) }
             if let completed { map[.isCompleted] = .bool(completed) }
             return map

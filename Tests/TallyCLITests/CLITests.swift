@@ -104,14 +104,16 @@ import TallyTestSupport
         #expect(repair.status == 0)
         #expect(repair.stdout.contains("Cut the log in segment 0000000000000001.tseg"))
         // Right after the cut, before any write, a reader sees only what is left in the log.
-        let afterCut = ((try JSONSerialization.jsonObject(with: Data(try replica.ok(["expenses", "list", "--json"]).utf8)) as? [String: Any])?["items"] as? [Any])?.count
+        let afterCut =
+            ((try JSONSerialization.jsonObject(with: Data(try replica.ok(["expenses", "list", "--json"]).utf8)) as? [String: Any])?["items"] as? [Any])?.count
         #expect(afterCut == (try replica.ok(["log", "dump", "--json"]).split(separator: "\n").count), "the views were rebuilt with the cut")
         let added = try replica.ok(["expense", "add", "--amount", "1"])
         #expect(try replica.ok(["audit", "verify"]).hasPrefix("intact"))
         // The views had seen events the cut removed: they are rebuilt, and show what the log holds.
         let listed = try replica.allExpensesJSON()
         #expect(listed.contains(added), "an append after a cut is in the views")
-        let count = ((try JSONSerialization.jsonObject(with: Data(try replica.ok(["expenses", "list", "--json"]).utf8)) as? [String: Any])?["items"] as? [Any])?.count
+        let count =
+            ((try JSONSerialization.jsonObject(with: Data(try replica.ok(["expenses", "list", "--json"]).utf8)) as? [String: Any])?["items"] as? [Any])?.count
         let events = try replica.ok(["log", "dump", "--json"]).split(separator: "\n").count
         #expect(count == events, "one expense per event left in the log, no ghost of a cut one")
     }
@@ -163,7 +165,9 @@ import TallyTestSupport
         #expect(listed == printed, "add --json prints the entity as lists and GET show it")
         let table = try replica.ok(["expenses", "list"]).split(separator: "\n").map(String.init)
         #expect(table.count == 3)
-        let payeeColumn = table.map { line in DisplayWidth.of(String(line[..<(line.range(of: "PAYEE") ?? line.range(of: "스타벅스") ?? line.range(of: "E-Mart")!).lowerBound])) }
+        let payeeColumn = table.map { line in
+            DisplayWidth.of(String(line[..<(line.range(of: "PAYEE") ?? line.range(of: "스타벅스") ?? line.range(of: "E-Mart")!).lowerBound]))
+        }
         #expect(Set(payeeColumn).count == 1, "the PAYEE column starts at the same cell on every line: \(table)")
         let summary = try replica.ok(["summary", "--month", "2026-03"])
         #expect(summary.contains("Top payees") && summary.contains("PAYEE"))

@@ -54,7 +54,7 @@ import TallyTestSupport
         defer { for path in mounts.reversed() { Self.unmount(path) } }
         let replica = try CLIReplica { path in
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-            #expect(Self.mount(path, bytes: 2 << 20)); mounts.append(path)        // the views' disk: small
+            #expect(Self.mount(path, bytes: 2 << 20)); mounts.append(path)  // the views' disk: small
             try FileManager.default.createDirectory(atPath: path + "/log", withIntermediateDirectories: true)
             #expect(Self.mount(path + "/log", bytes: 64 << 20)); mounts.append(path + "/log")  // the log's: roomy
         }
@@ -66,7 +66,8 @@ import TallyTestSupport
         var acknowledged: [String] = []
         var behind = 0
         for amount in 10..<60 {
-            let (status, body) = try await server.request(.POST, "/v1/expenses", token: token, json: #"{"amount": \#(amount), "memo": "\#(Self.noise(UInt64(amount)))"}"#)
+            let (status, body) = try await server.request(
+                .POST, "/v1/expenses", token: token, json: #"{"amount": \#(amount), "memo": "\#(Self.noise(UInt64(amount)))"}"#)
             #expect(status < 500, "a durable write is never a 5xx: \(status) \(body)")
             if status == 202 { behind += 1 }
             if (200..<300).contains(status), let id = (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["id"] as? String {
@@ -96,8 +97,11 @@ import TallyTestSupport
         let junk = Self.fill(replica.path + "/log")
         var sawRefusal = false
         for amount in 1...40 {
-            let (status, body) = try await server.request(.POST, "/v1/expenses", token: token, json: #"{"amount": \#(amount), "memo": "\#(Self.noise(UInt64(amount)))"}"#)
-            if status == 201, let id = (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["id"] as? String { acknowledged.append(id) }
+            let (status, body) = try await server.request(
+                .POST, "/v1/expenses", token: token, json: #"{"amount": \#(amount), "memo": "\#(Self.noise(UInt64(amount)))"}"#)
+            if status == 201, let id = (try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["id"] as? String {
+                acknowledged.append(id)
+            }
             if status == 503 { sawRefusal = true }
             #expect(status == 201 || status == 503, "\(status) \(body)")
         }

@@ -28,7 +28,8 @@ final class LiveServer: @unchecked Sendable {
             text += String(decoding: data, as: UTF8.self)
         }
         guard let range = text.range(of: #":(\d+) \(replica"#, options: .regularExpression),
-              let port = Int(text[range].dropFirst().prefix { $0.isNumber }) else {
+            let port = Int(text[range].dropFirst().prefix { $0.isNumber })
+        else {
             process.terminate()
             throw CLIError("the server did not say where it listens: \(text)")
         }
@@ -45,8 +46,9 @@ final class LiveServer: @unchecked Sendable {
     /// The tests' HTTP client: a request may wait for its first byte as long as its deadline
     /// allows (the shared client gives up after 60 s without a byte, which a server slowed down
     /// ~10× by ThreadSanitizer can take).
-    static let client = HTTPClient(eventLoopGroupProvider: .singleton,
-                                   configuration: HTTPClient.Configuration(timeout: .init(connect: .seconds(60), read: .seconds(600))))
+    static let client = HTTPClient(
+        eventLoopGroupProvider: .singleton,
+        configuration: HTTPClient.Configuration(timeout: .init(connect: .seconds(60), read: .seconds(600))))
 
     func kill(_ signal: Int32) {
         Foundation.kill(process.processIdentifier, signal)
@@ -54,7 +56,9 @@ final class LiveServer: @unchecked Sendable {
     }
 
     /// An HTTP request; returns status and body.
-    func request(_ method: HTTPMethod, _ path: String, token: String, json: String? = nil, timeout: TimeAmount = .seconds(120)) async throws -> (status: Int, body: String) {
+    func request(_ method: HTTPMethod, _ path: String, token: String, json: String? = nil, timeout: TimeAmount = .seconds(120)) async throws -> (
+        status: Int, body: String
+    ) {
         var request = HTTPClientRequest(url: url + path)
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(token)")

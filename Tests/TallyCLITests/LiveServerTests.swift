@@ -20,8 +20,12 @@ import TallyTestSupport
         #expect(food.status == 201)
         _ = try await serverB.request(.POST, "/v1/categories", token: writeB, json: #"{"name": "food"}"#)
         for amount in 1...5 {
-            #expect(try await serverA.request(.POST, "/v1/expenses", token: writeA, json: #"{"amount": \#(amount * 100), "date": "2026-03-0\#(amount)"}"#).status == 201)
-            #expect(try await serverB.request(.POST, "/v1/expenses", token: writeB, json: #"{"amount": \#(amount * 7), "date": "2026-03-1\#(amount)"}"#).status == 201)
+            #expect(
+                try await serverA.request(.POST, "/v1/expenses", token: writeA, json: #"{"amount": \#(amount * 100), "date": "2026-03-0\#(amount)"}"#).status
+                    == 201)
+            #expect(
+                try await serverB.request(.POST, "/v1/expenses", token: writeB, json: #"{"amount": \#(amount * 7), "date": "2026-03-1\#(amount)"}"#).status
+                    == 201)
         }
         _ = try b.ok(["peers", "add", "a", serverA.url, "--token", peerA])
         let report = try b.ok(["sync", "a", "--json"])
@@ -62,10 +66,13 @@ import TallyTestSupport
                     for writer in 0..<16 {
                         group.addTask {
                             for step in 0..<400 {
-                                guard let response = try? await server.request(.POST, "/v1/expenses", token: token,
-                                                                               json: #"{"amount": \#(step + 1), "memo": "w\#(writer)"}"#, timeout: .seconds(3)),
-                                      response.status == 201,
-                                      let id = response.body.split(separator: "\"").dropFirst(3).first else { return }
+                                guard
+                                    let response = try? await server.request(
+                                        .POST, "/v1/expenses", token: token,
+                                        json: #"{"amount": \#(step + 1), "memo": "w\#(writer)"}"#, timeout: .seconds(3)),
+                                    response.status == 201,
+                                    let id = response.body.split(separator: "\"").dropFirst(3).first
+                                else { return }
                                 acknowledged.add(String(id))
                             }
                         }
@@ -128,7 +135,10 @@ import TallyTestSupport
         let ids = stream.split(separator: "\n").filter { $0.hasPrefix("id: ") }.map { Int($0.dropFirst(4)) ?? -1 }
         let repeated = Dictionary(grouping: ids, by: { $0 }).filter { $0.value.count > 1 }.keys.sorted()
         let missing = Set(1...4503).subtracting(ids).sorted()
-        #expect(ids == Array(1...4503), "\(ids.count) ids; repeated \(repeated.prefix(10)); missing \(missing.prefix(10)); out of order at \(ids.indices.dropFirst().first { ids[$0 - 1] >= ids[$0] } ?? -1)")
+        #expect(
+            ids == Array(1...4503),
+            "\(ids.count) ids; repeated \(repeated.prefix(10)); missing \(missing.prefix(10)); out of order at \(ids.indices.dropFirst().first { ids[$0 - 1] >= ids[$0] } ?? -1)"
+        )
         #expect(stream.components(separatedBy: "event: change\ndata: {\"index\":").count - 1 == 4502, "the last event's data follows its id")
         #expect(stream.contains(#""amount":2"#))
     }
@@ -202,7 +212,7 @@ final class Acknowledged: @unchecked Sendable {
     static func answer(_ server: LiveServer, _ method: HTTPMethod, _ path: String, token: String, json: String? = nil) async throws -> Int {
         let deadline = Date().addingTimeInterval(60)
         while true {
-            do { return try await server.request(method, path, token: token, json: json).status } catch where Date() < deadline {
+            do { return try await server.request(method, path, token: token, json: json).status } catch  where Date() < deadline {
                 try await Task.sleep(for: .milliseconds(500))
             }
         }
@@ -379,12 +389,14 @@ final class Acknowledged: @unchecked Sendable {
         _ = try await server.request(.GET, "/health", token: token)
         let before = try Self.peakMemory(pid)
         // Declared up front: refused before a byte of the body is read.
-        let declared = SlowClientTests.halfSentRequest(port: server.port,
+        let declared = SlowClientTests.halfSentRequest(
+            port: server.port,
             "POST /v1/attachments HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Type: image/jpeg\r\nContent-Length: \(30 << 20)\r\n\r\n")
         defer { close(declared) }
         #expect(Self.statusLine(declared).contains("413"))
         // Chunked, size unknown: refused as the 26th MiB arrives, while the client still sends.
-        let chunked = SlowClientTests.halfSentRequest(port: server.port,
+        let chunked = SlowClientTests.halfSentRequest(
+            port: server.port,
             "POST /v1/attachments HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Type: image/jpeg\r\nTransfer-Encoding: chunked\r\n\r\n")
         defer { close(chunked) }
         let mib = [UInt8](repeating: 0xAB, count: 1 << 20)
@@ -409,7 +421,8 @@ final class Acknowledged: @unchecked Sendable {
         let replica = try CLIReplica()
         let token = try replica.ok(["token", "create", "--name", "app", "--scope", "read,write"])
         let server = try LiveServer(replica)
-        let upload = SlowClientTests.halfSentRequest(port: server.port,
+        let upload = SlowClientTests.halfSentRequest(
+            port: server.port,
             "POST /v1/attachments HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Type: image/jpeg\r\nContent-Length: \(4 << 20)\r\n\r\n")
         defer { close(upload) }
         _ = Self.send(upload, [0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 1, count: (1 << 20) - 4))
@@ -444,8 +457,9 @@ final class Acknowledged: @unchecked Sendable {
             kill(process.processIdentifier, SIGKILL)
             waitForExit(process)
             // Events may be in without their blobs yet (counted missing); a blob is never partial.
-            #expect(try target.run(["audit", "verify", "--attachments"]).stdout.contains("no longer hash") == false,
-                    "round \(round): a partial blob is visible")
+            #expect(
+                try target.run(["audit", "verify", "--attachments"]).stdout.contains("no longer hash") == false,
+                "round \(round): a partial blob is visible")
             _ = try target.ok(["segments", "import", bundle])
             #expect(try target.ok(["audit", "verify", "--attachments"]).contains("intact"))
             #expect(try target.ok(["status", "--json"]).contains(#""attachments":12"#))

@@ -19,12 +19,17 @@ import TallyTestSupport
         }
         let food = try make("categories", ["category", "add", "--name", "Food", "--icon", "🍚"])
         _ = try make("categories", ["category", "add", "--name", "Lunch", "--parent", food])
-        let lunch = try make("expenses", ["expense", "add", "--amount", "9500", "--category", food, "--date", "\(month)-03", "--payee", "김밥천국",
-                                          "--tag", "lunch", "--tag", "work", "--memo", "줄\n바꿈 \"quoted\""])
+        let lunch = try make(
+            "expenses",
+            [
+                "expense", "add", "--amount", "9500", "--category", food, "--date", "\(month)-03", "--payee", "김밥천국",
+                "--tag", "lunch", "--tag", "work", "--memo", "줄\n바꿈 \"quoted\"",
+            ])
         _ = try make("expenses", ["expense", "add", "--kind", "income", "--amount", "3200000", "--date", "\(month)-01", "--payee", "Employer"])
         _ = try make("todos", ["todo", "add", "--title", "No coffee", "--checks", "1,0,1", "--challenge"])
         _ = try make("budgets", ["budget", "add", "--category", food, "--amount", "300000", "--from", month])
-        _ = try make("recurring", ["recurring", "add", "--cadence", "monthly", "--start", "\(month)-25", "--count", "3", "--amount", "700000", "--payee", "Rent"])
+        _ = try make(
+            "recurring", ["recurring", "add", "--cadence", "monthly", "--start", "\(month)-25", "--count", "3", "--amount", "700000", "--payee", "Rent"])
         _ = try make("rules", ["rule", "add", "--pattern", "김밥", "--category", food, "--tag", "snack"])
         _ = try replica.ok(["rates", "set", "USD", "KRW", "1385.2", "--date", "\(month)-01"])
         _ = try replica.ok(["setting", "set", "defaultCurrency", #""KRW""#])

@@ -156,7 +156,8 @@ import TallyTestSupport
     func memory(_ field: String, of server: LiveServer) throws -> Int {
         let status = try String(contentsOfFile: "/proc/\(server.process.processIdentifier)/status", encoding: .utf8)
         guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
-              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { throw CLIError("no \(field) in /proc status") }
+            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { throw CLIError("no \(field) in /proc status") }
         return kilobytes << 10
     }
 }

@@ -30,8 +30,10 @@ import TallyTestSupport
 
     /// The byte-level pre-check never misses a control (a property over random text).
     @Test func neutralizedTextIsAlwaysPairedAndKeepsEverythingElse() async {
-        let alphabet: [Character] = ["a", "가", "\n", " ", "\u{202A}", "\u{202B}", "\u{202C}", "\u{202D}", "\u{202E}", "\u{2066}", "\u{2067}", "\u{2068}", "\u{2069}",
-                                     "\u{200F}", "\u{2028}", "\u{2070}", "\u{2029}"]
+        let alphabet: [Character] = [
+            "a", "가", "\n", " ", "\u{202A}", "\u{202B}", "\u{202C}", "\u{202D}", "\u{202E}", "\u{2066}", "\u{2067}", "\u{2068}", "\u{2069}",
+            "\u{200F}", "\u{2028}", "\u{2070}", "\u{2029}",
+        ]
         await propertyCheck(count: 2_000, input: Gen.uint64(in: 0...UInt64.max)) { seed in
             var rng = SplitMix64(seed: seed)
             let text = String((0..<Int.random(in: 0...10, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })

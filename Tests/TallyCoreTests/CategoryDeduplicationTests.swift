@@ -14,8 +14,10 @@ import TallyCore
     }
 
     @Test func theSameDefaultsFromTwoReplicasMergeIntoTheSmallestID() {
-        let (canonical, merges) = CategoryDeduplication.resolve([C(id: b, name: "Food", parentId: nil), C(id: a, name: "food ", parentId: nil),
-                                                                  C(id: c, name: "Transport", parentId: nil)])
+        let (canonical, merges) = CategoryDeduplication.resolve([
+            C(id: b, name: "Food", parentId: nil), C(id: a, name: "food ", parentId: nil),
+            C(id: c, name: "Transport", parentId: nil),
+        ])
         #expect(canonical == [a: a, b: a, c: c])
         #expect(merges.map(\.loser) == [b])
         #expect(merges.first?.reason.contains("same name 'food'") == true)
@@ -35,8 +37,10 @@ import TallyCore
     @Test func aSmallerDuplicateArrivingLaterTakesOver() {
         let before = CategoryDeduplication.resolve([C(id: c, name: "Food", parentId: nil), C(id: d, name: "Food", parentId: nil)]).canonical
         #expect(before[d] == c)
-        let after = CategoryDeduplication.resolve([C(id: c, name: "Food", parentId: nil), C(id: d, name: "Food", parentId: nil),
-                                                   C(id: a, name: "FOOD", parentId: nil)]).canonical
+        let after = CategoryDeduplication.resolve([
+            C(id: c, name: "Food", parentId: nil), C(id: d, name: "Food", parentId: nil),
+            C(id: a, name: "FOOD", parentId: nil),
+        ]).canonical
         #expect(after == [a: a, c: a, d: a])
     }
 
@@ -50,8 +54,10 @@ import TallyCore
     }
 
     @Test func sameNameUnderDifferentParentsStaysApart() {
-        let (_, merges) = CategoryDeduplication.resolve([C(id: a, name: "Food", parentId: nil), C(id: b, name: "Travel", parentId: nil),
-                                                          C(id: c, name: "Other", parentId: a), C(id: d, name: "Other", parentId: b)])
+        let (_, merges) = CategoryDeduplication.resolve([
+            C(id: a, name: "Food", parentId: nil), C(id: b, name: "Travel", parentId: nil),
+            C(id: c, name: "Other", parentId: a), C(id: d, name: "Other", parentId: b),
+        ])
         #expect(merges.isEmpty)
     }
 

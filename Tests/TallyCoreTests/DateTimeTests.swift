@@ -39,8 +39,10 @@ import TallyTestSupport
         var rng = SplitMix64(seed: 5)
         var cases = [DateTime(epochMillis: 253_402_300_800_000, offsetMinutes: 0), DateTime(epochMillis: -62_198_755_200_001, offsetMinutes: -60)]
         for _ in 0..<20_000 {
-            cases.append(DateTime(epochMillis: Int64.random(in: -1_000_000_000_000_000...1_000_000_000_000_000, using: &rng),
-                                  offsetMinutes: Int16.random(in: -1_080...1_080, using: &rng)))
+            cases.append(
+                DateTime(
+                    epochMillis: Int64.random(in: -1_000_000_000_000_000...1_000_000_000_000_000, using: &rng),
+                    offsetMinutes: Int16.random(in: -1_080...1_080, using: &rng)))
         }
         for date in cases {
             let f = date.localFields
@@ -55,7 +57,9 @@ import TallyTestSupport
         #expect(cases[1].description == "-0002-12-31T22:59:59.999-01:00")
     }
 
-    @Test(arguments: ["2026-13-01", "2026-02-30", "2026-3-1", "2026-03-01T25:00Z", "2026-03-01T10:00", "yesterday", "", "2026-03-01T10:00:00+19:00", "2026-03-01x"])
+    @Test(arguments: [
+        "2026-13-01", "2026-02-30", "2026-3-1", "2026-03-01T25:00Z", "2026-03-01T10:00", "yesterday", "", "2026-03-01T10:00:00+19:00", "2026-03-01x",
+    ])
     func rejectsMalformedDates(_ text: String) {
         #expect(DateTime(iso8601: text) == nil)
     }

@@ -106,22 +106,27 @@ import TallyTestSupport
 /// are never refused by another (normal form is a fixed point).
 @Suite struct IncomingRulesTests {
     static func event(_ draft: EventDraft, version: UInt16 = Event.currentSchemaVersion) -> Event {
-        Event(schemaVersion: version, origin: .random(), sequence: 1, timestamp: HybridTimestamp(millis: 1, counter: 0), actor: draft.actor,
-              isLocalOnly: draft.isLocalOnly, entityType: draft.entityType, entityID: draft.entityID, operation: draft.operation,
-              properties: draft.properties, previousHash: .zero)
+        Event(
+            schemaVersion: version, origin: .random(), sequence: 1, timestamp: HybridTimestamp(millis: 1, counter: 0), actor: draft.actor,
+            isLocalOnly: draft.isLocalOnly, entityType: draft.entityType, entityID: draft.entityID, operation: draft.operation,
+            properties: draft.properties, previousHash: .zero)
     }
 
     @Test func everyValidatedWriteIsAcceptedAsIncoming() throws {
         let texts = ["  padded  ", "줄\n바꿈", "tab\there", "é", "🍚 점심", "x"]
         var drafts = SampleEvents.everyKind()
         for text in texts {
-            drafts.append(EventDraft(entityType: .expense, entityID: .uuid(UUID()), operation: .update,
-                                     properties: [.memo: .string(text), .tags: .strings([text, "b", "a", text])], actor: "t"))
+            drafts.append(
+                EventDraft(
+                    entityType: .expense, entityID: .uuid(UUID()), operation: .update,
+                    properties: [.memo: .string(text), .tags: .strings([text, "b", "a", text])], actor: "t"))
         }
         // Inputs Foundation's serializer did not keep fixed (found by review): -0.0 → -0 → 0, a
         // leading U+FEFF dropped on the second pass, case-insensitive and numeric key order.
-        let tricky = ["-0.0", "-1e-400", "[-0.0]", "{\"a\":-0e5}", "\"\\ufeffx\"", "\"\u{FEFF}x\"", "{\"a\":2,\"A\":1,\"B\":3}",
-                      "{\"x1\":1,\"x01\":2,\"x001\":3}", "1e-05", "1E5", "\"\\u00e9\\n\\/\"", "{\"é\":1,\"e\":2,\"\u{1F600}\":3,\"\u{FF21}\":4}"]
+        let tricky = [
+            "-0.0", "-1e-400", "[-0.0]", "{\"a\":-0e5}", "\"\\ufeffx\"", "\"\u{FEFF}x\"", "{\"a\":2,\"A\":1,\"B\":3}",
+            "{\"x1\":1,\"x01\":2,\"x001\":3}", "1e-05", "1E5", "\"\\u00e9\\n\\/\"", "{\"é\":1,\"e\":2,\"\u{1F600}\":3,\"\u{FF21}\":4}",
+        ]
         for json in ["1.5", "0.1", "1e3", "[1, 2]", "\"é/\"", "{\"b\": null, \"a\": {\"d\": [true]}}", "-0", "12345678901234567890"] + tricky {
             drafts.append(EventDraft(entityType: .setting, entityID: .settingKey("k"), operation: .create, properties: [.value: .json(json)], actor: "t"))
         }

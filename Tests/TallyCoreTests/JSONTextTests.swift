@@ -28,8 +28,10 @@ import TallyTestSupport
         for number in numbers {
             #expect(JSONText.int(number).serialized == String(number))
         }
-        let value = JSONText.object([("b", .array([.int(-5), .null, .bool(true), .bool(false)])), ("a", .string("x\"y")),
-                                     ("raw", .raw(#"{"k":[1,2]}"#)), ("nan", .double(.nan)), ("half", .double(0.5)), ("empty", .array([])), ("o", .object([]))])
+        let value = JSONText.object([
+            ("b", .array([.int(-5), .null, .bool(true), .bool(false)])), ("a", .string("x\"y")),
+            ("raw", .raw(#"{"k":[1,2]}"#)), ("nan", .double(.nan)), ("half", .double(0.5)), ("empty", .array([])), ("o", .object([])),
+        ])
         #expect(value.serialized == #"{"b":[-5,null,true,false],"a":"x\"y","raw":{"k":[1,2]},"nan":null,"half":0.5,"empty":[],"o":{}}"#)
         #expect(value.utf8 == Array(value.serialized.utf8))
     }

@@ -9,9 +9,12 @@ import TallyTestSupport
     let replicaB = ReplicaID(string: "bbbbbbbb-0000-0000-0000-000000000000")!
     let id = EntityID.uuid(UUID(uuidString: "11111111-2222-3333-4444-555555555555")!)
 
-    func event(_ origin: ReplicaID, _ sequence: UInt64, _ millis: UInt64, _ operation: EventOperation, _ properties: PropertyMap = [:], type: EntityType = .expense) -> Event {
-        Event(origin: origin, sequence: sequence, timestamp: HybridTimestamp(millis: millis, counter: 0), actor: "t",
-              entityType: type, entityID: type == .setting ? .settingKey("theme") : id, operation: operation, properties: properties, previousHash: .zero)
+    func event(
+        _ origin: ReplicaID, _ sequence: UInt64, _ millis: UInt64, _ operation: EventOperation, _ properties: PropertyMap = [:], type: EntityType = .expense
+    ) -> Event {
+        Event(
+            origin: origin, sequence: sequence, timestamp: HybridTimestamp(millis: millis, counter: 0), actor: "t",
+            entityType: type, entityID: type == .setting ? .settingKey("theme") : id, operation: operation, properties: properties, previousHash: .zero)
     }
 
     @Test func concurrentEditsOfDifferentPropertiesBothSurvive() {
@@ -65,12 +68,16 @@ import TallyTestSupport
             var events: [Event] = []
             for sequence in 1...UInt64.random(in: 1...30, using: &rng) {
                 let operation: EventOperation = [.create, .update, .update, .update, .delete].randomElement(using: &rng)!
-                let properties: PropertyMap = operation == .delete ? [:]
+                let properties: PropertyMap =
+                    operation == .delete
+                    ? [:]
                     : [[.amount: .int(Int64(sequence))], [.memo: .string("m\(sequence)")], [.amount: .int(7), .memo: .string("x")]].randomElement(using: &rng)!
-                events.append(Event(origin: origins.randomElement(using: &rng)!, sequence: sequence,
-                                    timestamp: HybridTimestamp(millis: UInt64.random(in: 1...10, using: &rng), counter: UInt32(sequence)), actor: "t",
-                                    entityType: .expense, entityID: ids.randomElement(using: &rng)!, operation: operation,
-                                    properties: properties, previousHash: .zero))
+                events.append(
+                    Event(
+                        origin: origins.randomElement(using: &rng)!, sequence: sequence,
+                        timestamp: HybridTimestamp(millis: UInt64.random(in: 1...10, using: &rng), counter: UInt32(sequence)), actor: "t",
+                        entityType: .expense, entityID: ids.randomElement(using: &rng)!, operation: operation,
+                        properties: properties, previousHash: .zero))
             }
             var inOrder = LedgerState()
             events.forEach { inOrder.apply($0) }
@@ -93,10 +100,11 @@ import TallyTestSupport
                 for name in PropertyName.allCases where Int.random(in: 0...4, using: &rng) == 0 {
                     properties[name] = .int(Int64.random(in: 0...1_000, using: &rng))
                 }
-                let event = Event(origin: [replicaA, replicaB].randomElement(using: &rng)!, sequence: sequence,
-                                  timestamp: HybridTimestamp(millis: UInt64.random(in: 1...50, using: &rng), counter: UInt32(sequence)), actor: "t",
-                                  entityType: .expense, entityID: id, operation: sequence == 1 ? .create : .update,
-                                  properties: properties, previousHash: .zero)
+                let event = Event(
+                    origin: [replicaA, replicaB].randomElement(using: &rng)!, sequence: sequence,
+                    timestamp: HybridTimestamp(millis: UInt64.random(in: 1...50, using: &rng), counter: UInt32(sequence)), actor: "t",
+                    entityType: .expense, entityID: id, operation: sequence == 1 ? .create : .update,
+                    properties: properties, previousHash: .zero)
                 if entity == nil { entity = LedgerState.Entity(first: event) }
                 entity!.apply(event)
                 for (name, value) in properties where latest[name].map({ $0.stamp < event.stamp }) ?? true {

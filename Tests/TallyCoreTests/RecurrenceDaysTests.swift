@@ -4,8 +4,10 @@ import TallyCore
 /// Which days a recurring rule has occurrences on: month ends, leap years, counts, ends.
 @Suite struct RecurrenceDaysTests {
     func days(_ start: String, _ cadence: String, monthEnd: String = "clamp", end: String? = nil, count: Int? = nil, through: String) -> [String] {
-        Recurrence.days(start: Recurrence.day(start)!, cadence: cadence, monthEnd: monthEnd, end: end.flatMap(Recurrence.day), count: count,
-                        through: Recurrence.day(through)!).map(Recurrence.dayText)
+        Recurrence.days(
+            start: Recurrence.day(start)!, cadence: cadence, monthEnd: monthEnd, end: end.flatMap(Recurrence.day), count: count,
+            through: Recurrence.day(through)!
+        ).map(Recurrence.dayText)
     }
 
     @Test func monthlyOnTheThirtyFirstClampsOrSkips() {
@@ -26,8 +28,9 @@ import TallyCore
         #expect(days("2026-02-26", "daily", through: "2026-03-02") == ["2026-02-26", "2026-02-27", "2026-02-28", "2026-03-01", "2026-03-02"])
         #expect(days("2024-02-26", "daily", count: 4, through: "2024-12-31") == ["2024-02-26", "2024-02-27", "2024-02-28", "2024-02-29"])
         #expect(days("2026-01-29", "weekly", end: "2026-02-19", through: "2026-12-31") == ["2026-01-29", "2026-02-05", "2026-02-12", "2026-02-19"])
-        #expect(days("2026-01-31", "monthly", monthEnd: "skip", count: 3, through: "2026-12-31") == ["2026-01-31", "2026-03-31", "2026-05-31"],
-                "a skipped month does not count")
+        #expect(
+            days("2026-01-31", "monthly", monthEnd: "skip", count: 3, through: "2026-12-31") == ["2026-01-31", "2026-03-31", "2026-05-31"],
+            "a skipped month does not count")
         #expect(days("2026-05-01", "daily", through: "2026-04-30").isEmpty, "nothing before the start")
         #expect(days("2026-05-01", "daily", end: "2026-04-01", through: "2026-12-31").isEmpty)
         #expect(days("9999-11-30", "monthly", through: "9999-12-31") == ["9999-11-30", "9999-12-30"], "stops at the last supported year")
@@ -35,8 +38,10 @@ import TallyCore
 
     @Test func fromSkipsEarlierOccurrencesButTheyStillCount() {
         func from(_ start: String, _ cadence: String, count: Int? = nil, from: String, through: String) -> [String] {
-            Recurrence.days(start: Recurrence.day(start)!, cadence: cadence, monthEnd: "clamp", end: nil, count: count,
-                            through: Recurrence.day(through)!, from: Recurrence.day(from)!).map(Recurrence.dayText)
+            Recurrence.days(
+                start: Recurrence.day(start)!, cadence: cadence, monthEnd: "clamp", end: nil, count: count,
+                through: Recurrence.day(through)!, from: Recurrence.day(from)!
+            ).map(Recurrence.dayText)
         }
         #expect(from("0001-01-01", "daily", from: "2026-11-22", through: "2026-11-24") == ["2026-11-22", "2026-11-23", "2026-11-24"])
         #expect(from("2026-01-01", "weekly", from: "2026-01-09", through: "2026-01-23") == ["2026-01-15", "2026-01-22"])

@@ -70,7 +70,8 @@ import TallyTestSupport
             var chunks = Data()
             for _ in 0..<count {
                 let body = Array("zTXtcomment".utf8) + [0, 0] + [UInt8](repeating: 0x41, count: bytes)  // counted, never inflated
-                chunks += withUnsafeBytes(of: UInt32(body.count - 4).bigEndian, Array.init) + body + withUnsafeBytes(of: PNGFixture.crc32(body).bigEndian, Array.init)
+                chunks +=
+                    withUnsafeBytes(of: UInt32(body.count - 4).bigEndian, Array.init) + body + withUnsafeBytes(of: PNGFixture.crc32(body).bigEndian, Array.init)
             }
             png.insert(contentsOf: chunks, at: png.count - 12)  // before IEND
             return png
@@ -126,7 +127,9 @@ import TallyTestSupport
         #expect(counter.total == 9, "made once, then read from its blob")
 
         let strict = ThumbnailQueue(limits: ThumbnailLimits(concurrentDecodes: 1, maxWaiting: 1)) { work in
-            try await onThread { usleep(300_000); return try work() }
+            try await onThread {
+                usleep(300_000); return try work()
+            }
         }
         let others = try (0..<3).map { try store.store(PNGFixture.zeros(width: 64, height: 64, bitDepth: 8, interlaced: false, trailer: [0xA0 + UInt8($0)])) }
         let outcomes = await withTaskGroup(of: String.self) { group in
@@ -152,7 +155,11 @@ func onThread(_ work: @escaping @Sendable () throws -> BlobInfo?) async throws -
 /// Counts decodes running at once (the queue's test).
 final class DecodeCounter: Sendable {
     private let state = Mutex((running: 0, most: 0, total: 0))
-    func begin() { state.withLock { $0.running += 1; $0.total += 1; $0.most = max($0.most, $0.running) } }
+    func begin() {
+        state.withLock {
+            $0.running += 1; $0.total += 1; $0.most = max($0.most, $0.running)
+        }
+    }
     func end() { state.withLock { $0.running -= 1 } }
     var most: Int { state.withLock { $0.most } }
     var total: Int { state.withLock { $0.total } }

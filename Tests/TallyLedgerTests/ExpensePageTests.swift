@@ -17,34 +17,49 @@ import TallyTestSupport
         let texts = ["", "점심 김밥", "a\"quote\"", "back\\slash", "line\nbreak\ttab", "\u{01}control", "☕️ café", "/slash", "  spaced  "]
         let parent = UUID(), child = UUID(), lone = UUID()
         var drafts: [EventDraft] = [
-            EventDraft(entityType: .category, entityID: .uuid(parent), operation: .create, properties: [.name: .string("식비 \"food\""), .kind: .string("expense")], actor: "cli:test"),
-            EventDraft(entityType: .category, entityID: .uuid(child), operation: .create, properties: [.name: .string("커피"), .kind: .string("expense"), .parentId: .uuid(parent)], actor: "cli:test"),
-            EventDraft(entityType: .category, entityID: .uuid(lone), operation: .create, properties: [.name: .string("lone"), .kind: .string("expense")], actor: "cli:test"),
+            EventDraft(
+                entityType: .category, entityID: .uuid(parent), operation: .create, properties: [.name: .string("식비 \"food\""), .kind: .string("expense")],
+                actor: "cli:test"),
+            EventDraft(
+                entityType: .category, entityID: .uuid(child), operation: .create,
+                properties: [.name: .string("커피"), .kind: .string("expense"), .parentId: .uuid(parent)], actor: "cli:test"),
+            EventDraft(
+                entityType: .category, entityID: .uuid(lone), operation: .create, properties: [.name: .string("lone"), .kind: .string("expense")],
+                actor: "cli:test"),
         ]
         let held = try BlobStore(directory: ledger.directory).store(Data("receipt".utf8)).digest
         let missing = String(repeating: "ab", count: 32)
         for index in 0..<240 {
             var properties: PropertyMap = [
-                .kind: .string(index % 7 == 0 ? "income" : "expense"), .amount: .int(Int64.random(in: -5...Int64.max / 2, using: &rng) >> Int64.random(in: 0...60, using: &rng)),
+                .kind: .string(index % 7 == 0 ? "income" : "expense"),
+                .amount: .int(Int64.random(in: -5...Int64.max / 2, using: &rng) >> Int64.random(in: 0...60, using: &rng)),
                 .currency: .string(["KRW", "USD", "JPY"].randomElement(using: &rng)!),
                 // Several on the same instant, so the cursor's tie-break by id is exercised.
-                .date: .dateTime(DateTime(epochMillis: 1_772_323_200_000 + Int64(index / 3) * 3_600_000, offsetMinutes: [540, 0, -300].randomElement(using: &rng)!)),
+                .date: .dateTime(
+                    DateTime(epochMillis: 1_772_323_200_000 + Int64(index / 3) * 3_600_000, offsetMinutes: [540, 0, -300].randomElement(using: &rng)!)),
                 .repeat: .string("none"),
             ]
             if Bool.random(using: &rng) { properties[.categoryId] = .uuid([parent, child, lone, UUID()].randomElement(using: &rng)!) }
             if Bool.random(using: &rng) { properties[.payee] = .string(texts.randomElement(using: &rng)!) }
             if Bool.random(using: &rng) { properties[.memo] = .string(texts.randomElement(using: &rng)!) }
             if Bool.random(using: &rng) { properties[.payment] = .string(texts.randomElement(using: &rng)!) }
-            if Bool.random(using: &rng) { properties[.tags] = .strings(Array(["a", "점심", "q\"t", "x\\y", "\u{FEFF}bom", "\u{2028}"].shuffled(using: &rng).prefix(Int.random(in: 0...3, using: &rng))).sorted()) }
-            if Int.random(in: 0...3, using: &rng) == 0 { properties[.attachments] = .strings([held, missing].shuffled(using: &rng).prefix(Int.random(in: 1...2, using: &rng)).sorted()) }
+            if Bool.random(using: &rng) {
+                properties[.tags] = .strings(
+                    Array(["a", "점심", "q\"t", "x\\y", "\u{FEFF}bom", "\u{2028}"].shuffled(using: &rng).prefix(Int.random(in: 0...3, using: &rng))).sorted())
+            }
+            if Int.random(in: 0...3, using: &rng) == 0 {
+                properties[.attachments] = .strings([held, missing].shuffled(using: &rng).prefix(Int.random(in: 1...2, using: &rng)).sorted())
+            }
             drafts.append(EventDraft(entityType: .expense, entityID: .uuid(UUID()), operation: .create, properties: properties, actor: "cli:test"))
         }
         _ = try ledger.writer.appendLogged(drafts)  // straight into the log: attachments this replica lacks, too
         try ledger.projector.catchUp()
 
         var compared = 0
-        for parameters in [[], [("month", "2026-03")], [("kind", "income")], [("category", parent.lowercased)], [("tag", "점심")],
-                           [("text", "quote")], [("limit", "1")], [("limit", "7")], [("limit", "1000")], [("from", "2026-03-02"), ("to", "2026-03-05")]] {
+        for parameters in [
+            [], [("month", "2026-03")], [("kind", "income")], [("category", parent.lowercased)], [("tag", "점심")],
+            [("text", "quote")], [("limit", "1")], [("limit", "7")], [("limit", "1000")], [("from", "2026-03-02"), ("to", "2026-03-05")],
+        ] {
             var cursor: String?
             repeat {
                 let query = try ExpenseQuery(parameters + (cursor.map { [("cursor", $0)] } ?? []))

@@ -25,9 +25,10 @@ import TallyTestSupport
 
     /// A peer's replicated setting named like a local-only one is refused by the field rules.
     @Test func aReplicatedEventCannotCarryALocalKey() {
-        let event = Event(origin: .random(), sequence: 1, timestamp: HybridTimestamp(millis: 1, counter: 0), actor: "peer",
-                          entityType: .setting, entityID: .settingKey("local.theme"), operation: .create,
-                          properties: [.value: .json("\"dark\"")], previousHash: .zero)
+        let event = Event(
+            origin: .random(), sequence: 1, timestamp: HybridTimestamp(millis: 1, counter: 0), actor: "peer",
+            entityType: .setting, entityID: .settingKey("local.theme"), operation: .create,
+            properties: [.value: .json("\"dark\"")], previousHash: .zero)
         #expect(throws: ValidationError.self) { try EntitySchema.checkIncoming(event) }
         var replicated = event
         replicated.entityID = .settingKey("theme")

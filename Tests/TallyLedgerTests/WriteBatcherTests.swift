@@ -118,9 +118,10 @@ import Testing
     }
 }
 
-/// Waits until `condition` holds, checking every 10 ms, for at most 30 s (a test under load).
+/// Waits until `condition` holds, checking every 10 ms, for at most 120 s (a test process under
+/// load can leave a new task unscheduled for long).
 func waitUntil(_ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(30)
+    let deadline = ContinuousClock.now + .seconds(120)
     while !condition() {
         guard ContinuousClock.now < deadline else { throw WaitedTooLong() }
         try await Task.sleep(for: .milliseconds(10))

@@ -32,9 +32,10 @@ import TallyTestSupport
 
     @Test func everyTruncationOfAnEncodingIsRejected() throws {
         for draft in SampleEvents.everyKind() {
-            let event = Event(origin: .random(), sequence: 1, timestamp: .zero, actor: draft.actor, isLocalOnly: draft.isLocalOnly,
-                              entityType: draft.entityType, entityID: draft.entityID, operation: draft.operation,
-                              properties: draft.properties, previousHash: .zero)
+            let event = Event(
+                origin: .random(), sequence: 1, timestamp: .zero, actor: draft.actor, isLocalOnly: draft.isLocalOnly,
+                entityType: draft.entityType, entityID: draft.entityID, operation: draft.operation,
+                properties: draft.properties, previousHash: .zero)
             let bytes = EventCodec.encode(event)
             for length in 0..<bytes.count {
                 #expect(throws: (any Error).self) { try EventCodec.decode(Array(bytes[0..<length])) }
@@ -73,7 +74,11 @@ import TallyTestSupport
     @Test func varintsHaveOneEncodingEach() throws {
         // Found by FuzzEvents (Tests/FuzzCorpus/Events/crash-66062313…): an overlong varint
         // (a trailing zero group) decoded, so one event had two encodings.
-        func read(_ bytes: [UInt8]) throws -> UInt64 { try bytes.withUnsafeBytes { var reader = ByteReader($0); return try reader.varint() } }
+        func read(_ bytes: [UInt8]) throws -> UInt64 {
+            try bytes.withUnsafeBytes {
+                var reader = ByteReader($0); return try reader.varint()
+            }
+        }
         #expect(try read([0x00]) == 0)
         #expect(try read([0xAC, 0x02]) == 300)
         #expect(throws: DecodingError.self) { try read([0x80, 0x00]) }
@@ -95,15 +100,17 @@ import TallyTestSupport
     @Test func stringsAreValidUTF8OrRejected() throws {
         // A length prefix, then the bytes: ASCII takes a fast path, anything else the validator.
         func read(_ utf8: [UInt8]) throws -> String {
-            try ([UInt8(utf8.count)] + utf8).withUnsafeBytes { var reader = ByteReader($0); return try reader.string(maxBytes: 64) }
+            try ([UInt8(utf8.count)] + utf8).withUnsafeBytes {
+                var reader = ByteReader($0); return try reader.string(maxBytes: 64)
+            }
         }
         #expect(try read(Array("lunch at 12".utf8)) == "lunch at 12")
         #expect(try read([]) == "")
         #expect(try read(Array("점심 커피 ☕️".utf8)) == "점심 커피 ☕️")
-        #expect(throws: DecodingError.self) { try read([0x61, 0xFF, 0x62]) }          // a byte UTF-8 never uses
-        #expect(throws: DecodingError.self) { try read([0x61, 0xEC, 0xA0]) }          // a sequence cut short
-        #expect(throws: DecodingError.self) { try read([0xC0, 0xAF]) }                // an overlong "/"
-        #expect(throws: DecodingError.self) { try read([0xED, 0xA0, 0x80]) }          // a UTF-16 surrogate
+        #expect(throws: DecodingError.self) { try read([0x61, 0xFF, 0x62]) }  // a byte UTF-8 never uses
+        #expect(throws: DecodingError.self) { try read([0x61, 0xEC, 0xA0]) }  // a sequence cut short
+        #expect(throws: DecodingError.self) { try read([0xC0, 0xAF]) }  // an overlong "/"
+        #expect(throws: DecodingError.self) { try read([0xED, 0xA0, 0x80]) }  // a UTF-16 surrogate
     }
 
     @Test func crc32cMatchesTheStandardCheckValue() {
@@ -116,7 +123,7 @@ import TallyTestSupport
         // not comparing the table with itself on this machine), both give the same checksum
         // for any length, alignment and starting value.
         #if arch(x86_64)
-        #expect(CRC32C.hardwareAvailable)
+            #expect(CRC32C.hardwareAvailable)
         #endif
         var rng = SplitMix64(seed: 5)
         for _ in 0..<500 {
@@ -135,16 +142,18 @@ import TallyTestSupport
 @Suite struct EventCodecRegressionTests {
     @Test func hostileLengthsAndOffsetsThrowInsteadOfTrapping() throws {
         var rng = SplitMix64(seed: 1)
-        let event = Event(origin: .random(), sequence: 1, timestamp: .zero, actor: "a", entityType: .todo, entityID: .uuid(RandomEvents.uuid(&rng)),
-                          operation: .update, properties: [.checks: .bools([true])], previousHash: .zero)
+        let event = Event(
+            origin: .random(), sequence: 1, timestamp: .zero, actor: "a", entityType: .todo, entityID: .uuid(RandomEvents.uuid(&rng)),
+            operation: .update, properties: [.checks: .bools([true])], previousHash: .zero)
         var bytes = EventCodec.encode(event)
         // The bool-list count: replace it with a 10-byte varint of UInt64.max.
         let countAt = bytes.count - 3  // count, packed byte, basis count
         bytes.replaceSubrange(countAt..<countAt + 1, with: [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01])
         #expect(throws: (any Error).self) { try EventCodec.decode(bytes) }
 
-        let dated = Event(origin: .random(), sequence: 1, timestamp: .zero, actor: "a", entityType: .expense, entityID: .uuid(RandomEvents.uuid(&rng)),
-                          operation: .update, properties: [.date: .dateTime(DateTime(epochMillis: 0, offsetMinutes: 0))], previousHash: .zero)
+        let dated = Event(
+            origin: .random(), sequence: 1, timestamp: .zero, actor: "a", entityType: .expense, entityID: .uuid(RandomEvents.uuid(&rng)),
+            operation: .update, properties: [.date: .dateTime(DateTime(epochMillis: 0, offsetMinutes: 0))], previousHash: .zero)
         var dateBytes = EventCodec.encode(dated)
         // The offset (zigzag 0 = one byte 0x00) becomes zigzag Int64.min: the largest varint.
         let offsetAt = dateBytes.count - 2  // offset, basis count

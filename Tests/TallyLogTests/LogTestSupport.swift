@@ -57,9 +57,10 @@ enum SegmentRewriter {
         for (offset, event) in events.enumerated() {
             var payload = ByteWriter()
             EventBatch.append(event, to: &payload)
-            let header = FrameHeader(type: .events, codec: .none, eventCount: 1, firstIndex: firstIndex + UInt64(offset),
-                                     rawLength: UInt32(payload.bytes.count), storedLength: UInt32(payload.bytes.count),
-                                     payloadChecksum: CRC32C.checksum(payload.bytes))
+            let header = FrameHeader(
+                type: .events, codec: .none, eventCount: 1, firstIndex: firstIndex + UInt64(offset),
+                rawLength: UInt32(payload.bytes.count), storedLength: UInt32(payload.bytes.count),
+                payloadChecksum: CRC32C.checksum(payload.bytes))
             out += header.encoded() + payload.bytes
         }
         chmod(path, 0o644)

@@ -16,9 +16,11 @@ import TallyTestSupport
 
     /// Every read route, as a person would call it, with its answer now (bodies compared whole).
     static func readRoutes(expense: String, category: String) -> [String] {
-        ["/v1/expenses?month=2026-05", "/v1/expenses/\(expense)", "/v1/categories", "/v1/categories/\(category)", "/v1/todos",
-         "/v1/budgets", "/v1/budgets?month=2026-05", "/v1/recurring", "/v1/settings", "/v1/summary?month=2026-05",
-         "/v1/summary/months", "/v1/audit/\(expense)", "/v1/conflicts"]
+        [
+            "/v1/expenses?month=2026-05", "/v1/expenses/\(expense)", "/v1/categories", "/v1/categories/\(category)", "/v1/todos",
+            "/v1/budgets", "/v1/budgets?month=2026-05", "/v1/recurring", "/v1/settings", "/v1/summary?month=2026-05",
+            "/v1/summary/months", "/v1/audit/\(expense)", "/v1/conflicts",
+        ]
     }
 
     @Test func everyReadRouteAnswersAsItDidAtThatIndex() async throws {
@@ -90,9 +92,11 @@ import TallyTestSupport
         let fixture = try ServerFixture()
         try await fixture.test { client in
             let before = try fixture.service.views.projectedIndex()
-            for bad in ["", "-1", "1.5", "0x10", "yesterday", "2026-13-01", "2026-02-30", "2026-03-31T25:00", "2026-03-31T23:59+19:00",
-                        "99999999999999999999", "123456789012345678901234", "2026-03-31%00", "%E2%80%AE2026-03-31", String(repeating: "9", count: 500),
-                        "2026-03-31T23:59:60", "10000-01-01"] {
+            for bad in [
+                "", "-1", "1.5", "0x10", "yesterday", "2026-13-01", "2026-02-30", "2026-03-31T25:00", "2026-03-31T23:59+19:00",
+                "99999999999999999999", "123456789012345678901234", "2026-03-31%00", "%E2%80%AE2026-03-31", String(repeating: "9", count: 500),
+                "2026-03-31T23:59:60", "10000-01-01",
+            ] {
                 for route in ["/v1/expenses", "/v1/summary?month=2026-05", "/v1/budgets", "/v1/settings", "/v1/audit/theme"] {
                     let uri = route + (route.contains("?") ? "&" : "?") + "asOf=" + bad
                     let response = try await client.send(.get, uri, token: fixture.readOnly)
@@ -111,7 +115,8 @@ import TallyTestSupport
         let fixture = try ServerFixture()
         try await fixture.test { client in
             for amount in 1...30 {
-                let response = try await client.send(.post, "/v1/expenses", token: fixture.readWrite, json: #"{"amount": \#(amount), "date": "2026-05-03T12:00:00+09:00"}"#)
+                let response = try await client.send(
+                    .post, "/v1/expenses", token: fixture.readWrite, json: #"{"amount": \#(amount), "date": "2026-05-03T12:00:00+09:00"}"#)
                 #expect(response.status == .created)
             }
             try fixture.service.views.takeSnapshot(SnapshotPolicy(), always: true)

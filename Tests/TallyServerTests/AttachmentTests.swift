@@ -25,8 +25,9 @@ import TallyTestSupport
 
     func service(maxBytes: Int = 25 << 20) throws -> TallyService {
         let directory = try DataDirectory.create(path: folder.file("r-\(UUID().uuidString.prefix(6))"), name: "r")
-        return try TallyService(directory: directory, logger: Logger(label: "test"),
-                                attachmentLimits: AttachmentLimits(maxBytes: maxBytes))
+        return try TallyService(
+            directory: directory, logger: Logger(label: "test"),
+            attachmentLimits: AttachmentLimits(maxBytes: maxBytes))
     }
 
     /// Issue 29: polyglots (a GIF, a JPEG or a PDF followed by HTML and script) are taken as
@@ -44,8 +45,9 @@ import TallyTestSupport
         ]
         try await Application(router: buildRouter(service)).test(.router) { client in
             for polyglot in polyglots {
-                let upload = try await client.execute(uri: "/v1/attachments", method: .post, headers: [.authorization: "Bearer \(token)"],
-                                                      body: ByteBuffer(bytes: polyglot.bytes))
+                let upload = try await client.execute(
+                    uri: "/v1/attachments", method: .post, headers: [.authorization: "Bearer \(token)"],
+                    body: ByteBuffer(bytes: polyglot.bytes))
                 #expect(upload.status == .created && String(buffer: upload.body).contains(polyglot.type))
                 let digest = Hex.lowercase(SHA256Digest(polyglot.bytes))
                 for method in [HTTPRequest.Method.get, .head] {
@@ -54,7 +56,7 @@ import TallyTestSupport
                     #expect(served.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")
                     #expect(served.headers[HTTPField.Name("Content-Security-Policy")!] == "default-src 'none'; sandbox")
                     let disposition = served.headers[.contentDisposition] ?? ""
-                    #expect(disposition.hasPrefix(polyglot.disposition + "; filename=\"\(digest).") , "\(polyglot.type): \(disposition)")
+                    #expect(disposition.hasPrefix(polyglot.disposition + "; filename=\"\(digest)."), "\(polyglot.type): \(disposition)")
                 }
             }
         }
@@ -87,7 +89,9 @@ import TallyTestSupport
             #expect(part.status == .partialContent && Array(part.body.readableBytesView) == Array(bytes[10...19]))
             #expect(part.headers[.contentRange] == "bytes 10-19/\(bytes.count)")
             ranged[.range] = "bytes=-5"
-            #expect(Array(try await client.execute(uri: "/v1/attachments/\(digest)", method: .get, headers: ranged).body.readableBytesView) == Array(bytes.suffix(5)))
+            #expect(
+                Array(try await client.execute(uri: "/v1/attachments/\(digest)", method: .get, headers: ranged).body.readableBytesView)
+                    == Array(bytes.suffix(5)))
             ranged[.range] = "bytes=\(bytes.count)-"
             #expect(try await client.execute(uri: "/v1/attachments/\(digest)", method: .get, headers: ranged).status == .rangeNotSatisfiable)
             var cached = auth
@@ -108,13 +112,16 @@ import TallyTestSupport
         let token = try service.tokens.create(name: "phone", scopes: [.read, .write])
         let photo = Self.jpeg(100_000, seed: 3)
         let boundary = "----tally\(UUID().uuidString.prefix(8))"
-        var body = Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nlunch\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"영수증 IMG_0001.JPG\"\r\nContent-Type: image/jpeg\r\n\r\n".utf8)
+        var body = Array(
+            "--\(boundary)\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nlunch\r\n--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"영수증 IMG_0001.JPG\"\r\nContent-Type: image/jpeg\r\n\r\n"
+                .utf8)
         body += photo + Array("\r\n--\(boundary)--\r\n".utf8)
         let form = body
         try await Application(router: buildRouter(service)).test(.router) { client in
-            let response = try await client.execute(uri: "/v1/attachments", method: .post,
-                                                    headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
-                                                    body: ByteBuffer(bytes: form))
+            let response = try await client.execute(
+                uri: "/v1/attachments", method: .post,
+                headers: [.authorization: "Bearer \(token)", .contentType: "multipart/form-data; boundary=\(boundary)"],
+                body: ByteBuffer(bytes: form))
             #expect(response.status == .created, "\(String(buffer: response.body))")
             #expect(try service.ledger.blobs.all().map(\.digest) == [Hex.lowercase(SHA256Digest(photo))])
             // Hostile forms: no boundary, an empty one, no file part, garbage.
@@ -131,8 +138,9 @@ import TallyTestSupport
             let closing = text("--\(boundary)\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\na\n--\(boundary)--\r\n--\(boundary)\r\n")
             hostile.append((typed, closing + [0xFF] + text(": v\r\n\r\n")))
             for (type, payload) in hostile {
-                let refused = try await client.execute(uri: "/v1/attachments", method: .post,
-                                                       headers: [.authorization: "Bearer \(token)", .contentType: type], body: ByteBuffer(bytes: payload))
+                let refused = try await client.execute(
+                    uri: "/v1/attachments", method: .post,
+                    headers: [.authorization: "Bearer \(token)", .contentType: type], body: ByteBuffer(bytes: payload))
                 #expect(refused.status == .badRequest, "\(type): \(refused.status) \(String(buffer: refused.body))")
                 #expect(String(buffer: refused.body).contains("\"error\""))
             }
@@ -148,11 +156,15 @@ import TallyTestSupport
             let headers: HTTPFields = [.authorization: "Bearer \(token)", .contentType: "application/octet-stream"]
             let big = try await client.execute(uri: "/v1/attachments", method: .post, headers: headers, body: ByteBuffer(bytes: Self.jpeg(2 << 20)))
             #expect(big.status == .contentTooLarge && String(buffer: big.body).contains("attachment_too_large"))
-            let exe = try await client.execute(uri: "/v1/attachments", method: .post, headers: headers, body: ByteBuffer(bytes: Array("#!/bin/sh\nrm -rf /\n".utf8)))
+            let exe = try await client.execute(
+                uri: "/v1/attachments", method: .post, headers: headers, body: ByteBuffer(bytes: Array("#!/bin/sh\nrm -rf /\n".utf8)))
             #expect(exe.status == .unsupportedMediaType)
             #expect(try await client.execute(uri: "/v1/attachments", method: .post, headers: headers, body: ByteBuffer()).status == .badRequest)
             let read = try service.tokens.create(name: "viewer", scopes: [.read])
-            #expect(try await client.execute(uri: "/v1/attachments", method: .post, headers: [.authorization: "Bearer \(read)"], body: ByteBuffer(bytes: Self.jpeg(10))).status == .forbidden)
+            #expect(
+                try await client.execute(
+                    uri: "/v1/attachments", method: .post, headers: [.authorization: "Bearer \(read)"], body: ByteBuffer(bytes: Self.jpeg(10))
+                ).status == .forbidden)
         }
         #expect(try service.ledger.blobs.all().isEmpty)
         #expect((try? FileManager.default.contentsOfDirectory(atPath: service.ledger.blobs.path + "/incoming")) ?? [] == [], "no partial blob left")
@@ -187,8 +199,9 @@ func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes))
         defer { ledger.close() }
         let bytes = AttachmentTests.jpeg(200_000, seed: UInt8(name.utf8.first ?? 1))
         let info = try ledger.blobs.store(Data(bytes))
-        _ = try await ledger.create(.expense, [.kind: .string("expense"), .amount: .int(9_900), .currency: .string("KRW"), .attachments: .strings([info.digest])],
-                              actor: "cli:\(name)")
+        _ = try await ledger.create(
+            .expense, [.kind: .string("expense"), .amount: .int(9_900), .currency: .string("KRW"), .attachments: .strings([info.digest])],
+            actor: "cli:\(name)")
         return (directory, info.digest, bytes)
     }
 

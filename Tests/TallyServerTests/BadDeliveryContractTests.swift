@@ -48,20 +48,23 @@ import TallyTestSupport
         Case(name: "property the entity does not have", fragment: "no property 'title'") { $0.properties[.title] = .string("x") },
         Case(name: "create missing a required field", fragment: "invalid kind") { $0.properties[.kind] = nil },
         Case(name: "non-canonical setting value", fragment: "normal form") {
-            $0 = Event(origin: $0.origin, sequence: $0.sequence, timestamp: $0.timestamp, actor: "peer", entityType: .setting,
-                       entityID: .settingKey("theme"), operation: .create, properties: [.value: .json("{ \"b\": 1, \"a\": 2 }")],
-                       previousHash: $0.previousHash)
+            $0 = Event(
+                origin: $0.origin, sequence: $0.sequence, timestamp: $0.timestamp, actor: "peer", entityType: .setting,
+                entityID: .settingKey("theme"), operation: .create, properties: [.value: .json("{ \"b\": 1, \"a\": 2 }")],
+                previousHash: $0.previousHash)
         },
         Case(name: "setting value that is not JSON", fragment: "invalid value") {
-            $0 = Event(origin: $0.origin, sequence: $0.sequence, timestamp: $0.timestamp, actor: "peer", entityType: .setting,
-                       entityID: .settingKey("theme"), operation: .create, properties: [.value: .json("}\n\nevent: fake")],
-                       previousHash: $0.previousHash)
+            $0 = Event(
+                origin: $0.origin, sequence: $0.sequence, timestamp: $0.timestamp, actor: "peer", entityType: .setting,
+                entityID: .settingKey("theme"), operation: .create, properties: [.value: .json("}\n\nevent: fake")],
+                previousHash: $0.previousHash)
         },
         Case(name: "expense named by a setting key", fragment: "invalid id") { $0.entityID = .settingKey("groceries") },
         Case(name: "replicated setting with a local-only key", fragment: "local-only settings") {
-            $0 = Event(origin: $0.origin, sequence: $0.sequence, timestamp: $0.timestamp, actor: "peer", entityType: .setting,
-                       entityID: .settingKey("local.theme"), operation: .create, properties: [.value: .json("\"dark\"")],
-                       previousHash: $0.previousHash)
+            $0 = Event(
+                origin: $0.origin, sequence: $0.sequence, timestamp: $0.timestamp, actor: "peer", entityType: .setting,
+                entityID: .settingKey("local.theme"), operation: .create, properties: [.value: .json("\"dark\"")],
+                previousHash: $0.previousHash)
         },
         Case(name: "clock too far ahead", fragment: "ahead") {
             $0.timestamp = HybridTimestamp(millis: HybridClock.wallMillis() + 3_600_000, counter: 0)
@@ -93,9 +96,10 @@ import TallyTestSupport
             var encoded: [(bytes: [UInt8], event: Event)] = []
             for sequence in 1...3 {
                 let draft = SampleEvents.expenseCreate(amount: Int64(sequence) * 100, actor: "peer")
-                var event = Event(origin: hostile, sequence: UInt64(sequence), timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: UInt32(sequence)),
-                                  actor: "peer", entityType: draft.entityType, entityID: draft.entityID, operation: draft.operation,
-                                  properties: draft.properties, previousHash: previous)
+                var event = Event(
+                    origin: hostile, sequence: UInt64(sequence), timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: UInt32(sequence)),
+                    actor: "peer", entityType: draft.entityType, entityID: draft.entityID, operation: draft.operation,
+                    properties: draft.properties, previousHash: previous)
                 if sequence == 3 { testCase.bad(&event) }
                 let bytes = EventCodec.encode(event)
                 previous = EventCodec.hash(bytes)
@@ -135,9 +139,10 @@ import TallyTestSupport
         let app = Application(router: buildRouter(service))
         let body = records
         return try await app.test(.router) { client -> String? in
-            let response = try await client.execute(uri: "/v1/replication/push", method: .post,
-                                                    headers: [.authorization: "Bearer \(token)", .contentType: "application/octet-stream"],
-                                                    body: ByteBuffer(bytes: body))
+            let response = try await client.execute(
+                uri: "/v1/replication/push", method: .post,
+                headers: [.authorization: "Bearer \(token)", .contentType: "application/octet-stream"],
+                body: ByteBuffer(bytes: body))
             guard response.status != .ok else { return nil }
             #expect(response.status == .unprocessableContent)
             return String(buffer: response.body)
@@ -149,9 +154,10 @@ import TallyTestSupport
         let service = try TallyService(directory: delivery.source, logger: Logger(label: "test"))
         let token = try service.tokens.create(name: "peer", scopes: [.replicate])
         let body = try await Application(router: buildRouter(service)).test(.router) { client -> [UInt8] in
-            let response = try await client.execute(uri: "/v1/replication/pull", method: .post,
-                                                    headers: [.authorization: "Bearer \(token)", .contentType: "application/json"],
-                                                    body: ByteBuffer(string: #"{"origins": {}}"#))
+            let response = try await client.execute(
+                uri: "/v1/replication/pull", method: .post,
+                headers: [.authorization: "Bearer \(token)", .contentType: "application/json"],
+                body: ByteBuffer(string: #"{"origins": {}}"#))
             #expect(response.status == .ok)
             return Array(response.body.readableBytesView)
         }
@@ -196,8 +202,9 @@ import TallyTestSupport
     /// advice to upgrade, never half-applied.
     @Test func aNewerSchemaVersionIsRefusedWithAdvice() async throws {
         let delivery = try Delivery(Case(name: "good", fragment: "") { _ in })
-        var event = Event(origin: .random(), sequence: 1, timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0), actor: "peer",
-                          entityType: .setting, entityID: .settingKey("theme"), operation: .create, properties: [.value: .json("1")], previousHash: .zero)
+        var event = Event(
+            origin: .random(), sequence: 1, timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0), actor: "peer",
+            entityType: .setting, entityID: .settingKey("theme"), operation: .create, properties: [.value: .json("1")], previousHash: .zero)
         event.schemaVersion = Event.currentSchemaVersion + 1
         let service = try TallyService(directory: delivery.target, logger: Logger(label: "test"))
         defer { service.close() }
@@ -215,9 +222,10 @@ import TallyTestSupport
         let records = buffer
         let token = try service.tokens.create(name: "peer-\(UUID().uuidString.prefix(8))", scopes: [.replicate])
         return try await Application(router: buildRouter(service)).test(.router) { client in
-            let response = try await client.execute(uri: "/v1/replication/push", method: .post,
-                                                    headers: [.authorization: "Bearer \(token)", .contentType: "application/octet-stream"],
-                                                    body: ByteBuffer(bytes: records))
+            let response = try await client.execute(
+                uri: "/v1/replication/push", method: .post,
+                headers: [.authorization: "Bearer \(token)", .contentType: "application/octet-stream"],
+                body: ByteBuffer(bytes: records))
             return (response.status, String(buffer: response.body))
         }
     }
@@ -230,10 +238,11 @@ import TallyTestSupport
         defer { service.close() }
         _ = try await service.ledger.create(.expense, [.amount: .int(5)], actor: "token:app")
         let own = service.ledger.writer.head.chains[service.directory.identity.origin]!
-        let forged = Event(origin: service.directory.identity.origin, sequence: own.sequence + 1,
-                           timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0), actor: "token:app", entityType: .expense,
-                           entityID: .uuid(UUID()), operation: .create,
-                           properties: SampleEvents.expenseCreate(amount: 666).properties, previousHash: own.hash)
+        let forged = Event(
+            origin: service.directory.identity.origin, sequence: own.sequence + 1,
+            timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0), actor: "token:app", entityType: .expense,
+            entityID: .uuid(UUID()), operation: .create,
+            properties: SampleEvents.expenseCreate(amount: 666).properties, previousHash: own.hash)
         let (status, body) = try await Self.push([forged], to: service)
         #expect(status == .unprocessableContent && body.contains("own origin"))
         #expect(service.ledger.writer.head.chains[service.directory.identity.origin]?.sequence == own.sequence, "nothing was appended")

@@ -34,25 +34,34 @@ import TallyTestSupport
     static let cases: [Case] = [
         Case(name: "a gap", fragments: ["a gap"], records: { $0.remove(at: 1) }),
         Case(name: "reordered events", fragments: ["a gap"], records: { $0.swapAt(1, 2) }),
-        Case(name: "an edited event (broken chain)", fragments: ["hash chain"], records: { records in
-            let last = records[1].count - 1
-            records[1][last - 40] ^= 0x01  // inside the memo text: still decodes, hashes differently
-        }),
-        Case(name: "a forked chain (two different #2)", fragments: ["differs from"], records: { records in
-            var other = records[1]
-            other[other.count - 41] ^= 0x02
-            records[2] = other
-        }),
-        Case(name: "a local-only event", fragments: ["local-only"], event: { events in
-            events[2] = Event(origin: events[2].origin, sequence: 3, timestamp: events[2].timestamp, actor: "peer", isLocalOnly: true,
-                              entityType: .setting, entityID: .settingKey("widget"), operation: .create, properties: [.value: .json("1")],
-                              previousHash: .zero)
-        }),
+        Case(
+            name: "an edited event (broken chain)", fragments: ["hash chain"],
+            records: { records in
+                let last = records[1].count - 1
+                records[1][last - 40] ^= 0x01  // inside the memo text: still decodes, hashes differently
+            }),
+        Case(
+            name: "a forked chain (two different #2)", fragments: ["differs from"],
+            records: { records in
+                var other = records[1]
+                other[other.count - 41] ^= 0x02
+                records[2] = other
+            }),
+        Case(
+            name: "a local-only event", fragments: ["local-only"],
+            event: { events in
+                events[2] = Event(
+                    origin: events[2].origin, sequence: 3, timestamp: events[2].timestamp, actor: "peer", isLocalOnly: true,
+                    entityType: .setting, entityID: .settingKey("widget"), operation: .create, properties: [.value: .json("1")],
+                    previousHash: .zero)
+            }),
         Case(name: "a sequence 0", fragments: ["sequence 0", "does not decode", "damaged"], event: { events in events[0].sequence = 0 }),
         // In a bundle, a damaged last frame reads as a torn tail: the manifest's count refuses it,
         // or (when the cut frame is the signatures frame) the events arrive unsigned.
         Case(name: "a cut-off end", fragments: ["ended inside a record", "the segments hold", "without a head signed"], trim: 7),
-        Case(name: "a flipped byte", fragments: ["checksum", "damaged", "does not decode", "hash chain", "the segments hold", "unknown", "signed", "signature"], flip: true),
+        Case(
+            name: "a flipped byte", fragments: ["checksum", "damaged", "does not decode", "hash chain", "the segments hold", "unknown", "signed", "signature"],
+            flip: true),
     ]
 
     /// The three events, chained, with the case's changes.
@@ -60,9 +69,10 @@ import TallyTestSupport
         let origin = ReplicaID.random()
         var events = (1...3).map { sequence in
             let draft = SampleEvents.expenseCreate(amount: Int64(sequence) * 100, memo: "memo of event number \(sequence) 가계부", actor: "peer")
-            return Event(origin: origin, sequence: UInt64(sequence), timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: UInt32(sequence)),
-                         actor: "peer", entityType: draft.entityType, entityID: draft.entityID, operation: draft.operation,
-                         properties: draft.properties, previousHash: .zero)
+            return Event(
+                origin: origin, sequence: UInt64(sequence), timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: UInt32(sequence)),
+                actor: "peer", entityType: draft.entityType, entityID: draft.entityID, operation: draft.operation,
+                properties: draft.properties, previousHash: .zero)
         }
         testCase.event(&events)
         var previous = EventHash.zero
@@ -118,8 +128,9 @@ import TallyTestSupport
             try Data(bytes).write(to: URL(fileURLWithPath: path))
             files.append(SegmentBundle.listing(Data(bytes), as: name))
         }
-        let manifest = SegmentBundle.Manifest(fromReplica: ReplicaID.random().description, createdAt: "2026-11-24T00:00:00Z",
-                                              events: records.count, origins: [:], files: files)
+        let manifest = SegmentBundle.Manifest(
+            fromReplica: ReplicaID.random().description, createdAt: "2026-11-24T00:00:00Z",
+            events: records.count, origins: [:], files: files)
         try JSONEncoder().encode(manifest).write(to: URL(fileURLWithPath: folder + "/manifest.json"))
         let log = try target.directory.openWriter()
         defer { log.close() }
@@ -138,9 +149,10 @@ import TallyTestSupport
         defer { service.close() }
         let token = try service.tokens.create(name: "peer", scopes: [.replicate])
         return try await Application(router: buildRouter(service)).test(.router) { client -> String? in
-            let response = try await client.execute(uri: "/v1/replication/push", method: .post,
-                                                    headers: [.authorization: "Bearer \(token)", .contentType: "application/octet-stream"],
-                                                    body: ByteBuffer(bytes: body))
+            let response = try await client.execute(
+                uri: "/v1/replication/push", method: .post,
+                headers: [.authorization: "Bearer \(token)", .contentType: "application/octet-stream"],
+                body: ByteBuffer(bytes: body))
             return response.status == .ok ? nil : "\(response.status.code) " + String(buffer: response.body)
         }
     }
@@ -149,8 +161,9 @@ import TallyTestSupport
         let target = try Target()
         let before = try target.log()
         let refusal = try await deliver(testCase, target)
-        #expect(refusal.map { text in testCase.fragments.contains { text.contains($0) } } == true,
-                "\(name): \(testCase.name) refused naming it (got \(refusal ?? "acceptance"))")
+        #expect(
+            refusal.map { text in testCase.fragments.contains { text.contains($0) } } == true,
+            "\(name): \(testCase.name) refused naming it (got \(refusal ?? "acceptance"))")
         #expect(try target.log() == before, "\(name): a refused delivery changes nothing")
     }
 

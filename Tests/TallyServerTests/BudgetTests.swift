@@ -26,8 +26,10 @@ import TallyTestSupport
             _ = try await post(client, fixture, "/v1/budgets", #"{"amount": 600000, "fromMonth": "2026-03", "toMonth": "2026-03"}"#)
             _ = try await post(client, fixture, "/v1/budgets", #"{"amount": 550000, "fromMonth": "2026-05"}"#)
             _ = try await post(client, fixture, "/v1/budgets", #"{"amount": 100, "currency": "USD", "fromMonth": "2026-02", "toMonth": "2026-04"}"#)
-            for (month, expected) in [("2025-12", [:]), ("2026-01", ["KRW": 500_000]), ("2026-03", ["KRW": 600_000, "USD": 100]),
-                                      ("2026-04", ["KRW": 500_000, "USD": 100]), ("2026-05", ["KRW": 550_000]), ("2027-12", ["KRW": 550_000])] as [(String, [String: Int])] {
+            for (month, expected) in [
+                ("2025-12", [:]), ("2026-01", ["KRW": 500_000]), ("2026-03", ["KRW": 600_000, "USD": 100]),
+                ("2026-04", ["KRW": 500_000, "USD": 100]), ("2026-05", ["KRW": 550_000]), ("2027-12", ["KRW": 550_000]),
+            ] as [(String, [String: Int])] {
                 let response = try await client.send(.get, "/v1/budgets?month=\(month)", token: fixture.readOnly)
                 let items = response.object["items"] as? [[String: Any]] ?? []
                 let got = Dictionary(uniqueKeysWithValues: items.map { ($0["currency"] as? String ?? "", $0["budgeted"] as? Int ?? -1) })
@@ -46,13 +48,17 @@ import TallyTestSupport
             let bus = try await post(client, fixture, "/v1/categories", #"{"name": "Bus"}"#)["id"] as? String ?? ""
             let budget = try await post(client, fixture, "/v1/budgets", #"{"categoryId": "\#(food)", "amount": 50000, "fromMonth": "2026-05"}"#)
             _ = try await post(client, fixture, "/v1/budgets", #"{"categoryId": "\#(bus)", "amount": 10000, "fromMonth": "2026-05"}"#)
-            for (amount, category, date) in [(30_000, lunch, "2026-05-03"), (25_000, food, "2026-05-09"), (4_000, bus, "2026-05-10"),
-                                             (99_000, food, "2026-06-01"), (7_000, lunch, "2026-04-30")] {
+            for (amount, category, date) in [
+                (30_000, lunch, "2026-05-03"), (25_000, food, "2026-05-09"), (4_000, bus, "2026-05-10"),
+                (99_000, food, "2026-06-01"), (7_000, lunch, "2026-04-30"),
+            ] {
                 _ = try await post(client, fixture, "/v1/expenses", #"{"amount": \#(amount), "categoryId": "\#(category)", "date": "\#(date)T12:00:00+09:00"}"#)
             }
-            _ = try await post(client, fixture, "/v1/expenses", #"{"kind": "income", "amount": 1000000, "categoryId": "\#(food)", "date": "2026-05-02T12:00:00+09:00"}"#)
+            _ = try await post(
+                client, fixture, "/v1/expenses", #"{"kind": "income", "amount": 1000000, "categoryId": "\#(food)", "date": "2026-05-02T12:00:00+09:00"}"#)
             let summary = try await client.send(.get, "/v1/summary?month=2026-05", token: fixture.readOnly)
-            let budgets = Dictionary(uniqueKeysWithValues: (summary.object["budgets"] as? [[String: Any]] ?? []).map { ($0["categoryName"] as? String ?? "", $0) })
+            let budgets = Dictionary(
+                uniqueKeysWithValues: (summary.object["budgets"] as? [[String: Any]] ?? []).map { ($0["categoryName"] as? String ?? "", $0) })
             #expect(budgets["Food"]?["spent"] as? Int == 55_000, "Lunch's 30,000 + Food's 25,000; income and other months not counted")
             #expect(budgets["Food"]?["remaining"] as? Int == -5_000 && budgets["Food"]?["over"] as? Bool == true)
             #expect(budgets["Bus"]?["spent"] as? Int == 4_000 && budgets["Bus"]?["remaining"] as? Int == 6_000 && budgets["Bus"]?["over"] as? Bool == false)
@@ -90,7 +96,9 @@ import TallyTestSupport
                 #expect(items.first?["budgeted"] as? Int == expected)
                 let all = try await client.send(.get, "/v1/budgets", token: fixture.readOnly)
                 let moved = (all.object["items"] as? [[String: Any]] ?? []).filter { $0["writtenForCategoryId"] != nil }
-                #expect(moved.count == 1 && moved.first?["categoryId"] as? String == winner, "the loser's budget shows under the winner, saying what it was written for")
+                #expect(
+                    moved.count == 1 && moved.first?["categoryId"] as? String == winner,
+                    "the loser's budget shows under the winner, saying what it was written for")
                 answers.add(String(buffer: response.body))
             }
         }
@@ -118,7 +126,8 @@ import TallyTestSupport
                 #expect((response.object["error"] as? [String: Any])?["field"] as? String == field, "\(body)")
             }
             let created = try await post(client, fixture, "/v1/budgets", #"{"amount": 100, "fromMonth": "2026-05"}"#)
-            let patch = try await client.send(.patch, "/v1/budgets/\(created["id"] as? String ?? "")", token: fixture.readWrite, json: #"{"toMonth": "2026-01"}"#)
+            let patch = try await client.send(
+                .patch, "/v1/budgets/\(created["id"] as? String ?? "")", token: fixture.readWrite, json: #"{"toMonth": "2026-01"}"#)
             #expect(patch.status == .conflict, "a last month before the stored first month")
             for query in ["?month=2026-00", "?month=", "?monthh=2026-01", "?month=2026-05&x=1", "?month=0000-01"] {
                 #expect(try await client.send(.get, "/v1/budgets\(query)", token: fixture.readOnly).status == .badRequest, "\(query)")
@@ -129,8 +138,9 @@ import TallyTestSupport
     }
 
     @Test func aBudgetEventOfAnOlderSchemaVersionIsOutOfRule() throws {
-        let event = Event(schemaVersion: 2, origin: ReplicaID.random(), sequence: 1, timestamp: HybridTimestamp(millis: 1, counter: 0), actor: "peer",
-                          entityType: .budget, entityID: .uuid(UUID()), operation: .delete, properties: [:], previousHash: .zero)
+        let event = Event(
+            schemaVersion: 2, origin: ReplicaID.random(), sequence: 1, timestamp: HybridTimestamp(millis: 1, counter: 0), actor: "peer",
+            entityType: .budget, entityID: .uuid(UUID()), operation: .delete, properties: [:], previousHash: .zero)
         #expect(throws: ValidationError.self) { try EntitySchema.checkIncoming(event) }
         var current = event
         current.schemaVersion = 3

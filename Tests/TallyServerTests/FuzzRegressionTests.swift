@@ -16,7 +16,8 @@ import TallyTestSupport
         try FuzzSeeds.write(target: target, to: seeds.path)
         let seedFiles = try FileManager.default.contentsOfDirectory(atPath: seeds.path).map { seeds.path + "/" + $0 }
         #expect(seedFiles.count >= 4)
-        let found = (try? FileManager.default.contentsOfDirectory(atPath: Self.corpus + "/" + target))?
+        let found =
+            (try? FileManager.default.contentsOfDirectory(atPath: Self.corpus + "/" + target))?
             .filter { !$0.hasPrefix(".") }.map { Self.corpus + "/" + target + "/" + $0 } ?? []
         for path in seedFiles + found {
             let bytes = try Data(contentsOf: URL(fileURLWithPath: path))

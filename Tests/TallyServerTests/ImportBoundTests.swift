@@ -18,11 +18,14 @@ import ZIPFoundation
 
     @Test func aRowOfTooManyColumnsOrACellOfTooManyBytesIsRefusedNamingTheLimit() throws {
         let wideHeader = "date,amount," + (0..<StatementBounds.maxColumns).map { "c\($0)" }.joined(separator: ",")
-        #expect { try Self.csv(wideHeader + "\n2026-11-01,100\n") } throws: { "\($0)".contains("at most \(StatementBounds.maxColumns)") && "\($0)".contains("row 1") }
+        #expect { try Self.csv(wideHeader + "\n2026-11-01,100\n") } throws: {
+            "\($0)".contains("at most \(StatementBounds.maxColumns)") && "\($0)".contains("row 1")
+        }
         let bigCell = "date,amount,memo\n2026-11-01,100,\"" + String(repeating: "가", count: 2_000) + "\"\n"
         #expect { try Self.csv(bigCell) } throws: { "\($0)".contains("at most \(StatementBounds.maxCellBytes)") && "\($0)".contains("row 2 column 3") }
         // Within the bounds: delimiters and line breaks inside quotes are a cell's text.
-        let fits = "date,amount,memo," + (3..<StatementBounds.maxColumns).map { "c\($0)" }.joined(separator: ",")
+        let fits =
+            "date,amount,memo," + (3..<StatementBounds.maxColumns).map { "c\($0)" }.joined(separator: ",")
             + "\n2026-11-01,100,\"a, \"\"quoted\"\"\nline\"" + String(repeating: ",", count: StatementBounds.maxColumns - 3) + "\n"
         let statement = try Self.csv(fits)
         #expect(statement.rows.count == 1 && statement.rows[0].memo == "a, \"quoted\"\nline")
@@ -65,10 +68,15 @@ import ZIPFoundation
                 data.subdata(in: Int(position)..<Int(position) + size)
             }
         }
-        let main = "http://schemas.openxmlformats.org/spreadsheetml/2006/main", relationships = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+        let main = "http://schemas.openxmlformats.org/spreadsheetml/2006/main",
+            relationships = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
         try add("xl/worksheets/sheet1.xml", #"<worksheet xmlns="\#(main)"><sheetData>\#(rowsXML)</sheetData></worksheet>"#)
-        try add("xl/workbook.xml", #"<workbook xmlns="\#(main)" xmlns:r="\#(relationships)"><sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>"#)
-        try add("xl/_rels/workbook.xml.rels", #"<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="\#(relationships)/worksheet" Target="worksheets/sheet1.xml"/></Relationships>"#)
+        try add(
+            "xl/workbook.xml", #"<workbook xmlns="\#(main)" xmlns:r="\#(relationships)"><sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>"#)
+        try add(
+            "xl/_rels/workbook.xml.rels",
+            #"<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="\#(relationships)/worksheet" Target="worksheets/sheet1.xml"/></Relationships>"#
+        )
         return archive.data!
     }
 
@@ -80,7 +88,9 @@ import ZIPFoundation
         #expect(padded.count < 64 << 10)
         #expect { try StatementReader.xlsx(padded, options: ImportTests.options()) } throws: { "\($0)".contains("more than \(WorkbookReader.maxCells) cells") }
         let many = try Self.workbook(String(repeating: "<row><c/></row>", count: 150_000))
-        #expect { try StatementReader.xlsx(many, options: ImportTests.options()) } throws: { "\($0)".contains("more than \(WorkbookReader.maxElements) XML elements") }
+        #expect { try StatementReader.xlsx(many, options: ImportTests.options()) } throws: {
+            "\($0)".contains("more than \(WorkbookReader.maxElements) XML elements")
+        }
         let far = try Self.workbook(#"<row><c r="IW1"/></row>"#)
         #expect { try StatementReader.xlsx(far, options: ImportTests.options()) } throws: { "\($0)".contains("past column \(StatementBounds.maxColumns)") }
     }

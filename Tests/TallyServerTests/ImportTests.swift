@@ -47,7 +47,8 @@ import ZIPFoundation
         let ledger = fixture.service.ledger
         let bytes = try StatementEncoding.encodeCP949(Self.cardCSV)
         #expect(String(validating: bytes, as: UTF8.self) == nil, "really CP949, not UTF-8")
-        let first = try ledger.importFile(bytes, fileName: "삼성카드_202611.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "cli:test")
+        let first = try ledger.importFile(
+            bytes, fileName: "삼성카드_202611.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "cli:test")
         #expect(first.encoding == StatementEncoding.cp949.rawValue && first.layouts.map(\.layout) == ["samsung-card"])
         #expect(first.created.count == 5 && first.duplicates.isEmpty && first.bad.isEmpty)
         #expect(first.skipped.map(\.reason).sorted() == ["blank", "total"] && first.skipped.map(\.row).sorted() == [10, 11])
@@ -58,7 +59,8 @@ import ZIPFoundation
         #expect(rows[3].memo == nil, "비고 is not a column this layout reads")
 
         // The two identical purchases on the 4th stay two; importing again creates nothing.
-        let second = try ledger.importFile(bytes, fileName: "again.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "cli:test")
+        let second = try ledger.importFile(
+            bytes, fileName: "again.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "cli:test")
         #expect(second.created.isEmpty && second.duplicates.count == 5 && second.importID == nil)
         let expenses = try entities(ledger, .expense)
         #expect(expenses.count == 5)
@@ -80,11 +82,15 @@ import ZIPFoundation
         let ledger = fixture.service.ledger
         let header = "거래일자,내용,출금,입금,잔액\n"
         let october = header + "2026.10.30,월세,\"700,000\",,1000000\n2026.11.01,급여,,\"3,000,000\",4000000\n2026.11.02,편의점,\"4,500\",,3995500\n"
-        let november = header + "2026.11.01,급여,,\"3,000,000\",4000000\n2026.11.02,편의점,\"4,500\",,3995500\n2026.11.03,약국,\"12,000\",,3983500\n2026.11.04,편의점,\"4,500\",,3979000\n"
-        let a = try ledger.importFile(Array(october.utf8), fileName: "a.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
+        let november =
+            header
+            + "2026.11.01,급여,,\"3,000,000\",4000000\n2026.11.02,편의점,\"4,500\",,3995500\n2026.11.03,약국,\"12,000\",,3983500\n2026.11.04,편의점,\"4,500\",,3979000\n"
+        let a = try ledger.importFile(
+            Array(october.utf8), fileName: "a.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
         #expect(a.created.count == 3 && a.layouts.map(\.layout) == ["shinhan-bank"])
         #expect(a.created.map(\.row.kind) == ["expense", "income", "expense"])
-        let b = try ledger.importFile(Array(november.utf8), fileName: "b.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
+        let b = try ledger.importFile(
+            Array(november.utf8), fileName: "b.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
         #expect(b.duplicates.map(\.row.row) == [2, 3] && b.created.map(\.row.payee) == ["약국", "편의점"])
         #expect(try entities(ledger, .expense).count == 5)
         #expect(try ledger.views.imports().count == 2)
@@ -93,7 +99,8 @@ import ZIPFoundation
     @Test func aBadRowRefusesTheWholeFileUnlessSkippedAndADryRunWritesNothing() throws {
         let fixture = try ServerFixture()
         let ledger = fixture.service.ledger
-        let csv = "Date,Description,Debit,Credit\n2026-11-01,Rent,\"1,000,000\",\n2026-11-02,Coffee,abc,\n2026-13-01,Nowhere,100,\n2026-11-03,Both,100,200\n2026-11-04,Salary,,\"3,200,000.00\"\n"
+        let csv =
+            "Date,Description,Debit,Credit\n2026-11-01,Rent,\"1,000,000\",\n2026-11-02,Coffee,abc,\n2026-13-01,Nowhere,100,\n2026-11-03,Both,100,200\n2026-11-04,Salary,,\"3,200,000.00\"\n"
         let bytes = Array(csv.utf8)
         let before = try ledger.views.projectedIndex()
         #expect {
@@ -116,14 +123,20 @@ import ZIPFoundation
         let text = "Date\tPayee\tAmount\n2026-11-01\t카페\t$12.50\n"
         var bytes: [UInt8] = [0xFF, 0xFE]
         for unit in text.utf16 { bytes += [UInt8(unit & 0xFF), UInt8(unit >> 8)] }
-        let statement = try StatementReader.csv(bytes, options: Self.options { $0.delimiter = "\t"; $0.currency = "USD" })
+        let statement = try StatementReader.csv(
+            bytes,
+            options: Self.options {
+                $0.delimiter = "\t"; $0.currency = "USD"
+            })
         #expect(statement.encoding == StatementEncoding.utf16le.rawValue && statement.rows.count == 1)
         #expect(statement.rows[0].amount == 1_250 && statement.rows[0].currency == "USD" && statement.rows[0].payee == "카페")
     }
 
     @Test func amountsAndDatesInTheShapesStatementsUse() throws {
-        for (text, minor) in [("1,234,000", 1_234_000), ("1,234,000원", 1_234_000), ("₩12,000", 12_000), ("-5,000", -5_000), ("(5,000)", -5_000),
-                              ("5,000-", -5_000), ("+3,200,000", 3_200_000), ("KRW 900", 900), ("12.00", 12), (" 7 원 ", 7)] as [(String, Int64)] {
+        for (text, minor) in [
+            ("1,234,000", 1_234_000), ("1,234,000원", 1_234_000), ("₩12,000", 12_000), ("-5,000", -5_000), ("(5,000)", -5_000),
+            ("5,000-", -5_000), ("+3,200,000", 3_200_000), ("KRW 900", 900), ("12.00", 12), (" 7 원 ", 7),
+        ] as [(String, Int64)] {
             #expect(try StatementValues.amount(text, currency: "KRW") == minor, "\(text)")
         }
         #expect(try StatementValues.amount("$12.5", currency: "USD") == 1_250)
@@ -140,7 +153,9 @@ import ZIPFoundation
             let negative = text.hasPrefix("(") || text.hasSuffix("-") || text.hasPrefix("-")
             #expect(try StatementValues.amount(text, currency: "KRW") == (negative ? -value : value), "\(text)")
         }
-        func date(_ text: String, serial: Bool = false) throws -> String { try StatementValues.date(text, timeZone: Self.seoul, serialDays: serial).description }
+        func date(_ text: String, serial: Bool = false) throws -> String {
+            try StatementValues.date(text, timeZone: Self.seoul, serialDays: serial).description
+        }
         #expect(try date("20251201") == "2025-12-01T12:00:00+09:00")
         #expect(try date("2026.11.21") == "2026-11-21T12:00:00+09:00" && date("2026.11.21.") == "2026-11-21T12:00:00+09:00")
         #expect(try date("2026.11.21 14:03:22") == "2026-11-21T14:03:22+09:00" && date("2026-11-21 14:03") == "2026-11-21T14:03:00+09:00")
@@ -187,27 +202,53 @@ import ZIPFoundation
                 }
                 rowsXML += #"<row r="\#(index + 1)">\#(cells)</row>"#
             }
-            try add("xl/worksheets/sheet\(number + 1).xml", #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>\#(rowsXML)</sheetData></worksheet>"#)
+            try add(
+                "xl/worksheets/sheet\(number + 1).xml",
+                #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>\#(rowsXML)</sheetData></worksheet>"#
+            )
             sheetsXML += #"<sheet name="\#(holder.name)" sheetId="\#(number + 1)" r:id="rId\#(number + 1)"/>"#
-            relsXML += #"<Relationship Id="rId\#(number + 1)" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet\#(number + 1).xml"/>"#
+            relsXML +=
+                #"<Relationship Id="rId\#(number + 1)" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet\#(number + 1).xml"/>"#
         }
-        try add("xl/workbook.xml", #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets>\#(sheetsXML)</sheets></workbook>"#)
-        try add("xl/_rels/workbook.xml.rels", #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">\#(relsXML)</Relationships>"#)
-        let items = strings.map { #"<si><t xml:space="preserve">\#($0.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;"))</t></si>"# }.joined()
-        try add("xl/sharedStrings.xml", #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="\#(strings.count)" uniqueCount="\#(strings.count)">\#(items)</sst>"#)
+        try add(
+            "xl/workbook.xml",
+            #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets>\#(sheetsXML)</sheets></workbook>"#
+        )
+        try add(
+            "xl/_rels/workbook.xml.rels",
+            #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">\#(relsXML)</Relationships>"#
+        )
+        let items = strings.map {
+            #"<si><t xml:space="preserve">\#($0.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;"))</t></si>"#
+        }.joined()
+        try add(
+            "xl/sharedStrings.xml",
+            #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="\#(strings.count)" uniqueCount="\#(strings.count)">\#(items)</sst>"#
+        )
         return archive.data!
     }
 
     @Test func aFamilyCardWorkbookImportsEverySheetOnceKeepingTheHolder() throws {
         let workbook = try Self.cardWorkbook(holders: [
-            ("홍길동", [["20261101", "GS25 역삼점", "1,500", "30000001"], ["20261102", "쿠팡", "#23900", "30000002"], ["#46329", "넷플릭스", "#17000", "30000003"],
-                      ["합계", "", "#42400", ""]]),
-            ("김영희", [["20261101", "GS25 역삼점", "1,500", "40000001"], ["20261103", "올리브영 & 약국", "#-8000", "40000002"],
-                      ["2026.02.30", "없는 날", "#100", "40000003"]]),
+            (
+                "홍길동",
+                [
+                    ["20261101", "GS25 역삼점", "1,500", "30000001"], ["20261102", "쿠팡", "#23900", "30000002"], ["#46329", "넷플릭스", "#17000", "30000003"],
+                    ["합계", "", "#42400", ""],
+                ]
+            ),
+            (
+                "김영희",
+                [
+                    ["20261101", "GS25 역삼점", "1,500", "40000001"], ["20261103", "올리브영 & 약국", "#-8000", "40000002"],
+                    ["2026.02.30", "없는 날", "#100", "40000003"],
+                ]
+            ),
         ])
         let fixture = try ServerFixture()
         let ledger = fixture.service.ledger
-        let report = try ledger.importFile(Array(workbook), fileName: "family.xlsx", format: "xlsx", options: Self.options(), dryRun: false, skipBadRows: true, actor: "t")
+        let report = try ledger.importFile(
+            Array(workbook), fileName: "family.xlsx", format: "xlsx", options: Self.options(), dryRun: false, skipBadRows: true, actor: "t")
         #expect(report.layouts.map(\.layout) == ["shinhan-card", "shinhan-card"])
         #expect(report.created.count == 5 && report.skipped.map(\.reason) == ["total"], "\(report.bad)")
         #expect(report.bad.map { "\($0.sheet) \($0.row)" } == ["김영희 6"], "February 30th")
@@ -218,33 +259,47 @@ import ZIPFoundation
         // The same purchase on both holders' cards is two expenses, paid by each.
         let expenses = try entities(ledger, .expense)
         #expect(Set(expenses.compactMap { if case .string(let p)? = $0.value(.payment) { p } else { nil } }) == ["홍길동", "김영희"])
-        let again = try ledger.importFile(Array(workbook), fileName: "family.xlsx", format: "xlsx", options: Self.options(), dryRun: false, skipBadRows: true, actor: "t")
+        let again = try ledger.importFile(
+            Array(workbook), fileName: "family.xlsx", format: "xlsx", options: Self.options(), dryRun: false, skipBadRows: true, actor: "t")
         #expect(again.created.isEmpty && again.duplicates.count == 5)
     }
 
     @Test func hostileWorkbooksAreRefusedWithAReason() throws {
-        for (bytes, expected) in [(Data("PK\u{3}\u{4}garbage".utf8), "not an .xlsx"), (Data(), "not an .xlsx"), (Data(repeating: 0, count: 4096), "not an .xlsx")] {
+        for (bytes, expected) in [
+            (Data("PK\u{3}\u{4}garbage".utf8), "not an .xlsx"), (Data(), "not an .xlsx"), (Data(repeating: 0, count: 4096), "not an .xlsx"),
+        ] {
             #expect { try StatementReader.xlsx(bytes, options: Self.options()) } throws: { ($0 as? StatementError)?.description.contains(expected) == true }
         }
         // A zip that is no workbook, and a workbook naming a sheet it lacks.
         let empty = try Archive(data: Data(), accessMode: .create)
         try empty.addEntry(with: "hello.txt", type: .file, uncompressedSize: Int64(2), provider: { (_: Int64, _: Int) in Data("hi".utf8) })
-        #expect { try StatementReader.xlsx(empty.data!, options: Self.options()) } throws: { ($0 as? StatementError)?.description.contains("no xl/workbook.xml") == true }
+        #expect { try StatementReader.xlsx(empty.data!, options: Self.options()) } throws: {
+            ($0 as? StatementError)?.description.contains("no xl/workbook.xml") == true
+        }
         let lying = try Archive(data: Data(), accessMode: .create)
         let workbook = Data(#"<workbook xmlns:r="r"><sheets><sheet name="A" sheetId="1" r:id="rId9"/></sheets></workbook>"#.utf8)
-        try lying.addEntry(with: "xl/workbook.xml", type: .file, uncompressedSize: Int64(workbook.count), provider: { (p: Int64, s: Int) in workbook.subdata(in: Int(p)..<Int(p) + s) })
-        #expect { try StatementReader.xlsx(lying.data!, options: Self.options()) } throws: { ($0 as? StatementError)?.description.contains("does not hold") == true }
+        try lying.addEntry(
+            with: "xl/workbook.xml", type: .file, uncompressedSize: Int64(workbook.count),
+            provider: { (p: Int64, s: Int) in workbook.subdata(in: Int(p)..<Int(p) + s) })
+        #expect { try StatementReader.xlsx(lying.data!, options: Self.options()) } throws: {
+            ($0 as? StatementError)?.description.contains("does not hold") == true
+        }
         // A CSV of binary noise: neither UTF-8 nor CP949.
-        #expect(throws: StatementError.self) { try StatementReader.csv([0xFF, 0x00, 0x80, 0x81, 0xFF, 0xFE, 0x00], options: Self.options { $0.encoding = .cp949 }) }
+        #expect(throws: StatementError.self) {
+            try StatementReader.csv([0xFF, 0x00, 0x80, 0x81, 0xFF, 0xFE, 0x00], options: Self.options { $0.encoding = .cp949 })
+        }
         // No header anywhere: refused, naming what to do.
-        #expect { try StatementReader.csv(Array("a,b\n1,2\n".utf8), options: Self.options()) } throws: { ($0 as? StatementError)?.description.contains("--column") == true }
+        #expect { try StatementReader.csv(Array("a,b\n1,2\n".utf8), options: Self.options()) } throws: {
+            ($0 as? StatementError)?.description.contains("--column") == true
+        }
     }
 
     @Test func twoReplicasImportingTheSameStatementApartKeepOneExpensePerRow() async throws {
         let (here, there) = (try ServerFixture(), try ServerFixture())
         let bytes = try StatementEncoding.encodeCP949(Self.cardCSV)
         for fixture in [here, there] {
-            _ = try fixture.service.ledger.importFile(bytes, fileName: "card.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
+            _ = try fixture.service.ledger.importFile(
+                bytes, fileName: "card.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
         }
         try await here.exchangeBundles(with: there)
         for fixture in [here, there] {
@@ -258,8 +313,10 @@ import ZIPFoundation
 /// The tests import files as the front ends do: the ledger takes rows, `StatementReader` reads
 /// the file (issue 30: the ledger knows no file format).
 extension Ledger {
-    func importFile(_ bytes: [UInt8], fileName: String, format: String, options: StatementOptions, dryRun: Bool, skipBadRows: Bool,
-                    actor: String) throws -> ImportReport {
+    func importFile(
+        _ bytes: [UInt8], fileName: String, format: String, options: StatementOptions, dryRun: Bool, skipBadRows: Bool,
+        actor: String
+    ) throws -> ImportReport {
         try importFile(bytes, fileName: fileName, format: format, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor) { bytes in
             try StatementReader.file(bytes, format: format, options: options)
         }
@@ -306,8 +363,10 @@ extension ImportTests {
             let before = try fixture.service.views.projectedIndex()
             for (uri, bytes, status) in [
                 ("/v1/imports?bogus=1", card, HTTPResponse.Status.badRequest), ("/v1/imports", [], .badRequest), ("/v1/imports?format=pdf", card, .badRequest),
-                ("/v1/imports?mapping=nope", card, .badRequest), ("/v1/imports?currency=krw", card, .badRequest), ("/v1/imports?headerRow=-1", card, .badRequest),
-                ("/v1/imports?dryRun=yes", card, .badRequest), ("/v1/imports?encoding=latin1", card, .badRequest), ("/v1/imports?delimiter=%7C", card, .badRequest),
+                ("/v1/imports?mapping=nope", card, .badRequest), ("/v1/imports?currency=krw", card, .badRequest),
+                ("/v1/imports?headerRow=-1", card, .badRequest),
+                ("/v1/imports?dryRun=yes", card, .badRequest), ("/v1/imports?encoding=latin1", card, .badRequest),
+                ("/v1/imports?delimiter=%7C", card, .badRequest),
                 ("/v1/imports?account=%01x", card, .badRequest), ("/v1/imports?format=xlsx", card, .badRequest),
                 ("/v1/imports", Array("PK\u{3}\u{4}not a zip".utf8), .badRequest), ("/v1/imports?encoding=utf-8", card, .badRequest),
                 ("/v1/imports?headerRow=99", card, .badRequest), ("/v1/imports", [0xFF, 0xFE, 0x41], .badRequest),
@@ -319,7 +378,9 @@ extension ImportTests {
             #expect(try await Self.post(client, "/v1/imports", token: fixture.readOnly, bytes: card).status == .forbidden)
             // The data out, for a read token: CSV with a BOM, JSON lines; bad parameters 400.
             let csv = try await client.send(.get, "/v1/export?format=csv&from=2026-11-01&to=2026-12-01", token: fixture.readOnly)
-            #expect(csv.status == .ok && csv.headers[.contentType] == "text/csv; charset=utf-8" && Array(csv.body.readableBytesView.prefix(3)) == [0xEF, 0xBB, 0xBF])
+            #expect(
+                csv.status == .ok && csv.headers[.contentType] == "text/csv; charset=utf-8"
+                    && Array(csv.body.readableBytesView.prefix(3)) == [0xEF, 0xBB, 0xBF])
             #expect(String(buffer: csv.body).split(separator: "\r\n").count == 1 + 5 + 1, "header, the card's five rows and the bank's one")
             let lines = try await client.send(.get, "/v1/export?format=jsonl", token: fixture.readOnly)
             #expect(lines.status == .ok && String(buffer: lines.body).split(separator: "\n").count == 6 + 2, "six expenses and two imports")
@@ -361,7 +422,8 @@ extension ImportTests {
     @Test func ofxStatementsImportEachTransactionByItsFITIDOnce() throws {
         let fixture = try ServerFixture()
         let ledger = fixture.service.ledger
-        let report = try ledger.importFile(Self.ofx1, fileName: "bank.qfx", format: "ofx", options: Self.options(), dryRun: false, skipBadRows: true, actor: "t")
+        let report = try ledger.importFile(
+            Self.ofx1, fileName: "bank.qfx", format: "ofx", options: Self.options(), dryRun: false, skipBadRows: true, actor: "t")
         #expect(report.created.count == 2 && report.bad.map(\.row) == [3])
         let rows = report.created.map(\.row)
         #expect(rows[0].kind == "expense" && rows[0].amount == 1_250 && rows[0].currency == "USD" && rows[0].payee == "CAFÉCLAIR & CO")
@@ -375,7 +437,8 @@ extension ImportTests {
             <STMTTRN><TRNTYPE>DEBIT</TRNTYPE><DTPOSTED>20261104093000[+9:KST]</DTPOSTED><TRNAMT>-3.99</TRNAMT><FITID>20261104-7</FITID><NAME>편의점</NAME></STMTTRN>
             </BANKTRANLIST></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>
             """
-        let second = try ledger.importFile(Array(ofx2.utf8), fileName: "bank.ofx", format: "ofx", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
+        let second = try ledger.importFile(
+            Array(ofx2.utf8), fileName: "bank.ofx", format: "ofx", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
         #expect(second.duplicates.count == 1 && second.created.map(\.row.payee) == ["편의점"])
         #expect(second.created.first?.row.date.description == "2026-11-04T09:30:00+09:00")
         #expect(throws: StatementError.self) { try OFXReader.read(Array("hello".utf8), options: Self.options()) }
@@ -391,7 +454,10 @@ extension ImportTests {
         let rows = try ledger.projector.database.read { try ProjectionQueries.expenses($0, filter) }
         return rows.map { (row: ExpenseRow) -> String in
             let category: String = row.categoryId.flatMap { paths[$0] } ?? "-"
-            let fields: [String] = [row.date, row.kind, String(row.amount), row.currency, category, row.payee ?? "-", row.payment ?? "-", row.memo ?? "-", row.tags.joined(separator: "|")]
+            let fields: [String] = [
+                row.date, row.kind, String(row.amount), row.currency, category, row.payee ?? "-", row.payment ?? "-", row.memo ?? "-",
+                row.tags.joined(separator: "|"),
+            ]
             return fields.joined(separator: " ¦ ")
         }.sorted()
     }
@@ -414,15 +480,21 @@ extension ImportTests {
             var properties: PropertyMap = [
                 .kind: .string(step % 7 == 0 ? "income" : "expense"), .amount: .int(Int64.random(in: 1...9_999_999_999, using: &rng)),
                 .currency: .string(currency), .repeat: .string("none"),
-                .date: .dateTime(DateTime(epochMillis: 1_767_225_600_000 + Int64.random(in: 0...(400 * 86_400_000), using: &rng),
-                                          offsetMinutes: [540, 0, -300, 330].randomElement(using: &rng)!)),
+                .date: .dateTime(
+                    DateTime(
+                        epochMillis: 1_767_225_600_000 + Int64.random(in: 0...(400 * 86_400_000), using: &rng),
+                        offsetMinutes: [540, 0, -300, 330].randomElement(using: &rng)!)),
             ]
             if let category = categories.randomElement(using: &rng)! { properties[.categoryId] = .uuid(category) }
             if Bool.random(using: &rng) { properties[.payee] = .string(["김밥천국", "Café \"Rouge\", Inc.", "=SUM(A1)", "a;b"].randomElement(using: &rng)!) }
             if Bool.random(using: &rng) { properties[.payment] = .string(["카드", "cash"].randomElement(using: &rng)!) }
-            if Bool.random(using: &rng) { properties[.memo] = .string(["여러 줄\n메모", "comma, here", "  "].randomElement(using: &rng)!.trimmingCharacters(in: .whitespaces)) }
+            if Bool.random(using: &rng) {
+                properties[.memo] = .string(["여러 줄\n메모", "comma, here", "  "].randomElement(using: &rng)!.trimmingCharacters(in: .whitespaces))
+            }
             if properties[.memo] == .string("") { properties[.memo] = nil }
-            if Bool.random(using: &rng) { properties[.tags] = .strings(Array(["work", "가족", "trip 2026"].shuffled(using: &rng).prefix(Int.random(in: 1...3, using: &rng))).sorted()) }
+            if Bool.random(using: &rng) {
+                properties[.tags] = .strings(Array(["work", "가족", "trip 2026"].shuffled(using: &rng).prefix(Int.random(in: 1...3, using: &rng))).sorted())
+            }
             _ = try await ledger.create(.expense, properties, actor: "t")
         }
         let csv = try ledger.views.exportCSVBytes(from: nil, to: nil)
@@ -430,21 +502,28 @@ extension ImportTests {
         let text = String(decoding: csv, as: UTF8.self)
         #expect(text.contains(",'=SUM(A1),") && !text.contains(",=SUM(A1),"), "no cell a spreadsheet would run as a formula")
         let target = try ServerFixture()
-        let report = try target.service.ledger.importFile(csv, fileName: "export.csv", format: "csv", options: Self.options(), dryRun: true, skipBadRows: false, actor: "t")
+        let report = try target.service.ledger.importFile(
+            csv, fileName: "export.csv", format: "csv", options: Self.options(), dryRun: true, skipBadRows: false, actor: "t")
         #expect(report.layouts.map(\.layout) == ["tally-export"] && report.created.count == 300 && report.bad.isEmpty, "\(report.bad.prefix(3))")
         guard report.bad.isEmpty else { return }
-        _ = try target.service.ledger.importFile(csv, fileName: "export.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
+        _ = try target.service.ledger.importFile(
+            csv, fileName: "export.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
         let (before, after) = (try Self.comparable(ledger), try Self.comparable(target.service.ledger))
         #expect(before == after)
         #expect(before.count == 300)
         // A second import of the same export changes nothing; a range export holds only its range.
-        #expect(try target.service.ledger.importFile(csv, fileName: "export.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t").created.isEmpty)
+        #expect(
+            try target.service.ledger.importFile(
+                csv, fileName: "export.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t"
+            ).created.isEmpty)
         let january = try ledger.views.exportCSVBytes(from: DateTime(iso8601: "2026-01-01T00:00:00Z"), to: DateTime(iso8601: "2026-02-01T00:00:00Z"))
         let lines = String(decoding: january.dropFirst(3), as: UTF8.self)
         #expect(!lines.contains("2025-") && lines.hasPrefix("date,kind,amount,currency,category"))
         // JSON lines: one object per live entity, every one parseable.
         let jsonl = try ledger.views.exportJSONLines()
-        let objects = String(decoding: jsonl, as: UTF8.self).split(separator: "\n").map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let objects = String(decoding: jsonl, as: UTF8.self).split(separator: "\n").map {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
         #expect(objects.count == 303 && objects.allSatisfy { $0?["type"] != nil && $0?["id"] != nil })
     }
 }
@@ -456,21 +535,26 @@ extension ImportTests {
             func post(_ path: String, _ body: String) async throws -> TestResponse { try await client.send(.post, path, token: fixture.readWrite, json: body) }
             let cafe = try await post("/v1/categories", #"{"name": "Cafe"}"#).object["id"] as? String ?? ""
             let food = try await post("/v1/categories", #"{"name": "Food"}"#).object["id"] as? String ?? ""
-            for body in [#"{"pattern": "스타벅스", "categoryId": "\#(cafe)", "tags": ["coffee"]}"#, #"{"pattern": "스타*", "match": "matches", "tags": ["star"]}"#,
-                         #"{"pattern": "김밥", "categoryId": "\#(food)"}"#] {
+            for body in [
+                #"{"pattern": "스타벅스", "categoryId": "\#(cafe)", "tags": ["coffee"]}"#, #"{"pattern": "스타*", "match": "matches", "tags": ["star"]}"#,
+                #"{"pattern": "김밥", "categoryId": "\#(food)"}"#,
+            ] {
                 #expect(try await post("/v1/rules", body).status == .created, "\(body)")
             }
             let rules = try await client.send(.get, "/v1/rules", token: fixture.readOnly)
             #expect((rules.object["items"] as? [[String: Any]])?.count == 3)
             // Refused, naming the field; nothing written.
-            for (body, status) in [(#"{}"#, HTTPResponse.Status.badRequest), (#"{"pattern": ""}"#, .badRequest), (#"{"pattern": "x", "match": "regex"}"#, .badRequest),
-                                   (#"{"pattern": "x", "categoryId": "\#(UUID().uuidString)"}"#, .conflict),
-                                   (#"{"pattern": "\#(String(repeating: "가", count: 200))"}"#, .badRequest), (#"{"pattern": "x", "tags": "coffee"}"#, .badRequest)] {
+            for (body, status) in [
+                (#"{}"#, HTTPResponse.Status.badRequest), (#"{"pattern": ""}"#, .badRequest), (#"{"pattern": "x", "match": "regex"}"#, .badRequest),
+                (#"{"pattern": "x", "categoryId": "\#(UUID().uuidString)"}"#, .conflict),
+                (#"{"pattern": "\#(String(repeating: "가", count: 200))"}"#, .badRequest), (#"{"pattern": "x", "tags": "coffee"}"#, .badRequest),
+            ] {
                 let response = try await post("/v1/rules", body)
                 #expect(response.status == status && response.errorCode != nil, "\(body.prefix(60)): \(response.status)")
             }
-            let report = try fixture.service.ledger.importFile(try StatementEncoding.encodeCP949(Self.cardCSV), fileName: "card.csv", format: "csv",
-                                                               options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
+            let report = try fixture.service.ledger.importFile(
+                try StatementEncoding.encodeCP949(Self.cardCSV), fileName: "card.csv", format: "csv",
+                options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
             let byPayee = Dictionary(grouping: try entities(fixture.service.ledger, .expense)) { entity -> String in
                 if case .string(let payee)? = entity.value(.payee) { payee } else { "" }
             }
@@ -487,13 +571,17 @@ extension ImportTests {
 
     @Test func wildcardRulesMatchWholeTextsInLinearTime() throws {
         func rule(_ pattern: String, wildcard: Bool) -> CategorisationRule {
-            var entity = LedgerState.Entity(first: Event(origin: ReplicaID(string: "00000001-0000-0000-0000-000000000000")!, sequence: 1,
-                                                         timestamp: HybridTimestamp(millis: 1, counter: 0), actor: "t", entityType: .rule, entityID: .uuid(UUID()),
-                                                         operation: .create, properties: [.pattern: .string(pattern), .match: .string(wildcard ? "matches" : "contains")],
-                                                         previousHash: .zero))
-            _ = entity.apply(Event(origin: ReplicaID(string: "00000001-0000-0000-0000-000000000000")!, sequence: 1, timestamp: HybridTimestamp(millis: 1, counter: 0),
-                                   actor: "t", entityType: .rule, entityID: entity.id, operation: .create,
-                                   properties: [.pattern: .string(pattern), .match: .string(wildcard ? "matches" : "contains")], previousHash: .zero))
+            var entity = LedgerState.Entity(
+                first: Event(
+                    origin: ReplicaID(string: "00000001-0000-0000-0000-000000000000")!, sequence: 1,
+                    timestamp: HybridTimestamp(millis: 1, counter: 0), actor: "t", entityType: .rule, entityID: .uuid(UUID()),
+                    operation: .create, properties: [.pattern: .string(pattern), .match: .string(wildcard ? "matches" : "contains")],
+                    previousHash: .zero))
+            _ = entity.apply(
+                Event(
+                    origin: ReplicaID(string: "00000001-0000-0000-0000-000000000000")!, sequence: 1, timestamp: HybridTimestamp(millis: 1, counter: 0),
+                    actor: "t", entityType: .rule, entityID: entity.id, operation: .create,
+                    properties: [.pattern: .string(pattern), .match: .string(wildcard ? "matches" : "contains")], previousHash: .zero))
             return CategorisationRule(entity)!
         }
         #expect(rule("*마트*", wildcard: true).matches("이마트 역삼점") && !rule("마트*", wildcard: true).matches("이마트"))
@@ -527,11 +615,15 @@ extension ImportTests {
         var expenses: [(kind: String, amount: Int64, currency: String, day: Int, id: String)] = []
         for _ in 0..<60 {
             let currency = ["KRW", "USD", "JPY", "EUR", "GBP"].randomElement(using: &rng)!
-            let date = DateTime(epochMillis: day0.epochMillis + Int64.random(in: -2...30, using: &rng) * 86_400_000 + Int64.random(in: 0...3_600_000, using: &rng), offsetMinutes: 540)
+            let date = DateTime(
+                epochMillis: day0.epochMillis + Int64.random(in: -2...30, using: &rng) * 86_400_000 + Int64.random(in: 0...3_600_000, using: &rng),
+                offsetMinutes: 540)
             guard date.localMonth == "2026-03" else { continue }
             let kind = Bool.random(using: &rng) ? "expense" : "income"
             let amount = Int64.random(in: 1...50_000_000, using: &rng)
-            let (entity, _) = try await ledger.create(.expense, [.kind: .string(kind), .amount: .int(amount), .currency: .string(currency), .date: .dateTime(date), .repeat: .string("none")], actor: "t")
+            let (entity, _) = try await ledger.create(
+                .expense, [.kind: .string(kind), .amount: .int(amount), .currency: .string(currency), .date: .dateTime(date), .repeat: .string("none")],
+                actor: "t")
             guard case .object(let fields) = entity, case .string(let id)? = fields.first(where: { $0.0 == "id" })?.1 else { continue }
             expenses.append((kind, amount, currency, date.localDayNumber, id))
         }
@@ -571,14 +663,20 @@ extension ImportTests {
     @Test func badRatesAndCurrenciesAreRefused() async throws {
         let fixture = try ServerFixture()
         try await fixture.test { client in
-            for body in [#"{"currency": "USD", "toCurrency": "KRW", "rate": "abc", "date": "2026-03-01"}"#, #"{"currency": "USD", "toCurrency": "KRW", "rate": "-1", "date": "2026-03-01"}"#,
-                         #"{"currency": "USD", "toCurrency": "KRW", "rate": "0", "date": "2026-03-01"}"#, #"{"currency": "USD", "toCurrency": "KRW", "rate": 1e5, "date": "2026-03-01"}"#,
-                         #"{"currency": "USD", "toCurrency": "KRW", "rate": "1234567890123.5", "date": "2026-03-01"}"#, #"{"currency": "usd", "toCurrency": "KRW", "rate": "1", "date": "2026-03-01"}"#,
-                         #"{"currency": "USD", "toCurrency": "KRW", "rate": "1"}"#, #"{"currency": "USD", "toCurrency": "KRW", "rate": true, "date": "2026-03-01"}"#] {
+            for body in [
+                #"{"currency": "USD", "toCurrency": "KRW", "rate": "abc", "date": "2026-03-01"}"#,
+                #"{"currency": "USD", "toCurrency": "KRW", "rate": "-1", "date": "2026-03-01"}"#,
+                #"{"currency": "USD", "toCurrency": "KRW", "rate": "0", "date": "2026-03-01"}"#,
+                #"{"currency": "USD", "toCurrency": "KRW", "rate": 1e5, "date": "2026-03-01"}"#,
+                #"{"currency": "USD", "toCurrency": "KRW", "rate": "1234567890123.5", "date": "2026-03-01"}"#,
+                #"{"currency": "usd", "toCurrency": "KRW", "rate": "1", "date": "2026-03-01"}"#,
+                #"{"currency": "USD", "toCurrency": "KRW", "rate": "1"}"#, #"{"currency": "USD", "toCurrency": "KRW", "rate": true, "date": "2026-03-01"}"#,
+            ] {
                 let response = try await client.send(.post, "/v1/rates", token: fixture.readWrite, json: body)
                 #expect(response.status == .badRequest && response.errorCode != nil, "\(body): \(response.status)")
             }
-            let good = try await client.send(.post, "/v1/rates", token: fixture.readWrite, json: #"{"currency": "USD", "toCurrency": "KRW", "rate": 1385.20, "date": "2026-03-01"}"#)
+            let good = try await client.send(
+                .post, "/v1/rates", token: fixture.readWrite, json: #"{"currency": "USD", "toCurrency": "KRW", "rate": 1385.20, "date": "2026-03-01"}"#)
             #expect(good.status == .created && good.object["rate"] as? String == "1385.2", "normal form")
             for uri in ["/v1/summary?month=2026-03&in=krw", "/v1/summary?month=2026-03&in=KRWX", "/v1/summary?month=2026-03&in="] {
                 #expect(try await client.send(.get, uri, token: fixture.readOnly).status == .badRequest, "\(uri)")
@@ -601,7 +699,8 @@ extension ImportTests {
         let ledger = fixture.service.ledger
         let csv = Array("우리카드\n사용일시,사용처,메모,결제금액\n2026/11/05 08:10,편의점,아침,\"3,000\"\n2026/11/06 19:00,식당,,\"21,000\"\n".utf8)
         #expect(throws: StatementError.self) { try StatementReader.csv(csv, options: Self.options()) }
-        let woori = try SavedMapping.setting("woori-card", columns: [(.date, "사용일시", nil), (.payee, "사용처", nil), (.memo, "메모", nil), (.amount, nil, 4)], headerRow: 2)
+        let woori = try SavedMapping.setting(
+            "woori-card", columns: [(.date, "사용일시", nil), (.payee, "사용처", nil), (.memo, "메모", nil), (.amount, nil, 4)], headerRow: 2)
         try await ledger.setSetting(woori.key, json: woori.json, actor: "t")
         #expect(throws: ValidationError.self) { try SavedMapping.setting("samsung-card", columns: [(.date, "x", nil)], headerRow: nil) }
         #expect(throws: ValidationError.self) { try SavedMapping.setting("bad name!", columns: [(.date, "x", nil)], headerRow: nil) }
@@ -622,7 +721,8 @@ extension ImportTests {
 extension ImportTests {
     @Test func hostileFilesFoundInReviewAreRefusedOrReadRight() throws {
         // An OFX offset that overflowed: a bad row, no trap. Several accounts: each its own.
-        let ofx = "<OFX><STMTRS><CURDEF>USD<BANKACCTFROM><ACCTID>A</BANKACCTFROM><BANKTRANLIST><STMTTRN><DTPOSTED>20261121120000[18.9223372036854775807:X]<TRNAMT>-1<FITID>1"
+        let ofx =
+            "<OFX><STMTRS><CURDEF>USD<BANKACCTFROM><ACCTID>A</BANKACCTFROM><BANKTRANLIST><STMTTRN><DTPOSTED>20261121120000[18.9223372036854775807:X]<TRNAMT>-1<FITID>1"
             + "<STMTTRN><DTPOSTED>20261121[-0.30]<TRNAMT>-1,50<FITID>2<CURRENCY><CURSYM>EUR</CURRENCY></BANKTRANLIST></STMTRS>"
             + "<STMTRS><BANKACCTFROM><ACCTID>B</BANKACCTFROM><BANKTRANLIST><STMTTRN><DTPOSTED>20261121<TRNAMT>-1,50<FITID>2</BANKTRANLIST></STMTRS></OFX>"
         let statement = try OFXReader.read(Array(ofx.utf8), options: Self.options())
@@ -635,14 +735,17 @@ extension ImportTests {
         var truncated = try Self.rawWorkbook(sheet: "<worksheet><sheetData/></worksheet>")
         let end = truncated.count - 22
         truncated[end + 16] = 0xFF; truncated[end + 17] = 0xFF; truncated[end + 18] = 0x00  // the directory's offset past the end
-        #expect { try StatementReader.xlsx(truncated, options: Self.options()) } throws: { ($0 as? StatementError)?.description.contains("not an .xlsx") == true }
+        #expect { try StatementReader.xlsx(truncated, options: Self.options()) } throws: {
+            ($0 as? StatementError)?.description.contains("not an .xlsx") == true
+        }
         let badName = try Self.rawWorkbook(sheet: "<worksheet><sheetData><row><c\u{FFFD} r=\"A1\"/></row></sheetData></worksheet>", replacingFFFD: true)
         #expect(throws: StatementError.self) { try StatementReader.xlsx(badName, options: Self.options()) }
         // A dated row whose payee is TOTAL is a purchase; a dateless one is a total.
         let totals = try StatementReader.csv(Array("Date,Description,Amount\n2026-11-01,TOTAL,5000\n,Total,5000\n".utf8), options: Self.options())
         #expect(totals.rows.map(\.payee) == ["TOTAL"] && totals.skipped.map(\.reason) == ["total"] && totals.layouts.map(\.layout) == ["generic"])
         // A cancellation carrying its purchase's approval number is its own transaction.
-        let card = try StatementReader.csv(Array("이용일,가맹점,이용금액,승인번호\n2026.11.01,서점,\"18,000\",777\n2026.11.03,서점,\"-18,000\",777\n".utf8), options: Self.options())
+        let card = try StatementReader.csv(
+            Array("이용일,가맹점,이용금액,승인번호\n2026.11.01,서점,\"18,000\",777\n2026.11.03,서점,\"-18,000\",777\n".utf8), options: Self.options())
         #expect(Set(card.rows.map(\.importKey)).count == 2)
         // The same file read under two time zones gives the same keys.
         let csv = Array("Date,Description,Amount\n2026-11-01 09:00,Cafe,5000\n".utf8)
@@ -656,8 +759,9 @@ extension ImportTests {
     /// Issue 29: text an older event may hold with an unpaired directional control leaves in a
     /// CSV without it (it would reorder the cells after it in a spreadsheet); paired ones stay.
     @Test func exportedCellsDropUnpairedDirectionalControls() throws {
-        let bytes = try StatementWriter.csv(header: ["payee", "memo"], textColumns: [0, 1],
-                                            rows: [["\u{202E}evil\u{202D}RTL", "\u{2067}שלום\u{2069}"], ["\u{202E}=1+1", "x"]])
+        let bytes = try StatementWriter.csv(
+            header: ["payee", "memo"], textColumns: [0, 1],
+            rows: [["\u{202E}evil\u{202D}RTL", "\u{2067}שלום\u{2069}"], ["\u{202E}=1+1", "x"]])
         let text = String(decoding: bytes.dropFirst(3), as: UTF8.self)
         #expect(text.contains("evilRTL,\u{2067}שלום\u{2069}"), "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
         #expect(text.contains("'=1+1"), "a formula behind an unpaired control is still guarded")
@@ -667,9 +771,13 @@ extension ImportTests {
         let fixture = try ServerFixture()
         let ledger = fixture.service.ledger
         for amount in [1_000, 2_000] as [Int64] {
-            _ = try await ledger.create(.expense, [.kind: .string("expense"), .amount: .int(amount), .currency: .string("KRW"), .date: .dateTime(.nowHere), .repeat: .string("none")], actor: "t")
+            _ = try await ledger.create(
+                .expense, [.kind: .string("expense"), .amount: .int(amount), .currency: .string("KRW"), .date: .dateTime(.nowHere), .repeat: .string("none")],
+                actor: "t")
         }
-        let again = try ledger.importFile(try ledger.views.exportCSVBytes(from: nil, to: nil), fileName: "mine.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
+        let again = try ledger.importFile(
+            try ledger.views.exportCSVBytes(from: nil, to: nil), fileName: "mine.csv", format: "csv", options: Self.options(), dryRun: false,
+            skipBadRows: false, actor: "t")
         #expect(again.created.isEmpty && again.duplicates.count == 2)
     }
 

@@ -28,8 +28,12 @@ import TallyTestSupport
         let fixture = try ServerFixture()
         let ledger = fixture.service.ledger
         let rule = UUID()
-        _ = try await ledger.create(.recurring, id: rule, [.cadence: .string("daily"), .startDate: .dateTime(Self.at("2030-01-01T08:30:00+09:00")),
-                                                    .amount: .int(1_000), .payee: .string("Bakery")], actor: "t")
+        _ = try await ledger.create(
+            .recurring, id: rule,
+            [
+                .cadence: .string("daily"), .startDate: .dateTime(Self.at("2030-01-01T08:30:00+09:00")),
+                .amount: .int(1_000), .payee: .string("Bakery"),
+            ], actor: "t")
         #expect(try amounts(ledger, payee: "Bakery").isEmpty, "nothing is due before the start")
         #expect(try ledger.materializeRecurrences(now: Self.at("2030-01-05T12:00:00+09:00")) == 5)
         #expect(try ledger.materializeRecurrences(now: Self.at("2030-01-05T12:00:00+09:00")) == 0, "twice is once")
@@ -48,10 +52,11 @@ import TallyTestSupport
         _ = try await ledger.skipOccurrence(rule: rule, day: "2030-01-09", actor: "t")
         _ = try await ledger.update(.recurring, id: rule, [.endDate: .dateTime(Self.at("2030-01-10T00:00:00+09:00"))], actor: "t")
         _ = try ledger.materializeRecurrences(now: Self.at("2030-01-31T12:00:00+09:00"))
-        #expect(try amounts(ledger, payee: "Bakery") == [
-            "2030-01-01": 1_000, "2030-01-02": 1_000, "2030-01-03": 1_500, "2030-01-05": 1_000,
-            "2030-01-06": 2_000, "2030-01-07": 2_000, "2030-01-08": 2_000, "2030-01-10": 2_000,
-        ])
+        #expect(
+            try amounts(ledger, payee: "Bakery") == [
+                "2030-01-01": 1_000, "2030-01-02": 1_000, "2030-01-03": 1_500, "2030-01-05": 1_000,
+                "2030-01-06": 2_000, "2030-01-07": 2_000, "2030-01-08": 2_000, "2030-01-10": 2_000,
+            ])
         // Skipping a day already made deletes its occurrence.
         _ = try await ledger.skipOccurrence(rule: rule, day: "2030-01-01", actor: "t")
         #expect(try amounts(ledger, payee: "Bakery")["2030-01-01"] == nil)
@@ -63,8 +68,12 @@ import TallyTestSupport
         let fixture = try ServerFixture()
         let ledger = fixture.service.ledger
         let old = UUID()
-        _ = try await ledger.create(.recurring, id: old, [.cadence: .string("weekly"), .startDate: .dateTime(Self.at("0001-01-01T00:00:00Z")),
-                                                   .amount: .int(1), .payee: .string("Ancient")], actor: "t")
+        _ = try await ledger.create(
+            .recurring, id: old,
+            [
+                .cadence: .string("weekly"), .startDate: .dateTime(Self.at("0001-01-01T00:00:00Z")),
+                .amount: .int(1), .payee: .string("Ancient"),
+            ], actor: "t")
         let made = try ledger.views.expenses(try ExpenseQuery([("payee", "Ancient"), ("limit", "1000")]))
         let all = try ledger.views.expenses(try ExpenseQuery([("payee", "Ancient"), ("from", "1900-01-01"), ("limit", "1000")]))
         #expect(!made.rows.isEmpty && made.rows.count == all.rows.count, "nothing older than the window")
@@ -79,7 +88,8 @@ import TallyTestSupport
         let ledger = fixture.service.ledger
         let rule = UUID()
         let start = DateTime(epochMillis: DateTime.nowHere.epochMillis - 60 * 86_400_000, offsetMinutes: 0)
-        _ = try await ledger.create(.recurring, id: rule, [.cadence: .string("weekly"), .startDate: .dateTime(start), .amount: .int(1), .payee: .string("Weekly")], actor: "t")
+        _ = try await ledger.create(
+            .recurring, id: rule, [.cadence: .string("weekly"), .startDate: .dateTime(start), .amount: .int(1), .payee: .string("Weekly")], actor: "t")
         let before = try amounts(ledger, payee: "Weekly").keys.sorted()
         #expect(before.count >= 8)
         // A day later, a cadence of every day and a count far above: the past stays as it was.
@@ -88,9 +98,10 @@ import TallyTestSupport
         #expect(try amounts(ledger, payee: "Weekly").keys.sorted() == before, "no occurrence made for days before the change")
         // A rule without an amount (a peer's, written past the write rules) cannot be read, so it
         // makes nothing — and stops no other rule (materialisation passes over it).
-        let event = Event(origin: ReplicaID.random(), sequence: 1, timestamp: HybridTimestamp(millis: 1, counter: 0), actor: "peer",
-                          entityType: .recurring, entityID: .uuid(UUID()), operation: .create,
-                          properties: [.cadence: .string("daily"), .startDate: .dateTime(start)], previousHash: .zero)
+        let event = Event(
+            origin: ReplicaID.random(), sequence: 1, timestamp: HybridTimestamp(millis: 1, counter: 0), actor: "peer",
+            entityType: .recurring, entityID: .uuid(UUID()), operation: .create,
+            properties: [.cadence: .string("daily"), .startDate: .dateTime(start)], previousHash: .zero)
         var broken = LedgerState.Entity(first: event)
         broken.apply(event)
         #expect(throws: (any Error).self) { try RecurringRule(broken) }
@@ -99,8 +110,12 @@ import TallyTestSupport
     @Test func skipsMadeApartOnTwoReplicasBothHold() async throws {
         let home = try ServerFixture(), away = try ServerFixture()
         let rule = UUID()
-        _ = try await home.service.ledger.create(.recurring, id: rule, [.cadence: .string("daily"), .startDate: .dateTime(Self.at("2032-03-01T09:00:00Z")),
-                                                                  .amount: .int(100), .payee: .string("Daily")], actor: "t")
+        _ = try await home.service.ledger.create(
+            .recurring, id: rule,
+            [
+                .cadence: .string("daily"), .startDate: .dateTime(Self.at("2032-03-01T09:00:00Z")),
+                .amount: .int(100), .payee: .string("Daily"),
+            ], actor: "t")
         let first = home.folder.file("rule")
         _ = try SegmentBundle.export(home.service.directory, to: first, for: nil)
         _ = try await away.service.ledger.importBundle(from: first)
@@ -113,8 +128,9 @@ import TallyTestSupport
             _ = try fixture.service.ledger.materializeRecurrences(now: Self.at("2032-03-05T12:00:00Z"))
         }
         for fixture in [home, away] {
-            #expect(try amounts(fixture.service.ledger, payee: "Daily").keys.sorted() == ["2032-03-01", "2032-03-04", "2032-03-05"],
-                    "both skips hold on both replicas, though the rule's skippedDates kept one list")
+            #expect(
+                try amounts(fixture.service.ledger, payee: "Daily").keys.sorted() == ["2032-03-01", "2032-03-04", "2032-03-05"],
+                "both skips hold on both replicas, though the rule's skippedDates kept one list")
         }
         let views = try [home, away].map { try $0.service.ledger.views.pageJSON($0.service.ledger.views.expenses(try ExpenseQuery([]))).serialized }
         #expect(views[0] == views[1])
@@ -123,8 +139,12 @@ import TallyTestSupport
     @Test func twoReplicasThatMaterialiseTheSameOccurrencesApartConvergeToOne() async throws {
         let home = try ServerFixture(), away = try ServerFixture()
         let rule = UUID()
-        _ = try await home.service.ledger.create(.recurring, id: rule, [.cadence: .string("monthly"), .startDate: .dateTime(Self.at("2031-01-31T09:00:00Z")),
-                                                                  .amount: .int(700_000), .payee: .string("Rent")], actor: "t")
+        _ = try await home.service.ledger.create(
+            .recurring, id: rule,
+            [
+                .cadence: .string("monthly"), .startDate: .dateTime(Self.at("2031-01-31T09:00:00Z")),
+                .amount: .int(700_000), .payee: .string("Rent"),
+            ], actor: "t")
         let first = home.folder.file("rule")
         _ = try SegmentBundle.export(home.service.directory, to: first, for: nil)
         _ = try await away.service.ledger.importBundle(from: first)
@@ -162,10 +182,13 @@ import TallyTestSupport
                 for (sequence, day) in days.enumerated() {
                     let id = OccurrenceID.of(rule: rule, day: day)
                     expected.insert(id)
-                    events.append(Event(origin: origin, sequence: UInt64(sequence + 1), timestamp: HybridTimestamp(millis: UInt64(1_000 + index * 7 + sequence), counter: 0),
-                                        actor: "recurrence", entityType: .expense, entityID: .uuid(id), operation: .create,
-                                        properties: [.amount: .int(amount), .date: .dateTime(DateTime(epochMillis: Int64(day) * 86_400_000, offsetMinutes: 0))],
-                                        previousHash: .zero))
+                    events.append(
+                        Event(
+                            origin: origin, sequence: UInt64(sequence + 1),
+                            timestamp: HybridTimestamp(millis: UInt64(1_000 + index * 7 + sequence), counter: 0),
+                            actor: "recurrence", entityType: .expense, entityID: .uuid(id), operation: .create,
+                            properties: [.amount: .int(amount), .date: .dateTime(DateTime(epochMillis: Int64(day) * 86_400_000, offsetMinutes: 0))],
+                            previousHash: .zero))
                 }
             }
             var states: [[EntityID: PropertyMap]] = []
@@ -200,8 +223,9 @@ import TallyTestSupport
             }
             // A rule started three days ago has its occurrences up to today at once.
             let start = DateTime(epochMillis: DateTime.nowHere.epochMillis - 3 * 86_400_000, offsetMinutes: DateTime.nowHere.offsetMinutes)
-            let created = try await client.send(.post, "/v1/recurring", token: fixture.readWrite,
-                                                json: #"{"cadence": "daily", "amount": 4500, "payee": "Coffee", "startDate": "\#(start)"}"#)
+            let created = try await client.send(
+                .post, "/v1/recurring", token: fixture.readWrite,
+                json: #"{"cadence": "daily", "amount": 4500, "payee": "Coffee", "startDate": "\#(start)"}"#)
             #expect(created.status == .created && (created.object["next"] as? [String])?.count == 3)
             let id = created.object["id"] as? String ?? ""
             let list = try await client.send(.get, "/v1/expenses?payee=Coffee", token: fixture.readOnly)
@@ -212,12 +236,17 @@ import TallyTestSupport
             let skipped = try await client.send(.post, "/v1/recurring/\(id)/skip", token: fixture.readWrite, json: #"{"date": "\#(tomorrow)"}"#)
             #expect(skipped.status == .ok && (skipped.object["skippedDates"] as? [String]) == [tomorrow])
             #expect(!((skipped.object["next"] as? [String]) ?? []).contains(tomorrow))
-            for (body, status) in [(#"{"date": "tomorrow"}"#, HTTPResponse.Status.badRequest), (#"{"date": "2031-02-30"}"#, .badRequest),
-                                   (#"{"date": "2031-02-01", "x": 1}"#, .badRequest), (#"[]"#, .badRequest)] {
+            for (body, status) in [
+                (#"{"date": "tomorrow"}"#, HTTPResponse.Status.badRequest), (#"{"date": "2031-02-30"}"#, .badRequest),
+                (#"{"date": "2031-02-01", "x": 1}"#, .badRequest), (#"[]"#, .badRequest),
+            ] {
                 #expect(try await client.send(.post, "/v1/recurring/\(id)/skip", token: fixture.readWrite, json: body).status == status, "\(body)")
             }
-            #expect(try await client.send(.post, "/v1/recurring/8b1a9953-c461-4b3e-9f5c-1d6a3b1e2f00/skip", token: fixture.readWrite,
-                                          json: #"{"date": "2031-02-01"}"#).status == .notFound)
+            #expect(
+                try await client.send(
+                    .post, "/v1/recurring/8b1a9953-c461-4b3e-9f5c-1d6a3b1e2f00/skip", token: fixture.readWrite,
+                    json: #"{"date": "2031-02-01"}"#
+                ).status == .notFound)
             #expect(try await client.send(.post, "/v1/recurring/\(id)/skip", token: fixture.readOnly, json: #"{"date": "2031-02-01"}"#).status == .forbidden)
         }
     }

@@ -37,7 +37,9 @@ struct ServerFixture {
 }
 
 extension TestClientProtocol {
-    func send(_ method: HTTPRequest.Method, _ uri: String, token: String?, json: String? = nil, contentType: String = "application/json") async throws -> TestResponse {
+    func send(_ method: HTTPRequest.Method, _ uri: String, token: String?, json: String? = nil, contentType: String = "application/json") async throws
+        -> TestResponse
+    {
         var headers: HTTPFields = [:]
         if let token { headers[.authorization] = "Bearer \(token)" }
         if json != nil { headers[.contentType] = contentType }
@@ -88,9 +90,11 @@ extension TestResponse {
             let category = try await client.send(.post, "/v1/categories", token: token, json: #"{"name": "Food"}"#)
             #expect(category.status == .created)
             let categoryID = category.object["id"] as! String
-            let created = try await client.send(.post, "/v1/expenses", token: token, json: """
-                {"amount": 12000, "date": "2026-03-01T12:00:00+09:00", "categoryId": "\(categoryID)", "tags": ["work"], "memo": "김밥"}
-                """)
+            let created = try await client.send(
+                .post, "/v1/expenses", token: token,
+                json: """
+                    {"amount": 12000, "date": "2026-03-01T12:00:00+09:00", "categoryId": "\(categoryID)", "tags": ["work"], "memo": "김밥"}
+                    """)
             #expect(created.status == .created)
             let id = created.object["id"] as! String
             #expect(created.object["categoryName"] as? String == "Food")
@@ -139,14 +143,14 @@ extension TestResponse {
             let existing = try await client.send(.post, "/v1/expenses", token: token, json: #"{"amount": 1}"#).object["id"] as! String
             let before = try fixture.logSize()
             let cases: [(HTTPRequest.Method, String, String?, String, HTTPResponse.Status)] = [
-                (.post, "/v1/expenses", #"{"amount": "#, "application/json", .badRequest),                      // malformed
-                (.post, "/v1/expenses", #"{"amount": 1, "colour": "red"}"#, "application/json", .badRequest),   // unknown field
-                (.post, "/v1/expenses", #"{"amount": 1, "amount": 2}"#, "application/json", .badRequest),       // duplicate key
-                (.post, "/v1/expenses", #"{"amount": "12"}"#, "application/json", .badRequest),                 // wrong type
-                (.post, "/v1/expenses", #"{"amount": 12.5}"#, "application/json", .badRequest),                 // fractional
-                (.post, "/v1/expenses", #"{"amount": 1e3}"#, "application/json", .badRequest),                  // exponent
-                (.post, "/v1/expenses", #"{"amount": -5}"#, "application/json", .badRequest),                   // negative
-                (.post, "/v1/expenses", #"{"amount": 99999999999999999999}"#, "application/json", .badRequest), // overflow
+                (.post, "/v1/expenses", #"{"amount": "#, "application/json", .badRequest),  // malformed
+                (.post, "/v1/expenses", #"{"amount": 1, "colour": "red"}"#, "application/json", .badRequest),  // unknown field
+                (.post, "/v1/expenses", #"{"amount": 1, "amount": 2}"#, "application/json", .badRequest),  // duplicate key
+                (.post, "/v1/expenses", #"{"amount": "12"}"#, "application/json", .badRequest),  // wrong type
+                (.post, "/v1/expenses", #"{"amount": 12.5}"#, "application/json", .badRequest),  // fractional
+                (.post, "/v1/expenses", #"{"amount": 1e3}"#, "application/json", .badRequest),  // exponent
+                (.post, "/v1/expenses", #"{"amount": -5}"#, "application/json", .badRequest),  // negative
+                (.post, "/v1/expenses", #"{"amount": 99999999999999999999}"#, "application/json", .badRequest),  // overflow
                 (.post, "/v1/expenses", #"{"amount": 1, "categoryId": "nope"}"#, "application/json", .badRequest),
                 (.post, "/v1/expenses", #"{"amount": 1, "date": "2026-02-30"}"#, "application/json", .badRequest),
                 (.post, "/v1/expenses", #"{"amount": 1}"#, "text/plain", .unsupportedMediaType),
@@ -162,24 +166,26 @@ extension TestResponse {
                 (.get, "/v1/changes?after=-1", nil, "application/json", .badRequest),
                 (.get, "/v1/nowhere", nil, "application/json", .notFound),
                 (.trace, "/v1/expenses", nil, "application/json", .methodNotAllowed),
-                (.patch, "/v1/expenses/\(existing)", #"{"id": "\(existing)", "amount": 1}"#, "application/json", .badRequest), // id only in the path
-                (.put, "/v1/settings/_private", #"{"value": 1}"#, "application/json", .badRequest),             // key must start with a letter
-                (.put, "/v1/settings/a-b", #"{"value": 1}"#, "application/json", .badRequest),                  // no '-' (a UUID never is a key)
-                (.post, "/v1/expenses", #"{"amount": 1, "currency": "AAA"}"#, "application/json", .badRequest), // not ISO 4217
-                (.post, "/v1/expenses", #"{"amount": 1, "payee": 7}"#, "application/json", .badRequest),        // payee: wrong type
-                (.post, "/v1/expenses", #"{"amount": 1, "date": "2026-01-01T00:00+18:59"}"#, "application/json", .badRequest), // offset beyond ±18h
-                (.post, "/v1/expenses", #"{"amount": 1, "date": "0000-12-31T00:00Z"}"#, "application/json", .badRequest),     // year 0
-                (.put, "/v1/settings/theme", #"{"value": "\u+041"}"#, "application/json", .badRequest),       // not a JSON escape
-                (.post, "/v1/expenses", "{\"amount\": 1, \"payee\": \"" + String(repeating: "가", count: Limits.maxShortTextLength + 1) + "\"}",
-                 "application/json", .badRequest),                                                                     // payee: too long
-                (.post, "/v1/expenses", #"{"amount": 1, "payee": "a\u0007b"}"#, "application/json", .badRequest), // payee: control character
-                (.post, "/v1/expenses", #"{"amount": 1, "payee": "\u202eevil\u202dRTL"}"#, "application/json", .badRequest), // unpaired override
-                (.post, "/v1/expenses", #"{"amount": 1, "tags": ["ok", "x\u2067"]}"#, "application/json", .badRequest), // unclosed isolate
+                (.patch, "/v1/expenses/\(existing)", #"{"id": "\(existing)", "amount": 1}"#, "application/json", .badRequest),  // id only in the path
+                (.put, "/v1/settings/_private", #"{"value": 1}"#, "application/json", .badRequest),  // key must start with a letter
+                (.put, "/v1/settings/a-b", #"{"value": 1}"#, "application/json", .badRequest),  // no '-' (a UUID never is a key)
+                (.post, "/v1/expenses", #"{"amount": 1, "currency": "AAA"}"#, "application/json", .badRequest),  // not ISO 4217
+                (.post, "/v1/expenses", #"{"amount": 1, "payee": 7}"#, "application/json", .badRequest),  // payee: wrong type
+                (.post, "/v1/expenses", #"{"amount": 1, "date": "2026-01-01T00:00+18:59"}"#, "application/json", .badRequest),  // offset beyond ±18h
+                (.post, "/v1/expenses", #"{"amount": 1, "date": "0000-12-31T00:00Z"}"#, "application/json", .badRequest),  // year 0
+                (.put, "/v1/settings/theme", #"{"value": "\u+041"}"#, "application/json", .badRequest),  // not a JSON escape
+                (
+                    .post, "/v1/expenses", "{\"amount\": 1, \"payee\": \"" + String(repeating: "가", count: Limits.maxShortTextLength + 1) + "\"}",
+                    "application/json", .badRequest
+                ),  // payee: too long
+                (.post, "/v1/expenses", #"{"amount": 1, "payee": "a\u0007b"}"#, "application/json", .badRequest),  // payee: control character
+                (.post, "/v1/expenses", #"{"amount": 1, "payee": "\u202eevil\u202dRTL"}"#, "application/json", .badRequest),  // unpaired override
+                (.post, "/v1/expenses", #"{"amount": 1, "tags": ["ok", "x\u2067"]}"#, "application/json", .badRequest),  // unclosed isolate
                 (.post, "/v1/categories", #"{"name": "Food\u202e"}"#, "application/json", .badRequest),
                 (.post, "/v1/todos", #"{"title": "run\u202c"}"#, "application/json", .badRequest),
-                (.get, "/v1/expenses?payee=x&colour=red", nil, "application/json", .badRequest),                 // unknown parameter
-                (.get, "/v1/expenses?limit=1001", nil, "application/json", .badRequest),                          // one page limit
-                (.get, "/v1//replication/vector", nil, "application/json", .badRequest),                          // empty segment
+                (.get, "/v1/expenses?payee=x&colour=red", nil, "application/json", .badRequest),  // unknown parameter
+                (.get, "/v1/expenses?limit=1001", nil, "application/json", .badRequest),  // one page limit
+                (.get, "/v1//replication/vector", nil, "application/json", .badRequest),  // empty segment
             ]
             for (method, uri, body, type, status) in cases {
                 let response = try await client.send(method, uri, token: token, json: body, contentType: type)
@@ -197,8 +203,9 @@ extension TestResponse {
         try await fixture.test { client in
             let token = fixture.readWrite
             for (amount, payee) in [(4_500, "스타벅스"), (3_000, "스타벅스"), (12_000, "이마트"), (800, " 편의점 ")] {
-                let created = try await client.send(.post, "/v1/expenses", token: token,
-                                                    json: #"{"amount": \#(amount), "payee": "\#(payee)", "date": "2026-03-05T12:00:00+09:00"}"#)
+                let created = try await client.send(
+                    .post, "/v1/expenses", token: token,
+                    json: #"{"amount": \#(amount), "payee": "\#(payee)", "date": "2026-03-05T12:00:00+09:00"}"#)
                 #expect(created.status == .created)
                 #expect(created.object["payee"] as? String == payee.trimmingCharacters(in: .whitespaces), "stored trimmed")
             }
@@ -220,8 +227,9 @@ extension TestResponse {
         let today = DateTime.nowHere
         let start = DateTime(epochMillis: today.epochMillis - 2 * 86_400_000, offsetMinutes: today.offsetMinutes).description.prefix(10)
         try await fixture.test { client in
-            let created = try await client.send(.post, "/v1/todos", token: fixture.readWrite,
-                                                json: #"{"title": "No snacks", "isChallenge": true, "startDate": "\#(start)", "checks": [true, true, false, false]}"#)
+            let created = try await client.send(
+                .post, "/v1/todos", token: fixture.readWrite,
+                json: #"{"title": "No snacks", "isChallenge": true, "startDate": "\#(start)", "checks": [true, true, false, false]}"#)
             #expect(created.status == .created)
             let streaks = created.object["streaks"] as? [String: Any]
             #expect(streaks?["current"] as? Int == 2, "today still open: the run to yesterday")
@@ -310,7 +318,8 @@ extension TestResponse {
         let hostile = Router()
         hostile.post("/v1/replication/pull") { request, _ in
             if request.headers[.authorization] == "Bearer echo" {
-                return Response(status: .internalServerError, body: .init(byteBuffer: ByteBuffer(string: #"{"error": {"code": "SECRET BODY", "message": "SECRET BODY"}}"#)))
+                return Response(
+                    status: .internalServerError, body: .init(byteBuffer: ByteBuffer(string: #"{"error": {"code": "SECRET BODY", "message": "SECRET BODY"}}"#)))
             }
             return Response(status: .ok, body: .init(byteBuffer: ByteBuffer()))
         }
@@ -360,13 +369,20 @@ extension TestResponse {
         var documented: [String: Set<String>] = [:]
         var path: String?
         for line in OpenAPIDocument.yaml.split(separator: "\n").drop(while: { $0 != "paths:" }).dropFirst() {
-            if line.hasPrefix("  /") { path = String(line.dropFirst(2).dropLast()) }
-            else if let path, line.hasPrefix("    "), !line.hasPrefix("     "), let method = line.dropFirst(4).split(separator: ":").first,
-                    ["get", "post", "put", "patch", "delete"].contains(method) { documented[path, default: []].insert(method.uppercased()) }
-            else if !line.hasPrefix(" ") { break }
+            if line.hasPrefix("  /") {
+                path = String(line.dropFirst(2).dropLast())
+            } else if let path, line.hasPrefix("    "), !line.hasPrefix("     "), let method = line.dropFirst(4).split(separator: ":").first,
+                ["get", "post", "put", "patch", "delete"].contains(method)
+            {
+                documented[path, default: []].insert(method.uppercased())
+            } else if !line.hasPrefix(" ") {
+                break
+            }
         }
         #expect(served.count > 30)
-        for (path, methods) in served { #expect(documented[path] == methods, "\(path): served \(methods.sorted()), documented \(documented[path]?.sorted() ?? [])") }
+        for (path, methods) in served {
+            #expect(documented[path] == methods, "\(path): served \(methods.sorted()), documented \(documented[path]?.sorted() ?? [])")
+        }
         for path in documented.keys where served[path] == nil { #expect(Bool(false), "\(path) is documented but not served") }
     }
 
@@ -376,7 +392,8 @@ extension TestResponse {
         for schema in ["ExpenseCreate:", "CategoryCreate:", "TodoCreate:"] where OpenAPIDocument.yaml.contains(schema) {
             let lines = OpenAPIDocument.yaml.components(separatedBy: "\n")
             guard let start = lines.firstIndex(where: { $0.trimmingCharacters(in: .whitespaces) == schema }),
-                  let properties = lines[start...].firstIndex(where: { $0.trimmingCharacters(in: .whitespaces) == "properties:" }) else { continue }
+                let properties = lines[start...].firstIndex(where: { $0.trimmingCharacters(in: .whitespaces) == "properties:" })
+            else { continue }
             let indent = lines[properties].prefix { $0 == " " }.count + 2
             for line in lines[(properties + 1)...].prefix(while: { $0.prefix { $0 == " " }.count > indent - 2 }) {
                 #expect(line.prefix { $0 == " " }.count == indent, "\(schema) \(line.prefix(60))")
@@ -409,7 +426,8 @@ extension TestResponse {
                 for attempt in 0..<16 {
                     group.addTask {
                         do {
-                            let (_, replayed) = try await ledger.create(.expense, [.amount: .int(Int64(attempt + 1))], actor: "token:app", idempotencyKey: "race-\(round)")
+                            let (_, replayed) = try await ledger.create(
+                                .expense, [.amount: .int(Int64(attempt + 1))], actor: "token:app", idempotencyKey: "race-\(round)")
                             return replayed ? "replayed" : "created"
                         } catch LedgerError.idempotencyKeyInUse {
                             return "in use"
@@ -460,12 +478,17 @@ extension TestResponse {
         for line in yaml.split(separator: "\n") {
             if line == "paths:" { inPaths = true; continue }
             guard inPaths else { continue }
-            if line.hasPrefix("  /") { path = String(line.dropFirst(2).dropLast()) }
-            else if line.hasPrefix("    "), !line.hasPrefix("     "), let path {
+            if line.hasPrefix("  /") {
+                path = String(line.dropFirst(2).dropLast())
+            } else if line.hasPrefix("    "), !line.hasPrefix("     "), let path {
                 let word = String(line.dropFirst(4).prefix { $0 != ":" })
                 if ["get", "post", "put", "patch", "delete"].contains(word) {
-                    operations.append((word.uppercased(), path.replacingOccurrences(of: "{id}", with: "8b1a9953-c461-4b3e-9f5c-1d6a3b1e2f00")
-                        .replacingOccurrences(of: "{key}", with: "theme")))
+                    operations.append(
+                        (
+                            word.uppercased(),
+                            path.replacingOccurrences(of: "{id}", with: "8b1a9953-c461-4b3e-9f5c-1d6a3b1e2f00")
+                                .replacingOccurrences(of: "{key}", with: "theme")
+                        ))
                 }
             }
         }
@@ -501,8 +524,9 @@ extension TestResponse {
                 variants.append("/" + segments.map { $0.replacingOccurrences(of: "r", with: "%72") }.joined(separator: "/"))
                 for variant in variants where variant != path {
                     let response = try await client.send(HTTPRequest.Method(method)!, variant, token: fixture.readWrite, json: "{}")
-                    #expect(response.status != .ok && response.status != .created && response.status != .noContent,
-                            "\(method) \(variant) must not succeed: \(response.status)")
+                    #expect(
+                        response.status != .ok && response.status != .created && response.status != .noContent,
+                        "\(method) \(variant) must not succeed: \(response.status)")
                     if variant.contains("//") || variant.contains("%") {
                         #expect(response.status == .badRequest, "\(method) \(variant): \(response.status)")
                     }
@@ -532,7 +556,9 @@ extension TestResponse {
             #expect(third.status == .tooManyRequests && third.errorCode == "too_many_streams")
             #expect(try service.tokens.revoke(name: "phone"))
             // Revocation must end them (a liveness bound, generous for a loaded machine, not a speed test).
-            let watchdog = Task { try await Task.sleep(for: .seconds(120)); Issue.record("open streams outlived their token's revocation") }
+            let watchdog = Task {
+                try await Task.sleep(for: .seconds(120)); Issue.record("open streams outlived their token's revocation")
+            }
             let (a, b) = try await (first, second)
             watchdog.cancel()
             _ = started

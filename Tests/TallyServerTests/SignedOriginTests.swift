@@ -60,9 +60,10 @@ import TallyTestSupport
         defer { writer.close() }
         let chain = writer.head.chains[origin ?? a.identity.origin]!
         let draft = SampleEvents.expenseCreate(amount: 666, actor: "token:app")
-        let event = Event(origin: origin ?? a.identity.origin, sequence: chain.sequence + 1, timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0),
-                          actor: draft.actor, entityType: draft.entityType, entityID: draft.entityID, operation: draft.operation,
-                          properties: draft.properties, previousHash: chain.hash)
+        let event = Event(
+            origin: origin ?? a.identity.origin, sequence: chain.sequence + 1, timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0),
+            actor: draft.actor, entityType: draft.entityType, entityID: draft.entityID, operation: draft.operation,
+            properties: draft.properties, previousHash: chain.hash)
         let forged = [(bytes: EventCodec.encode(event), event: event)]
         var signatures: [SignatureRecord] = []
         switch forgery {
@@ -85,7 +86,9 @@ import TallyTestSupport
     @Test(arguments: Forgery.allCases) func aForgedNextEventOfAnotherOriginIsRefusedOverEveryTransport(_ forgery: Forgery) async throws {
         try forgeNextOfA(in: m, forgery)
         let held = try chainOfA(in: b)
-        for (name, transport) in [("bundle", BadDeliveryContractTests.bundle), ("push", BadDeliveryContractTests.push), ("pull", BadDeliveryContractTests.pull)] {
+        for (name, transport) in [
+            ("bundle", BadDeliveryContractTests.bundle), ("push", BadDeliveryContractTests.push), ("pull", BadDeliveryContractTests.pull),
+        ] {
             let refusal = try await transport(BadDeliveryContractTests.Delivery(source: m, target: b, folder: folder))
             #expect(refusal?.contains(forgery.fragment) == true, "\(name): refused naming why (got \(refusal ?? "acceptance"))")
             #expect(refusal?.contains(a.identity.origin.description) == true, "\(name): the refusal names the origin")
@@ -106,7 +109,9 @@ import TallyTestSupport
         let own = try b.reader.head().chains[b.identity.origin]!
         try ship(from: b, to: m)
         try forgeNextOfA(in: m, forgery, origin: b.identity.origin)
-        for (name, transport) in [("bundle", BadDeliveryContractTests.bundle), ("push", BadDeliveryContractTests.push), ("pull", BadDeliveryContractTests.pull)] {
+        for (name, transport) in [
+            ("bundle", BadDeliveryContractTests.bundle), ("push", BadDeliveryContractTests.push), ("pull", BadDeliveryContractTests.pull),
+        ] {
             let refusal = try await transport(BadDeliveryContractTests.Delivery(source: m, target: b, folder: folder))
             #expect(refusal?.contains("own origin") == true, "\(name): refused naming why (got \(refusal ?? "acceptance"))")
             #expect(try b.reader.head().chains[b.identity.origin] == own, "\(name): nothing was applied")
@@ -125,9 +130,10 @@ import TallyTestSupport
         // M rewrites A's history from the start under its own key.
         let fake = try DataDirectory.create(path: folder.file("fake"), name: "fake")
         let writer = try fake.openWriter()
-        let event = Event(origin: a.identity.origin, sequence: 1, timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0), actor: "cli:a",
-                          entityType: .expense, entityID: .uuid(UUID()), operation: .create,
-                          properties: SampleEvents.expenseCreate().properties, previousHash: .zero)
+        let event = Event(
+            origin: a.identity.origin, sequence: 1, timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0), actor: "cli:a",
+            entityType: .expense, entityID: .uuid(UUID()), operation: .create,
+            properties: SampleEvents.expenseCreate().properties, previousHash: .zero)
         let forged = [(bytes: EventCodec.encode(event), event: event)]
         try writer.appendEncoded(forged, signatures: TestSigning.heads(for: forged))
         writer.close()
@@ -195,9 +201,10 @@ import TallyTestSupport
     @Test func rotationsOutOfPlaceOrReplayedAreRefused() throws {
         let x = ReplicaID.random()
         let k1 = ReplicaSigningKey.generate(), k2 = ReplicaSigningKey.generate()
-        let event = Event(origin: x, sequence: 1, timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0), actor: "x",
-                          entityType: .expense, entityID: .uuid(UUID()), operation: .create,
-                          properties: SampleEvents.expenseCreate().properties, previousHash: .zero)
+        let event = Event(
+            origin: x, sequence: 1, timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0), actor: "x",
+            entityType: .expense, entityID: .uuid(UUID()), operation: .create,
+            properties: SampleEvents.expenseCreate().properties, previousHash: .zero)
         let encoded = [(bytes: EventCodec.encode(event), event: event)]
         var incoming = IncomingEvents(head: LogHead(), localOrigins: [], maximumSkewMillis: 300_000)
         try incoming.offer(encoded[0].bytes, decoded: event, hash: EventCodec.hash(encoded[0].bytes), source: "t")
@@ -221,9 +228,10 @@ import TallyTestSupport
         #expect(try Ledger.verify(b).authorship.map(\.signedThrough) == [2])
         // Written past every check, as a tamperer with the files could.
         let x = ReplicaID.random()
-        let event = Event(origin: x, sequence: 1, timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0), actor: "x",
-                          entityType: .expense, entityID: .uuid(UUID()), operation: .create,
-                          properties: SampleEvents.expenseCreate().properties, previousHash: .zero)
+        let event = Event(
+            origin: x, sequence: 1, timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0), actor: "x",
+            entityType: .expense, entityID: .uuid(UUID()), operation: .create,
+            properties: SampleEvents.expenseCreate().properties, previousHash: .zero)
         let encoded = [(bytes: EventCodec.encode(event), event: event)]
         guard case .head(var bad) = TestSigning.heads(for: encoded).first! else { return }
         bad.signature[0] ^= 1

@@ -57,7 +57,9 @@ import TallyTestSupport
             #expect(try await client.execute(uri: "/v1/attachments/\(photo.digest)/thumbnail?size=300", method: .get, headers: auth).status == .badRequest)
             #expect(try await client.execute(uri: "/v1/attachments/\(photo.digest)/thumbnail?size=-1", method: .get, headers: auth).status == .badRequest)
             #expect(try await client.execute(uri: "/v1/attachments/\(pdf.digest)/thumbnail", method: .get, headers: auth).status == .unsupportedMediaType)
-            #expect(try await client.execute(uri: "/v1/attachments/\(String(repeating: "1", count: 64))/thumbnail", method: .get, headers: auth).status == .notFound)
+            #expect(
+                try await client.execute(uri: "/v1/attachments/\(String(repeating: "1", count: 64))/thumbnail", method: .get, headers: auth).status == .notFound
+            )
         }
     }
 

@@ -28,8 +28,9 @@ import TallyWebApp
             #expect(page.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")
             let html = String(buffer: page.body)
             #expect(!html.contains("{{assets}}") && html.contains("/assets/\(version)/app.js"))
-            #expect(html.range(of: "<script>") == nil && html.range(of: " style=") == nil && html.range(of: " on[a-z]+=", options: .regularExpression) == nil,
-                    "no inline script, style or handler")
+            #expect(
+                html.range(of: "<script>") == nil && html.range(of: " style=") == nil && html.range(of: " on[a-z]+=", options: .regularExpression) == nil,
+                "no inline script, style or handler")
 
             let script = try await client.send(.get, "/assets/\(version)/app.js", token: nil)
             #expect(script.status == .ok && script.headers[.contentType] == "text/javascript; charset=utf-8")
@@ -39,19 +40,23 @@ import TallyWebApp
 
             // Anything else under /assets is a 404 (or, not shaped like an asset's path, needs a
             // token like any other path): never a file from elsewhere, never the page.
-            for path in ["/assets/0000000000000000/app.js", "/assets/\(version)/nope.js", "/assets/\(version)/index.html",
-                         "/assets/\(version)/../../tokens.json", "/assets/\(version)/WebAssets.swift", "/assets/\(version)", "/assets/",
-                         "/assets/\(version)/../../v1/session", "/assets/\(version)/app.js/../../../v1/expenses"] {
+            for path in [
+                "/assets/0000000000000000/app.js", "/assets/\(version)/nope.js", "/assets/\(version)/index.html",
+                "/assets/\(version)/../../tokens.json", "/assets/\(version)/WebAssets.swift", "/assets/\(version)", "/assets/",
+                "/assets/\(version)/../../v1/session", "/assets/\(version)/app.js/../../../v1/expenses",
+            ] {
                 let response = try await client.send(.get, path, token: nil)
                 #expect(response.status == .notFound || response.status == .unauthorized, "\(path): \(response.status)")
                 #expect(!String(buffer: response.body).contains("sha256") && !String(buffer: response.body).contains("items"), "\(path)")
             }
             #expect(WebAppRoutes.isPublic("/assets/\(version)/app.js") && !WebAppRoutes.isPublic("/assets/\(version)/../x.js"))
             for path in ["/assets/0123456789abcdef/app.js", "/assets/0123456789abcdef/A_b-9.css", "/"] { #expect(WebAppRoutes.isPublic(path), "\(path)") }
-            for path in ["/assets/0123456789ABCDEF/app.js", "/assets/0123456789abcde/app.js", "/assets/0123456789abcdef0/app.js",
-                         "/assets/0123456789abcdef/app", "/assets/0123456789abcdef/.js", "/assets/0123456789abcdef/app.", "/assets/0123456789abcdef/a.b.js",
-                         "/assets/0123456789abcdef/app.JS", "/assets/0123456789abcdef/ap p.js", "/assets/0123456789abcdef/app.js/", "/assets/0123456789abcdefxapp.js",
-                         "/assetsx0123456789abcdef/app.js", "//", "", "/assets/0123456789abcdef/é.js", "/v1/expenses"] {
+            for path in [
+                "/assets/0123456789ABCDEF/app.js", "/assets/0123456789abcde/app.js", "/assets/0123456789abcdef0/app.js",
+                "/assets/0123456789abcdef/app", "/assets/0123456789abcdef/.js", "/assets/0123456789abcdef/app.", "/assets/0123456789abcdef/a.b.js",
+                "/assets/0123456789abcdef/app.JS", "/assets/0123456789abcdef/ap p.js", "/assets/0123456789abcdef/app.js/", "/assets/0123456789abcdefxapp.js",
+                "/assetsx0123456789abcdef/app.js", "//", "", "/assets/0123456789abcdef/é.js", "/v1/expenses",
+            ] {
                 #expect(!WebAppRoutes.isPublic(path), "\(path)")
             }
             #expect(try await client.send(.get, "/assets/\(version)/currencies.js", token: nil).status == .ok)
@@ -80,7 +85,9 @@ import TallyWebApp
         for name in catalog.assets.keys where name != "index.html" { #expect(named.contains(name), "\(name) is served but nothing uses it") }
         // The currency table the app formats money with is the service's own.
         let currencies = String(decoding: catalog.assets["currencies.js"]?.bytes ?? [], as: UTF8.self)
-        for (code, digits) in [("KRW", 0), ("USD", 2), ("IQD", 3), ("IDR", 2), ("CLF", 4)] { #expect(currencies.contains("\(code):\(digits),") || currencies.contains("\(code):\(digits)}")) }
+        for (code, digits) in [("KRW", 0), ("USD", 2), ("IQD", 3), ("IDR", 2), ("CLF", 4)] {
+            #expect(currencies.contains("\(code):\(digits),") || currencies.contains("\(code):\(digits)}"))
+        }
     }
 
     @Test func theSessionSaysWhatTheTokenMayDoAndWhereTheLogStands() async throws {
@@ -149,7 +156,8 @@ import TallyWebApp
         let lunch = try await category("Lunch", under: food)
         let noodles = try await category("Noodles", under: lunch)
         for (amount, category) in [(1_000, food), (2_000, lunch), (4_000, noodles), (8_000, bus)] {
-            _ = try await ledger.create(.expense, [.amount: .int(Int64(amount)), .categoryId: .uuid(category), .date: .dateTime(DateTime(iso8601: "2026-05-02")!)], actor: "t")
+            _ = try await ledger.create(
+                .expense, [.amount: .int(Int64(amount)), .categoryId: .uuid(category), .date: .dateTime(DateTime(iso8601: "2026-05-02")!)], actor: "t")
         }
         try await fixture.test { client in
             func byCategory(_ query: String) async throws -> [String: Int] {
@@ -171,7 +179,9 @@ import TallyWebApp
 
     @Test func theTextFilterMatchesLiterallyInPayeeMemoAndPayment() async throws {
         let fixture = try ServerFixture()
-        for (payee, memo, payment) in [("100% Coffee", nil, "card"), ("Bakery", "half_price", "cash"), ("Mart", "weekly shop", "card_2")] as [(String, String?, String)] {
+        for (payee, memo, payment) in [("100% Coffee", nil, "card"), ("Bakery", "half_price", "cash"), ("Mart", "weekly shop", "card_2")]
+            as [(String, String?, String)]
+        {
             var properties: PropertyMap = [.amount: .int(100), .payee: .string(payee), .payment: .string(payment)]
             if let memo { properties[.memo] = .string(memo) }
             _ = try await fixture.service.ledger.create(.expense, properties, actor: "t")

@@ -49,8 +49,10 @@ import TallyTestSupport
         #expect(!snapshots.list().isEmpty)
         for (index, views) in captured {
             let snapshot = snapshots.latestGood(atOrBefore: index) { Issue.record("no snapshot is damaged: \($0)") }
-            let fromSnapshot = try AsOfViews.read(base: snapshot.map { snapshots.databasePath($0.index) }, at: index,
-                                                  events: Self.source(logged)) { try ViewChecksum.compute($0) }
+            let fromSnapshot = try AsOfViews.read(
+                base: snapshot.map { snapshots.databasePath($0.index) }, at: index,
+                events: Self.source(logged)
+            ) { try ViewChecksum.compute($0) }
             #expect(fromSnapshot.differences(from: views).isEmpty, "seed \(seed), index \(index), from snapshot \(snapshot?.index ?? 0)")
             let fromNothing = try AsOfViews.read(base: nil, at: index, events: Self.source(logged)) { try ViewChecksum.compute($0) }
             #expect(fromNothing.differences(from: views).isEmpty, "seed \(seed), index \(index), from nothing")
@@ -195,7 +197,8 @@ import TallyTestSupport
         let after = try Projector(directory: replica.data)
         #expect(try after.database.read { try ViewChecksum.compute($0) } == before)
         let secondsAfter = try after.database.read { try Row.fetchAll($0, sql: "SELECT second, last_index FROM projection_history") }
-        #expect(Array(secondsAfter.prefix(secondsBefore.count)) == secondsBefore, "every moment the replaced views reached is kept, also those after the snapshot")
+        #expect(
+            Array(secondsAfter.prefix(secondsBefore.count)) == secondsBefore, "every moment the replaced views reached is kept, also those after the snapshot")
 
         // A snapshot unlike the log (its rows changed behind its back, checksum made to match):
         // the rebuild from it differs from the live views, so the whole log is replayed instead.

@@ -9,10 +9,12 @@ import Testing
     /// bound in place (small strings live inside the value, long ones on the heap) arrive whole.
     @Test func bindsEveryStorageKindLikeGRDB() throws {
         let queue = try DatabaseQueue()
-        let values: [DatabaseValue] = [.null, 42.databaseValue, (-7.5).databaseValue, "".databaseValue, "naïve ☕".databaseValue,
-                                       Data().databaseValue, Data([0, 1, 255]).databaseValue, Int64.min.databaseValue,
-                                       String(repeating: "long text kept on the heap, ", count: 40).databaseValue,
-                                       Data((0..<5_000).map { UInt8(truncatingIfNeeded: $0 * 7) }).databaseValue]
+        let values: [DatabaseValue] = [
+            .null, 42.databaseValue, (-7.5).databaseValue, "".databaseValue, "naïve ☕".databaseValue,
+            Data().databaseValue, Data([0, 1, 255]).databaseValue, Int64.min.databaseValue,
+            String(repeating: "long text kept on the heap, ", count: 40).databaseValue,
+            Data((0..<5_000).map { UInt8(truncatingIfNeeded: $0 * 7) }).databaseValue,
+        ]
         try queue.inTransaction { db in
             try db.execute(sql: "CREATE TABLE direct (n INTEGER PRIMARY KEY, v)")
             try db.execute(sql: "CREATE TABLE viaGRDB (n INTEGER PRIMARY KEY, v)")

@@ -39,12 +39,16 @@ import TallyTestSupport
         let origin = ReplicaID(UUID())
         let id = EntityID.uuid(UUID())
         var previous = HybridTimestamp(millis: 1_763_000_000_000, counter: 0)
-        state.apply(Event(origin: origin, sequence: 1, timestamp: previous, actor: "t", entityType: .expense, entityID: id, operation: .create,
-                          properties: SampleEvents.expenseCreate(amount: 5).properties, previousHash: .zero))
+        state.apply(
+            Event(
+                origin: origin, sequence: 1, timestamp: previous, actor: "t", entityType: .expense, entityID: id, operation: .create,
+                properties: SampleEvents.expenseCreate(amount: 5).properties, previousHash: .zero))
         for step in 2...5 {
             let now = HybridTimestamp(millis: previous.millis + 60_000, counter: 0)
-            state.apply(Event(origin: origin, sequence: UInt64(step), timestamp: now, actor: "t", entityType: .expense, entityID: id, operation: .update,
-                              properties: [.amount: .int(Int64(step))], previousHash: .zero, basis: [.amount: WriteStamp(timestamp: previous, origin: origin)]))
+            state.apply(
+                Event(
+                    origin: origin, sequence: UInt64(step), timestamp: now, actor: "t", entityType: .expense, entityID: id, operation: .update,
+                    properties: [.amount: .int(Int64(step))], previousHash: .zero, basis: [.amount: WriteStamp(timestamp: previous, origin: origin)]))
             previous = now
         }
         let entity = state.entities[id]!

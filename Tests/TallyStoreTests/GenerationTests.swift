@@ -18,7 +18,9 @@ import TallyTestSupport
     }
 
     func generationFiles(_ replica: TestReplica) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: replica.data.path).filter { $0.hasPrefix("projections-") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }.sorted()
+        try FileManager.default.contentsOfDirectory(atPath: replica.data.path).filter {
+            $0.hasPrefix("projections-") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm")
+        }.sorted()
     }
 
     @Test func aLargeFirstLoadWritesANewGenerationThatOpenProjectorsFollow() throws {

@@ -17,7 +17,11 @@ import TallyTestSupport
                 for cursor in [false, true] {
                     var filter = ExpenseFilter()
                     filter.month = month
-                    if range { (filter.from, filter.to) = (DateTime(epochMillis: 1_772_323_200_000, offsetMinutes: 0), DateTime(epochMillis: 1_775_000_000_000, offsetMinutes: 0)) }
+                    if range {
+                        (filter.from, filter.to) = (
+                            DateTime(epochMillis: 1_772_323_200_000, offsetMinutes: 0), DateTime(epochMillis: 1_775_000_000_000, offsetMinutes: 0)
+                        )
+                    }
                     if cursor { filter.after = (1_772_400_000_000, "8b1a9953-c461-4b3e-9f5c-1d6a3b1e2f00") }
                     filter.limit = 1_000
                     filters.append(filter)

@@ -29,12 +29,18 @@ import TallyTestSupport
                         let logged = try writer.appendLogged(drafts)
                         try group.project(logged)
                         let seen = try projector.database.read { db in
-                            (try Projector.checkpoint(db), try Int64.fetchOne(db, sql: "SELECT amount FROM expenses WHERE id = ?", arguments: [id.uuidString.lowercased()]))
+                            (
+                                try Projector.checkpoint(db),
+                                try Int64.fetchOne(db, sql: "SELECT amount FROM expenses WHERE id = ?", arguments: [id.uuidString.lowercased()])
+                            )
                         }
                         let expected = drafts.count == 2 ? Int64(1_000 + step) : Int64(step + 1)
                         // Only this thread writes this expense: the views show exactly its last write.
                         if seen.0 < logged.last!.index || seen.1 != expected {
-                            failures.withLock { $0.append("thread \(thread) step \(step): views at \(seen.0), event \(logged.last!.index), amount \(String(describing: seen.1))") }
+                            failures.withLock {
+                                $0.append(
+                                    "thread \(thread) step \(step): views at \(seen.0), event \(logged.last!.index), amount \(String(describing: seen.1))")
+                            }
                         }
                     } catch {
                         failures.withLock { $0.append("thread \(thread): \(error)") }

@@ -60,7 +60,8 @@ import TallyTestSupport
                 for entity in state.entities.values where entity.type == .expense && entity.isLive {
                     let values = entity.values
                     guard case .int(let amount)? = values[.amount], case .string(let currency)? = values[.currency],
-                          case .dateTime(let date)? = values[.date], case .string(let kind)? = values[.kind] else { continue }
+                        case .dateTime(let date)? = values[.date], case .string(let kind)? = values[.kind]
+                    else { continue }
                     var total = expected[date.localMonth, default: [:]][currency, default: (0, 0, 0)]
                     if kind == "income" { total.income += amount } else { total.expense += amount }
                     total.count += 1
@@ -70,7 +71,8 @@ import TallyTestSupport
                     let summary = try views.read { try ProjectionQueries.summary($0, month: month) }
                     for total in summary.totals {
                         let want = currencies[total.currency]
-                        #expect(total.income.value == want?.income && total.expense.value == want?.expense && total.count == want?.count, "seed \(seed) \(month)")
+                        #expect(
+                            total.income.value == want?.income && total.expense.value == want?.expense && total.count == want?.count, "seed \(seed) \(month)")
                     }
                     #expect(summary.totals.count == currencies.count)
                     let categorySum = summary.byCategory.reduce(Int64(0)) { $0 + $1.amount.value! }
@@ -90,16 +92,27 @@ import TallyTestSupport
         var sequence: UInt64 = 0
         func event(_ id: UUID, _ type: EntityType, _ properties: PropertyMap) -> Event {
             sequence += 1
-            return Event(origin: origin, sequence: sequence, timestamp: HybridTimestamp(millis: sequence, counter: 0), actor: "t",
-                         entityType: type, entityID: .uuid(id), operation: .create, properties: properties, previousHash: .zero)
+            return Event(
+                origin: origin, sequence: sequence, timestamp: HybridTimestamp(millis: sequence, counter: 0), actor: "t",
+                entityType: type, entityID: .uuid(id), operation: .create, properties: properties, previousHash: .zero)
         }
         let march = DateTime(iso8601: "2026-03-10T12:00:00+09:00")!
         let events = [
             event(food, .category, [.name: .string("Food"), .kind: .string("expense")]),
             event(lunch, .category, [.name: .string("Lunch"), .kind: .string("expense"), .parentId: .uuid(food)]),
             event(snack, .category, [.name: .string("Snack"), .kind: .string("expense"), .parentId: .uuid(lunch)]),
-            event(UUID(), .expense, [.kind: .string("expense"), .amount: .int(100), .currency: .string("KRW"), .date: .dateTime(march), .repeat: .string("none"), .categoryId: .uuid(snack)]),
-            event(UUID(), .expense, [.kind: .string("expense"), .amount: .int(20), .currency: .string("KRW"), .date: .dateTime(march), .repeat: .string("none"), .categoryId: .uuid(food)]),
+            event(
+                UUID(), .expense,
+                [
+                    .kind: .string("expense"), .amount: .int(100), .currency: .string("KRW"), .date: .dateTime(march), .repeat: .string("none"),
+                    .categoryId: .uuid(snack),
+                ]),
+            event(
+                UUID(), .expense,
+                [
+                    .kind: .string("expense"), .amount: .int(20), .currency: .string("KRW"), .date: .dateTime(march), .repeat: .string("none"),
+                    .categoryId: .uuid(food),
+                ]),
         ]
         let views = try emptyViews()
         try applyIncrementally(RandomHistory.logged(events), to: views, batches: [10])
@@ -120,10 +133,13 @@ import TallyTestSupport
         let origin = ReplicaID.random()
         let march = DateTime(iso8601: "2026-03-10T12:00:00+09:00")!
         func expense(_ sequence: UInt64, amount: Int64, payment: String) -> Event {
-            let properties: PropertyMap = [.kind: .string("expense"), .amount: .int(amount), .currency: .string("KRW"), .date: .dateTime(march),
-                                           .repeat: .string("none"), .payment: .string(payment)]
-            return Event(origin: origin, sequence: sequence, timestamp: HybridTimestamp(millis: sequence, counter: 0), actor: "t",
-                         entityType: .expense, entityID: .uuid(UUID()), operation: .create, properties: properties, previousHash: .zero)
+            let properties: PropertyMap = [
+                .kind: .string("expense"), .amount: .int(amount), .currency: .string("KRW"), .date: .dateTime(march),
+                .repeat: .string("none"), .payment: .string(payment),
+            ]
+            return Event(
+                origin: origin, sequence: sequence, timestamp: HybridTimestamp(millis: sequence, counter: 0), actor: "t",
+                entityType: .expense, entityID: .uuid(UUID()), operation: .create, properties: properties, previousHash: .zero)
         }
         let events = [expense(1, amount: .max, payment: "card"), expense(2, amount: .max, payment: "card"), expense(3, amount: 5, payment: "cash")]
         let views = try emptyViews()

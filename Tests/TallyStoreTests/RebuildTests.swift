@@ -13,8 +13,13 @@ import TallyTestSupport
         let writer = try replica.data.openWriter()
         var drafts: [EventDraft] = []
         for step in 0..<count {
-            drafts.append(step % 3 == 0 || drafts.isEmpty ? SampleEvents.expenseCreate(amount: Int64(step + 1))
-                          : SampleEvents.expenseUpdate(id: { if case .uuid(let id) = drafts.last!.entityID { return id }; return UUID() }(), amount: Int64(step)))
+            drafts.append(
+                step % 3 == 0 || drafts.isEmpty
+                    ? SampleEvents.expenseCreate(amount: Int64(step + 1))
+                    : SampleEvents.expenseUpdate(
+                        id: {
+                            if case .uuid(let id) = drafts.last!.entityID { return id }; return UUID()
+                        }(), amount: Int64(step)))
         }
         try writer.append(drafts)
         writer.close()

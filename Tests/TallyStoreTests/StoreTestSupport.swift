@@ -30,15 +30,21 @@ enum RandomHistory {
             case .expense:
                 entityID = .uuid(expenseIDs.randomElement(using: &rng)!)
                 if operation == .create {
-                    properties = [.kind: .string(Bool.random(using: &rng) ? "expense" : "income"), .amount: .int(Int64.random(in: 1...100_000, using: &rng)),
-                                  .currency: .string(["KRW", "USD"].randomElement(using: &rng)!),
-                                  .date: .dateTime(DateTime(epochMillis: 1_767_225_600_000 + Int64.random(in: 0...(90 * 86_400_000), using: &rng),
-                                                            offsetMinutes: [540, 0, -300].randomElement(using: &rng)!)),
-                                  .repeat: .string("none")]
+                    properties = [
+                        .kind: .string(Bool.random(using: &rng) ? "expense" : "income"), .amount: .int(Int64.random(in: 1...100_000, using: &rng)),
+                        .currency: .string(["KRW", "USD"].randomElement(using: &rng)!),
+                        .date: .dateTime(
+                            DateTime(
+                                epochMillis: 1_767_225_600_000 + Int64.random(in: 0...(90 * 86_400_000), using: &rng),
+                                offsetMinutes: [540, 0, -300].randomElement(using: &rng)!)),
+                        .repeat: .string("none"),
+                    ]
                 }
                 if Bool.random(using: &rng) { properties[.amount] = .int(Int64.random(in: 1...100_000, using: &rng)) }
                 if Bool.random(using: &rng) { properties[.categoryId] = Bool.random(using: &rng) ? .uuid(categoryIDs.randomElement(using: &rng)!) : .null }
-                if Bool.random(using: &rng) { properties[.tags] = .strings(Array(["a", "b", "c"].shuffled(using: &rng).prefix(Int.random(in: 0...2, using: &rng))).sorted()) }
+                if Bool.random(using: &rng) {
+                    properties[.tags] = .strings(Array(["a", "b", "c"].shuffled(using: &rng).prefix(Int.random(in: 0...2, using: &rng))).sorted())
+                }
                 if Bool.random(using: &rng) { properties[.payment] = .string(["card", "cash"].randomElement(using: &rng)!) }
                 if Bool.random(using: &rng) { properties[.memo] = .string("m\(step)") }
             case .category:
@@ -48,7 +54,9 @@ enum RandomHistory {
                 if Bool.random(using: &rng) { properties[.name] = .string("n\(step)") }
             case .todo:
                 entityID = .uuid(todoIDs.randomElement(using: &rng)!)
-                if operation == .create { properties = [.title: .string("t\(step)"), .checks: .bools([]), .isChallenge: .bool(false), .isCompleted: .bool(false)] }
+                if operation == .create {
+                    properties = [.title: .string("t\(step)"), .checks: .bools([]), .isChallenge: .bool(false), .isCompleted: .bool(false)]
+                }
                 if Bool.random(using: &rng) { properties[.checks] = .bools((0..<Int.random(in: 0...5, using: &rng)).map { _ in Bool.random(using: &rng) }) }
             case .setting:
                 entityID = .settingKey(["theme", "defaultCurrency"].randomElement(using: &rng)!)
@@ -58,17 +66,21 @@ enum RandomHistory {
             case .budget:
                 entityID = .uuid(budgetIDs.randomElement(using: &rng)!)
                 let month = { "2026-0\(Int.random(in: 1...3, using: &rng))" }
-                if operation == .create { properties = [.amount: .int(Int64.random(in: 1...100_000, using: &rng)), .currency: .string("KRW"), .fromMonth: .string(month())] }
+                if operation == .create {
+                    properties = [.amount: .int(Int64.random(in: 1...100_000, using: &rng)), .currency: .string("KRW"), .fromMonth: .string(month())]
+                }
                 if Bool.random(using: &rng) { properties[.categoryId] = Bool.random(using: &rng) ? .uuid(categoryIDs.randomElement(using: &rng)!) : .null }
                 if Bool.random(using: &rng) { properties[.toMonth] = Bool.random(using: &rng) ? .string(month()) : .null }
                 if Bool.random(using: &rng) { properties[.amount] = .int(Int64.random(in: 1...100_000, using: &rng)) }
             }
             if operation == .delete { properties = [:] }
             if operation == .update, properties.isEmpty { properties[.memo] = .string("u\(step)") }
-            events.append(Event(origin: origin, sequence: sequences[origin]!,
-                                timestamp: HybridTimestamp(millis: UInt64(1_000 + Int.random(in: 0...40, using: &rng)), counter: UInt32(step)),
-                                actor: "test", entityType: type, entityID: entityID, operation: type == .setting && operation == .update ? .update : operation,
-                                properties: properties, previousHash: .zero))
+            events.append(
+                Event(
+                    origin: origin, sequence: sequences[origin]!,
+                    timestamp: HybridTimestamp(millis: UInt64(1_000 + Int.random(in: 0...40, using: &rng)), counter: UInt32(step)),
+                    actor: "test", entityType: type, entityID: entityID, operation: type == .setting && operation == .update ? .update : operation,
+                    properties: properties, previousHash: .zero))
         }
         return events
     }

@@ -70,10 +70,12 @@ import TallyTestSupport
         for _ in 0..<8 {
             done.enter()
             Thread.detachNewThread {
-                let answer = Result { try projector.readDirectly { db in
-                    usleep(50_000)
-                    return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM expenses") ?? -1
-                } }
+                let answer = Result {
+                    try projector.readDirectly { db in
+                        usleep(50_000)
+                        return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM expenses") ?? -1
+                    }
+                }
                 results.withLock { $0.append("\(answer.map { "\($0)" })") }
                 done.leave()
             }
@@ -91,4 +93,3 @@ import TallyTestSupport
         }
     }
 }
-

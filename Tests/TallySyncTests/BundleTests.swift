@@ -26,8 +26,11 @@ import TallyTestSupport
             guard events > 0 else { return }
             let writer = try source.openWriter()
             try writer.append((0..<events).map { SampleEvents.expenseCreate(amount: Int64($0 + 1)) })
-            try writer.append([EventDraft(entityType: .setting, entityID: .settingKey("widget"), operation: .create,
-                                          properties: [.value: .json("1")], actor: "t", isLocalOnly: true)])
+            try writer.append([
+                EventDraft(
+                    entityType: .setting, entityID: .settingKey("widget"), operation: .create,
+                    properties: [.value: .json("1")], actor: "t", isLocalOnly: true)
+            ])
             writer.close()
         }
 
@@ -95,8 +98,11 @@ import TallyTestSupport
             let writer = try pair.source.openWriter(configuration: small)
             for index in 0..<240 {
                 if index == localOnlyAfter {
-                    try writer.append([EventDraft(entityType: .setting, entityID: .settingKey("theme"), operation: .create,
-                                                  properties: [.value: .json("\"dark\"")], actor: "t", isLocalOnly: true)])
+                    try writer.append([
+                        EventDraft(
+                            entityType: .setting, entityID: .settingKey("theme"), operation: .create,
+                            properties: [.value: .json("\"dark\"")], actor: "t", isLocalOnly: true)
+                    ])
                 }
                 try writer.append([SampleEvents.expenseCreate(amount: Int64(index + 1))])
             }
@@ -198,8 +204,9 @@ import TallyTestSupport
         let origin = seal.chains.keys.first!
         seal.chains[origin]!.hash = EventHash(bytes: [UInt8](repeating: 7, count: 32))
         let summary = seal.encoded()
-        let header = FrameHeader(type: .seal, codec: .none, eventCount: 0, firstIndex: seal.lastIndex + 1, rawLength: UInt32(summary.count),
-                                 storedLength: UInt32(summary.count), payloadChecksum: CRC32C.checksum(summary))
+        let header = FrameHeader(
+            type: .seal, codec: .none, eventCount: 0, firstIndex: seal.lastIndex + 1, rawLength: UInt32(summary.count),
+            storedLength: UInt32(summary.count), payloadChecksum: CRC32C.checksum(summary))
         bytes.replaceSubrange(offset..., with: header.encoded() + summary)
         try Data(bytes).write(to: URL(fileURLWithPath: first))
         try refreshManifest(pair.bundle)
@@ -212,7 +219,8 @@ import TallyTestSupport
         _ = try pair.export()
         let staged = pair.target.logPath + "/adopting"
         try FileManager.default.createDirectory(atPath: staged, withIntermediateDirectories: false)
-        try FileManager.default.copyItem(atPath: pair.bundle + "/" + SegmentFormat.fileName(firstIndex: 1), toPath: staged + "/" + SegmentFormat.fileName(firstIndex: 1))
+        try FileManager.default.copyItem(
+            atPath: pair.bundle + "/" + SegmentFormat.fileName(firstIndex: 1), toPath: staged + "/" + SegmentFormat.fileName(firstIndex: 1))
         let writer = try pair.target.openWriter()
         #expect(writer.head.lastIndex == 0, "staged files are not part of the log")
         writer.close()
@@ -296,9 +304,10 @@ import TallyTestSupport
         // Append an event stamped an hour ahead to the source's log, as a replica with a wrong clock would.
         let writer = try pair.source.openWriter()
         let head = writer.head.chains[pair.source.identity.origin]!
-        let future = Event(origin: pair.source.identity.origin, sequence: head.sequence + 1,
-                           timestamp: HybridTimestamp(millis: HybridClock.wallMillis() + 3_600_000, counter: 0), actor: "skewed",
-                           entityType: .expense, entityID: .uuid(UUID()), operation: .delete, properties: [:], previousHash: head.hash)
+        let future = Event(
+            origin: pair.source.identity.origin, sequence: head.sequence + 1,
+            timestamp: HybridTimestamp(millis: HybridClock.wallMillis() + 3_600_000, counter: 0), actor: "skewed",
+            entityType: .expense, entityID: .uuid(UUID()), operation: .delete, properties: [:], previousHash: head.hash)
         try writer.appendEncoded([(EventCodec.encode(future), future)])
         writer.close()
         _ = try pair.export()

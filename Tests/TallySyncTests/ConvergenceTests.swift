@@ -33,9 +33,10 @@ final class SimulatedReplica {
         if let current = try views.read({ try ProjectionLookup($0).entity(draft.entityID) }) {
             basis = current.stamps.filter { draft.properties[$0.key] != nil }
         }
-        let event = Event(origin: origin, sequence: (chain?.sequence ?? 0) + 1, timestamp: clock.tick(wallMillis: wall), actor: "sim",
-                          entityType: draft.entityType, entityID: draft.entityID, operation: draft.operation,
-                          properties: draft.properties, previousHash: chain?.hash ?? .zero, basis: basis)
+        let event = Event(
+            origin: origin, sequence: (chain?.sequence ?? 0) + 1, timestamp: clock.tick(wallMillis: wall), actor: "sim",
+            entityType: draft.entityType, entityID: draft.entityID, operation: draft.operation,
+            properties: draft.properties, previousHash: chain?.hash ?? .zero, basis: basis)
         try append([(EventCodec.encode(event), event)])
     }
 
@@ -102,17 +103,17 @@ final class SimulatedReplica {
             let group = replicas.shuffled(using: &rng).prefix(Int.random(in: 2...replicas.count, using: &rng))
             let pairs: [(SimulatedReplica, SimulatedReplica)]
             switch pattern {
-            case 0: pairs = [(group[0], group[1])]                                                   // pairwise
-            case 1: pairs = group.dropFirst().flatMap { [($0, group[0]), (group[0], $0)] }          // star around group[0]
+            case 0: pairs = [(group[0], group[1])]  // pairwise
+            case 1: pairs = group.dropFirst().flatMap { [($0, group[0]), (group[0], $0)] }  // star around group[0]
             case 2: pairs = group.indices.map { (group[$0], group[(($0 + 1 - group.startIndex) % group.count) + group.startIndex]) }  // ring
-            default: pairs = [(group[0], group[1]), (group[1], group[0])]                           // round trip
+            default: pairs = [(group[0], group[1]), (group[1], group[0])]  // round trip
             }
             for (from, to) in pairs where from !== to {
                 var delivery = from.events(lacking: to.vector)
                 switch Int.random(in: 0...6, using: &rng) {
                 case 0: delivery = Array(delivery.prefix(Int.random(in: 0...delivery.count, using: &rng)))  // partial
-                case 1: delivery += from.log.prefix(3)                                                   // duplicated
-                case 2 where delivery.count > 1:                                                         // reordered
+                case 1: delivery += from.log.prefix(3)  // duplicated
+                case 2 where delivery.count > 1:  // reordered
                     let before = try to.checksum()
                     delivery = delivery.shuffled(using: &rng)
                     // Out of order within an origin leaves a gap: refused whole. Across origins it is fine.
@@ -158,13 +159,18 @@ final class SimulatedReplica {
             if operation == .delete { return EventDraft(entityType: type, entityID: id, operation: .delete, actor: "sim") }
             var properties = PropertyMap()
             switch type {
-            case .expense: properties = [[.amount: .int(Int64.random(in: 1...9_999, using: &rng))], [.memo: .string("m\(Int.random(in: 0...9, using: &rng))")],
-                                         [.categoryId: categoryReference(&rng, known)]].randomElement(using: &rng)!
-            case .category: properties = [.name: .string(names.randomElement(using: &rng)!)]           // renames create and remove collisions
+            case .expense:
+                properties = [
+                    [.amount: .int(Int64.random(in: 1...9_999, using: &rng))], [.memo: .string("m\(Int.random(in: 0...9, using: &rng))")],
+                    [.categoryId: categoryReference(&rng, known)],
+                ].randomElement(using: &rng)!
+            case .category: properties = [.name: .string(names.randomElement(using: &rng)!)]  // renames create and remove collisions
             case .todo: properties = [.checks: .bools((0..<Int.random(in: 0...4, using: &rng)).map { _ in Bool.random(using: &rng) })]
             case .setting: properties = [.value: .json("\(Int.random(in: 0...99, using: &rng))")]
             case .recurring, .importBatch, .rule, .rate: properties = [.amount: .int(Int64.random(in: 1...9_999, using: &rng))]  // never created here
-            case .budget: properties = [[.amount: .int(Int64.random(in: 1...9_999, using: &rng))], [.categoryId: categoryReference(&rng, known)]].randomElement(using: &rng)!
+            case .budget:
+                properties = [[.amount: .int(Int64.random(in: 1...9_999, using: &rng))], [.categoryId: categoryReference(&rng, known)]].randomElement(
+                    using: &rng)!
             }
             return EventDraft(entityType: type, entityID: id, operation: .update, properties: properties, actor: "sim")
         }
@@ -178,26 +184,35 @@ final class SimulatedReplica {
             return EventDraft(entityType: .category, entityID: id, operation: .create, properties: properties, actor: "sim")
         case 2, 3:
             known[id] = .expense
-            return EventDraft(entityType: .expense, entityID: id, operation: .create, properties: [
-                .kind: .string("expense"), .amount: .int(Int64.random(in: 1...9_999, using: &rng)), .currency: .string("KRW"),
-                .date: .dateTime(DateTime(epochMillis: 1_767_225_600_000 + Int64.random(in: 0...5_000_000_000, using: &rng), offsetMinutes: 540)),
-                .repeat: .string("none"), .categoryId: categoryReference(&rng, known),
-            ], actor: "sim")
+            return EventDraft(
+                entityType: .expense, entityID: id, operation: .create,
+                properties: [
+                    .kind: .string("expense"), .amount: .int(Int64.random(in: 1...9_999, using: &rng)), .currency: .string("KRW"),
+                    .date: .dateTime(DateTime(epochMillis: 1_767_225_600_000 + Int64.random(in: 0...5_000_000_000, using: &rng), offsetMinutes: 540)),
+                    .repeat: .string("none"), .categoryId: categoryReference(&rng, known),
+                ], actor: "sim")
         case 4:
             known[id] = .todo
-            return EventDraft(entityType: .todo, entityID: id, operation: .create, properties: [
-                .title: .string("t"), .checks: .bools([]), .isChallenge: .bool(true), .isCompleted: .bool(false),
-            ], actor: "sim")
+            return EventDraft(
+                entityType: .todo, entityID: id, operation: .create,
+                properties: [
+                    .title: .string("t"), .checks: .bools([]), .isChallenge: .bool(true), .isCompleted: .bool(false),
+                ], actor: "sim")
         case 5:
             known[id] = .budget
-            return EventDraft(entityType: .budget, entityID: id, operation: .create, properties: [
-                .amount: .int(Int64.random(in: 1...9_999, using: &rng)), .currency: .string("KRW"), .fromMonth: .string("2026-0\(Int.random(in: 1...3, using: &rng))"),
-                .categoryId: categoryReference(&rng, known),
-            ], actor: "sim")
+            return EventDraft(
+                entityType: .budget, entityID: id, operation: .create,
+                properties: [
+                    .amount: .int(Int64.random(in: 1...9_999, using: &rng)), .currency: .string("KRW"),
+                    .fromMonth: .string("2026-0\(Int.random(in: 1...3, using: &rng))"),
+                    .categoryId: categoryReference(&rng, known),
+                ], actor: "sim")
         default:
             let key = EntityID.settingKey(["theme", "defaultCurrency"].randomElement(using: &rng)!)
             known[key] = .setting
-            return EventDraft(entityType: .setting, entityID: key, operation: .create, properties: [.value: .json("\"v\(Int.random(in: 0...9, using: &rng))\"")], actor: "sim")
+            return EventDraft(
+                entityType: .setting, entityID: key, operation: .create, properties: [.value: .json("\"v\(Int.random(in: 0...9, using: &rng))\"")], actor: "sim"
+            )
         }
     }
 

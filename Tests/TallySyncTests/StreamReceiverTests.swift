@@ -17,8 +17,11 @@ import TallyTestSupport
         for index in 0..<events {
             try writer.append([SampleEvents.expenseCreate(amount: Int64(index + 1))])
             if index == events / 2 {  // a local-only setting in the middle, never sent
-                try writer.append([EventDraft(entityType: .setting, entityID: .settingKey("theme"), operation: .create,
-                                              properties: [.value: .json("\"dark\"")], actor: "t", isLocalOnly: true)])
+                try writer.append([
+                    EventDraft(
+                        entityType: .setting, entityID: .settingKey("theme"), operation: .create,
+                        properties: [.value: .json("\"dark\"")], actor: "t", isLocalOnly: true)
+                ])
             }
         }
         writer.close()
