@@ -15,10 +15,9 @@ import TallyLog
 /// /v1/attachments/{digest}` stream it back with `ETag`, `Content-Type`, `Content-Length`,
 /// `Range` and long-lived caching.
 struct AttachmentRoutes {
-    let service: TallyService
-
     func add(to group: RouterGroup<TallyRequestContext>) {
-        group.post("attachments") { request, _ in
+        group.post("attachments") { request, context in
+            let service = try context.service()
             let limits = service.attachmentLimits
             if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limits.maxBytes + Self.multipartAllowance {
                 throw BlobError.tooLarge(limit: limits.maxBytes)
@@ -49,6 +48,7 @@ struct AttachmentRoutes {
         // A thumbnail of an image attachment (`?size=` 128, 256 — the default —, 512 or 1024),
         // made on first request and kept as a blob of its own.
         group.get("attachments/:digest/thumbnail") { request, context in
+            let service = try context.service()
             let digest = context.parameters.get("digest") ?? ""
             guard BlobStore.isDigest(digest) else { throw BlobError.invalidDigest(digest) }
             let text = request.uri.queryParameters.get("size") ?? "256"
@@ -83,7 +83,8 @@ struct AttachmentRoutes {
     /// replica lacks, a blob's bytes, and a blob sent by a peer — kept only if it arrived whole
     /// and hashes to its name.
     func addReplication(to group: RouterGroup<TallyRequestContext>) {
-        group.post("blobs/missing") { request, _ in
+        group.post("blobs/missing") { request, context in
+            let service = try context.service()
             guard case .object(let fields) = try await jsonBody(request, limit: 8 << 20, timeout: service.bodyTimeout),
                 fields.count == 1, case .array(let items)? = fields.first(where: { $0.0 == "digests" })?.1, items.count <= 100_000
             else { throw ValidationError(field: "digests", "send {\"digests\": [up to 100,000 SHA-256 hex digests]}", kind: .malformed) }
@@ -96,6 +97,7 @@ struct AttachmentRoutes {
         }
         group.get("blobs/:digest") { request, context in try await download(request, context, bodyless: false) }
         group.put("blobs/:digest") { request, context in
+            let service = try context.service()
             let digest = context.parameters.get("digest") ?? ""
             guard BlobStore.isDigest(digest) else { throw BlobError.invalidDigest(digest) }
             let limits = service.attachmentLimits
@@ -121,6 +123,7 @@ struct AttachmentRoutes {
 
     /// Serves the blob `digest` (see `download`).
     func serve(_ digest: String, _ request: Request, _ context: TallyRequestContext, bodyless: Bool) async throws -> Response {
+        let service = try context.service()
         let blobs = service.ledger.blobs
         guard BlobStore.isDigest(digest) else { throw BlobError.invalidDigest(digest) }
         guard let size = try blobs.size(of: digest) else {
@@ -154,7 +157,7 @@ struct AttachmentRoutes {
         headers[.contentLength] = "\(size == 0 ? 0 : range.count)"
         if bodyless || size == 0 { return Response(status: status, headers: headers) }
         guard let handle = FileHandle(forReadingAtPath: file) else { throw APIError(.notFound, "not_found", "attachment \(digest) went away") }
-        let (service, served) = (self.service, range)
+        let served = range
         let body = ResponseBody { writer in
             defer { try? handle.close() }
             // Read on the service's blocking threads in 256 KiB pieces: never the whole file.

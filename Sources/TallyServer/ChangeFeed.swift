@@ -18,10 +18,9 @@ import TallyLedger
 /// take within the body timeout (30 s) closes the connection; and a token may hold at most
 /// `maxStreamsPerToken` at a time (429 beyond).
 struct ChangeFeed {
-    let service: TallyService
-
     func add(to group: RouterGroup<TallyRequestContext>) {
         group.get("changes") { request, context in
+            let service = try context.service()
             let text = request.uri.queryParameters.get("after") ?? request.headers[HTTPField.Name("Last-Event-ID")!] ?? "0"
             guard let after = UInt64(text) else { throw ValidationError(field: "after", "must be a log index (a previous event's id)") }
             guard let token = context.token else { throw APIError(.unauthorized, "unauthorized", "a change feed needs a token") }
@@ -30,7 +29,6 @@ struct ChangeFeed {
                     .tooManyRequests, "too_many_streams",
                     "token '\(token.name)' already holds \(service.maxStreamsPerToken) change feeds; close one (or resume it with Last-Event-ID)")
             }
-            let service = self.service
             let guardian = FeedGuard(channel: context.channel, writeDeadline: service.bodyTimeout)
             let body = ResponseBody { writer in
                 defer { service.openStreams.close(for: token.sha256) }

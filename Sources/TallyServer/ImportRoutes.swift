@@ -8,7 +8,6 @@ import TallyLedger
 /// (a CSV or an .xlsx, told by its bytes unless `format` says), how to read it in the query,
 /// and answers with the same report as `tally import … --json`; `GET /v1/imports` lists them.
 struct ImportRoutes {
-    let service: TallyService
 
     /// The largest statement file taken.
     static let maxBytes = 64 << 20
@@ -18,7 +17,8 @@ struct ImportRoutes {
 
     func add(to group: RouterGroup<TallyRequestContext>) {
         // The data out: `format=csv` (expenses in [from, to), UTF-8 with BOM) or `jsonl` (every entity).
-        group.get("export") { request, _ in
+        group.get("export") { request, context in
+            let service = try context.service()
             let query = request.uri.queryParameters
             if let unknown = query.first(where: { !["format", "from", "to"].contains(String($0.key)) }) {
                 throw LedgerError.unknownParameter(String(unknown.key))
@@ -45,10 +45,12 @@ struct ImportRoutes {
             default: throw ValidationError(field: "format", "must be csv or jsonl")
             }
         }
-        group.get("imports") { _, _ in
-            json(try await service.run { try service.views.importsDocument() })
+        group.get("imports") { _, context in
+            let service = try context.service()
+            return json(try await service.run { try service.views.importsDocument() })
         }
         group.post("imports") { request, context in
+            let service = try context.service()
             let query = request.uri.queryParameters
             if let unknown = query.first(where: { !Self.parameters.contains(String($0.key)) }) { throw LedgerError.unknownParameter(String(unknown.key)) }
             func flag(_ name: String) throws -> Bool {

@@ -8,10 +8,9 @@ import TallyStore
 /// Lists with filters and cursor paging, summaries, audit history and the conflict journal:
 /// each reads its parameters and hands them to `LedgerViews`, which checks them.
 struct QueryRoutes {
-    let service: TallyService
-
     func add(to group: RouterGroup<TallyRequestContext>) {
-        group.get("expenses") { request, _ in
+        group.get("expenses") { request, context in
+            let service = try context.service()
             let asOf = try asOfParameter(request)
             let query = try ExpenseQuery(request.uri.queryParameters.filter { $0.key != "asOf" }.map { (String($0.key), String($0.value)) })
             // A page read straight off an index is answered on the request's task, as a GET by
@@ -21,33 +20,25 @@ struct QueryRoutes {
             if asOf == nil, query.filter.walksOneIndexInOrder { return json(try service.views.expensesPageJSON(query)) }
             return try await service.answer(asOf) { views in try views.expensesPageJSON(query) }
         }
-        group.get("categories") { request, _ in
-            try await service.answer(try asOfParameter(request)) { views in try views.categoriesDocument() }
-        }
-        group.get("todos") { request, _ in
-            try await service.answer(try asOfParameter(request)) { views in try views.todosDocument() }
-        }
+        group.getDocument("categories") { views in try views.categoriesDocument() }
+        group.getDocument("todos") { views in try views.todosDocument() }
         // Every budget as written; with `?month=`, those that apply to the month, with spending.
-        group.get("budgets") { request, _ in
+        group.get("budgets") { request, context in
+            let service = try context.service()
             let parameters = request.uri.queryParameters
             if let unknown = parameters.first(where: { $0.key != "month" && $0.key != "asOf" }) { throw LedgerError.unknownParameter(String(unknown.key)) }
             let month = parameters.get("month")
             return try await service.answer(try asOfParameter(request)) { views in try views.budgetsDocument(month: month) }
         }
         // Every exchange rate.
-        group.get("rates") { request, _ in
-            try await service.answer(try asOfParameter(request)) { views in try views.ratesDocument() }
-        }
+        group.getDocument("rates") { views in try views.ratesDocument() }
         // Every categorisation rule.
-        group.get("rules") { request, _ in
-            try await service.answer(try asOfParameter(request)) { views in try views.rulesDocument() }
-        }
+        group.getDocument("rules") { views in try views.rulesDocument() }
         // Every recurring rule, with its next occurrence days.
-        group.get("recurring") { request, _ in
-            try await service.answer(try asOfParameter(request)) { views in try views.recurringDocument() }
-        }
+        group.getDocument("recurring") { views in try views.recurringDocument() }
         // Skips one occurrence: {"date": "YYYY-MM-DD"} (an occurrence already created is deleted).
         group.post("recurring/:id/skip") { request, context in
+            let service = try context.service()
             let uuid = try uuidParameter(context)
             guard case .object(let fields) = try await jsonBody(request, timeout: service.bodyTimeout), fields.count == 1,
                 let date = fields.first(where: { $0.0 == "date" }), case .string(let day) = date.1
@@ -55,16 +46,16 @@ struct QueryRoutes {
             let actor = actor(context)
             return json(try await service.ledger.skipOccurrence(rule: uuid, day: day, actor: actor))
         }
-        group.get("summary") { request, _ in
+        group.get("summary") { request, context in
+            let service = try context.service()
             guard let month = request.uri.queryParameters.get("month") else { throw ValidationError(field: "month", "required, YYYY-MM") }
             let category = request.uri.queryParameters.get("category")
             let into = request.uri.queryParameters.get("in")
             return try await service.answer(try asOfParameter(request)) { views in try views.summaryDocument(month: month, category: category, into: into) }
         }
-        group.get("summary/months") { request, _ in
-            try await service.answer(try asOfParameter(request)) { views in try views.monthsDocument() }
-        }
+        group.getDocument("summary/months") { views in try views.monthsDocument() }
         group.get("audit/:id") { request, context in
+            let service = try context.service()
             let id = EntityID(parsing: context.parameters.get("id")?.removingPercentEncoding ?? "")
             return try await service.answer(try asOfParameter(request)) { views in
                 let trail = try views.audit(id)
@@ -72,7 +63,8 @@ struct QueryRoutes {
                 return LedgerViews.auditJSON(trail)
             }
         }
-        group.get("conflicts") { request, _ in
+        group.get("conflicts") { request, context in
+            let service = try context.service()
             let entity = request.uri.queryParameters.get("entity")
             return try await service.answer(try asOfParameter(request)) { views in try views.conflictsDocument(entity: entity) }
         }
@@ -139,5 +131,12 @@ actor AsOfGate {
 
     func leave() {
         if waiting.isEmpty { running = false } else { waiting.removeFirst().resume() }
+    }
+}
+
+extension RouterGroup<TallyRequestContext> {
+    /// A GET answering one of `LedgerViews`' documents, now or as of `?asOf=`.
+    func getDocument(_ path: RouterPath, _ document: @escaping @Sendable (LedgerViews) throws -> JSONText) {
+        get(path) { request, context in try await context.service().answer(try asOfParameter(request), document) }
     }
 }

@@ -10,14 +10,15 @@ import TallySync
 /// caller lacks, a push of what this replica lacks, and — for `tally sync` run against this
 /// data directory — a sync with a configured peer done by the server itself.
 struct ReplicationRoutes {
-    let service: TallyService
 
     /// Adds the routes to `group`, the `/v1/replication` group.
     func add(to group: RouterGroup<TallyRequestContext>) {
-        group.get("vector") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: service.ledger.vector.json)))
+        group.get("vector") { _, context in
+            let service = try context.service()
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: service.ledger.vector.json)))
         }
-        group.post("pull") { request, _ in
+        group.post("pull") { request, context in
+            let service = try context.service()
             let body = try await jsonBody(request, limit: 1 << 20, timeout: service.bodyTimeout)
             let vector: VersionVector
             do { vector = try JSONDecoder().decode(VersionVector.self, from: Data(body.canonicalText.utf8)) } catch {
@@ -27,6 +28,7 @@ struct ReplicationRoutes {
             return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: ResponseBody(asyncSequence: stream))
         }
         group.post("push") { request, context in
+            let service = try context.service()
             guard request.headers[.contentType] == "application/octet-stream" else {
                 throw APIError(.unsupportedMediaType, "unsupported_media_type", "send events as application/octet-stream records")
             }
@@ -44,7 +46,8 @@ struct ReplicationRoutes {
                     error.message + (failure.applied > 0 ? " (of this push, \(failure.applied) events of earlier, complete batches were applied)" : ""))
             }
         }
-        group.post("sync") { request, _ in
+        group.post("sync") { request, context in
+            let service = try context.service()
             guard case .object(let fields) = try await jsonBody(request, timeout: service.bodyTimeout) else {
                 throw ValidationError(field: nil, "the body must be a JSON object", kind: .malformed)
             }

@@ -11,18 +11,25 @@ import TallyStore
 /// wherever it supports GET) by Hummingbird's `autoGenerateHeadEndpoints`: the GET's
 /// middleware (auth and scope included) and handler run, and the body is dropped.
 public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> {
+    buildRouter(SingleLedger(service), metrics: service.metrics)
+}
+
+/// The router over the ledgers `registry` resolves, each request's put in its context first.
+public func buildRouter(_ registry: some LedgerRegistry, metrics: Metrics) -> Router<TallyRequestContext> {
     let router = Router(context: TallyRequestContext.self, options: .autoGenerateHeadEndpoints)
-    router.add(middleware: MetricsMiddleware(metrics: service.metrics))
+    router.add(middleware: MetricsMiddleware(metrics: metrics))
     router.add(middleware: ErrorMiddleware())
+    router.add(middleware: LedgerMiddleware(registry: registry))
     // Authentication first: a client without a valid token learns nothing about a path, not
     // even which methods it serves (401, not 405).
-    router.add(middleware: AuthMiddleware(tokens: service.tokens))
+    router.add(middleware: AuthMiddleware())
     let routes = RouteTable()  // filled below, once every route is added
     router.add(middleware: MethodMiddleware(routes: routes))
 
     // 200 only when writes can be taken and the views read; otherwise 503 with the reason (a
     // stopped writer needs a restart once its cause — a full disk? — is fixed).
-    router.get("/health") { _, _ in
+    router.get("/health") { _, context in
+        let service = try context.service()
         let replica: (String, JSONText) = ("replicaId", .string(service.directory.identity.replicaId))
         if let stopped = service.ledger.stoppedBecause {
             return json(
@@ -40,34 +47,35 @@ public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> 
     let api = router.group().add(middleware: ScopeMiddleware.readOrWrite)
     let replication = router.group("v1/replication").add(middleware: ScopeMiddleware.replicate)
 
-    api.get("/metrics") { _, _ in
+    api.get("/metrics") { _, context in
+        let service = try context.service()
         let (appended, projected) = try await service.run { (service.ledger.appendedIndex, try service.views.projectedIndex()) }
         return Response(
             status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
             body: .init(byteBuffer: ByteBuffer(bytes: service.metrics.render(appendedIndex: appended, projectedIndex: projected))))
     }
-    api.get("/openapi.yaml") { _, _ in
+    api.get("/openapi.yaml") { _, context in
         Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
     }
 
     WebAppRoutes().add(to: router)
 
     let v1 = api.group("v1")
-    EntityRoutes(service: service, type: .expense, path: "expenses").add(to: v1)
-    EntityRoutes(service: service, type: .category, path: "categories").add(to: v1)
-    EntityRoutes(service: service, type: .todo, path: "todos").add(to: v1)
-    EntityRoutes(service: service, type: .budget, path: "budgets").add(to: v1)
-    EntityRoutes(service: service, type: .recurring, path: "recurring").add(to: v1)
-    EntityRoutes(service: service, type: .rule, path: "rules").add(to: v1)
-    EntityRoutes(service: service, type: .rate, path: "rates").add(to: v1)
-    SettingRoutes(service: service).add(to: v1)
-    QueryRoutes(service: service).add(to: v1)
-    StatusRoutes(service: service).add(to: v1)
-    ChangeFeed(service: service).add(to: v1)
-    AttachmentRoutes(service: service).add(to: v1)
-    ReplicationRoutes(service: service).add(to: replication)
-    AttachmentRoutes(service: service).addReplication(to: replication)
-    ImportRoutes(service: service).add(to: v1)
+    EntityRoutes(type: .expense, path: "expenses").add(to: v1)
+    EntityRoutes(type: .category, path: "categories").add(to: v1)
+    EntityRoutes(type: .todo, path: "todos").add(to: v1)
+    EntityRoutes(type: .budget, path: "budgets").add(to: v1)
+    EntityRoutes(type: .recurring, path: "recurring").add(to: v1)
+    EntityRoutes(type: .rule, path: "rules").add(to: v1)
+    EntityRoutes(type: .rate, path: "rates").add(to: v1)
+    SettingRoutes().add(to: v1)
+    QueryRoutes().add(to: v1)
+    StatusRoutes().add(to: v1)
+    ChangeFeed().add(to: v1)
+    AttachmentRoutes().add(to: v1)
+    ReplicationRoutes().add(to: replication)
+    AttachmentRoutes().addReplication(to: replication)
+    ImportRoutes().add(to: v1)
     routes.fill(from: router)
     return router
 }
@@ -118,13 +126,13 @@ func uuidParameter(_ context: TallyRequestContext) throws -> UUID {
 
 /// Create, get, update (PATCH: only the given fields), delete of expenses, categories, todos.
 struct EntityRoutes {
-    let service: TallyService
     let type: EntityType
     let path: String
 
     func add(to group: RouterGroup<TallyRequestContext>) {
         let spec = EntitySpec.of(type)
         group.post(RouterPath(path)) { request, context in
+            let service = try context.service()
             let (id, properties) = try spec.decode(try await jsonBody(request, timeout: service.bodyTimeout))
             let (actor, key) = (actor(context), request.headers[HTTPField.Name("Idempotency-Key")!])
             let (entity, replayed) = try await service.ledger.create(type, id: id, properties, actor: actor, idempotencyKey: key)
@@ -133,6 +141,7 @@ struct EntityRoutes {
             return response
         }
         group.get(RouterPath("\(path)/:id")) { request, context in
+            let service = try context.service()
             let uuid = try uuidParameter(context)
             if let asOf = try asOfParameter(request) {
                 return try await service.answer(asOf) { views in
@@ -148,6 +157,7 @@ struct EntityRoutes {
             return json(entity)
         }
         group.patch(RouterPath("\(path)/:id")) { request, context in
+            let service = try context.service()
             let uuid = try uuidParameter(context)
             let (bodyID, properties) = try spec.decode(try await jsonBody(request, timeout: service.bodyTimeout))
             if bodyID != nil { throw ValidationError(field: "id", "an update names its entity in the path only") }
@@ -155,6 +165,7 @@ struct EntityRoutes {
             return json(try await service.ledger.update(type, id: uuid, properties, actor: actor))
         }
         group.delete(RouterPath("\(path)/:id")) { _, context in
+            let service = try context.service()
             let uuid = try uuidParameter(context)
             let actor = actor(context)
             try await service.ledger.delete(type, id: uuid, actor: actor)
@@ -166,13 +177,10 @@ struct EntityRoutes {
 /// Settings by key: PUT {"value": any JSON, "scope": "replicated" | "local"}, GET, DELETE.
 /// Keys `local.…` are local-only, every other key replicated; a "scope" must agree with the key.
 struct SettingRoutes {
-    let service: TallyService
-
     func add(to group: RouterGroup<TallyRequestContext>) {
-        group.get("settings") { request, _ in
-            try await service.answer(try asOfParameter(request)) { views in try views.settingsDocument() }
-        }
+        group.getDocument("settings") { views in try views.settingsDocument() }
         group.get("settings/:key") { request, context in
+            let service = try context.service()
             let key = try key(context)
             return try await service.answer(try asOfParameter(request)) { views in
                 guard let setting = try views.setting(key) else { throw APIError(.notFound, "not_found", "no setting '\(key)'") }
@@ -180,6 +188,7 @@ struct SettingRoutes {
             }
         }
         group.put("settings/:key") { request, context in
+            let service = try context.service()
             let key = try key(context)
             guard case .object(let fields) = try await jsonBody(request, timeout: service.bodyTimeout) else {
                 throw ValidationError(field: nil, "the body must be a JSON object", kind: .malformed)
@@ -200,6 +209,7 @@ struct SettingRoutes {
             return json(try await service.ledger.setSetting(key, json: text, isLocal: local, actor: actor))
         }
         group.delete("settings/:key") { _, context in
+            let service = try context.service()
             let key = try key(context)
             let actor = actor(context)
             try await service.ledger.deleteSetting(key, actor: actor)

@@ -8,12 +8,11 @@ import TallySync
 /// What a client (the web app) asks about itself and this replica: which token it holds and
 /// what it may do, and whether this replica and its peers are in step.
 struct StatusRoutes {
-    let service: TallyService
-
     func add(to group: RouterGroup<TallyRequestContext>) {
         // The token's name and scopes (a read-only token gets a read-only app), and the log's
         // head, from where a client follows `/v1/changes`.
         group.get("session") { _, context in
+            let service = try context.service()
             guard let token = context.token else { throw APIError(.unauthorized, "unauthorized", "no token") }
             let (appended, projected) = try await service.run { (service.ledger.appendedIndex, try service.views.projectedIndex()) }
             return json(
@@ -23,15 +22,16 @@ struct StatusRoutes {
                     ("appendedIndex", .int(Int64(clamping: appended))), ("projectedIndex", .int(Int64(clamping: projected))),
                 ]))
         }
-        group.get("sync/status") { _, _ in
-            try await service.run { try syncStatus() }
+        group.get("sync/status") { _, context in
+            let service = try context.service()
+            return try await service.run { try syncStatus(service) }
         }
     }
 
     /// This replica (its log head and how far the views are behind it, events per origin)
     /// and each configured peer: its URL without credentials, the last attempt and success,
     /// and how many events written since that success it still lacks. Never a peer's token.
-    func syncStatus() throws -> Response {
+    func syncStatus(_ service: TallyService) throws -> Response {
         let appended = service.ledger.appendedIndex
         let projected = try service.views.projectedIndex()
         let vector = service.ledger.vector

@@ -49,8 +49,8 @@ extension ProjectionQueries {
                 arguments += StatementArguments(ids)
                 name = try String.fetchOne(db, sql: "SELECT name FROM categories WHERE id = ?", arguments: [category])
             }
-            let row = try Row.fetchOne(db, sql: "SELECT \(splitSum("amount", as: "spent")) FROM expenses WHERE \(conditions)", arguments: arguments)
-            let spent = row.map { AmountSum($0, "spent") } ?? AmountSum()
+            let row = try Row.fetchOne(db, sql: "SELECT \(splitSum("amount")) FROM expenses WHERE \(conditions)", arguments: arguments)
+            let spent = row.map { AmountSum($0, SpentColumn.spent.rawValue) } ?? AmountSum()
             return BudgetStatus(budget: budget, categoryName: name, spent: spent)
         }
     }
@@ -79,6 +79,6 @@ extension ProjectionQueries {
 
     /// An `entity_state` row (`id`, `state`) decoded: the one place one is read.
     static func entityState(_ row: Row) throws -> LedgerState.Entity {
-        try EntityStateCodec.decode(Array(row["state"] as Data), id: EntityID(parsing: row["id"]))
+        try EntityStateCodec.decode(Array(row[EntityStateColumn.state.rawValue] as Data), id: EntityID(parsing: row[EntityStateColumn.id.rawValue]))
     }
 }
