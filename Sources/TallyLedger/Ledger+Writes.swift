@@ -103,10 +103,16 @@ extension Ledger {
     /// The entity just written, as the views show it. A `rebuild-projections` in another
     /// process may have swapped in views that have not taken the write yet (it is durable and
     /// was projected into the ones it replaced): those catch up from the log before the second look.
+    /// An entity a delete reached first (a delete checked and appended while this write was
+    /// checked: every replica merges the two so that the delete wins) is not found, as it
+    /// would have been a moment later.
     func written(_ type: EntityType, _ id: UUID) throws -> JSONText {
         if let entity = try views.entityJSON(type, id: id) { return entity }
         _ = try projector.catchUp()
-        guard let entity = try views.entityJSON(type, id: id) else { throw LedgerError.notInViews("\(type) \(id.lowercased)") }
-        return entity
+        if let entity = try views.entityJSON(type, id: id) { return entity }
+        if let state = try views.store.withLookup({ try $0.entity(.uuid(id)) }), !state.isLive {
+            throw ValidationError(field: "id", "\(type.withArticle) \(id.lowercased) was deleted", kind: .notFound)
+        }
+        throw LedgerError.notInViews("\(type) \(id.lowercased)")
     }
 }

@@ -18,11 +18,25 @@ import TallyLedger
 /// take within the body timeout (30 s) closes the connection; and a token may hold at most
 /// `maxStreamsPerToken` at a time (429 beyond).
 struct ChangeFeed {
+    static let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
+
+    /// The log index to start after: `?after=`, else `Last-Event-ID`, else 0.
+    static func cursor(_ request: Request) throws -> UInt64 {
+        let text = request.uri.queryParameters.get("after") ?? request.headers[HTTPField.Name("Last-Event-ID")!] ?? "0"
+        guard let after = UInt64(text) else { throw ValidationError(field: "after", "must be a log index (a previous event's id)") }
+        return after
+    }
+
     func add(to group: RouterGroup<TallyRequestContext>) {
+        // HEAD of its own: the GET's handler takes one of the token's feeds and gives it back
+        // only when its body ends, and a HEAD (Hummingbird's, from the GET) never runs the body.
+        group.head("changes") { request, context in
+            _ = try Self.cursor(request)
+            return Response(status: .ok, headers: Self.headers)
+        }
         group.get("changes") { request, context in
             let service = try context.service()
-            let text = request.uri.queryParameters.get("after") ?? request.headers[HTTPField.Name("Last-Event-ID")!] ?? "0"
-            guard let after = UInt64(text) else { throw ValidationError(field: "after", "must be a log index (a previous event's id)") }
+            let after = try Self.cursor(request)
             guard let token = context.token else { throw APIError(.unauthorized, "unauthorized", "a change feed needs a token") }
             guard service.openStreams.open(for: token.sha256, limit: service.maxStreamsPerToken) else {
                 throw APIError(
@@ -66,7 +80,7 @@ struct ChangeFeed {
                 }
                 try await writer.finish(nil)
             }
-            return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"], body: body)
+            return Response(status: .ok, headers: Self.headers, body: body)
         }
     }
 }

@@ -65,8 +65,11 @@ struct MetricsMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: TallyRequestContext, next: (Request, TallyRequestContext) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         let response = try await next(request, context)
+        // Hummingbird names what no route matched "NotFound" once past the middleware that
+        // stopped it, and nothing before: both are "unmatched".
+        let route = context.endpointPath.flatMap { $0 == "NotFound" ? nil : $0 } ?? "unmatched"
         metrics.record(
-            route: context.endpointPath ?? "unmatched", method: request.method.rawValue, status: response.status.code,
+            route: route, method: request.method.rawValue, status: response.status.code,
             duration: ContinuousClock.now - start)
         return response
     }

@@ -28,7 +28,10 @@ final class RouteTable: Sendable {
     /// a literal segment wins over a parameter, as in the router: `blobs/missing` before
     /// `blobs/{digest}`), or nil if it matches none.
     func methods(for path: String) -> [String]? {
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        // As the router sees a path: empty segments ignored ("/" is no segment at all, and
+        // "/v1/expenses/" is "/v1/expenses"); a target that is not a path matches nothing.
+        guard path.hasPrefix("/") else { return nil }
+        let segments = path.split(separator: "/")
         return routes.withLock { routes in
             routes.filter { route in
                 route.segments.count == segments.count

@@ -39,8 +39,10 @@ struct AuthMiddleware: RouterMiddleware {
         // Likewise a percent-encoded path ("/v1/%72eplication/push"): no route of this API needs
         // one (ids and setting keys are plain ASCII), and the router may decode what this check sees raw.
         if path.contains("%") { throw APIError(.badRequest, "invalid_path", "the path is percent-encoded; no route of this API needs it") }
-        if path == "/health" || WebAppRoutes.isPublic(path) { return try await next(request, context) }
-        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
+        // "/health/" is the same route to the router ("/health").
+        if path == "/health" || path == "/health/" || WebAppRoutes.isPublic(path) { return try await next(request, context) }
+        // The scheme's name is case-insensitive (RFC 9110 §11.1): "bearer" is "Bearer".
+        guard let header = request.headers[.authorization], header.prefix("Bearer ".count).lowercased() == "bearer " else {
             throw APIError(.unauthorized, "unauthorized", "send 'Authorization: Bearer <token>' (create one with 'tally token create')")
         }
         guard let token = try context.service().tokens.authenticate(String(header.dropFirst("Bearer ".count))) else {

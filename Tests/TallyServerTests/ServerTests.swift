@@ -264,6 +264,37 @@ extension TestResponse {
         }
     }
 
+    /// What the review of the route changes found (issue 30): each stays fixed.
+    @Test func headsTrailingSlashesAndUnmatchedPathsBehave() async throws {
+        let fixture = try ServerFixture()
+        try await fixture.test { client in
+            // A HEAD of the change feed takes none of the token's feeds (the GET's would never
+            // be given back: a HEAD runs no body), and checks its cursor as the GET does.
+            for _ in 0..<6 {
+                let head = try await client.send(.head, "/v1/changes?after=0", token: fixture.readWrite)
+                #expect(head.status == .ok && head.headers[.contentType] == "text/event-stream" && head.body.readableBytes == 0)
+            }
+            #expect(try fixture.service.openChangeFeeds(token: "app") == 0)
+            #expect(try await client.send(.head, "/v1/changes?after=x", token: fixture.readWrite).status == .badRequest)
+            #expect(try await client.send(.head, "/v1/changes", token: nil).status == .unauthorized)
+            // The root and a trailing slash are the paths the router serves there.
+            let root = try await client.send(.post, "/", token: nil)
+            #expect(root.status == .methodNotAllowed && root.headers[.allow] == "GET, HEAD")
+            let slash = try await client.send(.put, "/v1/expenses/", token: fixture.readWrite)
+            #expect(slash.status == .methodNotAllowed && slash.headers[.allow] == "GET, HEAD, POST")
+            #expect(try await client.send(.get, "/health/", token: nil).status == .ok, "public with a trailing slash too")
+            // The scheme's name is case-insensitive.
+            let lower = try await client.execute(uri: "/v1/expenses", method: .get, headers: [.authorization: "bearer \(fixture.readOnly)"], body: nil)
+            #expect(lower.status == .ok)
+            // What no route matched is one series, whatever stopped it.
+            _ = try await client.send(.get, "/nowhere", token: nil)
+            _ = try await client.send(.get, "/nowhere", token: fixture.readOnly)
+            _ = try await client.send(.put, "/v1/expenses", token: fixture.readWrite)
+            let metrics = String(buffer: try await client.send(.get, "/metrics", token: fixture.readOnly).body)
+            #expect(metrics.contains(#"route="unmatched""#) && !metrics.contains("NotFound"), "\(metrics.prefix(2_000))")
+        }
+    }
+
     @Test func otherMethodsGet405WithTheServedAllowList() async throws {
         let fixture = try ServerFixture()
         try await fixture.test { client in
