@@ -135,6 +135,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Load generators for the crash tests and benchmarks, and the benchmarks' bare route:
+        // a test tool beside `tally` (they write the log directly), not part of it.
+        .executableTarget(
+            name: "tally-debug",
+            dependencies: [
+                "TallyCore", "TallyLog", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
         // Fuzzing (scripts/fuzz): what each target does with an input, the libFuzzer entry
         // point (with a replay-only fallback for plain builds), and one thin executable per target.
         .target(name: "CFuzzDriver"),

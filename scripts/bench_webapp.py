@@ -48,7 +48,9 @@ def main():
     root = tempfile.mkdtemp(prefix="tally-bench-webapp-")
     tally = fixture.Tally(binary, root, "bench")
     # The synthetic ledger writes each expense, then updates it 4 times: 5 events per expense.
-    tally.run("debug", "bulk-load", "--count", str(EXPENSES * 5 + 20))
+    # tally-debug, the test suite's load generator, is built beside tally.
+    debug = os.path.join(os.path.dirname(binary), "tally-debug")
+    subprocess.run([debug, "bulk-load", "--count", str(EXPENSES * 5 + 20), "--data-dir", tally.dir], check=True, capture_output=True, timeout=600)
     token = tally.token("bench", "read")
     started = time.monotonic()
     tally.start()

@@ -20,7 +20,8 @@ struct HTTPBenchmarks {
         _ = try runProcess([tallyBinary, "init", "--data-dir", data])
         let token = try runProcess([tallyBinary, "token", "create", "--data-dir", data, "--name", "bench", "--scope", "read,write"])
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        let bare = try startProcess([tallyBinary, "debug", "bare-server", "--port", "18990"])
+        let debug = URL(fileURLWithPath: tallyBinary).deletingLastPathComponent().appendingPathComponent("tally-debug").path  // built beside tally
+        let bare = try startProcess([debug, "bare-server", "--port", "18990"])
         let server = try startProcess([tallyBinary, "serve", "--data-dir", data, "--port", "18991"])
         defer { bare.terminate(); server.terminate() }
         try await Task.sleep(for: .seconds(2))

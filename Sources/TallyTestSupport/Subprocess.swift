@@ -14,6 +14,12 @@ public enum TallyBinary {
         return Bundle.main.bundleURL.appendingPathComponent("tally").path
     }
 
+    /// Path of the `tally-debug` executable (the crash tests' and benchmarks' load generators),
+    /// built beside `tally`.
+    public static var debugPath: String {
+        URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("tally-debug").path
+    }
+
     /// What a finished run printed and returned.
     public struct Result: Sendable {
         public var status: Int32

@@ -26,6 +26,14 @@ struct CLIReplica {
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Runs a `tally-debug` command on this replica (a load generator) that must succeed.
+    @discardableResult
+    func debug(_ arguments: [String]) throws -> String {
+        let result = try TallyBinary.command(TallyBinary.debugPath, arguments + ["--data-dir", path], environment: ["TZ": "Asia/Seoul"])
+        #expect(result.status == 0, "tally-debug \(arguments.joined(separator: " ")): \(result.stderr)")
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// Every page of `expenses list --json`, followed by its cursors, as one string.
     func allExpensesJSON() throws -> String {
         var pages: [String] = []

@@ -17,8 +17,8 @@ import TallyTestSupport
         var totalAcks = 0
         for round in 0..<Self.rounds {
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: TallyBinary.path)
-            process.arguments = ["debug", "append-loop", "--data-dir", replica.path, "--threads", "3", "--count", "100000", "--segment-size", "32768"]
+            process.executableURL = URL(fileURLWithPath: TallyBinary.debugPath)
+            process.arguments = ["append-loop", "--data-dir", replica.path, "--threads", "3", "--count", "100000", "--segment-size", "32768"]
             let pipe = Pipe()
             process.standardOutput = pipe
             process.standardError = FileHandle.nullDevice

@@ -9,7 +9,7 @@ import TallyTestSupport
 @Suite struct ImportCrashTests {
     @Test func aKilledFirstImportLeavesAValidLogAndARetryCompletesIt() throws {
         let source = try CLIReplica()
-        _ = try source.ok(["debug", "bulk-load", "--count", "280000"])  // two segment files
+        _ = try source.debug(["bulk-load", "--count", "280000"])  // two segment files
         let bundle = source.directory.file("bundle")
         _ = try source.ok(["segments", "export", "--out", bundle])
         // A kill can leave the log empty, holding whole segments of the bundle (renamed in oldest

@@ -101,7 +101,7 @@ import TallyTestSupport
 @Suite struct ChangeFeedPassTests {
     @Test func aFeedFromTheStartSendsEveryEventOnceInOrderThenNewOnes() async throws {
         let replica = try CLIReplica()
-        _ = try replica.ok(["debug", "bulk-load", "--count", "4500"])  // five pages
+        _ = try replica.debug(["bulk-load", "--count", "4500"])  // five pages
         let token = try replica.ok(["token", "create", "--name", "feed", "--scope", "read,write"])
         let server = try LiveServer(replica)
         // curl writes the stream to a file; the test looks at what has arrived so far (a pipe
@@ -250,7 +250,7 @@ final class Acknowledged: @unchecked Sendable {
     /// still ends it (the connection is closed) without the client reading a byte more.
     @Test func aStalledChangeFeedEndsOnRevocation() async throws {
         let replica = try CLIReplica()
-        _ = try replica.ok(["debug", "bulk-load", "--count", "30000"])  // ~12 MB of feed: more than any socket buffers
+        _ = try replica.debug(["bulk-load", "--count", "30000"])  // ~12 MB of feed: more than any socket buffers
         let token = try replica.ok(["token", "create", "--name", "feed", "--scope", "read"])
         let server = try LiveServer(replica, options: ["--idle-timeout", "600"])
         defer { server.kill(SIGTERM) }

@@ -10,9 +10,9 @@ import TallyTestSupport
     /// Catch-up in batches (views already hold something): progress committed batch by batch survives.
     @Test func aKilledProjectionCatchesUpCorrectly() throws {
         let replica = try CLIReplica()
-        _ = try replica.ok(["debug", "bulk-load", "--count", "1000"])
+        _ = try replica.debug(["bulk-load", "--count", "1000"])
         _ = try replica.ok(["expenses", "list", "--limit", "1"])  // the first load; later catch-ups go in batches
-        _ = try replica.ok(["debug", "bulk-load", "--count", "39000"])
+        _ = try replica.debug(["bulk-load", "--count", "39000"])
         var rng = SplitMix64(seed: 7)
         // The first kill lands right after the first batch commits, whatever the machine's speed.
         var checkpoints: [Int] = [try projectedAfterKill(replica, onceBeyond: 1_000)]
@@ -36,7 +36,7 @@ import TallyTestSupport
     /// complete, never half-written, and the next run finishes it.
     @Test func aKilledFirstLoadLeavesEmptyOrCompleteViews() throws {
         let replica = try CLIReplica()
-        _ = try replica.ok(["debug", "bulk-load", "--count", "60000"])
+        _ = try replica.debug(["bulk-load", "--count", "60000"])
         var rng = SplitMix64(seed: 11)
         var states: [Int] = []
         for _ in 0..<4 {

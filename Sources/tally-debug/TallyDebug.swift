@@ -1,29 +1,38 @@
 import ArgumentParser
+import Foundation
 import Hummingbird
 import Logging
-import Foundation
 import TallyCore
-import TallyLedger
 import TallyLog
 
-/// Tools for tests and operators that are not part of everyday use.
-struct DebugCommand: AsyncParsableCommand {
+/// `tally-debug`: load generators for the crash tests and the benchmarks, which write the log
+/// directly (below the ledger: what they test is the log's own durability, or they need a
+/// large history fast), and the benchmarks' bare HTTP route. A tool of the test suite, built
+/// beside `tally` but not part of it: the `tally` a person runs has no way into the log past
+/// the ledger (issue 30).
+@main
+struct TallyDebug: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "debug", abstract: "Testing aids (crash and load tests).", shouldDisplay: false,
+        commandName: "tally-debug", abstract: "Testing aids (crash and load tests, the benchmarks' bare route).",
         subcommands: [AppendLoop.self, BulkLoad.self, BareServer.self])
+
+    /// The replica to write to.
+    struct ReplicaOption: ParsableArguments {
+        @Option(name: .customLong("data-dir"), help: "The replica's data directory (made with tally init).") var dataDirectory: String
+    }
 
     /// Appends expenses from several threads, printing `ack ORIGIN SEQ` after each append
     /// returns (i.e. is durable). The crash test kills this process and checks every acked
     /// event survived.
     struct AppendLoop: ParsableCommand {
-        @OptionGroup var global: GlobalOptions
+        @OptionGroup var replica: ReplicaOption
         @Option(help: "Writer threads.") var threads = 4
         @Option(help: "Appends per thread.") var count = 1_000
         @Option(help: "Segment size limit in bytes (small values exercise sealing).") var segmentSize = 64 << 10
 
         func run() throws {
-            let directory = try global.open()
-            var configuration = global.logConfiguration
+            let directory = try DataDirectory(path: replica.dataDirectory)
+            var configuration = LogConfiguration()
             configuration.segmentSizeLimit = segmentSize
             let writer = try directory.openWriter(configuration: configuration)
             let output = NSLock()
@@ -52,12 +61,12 @@ struct DebugCommand: AsyncParsableCommand {
     /// Appends a synthetic household history in one bulk append: categories, then expenses
     /// each created and updated four times, spread over 36 months. For crash tests and benchmarks.
     struct BulkLoad: ParsableCommand {
-        @OptionGroup var global: GlobalOptions
+        @OptionGroup var replica: ReplicaOption
         @Option(help: "Events to append.") var count = 100_000
 
         func run() throws {
-            let directory = try global.open()
-            let writer = try directory.openWriter(configuration: global.logConfiguration)
+            let directory = try DataDirectory(path: replica.dataDirectory)
+            let writer = try directory.openWriter()
             defer { writer.close() }
             let receipt = try writer.appendBulk(SyntheticLedger.drafts(count: count))
             print("appended \(receipt.count) events; log ends at index \(receipt.lastIndex)")
