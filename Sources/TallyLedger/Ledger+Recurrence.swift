@@ -59,6 +59,11 @@ extension Ledger {
         guard let rule = try views.recurringRuleEntities().first(where: { $0.id == .uuid(id) }) else {
             throw ValidationError(field: "id", "no recurring rule with id \(id.lowercased)", kind: .notFound)
         }
+        // A day before the rule starts has no occurrence to skip (a rule a peer wrote without a
+        // readable schedule takes any day: its occurrences are not made here either way).
+        if let schedule = try? RecurringRule(rule), number < schedule.start.localDayNumber {
+            throw ValidationError(field: "date", "\(day) is before the rule starts; it has no occurrence to skip")
+        }
         var skipped: Set<String> = []
         if case .strings(let days)? = rule.value(.skippedDates) { skipped = Set(days) }
         skipped.insert(day)

@@ -48,6 +48,12 @@ import TallyTestSupport
         let fourth = OccurrenceID.of(rule: rule, day: Recurrence.day("2030-01-04")!)
         _ = try await ledger.update(.expense, id: third, [.amount: .int(1_500)], actor: "t")
         try await ledger.delete(.expense, id: fourth, actor: "t")
+        // A day before the start has nothing to skip: refused, and the rule is unchanged.
+        let before = try ledger.views.entityJSON(.recurring, id: rule)
+        await #expect {
+            try await ledger.skipOccurrence(rule: rule, day: "2029-12-31", actor: "t")
+        } throws: { "\($0)".contains("before the rule starts") }
+        #expect(try ledger.views.entityJSON(.recurring, id: rule) == before)
         // Skip a coming day, then end the rule.
         _ = try await ledger.skipOccurrence(rule: rule, day: "2030-01-09", actor: "t")
         _ = try await ledger.update(.recurring, id: rule, [.endDate: .dateTime(Self.at("2030-01-10T00:00:00+09:00"))], actor: "t")
