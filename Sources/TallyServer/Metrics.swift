@@ -15,22 +15,20 @@ public final class Metrics: Sendable {
         .milliseconds(1), .microseconds(2_500), .milliseconds(5), .milliseconds(10), .milliseconds(25),
         .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2_500),
     ]
-    // Computed: `MetricNameDescriptor` is not `Sendable`, so it cannot be a stored static.
-    static var requests: MetricNameDescriptor {
-        MetricNameDescriptor(
-            namespace: "tally", subsystem: "http", metricName: "requests", unitName: "total", helpText: "HTTP requests by route, method and status.")
-    }
-    static var duration: MetricNameDescriptor {
-        MetricNameDescriptor(namespace: "tally", subsystem: "http", metricName: "request_duration", unitName: "seconds", helpText: "Request latency by route.")
-    }
-    static var replicatedEvents: MetricNameDescriptor {
-        MetricNameDescriptor(namespace: "tally", metricName: "replicated_events", unitName: "total", helpText: "Events received from each peer.")
-    }
+    // Made once, not per request (each is a few strings the registry joins into the series'
+    // name). `MetricNameDescriptor` is not marked `Sendable`, but it is a struct of strings held
+    // in a `let`: nothing can change it, so sharing it is safe.
+    nonisolated(unsafe) static let requests = MetricNameDescriptor(
+        namespace: "tally", subsystem: "http", metricName: "requests", unitName: "total", helpText: "HTTP requests by route, method and status.")
+    nonisolated(unsafe) static let duration = MetricNameDescriptor(
+        namespace: "tally", subsystem: "http", metricName: "request_duration", unitName: "seconds", helpText: "Request latency by route.")
+    nonisolated(unsafe) static let replicatedEvents = MetricNameDescriptor(
+        namespace: "tally", metricName: "replicated_events", unitName: "total", helpText: "Events received from each peer.")
 
     init() {
         logEvents = registry.makeGauge(
             descriptor: MetricNameDescriptor(
-                namespace: "tally", subsystem: "log", metricName: "events",
+                namespace: "tally", subsystem: "log", metricName: "events", unitName: "",  // no unit: tally_log_events
                 helpText: "Events in the log (its last index)."))
         projectionLag = registry.makeGauge(
             descriptor: MetricNameDescriptor(

@@ -701,7 +701,7 @@ extension ImportTests {
         #expect(throws: StatementError.self) { try StatementReader.csv(csv, options: Self.options()) }
         let woori = try SavedMapping.setting(
             "woori-card", columns: [(.date, "사용일시", nil), (.payee, "사용처", nil), (.memo, "메모", nil), (.amount, nil, 4)], headerRow: 2)
-        try await ledger.setSetting(woori.key, json: woori.json, actor: "t")
+        _ = try await ledger.setSetting(woori.key, json: woori.json, actor: "t")
         #expect(throws: ValidationError.self) { try SavedMapping.setting("samsung-card", columns: [(.date, "x", nil)], headerRow: nil) }
         #expect(throws: ValidationError.self) { try SavedMapping.setting("bad name!", columns: [(.date, "x", nil)], headerRow: nil) }
         try await fixture.test { client in
