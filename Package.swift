@@ -95,7 +95,7 @@ let package = Package(
             dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", .product(name: "Crypto", package: "swift-crypto"),
                            // Its background work is a Service; blocking work runs on NIO's thread pool.
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
-                           .product(name: "NIOPosix", package: "swift-nio")]
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]
         ),
         // Bank and card statements read into rows (issue 19): text encodings, CSV, .xlsx,
         // header and column recognition, Korean amounts and dates. No writes, no views.

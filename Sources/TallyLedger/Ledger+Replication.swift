@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import TallyCore
 import TallyLog
 import TallyStore
@@ -31,38 +32,79 @@ extension Ledger {
     }
 
     /// Pulls what this replica lacks from `peer`, projects it, then (with `push`) sends what
-    /// the peer lacks. A pull that fails part-way keeps what was verified and appended, and the
-    /// views catch up with it before the error is thrown.
+    /// the peer lacks. The transport only carries bytes: what it fetches is verified and
+    /// appended here (`StreamReceiver`), batch by batch, so a pull that fails part-way keeps
+    /// what was verified, and the views catch up with it before the error is thrown.
     public func sync(with peer: some ReplicaTransport, push: Bool = true) async throws -> SyncReport {
         let before = try views.store.mergeCounts()
-        let pulled: PullReport
+        let mine = VersionVector(head: writer.head, excluding: writer.localOnlyOrigin)
+        let pulled: Received
         do {
-            pulled = try await peer.pull(into: writer, maximumSkewMillis: maximumSkewMillis)
-        } catch {
-            try projector.catchUp()
-            throw error
+            pulled = try await verifyAndAppend(from: peer.label) { feed in try await peer.fetch(lacking: mine, into: feed) }
+        } catch let failure as ReceiveFailure {
+            throw failure.cause  // what was verified before the break is kept (and projected)
         }
-        var folded = pulled.folded
-        try projector.catchUp(startingFrom: folded.take())
         var pushed = 0
         var held = pulled.alreadyHeld
         if push {
             let theirs = try await peer.vector()
             if !theirs.covers(vector) {
-                let report = try await peer.push(from: directory, theirs: theirs)
+                let report = try await peer.send(records(lacking: theirs))
                 pushed = report.applied
                 held += report.alreadyHeld
             }
         }
-        // Blobs after the events: what the views now reference and this replica lacks, then
+        // Blobs after the events, so an expense may arrive before its receipt and show it once
+        // the blob follows: what the views now reference and this replica lacks, then
         // (pushing) what it holds and the peer lacks.
-        let fetched = try await peer.fetchBlobs(try views.missingAttachments(), into: blobs, limit: Self.maxReplicatedBlobBytes)
-        let sent = push ? try await peer.sendBlobs(try views.referencedAttachments().filter { try blobs.size(of: $0) != nil }.sorted(), from: blobs) : 0
+        let fetched = try await fetchBlobs(try views.missingAttachments(), from: peer)
+        let sent = push ? try await sendBlobs(try views.referencedAttachments().filter { try blobs.size(of: $0) != nil }.sorted(), to: peer) : 0
         let after = try views.store.mergeCounts()
         return SyncReport(
             pulled: pulled.applied, pushed: pushed, alreadyHeld: held,
             newConflicts: after.conflicts - before.conflicts, newMerges: after.merges - before.merges,
             blobsFetched: fetched, blobsSent: sent)
+    }
+
+    /// The event records this replica holds and `theirs` lacks (replicated events only), as a
+    /// stream of ~1 MiB buffers: what a pull answers and a push sends.
+    public func records(lacking theirs: VersionVector) -> AsyncThrowingStream<ByteBuffer, any Error> {
+        recordStream(from: directory, lacking: theirs)
+    }
+
+    /// Fetches each blob of `wanted` this replica lacks and `peer` holds. A blob is kept only
+    /// once it arrived whole and hashes to its name, so an interrupted transfer is simply
+    /// fetched again; one whose bytes are not its name is refused (after the others came).
+    func fetchBlobs(_ wanted: [String], from peer: some ReplicaTransport) async throws -> Int {
+        var fetched = 0
+        var refused: SyncRejection?
+        for digest in wanted where BlobStore.isDigest(digest) {
+            guard try blobs.size(of: digest) == nil else { continue }
+            let writer = try blobs.writer(limit: Self.maxReplicatedBlobBytes)
+            defer { writer.abort() }
+            guard try await peer.fetchBlob(digest, into: { try writer.write($0.readableBytesView) }) else { continue }
+            do { _ = try writer.finish(expecting: digest) } catch let error as BlobError {
+                refused = SyncRejection(source: "\(peer.label): blob \(digest)", reason: "\(error)")
+                continue
+            }
+            fetched += 1
+        }
+        if let refused { throw refused }
+        return fetched
+    }
+
+    /// Sends each blob of `offered` that `peer` says it lacks; returns how many were sent.
+    func sendBlobs(_ offered: [String], to peer: some ReplicaTransport) async throws -> Int {
+        guard !offered.isEmpty else { return 0 }
+        let offeredSet = Set(offered)
+        var sent = 0
+        for digest in try await peer.missingBlobs(offered) where offeredSet.contains(digest) {
+            guard let size = try blobs.size(of: digest), size <= 1 << 30 else { continue }
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: try blobs.file(of: digest)))
+            try await peer.sendBlob(digest, bytes: ByteBuffer(bytes: bytes))
+            sent += 1
+        }
+        return sent
     }
 
     /// Syncs with a configured peer (`sync(with:)` over HTTP) and records how it went in
@@ -92,29 +134,65 @@ extension Ledger {
         }
     }
 
-    /// Imports the bundle in `folder` (all or nothing) and projects it.
+    /// Imports the bundle in `folder` (all or nothing: `SegmentBundle` verifies every file,
+    /// frame, chain and field rule first) and projects it.
     public func importBundle(from folder: String) async throws -> SyncReport {
-        try await sync(with: BundleFolder(path: folder), push: false)
+        let before = try views.store.mergeCounts()
+        let report = try await deliveries.run {
+            var report: SegmentBundle.ImportReport
+            do {
+                report = try await BlockingThreads.run { [writer, maximumSkewMillis] in
+                    try SegmentBundle.importBundle(from: folder, into: writer, maximumSkewMillis: maximumSkewMillis)
+                }
+            } catch {
+                try projector.catchUp()
+                throw error
+            }
+            try projector.catchUp(startingFrom: report.folded.take())
+            return report
+        }
+        let after = try views.store.mergeCounts()
+        return SyncReport(
+            pulled: report.applied, pushed: 0, alreadyHeld: report.alreadyHeld,
+            newConflicts: after.conflicts - before.conflicts, newMerges: after.merges - before.merges)
     }
 
     /// Receives a peer's pushed stream of event records: verified and appended batch by batch
     /// as it arrives, then projected. On a bad event, its batch and everything after it are
     /// refused; earlier batches stay (each was valid, and the peer need not send it again).
-    public func receive(_ pieces: some AsyncSequence<some Collection<UInt8>, any Error>, from source: String)
-        async throws -> (applied: Int, alreadyHeld: Int)
-    {
-        var receiver = try StreamReceiver(writer: writer, source: source, maximumSkewMillis: maximumSkewMillis)
-        var failure: (any Error)?
-        do {
-            for try await piece in pieces { try receiver.feed(piece) }
-            try receiver.finish()
-        } catch {
-            failure = error
-            receiver.stop()  // a dropped connection keeps what was verified before the break
+    public func receive(_ pieces: some AsyncSequence<ByteBuffer, any Error>, from source: String) async throws -> (applied: Int, alreadyHeld: Int) {
+        let received = try await verifyAndAppend(from: source) { feed in
+            for try await piece in pieces { try feed(piece) }
         }
-        try projector.catchUp()
-        if let failure { throw ReceiveFailure(applied: receiver.applied, cause: failure) }
-        return (receiver.applied, receiver.alreadyHeld)
+        return (received.applied, received.alreadyHeld)
+    }
+
+    /// What `verifyAndAppend` took in.
+    struct Received {
+        var applied: Int
+        var alreadyHeld: Int
+    }
+
+    /// The one way events from outside get in: `deliver` hands over pieces of an event-record
+    /// stream, each fed to a `StreamReceiver` (verified, appended in durable batches); then
+    /// the views catch up. A delivery that breaks off keeps what was verified before the
+    /// break and throws `ReceiveFailure`, naming how much was applied.
+    func verifyAndAppend(
+        from source: String, _ deliver: (_ feed: (ByteBuffer) throws -> Void) async throws -> Void
+    ) async throws -> Received {
+        try await deliveries.run {
+            var receiver = try StreamReceiver(writer: writer, source: source, maximumSkewMillis: maximumSkewMillis)
+            do {
+                try await deliver { try receiver.feed($0.readableBytesView) }
+                try receiver.finish()
+            } catch {
+                receiver.stop()  // a dropped connection keeps what was verified before the break
+                try projector.catchUp()
+                throw ReceiveFailure(applied: receiver.applied, cause: error)
+            }
+            try projector.catchUp(startingFrom: receiver.takeFolded())
+            return Received(applied: receiver.applied, alreadyHeld: receiver.alreadyHeld)
+        }
     }
 }
 

@@ -31,6 +31,8 @@ public final class Ledger: Sendable {
     let idempotentCreates = Mutex<Set<UUID>>([])
     /// Statement imports reading or writing now (`importFile`), at most `maxImportsAtOnce`.
     let importsUnderWay = Mutex(0)
+    /// Deliveries of events from outside (pulls, pushes, bundles) take turns (`DeliveryTurn`).
+    let deliveries = DeliveryTurn()
     /// The most statement imports one ledger runs at once.
     public static let maxImportsAtOnce = 2
     /// What the last open found and did, for the caller to log.

@@ -24,7 +24,7 @@ struct ReplicationRoutes {
             do { vector = try JSONDecoder().decode(VersionVector.self, from: Data(body.canonicalText.utf8)) } catch {
                 throw ValidationError(field: nil, "not a version vector: {\"origins\": {\"<replica id>\": <sequence>}}", kind: .malformed)
             }
-            let stream = recordStream(from: service.directory, lacking: vector)
+            let stream = service.ledger.records(lacking: vector)
             return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: ResponseBody(asyncSequence: stream))
         }
         group.post("push") { request, context in
@@ -32,9 +32,8 @@ struct ReplicationRoutes {
             guard request.headers[.contentType] == "application/octet-stream" else {
                 throw APIError(.unsupportedMediaType, "unsupported_media_type", "send events as application/octet-stream records")
             }
-            let pieces = request.body.map { $0.readableBytesView }
             do {
-                let (applied, held) = try await service.ledger.receive(pieces, from: "push")
+                let (applied, held) = try await service.ledger.receive(request.body, from: "push")
                 service.metrics.replicated(applied, from: "push:" + (context.token?.name ?? "?"))
                 return json(.object([("applied", .int(Int64(applied))), ("alreadyHeld", .int(Int64(held)))]))
             } catch let failure as ReceiveFailure {

@@ -52,28 +52,14 @@ public struct ReplicaClient: ReplicaTransport {
         return try JSONDecoder().decode(VersionVector.self, from: Data(try await response.body.collect(upTo: 1 << 20).readableBytesView))
     }
 
-    /// Streams the events the peer has and the log lacks into it, verified and appended in
-    /// batches as they arrive (an interrupted pull keeps what arrived).
-    public func pull(into writer: LogWriter, maximumSkewMillis: UInt64) async throws -> PullReport {
-        var receiver = try StreamReceiver(writer: writer, source: label, maximumSkewMillis: maximumSkewMillis)
-        try await pull(mine: VersionVector(head: writer.head, excluding: writer.localOnlyOrigin), into: &receiver)
-        return PullReport(applied: receiver.applied, alreadyHeld: receiver.alreadyHeld, folded: receiver.takeFolded())
-    }
-
-    /// Streams the events the peer has and `mine` lacks into `receiver`.
-    func pull(mine: VersionVector, into receiver: inout StreamReceiver) async throws {
+    /// Hands `receive` the records the peer holds and `mine` lacks, as they arrive.
+    public func fetch(lacking mine: VersionVector, into receive: (ByteBuffer) throws -> Void) async throws {
         var request = request("/v1/replication/pull", method: .POST)
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: mine.json))
         let response = try await Self.http.execute(request, timeout: .hours(1))
         try await Self.check(response, "\(label): POST /v1/replication/pull")
-        do {
-            for try await buffer in response.body { try receiver.feed(buffer.readableBytesView) }
-            try receiver.finish()
-        } catch {
-            receiver.stop()  // keep what was verified before the break
-            throw error
-        }
+        for try await buffer in response.body { try receive(buffer) }
     }
 
     /// Asks the service to sync with a peer itself (`POST /v1/replication/sync`): what
@@ -91,17 +77,15 @@ public struct ReplicaClient: ReplicaTransport {
         return text
     }
 
-    /// Sends the events of `directory` that `theirs` lacks; returns the peer's report.
-    public func push(from directory: DataDirectory, theirs: VersionVector) async throws -> PushReport {
-        let sent = Counter()
-        let stream = recordStream(from: directory, lacking: theirs, sent: sent)
+    /// Sends `records` to the peer; returns its report.
+    public func send(_ records: AsyncThrowingStream<ByteBuffer, any Error>) async throws -> SendReport {
         var request = request("/v1/replication/push", method: .POST)
         request.headers.add(name: "Content-Type", value: "application/octet-stream")
-        request.body = .stream(stream, length: .unknown)
+        request.body = .stream(records, length: .unknown)
         let response = try await Self.http.execute(request, timeout: .hours(1))
         try await Self.check(response, "\(label): POST /v1/replication/push")
         let report = try JSONSerialization.jsonObject(with: Data(try await response.body.collect(upTo: 1 << 20).readableBytesView)) as? [String: Any] ?? [:]
-        return PushReport(sent: sent.value, applied: report["applied"] as? Int ?? 0, alreadyHeld: report["alreadyHeld"] as? Int ?? 0)
+        return SendReport(applied: report["applied"] as? Int ?? 0, alreadyHeld: report["alreadyHeld"] as? Int ?? 0)
     }
 }
 
@@ -143,53 +127,34 @@ public final class Counter: @unchecked Sendable {
     public var value: Int { lock.withLock { count } }
 }
 
-/// Blobs over HTTP (`/v1/replication/blobs/…`, scope `replicate`): after the events, so an
-/// expense may arrive before its receipt and show it once the blob follows. A blob is stored
-/// only once it arrived whole and hashes to its name, so an interrupted transfer is simply
-/// fetched again, and one that arrived is never sent again.
+/// Blobs over HTTP (`/v1/replication/blobs/…`, scope `replicate`).
 extension ReplicaClient {
-    public func fetchBlobs(_ wanted: [String], into store: BlobStore, limit: Int) async throws -> Int {
-        var fetched = 0
-        var refused: SyncRejection?
-        for digest in wanted where BlobStore.isDigest(digest) {
-            guard try store.size(of: digest) == nil else { continue }
-            let response = try await Self.http.execute(request("/v1/replication/blobs/\(digest)", method: .GET), timeout: .minutes(10))
-            if response.status.code == 404 { continue }  // the peer lacks it too
-            try await Self.check(response, "\(label): GET /v1/replication/blobs/\(digest)")
-            let writer = try store.writer(limit: limit)
-            defer { writer.abort() }
-            for try await piece in response.body { try writer.write(piece.readableBytesView) }
-            // A blob whose bytes are not its name is refused; the others still come.
-            do { _ = try writer.finish(expecting: digest) } catch let error as BlobError {
-                refused = SyncRejection(source: "\(label): blob \(digest)", reason: "\(error)")
-                continue
-            }
-            fetched += 1
-        }
-        if let refused { throw refused }
-        return fetched
+    public func fetchBlob(_ digest: String, into receive: (ByteBuffer) throws -> Void) async throws -> Bool {
+        guard BlobStore.isDigest(digest) else { return false }
+        let response = try await Self.http.execute(request("/v1/replication/blobs/\(digest)", method: .GET), timeout: .minutes(10))
+        if response.status.code == 404 { return false }  // the peer lacks it too
+        try await Self.check(response, "\(label): GET /v1/replication/blobs/\(digest)")
+        for try await piece in response.body { try receive(piece) }
+        return true
     }
 
-    public func sendBlobs(_ offered: [String], from store: BlobStore) async throws -> Int {
-        guard !offered.isEmpty else { return 0 }
+    public func missingBlobs(_ offered: [String]) async throws -> [String] {
+        guard !offered.isEmpty else { return [] }
         var ask = request("/v1/replication/blobs/missing", method: .POST)
         ask.headers.add(name: "Content-Type", value: "application/json")
         ask.body = .bytes(ByteBuffer(string: JSONText.object([("digests", .array(offered.map { .string($0) }))]).serialized))
         let response = try await Self.http.execute(ask, timeout: .seconds(60))
         try await Self.check(response, "\(label): POST /v1/replication/blobs/missing")
         let answer = try JSONDecoder().decode([String: [String]].self, from: Data(try await response.body.collect(upTo: 8 << 20).readableBytesView))
-        var sent = 0
-        let offeredSet = Set(offered)
-        for digest in answer["missing"] ?? [] where offeredSet.contains(digest) {
-            guard let size = try store.size(of: digest) else { continue }
-            var put = request("/v1/replication/blobs/\(digest)", method: .PUT)
-            put.headers.add(name: "Content-Type", value: "application/octet-stream")
-            guard size <= 1 << 30 else { continue }
-            put.body = .bytes(ByteBuffer(bytes: try Data(contentsOf: URL(fileURLWithPath: try store.file(of: digest)))))
-            let stored = try await Self.http.execute(put, timeout: .minutes(10))
-            try await Self.check(stored, "\(label): PUT /v1/replication/blobs/\(digest)")
-            sent += 1
-        }
-        return sent
+        return answer["missing"] ?? []
+    }
+
+    public func sendBlob(_ digest: String, bytes: ByteBuffer) async throws {
+        guard BlobStore.isDigest(digest) else { return }
+        var put = request("/v1/replication/blobs/\(digest)", method: .PUT)
+        put.headers.add(name: "Content-Type", value: "application/octet-stream")
+        put.body = .bytes(bytes)
+        let stored = try await Self.http.execute(put, timeout: .minutes(10))
+        try await Self.check(stored, "\(label): PUT /v1/replication/blobs/\(digest)")
     }
 }

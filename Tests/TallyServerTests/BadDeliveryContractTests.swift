@@ -150,28 +150,31 @@ import TallyTestSupport
     }
 
     static let pull: Transport = { delivery in
-        // The hostile replica serves the pull; the target receives it as `tally sync` does.
+        // The hostile replica's service answers the pull on a real port; the target syncs with
+        // it through `ReplicaClient`, as `tally sync` does.
         let service = try TallyService(directory: delivery.source, logger: Logger(label: "test"))
+        defer { service.close() }
         let token = try service.tokens.create(name: "peer", scopes: [.replicate])
-        let body = try await Application(router: buildRouter(service)).test(.router) { client -> [UInt8] in
-            let response = try await client.execute(
-                uri: "/v1/replication/pull", method: .post,
-                headers: [.authorization: "Bearer \(token)", .contentType: "application/json"],
-                body: ByteBuffer(string: #"{"origins": {}}"#))
-            #expect(response.status == .ok)
-            return Array(response.body.readableBytesView)
+        let app = Application(router: buildRouter(service), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        return try await app.test(.live) { client -> String? in
+            let peer = ReplicaClient(baseURL: "http://127.0.0.1:\(client.port!)", token: token, label: "pull")
+            return try await refusal(syncing: delivery.target) { try await $0.sync(with: peer, push: false) }
         }
-        service.close()
-        let writer = try delivery.target.openWriter()
-        defer { writer.close() }
-        var receiver = try StreamReceiver(writer: writer, source: "pull", maximumSkewMillis: 300_000)
-        do {
-            try receiver.feed(body)
-            try receiver.finish()
-        } catch {
-            receiver.stop()
-            return "\(error)"
-        }
+    }
+
+    /// Another ledger in the same process (`LedgerTransport`): the transport only hands over
+    /// the bytes the hostile ledger would answer a pull with.
+    static let inProcess: Transport = { delivery in
+        let hostile = try Ledger(directory: delivery.source)
+        defer { hostile.close() }
+        return try await refusal(syncing: delivery.target) { try await $0.sync(with: LedgerTransport(hostile, label: "in-process"), push: false) }
+    }
+
+    /// Opens the target as a ledger and runs `sync` on it; its refusal's text, or nil.
+    static func refusal(syncing target: DataDirectory, _ sync: (Ledger) async throws -> Ledger.SyncReport) async throws -> String? {
+        let ledger = try Ledger(directory: target)
+        defer { ledger.close() }
+        do { _ = try await sync(ledger) } catch { return "\(error)" }
         return nil
     }
 
@@ -196,6 +199,10 @@ import TallyTestSupport
 
     @Test(arguments: cases) func aPullIsRefused(_ testCase: Case) async throws {
         try await Self.expectRefused(testCase, by: Self.pull, "pull")
+    }
+
+    @Test(arguments: cases) func anInProcessSyncIsRefused(_ testCase: Case) async throws {
+        try await Self.expectRefused(testCase, by: Self.inProcess, "in-process")
     }
 
     /// An event written by a newer Tally (schema version beyond this build's) is refused with
@@ -253,7 +260,7 @@ import TallyTestSupport
     /// The control: the same history without a bad event goes through every transport.
     @Test func aGoodHistoryIsAcceptedByEveryTransport() async throws {
         let good = Case(name: "good", fragment: "") { _ in }
-        for (name, transport) in [("bundle", Self.bundle), ("push", Self.push), ("pull", Self.pull)] {
+        for (name, transport) in [("bundle", Self.bundle), ("push", Self.push), ("pull", Self.pull), ("in-process", Self.inProcess)] {
             let refusal = try await transport(try Delivery(good))
             #expect(refusal == nil, "\(name) accepted a good history")
         }

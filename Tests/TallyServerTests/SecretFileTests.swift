@@ -18,7 +18,7 @@ import TallyTestSupport
         let directory = try DataDirectory.create(path: folder.file("data"), name: "a")
         #expect(Self.mode(directory.path) == 0o700)
         // A stale temporary file left world-readable by a crash must not lend its mode.
-        FileManager.default.createFile(atPath: directory.path + "/tokens.json.tmp", contents: Data("x".utf8), attributes: [.posixPermissions: 0o644])
+        _ = FileManager.default.createFile(atPath: directory.path + "/tokens.json.tmp", contents: Data("x".utf8), attributes: [.posixPermissions: 0o644])
         _ = try TokenStore(directory: directory).create(name: "app", scopes: [.read])
         try PeerStore(directory: directory).add(Peer(name: "b", url: "http://127.0.0.1:9", token: "tly_x"))
         #expect(Self.mode(directory.path + "/tokens.json") == 0o600)
