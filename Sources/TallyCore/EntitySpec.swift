@@ -49,6 +49,15 @@ public struct EntitySpec: Sendable {
     /// The field `name`, if this type has it.
     public func field(_ name: PropertyName) -> FieldSpec? { byCode[Int(name.rawValue)] }
 
+    /// The fields the views show, in display order.
+    public var shownFields: [FieldSpec] { fields.filter(\.isShown) }
+
+    /// An entity's shown fields as JSON, in display order (`FieldSpec.unsetJSON` for those it
+    /// has no value for): the one rendering of an entity kept in `entity_state` only.
+    public func fieldsJSON(of entity: LedgerState.Entity) -> [(String, JSONText)] {
+        shownFields.map { ($0.name.jsonName, entity.value($0.name)?.json ?? $0.unsetJSON) }
+    }
+
     /// The field named `jsonName` in JSON or on the command line.
     public func field(jsonName: String) -> FieldSpec? { fields.first { $0.name.jsonName == jsonName } }
 
@@ -76,9 +85,9 @@ public struct EntitySpec: Sendable {
             FieldSpec(.repeat, .choice(repeats), required: true, help: "none, daily, weekly, monthly or yearly (default: none)."),
             attachments,
             FieldSpec(
-                .importKey, .text(maxLength: 64, nonEmpty: true), nullable: true, since: 4,
+                .importKey, .text(maxLength: 64, nonEmpty: true), nullable: true, since: 4, shown: false,
                 help: "What identifies the statement row it was imported from (a digest; docs/IMPORT.md)."),
-            FieldSpec(.importId, .reference, nullable: true, since: 4, help: "The import it came with."),
+            FieldSpec(.importId, .reference, nullable: true, since: 4, shown: false, help: "The import it came with."),
         ])
 
     /// A categorisation rule (docs/IMPORT.md, "Rules"): what an imported row's payee or memo

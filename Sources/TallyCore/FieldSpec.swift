@@ -19,15 +19,32 @@ public struct FieldSpec: Sendable {
     public let since: UInt16
     /// One line for people: CLI help and the OpenAPI description.
     public let help: String
+    /// The views show it: a key in the entity's JSON (the CLI's `--json`, the API, the web
+    /// app) and, for an entity with a view table, its column there (`ViewTable`). Bookkeeping
+    /// fields (what an imported row was) are kept in the entity's state only.
+    public let isShown: Bool
 
     /// A field.
-    public init(_ name: PropertyName, _ kind: FieldKind, required: Bool = false, nullable: Bool = false, since: UInt16 = 1, help: String) {
+    public init(
+        _ name: PropertyName, _ kind: FieldKind, required: Bool = false, nullable: Bool = false, since: UInt16 = 1, shown: Bool = true, help: String
+    ) {
         self.name = name
         self.kind = kind
         self.isRequired = required
         self.isNullable = nullable
         self.since = since
+        self.isShown = shown
         self.help = help
+    }
+
+    /// Its JSON when the entity has no value for it: an empty list for a list, false for a
+    /// flag, else null.
+    public var unsetJSON: JSONText {
+        switch kind {
+        case .days, .textSet, .digests, .bools: .array([])
+        case .bool: .bool(false)
+        default: .null
+        }
     }
 }
 

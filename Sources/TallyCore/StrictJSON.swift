@@ -219,3 +219,18 @@ public struct StrictJSONError: Error, Sendable, CustomStringConvertible {
     public let message: String
     public var description: String { message }
 }
+
+extension JSONText {
+    /// A parsed value as output JSON, keys in their order, numbers as written.
+    public init(_ value: JSONValue) {
+        switch value {
+        case .null: self = .null
+        case .bool(let flag): self = .bool(flag)
+        case .integer(let number): self = .int(number)
+        case .number(let text): self = .raw(text)
+        case .string(let text): self = .string(text)
+        case .array(let items): self = .array(items.map(JSONText.init))
+        case .object(let fields): self = .object(fields.map { ($0.0, JSONText($0.1)) })
+        }
+    }
+}

@@ -211,10 +211,7 @@ extension Ledger {
 
     /// An import's record as JSON: its id, file name, format, digest and how many expenses it made.
     public static func importJSON(_ entity: LedgerState.Entity) -> JSONText {
-        var fields: [(String, JSONText)] = [("id", .string(entity.id.description))]
-        for field in EntitySpec.importBatch.fields {
-            fields.append((field.name == .name ? "fileName" : field.name.jsonName, entity.value(field.name)?.json ?? .null))
-        }
-        return .object(fields)
+        let fields = EntitySpec.importBatch.fieldsJSON(of: entity).map { key, value in (key == "name" ? "fileName" : key, value) }
+        return .object([("id", .string(entity.id.description))] + fields)
     }
 }

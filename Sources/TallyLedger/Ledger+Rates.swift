@@ -42,7 +42,7 @@ extension LedgerViews {
     /// Every exchange rate, as JSON.
     public func rates() throws -> [JSONText] {
         try store.liveEntities(.rate).map { entity in
-            .object([("id", .string(entity.id.description))] + EntitySpec.rate.fields.map { ($0.name.jsonName, entity.value($0.name)?.json ?? .null) })
+            .object([("id", .string(entity.id.description))] + EntitySpec.rate.fieldsJSON(of: entity))
         }
     }
 

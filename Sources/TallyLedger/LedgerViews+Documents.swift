@@ -16,7 +16,7 @@ extension LedgerViews {
 
     /// Every to-do, with its derived percentage and streaks.
     public func todosDocument() throws -> JSONText {
-        .object([("items", .array(try todos().map { ViewJSON.todo($0, isHeld: isAttachmentHeld) }))])
+        .object([("items", try store.todosJSON(isHeld: isAttachmentHeld))])
     }
 
     /// Every setting, with its scope.
@@ -26,7 +26,7 @@ extension LedgerViews {
 
     /// Every budget as written; with a `month`, those that apply to it, with what was spent.
     public func budgetsDocument(month: String?) throws -> JSONText {
-        guard let month else { return .object([("items", .array(try budgets().map(ViewJSON.budget)))]) }
+        guard let month else { return .object([("items", try store.budgetsJSON())]) }
         return .object([("month", .string(month)), ("items", .array(try budgetStatuses(month: month).map(ViewJSON.budgetStatus)))])
     }
 

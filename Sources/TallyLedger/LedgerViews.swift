@@ -39,8 +39,8 @@ public struct LedgerViews: Sendable {
         return LedgerViews(projector: projector)
     }
 
-    /// The same page as the API's JSON (`{"items": [...], "nextCursor": ...}`), written straight
-    /// from the rows: what `pageJSON(expenses(query))` gives, at a fraction of the cost.
+    /// A page of expenses as JSON (`{"items": [...], "nextCursor": ...}`), written straight from
+    /// the rows (`ViewRecordJSON`): what the API answers and `expenses list --json` prints.
     public func expensesPageJSON(_ query: ExpenseQuery) throws -> JSONText {
         let isHeld = isAttachmentHeld
         let page = try store.expensesJSON(query.filter, isHeld: isHeld)
@@ -68,24 +68,14 @@ public struct LedgerViews: Sendable {
         (try? BlobStore(directory: directory).size(of: digest)) != nil
     }
 
-    /// A page of expenses as `expenses list --json` shows it (the API writes the same page
-    /// straight from the rows: `expensesPageJSON`).
-    public func pageJSON(_ page: (rows: [ExpenseRow], nextCursor: String?)) -> JSONText {
-        Self.pageJSON(page, isHeld: isAttachmentHeld)
-    }
-
-    public static func pageJSON(_ page: (rows: [ExpenseRow], nextCursor: String?), isHeld: (String) -> Bool) -> JSONText {
-        .object([("items", .array(page.rows.map { ViewJSON.expense($0, isHeld: isHeld) })), ("nextCursor", page.nextCursor.map(JSONText.string) ?? .null)])
-    }
-
     /// An entity as JSON; nil if there is none.
     public func entityJSON(_ type: EntityType, id: UUID) throws -> JSONText? {
         let id = id.lowercased
         switch type {
-        case .expense: return try store.expense(id: id).map { ViewJSON.expense($0, isHeld: isAttachmentHeld) }
-        case .todo: return try store.todo(id: id).map { ViewJSON.todo($0, isHeld: isAttachmentHeld) }
+        case .expense: return try store.expenseJSON(id: id, isHeld: isAttachmentHeld)
+        case .todo: return try store.todoJSON(id: id, isHeld: isAttachmentHeld)
         case .category: return try store.category(id: id).map { ViewJSON.category($0, depth: 0) }
-        case .budget: return try store.budgets().first { $0.id == id }.map(ViewJSON.budget)
+        case .budget: return try store.budgetJSON(id: id)
         case .recurring: return try recurringRuleEntities().first { $0.id.description == id }.map { try Self.ruleJSON($0) }
         case .rule: return try store.liveEntities(.rule).first { $0.id.description == id }.map(Self.ruleEntityJSON)
         case .rate: return try rates().first { if case .object(let fields) = $0, case .string(id)? = fields.first?.1 { true } else { false } }
@@ -137,15 +127,7 @@ public struct LedgerViews: Sendable {
     /// A rule as JSON: its fields, and the next occurrence days after today.
     public static func ruleJSON(_ entity: LedgerState.Entity, now: DateTime = .nowHere) throws -> JSONText {
         let rule = try? RecurringRule(entity)  // a rule that cannot be read (a peer's) shows with no next days
-        var fields: [(String, JSONText)] = [("id", .string(entity.id.description))]
-        for field in EntitySpec.recurring.fields {
-            let unset: JSONText
-            switch field.kind {
-            case .days, .textSet: unset = .array([])  // a list never set is empty, not null
-            default: unset = .null
-            }
-            fields.append((field.name.jsonName, entity.value(field.name)?.json ?? unset))
-        }
+        var fields: [(String, JSONText)] = [("id", .string(entity.id.description))] + EntitySpec.recurring.fieldsJSON(of: entity)
         fields.append(("next", .array((rule?.next(now: now) ?? []).map(JSONText.string))))
         return .object(fields)
     }
@@ -157,11 +139,7 @@ public struct LedgerViews: Sendable {
 
     /// A categorisation rule as JSON: its id and fields (tags an empty list when none).
     static func ruleEntityJSON(_ entity: LedgerState.Entity) -> JSONText {
-        .object(
-            [("id", .string(entity.id.description))]
-                + EntitySpec.rule.fields.map { field in
-                    (field.name.jsonName, entity.value(field.name)?.json ?? (field.name == .tags ? .array([]) : .null))
-                })
+        .object([("id", .string(entity.id.description))] + EntitySpec.rule.fieldsJSON(of: entity))
     }
 
     /// Every category merged into another (a duplicate by name and parent), with why.

@@ -19,6 +19,32 @@ extension OpenAPIDocument {
         EntitySpec.of(type).fields.map { "        \($0.name.jsonName): \(schema($0))" }.joined(separator: "\n")
     }
 
+    /// An entity as the views show it, from its `EntitySpec`: `id`, each shown field, then
+    /// `added` — what the views add beside the fields (resolved names, derived values) — as
+    /// the lines of a schema's `properties:`. An unset list shows empty, an unset nullable
+    /// field null (`FieldSpec.unsetJSON`).
+    static func shownFields(_ type: EntityType, added: [(String, String)]) -> String {
+        let fields = EntitySpec.of(type).shownFields.map { ($0.name.jsonName, shownSchema($0)) }
+        return ([("id", "{type: string, format: uuid}")] + fields + added).map { "        \($0): \($1)" }.joined(separator: "\n")
+    }
+
+    /// A shown field's schema: what the API accepts, except that text is not held to the
+    /// printable pattern (directional controls the API took paired show as they were written).
+    static func shownSchema(_ field: FieldSpec) -> String {
+        let nullable = field.isNullable
+        switch field.kind {
+        case .text(let maxLength, _): return "{type: \(nullable ? #"[string, "null"]"# : "string"), maxLength: \(maxLength)}"
+        case .textSet(let maxCount, _): return "{type: array, items: {type: string}, maxItems: \(maxCount)}"
+        default: return schema(field)
+        }
+    }
+
+    /// What the views add beside an entity's fields.
+    static let categoryNames = [("categoryName", #"{type: [string, "null"]}"#), ("parentCategoryName", #"{type: [string, "null"]}"#)]
+    static let missingAttachments = [
+        ("missingAttachments", #"{type: array, items: {type: string}, description: "the attachments whose file this replica does not hold yet"}"#)
+    ]
+
     /// The fields a create must name: required, with no default.
     static func createRequired(_ type: EntityType) -> String {
         let spec = EntitySpec.of(type)

@@ -18,6 +18,13 @@ enum OpenAPIDocument {
     static let ruleFields = writableFields(.rule)
     static let rateFields = writableFields(.rate)
     static let recurringFields = writableFields(.recurring)
+    static let todoAdded = [
+        ("percentage", #"{type: number, description: "derived: checks done / checks × 100"}"#),
+        (
+            "streaks",
+            #"{type: [object, "null"], properties: {current: {type: integer}, longest: {type: integer}, completionRate: {type: number}}, description: "a challenge's streaks as of the service's day; null for other to-dos"}"#
+        ),
+    ]
 
     static let yaml = """
         openapi: 3.1.0
@@ -54,20 +61,7 @@ enum OpenAPIDocument {
             Expense:
               type: object
               properties:
-                id: {type: string, format: uuid}
-                kind: {type: string, enum: [income, expense]}
-                amount: {type: integer, minimum: 1, maximum: \(Limits.maxAmount)}
-                currency: {type: string, pattern: "^[A-Z]{3}$"}
-                date: {type: string}
-                categoryId: {type: [string, "null"]}
-                categoryName: {type: [string, "null"]}
-                parentCategoryName: {type: [string, "null"]}
-                payee: {type: [string, "null"]}
-                payment: {type: [string, "null"]}
-                memo: {type: [string, "null"]}
-                tags: {type: array, items: {type: string}}
-                repeat: {type: string, enum: [none, daily, weekly, monthly, yearly]}
-                attachments: {type: array, items: {type: string}}
+        \(shownFields(.expense, added: categoryNames + missingAttachments))
             ExpenseCreate:
               type: object
               additionalProperties: false
@@ -106,16 +100,11 @@ enum OpenAPIDocument {
             Todo:
               type: object
               properties:
-                id: {type: string, format: uuid}
-                title: {type: string}
-                memo: {type: [string, "null"]}
-                startDate: {type: [string, "null"]}
-                endDate: {type: [string, "null"]}
-                checks: {type: array, items: {type: boolean}}
-                isChallenge: {type: boolean}
-                isCompleted: {type: boolean}
-                attachments: {type: array, items: {type: string}}
-                percentage: {type: number, description: "derived: checks done / checks × 100"}
+        \(shownFields(.todo, added: missingAttachments + todoAdded))
+            Budget:
+              type: object
+              properties:
+        \(shownFields(.budget, added: [("writtenForCategoryId", #"{type: string, format: uuid, description: "the category it was written for, when a merge made categoryId stand for it"}"#)]))
             TodoCreate:
               type: object
               additionalProperties: false
@@ -238,7 +227,7 @@ enum OpenAPIDocument {
                 "415": {$ref: "#/components/responses/Error"}
           /v1/expenses/{id}:
             parameters: [{$ref: "#/components/parameters/id"}]
-            get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The expense.}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
+            get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The expense., content: {application/json: {schema: {$ref: "#/components/schemas/Expense"}}}}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
             patch:
               requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/ExpensePatch"}}}}
               responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
@@ -262,7 +251,7 @@ enum OpenAPIDocument {
               responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: Created.}, "400": {$ref: "#/components/responses/Error"}}
           /v1/todos/{id}:
             parameters: [{$ref: "#/components/parameters/id"}]
-            get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The to-do.}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
+            get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The to-do., content: {application/json: {schema: {$ref: "#/components/schemas/Todo"}}}}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
             patch:
               requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/TodoPatch"}}}}
               responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
@@ -276,7 +265,7 @@ enum OpenAPIDocument {
               responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: Created.}, "400": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
           /v1/budgets/{id}:
             parameters: [{$ref: "#/components/parameters/id"}]
-            get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The budget.}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
+            get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The budget., content: {application/json: {schema: {$ref: "#/components/schemas/Budget"}}}}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
             patch:
               requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/BudgetPatch"}}}}
               responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}

@@ -15,10 +15,22 @@ public struct BudgetStatus: Sendable, Equatable {
 }
 
 extension ProjectionQueries {
-    /// Every live budget, by first month, category and id.
+    /// Every live budget, by first month, category and id; as rows or as their JSON.
     public static func budgets(_ db: Database) throws -> [BudgetRow] {
-        try Row.fetchAll(db, sql: "SELECT \(budgetColumns) FROM budgets ORDER BY from_month, category_id, currency, id").map(budget)
+        try Row.fetchAll(db, sql: budgetsSQL).map(BudgetRow.init)
     }
+
+    public static func budgetsJSON(_ db: Database) throws -> JSONText {
+        .raw(String(decoding: try ViewRecordJSON.write(try db.cachedStatement(sql: budgetsSQL), [], .budgets, isHeld: { _ in true }, db).items, as: UTF8.self))
+    }
+
+    /// One budget by id, as its JSON.
+    public static func budgetJSON(_ db: Database, id: String) throws -> JSONText? {
+        let statement = try db.cachedStatement(sql: "SELECT \(ViewRecordJSON.Selection.budgets.sql) FROM budgets b WHERE b.id = ?")
+        return try oneJSON(ViewRecordJSON.write(statement, [id], .budgets, isHeld: { _ in true }, db))
+    }
+
+    private static let budgetsSQL = "SELECT \(ViewRecordJSON.Selection.budgets.sql) FROM budgets b ORDER BY b.from_month, b.category_id, b.currency, b.id"
 
     /// The budgets that apply to `month`: per category (as shown, merges followed) and currency,
     /// the one with the latest `fromMonth` among those whose range holds the month; on a tie, a
@@ -29,9 +41,9 @@ extension ProjectionQueries {
         let candidates = try Row.fetchAll(
             db,
             sql: """
-                SELECT \(budgetColumns) FROM budgets WHERE from_month <= ? AND (to_month IS NULL OR to_month >= ?)
+                SELECT \(ViewRecordJSON.Selection.budgets.sql) FROM budgets b WHERE b.from_month <= ? AND (b.to_month IS NULL OR b.to_month >= ?)
                 """, arguments: [month, month]
-        ).map(budget)
+        ).map(BudgetRow.init)
         var chosen: [String: BudgetRow] = [:]
         func rank(_ b: BudgetRow) -> (String, Int, Int, String) { (b.fromMonth, b.toMonth != nil ? 1 : 0, b.categoryRef == b.categoryId ? 1 : 0, b.id) }
         for candidate in candidates {
@@ -55,13 +67,6 @@ extension ProjectionQueries {
         }
     }
 
-    private static let budgetColumns = "id, category_ref, category_id, amount, currency, from_month, to_month"
-
-    private static func budget(_ row: Row) -> BudgetRow {
-        BudgetRow(
-            id: row["id"], categoryRef: row["category_ref"], categoryId: row["category_id"], amount: row["amount"], currency: row["currency"],
-            fromMonth: row["from_month"], toMonth: row["to_month"])
-    }
 }
 
 extension ProjectionQueries {

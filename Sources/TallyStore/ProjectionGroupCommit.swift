@@ -78,7 +78,7 @@ public final class ProjectionGroupCommit: @unchecked Sendable {
                 continue
             }
             if Date() < deadline {
-                condition.wait(until: min(deadline, Date(timeIntervalSinceNow: 0.005)))
+                _ = condition.wait(until: min(deadline, Date(timeIntervalSinceNow: 0.005)))
                 continue
             }
             if !applying { try lead(applying: []) }  // another may have taken the lead while the lock was free

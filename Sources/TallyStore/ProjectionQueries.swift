@@ -72,18 +72,18 @@ public struct MonthSummary: Sendable, Equatable {
 
 /// Read-only queries on the views. Every list is ordered deterministically.
 public enum ProjectionQueries {
-    private static let expenseColumns = ExpenseColumn.selection
+    private static let expenseColumns = ViewRecordJSON.Selection.expenses.sql
 
     /// Expenses matching `filter`, newest first.
     public static func expenses(_ db: Database, _ filter: ExpenseFilter) throws -> [ExpenseRow] {
         let (statement, arguments) = try expensesStatement(db, filter)
-        return try Array(Row.fetchCursor(statement, arguments: arguments).map(expense))
+        return try Array(Row.fetchCursor(statement, arguments: arguments).map(ExpenseRow.init))
     }
 
-    /// The same expenses as the API's JSON array, written straight from the rows (`ExpensePageJSON`).
-    public static func expensesJSON(_ db: Database, _ filter: ExpenseFilter, isHeld: (String) -> Bool) throws -> ExpensePageJSON.Page {
+    /// The same expenses as JSON, written straight from the rows (`ViewRecordJSON`).
+    public static func expensesJSON(_ db: Database, _ filter: ExpenseFilter, isHeld: (String) -> Bool) throws -> ViewRecordJSON.Page {
         let (statement, arguments) = try expensesStatement(db, filter)
-        return try ExpensePageJSON.write(statement, arguments, isHeld: isHeld, db)
+        return try ViewRecordJSON.write(statement, arguments, .expenses, isHeld: isHeld, db)
     }
 
     /// The SELECT of the expenses matching `filter`, newest first, and its arguments. Compiled
@@ -144,25 +144,28 @@ public enum ProjectionQueries {
         return (filter.categoryId == nil ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql), arguments)
     }
 
-    /// One expense by id.
+    /// One expense by id, as a row or as its JSON.
     public static func expense(_ db: Database, id: String) throws -> ExpenseRow? {
-        // Cached: the statement is compiled once per connection, not per request.
-        let statement = try db.cachedStatement(
+        try Row.fetchOne(try expenseStatement(db), arguments: [id]).map(ExpenseRow.init)
+    }
+
+    public static func expenseJSON(_ db: Database, id: String, isHeld: (String) -> Bool) throws -> JSONText? {
+        try oneJSON(ViewRecordJSON.write(try expenseStatement(db), [id], .expenses, isHeld: isHeld, db))
+    }
+
+    /// Cached: the statement is compiled once per connection, not per request.
+    private static func expenseStatement(_ db: Database) throws -> Statement {
+        try db.cachedStatement(
             sql: """
                 SELECT \(expenseColumns) FROM expenses e
                 LEFT JOIN categories c ON c.id = e.category_id LEFT JOIN categories p ON p.id = c.parent_id WHERE e.id = ?
                 """)
-        return try Row.fetchOne(statement, arguments: [id]).map(expense)
     }
 
-    private static func expense(_ row: Row) -> ExpenseRow {
-        typealias C = ExpenseColumn
-        return ExpenseRow(
-            id: row[C.id.index], kind: row[C.kind.index], amount: row[C.amount.index], currency: row[C.currency.index],
-            date: row[C.date.index], dateMillis: row[C.dateMillis.index], month: row[C.month.index], categoryId: row[C.categoryId.index],
-            categoryName: row[C.categoryName.index], parentCategoryName: row[C.parentCategoryName.index], payee: row[C.payee.index],
-            payment: row[C.payment.index], memo: row[C.memo.index], tags: jsonStrings(row[C.tags.index]), repeat: row[C.repeat.index],
-            attachments: jsonStrings(row[C.attachments.index]))
+    /// The one item of a page, if there is one, as an object (callers read its fields).
+    static func oneJSON(_ page: ViewRecordJSON.Page) throws -> JSONText? {
+        guard page.count == 1, case .array(let items) = try StrictJSON.parse(page.items), let item = items.first else { return nil }
+        return JSONText(item)
     }
 
     /// A category and every category below it.
@@ -203,19 +206,16 @@ public enum ProjectionQueries {
         CategoryRow(id: row["id"], name: row["name"], parentId: row["parent_id"], icon: row["icon"], kind: row["kind"])
     }
 
-    /// To-dos, newest start first, then by title.
+    /// To-dos, not completed first, then by title; as rows or as their JSON.
     public static func todos(_ db: Database) throws -> [TodoRow] {
-        try Row.fetchAll(db, sql: "SELECT \(todoColumns) FROM todos ORDER BY is_completed, title, id").map(todo)
+        try Row.fetchAll(db, sql: todosSQL).map(TodoRow.init)
     }
 
-    static let todoColumns = "id, title, memo, start_date, end_date, checks, percentage, is_challenge, is_completed, attachments"
-
-    private static func todo(_ row: Row) -> TodoRow {
-        TodoRow(
-            id: row["id"], title: row["title"], memo: row["memo"], startDate: row["start_date"], endDate: row["end_date"],
-            checks: jsonBools(row["checks"]), percentage: row["percentage"], isChallenge: row["is_challenge"], isCompleted: row["is_completed"],
-            attachments: jsonStrings(row["attachments"]))
+    public static func todosJSON(_ db: Database, isHeld: (String) -> Bool) throws -> JSONText {
+        .raw(String(decoding: try ViewRecordJSON.write(try db.cachedStatement(sql: todosSQL), [], .todos, isHeld: isHeld, db).items, as: UTF8.self))
     }
+
+    private static let todosSQL = "SELECT \(ViewRecordJSON.Selection.todos.sql) FROM todos t ORDER BY t.is_completed, t.title, t.id"
 
     /// Settings by scope then key.
     public static func settings(_ db: Database) throws -> [SettingRow] {
@@ -423,10 +423,16 @@ extension ProjectionQueries {
         return try Row.fetchOne(db.cachedStatement(sql: "SELECT \(categoryColumns) FROM categories WHERE id = ?"), arguments: [winner]).map(category)
     }
 
-    /// One to-do by id.
+    /// One to-do by id, as a row or as its JSON.
     public static func todo(_ db: Database, id: String) throws -> TodoRow? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT \(todoColumns) FROM todos WHERE id = ?"), arguments: [id]).map(todo)
+        try Row.fetchOne(db.cachedStatement(sql: todoSQL), arguments: [id]).map(TodoRow.init)
     }
+
+    public static func todoJSON(_ db: Database, id: String, isHeld: (String) -> Bool) throws -> JSONText? {
+        try oneJSON(ViewRecordJSON.write(try db.cachedStatement(sql: todoSQL), [id], .todos, isHeld: isHeld, db))
+    }
+
+    private static let todoSQL = "SELECT \(ViewRecordJSON.Selection.todos.sql) FROM todos t WHERE t.id = ?"
 
     /// One setting by key (replicated first, then local).
     public static func setting(_ db: Database, key: String) throws -> SettingRow? {

@@ -1,36 +1,13 @@
 import TallyCore
 
-/// View rows as JSON objects (CLI `--json` and the HTTP API share these shapes) with the field names of DESIGN.md §2 (plus resolved names).
+/// Reports and the rows that are not entities with a view table, as JSON objects (the CLI's
+/// `--json` and the API share these shapes). Expenses, to-dos and budgets are written by
+/// `ViewRecordJSON` from their `ViewTable`.
 public enum ViewJSON {
-    /// `isHeld` tells whether this replica holds an attachment's blob; those it does not (sent
-    /// by a peer, the blob not arrived yet) are listed again under `missingAttachments`.
-    public static func expense(_ row: ExpenseRow, isHeld: (String) -> Bool = { _ in true }) -> JSONText {
-        .object([
-            ("id", .string(row.id)), ("kind", .string(row.kind)), ("amount", .int(row.amount)), ("currency", .string(row.currency)),
-            ("date", .string(row.date)), ("categoryId", optional(row.categoryId)), ("categoryName", optional(row.categoryName)),
-            ("parentCategoryName", optional(row.parentCategoryName)), ("payee", optional(row.payee)), ("payment", optional(row.payment)),
-            ("memo", optional(row.memo)),
-            ("tags", .array(row.tags.map(JSONText.string))), ("repeat", .string(row.repeat)),
-            ("attachments", .array(row.attachments.map(JSONText.string))),
-            ("missingAttachments", .array(row.attachments.filter { !isHeld($0) }.map(JSONText.string))),
-        ])
-    }
-
     public static func category(_ row: CategoryRow, depth: Int) -> JSONText {
         .object([
             ("id", .string(row.id)), ("name", .string(row.name)), ("parentId", optional(row.parentId)),
             ("icon", optional(row.icon)), ("kind", .string(row.kind)), ("depth", .int(Int64(depth))),
-        ])
-    }
-
-    /// A to-do; a challenge's with its streaks at `now`.
-    public static func todo(_ row: TodoRow, isHeld: (String) -> Bool = { _ in true }, now: DateTime = .nowHere) -> JSONText {
-        .object([
-            ("id", .string(row.id)), ("title", .string(row.title)), ("memo", optional(row.memo)), ("startDate", optional(row.startDate)),
-            ("endDate", optional(row.endDate)), ("checks", .array(row.checks.map(JSONText.bool))), ("isChallenge", .bool(row.isChallenge)),
-            ("isCompleted", .bool(row.isCompleted)), ("attachments", .array(row.attachments.map(JSONText.string))),
-            ("missingAttachments", .array(row.attachments.filter { !isHeld($0) }.map(JSONText.string))),
-            ("percentage", .double(row.percentage)), ("streaks", streaks(row.streaks(now: now))),
         ])
     }
 
@@ -46,16 +23,6 @@ public enum ViewJSON {
     /// A category merged into another: `id` is the duplicate, `mergedInto` the category that stands for it.
     public static func categoryMerge(_ merge: CategoryMergeRow) -> JSONText {
         .object([("id", .string(merge.loserID)), ("mergedInto", .string(merge.winnerID)), ("reason", .string(merge.reason))])
-    }
-
-    /// A budget as written.
-    public static func budget(_ row: BudgetRow) -> JSONText {
-        .object(
-            [
-                ("id", .string(row.id)), ("categoryId", optional(row.categoryId)), ("amount", .int(row.amount)), ("currency", .string(row.currency)),
-                ("fromMonth", .string(row.fromMonth)), ("toMonth", optional(row.toMonth)),
-            ]
-                + (row.categoryRef != row.categoryId ? [("writtenForCategoryId", optional(row.categoryRef))] : []))
     }
 
     /// A budget as it applies to a month: budgeted, spent, remaining, over.

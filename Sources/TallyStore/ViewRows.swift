@@ -11,46 +11,20 @@ enum ViewRows {
     /// One entity's rows as column values. Computing them needs no database (only who stands
     /// for which merged category), so a first load prepares them on a second thread.
     struct Rows: Sendable, Equatable {
-        /// `expenses` row, in `expenses.columns` order.
+        /// `expenses` row, in `ViewTable.expenses.columns` order.
         var expense: [DatabaseValue]?
         /// `expense_tags` rows of that expense.
         var tags: [String] = []
-        /// `todos` row, in `todos.columns` order.
+        /// `todos` row, in `ViewTable.todos.columns` order.
         var todo: [DatabaseValue]?
         /// `settings` row: scope, key, value.
         var setting: [DatabaseValue]?
-        /// `budgets` row, in `budgets.columns` order.
+        /// `budgets` row, in `ViewTable.budgets.columns` order.
         var budget: [DatabaseValue]?
 
         /// An entity that shows nothing (never seen, deleted, or missing a required property).
         static let none = Rows()
     }
-
-    /// A view table keyed by its first column, and its INSERT (built once: it is the statement cache's key).
-    struct Table {
-        let name: String
-        let columns: [String]
-        let insertSQL: String
-
-        init(_ name: String, _ columns: [String]) {
-            (self.name, self.columns) = (name, columns)
-            insertSQL = "INSERT INTO \(name) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
-        }
-    }
-
-    static let expenses = Table(
-        "expenses",
-        [
-            "id", "kind", "amount", "currency", "date", "date_ms", "month", "category_ref", "category_id",
-            "payment", "memo", "tags", "repeat", "attachments", "payee",
-        ])
-    static let budgets = Table("budgets", ["id", "category_ref", "category_id", "amount", "currency", "from_month", "to_month"])
-    static let todos = Table(
-        "todos",
-        [
-            "id", "title", "memo", "start_date", "end_date", "checks", "checks_done", "percentage", "is_challenge",
-            "is_completed", "attachments",
-        ])
 
     /// Who stands for each merged category (`category_merges`: loser → winner).
     static func categoryWinners(_ db: Database) throws -> [String: String] {
@@ -67,35 +41,17 @@ enum ViewRows {
         var rows = Rows()
         switch entity.type {
         case .expense:
-            guard let row = ExpenseRow(entity) else { return .none }
-            let shownCategory = row.categoryId.map { winners[$0] ?? $0 }
-            rows.expense = [
-                row.id.databaseValue, row.kind.databaseValue, row.amount.databaseValue, row.currency.databaseValue,
-                row.date.databaseValue, row.dateMillis.databaseValue, row.month.databaseValue, row.categoryId.databaseValue,
-                shownCategory.databaseValue, row.payment.databaseValue, row.memo.databaseValue,
-                JSONText.array(row.tags.map(JSONText.string)).serialized.databaseValue, row.repeat.databaseValue,
-                JSONText.array(row.attachments.map(JSONText.string)).serialized.databaseValue, row.payee.databaseValue,
-            ]
-            rows.tags = row.tags
+            guard let row = ViewTable.expenses.values(of: entity, winners: winners) else { return .none }
+            rows.expense = row
+            if case .strings(let tags)? = entity.value(.tags) { rows.tags = tags }
+        case .todo:
+            rows.todo = ViewTable.todos.values(of: entity, winners: winners)
+        case .budget:
+            rows.budget = ViewTable.budgets.values(of: entity, winners: winners)
         case .category, .recurring, .importBatch, .rule, .rate:
             // Categories: `CategoryViews`. Recurring rules have no table: they are read from
             // `entity_state`, and their occurrences are ordinary expenses.
             break
-        case .todo:
-            guard let row = TodoRow(entity) else { return .none }
-            rows.todo = [
-                row.id.databaseValue, row.title.databaseValue, row.memo.databaseValue, row.startDate.databaseValue,
-                row.endDate.databaseValue, JSONText.array(row.checks.map(JSONText.bool)).serialized.databaseValue,
-                row.checks.filter { $0 }.count.databaseValue, row.percentage.databaseValue, row.isChallenge.databaseValue,
-                row.isCompleted.databaseValue, JSONText.array(row.attachments.map(JSONText.string)).serialized.databaseValue,
-            ]
-        case .budget:
-            guard let row = BudgetRow(entity) else { return .none }
-            let shownCategory = row.categoryRef.map { winners[$0] ?? $0 }
-            rows.budget = [
-                row.id.databaseValue, row.categoryRef.databaseValue, shownCategory.databaseValue, row.amount.databaseValue,
-                row.currency.databaseValue, row.fromMonth.databaseValue, row.toMonth.databaseValue,
-            ]
         case .setting:
             guard case .json(let value)? = entity.value(.value) else { return .none }
             rows.setting = [(entity.isLocalOnly ? "local" : "replicated").databaseValue, entity.id.description.databaseValue, value.databaseValue]
@@ -107,15 +63,15 @@ enum ViewRows {
     /// gets an UPDATE of only the columns that changed, so SQLite rewrites only the indexes over
     /// those columns; a row whose columns all stay is not touched.
     static func write(from old: Rows, to new: Rows, _ db: Database) throws {
-        try writeRow(expenses, old: old.expense, new: new.expense, db)
+        try writeRow(ViewTable.expenses, old: old.expense, new: new.expense, db)
         if old.tags != new.tags, let id = (new.expense ?? old.expense)?[0] {
             // Rows to delete exist only if the old rows had tags (a first load never does).
             if !old.tags.isEmpty { try db.cachedStatement(sql: "DELETE FROM expense_tags WHERE expense_id = ?").execute(arguments: [id]) }
             let insert = try db.cachedStatement(sql: "INSERT INTO expense_tags (expense_id, tag) VALUES (?, ?)")
             for tag in new.tags { try DirectStatement.execute(insert, [id, tag.databaseValue], db) }
         }
-        try writeRow(todos, old: old.todo, new: new.todo, db)
-        try writeRow(budgets, old: old.budget, new: new.budget, db)
+        try writeRow(ViewTable.todos, old: old.todo, new: new.todo, db)
+        try writeRow(ViewTable.budgets, old: old.budget, new: new.budget, db)
         if old.setting != new.setting {
             if let old = old.setting {
                 try db.cachedStatement(sql: "DELETE FROM settings WHERE scope = ? AND key = ?").execute(arguments: [old[0], old[1]])
@@ -127,8 +83,8 @@ enum ViewRows {
     }
 
     /// Inserts, deletes or updates one row keyed by its first column (values in `columns` order).
-    static func writeRow(_ table: Table, old: [DatabaseValue]?, new: [DatabaseValue]?, _ db: Database) throws {
-        let columns = table.columns
+    static func writeRow(_ table: ViewTable, old: [DatabaseValue]?, new: [DatabaseValue]?, _ db: Database) throws {
+        let columns = table.columnNames
         switch (old, new) {
         case (nil, nil):
             return

@@ -58,8 +58,8 @@ public struct Views: Sendable {
         try readExpenses(filter) { try ProjectionQueries.expenses($0, filter) }
     }
 
-    /// The same page written as JSON straight from the rows (`ExpensePageJSON`).
-    public func expensesJSON(_ filter: ExpenseFilter, isHeld: (String) -> Bool) throws -> ExpensePageJSON.Page {
+    /// The same page written as JSON straight from the rows (`ViewRecordJSON`).
+    public func expensesJSON(_ filter: ExpenseFilter, isHeld: (String) -> Bool) throws -> ViewRecordJSON.Page {
         try readExpenses(filter) { try ProjectionQueries.expensesJSON($0, filter, isHeld: isHeld) }
     }
 
@@ -67,8 +67,12 @@ public struct Views: Sendable {
         filter.categoryId == nil ? try readOneSelect(query) : try read(query)
     }
 
-    /// One expense by id (lowercased).
+    /// One expense by id (lowercased), as a row or as its JSON.
     public func expense(id: String) throws -> ExpenseRow? { try readOneSelect { try ProjectionQueries.expense($0, id: id) } }
+
+    public func expenseJSON(id: String, isHeld: (String) -> Bool) throws -> JSONText? {
+        try readOneSelect { try ProjectionQueries.expenseJSON($0, id: id, isHeld: isHeld) }
+    }
 
     /// The expenses matching `filter` and every category (for their paths), read together.
     public func expensesWithCategories(_ filter: ExpenseFilter) throws -> (expenses: [ExpenseRow], categories: [CategoryRow]) {
@@ -96,11 +100,17 @@ public struct Views: Sendable {
         try read { try ProjectionQueries.categoryMerge($0, loserID: loserID) }
     }
 
-    /// One to-do by id (lowercased).
+    /// One to-do by id (lowercased), as a row or as its JSON.
     public func todo(id: String) throws -> TodoRow? { try readOneSelect { try ProjectionQueries.todo($0, id: id) } }
 
-    /// Every to-do.
+    public func todoJSON(id: String, isHeld: (String) -> Bool) throws -> JSONText? {
+        try readOneSelect { try ProjectionQueries.todoJSON($0, id: id, isHeld: isHeld) }
+    }
+
+    /// Every to-do, as rows or as a JSON array.
     public func todos() throws -> [TodoRow] { try read { try ProjectionQueries.todos($0) } }
+
+    public func todosJSON(isHeld: (String) -> Bool) throws -> JSONText { try readOneSelect { try ProjectionQueries.todosJSON($0, isHeld: isHeld) } }
 
     /// Every setting.
     public func settings() throws -> [SettingRow] { try read { try ProjectionQueries.settings($0) } }
@@ -123,8 +133,12 @@ public struct Views: Sendable {
     /// Every month's totals per currency.
     public func monthlyTotals() throws -> [(month: String, total: MonthSummary.Total)] { try read { try ProjectionQueries.monthlyTotals($0) } }
 
-    /// Every live budget, as written.
+    /// Every live budget, as written: as rows, as a JSON array, or one by id as its JSON.
     public func budgets() throws -> [BudgetRow] { try read { try ProjectionQueries.budgets($0) } }
+
+    public func budgetsJSON() throws -> JSONText { try readOneSelect { try ProjectionQueries.budgetsJSON($0) } }
+
+    public func budgetJSON(id: String) throws -> JSONText? { try readOneSelect { try ProjectionQueries.budgetJSON($0, id: id) } }
 
     /// The budgets that apply to `month`, with what was spent against each.
     public func budgetStatuses(month: String) throws -> [BudgetStatus] { try read { try ProjectionQueries.budgetStatuses($0, month: month) } }

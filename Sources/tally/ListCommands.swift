@@ -33,12 +33,12 @@ struct ExpensesCommand: ParsableCommand {
                 throw CLIError("invalid --\(error.field ?? "option"): \(error.message)")
             }
             let views = try asOf.openViews(global)
-            let page = try views.expenses(query)
-            let rows = page.rows
             if json {
-                print(views.pageJSON(page).serialized)
+                print(try views.expensesPageJSON(query).serialized)
                 return
             }
+            let page = try views.expenses(query)
+            let rows = page.rows
             print(
                 Table.render(
                     header: ["DATE", "KIND", "AMOUNT", "CUR", "CATEGORY", "PAYEE", "PAYMENT", "MEMO", "TAGS", "ID"],

@@ -100,7 +100,7 @@ import TallyTestSupport
     @Test func theQueueBoundsDecodesAndSharesOne() async throws {
         let folder = TemporaryDirectory("tally-thumbnail-queue")
         let directory = try DataDirectory.create(path: folder.file("r"), name: "r")
-        let store = try BlobStore(directory: directory)
+        let store = BlobStore(directory: directory)
         let photos = try (0..<8).map { index in
             try store.store(PNGFixture.zeros(width: 600, height: 400, bitDepth: 8, interlaced: true, trailer: [UInt8(index)]))
         }

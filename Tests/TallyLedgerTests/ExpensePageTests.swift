@@ -5,11 +5,29 @@ import TallyCore
 import TallyLog
 import TallyTestSupport
 
-/// `GET /v1/expenses` writes its page straight from SQLite's rows (`ExpensePageJSON`): it must
-/// be, byte for byte, the page `ViewJSON` renders from `ExpenseRow`s, for every kind of row
-/// and filter.
+/// Expenses are written as JSON straight from SQLite's rows (`ViewRecordJSON`, by the columns
+/// `ViewTable` derives from the spec): every item of every page must be the expense's merged
+/// state rendered by its spec (`EntitySpec.fieldsJSON`) — key by key, in order — with what the
+/// views add: the category's names after it, `missingAttachments` after the attachments.
 @Suite struct ExpensePageTests {
-    @Test func pagesWrittenFromRowsEqualThePagesRenderedFromRecords() throws {
+    /// The expense `entity` as its spec renders it, with the views' additions.
+    static func expected(_ entity: LedgerState.Entity, categoryNames: [UUID: (name: String, parent: String?)], held: Set<String>) -> JSONText {
+        var fields: [(String, JSONText)] = [("id", .string(entity.id.description))]
+        for (key, value) in EntitySpec.expense.fieldsJSON(of: entity) {
+            fields.append((key, value))
+            if key == "categoryId" {
+                let names = entity.value(.categoryId).flatMap { if case .uuid(let id) = $0 { categoryNames[id] } else { nil } }
+                fields.append(("categoryName", names.map { .string($0.name) } ?? .null))
+                fields.append(("parentCategoryName", names?.parent.map(JSONText.string) ?? .null))
+            }
+            if key == "attachments", case .array(let digests) = value {
+                fields.append(("missingAttachments", .array(digests.filter { if case .string(let digest) = $0 { !held.contains(digest) } else { true } })))
+            }
+        }
+        return .object(fields)
+    }
+
+    @Test func pagesWrittenFromRowsAreTheSpecsRenderingOfEachExpense() throws {
         let folder = TemporaryDirectory()
         let ledger = try Ledger(directory: try DataDirectory.create(path: folder.file("data"), name: "pages"))
         defer { ledger.close() }
@@ -55,6 +73,8 @@ import TallyTestSupport
         _ = try ledger.writer.appendLogged(drafts)  // straight into the log: attachments this replica lacks, too
         try ledger.projector.catchUp()
 
+        let entities = Dictionary(uniqueKeysWithValues: try ledger.views.store.liveEntities(.expense).map { ($0.id.description, $0) })
+        let names: [UUID: (name: String, parent: String?)] = [parent: ("식비 \"food\"", nil), child: ("커피", "식비 \"food\""), lone: ("lone", nil)]
         var compared = 0
         for parameters in [
             [], [("month", "2026-03")], [("kind", "income")], [("category", parent.lowercased)], [("tag", "점심")],
@@ -65,8 +85,20 @@ import TallyTestSupport
                 let query = try ExpenseQuery(parameters + (cursor.map { [("cursor", $0)] } ?? []))
                 let direct = try ledger.views.expensesPageJSON(query).serialized
                 let page = try ledger.views.expenses(query)
-                #expect(direct == ledger.views.pageJSON(page).serialized, "\(parameters) after \(cursor ?? "-")")
-                #expect(try JSONSerialization.jsonObject(with: Data(direct.utf8)) is [String: Any])
+                guard case .object(let pageFields) = try StrictJSON.parse(Array(direct.utf8)), case .array(let items)? = pageFields.first?.1 else {
+                    Issue.record("not a page: \(direct)")
+                    return
+                }
+                #expect(items.count == page.rows.count)
+                for (item, row) in zip(items, page.rows) {
+                    let entity = try #require(entities[row.id])
+                    let expected = try StrictJSON.parse(Array(Self.expected(entity, categoryNames: names, held: [held]).serialized.utf8))
+                    #expect(item == expected, "\(parameters) after \(cursor ?? "-"): \(item.canonicalText)")
+                    #expect(
+                        try ledger.views.entityJSON(.expense, id: try #require(UUID(uuidString: row.id))).map {
+                            try StrictJSON.parse(Array($0.serialized.utf8))
+                        } == item)
+                }
                 cursor = page.nextCursor
                 compared += page.rows.count
             } while cursor != nil

@@ -267,7 +267,7 @@ func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes))
         _ = try await importInto(b, bundle)
         let views = try LedgerViews.open(b)
         #expect(try views.missingAttachments() == [digest])
-        let page = views.pageJSON(try views.expenses(try ExpenseQuery([]))).serialized
+        let page = try views.expensesPageJSON(try ExpenseQuery([])).serialized
         #expect(page.contains("\"missingAttachments\":[\"\(digest)\"]"), "\(page)")
     }
 }

@@ -138,7 +138,7 @@ import TallyTestSupport
                 try amounts(fixture.service.ledger, payee: "Daily").keys.sorted() == ["2032-03-01", "2032-03-04", "2032-03-05"],
                 "both skips hold on both replicas, though the rule's skippedDates kept one list")
         }
-        let views = try [home, away].map { try $0.service.ledger.views.pageJSON($0.service.ledger.views.expenses(try ExpenseQuery([]))).serialized }
+        let views = try [home, away].map { try $0.service.ledger.views.expensesPageJSON(try ExpenseQuery([])).serialized }
         #expect(views[0] == views[1])
     }
 
@@ -162,7 +162,7 @@ import TallyTestSupport
             #expect(try amounts(fixture.service.ledger, payee: "Rent").keys.sorted() == ["2031-01-31", "2031-02-28", "2031-03-31", "2031-04-30", "2031-05-31"])
             #expect(try fixture.service.ledger.views.conflicts(entity: nil).isEmpty, "the same values written twice are no conflict")
         }
-        let views = try [home, away].map { try $0.service.ledger.views.pageJSON($0.service.ledger.views.expenses(try ExpenseQuery([]))).serialized }
+        let views = try [home, away].map { try $0.service.ledger.views.expensesPageJSON(try ExpenseQuery([])).serialized }
         #expect(views[0] == views[1])
     }
 
