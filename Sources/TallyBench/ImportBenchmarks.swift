@@ -14,7 +14,7 @@ struct ImportBenchmarks {
     let workDirectory: String
     let rows: Int
 
-    func run() throws -> [BenchmarkResult] {
+    func run() async throws -> [BenchmarkResult] {
         var csv = "삼성카드 이용내역\n이용일,가맹점,이용금액,할부\n"
         for row in 0..<rows {
             let day = 1 + row % 28, month = 1 + row / 28 % 12
@@ -37,7 +37,7 @@ struct ImportBenchmarks {
         let directory = try freshBenchDirectory("import", in: workDirectory)
         let ledger = try Ledger(directory: directory)
         let began = Date()
-        let report = try ledger.importFile(bytes, fileName: "bench.csv", format: "csv", dryRun: false, skipBadRows: false, actor: "bench") { bytes in
+        let report = try await ledger.importFile(bytes, fileName: "bench.csv", format: "csv", dryRun: false, skipBadRows: false, actor: "bench") { bytes in
             try StatementReader.file(bytes, format: "csv", options: StatementOptions())
         }
         let elapsed = Date().timeIntervalSince(began)

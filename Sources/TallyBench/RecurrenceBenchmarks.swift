@@ -13,7 +13,7 @@ struct RecurrenceBenchmarks {
     let rules: Int
     let years: Int
 
-    func run() throws -> [BenchmarkResult] {
+    func run() async throws -> [BenchmarkResult] {
         let directory = try freshBenchDirectory("recurring", in: workDirectory)
         let now = DateTime.nowHere
         let start = DateTime(epochMillis: now.epochMillis - Int64(years) * 365 * 86_400_000, offsetMinutes: now.offsetMinutes)
@@ -33,7 +33,7 @@ struct RecurrenceBenchmarks {
         let ledger = try Ledger(directory: directory)
         defer { ledger.close() }
         let began = Date()
-        let created = try ledger.materializeRecurrences(now: now)
+        let created = try await ledger.materializeRecurrences(now: now)
         let elapsed = Date().timeIntervalSince(began)
 
         // Baseline: the same number of creates, appended in bulk into a bare log.

@@ -50,10 +50,10 @@ if enabled("attachments") {
     results += try await AttachmentBenchmarks(workDirectory: workDirectory, tallyBinary: tally, files: quick ? 20 : 100, photoSamples: quick ? 5 : 21).run()
 }
 if enabled("recurring") {
-    results += try RecurrenceBenchmarks(workDirectory: workDirectory, rules: quick ? 10 : 100, years: 10).run()
+    results += try await RecurrenceBenchmarks(workDirectory: workDirectory, rules: quick ? 10 : 100, years: 10).run()
 }
 if enabled("import") {
-    results += try ImportBenchmarks(workDirectory: workDirectory, rows: quick ? 10_000 : 100_000).run()
+    results += try await ImportBenchmarks(workDirectory: workDirectory, rows: quick ? 10_000 : 100_000).run()
 }
 if enabled("asof") {
     results += try AsOfBenchmarks(workDirectory: workDirectory, events: quick ? 100_000 : 1_000_000, samples: quick ? 9 : 21).run()

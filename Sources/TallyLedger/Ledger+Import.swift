@@ -70,6 +70,16 @@ extension Ledger {
     public func importStatement(
         _ statement: StatementContents, fileName: String, format: String, digest: String, dryRun: Bool,
         skipBadRows: Bool, actor: String
+    ) async throws -> ImportReport {
+        try await BlockingThreads.run { [self] in
+            try importNow(statement, fileName: fileName, format: format, digest: digest, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor)
+        }
+    }
+
+    /// `importStatement`, on the calling thread.
+    private func importNow(
+        _ statement: StatementContents, fileName: String, format: String, digest: String, dryRun: Bool,
+        skipBadRows: Bool, actor: String
     ) throws -> ImportReport {
         if !statement.bad.isEmpty, !skipBadRows, !dryRun { throw StatementRefused(bad: statement.bad) }
         let name = String(
@@ -190,8 +200,8 @@ extension Ledger {
     /// more is refused with `LedgerError.tooManyImports`, not queued.
     public func importFile(
         _ bytes: [UInt8], fileName: String, format: String, dryRun: Bool, skipBadRows: Bool, actor: String,
-        read: ([UInt8]) throws -> StatementContents
-    ) throws -> ImportReport {
+        read: @escaping @Sendable ([UInt8]) throws -> StatementContents
+    ) async throws -> ImportReport {
         let admitted = importsUnderWay.withLock { count in
             guard count < Self.maxImportsAtOnce else { return false }
             count += 1
@@ -199,9 +209,11 @@ extension Ledger {
         }
         guard admitted else { throw LedgerError.tooManyImports(limit: Self.maxImportsAtOnce) }
         defer { importsUnderWay.withLock { $0 -= 1 } }
-        let statement = try read(bytes)
-        let digest = Hex.lowercase(SHA256.hash(data: bytes))
-        return try importStatement(statement, fileName: fileName, format: format, digest: digest, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor)
+        return try await BlockingThreads.run { [self] in
+            let statement = try read(bytes)
+            let digest = Hex.lowercase(SHA256.hash(data: bytes))
+            return try importNow(statement, fileName: fileName, format: format, digest: digest, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor)
+        }
     }
 
     /// The ledger's default currency (the `defaultCurrency` setting, else KRW).

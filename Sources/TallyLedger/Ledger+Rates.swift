@@ -7,16 +7,20 @@ import TallyStore
 extension Ledger {
     /// Sets how many `to` one `from` is from `day` on (`day` as written, its local day counts).
     @discardableResult
-    public func setRate(from: String, to: String, rate: String, day: DateTime, actor: String) throws -> JSONText {
-        try setRates([(from, to, rate, day)], actor: actor)
+    public func setRate(from: String, to: String, rate: String, day: DateTime, actor: String) async throws -> JSONText {
+        try await setRates([(from, to, rate, day)], actor: actor)
         return try views.entityJSON(.rate, id: Self.rateID(from: from, to: to, day: day)) ?? .null
     }
 
     /// Sets many rates as one durable batch (a rate table): each checked first (`WriteRules`
     /// refuses a rate between one currency), none written if one is refused.
     @discardableResult
-    public func setRates(_ rates: [(from: String, to: String, rate: String, day: DateTime)], actor: String) throws -> Int {
-        return try session.writeAll(actor: actor) { lookup in
+    public func setRates(_ rates: [(from: String, to: String, rate: String, day: DateTime)], actor: String) async throws -> Int {
+        try await BlockingThreads.run { [session] in try Self.writeRates(rates, actor: actor, session) }
+    }
+
+    private static func writeRates(_ rates: [(from: String, to: String, rate: String, day: DateTime)], actor: String, _ session: LedgerSession) throws -> Int {
+        try session.writeAll(actor: actor) { lookup in
             var seen: Set<UUID> = []
             return try rates.reversed().compactMap { rate -> EventDraft? in  // the last row of a pair and day wins
                 var id = Self.rateID(from: rate.from, to: rate.to, day: rate.day)

@@ -14,7 +14,12 @@ extension Ledger {
     /// Creates every occurrence due by `now` (each rule's days in its start's UTC offset) that
     /// this replica never held, in durable batches; returns how many.
     @discardableResult
-    public func materializeRecurrences(now: DateTime = .nowHere) throws -> Int {
+    public func materializeRecurrences(now: DateTime = .nowHere) async throws -> Int {
+        try await BlockingThreads.run { [self] in try materializeRecurrencesNow(now: now) }
+    }
+
+    /// `materializeRecurrences`, on the calling thread.
+    private func materializeRecurrencesNow(now: DateTime) throws -> Int {
         // One at a time (the service's timer and a rule's create may both start one): each
         // decides what is missing and then writes it, and two at once would both write it.
         materializing.lock()

@@ -30,7 +30,7 @@ extension Ledger {
     /// A new or changed rule's occurrences up to today appear at once. Should that fail, the
     /// next round of the ledger's background work makes them: the rule itself is written.
     private func materializeNewRule() async {
-        _ = try? await BlockingThreads.run { try self.materializeRecurrences() }
+        _ = try? await materializeRecurrences()
     }
 
     /// Marks the entity an `Idempotency-Key` names as being created until `release`, so that

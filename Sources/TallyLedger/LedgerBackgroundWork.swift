@@ -105,7 +105,7 @@ public struct LedgerBackgroundWork: Service {
                 // The index is read before the pass: events that arrive during it get another.
                 let now = (hour: DateTime.nowHere.epochMillis / 3_600_000, index: try await BlockingThreads.run { try ledger.views.projectedIndex() })
                 if last.map({ $0.hour != now.hour || $0.index != now.index }) ?? true {
-                    let created = try await BlockingThreads.run { try ledger.materializeRecurrences() }
+                    let created = try await ledger.materializeRecurrences()
                     if created > 0 { logger.info("recurring occurrences created", metadata: ["events.count": "\(created)"]) }
                     // Its own writes moved the index: counted as seen, not as news.
                     last = (now.hour, created > 0 ? try await BlockingThreads.run { try ledger.views.projectedIndex() } : now.index)

@@ -87,10 +87,8 @@ struct ImportRoutes {
             let name = query.get("name") ?? "statement.\(format)"
             let actor = actor(context)
             let finalOptions = options
-            let report = try await service.run {
-                try service.ledger.importFile(bytes, fileName: name, format: format, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor) { bytes in
-                    try StatementReader.file(bytes, format: format, options: finalOptions)
-                }
+            let report = try await service.ledger.importFile(bytes, fileName: name, format: format, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor) {
+                bytes in try StatementReader.file(bytes, format: format, options: finalOptions)
             }
             return json(report.json, status: report.importID != nil ? .created : .ok)
         }

@@ -59,7 +59,7 @@ struct ReplicationRoutes {
             guard fields.count == 1, let name = field("peer") else {
                 throw ValidationError(field: "peer", "give a configured peer's name, {\"peer\": NAME} (tally peers add NAME URL --token T)")
             }
-            guard let peer = try PeerStore(directory: service.directory).all().first(where: { $0.name == name }) else {
+            guard let peer = try Ledger.peer(named: name, of: service.directory) else {
                 throw APIError(.notFound, "not_found", "no peer named '\(name)' (tally peers add)")
             }
             let report: Ledger.SyncReport

@@ -74,7 +74,7 @@ struct ImportCommand: ParsableCommand {
 
     /// Reads the file, imports it, prints the report.
     static func run(format: String, file: String, global: GlobalOptions, read: ReadOptions, configure: (inout StatementOptions) throws -> Void = { _ in })
-        throws
+        async throws
     {
         guard let data = FileManager.default.contents(atPath: file) else { throw CLIError("cannot read \(file)") }
         guard data.count <= 512 << 20 else { throw CLIError("\(file) is larger than 512 MiB") }
@@ -85,7 +85,7 @@ struct ImportCommand: ParsableCommand {
         let report: ImportReport
         do {
             let finalOptions = options
-            report = try ledger.importFile(
+            report = try await ledger.importFile(
                 Array(data), fileName: (file as NSString).lastPathComponent, format: format,
                 dryRun: read.dryRun, skipBadRows: read.skipBadRows, actor: global.resolvedActor
             ) { bytes in
@@ -100,7 +100,7 @@ struct ImportCommand: ParsableCommand {
         ImportOutput.print(report, json: read.json)
     }
 
-    struct CSV: ParsableCommand {
+    struct CSV: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "csv", abstract: "A CSV statement (UTF-8 with or without BOM, UTF-16, or CP949/EUC-KR).")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var read: ReadOptions
@@ -108,7 +108,7 @@ struct ImportCommand: ParsableCommand {
         @Option(help: "The field separator: , ; or tab.") var delimiter = ","
         @Argument(help: "The statement file.") var file: String
 
-        func run() throws {
+        func run() async throws {
             let chosen = try encoding.map { name in
                 guard let encoding = StatementEncoding(name: name) else { throw CLIError("invalid --encoding '\(name)': utf-8, utf-16le, utf-16be or cp949") }
                 return encoding
@@ -120,30 +120,30 @@ struct ImportCommand: ParsableCommand {
             case "tab", "\t": separator = "\t"
             default: throw CLIError("invalid --delimiter '\(delimiter)': , ; or tab")
             }
-            try ImportCommand.run(format: "csv", file: file, global: global, read: read) { options in
+            try await ImportCommand.run(format: "csv", file: file, global: global, read: read) { options in
                 options.encoding = chosen
                 options.delimiter = separator
             }
         }
     }
 
-    struct XLSX: ParsableCommand {
+    struct XLSX: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "xlsx", abstract: "An Excel workbook (.xlsx): every sheet, each sheet's name kept as the payment method.")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var read: ReadOptions
         @Argument(help: "The statement file.") var file: String
 
-        func run() throws { try ImportCommand.run(format: "xlsx", file: file, global: global, read: read) }
+        func run() async throws { try await ImportCommand.run(format: "xlsx", file: file, global: global, read: read) }
     }
 
-    struct OFX: ParsableCommand {
+    struct OFX: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "ofx", abstract: "An OFX or QFX statement: each transaction by its FITID.")
         @OptionGroup var global: GlobalOptions
         @OptionGroup var read: ReadOptions
         @Argument(help: "The statement file.") var file: String
 
-        func run() throws { try ImportCommand.run(format: "ofx", file: file, global: global, read: read) }
+        func run() async throws { try await ImportCommand.run(format: "ofx", file: file, global: global, read: read) }
     }
 
     /// `tally import mappings save NAME --column …`, `tally import mappings list`.

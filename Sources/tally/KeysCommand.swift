@@ -28,15 +28,15 @@ struct KeysCommand: ParsableCommand {
         }
     }
 
-    struct Rotate: ParsableCommand {
+    struct Rotate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract:
                 "Replace the signing key: the rotation, signed by the old key, is recorded in the log and travels to every replica; the old key is deleted. Needs the writer lock (stop 'tally serve' first)."
         )
         @OptionGroup var global: GlobalOptions
 
-        func run() throws {
-            let rotation = try global.withLedger { try $0.rotateSigningKey() }
+        func run() async throws {
+            let rotation = try await global.withLedger { try await $0.rotateSigningKey() }
             print("rotated after #\(rotation.afterSequence): old key \(rotation.oldKey)\nnew key \(rotation.newKey)")
         }
     }

@@ -10,7 +10,7 @@ struct RatesCommand: ParsableCommand {
         commandName: "rates", abstract: "Exchange rates: set one, list them, or import a table; summaries convert with them (summary --in KRW).",
         subcommands: [Set.self, List.self, Import.self])
 
-    struct Set: ParsableCommand {
+    struct Set: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "One FROM is RATE TO from --date on (the same pair and day again replaces it).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The currency converted from, e.g. USD.") var from: String
@@ -18,7 +18,7 @@ struct RatesCommand: ParsableCommand {
         @Argument(help: "How many TO one FROM is, e.g. 1385.2.") var rate: String
         @Option(help: "The day it holds from (default: today).") var date: String?
 
-        func run() throws {
+        func run() async throws {
             let day =
                 try date.map { text in
                     guard let day = DateTime(iso8601: text) else { throw CLIError("invalid --date '\(text)': an ISO 8601 date") }
@@ -26,8 +26,8 @@ struct RatesCommand: ParsableCommand {
                 } ?? .nowHere
             let entity: JSONText
             do {
-                entity = try global.withLedger {
-                    try $0.setRate(from: from.uppercased(), to: to.uppercased(), rate: rate, day: day, actor: global.resolvedActor)
+                entity = try await global.withLedger {
+                    try await $0.setRate(from: from.uppercased(), to: to.uppercased(), rate: rate, day: day, actor: global.resolvedActor)
                 }
             } catch let error as TallyCore.ValidationError { throw CLIError("invalid \(error.field ?? "rate"): \(error.message)") }
             print(entity.serialized)
@@ -58,17 +58,19 @@ struct RatesCommand: ParsableCommand {
         }
     }
 
-    struct Import: ParsableCommand {
+    struct Import: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "A CSV table of rates: columns date, from, to, rate (one durable batch; a bad row refuses it).")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The table.") var file: String
 
-        func run() throws {
+        func run() async throws {
             guard let data = FileManager.default.contents(atPath: file) else { throw CLIError("cannot read \(file)") }
             let rows: [RateTable.Row]
             do { rows = try RateTable.read(Array(data)) } catch { throw CLIError("\(file): \(error)") }
-            let written = try global.withLedger { ledger in try ledger.setRates(rows.map { ($0.from, $0.to, $0.rate, $0.day) }, actor: global.resolvedActor) }
+            let written = try await global.withLedger { ledger in
+                try await ledger.setRates(rows.map { ($0.from, $0.to, $0.rate, $0.day) }, actor: global.resolvedActor)
+            }
             print("Set \(written) rate(s) from \(rows.count) row(s).")
         }
     }

@@ -103,13 +103,13 @@ struct RecurringCommand: ParsableCommand {
         }
     }
 
-    struct Run: ParsableCommand {
+    struct Run: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create every occurrence due by now that this replica never held (the service does this itself).")
         @OptionGroup var global: GlobalOptions
 
-        func run() throws {
-            let created = try global.withLedger { try $0.materializeRecurrences() }
+        func run() async throws {
+            let created = try await global.withLedger { try await $0.materializeRecurrences() }
             print("Created \(created) occurrences.")
         }
     }

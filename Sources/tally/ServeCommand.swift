@@ -36,7 +36,6 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = .info
         guard (1...1_000).contains(maxStreamsPerToken) else { throw CLIError("invalid --max-streams-per-token \(maxStreamsPerToken): 1 to 1000") }
         guard (1...100_000).contains(maxConnections) else { throw CLIError("invalid --max-connections \(maxConnections): 1 to 100000") }
-        let connections = ConnectionLimit(maximum: maxConnections)
         guard idleTimeout.isFinite, (0.1...3_600).contains(idleTimeout) else { throw CLIError("invalid --idle-timeout \(idleTimeout): 0.1 to 3600 seconds") }
         guard (1...4_096).contains(maxAttachmentMib) else { throw CLIError("invalid --max-attachment-mib \(maxAttachmentMib): 1 to 4096") }
         guard (1...(1 << 30)).contains(attachmentQuotaMib) else { throw CLIError("invalid --attachment-quota-mib \(attachmentQuotaMib): 1 to 2^30") }
@@ -55,34 +54,20 @@ struct ServeCommand: AsyncParsableCommand {
             directory: try global.open(), logger: logger, lockTimeout: global.lockTimeout, maxStreamsPerToken: maxStreamsPerToken,
             bodyTimeout: .milliseconds(Int64(idleTimeout * 1000)), attachmentLimits: attachments)
         let directory = service.directory
-        let app = Application(
-            router: buildRouter(service),
-            // A client that stops sending, mid-request or between requests, is cut off: half-sent
-            // requests cannot pile up and hold the service's descriptors (a streaming response,
-            // whose request was read whole, is not idle in this sense).
-            server: .http1(
-                configuration: .init(
-                    additionalChannelHandlers: [connections.handler()],
-                    idleTimeout: .milliseconds(Int64(idleTimeout * 1000)))),
-            configuration: .init(address: .hostname(host, port: port), serverName: "tally"),
-            services: service.backgroundServices(
-                BackgroundSchedule(
-                    peerSync: .seconds(syncInterval),
-                    snapshots: SnapshotPolicy(every: UInt64(snapshotEvery), keep: snapshotsKept))),
-            onServerRunning: { channel in
-                let address = channel.localAddress.map { "\($0)" } ?? "\(host):\(port)"
-                let boundPort = channel.localAddress?.port ?? port
-                try? LocalServer.write(directory, url: "http://127.0.0.1:\(boundPort)", tokens: service.tokens)
-                // Unbuffered: scripts and tests wait for this line.
-                FileHandle.standardOutput.write(
-                    Data(
-                        """
-                        Tally is listening on \(address) (replica \(service.directory.identity.replicaId), data \(service.directory.path)).
-                        Get a token: tally token create --name NAME --scope read,write --data-dir \(service.directory.path)\n
-                        """.utf8))
-
-            },
-            logger: logger)
+        var options = ServerOptions()
+        (options.host, options.port, options.maxConnections) = (host, port, maxConnections)
+        options.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
+        options.schedule = BackgroundSchedule(peerSync: .seconds(syncInterval), snapshots: SnapshotPolicy(every: UInt64(snapshotEvery), keep: snapshotsKept))
+        let app = buildApplication(service, options, logger: logger) { address, boundPort in
+            try? LocalServer.write(directory, url: "http://127.0.0.1:\(boundPort)", tokens: service.tokens)
+            // Unbuffered: scripts and tests wait for this line.
+            FileHandle.standardOutput.write(
+                Data(
+                    """
+                    Tally is listening on \(address) (replica \(directory.identity.replicaId), data \(directory.path)).
+                    Get a token: tally token create --name NAME --scope read,write --data-dir \(directory.path)\n
+                    """.utf8))
+        }
         do {
             try await app.runService()
         } catch {

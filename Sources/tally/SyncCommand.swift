@@ -33,7 +33,7 @@ struct SyncCommand: AsyncParsableCommand {
             let ledger = try Ledger(directory: directory, lockTimeout: 0)
             defer { ledger.close() }
             // A configured peer's sync is recorded for the sync status (`GET /v1/sync/status`).
-            if let configured = try PeerStore(directory: directory).all().first(where: { $0.name == peer }) {
+            if let configured = try Ledger.peer(named: peer, of: directory) {
                 report = try await ledger.sync(withPeer: Peer(name: configured.name, url: configured.url, token: token ?? configured.token))
             } else {
                 report = try await ledger.sync(with: target)
@@ -63,19 +63,18 @@ struct SyncCommand: AsyncParsableCommand {
     /// Registers `target` as the peer named by its URL without credentials (replacing an older
     /// registration's token): a name is shown to every reader of the sync status.
     func registerPeer(_ directory: DataDirectory, _ target: ReplicaClient) throws -> String {
-        let peers = PeerStore(directory: directory)
         let name = Peer.displayURL(target.baseURL)
-        _ = try peers.remove(name: name)
-        try peers.add(Peer(name: name, url: target.baseURL, token: target.token))
+        try Ledger.removePeer(named: name, from: directory)
+        try Ledger.addPeer(Peer(name: name, url: target.baseURL, token: target.token), to: directory)
         return name
     }
 
     func configuredPeerName(_ directory: DataDirectory) -> String? {
-        (try? PeerStore(directory: directory).all())?.first { $0.name == peer || $0.name == Peer.displayURL(peer) }?.name
+        (try? Ledger.peers(of: directory))?.first { $0.name == peer || $0.name == Peer.displayURL(peer) }?.name
     }
 
     func resolvePeer(_ directory: DataDirectory) throws -> ReplicaClient {
-        if let configured = try PeerStore(directory: directory).all().first(where: { $0.name == peer }) {
+        if let configured = try Ledger.peer(named: peer, of: directory) {
             return ReplicaClient(baseURL: configured.url, token: token ?? configured.token, label: configured.name)
         }
         guard peer.hasPrefix("http://") || peer.hasPrefix("https://") else { throw CLIError("'\(peer)' is neither a configured peer nor an http(s) URL") }
@@ -117,7 +116,7 @@ struct PeersCommand: ParsableCommand {
         @Argument(help: "Its service URL, e.g. http://192.168.0.5:8080.") var url: String
         @Option(help: "A token of the peer's with the replicate scope.") var token: String
 
-        func run() throws { try PeerStore(directory: try global.open()).add(Peer(name: name, url: url, token: token)) }
+        func run() throws { try Ledger.addPeer(Peer(name: name, url: url, token: token), to: try global.open()) }
     }
 
     struct List: ParsableCommand {
@@ -125,7 +124,7 @@ struct PeersCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run() throws {
-            let peers = try PeerStore(directory: try global.open()).all()
+            let peers = try Ledger.peers(of: try global.open())
             if json {
                 print(JSONText.array(peers.map { .object([("name", .string($0.name)), ("url", .string($0.url))]) }).serialized)
                 return
@@ -139,7 +138,7 @@ struct PeersCommand: ParsableCommand {
         @Argument(help: "The peer's name.") var name: String
 
         func run() throws {
-            guard try PeerStore(directory: try global.open()).remove(name: name) else { throw CLIError("no peer named '\(name)'") }
+            guard try Ledger.removePeer(named: name, from: try global.open()) else { throw CLIError("no peer named '\(name)'") }
         }
     }
 }

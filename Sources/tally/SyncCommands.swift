@@ -13,7 +13,7 @@ struct VectorCommand: ParsableCommand {
     @Flag(help: "Print JSON (the form 'segments export --for' reads).") var json = false
 
     func run() throws {
-        let vector = try VersionVector(of: try global.open())
+        let vector = try Ledger.vector(of: try global.open())
         if json {
             print(vector.json)
             return
@@ -45,7 +45,7 @@ struct SegmentsCommand: AsyncParsableCommand {
                     throw CLIError("--for \(vectorFile) is not a version vector (expected {\"origins\": {\"<replica id>\": <sequence>}}): \(error)")
                 }
             }
-            let manifest = try SegmentBundle.export(try global.open(), to: out, for: vector)
+            let manifest = try Ledger.exportBundle(try global.open(), to: out, for: vector)
             if json {
                 print(
                     JSONText.object([("events", .int(Int64(manifest.events))), ("files", .int(Int64(manifest.files.count))), ("out", .string(out))]).serialized)

@@ -42,12 +42,12 @@ import ZIPFoundation
         try ledger.projector.database.read { try ProjectionQueries.liveEntities($0, type: type) }
     }
 
-    @Test func aCP949CardStatementImportsOnceWithRefundsAndTotalsSkipped() throws {
+    @Test func aCP949CardStatementImportsOnceWithRefundsAndTotalsSkipped() async throws {
         let fixture = try ServerFixture()
         let ledger = fixture.service.ledger
         let bytes = try StatementEncoding.encodeCP949(Self.cardCSV)
         #expect(String(validating: bytes, as: UTF8.self) == nil, "really CP949, not UTF-8")
-        let first = try ledger.importFile(
+        let first = try await ledger.importFile(
             bytes, fileName: "삼성카드_202611.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "cli:test")
         #expect(first.encoding == StatementEncoding.cp949.rawValue && first.layouts.map(\.layout) == ["samsung-card"])
         #expect(first.created.count == 5 && first.duplicates.isEmpty && first.bad.isEmpty)
@@ -59,7 +59,7 @@ import ZIPFoundation
         #expect(rows[3].memo == nil, "비고 is not a column this layout reads")
 
         // The two identical purchases on the 4th stay two; importing again creates nothing.
-        let second = try ledger.importFile(
+        let second = try await ledger.importFile(
             bytes, fileName: "again.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "cli:test")
         #expect(second.created.isEmpty && second.duplicates.count == 5 && second.importID == nil)
         let expenses = try entities(ledger, .expense)
@@ -77,7 +77,7 @@ import ZIPFoundation
         #expect(expenses.allSatisfy { $0.value(.importId) == .uuid(first.importID!) })
     }
 
-    @Test func anOverlappingStatementCreatesOnlyTheNewRows() throws {
+    @Test func anOverlappingStatementCreatesOnlyTheNewRows() async throws {
         let fixture = try ServerFixture()
         let ledger = fixture.service.ledger
         let header = "거래일자,내용,출금,입금,잔액\n"
@@ -85,41 +85,42 @@ import ZIPFoundation
         let november =
             header
             + "2026.11.01,급여,,\"3,000,000\",4000000\n2026.11.02,편의점,\"4,500\",,3995500\n2026.11.03,약국,\"12,000\",,3983500\n2026.11.04,편의점,\"4,500\",,3979000\n"
-        let a = try ledger.importFile(
+        let a = try await ledger.importFile(
             Array(october.utf8), fileName: "a.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
         #expect(a.created.count == 3 && a.layouts.map(\.layout) == ["shinhan-bank"])
         #expect(a.created.map(\.row.kind) == ["expense", "income", "expense"])
-        let b = try ledger.importFile(
+        let b = try await ledger.importFile(
             Array(november.utf8), fileName: "b.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
         #expect(b.duplicates.map(\.row.row) == [2, 3] && b.created.map(\.row.payee) == ["약국", "편의점"])
         #expect(try entities(ledger, .expense).count == 5)
         #expect(try ledger.views.imports().count == 2)
     }
 
-    @Test func aBadRowRefusesTheWholeFileUnlessSkippedAndADryRunWritesNothing() throws {
+    @Test func aBadRowRefusesTheWholeFileUnlessSkippedAndADryRunWritesNothing() async throws {
         let fixture = try ServerFixture()
         let ledger = fixture.service.ledger
         let csv =
             "Date,Description,Debit,Credit\n2026-11-01,Rent,\"1,000,000\",\n2026-11-02,Coffee,abc,\n2026-13-01,Nowhere,100,\n2026-11-03,Both,100,200\n2026-11-04,Salary,,\"3,200,000.00\"\n"
         let bytes = Array(csv.utf8)
         let before = try ledger.views.projectedIndex()
-        #expect {
-            try ledger.importFile(bytes, fileName: "bank.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
+        await #expect {
+            try await ledger.importFile(bytes, fileName: "bank.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
         } throws: { error in
             guard let refused = error as? StatementRefused else { return false }
             return refused.bad.map(\.row) == [3, 4, 5] && refused.bad[0].reason.contains("'abc' is not an amount")
                 && refused.bad[1].reason.contains("not a date") && refused.bad[2].reason.contains("both a debit and a credit")
         }
         #expect(try ledger.views.projectedIndex() == before, "nothing written")
-        let dry = try ledger.importFile(bytes, fileName: "bank.csv", format: "csv", options: Self.options(), dryRun: true, skipBadRows: false, actor: "t")
+        let dry = try await ledger.importFile(bytes, fileName: "bank.csv", format: "csv", options: Self.options(), dryRun: true, skipBadRows: false, actor: "t")
         #expect(dry.dryRun && dry.created.count == 2 && dry.bad.count == 3)
         #expect(try ledger.views.projectedIndex() == before, "a dry run writes nothing")
-        let skipping = try ledger.importFile(bytes, fileName: "bank.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: true, actor: "t")
+        let skipping = try await ledger.importFile(
+            bytes, fileName: "bank.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: true, actor: "t")
         #expect(skipping.created.map(\.row.amount) == [1_000_000, 3_200_000] && skipping.bad.count == 3)
         #expect(skipping.created.map(\.row.kind) == ["expense", "income"])
     }
 
-    @Test func utf16TabSeparatedTextWithABOMIsRead() throws {
+    @Test func utf16TabSeparatedTextWithABOMIsRead() async throws {
         let text = "Date\tPayee\tAmount\n2026-11-01\t카페\t$12.50\n"
         var bytes: [UInt8] = [0xFF, 0xFE]
         for unit in text.utf16 { bytes += [UInt8(unit & 0xFF), UInt8(unit >> 8)] }
@@ -132,7 +133,7 @@ import ZIPFoundation
         #expect(statement.rows[0].amount == 1_250 && statement.rows[0].currency == "USD" && statement.rows[0].payee == "카페")
     }
 
-    @Test func amountsAndDatesInTheShapesStatementsUse() throws {
+    @Test func amountsAndDatesInTheShapesStatementsUse() async throws {
         for (text, minor) in [
             ("1,234,000", 1_234_000), ("1,234,000원", 1_234_000), ("₩12,000", 12_000), ("-5,000", -5_000), ("(5,000)", -5_000),
             ("5,000-", -5_000), ("+3,200,000", 3_200_000), ("KRW 900", 900), ("12.00", 12), (" 7 원 ", 7),
@@ -228,7 +229,7 @@ import ZIPFoundation
         return archive.data!
     }
 
-    @Test func aFamilyCardWorkbookImportsEverySheetOnceKeepingTheHolder() throws {
+    @Test func aFamilyCardWorkbookImportsEverySheetOnceKeepingTheHolder() async throws {
         let workbook = try Self.cardWorkbook(holders: [
             (
                 "홍길동",
@@ -247,7 +248,7 @@ import ZIPFoundation
         ])
         let fixture = try ServerFixture()
         let ledger = fixture.service.ledger
-        let report = try ledger.importFile(
+        let report = try await ledger.importFile(
             Array(workbook), fileName: "family.xlsx", format: "xlsx", options: Self.options(), dryRun: false, skipBadRows: true, actor: "t")
         #expect(report.layouts.map(\.layout) == ["shinhan-card", "shinhan-card"])
         #expect(report.created.count == 5 && report.skipped.map(\.reason) == ["total"], "\(report.bad)")
@@ -259,12 +260,12 @@ import ZIPFoundation
         // The same purchase on both holders' cards is two expenses, paid by each.
         let expenses = try entities(ledger, .expense)
         #expect(Set(expenses.compactMap { if case .string(let p)? = $0.value(.payment) { p } else { nil } }) == ["홍길동", "김영희"])
-        let again = try ledger.importFile(
+        let again = try await ledger.importFile(
             Array(workbook), fileName: "family.xlsx", format: "xlsx", options: Self.options(), dryRun: false, skipBadRows: true, actor: "t")
         #expect(again.created.isEmpty && again.duplicates.count == 5)
     }
 
-    @Test func hostileWorkbooksAreRefusedWithAReason() throws {
+    @Test func hostileWorkbooksAreRefusedWithAReason() async throws {
         for (bytes, expected) in [
             (Data("PK\u{3}\u{4}garbage".utf8), "not an .xlsx"), (Data(), "not an .xlsx"), (Data(repeating: 0, count: 4096), "not an .xlsx"),
         ] {
@@ -298,7 +299,7 @@ import ZIPFoundation
         let (here, there) = (try ServerFixture(), try ServerFixture())
         let bytes = try StatementEncoding.encodeCP949(Self.cardCSV)
         for fixture in [here, there] {
-            _ = try fixture.service.ledger.importFile(
+            _ = try await fixture.service.ledger.importFile(
                 bytes, fileName: "card.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
         }
         try await here.exchangeBundles(with: there)
@@ -316,8 +317,8 @@ extension Ledger {
     func importFile(
         _ bytes: [UInt8], fileName: String, format: String, options: StatementOptions, dryRun: Bool, skipBadRows: Bool,
         actor: String
-    ) throws -> ImportReport {
-        try importFile(bytes, fileName: fileName, format: format, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor) { bytes in
+    ) async throws -> ImportReport {
+        try await importFile(bytes, fileName: fileName, format: format, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor) { bytes in
             try StatementReader.file(bytes, format: format, options: options)
         }
     }
@@ -419,10 +420,10 @@ extension ImportTests {
         return Array(before.utf8) + [0xC9] + Array(after.utf8)  // É in Windows-1252
     }()
 
-    @Test func ofxStatementsImportEachTransactionByItsFITIDOnce() throws {
+    @Test func ofxStatementsImportEachTransactionByItsFITIDOnce() async throws {
         let fixture = try ServerFixture()
         let ledger = fixture.service.ledger
-        let report = try ledger.importFile(
+        let report = try await ledger.importFile(
             Self.ofx1, fileName: "bank.qfx", format: "ofx", options: Self.options(), dryRun: false, skipBadRows: true, actor: "t")
         #expect(report.created.count == 2 && report.bad.map(\.row) == [3])
         let rows = report.created.map(\.row)
@@ -437,7 +438,7 @@ extension ImportTests {
             <STMTTRN><TRNTYPE>DEBIT</TRNTYPE><DTPOSTED>20261104093000[+9:KST]</DTPOSTED><TRNAMT>-3.99</TRNAMT><FITID>20261104-7</FITID><NAME>편의점</NAME></STMTTRN>
             </BANKTRANLIST></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>
             """
-        let second = try ledger.importFile(
+        let second = try await ledger.importFile(
             Array(ofx2.utf8), fileName: "bank.ofx", format: "ofx", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
         #expect(second.duplicates.count == 1 && second.created.map(\.row.payee) == ["편의점"])
         #expect(second.created.first?.row.date.description == "2026-11-04T09:30:00+09:00")
@@ -502,18 +503,18 @@ extension ImportTests {
         let text = String(decoding: csv, as: UTF8.self)
         #expect(text.contains(",'=SUM(A1),") && !text.contains(",=SUM(A1),"), "no cell a spreadsheet would run as a formula")
         let target = try ServerFixture()
-        let report = try target.service.ledger.importFile(
+        let report = try await target.service.ledger.importFile(
             csv, fileName: "export.csv", format: "csv", options: Self.options(), dryRun: true, skipBadRows: false, actor: "t")
         #expect(report.layouts.map(\.layout) == ["tally-export"] && report.created.count == 300 && report.bad.isEmpty, "\(report.bad.prefix(3))")
         guard report.bad.isEmpty else { return }
-        _ = try target.service.ledger.importFile(
+        _ = try await target.service.ledger.importFile(
             csv, fileName: "export.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
         let (before, after) = (try Self.comparable(ledger), try Self.comparable(target.service.ledger))
         #expect(before == after)
         #expect(before.count == 300)
         // A second import of the same export changes nothing; a range export holds only its range.
         #expect(
-            try target.service.ledger.importFile(
+            try await target.service.ledger.importFile(
                 csv, fileName: "export.csv", format: "csv", options: Self.options(), dryRun: false, skipBadRows: false, actor: "t"
             ).created.isEmpty)
         let january = try ledger.views.exportCSVBytes(from: DateTime(iso8601: "2026-01-01T00:00:00Z"), to: DateTime(iso8601: "2026-02-01T00:00:00Z"))
@@ -552,7 +553,7 @@ extension ImportTests {
                 let response = try await post("/v1/rules", body)
                 #expect(response.status == status && response.errorCode != nil, "\(body.prefix(60)): \(response.status)")
             }
-            let report = try fixture.service.ledger.importFile(
+            let report = try await fixture.service.ledger.importFile(
                 try StatementEncoding.encodeCP949(Self.cardCSV), fileName: "card.csv", format: "csv",
                 options: Self.options(), dryRun: false, skipBadRows: false, actor: "t")
             let byPayee = Dictionary(grouping: try entities(fixture.service.ledger, .expense)) { entity -> String in
@@ -569,7 +570,7 @@ extension ImportTests {
         }
     }
 
-    @Test func wildcardRulesMatchWholeTextsInLinearTime() throws {
+    @Test func wildcardRulesMatchWholeTextsInLinearTime() async throws {
         func rule(_ pattern: String, wildcard: Bool) -> CategorisationRule {
             var entity = LedgerState.Entity(
                 first: Event(
@@ -607,7 +608,7 @@ extension ImportTests {
             let text = "\(Int.random(in: 1...2_000, using: &rng)).\(Int.random(in: 0...99, using: &rng))"
             let offset = Int.random(in: 0...30, using: &rng)
             let day = DateTime(epochMillis: day0.epochMillis + Int64(offset) * 86_400_000, offsetMinutes: 540)
-            let entity = try ledger.setRate(from: from, to: to, rate: text, day: day, actor: "t")
+            let entity = try await ledger.setRate(from: from, to: to, rate: text, day: day, actor: "t")
             guard case .object(let fields) = entity, case .string(let id)? = fields.first(where: { $0.0 == "id" })?.1 else { continue }
             rates.removeAll { $0.id == id }
             rates.append((from, to, Decimal(string: FieldKind.normalDecimal(text)!)!, day.localDayNumber, id))
@@ -682,13 +683,13 @@ extension ImportTests {
                 #expect(try await client.send(.get, uri, token: fixture.readOnly).status == .badRequest, "\(uri)")
             }
         }
-        #expect(throws: ValidationError.self) { try fixture.service.ledger.setRate(from: "KRW", to: "KRW", rate: "1", day: .nowHere, actor: "t") }
+        await #expect(throws: ValidationError.self) { try await fixture.service.ledger.setRate(from: "KRW", to: "KRW", rate: "1", day: .nowHere, actor: "t") }
         #expect { try RateTable.read(Array("date,from,to,rate\n2026-03-01,USD,KRW,1385.2\n2026-03-02,USD,KRW,lots\n".utf8)) } throws: {
             ($0 as? StatementError)?.description.contains("row 3") == true
         }
         let table = try RateTable.read(Array("Date,From,To,Rate\n2026.03.01,usd,krw,1385.2\n20260302,JPY,KRW,9.41\n".utf8))
         #expect(table.map(\.rate) == ["1385.2", "9.41"] && table.map(\.from) == ["USD", "JPY"])
-        #expect(try fixture.service.ledger.setRates(table.map { ($0.from, $0.to, $0.rate, $0.day) }, actor: "t") == 2)
+        #expect(try await fixture.service.ledger.setRates(table.map { ($0.from, $0.to, $0.rate, $0.day) }, actor: "t") == 2)
         #expect(try fixture.service.views.rates().count == 3, "2026-03-01 USD→KRW set again replaces, not adds")
     }
 }
@@ -719,7 +720,7 @@ extension ImportTests {
 
 /// What a hostile review found (each once a trap, a hang or a wrong answer).
 extension ImportTests {
-    @Test func hostileFilesFoundInReviewAreRefusedOrReadRight() throws {
+    @Test func hostileFilesFoundInReviewAreRefusedOrReadRight() async throws {
         // An OFX offset that overflowed: a bad row, no trap. Several accounts: each its own.
         let ofx =
             "<OFX><STMTRS><CURDEF>USD<BANKACCTFROM><ACCTID>A</BANKACCTFROM><BANKTRANLIST><STMTTRN><DTPOSTED>20261121120000[18.9223372036854775807:X]<TRNAMT>-1<FITID>1"
@@ -758,7 +759,7 @@ extension ImportTests {
 
     /// Issue 29: text an older event may hold with an unpaired directional control leaves in a
     /// CSV without it (it would reorder the cells after it in a spreadsheet); paired ones stay.
-    @Test func exportedCellsDropUnpairedDirectionalControls() throws {
+    @Test func exportedCellsDropUnpairedDirectionalControls() async throws {
         let bytes = try StatementWriter.csv(
             header: ["payee", "memo"], textColumns: [0, 1],
             rows: [["\u{202E}evil\u{202D}RTL", "\u{2067}שלום\u{2069}"], ["\u{202E}=1+1", "x"]])
@@ -775,7 +776,7 @@ extension ImportTests {
                 .expense, [.kind: .string("expense"), .amount: .int(amount), .currency: .string("KRW"), .date: .dateTime(.nowHere), .repeat: .string("none")],
                 actor: "t")
         }
-        let again = try ledger.importFile(
+        let again = try await ledger.importFile(
             try ledger.views.exportCSVBytes(from: nil, to: nil), fileName: "mine.csv", format: "csv", options: Self.options(), dryRun: false,
             skipBadRows: false, actor: "t")
         #expect(again.created.isEmpty && again.duplicates.count == 2)

@@ -35,14 +35,14 @@ import TallyTestSupport
                 .amount: .int(1_000), .payee: .string("Bakery"),
             ], actor: "t")
         #expect(try amounts(ledger, payee: "Bakery").isEmpty, "nothing is due before the start")
-        #expect(try ledger.materializeRecurrences(now: Self.at("2030-01-05T12:00:00+09:00")) == 5)
-        #expect(try ledger.materializeRecurrences(now: Self.at("2030-01-05T12:00:00+09:00")) == 0, "twice is once")
+        #expect(try await ledger.materializeRecurrences(now: Self.at("2030-01-05T12:00:00+09:00")) == 5)
+        #expect(try await ledger.materializeRecurrences(now: Self.at("2030-01-05T12:00:00+09:00")) == 0, "twice is once")
         let occurrences = try ledger.views.expenses(try ExpenseQuery([("payee", "Bakery")])).rows
         #expect(occurrences.allSatisfy { $0.date.hasSuffix("T08:30:00+09:00") && $0.repeat == "daily" }, "the start's time and offset")
 
         // Editing the rule changes the occurrences still to come, not those made.
         _ = try await ledger.update(.recurring, id: rule, [.amount: .int(2_000)], actor: "t")
-        _ = try ledger.materializeRecurrences(now: Self.at("2030-01-07T12:00:00+09:00"))
+        _ = try await ledger.materializeRecurrences(now: Self.at("2030-01-07T12:00:00+09:00"))
         // Editing one occurrence changes it alone, and it is never made again once deleted.
         let third = OccurrenceID.of(rule: rule, day: Recurrence.day("2030-01-03")!)
         let fourth = OccurrenceID.of(rule: rule, day: Recurrence.day("2030-01-04")!)
@@ -57,7 +57,7 @@ import TallyTestSupport
         // Skip a coming day, then end the rule.
         _ = try await ledger.skipOccurrence(rule: rule, day: "2030-01-09", actor: "t")
         _ = try await ledger.update(.recurring, id: rule, [.endDate: .dateTime(Self.at("2030-01-10T00:00:00+09:00"))], actor: "t")
-        _ = try ledger.materializeRecurrences(now: Self.at("2030-01-31T12:00:00+09:00"))
+        _ = try await ledger.materializeRecurrences(now: Self.at("2030-01-31T12:00:00+09:00"))
         #expect(
             try amounts(ledger, payee: "Bakery") == [
                 "2030-01-01": 1_000, "2030-01-02": 1_000, "2030-01-03": 1_500, "2030-01-05": 1_000,
@@ -127,11 +127,11 @@ import TallyTestSupport
         _ = try await away.service.ledger.importBundle(from: first)
         // Apart: home skips the 3rd; away makes the first four days, then skips the 2nd.
         _ = try await home.service.ledger.skipOccurrence(rule: rule, day: "2032-03-03", actor: "t")
-        _ = try away.service.ledger.materializeRecurrences(now: Self.at("2032-03-04T12:00:00Z"))
+        _ = try await away.service.ledger.materializeRecurrences(now: Self.at("2032-03-04T12:00:00Z"))
         _ = try await away.service.ledger.skipOccurrence(rule: rule, day: "2032-03-02", actor: "t")
         try await home.exchangeBundles(with: away)
         for fixture in [home, away] {
-            _ = try fixture.service.ledger.materializeRecurrences(now: Self.at("2032-03-05T12:00:00Z"))
+            _ = try await fixture.service.ledger.materializeRecurrences(now: Self.at("2032-03-05T12:00:00Z"))
         }
         for fixture in [home, away] {
             #expect(
@@ -155,8 +155,8 @@ import TallyTestSupport
         _ = try SegmentBundle.export(home.service.directory, to: first, for: nil)
         _ = try await away.service.ledger.importBundle(from: first)
         // Apart, each makes the months due by its own "now".
-        #expect(try home.service.ledger.materializeRecurrences(now: Self.at("2031-05-15T00:00:00Z")) == 4)
-        #expect(try away.service.ledger.materializeRecurrences(now: Self.at("2031-06-15T00:00:00Z")) == 5)
+        #expect(try await home.service.ledger.materializeRecurrences(now: Self.at("2031-05-15T00:00:00Z")) == 4)
+        #expect(try await away.service.ledger.materializeRecurrences(now: Self.at("2031-06-15T00:00:00Z")) == 5)
         try await home.exchangeBundles(with: away)
         for fixture in [home, away] {
             #expect(try amounts(fixture.service.ledger, payee: "Rent").keys.sorted() == ["2031-01-31", "2031-02-28", "2031-03-31", "2031-04-30", "2031-05-31"])

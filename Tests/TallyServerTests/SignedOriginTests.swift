@@ -123,7 +123,7 @@ import TallyTestSupport
 
     /// Trust on first use can be replaced by a pin made by hand before first contact: a replica
     /// that pinned A's real key refuses M's version of A's chain even if it arrives first.
-    @Test func aKeyPinnedByHandDecidesBeforeFirstContact() throws {
+    @Test func aKeyPinnedByHandDecidesBeforeFirstContact() async throws {
         let c = try DataDirectory.create(path: folder.file("c"), name: "c")
         let aKey = try ReplicaSigningKey.read(from: a.signingKeyPath)!.publicKey
         try Ledger.trust(originText: a.identity.replicaId, keyHex: aKey.description, in: c)
@@ -153,7 +153,7 @@ import TallyTestSupport
     /// A rotation signed by the old key moves the pin; one signed by any other key is refused.
     @Test func aRotationSignedByThePinnedKeyIsFollowedAndAForgedOneRefused() async throws {
         let ledger = try Ledger(directory: a)
-        let rotation = try ledger.rotateSigningKey()
+        let rotation = try await ledger.rotateSigningKey()
         _ = try await ledger.create(.expense, [.kind: .string("expense"), .amount: .int(7), .currency: .string("KRW")], actor: "cli:a")
         ledger.close()
         #expect(try Ledger.publicKey(of: a) == rotation.newKey)
@@ -182,7 +182,7 @@ import TallyTestSupport
 
     /// Two deliveries checked against the same pins cannot both move one: the second finds the
     /// pin changed under it and is refused (a stale push could otherwise swap an origin's key).
-    @Test func aPinMovesOnlyFromTheKeyTheDeliveryWasCheckedAgainst() throws {
+    @Test func aPinMovesOnlyFromTheKeyTheDeliveryWasCheckedAgainst() async throws {
         let store = OriginKeyStore(logDirectory: b.logPath)
         let origin = ReplicaID.random()
         let real = ReplicaSigningKey.generate().publicKey, other = ReplicaSigningKey.generate().publicKey
@@ -198,7 +198,7 @@ import TallyTestSupport
 
     /// Rotation records cannot bloat a log: replaying rotations back and forth, or one placed
     /// where its origin's chain does not stand, is refused.
-    @Test func rotationsOutOfPlaceOrReplayedAreRefused() throws {
+    @Test func rotationsOutOfPlaceOrReplayedAreRefused() async throws {
         let x = ReplicaID.random()
         let k1 = ReplicaSigningKey.generate(), k2 = ReplicaSigningKey.generate()
         let event = Event(
@@ -223,7 +223,7 @@ import TallyTestSupport
 
     /// `tally audit verify` proves authorship: it names a signature that does not verify, a
     /// head signed by a key other than the origin's, and a pin that disagrees with the log.
-    @Test func auditVerifyChecksEverySignature() throws {
+    @Test func auditVerifyChecksEverySignature() async throws {
         #expect(try Ledger.verify(b).findings.isEmpty)
         #expect(try Ledger.verify(b).authorship.map(\.signedThrough) == [2])
         // Written past every check, as a tamperer with the files could.
@@ -249,7 +249,7 @@ import TallyTestSupport
 
     /// A data directory from before signing gets a key when its log is next opened for writing,
     /// and its chain so far is signed then, so other replicas accept it.
-    @Test func aDataDirectoryFromBeforeSigningGetsAKeyAndItsChainSigned() throws {
+    @Test func aDataDirectoryFromBeforeSigningGetsAKeyAndItsChainSigned() async throws {
         let old = try DataDirectory.create(path: folder.file("old"), name: "old")
         try FileManager.default.removeItem(atPath: old.signingKeyPath)
         let bare = try LogWriter(directory: old.logPath, localOrigin: old.identity.origin, localOnlyOrigin: old.identity.localOnlyOrigin)
@@ -265,7 +265,7 @@ import TallyTestSupport
 
     /// A crash that cut the signatures frame after a batch leaves its events unsigned; the next
     /// open signs the chain's head, so they can still be shipped.
-    @Test func aCutSignaturesFrameIsMadeGoodOnTheNextOpen() throws {
+    @Test func aCutSignaturesFrameIsMadeGoodOnTheNextOpen() async throws {
         try write(1, in: a)
         let newest = try a.reader.segmentNames().last!
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: a.logPath + "/" + newest))
@@ -279,7 +279,7 @@ import TallyTestSupport
     }
 
     /// A rotation interrupted by a crash: if its record is durable the new key is taken, else dropped.
-    @Test func aRotationInterruptedByACrashIsFinishedOrDropped() throws {
+    @Test func aRotationInterruptedByACrashIsFinishedOrDropped() async throws {
         // Durable record, key file not yet renamed (the crash came between).
         let next = ReplicaSigningKey.generate()
         try next.write(to: a.signingKeyPath + ".next")
@@ -301,7 +301,7 @@ import TallyTestSupport
     }
 
     /// The private key is the owner's alone.
-    @Test func theSigningKeyIsOwnerOnly() throws {
+    @Test func theSigningKeyIsOwnerOnly() async throws {
         var info = stat()
         #expect(stat(a.signingKeyPath, &info) == 0 && info.st_mode & 0o777 == 0o600)
     }

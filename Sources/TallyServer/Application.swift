@@ -1,0 +1,40 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import TallyLedger
+
+/// How the HTTP server listens and cuts off idle clients (`tally serve`'s flags, checked).
+public struct ServerOptions: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    /// The most connections open at once; more are closed as they arrive.
+    public var maxConnections = 512
+    /// A client that sends nothing for this long, mid-request or between requests, is cut off.
+    public var idleTimeout: TimeAmount = .seconds(30)
+    /// When the ledger's own background work runs (peer syncs, snapshots).
+    public var schedule = BackgroundSchedule()
+
+    public init() {}
+}
+
+/// The service as a Hummingbird application: the router over `service`, connection limits
+/// and idle timeouts, and the ledger's background work beside the server. `onRunning` is told
+/// the address and port bound (port 0 asks for any free one).
+public func buildApplication(
+    _ service: TallyService, _ options: ServerOptions, logger: Logger, onRunning: @escaping @Sendable (_ address: String, _ port: Int) async -> Void
+) -> some ApplicationProtocol {
+    let connections = ConnectionLimit(maximum: options.maxConnections)
+    return Application(
+        router: buildRouter(service),
+        // Half-sent requests cannot pile up and hold the service's descriptors (a streaming
+        // response, whose request was read whole, is not idle in this sense).
+        server: .http1(configuration: .init(additionalChannelHandlers: [connections.handler()], idleTimeout: options.idleTimeout)),
+        configuration: .init(address: .hostname(options.host, port: options.port), serverName: "tally"),
+        services: service.backgroundServices(options.schedule),
+        onServerRunning: { channel in
+            let address = channel.localAddress.map { "\($0)" } ?? "\(options.host):\(options.port)"
+            await onRunning(address, channel.localAddress?.port ?? options.port)
+        },
+        logger: logger)
+}
