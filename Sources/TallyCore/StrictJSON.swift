@@ -221,6 +221,18 @@ public struct StrictJSONError: Error, Sendable, CustomStringConvertible {
 }
 
 extension JSONText {
+    /// The member `key` of this object (raw text is parsed first); nil if there is none or
+    /// this is not an object.
+    public func member(_ key: String) -> JSONText? {
+        switch self {
+        case .object(let fields): return fields.first { $0.0 == key }?.1
+        case .raw(let text):
+            guard case .object(let fields)? = try? StrictJSON.parse(Array(text.utf8)) else { return nil }
+            return fields.first { $0.0 == key }.map { JSONText($0.1) }
+        default: return nil
+        }
+    }
+
     /// A parsed value as output JSON, keys in their order, numbers as written.
     public init(_ value: JSONValue) {
         switch value {

@@ -116,7 +116,7 @@ struct AttachmentRoutes {
     static let multipartAllowance = 64 << 10
 
     /// The blob named in the path: 200 (or 206 for a satisfiable `Range`, 304 for a matching
-    /// `If-None-Match`), streamed from the file.
+    /// `If-None-Match`), streamed from the file by Hummingbird's `FileIO`.
     func download(_ request: Request, _ context: TallyRequestContext, bodyless: Bool) async throws -> Response {
         try await serve(context.parameters.get("digest") ?? "", request, context, bodyless: bodyless)
     }
@@ -156,24 +156,12 @@ struct AttachmentRoutes {
         }
         headers[.contentLength] = "\(size == 0 ? 0 : range.count)"
         if bodyless || size == 0 { return Response(status: status, headers: headers) }
-        guard let handle = FileHandle(forReadingAtPath: file) else { throw APIError(.notFound, "not_found", "attachment \(digest) went away") }
-        let served = range
-        let body = ResponseBody { writer in
-            defer { try? handle.close() }
-            // Read on the service's blocking threads in 256 KiB pieces: never the whole file.
-            var offset = served.lowerBound, remaining = served.count
-            while remaining > 0 {
-                let (start, count) = (offset, min(remaining, 256 << 10))
-                let piece = try await service.run { () -> Data in
-                    try handle.seek(toOffset: UInt64(start))
-                    return try handle.read(upToCount: count) ?? Data()
-                }
-                guard !piece.isEmpty else { break }  // the file shrank: the client sees a short body
-                try await writer.write(ByteBuffer(bytes: piece))
-                offset += piece.count
-                remaining -= piece.count
-            }
-            try await writer.finish(nil)
+        // Hummingbird's file I/O reads the range in pieces on NIO's blocking pool: never the
+        // whole file in memory. (Range and If-None-Match are decided above: its FileMiddleware
+        // serves a folder by path, not a blob with the type it was stored with.)
+        let body: ResponseBody
+        do { body = try await FileIO().loadFile(path: file, range: range, context: context) } catch {
+            throw APIError(.notFound, "not_found", "attachment \(digest) went away")
         }
         return Response(status: status, headers: headers, body: body)
     }

@@ -27,7 +27,7 @@ extension ProjectionQueries {
     /// One budget by id, as its JSON.
     public static func budgetJSON(_ db: Database, id: String) throws -> JSONText? {
         let statement = try db.cachedStatement(sql: "SELECT \(ViewRecordJSON.Selection.budgets.sql) FROM budgets b WHERE b.id = ?")
-        return try oneJSON(ViewRecordJSON.write(statement, [id], .budgets, isHeld: { _ in true }, db))
+        return oneJSON(try ViewRecordJSON.write(statement, [id], .budgets, isHeld: { _ in true }, db))
     }
 
     private static let budgetsSQL = "SELECT \(ViewRecordJSON.Selection.budgets.sql) FROM budgets b ORDER BY b.from_month, b.category_id, b.currency, b.id"

@@ -60,7 +60,7 @@ enum WriteOutput {
     static func printCreated(_ entity: JSONText, json: Bool) {
         if json {
             print(entity.serialized)
-        } else if case .object(let fields) = entity, case .string(let id)? = fields.first(where: { $0.0 == "id" })?.1 {
+        } else if case .string(let id)? = entity.member("id") {
             print(id)
         }
     }

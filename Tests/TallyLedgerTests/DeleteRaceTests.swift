@@ -16,7 +16,7 @@ import TallyTestSupport
         let ledger = try Ledger(directory: try DataDirectory.create(path: folder.file("r"), name: "r"))
         defer { ledger.close() }
         let (entity, _) = try await ledger.create(.expense, [.amount: .int(1_200)], actor: "t")
-        guard case .object(let fields) = entity, case .string(let text)? = fields.first(where: { $0.0 == "id" })?.1, let id = UUID(uuidString: text)
+        guard case .string(let text)? = entity.member("id"), let id = UUID(uuidString: text)
         else { Issue.record("no id"); return }
         try await ledger.delete(.expense, id: id, actor: "t")
         #expect {
@@ -31,7 +31,7 @@ import TallyTestSupport
         defer { ledger.close() }
         for round in 0..<10 {
             let (entity, _) = try await ledger.create(.expense, [.amount: .int(1_000 + Int64(round))], actor: "t")
-            guard case .object(let fields) = entity, case .string(let text)? = fields.first(where: { $0.0 == "id" })?.1, let id = UUID(uuidString: text)
+            guard case .string(let text)? = entity.member("id"), let id = UUID(uuidString: text)
             else { Issue.record("no id"); return }
             let outcomes = await withTaskGroup(of: String.self) { group in
                 for step in 0..<16 {

@@ -291,7 +291,7 @@ func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes))
         let (entity, _) = try await ledger.create(.expense, withDropped, actor: "cli:test")
         let thumbnailKept = try #require(try Thumbnailer(store: ledger.blobs).thumbnail(of: kept.digest, size: 128))
         let thumbnailDropped = try #require(try Thumbnailer(store: ledger.blobs).thumbnail(of: dropped.digest, size: 128))
-        guard case .object(let fields) = entity, case .string(let id)? = fields.first(where: { $0.0 == "id" })?.1 else { Issue.record("no id"); return }
+        guard case .string(let id)? = entity.member("id") else { Issue.record("no id"); return }
         try await ledger.delete(.expense, id: UUID(uuidString: id)!, actor: "cli:test")
 
         let collector = AttachmentCollector(directory: directory)

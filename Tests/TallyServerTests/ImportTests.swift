@@ -609,7 +609,7 @@ extension ImportTests {
             let offset = Int.random(in: 0...30, using: &rng)
             let day = DateTime(epochMillis: day0.epochMillis + Int64(offset) * 86_400_000, offsetMinutes: 540)
             let entity = try await ledger.setRate(from: from, to: to, rate: text, day: day, actor: "t")
-            guard case .object(let fields) = entity, case .string(let id)? = fields.first(where: { $0.0 == "id" })?.1 else { continue }
+            guard case .string(let id)? = entity.member("id") else { continue }
             rates.removeAll { $0.id == id }
             rates.append((from, to, Decimal(string: FieldKind.normalDecimal(text)!)!, day.localDayNumber, id))
         }
@@ -625,7 +625,7 @@ extension ImportTests {
             let (entity, _) = try await ledger.create(
                 .expense, [.kind: .string(kind), .amount: .int(amount), .currency: .string(currency), .date: .dateTime(date), .repeat: .string("none")],
                 actor: "t")
-            guard case .object(let fields) = entity, case .string(let id)? = fields.first(where: { $0.0 == "id" })?.1 else { continue }
+            guard case .string(let id)? = entity.member("id") else { continue }
             expenses.append((kind, amount, currency, date.localDayNumber, id))
         }
         // Brute force: for each expense, every rate of its pair either way on or before its day;
