@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 import TallyLedger
 
 /// How the HTTP server listens and cuts off idle clients (`tally serve`'s flags, checked).
@@ -24,14 +25,31 @@ public struct ServerOptions: Sendable {
 public func buildApplication(
     _ service: TallyService, _ options: ServerOptions, logger: Logger, onRunning: @escaping @Sendable (_ address: String, _ port: Int) async -> Void
 ) -> some ApplicationProtocol {
+    application(buildRouter(service), services: service.backgroundServices(options.schedule), options, logger: logger, onRunning: onRunning)
+}
+
+/// The hosted service (`tally serve --ledgers DIR`) as a Hummingbird application: the router
+/// over `ledgers`, which closes idle ledgers as it runs and every ledger at shutdown.
+public func buildHostedApplication(
+    _ ledgers: HostedLedgers, _ options: ServerOptions, logger: Logger,
+    onRunning: @escaping @Sendable (_ address: String, _ port: Int) async -> Void
+) -> some ApplicationProtocol {
+    application(buildHostedRouter(ledgers, metrics: Metrics()), services: [ledgers], options, logger: logger, onRunning: onRunning)
+}
+
+/// `router` served with the connection limit and idle timeout of `options`, `services` beside it.
+private func application(
+    _ router: Router<TallyRequestContext>, services: [any Service], _ options: ServerOptions, logger: Logger,
+    onRunning: @escaping @Sendable (_ address: String, _ port: Int) async -> Void
+) -> some ApplicationProtocol {
     let connections = ConnectionLimit(maximum: options.maxConnections)
     return Application(
-        router: buildRouter(service),
+        router: router,
         // Half-sent requests cannot pile up and hold the service's descriptors (a streaming
         // response, whose request was read whole, is not idle in this sense).
         server: .http1(configuration: .init(additionalChannelHandlers: [connections.handler()], idleTimeout: options.idleTimeout)),
         configuration: .init(address: .hostname(options.host, port: options.port), serverName: "tally"),
-        services: service.backgroundServices(options.schedule),
+        services: services,
         onServerRunning: { channel in
             let address = channel.localAddress.map { "\($0)" } ?? "\(options.host):\(options.port)"
             await onRunning(address, channel.localAddress?.port ?? options.port)

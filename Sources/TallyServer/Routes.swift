@@ -14,53 +14,64 @@ public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> 
     buildRouter(SingleLedger(service), metrics: service.metrics)
 }
 
-/// The router over the ledgers `registry` resolves, each request's put in its context first.
+/// The router over the one ledger `registry` serves (`tally serve --data-dir`): the API at
+/// `/v1/…`, `/health`, `/metrics`, `/openapi.yaml` and the web app at `/`.
 public func buildRouter(_ registry: some LedgerRegistry, metrics: Metrics) -> Router<TallyRequestContext> {
+    let (router, routes) = baseRouter(registry, metrics: metrics)
+    // 200 only when writes can be taken and the views read; otherwise 503 with the reason.
+    router.get("/health") { _, context in try await health(try context.service()) }
+    // Every other route needs a scope: `read` or `write` by method, `replicate` for replication.
+    let api = router.group().add(middleware: ScopeMiddleware.readOrWrite)
+    addLedgerRoutes(api: api, v1: api.group("v1"), replication: router.group("v1/replication").add(middleware: ScopeMiddleware.replicate))
+    WebAppRoutes().add(to: router)
+    routes.fill(from: router)
+    return router
+}
+
+/// The router over a folder of ledgers (`tally serve --ledgers`): each ledger's API at
+/// `/v1/ledgers/{ledger}/…` — the same routes as one ledger's `/v1/…`, with its `health`,
+/// `metrics` and `openapi.yaml` beside them — and the server's own `/health`. The web app is
+/// not served here yet (its sign-in by name and password is issue 31's next step).
+public func buildHostedRouter(_ ledgers: HostedLedgers, metrics: Metrics) -> Router<TallyRequestContext> {
+    let (router, routes) = baseRouter(ledgers, metrics: metrics)
+    router.get("/health") { _, _ in json(.object([("status", .string("ok")), ("openLedgers", .int(Int64(ledgers.openCount)))])) }
+    let api = router.group("v1/ledgers/:ledger").add(middleware: ScopeMiddleware.readOrWrite)
+    api.get("health") { _, context in try await health(try context.service()) }
+    addLedgerRoutes(api: api, v1: api, replication: router.group("v1/ledgers/:ledger/replication").add(middleware: ScopeMiddleware.replicate))
+    routes.fill(from: router)
+    return router
+}
+
+/// A router with the middleware every request passes, in order: metrics, errors as JSON,
+/// the caller's token (checked against the named ledger's tokens), the ledger leased, and
+/// 405 for a method a path does not serve (from `routes`, filled once every route is added).
+private func baseRouter(_ registry: some LedgerRegistry, metrics: Metrics) -> (Router<TallyRequestContext>, RouteTable) {
     let router = Router(context: TallyRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: MetricsMiddleware(metrics: metrics))
     router.add(middleware: ErrorMiddleware())
-    router.add(middleware: LedgerMiddleware(registry: registry))
     // Authentication first: a client without a valid token learns nothing about a path, not
-    // even which methods it serves (401, not 405).
-    router.add(middleware: AuthMiddleware())
-    let routes = RouteTable()  // filled below, once every route is added
+    // even which methods it serves (401, not 405) — nor, hosted, whether a ledger exists, and
+    // no ledger is opened for it.
+    router.add(middleware: AuthMiddleware(registry: registry))
+    router.add(middleware: LedgerMiddleware(registry: registry))
+    let routes = RouteTable()
     router.add(middleware: MethodMiddleware(routes: routes))
+    return (router, routes)
+}
 
-    // 200 only when writes can be taken and the views read; otherwise 503 with the reason (a
-    // stopped writer needs a restart once its cause — a full disk? — is fixed).
-    router.get("/health") { _, context in
-        let service = try context.service()
-        let replica: (String, JSONText) = ("replicaId", .string(service.directory.identity.replicaId))
-        if let stopped = service.ledger.stoppedBecause {
-            return json(
-                .object([("status", .string("unhealthy")), replica, ("reason", .string("the log writer stopped: \(stopped)"))]), status: .serviceUnavailable)
-        }
-        let events: UInt64
-        do { events = try await service.run { try service.views.projectedIndex() } } catch {
-            return json(
-                .object([("status", .string("unhealthy")), replica, ("reason", .string("the views cannot be read: \(error)"))]), status: .serviceUnavailable)
-        }
-        let missing = try await service.run { try service.views.missingAttachments().count }
-        return json(.object([("status", .string("ok")), replica, ("projectedIndex", .int(Int64(events))), ("missingAttachments", .int(Int64(missing)))]))
-    }
-    // Every other route needs a scope: `read` or `write` by method, `replicate` for replication.
-    let api = router.group().add(middleware: ScopeMiddleware.readOrWrite)
-    let replication = router.group("v1/replication").add(middleware: ScopeMiddleware.replicate)
-
-    api.get("/metrics") { _, context in
+/// One ledger's routes: `/metrics` and `/openapi.yaml` on `api`, the API on `v1` (both
+/// scoped `read`/`write` by method), replication on `replication` (scope `replicate`).
+private func addLedgerRoutes(api: RouterGroup<TallyRequestContext>, v1: RouterGroup<TallyRequestContext>, replication: RouterGroup<TallyRequestContext>) {
+    api.get("metrics") { _, context in
         let service = try context.service()
         let (appended, projected) = try await service.run { (service.ledger.appendedIndex, try service.views.projectedIndex()) }
         return Response(
             status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
             body: .init(byteBuffer: ByteBuffer(bytes: service.metrics.render(appendedIndex: appended, projectedIndex: projected))))
     }
-    api.get("/openapi.yaml") { _, context in
+    api.get("openapi.yaml") { _, _ in
         Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
     }
-
-    WebAppRoutes().add(to: router)
-
-    let v1 = api.group("v1")
     EntityRoutes(type: .expense, path: "expenses").add(to: v1)
     EntityRoutes(type: .category, path: "categories").add(to: v1)
     EntityRoutes(type: .todo, path: "todos").add(to: v1)
@@ -76,8 +87,23 @@ public func buildRouter(_ registry: some LedgerRegistry, metrics: Metrics) -> Ro
     ReplicationRoutes().add(to: replication)
     AttachmentRoutes().addReplication(to: replication)
     ImportRoutes().add(to: v1)
-    routes.fill(from: router)
-    return router
+}
+
+/// A ledger's health: 200 only when writes can be taken and the views read; otherwise 503
+/// with the reason (a stopped writer needs a restart once its cause — a full disk? — is fixed).
+private func health(_ service: TallyService) async throws -> Response {
+    let replica: (String, JSONText) = ("replicaId", .string(service.directory.identity.replicaId))
+    if let stopped = service.ledger.stoppedBecause {
+        return json(
+            .object([("status", .string("unhealthy")), replica, ("reason", .string("the log writer stopped: \(stopped)"))]), status: .serviceUnavailable)
+    }
+    let events: UInt64
+    do { events = try await service.run { try service.views.projectedIndex() } } catch {
+        return json(
+            .object([("status", .string("unhealthy")), replica, ("reason", .string("the views cannot be read: \(error)"))]), status: .serviceUnavailable)
+    }
+    let missing = try await service.run { try service.views.missingAttachments().count }
+    return json(.object([("status", .string("ok")), replica, ("projectedIndex", .int(Int64(events))), ("missingAttachments", .int(Int64(missing)))]))
 }
 
 /// A JSON response.

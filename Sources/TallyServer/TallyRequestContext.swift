@@ -7,8 +7,9 @@ public struct TallyRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The authenticated token, set by `AuthMiddleware`.
     public var token: TokenRecord?
-    /// The served ledger the request is for, set by `LedgerMiddleware` (`service()` reads it).
-    public var served: TallyService?
+    /// The served ledger the request is for, held by it, set by `LedgerMiddleware`
+    /// (`service()` reads it).
+    public var lease: LedgerLease?
     /// The connection, so a stream can close it when its client stops reading (`FeedGuard`).
     public let channel: any Channel
 
@@ -22,15 +23,17 @@ public struct TallyRequestContext: RequestContext {
 
     /// The served ledger the request is for (`LedgerMiddleware` runs before every route).
     func service() throws -> TallyService {
-        guard let served else { throw APIError(.internalServerError, "internal", "no ledger was resolved for this request") }
-        return served
+        guard let lease else { throw APIError(.internalServerError, "internal", "no ledger was resolved for this request") }
+        return lease.service
     }
 }
 
 /// Requires a bearer token on every route but `/health` and the web app's files (401 without
 /// or with an unknown one) and puts it in the context; the scope a route needs is checked by
 /// the `ScopeMiddleware` of its route group.
-struct AuthMiddleware: RouterMiddleware {
+struct AuthMiddleware<Registry: LedgerRegistry>: RouterMiddleware {
+    let registry: Registry
+
     func handle(_ request: Request, context: TallyRequestContext, next: (Request, TallyRequestContext) async throws -> Response) async throws -> Response {
         let path = request.uri.path
         // The router ignores empty segments, so "/v1//replication/push" would reach the push
@@ -45,7 +48,7 @@ struct AuthMiddleware: RouterMiddleware {
         guard let header = request.headers[.authorization], header.prefix("Bearer ".count).lowercased() == "bearer " else {
             throw APIError(.unauthorized, "unauthorized", "send 'Authorization: Bearer <token>' (create one with 'tally token create')")
         }
-        guard let token = try context.service().tokens.authenticate(String(header.dropFirst("Bearer ".count))) else {
+        guard let token = try registry.token(String(header.dropFirst("Bearer ".count)), for: request) else {
             throw APIError(.unauthorized, "unauthorized", "unknown or revoked token")
         }
         var context = context

@@ -41,7 +41,7 @@ public final class TallyService: Sendable {
     /// Opens the replica: takes the writer lock, migrates and catches up the views.
     public init(
         directory: DataDirectory, logger: Logger, lockTimeout: Double = 0, maxStreamsPerToken: Int = 4,
-        bodyTimeout: Duration = .seconds(30), attachmentLimits: AttachmentLimits = AttachmentLimits()
+        bodyTimeout: Duration = .seconds(30), attachmentLimits: AttachmentLimits = AttachmentLimits(), thumbnails: ThumbnailQueue? = nil
     ) throws {
         self.logger = logger
         self.attachmentLimits = attachmentLimits
@@ -51,7 +51,13 @@ public final class TallyService: Sendable {
         if let torn = ledger.opening.tornTail { logger.warning("cut a torn tail on open", metadata: ["log.tail": "\(torn)"]) }
         logger.info("views caught up", metadata: ["events.applied": "\(ledger.opening.caughtUp)"])
         tokens = TokenStore(directory: directory)
-        thumbnails = ThumbnailQueue(limits: attachmentLimits.thumbnails) { work in try await BlockingThreads.run { try work() } }
+        self.thumbnails = thumbnails ?? Self.thumbnailQueue(attachmentLimits)
+    }
+
+    /// A queue of thumbnail decodes within `limits` (hosted ledgers share one: the bound on
+    /// decodes at once is the process's, not each ledger's).
+    public static func thumbnailQueue(_ limits: AttachmentLimits) -> ThumbnailQueue {
+        ThumbnailQueue(limits: limits.thumbnails) { work in try await BlockingThreads.run { try work() } }
     }
 
     /// Runs blocking work on the `BlockingThreads`.

@@ -24,7 +24,11 @@ public final class TokenStore: @unchecked Sendable {
     private let lock = NSLock()
     private var cache: (version: FileVersion, tokens: [TokenRecord], bySecret: [String: TokenRecord])?
 
-    public init(directory: DataDirectory) { file = SecretFile(path: directory.path + "/tokens.json", empty: []) }
+    public convenience init(directory: DataDirectory) { self.init(folder: directory.path) }
+
+    /// The tokens of the data directory at `folder`, read without opening it (a hosted
+    /// ledger's caller is authenticated before the ledger is opened).
+    public init(folder: String) { file = SecretFile(path: folder + "/tokens.json", empty: []) }
 
     /// Every token record (re-read when the file's modification time changes).
     public func all() throws -> [TokenRecord] {

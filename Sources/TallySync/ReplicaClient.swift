@@ -26,8 +26,13 @@ public struct ReplicaClient: ReplicaTransport {
         self.label = label ?? self.baseURL
     }
 
+    /// Where the peer's API is: `BASE/v1` for a server of one ledger, or the URL itself when it
+    /// names a hosted ledger (`http://host/v1/ledgers/NAME`, whose routes are `…/replication/…`).
+    var apiBase: String { URLComponents(string: baseURL)?.path.hasPrefix("/v1/ledgers/") == true ? baseURL : baseURL + "/v1" }
+
+    /// A request to `path` of the peer's API (`/replication/vector`).
     func request(_ path: String, method: HTTPMethod) -> HTTPClientRequest {
-        var request = HTTPClientRequest(url: baseURL + path)
+        var request = HTTPClientRequest(url: apiBase + path)
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
         return request
@@ -47,26 +52,26 @@ public struct ReplicaClient: ReplicaTransport {
 
     /// The peer's version vector.
     public func vector() async throws -> VersionVector {
-        let response = try await Self.http.execute(request("/v1/replication/vector", method: .GET), timeout: .seconds(30))
-        try await Self.check(response, "\(label): GET /v1/replication/vector")
+        let response = try await Self.http.execute(request("/replication/vector", method: .GET), timeout: .seconds(30))
+        try await Self.check(response, "\(label): GET /replication/vector")
         return try JSONDecoder().decode(VersionVector.self, from: Data(try await response.body.collect(upTo: 1 << 20).readableBytesView))
     }
 
     /// Hands `receive` the records the peer holds and `mine` lacks, as they arrive.
     public func fetch(lacking mine: VersionVector, into receive: (ByteBuffer) throws -> Void) async throws {
-        var request = request("/v1/replication/pull", method: .POST)
+        var request = request("/replication/pull", method: .POST)
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: mine.json))
         let response = try await Self.http.execute(request, timeout: .hours(1))
-        try await Self.check(response, "\(label): POST /v1/replication/pull")
+        try await Self.check(response, "\(label): POST /replication/pull")
         for try await buffer in response.body { try receive(buffer) }
     }
 
-    /// Asks the service to sync with a peer itself (`POST /v1/replication/sync`): what
+    /// Asks the service to sync with a peer itself (`POST /replication/sync`): what
     /// `tally sync` does when a running server holds the writer lock. `body` names the peer
     /// (`{"peer": name}` or `{"url", "token"}`); returns the service's JSON report as text.
     public func requestSync(_ body: String) async throws -> String {
-        var request = request("/v1/replication/sync", method: .POST)
+        var request = request("/replication/sync", method: .POST)
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: body))
         let response = try await Self.http.execute(request, timeout: .hours(1))
@@ -79,11 +84,11 @@ public struct ReplicaClient: ReplicaTransport {
 
     /// Sends `records` to the peer; returns its report.
     public func send(_ records: AsyncThrowingStream<ByteBuffer, any Error>) async throws -> SendReport {
-        var request = request("/v1/replication/push", method: .POST)
+        var request = request("/replication/push", method: .POST)
         request.headers.add(name: "Content-Type", value: "application/octet-stream")
         request.body = .stream(records, length: .unknown)
         let response = try await Self.http.execute(request, timeout: .hours(1))
-        try await Self.check(response, "\(label): POST /v1/replication/push")
+        try await Self.check(response, "\(label): POST /replication/push")
         let report = try JSONSerialization.jsonObject(with: Data(try await response.body.collect(upTo: 1 << 20).readableBytesView)) as? [String: Any] ?? [:]
         return SendReport(applied: report["applied"] as? Int ?? 0, alreadyHeld: report["alreadyHeld"] as? Int ?? 0)
     }
@@ -131,30 +136,30 @@ public final class Counter: @unchecked Sendable {
 extension ReplicaClient {
     public func fetchBlob(_ digest: String, into receive: (ByteBuffer) throws -> Void) async throws -> Bool {
         guard BlobStore.isDigest(digest) else { return false }
-        let response = try await Self.http.execute(request("/v1/replication/blobs/\(digest)", method: .GET), timeout: .minutes(10))
+        let response = try await Self.http.execute(request("/replication/blobs/\(digest)", method: .GET), timeout: .minutes(10))
         if response.status.code == 404 { return false }  // the peer lacks it too
-        try await Self.check(response, "\(label): GET /v1/replication/blobs/\(digest)")
+        try await Self.check(response, "\(label): GET /replication/blobs/\(digest)")
         for try await piece in response.body { try receive(piece) }
         return true
     }
 
     public func missingBlobs(_ offered: [String]) async throws -> [String] {
         guard !offered.isEmpty else { return [] }
-        var ask = request("/v1/replication/blobs/missing", method: .POST)
+        var ask = request("/replication/blobs/missing", method: .POST)
         ask.headers.add(name: "Content-Type", value: "application/json")
         ask.body = .bytes(ByteBuffer(string: JSONText.object([("digests", .array(offered.map { .string($0) }))]).serialized))
         let response = try await Self.http.execute(ask, timeout: .seconds(60))
-        try await Self.check(response, "\(label): POST /v1/replication/blobs/missing")
+        try await Self.check(response, "\(label): POST /replication/blobs/missing")
         let answer = try JSONDecoder().decode([String: [String]].self, from: Data(try await response.body.collect(upTo: 8 << 20).readableBytesView))
         return answer["missing"] ?? []
     }
 
     public func sendBlob(_ digest: String, bytes: ByteBuffer) async throws {
         guard BlobStore.isDigest(digest) else { return }
-        var put = request("/v1/replication/blobs/\(digest)", method: .PUT)
+        var put = request("/replication/blobs/\(digest)", method: .PUT)
         put.headers.add(name: "Content-Type", value: "application/octet-stream")
         put.body = .bytes(bytes)
         let stored = try await Self.http.execute(put, timeout: .minutes(10))
-        try await Self.check(stored, "\(label): PUT /v1/replication/blobs/\(digest)")
+        try await Self.check(stored, "\(label): PUT /replication/blobs/\(digest)")
     }
 }

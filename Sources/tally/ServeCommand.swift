@@ -29,6 +29,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The most snapshots of the views kept; older ones thin out evenly.") var snapshotsKept = SnapshotPolicy().keep
     @Option(help: "Seconds a connection may send nothing between requests or within a request head, and the most a JSON body may take, before it is cut off.")
     var idleTimeout = 30.0
+    @Option(help: "Host every ledger in this folder (made with 'tally ledgers create'), at /v1/ledgers/NAME/…, instead of the one --data-dir.")
+    var ledgers: String?
+    @Option(help: "With --ledgers: the most ledgers open at once; the least recently used idle one closes first.") var maxOpenLedgers = HostingLimits().maxOpen
+    @Option(help: "With --ledgers: seconds a ledger may go unused before it is closed.") var idleCloseSeconds = 300
 
     func run() async throws {
         // Logs go to standard error; standard output carries only the "listening" line.
@@ -50,14 +54,18 @@ struct ServeCommand: AsyncParsableCommand {
         attachments.thumbnails = ThumbnailLimits(
             maxDecodeBytes: thumbnailDecodeMib << 20, concurrentDecodes: thumbnailDecodes,
             decodeTimeout: .seconds(thumbnailTimeout), workerCommand: [executable, "thumbnail-worker"])
-        let service = try TallyService(
-            directory: try global.open(), logger: logger, lockTimeout: global.lockTimeout, maxStreamsPerToken: maxStreamsPerToken,
-            bodyTimeout: .milliseconds(Int64(idleTimeout * 1000)), attachmentLimits: attachments)
-        let directory = service.directory
         var options = ServerOptions()
         (options.host, options.port, options.maxConnections) = (host, port, maxConnections)
         options.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
         options.schedule = BackgroundSchedule(peerSync: .seconds(syncInterval), snapshots: SnapshotPolicy(every: UInt64(snapshotEvery), keep: snapshotsKept))
+        if let ledgers {
+            try await serveHosted(ledgers, options: options, attachments: attachments, logger: logger)
+            return
+        }
+        let service = try TallyService(
+            directory: try global.open(), logger: logger, lockTimeout: global.lockTimeout, maxStreamsPerToken: maxStreamsPerToken,
+            bodyTimeout: .milliseconds(Int64(idleTimeout * 1000)), attachmentLimits: attachments)
+        let directory = service.directory
         let app = buildApplication(service, options, logger: logger) { address, boundPort in
             try? LocalServer.write(directory, url: "http://127.0.0.1:\(boundPort)", tokens: service.tokens)
             // Unbuffered: scripts and tests wait for this line.
@@ -78,6 +86,32 @@ struct ServeCommand: AsyncParsableCommand {
         LocalServer.remove(directory, tokens: service.tokens)
         // In-flight appends finish and are fsynced before the writer lets go.
         service.close()
+    }
+}
+
+extension ServeCommand {
+    /// Serves every ledger in `folder` until SIGTERM or SIGINT, then closes each.
+    func serveHosted(_ folder: String, options: ServerOptions, attachments: AttachmentLimits, logger: Logger) async throws {
+        guard (1...100_000).contains(maxOpenLedgers) else { throw CLIError("invalid --max-open-ledgers \(maxOpenLedgers): 1 to 100000") }
+        guard (1...86_400).contains(idleCloseSeconds) else { throw CLIError("invalid --idle-close-seconds \(idleCloseSeconds): 1 to 86400") }
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw CLIError("--ledgers \(folder) is not a folder (make it with 'tally ledgers create NAME --ledgers \(folder)')")
+        }
+        var limits = HostingLimits()
+        (limits.maxOpen, limits.idleClose, limits.schedule) = (maxOpenLedgers, .seconds(idleCloseSeconds), options.schedule)
+        let thumbnails = TallyService.thumbnailQueue(attachments)
+        let (streams, bodyTimeout) = (maxStreamsPerToken, Duration.milliseconds(Int64(idleTimeout * 1000)))
+        let hosted = HostedLedgers(root: (folder as NSString).standardizingPath, limits: limits, logger: logger) { directory in
+            try TallyService(
+                directory: directory, logger: logger, lockTimeout: 0, maxStreamsPerToken: streams, bodyTimeout: bodyTimeout,
+                attachmentLimits: attachments, thumbnails: thumbnails)
+        }
+        let app = buildHostedApplication(hosted, options, logger: logger) { address, _ in
+            FileHandle.standardOutput.write(
+                Data("Tally is listening on \(address), hosting the ledgers in \(hosted.root) at /v1/ledgers/NAME/.\n".utf8))
+        }
+        try await app.runService()
     }
 }
 

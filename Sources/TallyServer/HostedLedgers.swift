@@ -1,0 +1,242 @@
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import Synchronization
+import TallyCore
+import TallyLedger
+import TallyLog
+
+/// How many hosted ledgers stay open, and for how long.
+public struct HostingLimits: Sendable {
+    /// The most ledgers open at once. Opening one more closes the least recently used ledger
+    /// that no request holds; when every open ledger is in use, the set grows past this until
+    /// one is let go (requests are bounded by the connection limit).
+    public var maxOpen = 100
+    /// A ledger no request used for this long is closed.
+    public var idleClose: Duration = .seconds(300)
+    /// When the ledgers' own background work runs while they are open.
+    public var schedule = BackgroundSchedule()
+
+    public init() {}
+}
+
+/// `tally serve --ledgers DIR`: every folder of `DIR` named by a `LedgerName` is a ledger's
+/// data directory, served at `/v1/ledgers/{ledger}/…`.
+///
+/// Ledgers open when a request names them and close when idle: at most `maxOpen` are open,
+/// least recently used first out, so a server holding 10,000 ledgers on disk holds the files
+/// and memory of the few in use. Threads are the process's (`BlockingThreads`), not a
+/// ledger's. A request holds its ledger (a `LedgerLease`) until its response is written, so a
+/// ledger is never closed under a request, a stream or a download; a ledger being closed is
+/// opened again only once its writer let go, so no two writers ever hold one log.
+///
+/// One ledger's failure — it cannot be opened (a damaged log, a full disk, another process
+/// holding its writer lock) — is that ledger's 503; the others go on.
+public final class HostedLedgers: LedgerRegistry, Service {
+    /// The folder of ledgers.
+    public let root: String
+    let limits: HostingLimits
+    let logger: Logger
+    /// Opens one ledger's service (the service's options, a shared thumbnail queue).
+    let open: @Sendable (DataDirectory) throws -> TallyService
+    private let state = Mutex(State())
+
+    private struct Entry {
+        let service: TallyService
+        /// Requests holding it now.
+        var leases = 0
+        var lastUse = ContinuousClock.now
+        /// Its recurrences, snapshots and peer syncs, while it is open.
+        let background: Task<Void, Never>
+    }
+
+    private struct State {
+        var open: [LedgerName: Entry] = [:]
+        /// Ledgers being opened: a second request for one waits for the first's open.
+        var opening: [LedgerName: Task<Void, any Error>] = [:]
+        /// Ledgers being closed: opened again only once their writer let go.
+        var closing: [LedgerName: Task<Void, Never>] = [:]
+        /// Each ledger's tokens, read from its folder without opening it (one per ledger on
+        /// disk that a request named; a store costs a path and what its file holds).
+        var tokens: [LedgerName: TokenStore] = [:]
+    }
+
+    public init(root: String, limits: HostingLimits = HostingLimits(), logger: Logger, open: @escaping @Sendable (DataDirectory) throws -> TallyService) {
+        self.root = root
+        self.limits = limits
+        self.logger = logger
+        self.open = open
+    }
+
+    /// The folder of the ledger `name` (which may not exist).
+    public func path(of name: LedgerName) -> String { root + "/" + name.text }
+
+    /// How many ledgers are open now.
+    public var openCount: Int { state.withLock { $0.open.count } }
+
+    /// The token of the ledger a path `/v1/ledgers/{ledger}/…` names, from the ledger's own
+    /// tokens, read without opening it; nil for a ledger that does not exist. A name that is
+    /// not a `LedgerName` is a 400 before any file is looked at; a path outside every ledger
+    /// is a 404.
+    public func token(_ secret: String, for request: Request) throws -> TokenRecord? {
+        guard let name = try Self.ledgerName(inPath: request.uri.path) else {
+            throw APIError(.notFound, "not_found", "this server hosts several ledgers: every route is under /v1/ledgers/{ledger}/")
+        }
+        let cached = state.withLock { $0.tokens[name] }
+        if let cached { return try cached.authenticate(secret) }
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path(of: name), isDirectory: &isFolder), isFolder.boolValue else { return nil }
+        let tokens = TokenStore(folder: path(of: name))
+        state.withLock { $0.tokens[name] = tokens }
+        return try tokens.authenticate(secret)
+    }
+
+    /// The ledger named by a path `/v1/ledgers/{ledger}/…`, opened if it is closed; nil for a
+    /// path that names none. A name that is not a `LedgerName` is a 400.
+    public func lease(for request: Request) async throws -> LedgerLease? {
+        guard let name = try Self.ledgerName(inPath: request.uri.path) else { return nil }
+        return try await lease(name)
+    }
+
+    /// The `{ledger}` of `/v1/ledgers/{ledger}` or `/v1/ledgers/{ledger}/…`, checked.
+    static func ledgerName(inPath path: String) throws -> LedgerName? {
+        let prefix = "/v1/ledgers/"
+        guard path.hasPrefix(prefix) else { return nil }
+        let segment = path.dropFirst(prefix.count).prefix { $0 != "/" }
+        guard !segment.isEmpty else { return nil }
+        return try LedgerName(String(segment))
+    }
+
+    /// Holds the ledger `name`, opening it first if it is closed.
+    public func lease(_ name: LedgerName) async throws -> LedgerLease {
+        while true {
+            enum Step {
+                case leased(TallyService)
+                case wait(Task<Void, any Error>)
+                case waitForClose(Task<Void, Never>)
+            }
+            let step = state.withLock { state -> Step in
+                if var entry = state.open[name] {
+                    entry.leases += 1
+                    entry.lastUse = .now
+                    state.open[name] = entry
+                    return .leased(entry.service)
+                }
+                if let opening = state.opening[name] { return .wait(opening) }
+                if let closing = state.closing[name] { return .waitForClose(closing) }
+                let opening = Task { try await self.openLedger(name) }
+                state.opening[name] = opening
+                return .wait(opening)
+            }
+            switch step {
+            case .leased(let service):
+                return LedgerLease(service) { [weak self] in self?.release(name) }  // weak: a lease never keeps the registry
+            case .wait(let opening):
+                try await opening.value  // its failure is every waiter's
+            case .waitForClose(let closing):
+                await closing.value
+            }
+        }
+    }
+
+    /// Opens `name` on the blocking threads and adds it to the open set (then closes the
+    /// least recently used idle ledgers beyond `maxOpen`).
+    private func openLedger(_ name: LedgerName) async throws {
+        let path = path(of: name)
+        do {
+            let service = try await BlockingThreads.run { [open] () throws -> TallyService in
+                var isFolder: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
+                    throw APIError(.notFound, "not_found", "no ledger named '\(name)'")
+                }
+                let directory: DataDirectory
+                do { directory = try DataDirectory(path: path) } catch {
+                    throw APIError(.serviceUnavailable, "ledger_unavailable", "ledger '\(name)' cannot be opened: its folder is not a data directory")
+                }
+                return try open(directory)
+            }
+            let background = Task {
+                await withDiscardingTaskGroup { group in
+                    for work in service.backgroundServices(limits.schedule) { group.addTask { try? await work.run() } }
+                }
+            }
+            state.withLock { state in
+                state.opening[name] = nil
+                state.open[name] = Entry(service: service, background: background)
+            }
+            logger.info("opened a ledger", metadata: ["ledger": "\(name)"])
+            closeLeastRecentlyUsed()
+        } catch {
+            _ = state.withLock { $0.opening.removeValue(forKey: name) }
+            if error is APIError { throw error }
+            logger.error("a ledger could not be opened", metadata: ["ledger": "\(name)", "error": "\(error)"])
+            if case LogError.writerLocked = error {
+                throw APIError(.serviceUnavailable, "ledger_unavailable", "ledger '\(name)' is held by another process; try again later")
+            }
+            throw APIError(.serviceUnavailable, "ledger_unavailable", "ledger '\(name)' cannot be opened now; the operator has been told")
+        }
+    }
+
+    /// A request let go of `name`.
+    private func release(_ name: LedgerName) {
+        state.withLock { state in
+            guard var entry = state.open[name] else { return }
+            entry.leases -= 1
+            entry.lastUse = .now
+            state.open[name] = entry
+        }
+        closeLeastRecentlyUsed()
+    }
+
+    /// Closes idle ledgers, least recently used first, until at most `maxOpen` are open.
+    private func closeLeastRecentlyUsed() {
+        state.withLock { state in
+            while state.open.count > limits.maxOpen {
+                guard let victim = state.open.filter({ $0.value.leases == 0 }).min(by: { $0.value.lastUse < $1.value.lastUse })?.key else { return }
+                startClosing(victim, &state)
+            }
+        }
+    }
+
+    /// Closes every ledger no request used for `idleClose`.
+    func closeIdle(now: ContinuousClock.Instant = .now) {
+        state.withLock { state in
+            for (name, entry) in state.open where entry.leases == 0 && now - entry.lastUse >= limits.idleClose {
+                startClosing(name, &state)
+            }
+        }
+    }
+
+    /// Moves `name` from open to closing: its background work stops, in-flight appends finish
+    /// and its writer lets go, off the lock.
+    private func startClosing(_ name: LedgerName, _ state: inout State) {
+        guard let entry = state.open.removeValue(forKey: name) else { return }
+        state.closing[name] = Task {
+            entry.background.cancel()
+            await entry.background.value
+            _ = try? await BlockingThreads.run { entry.service.close() }
+            _ = self.state.withLock { $0.closing.removeValue(forKey: name) }
+            self.logger.info("closed a ledger", metadata: ["ledger": "\(name)"])
+        }
+    }
+
+    /// Closes idle ledgers as they pass `idleClose`, and every ledger at shutdown.
+    public func run() async throws {
+        let every = min(limits.idleClose / 4, .seconds(5))
+        while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: every) }
+            closeIdle()
+        }
+        await closeAll()
+    }
+
+    /// Closes every open ledger and waits until each writer let go.
+    public func closeAll() async {
+        let closing = state.withLock { state -> [Task<Void, Never>] in
+            for name in Array(state.open.keys) { startClosing(name, &state) }
+            return Array(state.closing.values)
+        }
+        for task in closing { await task.value }
+    }
+}

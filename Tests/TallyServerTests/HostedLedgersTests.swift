@@ -1,0 +1,196 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+import TallyCore
+import TallyLedger
+import TallyLog
+@testable import TallyServer
+import TallySync
+import TallyTestSupport
+
+/// A folder of hosted ledgers (`tally serve --ledgers`), served in-process, with a token of
+/// every scope in each ledger.
+struct HostedFixture {
+    let folder = TemporaryDirectory("tally-hosted")
+    let ledgers: LedgerFolder
+    let hosted: HostedLedgers
+    /// Per ledger, a token per scope.
+    var tokens: [String: [TokenScope: String]] = [:]
+
+    init(_ names: [String], limits: HostingLimits = HostingLimits()) throws {
+        ledgers = LedgerFolder(root: folder.file("ledgers"))
+        for name in names {
+            let directory = try ledgers.create(try LedgerName(name))
+            let store = TokenStore(directory: directory)
+            tokens[name] = Dictionary(uniqueKeysWithValues: try TokenScope.allCases.map { ($0, try store.create(name: "\($0.rawValue)", scopes: [$0])) })
+        }
+        hosted = HostedLedgers(root: ledgers.root, limits: limits, logger: Logger(label: "test")) { directory in
+            try TallyService(directory: directory, logger: Logger(label: "test"))
+        }
+    }
+
+    func test(_ mode: TestingSetup = .router, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        let app = Application(router: buildHostedRouter(hosted, metrics: Metrics()), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(mode) { client in try await body(client) }
+        await hosted.closeAll()
+    }
+
+    /// Every file under the folder, to show a request touched none.
+    func files() -> [String] {
+        (FileManager.default.enumerator(atPath: ledgers.root)?.allObjects as? [String] ?? []).sorted()
+    }
+}
+
+@Suite struct HostedLedgersTests {
+    @Test func ledgerNamesAreALowerCaseDNSLabelAndNothingElse() {
+        for good in ["kim", "kim-family", "a", "0", String(repeating: "a", count: 63)] {
+            #expect(LedgerName(checking: good) != nil, "\(good)")
+        }
+        let hostile = [
+            "", ".", "..", "%2e%2e", "a/b", "a\u{0}", "Kim", "-kim", "kim.", "kim_family", " kim", String(repeating: "a", count: 64),
+            String(repeating: "a", count: 10_000), "k\u{0430}ng",  // a Cyrillic а: a look-alike of "kang"
+            "ｋｉｍ", "kim\u{200B}",
+        ]
+        for name in hostile { #expect(LedgerName(checking: name) == nil, "\(name.prefix(20))") }
+    }
+
+    /// A hostile name in the path is a 400 before any file is looked at, whoever asks.
+    @Test func hostileNamesInThePathAre400AndTouchNoFile() async throws {
+        let fixture = try HostedFixture(["kim"])
+        let before = fixture.files()
+        let token = try #require(fixture.tokens["kim"]?[.read])
+        try await fixture.test { client in
+            for segment in ["..", "%2e%2e", "KIM", "-kim", String(repeating: "a", count: 10_000), "kim_", "k%D0%B0ng", "%00"] {
+                let response = try await client.send(.get, "/v1/ledgers/\(segment)/expenses", token: token)
+                #expect(response.status == .badRequest, "\(segment.prefix(20)): \(response.status)")
+            }
+            let lookalike = try await client.send(.get, "/v1/ledgers/k\u{0430}ng/expenses", token: token)
+            #expect(lookalike.status == .badRequest)
+            #expect(try await client.send(.get, "/v1/expenses", token: token).status == .notFound, "no route outside a ledger")
+        }
+        #expect(fixture.files() == before)
+    }
+
+    /// The isolation matrix: every route of ledger `b`, with a token of ledger `a` of each
+    /// scope, is a 401 — and so is a ledger that does not exist (a stranger cannot tell which
+    /// ledgers there are). `b`'s own tokens get in.
+    @Test func aTokenOfOneLedgerGetsNothingOfAnotherOnAnyRoute() async throws {
+        let fixture = try HostedFixture(["a", "b"])
+        let routes = buildHostedRouter(fixture.hosted, metrics: Metrics()).routes.filter { $0.path.description.hasPrefix("/v1/ledgers/") }
+            .map { (method: $0.method, path: $0.path.description) }
+        #expect(routes.count > 40)
+        try await fixture.test { client in
+            for route in routes {
+                let path = route.path.replacingOccurrences(of: "{ledger}", with: "b").replacingOccurrences(of: "{id}", with: UUID().uuidString.lowercased())
+                    .replacingOccurrences(of: "{digest}", with: String(repeating: "ab", count: 32)).replacingOccurrences(of: "{key}", with: "theme")
+                for scope in TokenScope.allCases {
+                    let foreign = try #require(fixture.tokens["a"]?[scope])
+                    let response = try await client.send(route.method, path, token: foreign, json: "{}")
+                    #expect(response.status == .unauthorized, "\(route.method) \(path) with a's \(scope) token: \(response.status)")
+                    let missing = try await client.send(route.method, path.replacingOccurrences(of: "/v1/ledgers/b", with: "/v1/ledgers/c"), token: foreign)
+                    #expect(missing.status == .unauthorized)
+                }
+            }
+            let own = try await client.send(.get, "/v1/ledgers/b/expenses", token: try #require(fixture.tokens["b"]?[.read]))
+            #expect(own.status == .ok)
+        }
+        #expect(fixture.hosted.openCount <= 1, "no request of a stranger opened a ledger")
+    }
+
+    /// Writes to many ledgers through a set that holds two open: every write durable in its
+    /// own ledger, none in another, no ledger opened twice at once (its writer lock would
+    /// refuse: a 503), and no more than two open once the writes are done.
+    @Test func ledgersOpenWhenUsedAndTheLeastRecentlyUsedCloses() async throws {
+        var limits = HostingLimits()
+        limits.maxOpen = 2
+        let names = ["l0", "l1", "l2", "l3", "l4"]
+        let fixture = try HostedFixture(names, limits: limits)
+        let tokens = fixture.tokens
+        let writes = 120
+        try await fixture.test { client in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<writes {
+                    group.addTask {
+                        let name = names[index % names.count]
+                        let response = try await client.send(
+                            .post, "/v1/ledgers/\(name)/expenses", token: try #require(tokens[name]?[.write]), json: #"{"amount": \#(index + 1)}"#)
+                        #expect(response.status == .created, "\(name): \(response.status) \(String(buffer: response.body))")
+                    }
+                    if index % 16 == 15 { try await group.next() }
+                }
+                try await group.waitForAll()
+            }
+            #expect(fixture.hosted.openCount <= 2)
+        }
+        #expect(fixture.hosted.openCount == 0, "closed at the end")
+        for (offset, name) in names.enumerated() {
+            let ledger = try Ledger(directory: try fixture.ledgers.open(try LedgerName(name)))
+            let amounts = try ledger.views.expenses(try ExpenseQuery([("limit", "1000")])).rows.map(\.amount).sorted()
+            ledger.close()
+            #expect(amounts == stride(from: offset + 1, through: writes, by: names.count).map { Int64($0) }, "\(name) holds its own writes, all of them")
+        }
+    }
+
+    /// A ledger that cannot be opened is that ledger's 503; the others answer.
+    @Test func aLedgerThatCannotOpenDoesNotStopTheOthers() async throws {
+        let fixture = try HostedFixture(["good", "broken"])
+        try Data("not a replica".utf8).write(to: URL(fileURLWithPath: fixture.ledgers.root + "/broken/replica.json"))
+        let tokens = fixture.tokens
+        try await fixture.test { client in
+            let broken = try await client.send(.get, "/v1/ledgers/broken/expenses", token: try #require(tokens["broken"]?[.read]))
+            #expect(broken.status == .serviceUnavailable && broken.errorCode == "ledger_unavailable", "\(String(buffer: broken.body))")
+            let good = try await client.send(.get, "/v1/ledgers/good/expenses", token: try #require(tokens["good"]?[.read]))
+            #expect(good.status == .ok)
+        }
+    }
+
+    /// A deleted ledger goes to the trash whole, its tokens stop working, and it comes back.
+    @Test func aDeletedLedgerIsKeptInTheTrashAndComesBack() async throws {
+        let fixture = try HostedFixture(["kim"])
+        let name = try LedgerName("kim")
+        let token = try #require(fixture.tokens["kim"]?[.write])
+        let reader = try #require(fixture.tokens["kim"]?[.read])
+        try await fixture.test { client in
+            let created = try await client.send(.post, "/v1/ledgers/kim/expenses", token: token, json: #"{"amount": 5}"#)
+            #expect(created.status == .created)
+        }
+        let place = try fixture.ledgers.trash(name)
+        #expect(try fixture.ledgers.names().isEmpty)
+        #expect(FileManager.default.fileExists(atPath: place + "/replica.json"))
+        try await fixture.test { client in
+            let refused = try await client.send(.get, "/v1/ledgers/kim/expenses", token: token)
+            #expect(refused.status == .unauthorized)
+        }
+        #expect(try fixture.ledgers.purge(deletedBefore: Date().addingTimeInterval(-86_400)).isEmpty, "within its grace period it stays")
+        try fixture.ledgers.restore(name)
+        try await fixture.test { client in
+            let listed = try await client.send(.get, "/v1/ledgers/kim/expenses", token: reader)
+            #expect(listed.status == .ok && String(buffer: listed.body).contains(#""amount":5"#), "\(listed.status) \(String(buffer: listed.body))")
+        }
+        _ = try fixture.ledgers.trash(name)
+        #expect(try fixture.ledgers.purge(deletedBefore: Date().addingTimeInterval(60)).map(\.text) == ["kim"])
+        #expect(try fixture.ledgers.trashed().isEmpty)
+    }
+
+    /// A replica syncs with a hosted ledger by its URL, as with a server of one ledger.
+    @Test func aReplicaSyncsWithAHostedLedgerByItsURL() async throws {
+        let fixture = try HostedFixture(["kim"])
+        let tokens = fixture.tokens
+        let phoneFolder = TemporaryDirectory("tally-hosted-phone")
+        let phone = try Ledger(directory: try DataDirectory.create(path: phoneFolder.file("phone"), name: "phone"))
+        defer { phone.close() }
+        _ = try await phone.create(.expense, [.amount: .int(700)], actor: "phone")
+        try await fixture.test(.live) { client in
+            let write = try #require(tokens["kim"]?[.write])
+            #expect(try await client.send(.post, "/v1/ledgers/kim/expenses", token: write, json: #"{"amount": 900}"#).status == .created)
+            let peer = ReplicaClient(baseURL: "http://127.0.0.1:\(client.port!)/v1/ledgers/kim", token: try #require(tokens["kim"]?[.replicate]), label: "kim")
+            let report = try await phone.sync(with: peer)
+            #expect(report.pulled == 1 && report.pushed == 1)
+            let listed = try await client.send(.get, "/v1/ledgers/kim/expenses", token: try #require(tokens["kim"]?[.read]))
+            #expect(String(buffer: listed.body).contains(#""amount":700"#))
+        }
+    }
+}
