@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // Members' passwords (issue 31): bcrypt.
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -68,7 +70,7 @@ let package = Package(
         .target(
             name: "TallyWebApp",
             path: "WebApp",
-            resources: [.embedInCode("index.html"), .embedInCode("app.css"), .embedInCode("app.js"), .embedInCode("api.js"), .embedInCode("dom.js"), .embedInCode("i18n.js"), .embedInCode("charts.js"), .embedInCode("month.js"), .embedInCode("expenses.js"), .embedInCode("categories.js"), .embedInCode("todos.js"), .embedInCode("recurring.js"), .embedInCode("import.js"), .embedInCode("history.js"), .embedInCode("sync.js"), .embedInCode("icon.svg")]
+            resources: [.embedInCode("index.html"), .embedInCode("app.css"), .embedInCode("app.js"), .embedInCode("api.js"), .embedInCode("dom.js"), .embedInCode("i18n.js"), .embedInCode("charts.js"), .embedInCode("month.js"), .embedInCode("expenses.js"), .embedInCode("categories.js"), .embedInCode("todos.js"), .embedInCode("recurring.js"), .embedInCode("import.js"), .embedInCode("history.js"), .embedInCode("sync.js"), .embedInCode("members.js"), .embedInCode("icon.svg")]
         ),
         // SQLite projections via GRDB: migrator, projector, rebuilder, queries.
         .target(
@@ -125,6 +127,8 @@ let package = Package(
                 .product(name: "MultipartKit", package: "multipart-kit"),
                 // /metrics in the Prometheus text format.
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                // Members' passwords, hashed with bcrypt.
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
             ]
         ),
         // The one executable.

@@ -19,6 +19,7 @@ public enum WebAssets {
         ("import.js", "text/javascript; charset=utf-8", PackageResources.import_js),
         ("history.js", "text/javascript; charset=utf-8", PackageResources.history_js),
         ("sync.js", "text/javascript; charset=utf-8", PackageResources.sync_js),
+        ("members.js", "text/javascript; charset=utf-8", PackageResources.members_js),
         ("icon.svg", "image/svg+xml", PackageResources.icon_svg),
     ]
 }

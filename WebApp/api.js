@@ -1,7 +1,12 @@
-// The service's API (/v1, docs in /openapi.yaml) with the token this browser session holds.
-// The token lives in sessionStorage: it is gone when the tab is closed, and sign-out forgets it.
+// The service's API (/v1, docs in /openapi.yaml) as the person signed in: a member of the
+// household by the session cookie the service set (HttpOnly: this code never sees it) and the
+// CSRF token every write echoes, or a program's token pasted in. Either lives in this tab's
+// sessionStorage: gone when the tab is closed, forgotten at sign-out. On a server hosting
+// several households, every path is under /v1/ledgers/NAME: `apiPath` turns /v1/… into it.
 
 const TOKEN_KEY = "tally.token";
+const CSRF_KEY = "tally.csrf";
+const LEDGER_KEY = "tally.ledger";
 const AS_OF_KEY = "tally.asOf";
 
 export class ApiError extends Error {
@@ -13,7 +18,41 @@ export class ApiError extends Error {
 
 export const token = () => sessionStorage.getItem(TOKEN_KEY);
 export const setToken = (value) => sessionStorage.setItem(TOKEN_KEY, value);
-export const forgetToken = () => sessionStorage.removeItem(TOKEN_KEY);
+const csrf = () => sessionStorage.getItem(CSRF_KEY);
+// Signed in one way or the other.
+export const signedIn = () => Boolean(token() || csrf());
+export const forgetToken = () => { sessionStorage.removeItem(TOKEN_KEY); sessionStorage.removeItem(CSRF_KEY); };
+
+// The household on a hosting server (null on a server of one ledger), and the API path of a /v1/… path.
+export const ledger = () => sessionStorage.getItem(LEDGER_KEY);
+export const setLedger = (name) => (name ? sessionStorage.setItem(LEDGER_KEY, name) : sessionStorage.removeItem(LEDGER_KEY));
+const apiPath = (v1Path) => (ledger() ? `/v1/ledgers/${ledger()}${v1Path.slice(3)}` : v1Path);
+
+// Who the request is from: the token, or (a member) the CSRF token a write echoes.
+function credentials(method) {
+  if (token()) return { Authorization: `Bearer ${token()}` };
+  return method === "GET" || method === "HEAD" ? {} : { "X-CSRF-Token": csrf() ?? "" };
+}
+
+// Whether this server hosts several households (its /health says how many are open).
+export async function isHosting() {
+  try { return "openLedgers" in (await (await fetch("/health", { cache: "no-store" })).json()); } catch { return false; }
+}
+
+// Signs in as a member (`join`: with an invitation's code); resolves with {member, role}.
+export async function signIn({ name, password, household, code }) {
+  setLedger(household || null);
+  forgetToken();
+  const answer = await api(code ? "/v1/invites/accept" : "/v1/session", { method: "POST", body: code ? { code, name, password } : { name, password } });
+  sessionStorage.setItem(CSRF_KEY, answer.csrf);
+  return answer;
+}
+
+// Ends a member's session on the service (the cookie is cleared) and forgets it here.
+export async function signOutMember() {
+  if (csrf() && !token()) await api("/v1/session", { method: "DELETE" }).catch(() => {});
+  forgetToken();
+}
 
 // The past moment the ledger's reads answer as of (an ISO date-time), or null for now; kept
 // for this tab like the token. The service says which log index it answered for.
@@ -27,7 +66,7 @@ const readsThePast = /^\/v1\/(expenses|categories|todos|budgets|recurring|settin
 // Calls the API; resolves with the JSON answer (null for 204), rejects with an ApiError that
 // carries the API's code, message and field. A Blob body is sent as is (an upload).
 export async function api(path, { method = "GET", body, headers = {} } = {}) {
-  const sent = { Authorization: `Bearer ${token()}`, ...headers };
+  const sent = { ...credentials(method), ...headers };
   let payload = body;
   if (body !== undefined && !(body instanceof Blob)) {
     sent["Content-Type"] = "application/json";
@@ -38,7 +77,7 @@ export async function api(path, { method = "GET", body, headers = {} } = {}) {
   }
   let response;
   try {
-    response = await fetch(path, { method, headers: sent, body: payload, cache: "no-store" });
+    response = await fetch(apiPath(path), { method, headers: sent, body: payload, cache: "no-store", credentials: "same-origin" });
   } catch {
     throw new ApiError(0, "offline", "the service could not be reached");
   }
@@ -70,7 +109,7 @@ export async function follow(after, onChange, onState, signal) {
   while (!signal.aborted) {
     let retry = 2000;
     try {
-      const response = await fetch(`/v1/changes?after=${cursor}`, { headers: { Authorization: `Bearer ${token()}` }, signal, cache: "no-store" });
+      const response = await fetch(apiPath(`/v1/changes?after=${cursor}`), { headers: credentials("GET"), signal, cache: "no-store", credentials: "same-origin" });
       if (response.status === 401) { window.dispatchEvent(new CustomEvent("tally:unauthorized")); return; }
       if (response.status === 429) { onState("limited"); retry = 15000; throw new Error("too many feeds"); }
       if (!response.ok || !response.body) throw new Error(`change feed: ${response.status}`);
@@ -114,7 +153,7 @@ const images = new Map();
 export function attachmentURL(digest, { thumbnail = true } = {}) {
   const path = `/v1/attachments/${digest}${thumbnail ? "/thumbnail?size=256" : ""}`;
   if (!images.has(path)) {
-    images.set(path, fetch(path, { headers: { Authorization: `Bearer ${token()}` } }).then((response) => {
+    images.set(path, fetch(apiPath(path), { headers: credentials("GET"), credentials: "same-origin" }).then((response) => {
       if (!response.ok) throw new ApiError(response.status, "attachment", "the attachment could not be loaded");
       return response.blob();
     }).then((blob) => URL.createObjectURL(blob)).catch((error) => { images.delete(path); throw error; }));

@@ -1,7 +1,7 @@
 // The app's shell: sign-in, the screens' routes (#/month, #/expenses, …), the navigation,
 // the language switch, and the live change feed that refreshes the screen in view.
 
-import { api, asOf, asOfIndex, follow, forgetToken, setAsOf, setToken, token } from "./api.js";
+import { api, asOf, asOfIndex, follow, forgetToken, isHosting, ledger, setAsOf, setLedger, setToken, signIn, signOutMember, signedIn, token } from "./api.js";
 import { field, h, replace } from "./dom.js";
 import { currentLanguage, moment, setLanguage, t } from "./i18n.js";
 
@@ -15,6 +15,7 @@ const screens = {
   import: { load: () => import("./import.js"), label: "importNav" },
   history: { load: () => import("./history.js"), label: "history" },
   sync: { load: () => import("./sync.js"), label: "sync" },
+  members: { load: () => import("./members.js"), label: "members" },
 };
 
 const main = document.getElementById("main");
@@ -40,16 +41,20 @@ async function render({ focus = false } = {}) {
   const mine = ++showing;
   const stillShown = () => mine === showing;
   translateShell();
-  if (!token()) return showSignIn();
+  const joining = location.hash.match(/^#\/join\/(?:([a-z0-9-]+)\/)?([0-9a-f]{64})$/);
+  if (joining && !signedIn()) return showSignIn(null, { household: joining[1], code: joining[2] });
+  if (!signedIn()) return showSignIn();
   if (!session) {
     try {
       session = await api("/v1/session");
     } catch (error) {
-      if (error.status === 401) { forgetToken(); return showSignIn(t("badToken")); }
+      if (error.status === 401) { const message = token() ? t("badToken") : t("signedOut"); forgetToken(); return showSignIn(message); }
       return showFailure(error.message);
     }
     allowWrites();
     session.canReplicate = session.scopes.includes("replicate");
+    session.household = ledger();
+    showWho();
     // From what the views hold: the feed sends events once they are projected.
     startFeed(session.projectedIndex);
   }
@@ -117,16 +122,52 @@ function showAsOf() {
     } }, field(t("asOfLabel"), input, t("asOfHint")), error, h("button", { type: "submit" }, t("asOfShow")))));
 }
 
-function showSignIn(message) {
+// Who is signed in, and to which household (on a hosting server).
+function showWho() {
+  const who = document.getElementById("who");
+  who.hidden = false;
+  const name = session.member ? t("signedInAs", { name: session.member, role: t(`role_${session.role}`) }) : t("signedInToken", { name: session.token });
+  who.textContent = session.household ? `${name} · ${t("household")} ${session.household}` : name;
+}
+
+// Signing in: a member's name and password (and, on a hosting server, the household), or —
+// folded away — a program's token. With an invitation's code (`#/join/…`), joining instead:
+// the name and password chosen make the new member.
+async function showSignIn(message, joining = null) {
   document.getElementById("as-of").hidden = true;
   document.getElementById("nav").hidden = true;
   document.getElementById("sign-out").hidden = true;
+  document.getElementById("who").hidden = true;
   document.title = `${t("signIn")} · Tally`;
+  const hosting = await isHosting();
+  const memberError = h("p", { class: "form-error", role: "alert", hidden: !message }, message ?? "");
+  const household = h("input", { id: "household", name: "household", type: "text", autocomplete: "organization", autocapitalize: "off",
+    spellcheck: "false", required: true, pattern: "[a-z0-9][a-z0-9\\-]{0,62}", value: joining?.household ?? ledger() ?? "" });
+  const name = h("input", { id: "member-name", name: "username", type: "text", autocomplete: "username", required: true, maxlength: 64 });
+  const password = h("input", { id: "password", name: "password", type: "password", required: true, minlength: joining ? 10 : 1, maxlength: 200,
+    autocomplete: joining ? "new-password" : "current-password" });
+  const memberForm = h("form", { class: "card sign-in", id: "member-sign-in", onsubmit: async (event) => {
+    event.preventDefault();
+    memberError.hidden = true;
+    try {
+      await signIn({ name: name.value.trim(), password: password.value, household: hosting ? household.value.trim() : null, code: joining?.code });
+    } catch (error) {
+      memberError.textContent = error.status === 401 ? t("wrongCredentials") : error.status === 429 ? t("slowDown") : error.message;
+      memberError.hidden = false;
+      password.value = "";
+      password.focus();
+      return;
+    }
+    session = null;
+    if (joining) location.hash = "";
+    await render();
+  } }, hosting ? field(t("householdLabel"), household, t("householdHint")) : null, field(t("memberName"), name), field(t("password"), password, joining ? t("newPasswordHint") : null),
+  memberError, h("button", { type: "submit", class: "primary" }, joining ? t("join") : t("signIn")));
   // A text field drawn as dots (CSS), not a password field: a browser offers to keep a password
   // in its password manager (and sync it), and the token is meant to live in this tab only.
   const input = h("input", { id: "token", name: "token", type: "text", class: "secret", autocomplete: "off", autocapitalize: "off",
     spellcheck: "false", required: true });
-  const error = h("p", { class: "form-error", role: "alert", hidden: !message }, message ?? "");
+  const error = h("p", { class: "form-error", role: "alert", hidden: true }, "");
   const form = h("form", { class: "card sign-in", onsubmit: async (event) => {
     event.preventDefault();
     const value = input.value.trim();
@@ -138,20 +179,22 @@ function showSignIn(message) {
       input.focus();
       return;
     }
+    setLedger(hosting ? household.value.trim() : null);
     setToken(value);
     session = null;
     await render();
-  } }, field(t("tokenLabel"), input, t("tokenHint")), error, h("button", { type: "submit", class: "primary" }, t("signIn")));
-  replace(main, h("h1", {}, t("signInTitle")), form);
-  input.focus();
+  } }, field(t("tokenLabel"), input, t("tokenHint")), error, h("button", { type: "submit", class: "primary" }, t("signInWithToken")));
+  replace(main, h("h1", {}, joining ? t("joinTitle") : t("signInTitle")), memberForm,
+    joining ? null : h("details", { class: "token-sign-in", open: message === t("badToken") }, h("summary", {}, t("useToken")), form));
+  (hosting && !household.value ? household : name).focus();
 }
 
-function signOut() {
+async function signOut() {
   feed?.abort();
   feed = null;
   session = null;
   shown = null;
-  forgetToken();
+  await signOutMember();
   setAsOf(null);
   document.getElementById("feed-status").hidden = true;
   location.hash = "";
@@ -217,7 +260,9 @@ function announce(text) {
 
 // A screen whose form closed asks for the refresh it missed.
 window.addEventListener("tally:idle", () => { if (pendingRefresh) refreshShown(); });
-window.addEventListener("tally:unauthorized", () => { if (session) { session = null; forgetToken(); showSignIn(t("badToken")); } });
+window.addEventListener("tally:unauthorized", () => {
+  if (session) { const message = token() ? t("badToken") : t("signedOut"); session = null; forgetToken(); showSignIn(message); }
+});
 window.addEventListener("hashchange", () => render({ focus: true }));
 document.getElementById("sign-out").addEventListener("click", signOut);
 document.getElementById("language").addEventListener("change", (event) => {

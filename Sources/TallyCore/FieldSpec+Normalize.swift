@@ -154,7 +154,7 @@ extension FieldKind {
     /// Whether `text` holds a control character (category Cc: U+0000–001F, U+007F–009F, but
     /// newline and tab if allowed), read from its UTF-8 bytes without a Unicode property lookup
     /// per character.
-    static func containsControlCharacter(_ text: String, allowingNewlineAndTab: Bool = false) -> Bool {
+    public static func containsControlCharacter(_ text: String, allowingNewlineAndTab: Bool = false) -> Bool {
         var text = text
         return text.withUTF8 { containsControlCharacter($0, allowingNewlineAndTab: allowingNewlineAndTab) }
     }

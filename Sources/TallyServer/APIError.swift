@@ -16,6 +16,8 @@ public struct APIError: Error, Sendable {
     public var field: String?
     /// The rows of a statement that could not be read (`bad_rows`), each {sheet, row, reason}.
     public var rows: [JSONText]?
+    /// Seconds to wait before trying again (`Retry-After`), for a 429.
+    public var retryAfter: Int?
 
     public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, field: String? = nil, rows: [JSONText]? = nil) {
         (self.status, self.code, self.message, self.field, self.rows) = (status, code, message, field, rows)
@@ -82,6 +84,8 @@ public struct APIError: Error, Sendable {
             [("code", .string(code)), ("message", .string(message))] + (field.map { [("field", .string($0))] } ?? [])
             + (rows.map { [("rows", .array($0))] } ?? [])
         let body = JSONText.object([("error", .object(fields))]).serialized
-        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: body)))
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 }

@@ -37,23 +37,23 @@ struct ChangeFeed {
         group.get("changes") { request, context in
             let service = try context.service()
             let after = try Self.cursor(request)
-            guard let token = context.token else { throw APIError(.unauthorized, "unauthorized", "a change feed needs a token") }
-            guard service.openStreams.open(for: token.sha256, limit: service.maxStreamsPerToken) else {
+            guard let caller = context.caller else { throw APIError(.unauthorized, "unauthorized", "a change feed needs a caller") }
+            guard service.openStreams.open(for: caller.streamKey, limit: service.maxStreamsPerToken) else {
                 throw APIError(
                     .tooManyRequests, "too_many_streams",
-                    "token '\(token.name)' already holds \(service.maxStreamsPerToken) change feeds; close one (or resume it with Last-Event-ID)")
+                    "\(caller.description) already holds \(service.maxStreamsPerToken) change feeds; close one (or resume it with Last-Event-ID)")
             }
             let guardian = FeedGuard(channel: context.channel, writeDeadline: service.bodyTimeout)
             let body = ResponseBody { writer in
-                defer { service.openStreams.close(for: token.sha256) }
+                defer { service.openStreams.close(for: caller.streamKey) }
                 // Closes the connection if the token is revoked or a write stalls (a client that
                 // stopped reading), even while this task waits on that write.
-                let watching = Task { await guardian.watch { (try? service.tokens.isCurrent(token)) ?? false } }
+                let watching = Task { await guardian.watch { (try? caller.isCurrent(in: service)) ?? false } }
                 defer { watching.cancel() }
                 var cursor = after
                 var idle = 0
                 try await guardian.writing { try await writer.write(ByteBuffer(string: ": tally change feed\n\n")) }
-                while !Task.isCancelled, !Task.isShuttingDownGracefully, try service.tokens.isCurrent(token) {
+                while !Task.isCancelled, !Task.isShuttingDownGracefully, try caller.isCurrent(in: service) {
                     let projected = try await service.run { try service.views.projectedIndex() }
                     let hasNews = projected > cursor
                     if hasNews {
@@ -63,7 +63,7 @@ struct ChangeFeed {
                         while let page = try await pages.next() {
                             try await guardian.writing { try await writer.write(ByteBuffer(bytes: page.bytes)) }
                             cursor = page.lastIndex
-                            let stillCurrent = try service.tokens.isCurrent(token)
+                            let stillCurrent = try caller.isCurrent(in: service)
                             if Task.isCancelled || Task.isShuttingDownGracefully || !stillCurrent { break }
                         }
                     }

@@ -17,6 +17,8 @@ public struct HostingLimits: Sendable {
     public var idleClose: Duration = .seconds(300)
     /// When the ledgers' own background work runs while they are open.
     public var schedule = BackgroundSchedule()
+    /// bcrypt's cost for members' passwords (12; lower only in tests).
+    public var bcryptCost: UInt8 = 12
 
     public init() {}
 }
@@ -36,6 +38,7 @@ public struct HostingLimits: Sendable {
 public final class HostedLedgers: LedgerRegistry, Service {
     /// The folder of ledgers.
     public let root: String
+    public let signIns = SignInThrottle()
     let limits: HostingLimits
     let logger: Logger
     /// Opens one ledger's service (the service's options, a shared thumbnail queue).
@@ -57,9 +60,9 @@ public final class HostedLedgers: LedgerRegistry, Service {
         var opening: [LedgerName: Task<Void, any Error>] = [:]
         /// Ledgers being closed: opened again only once their writer let go.
         var closing: [LedgerName: Task<Void, Never>] = [:]
-        /// Each ledger's tokens, read from its folder without opening it (one per ledger on
-        /// disk that a request named; a store costs a path and what its file holds).
-        var tokens: [LedgerName: TokenStore] = [:]
+        /// Each ledger's tokens and members, read from its folder without opening it (one per
+        /// ledger on disk that a request named; a store costs a few paths and what its files hold).
+        var credentials: [LedgerName: LedgerCredentials] = [:]
     }
 
     public init(root: String, limits: HostingLimits = HostingLimits(), logger: Logger, open: @escaping @Sendable (DataDirectory) throws -> TallyService) {
@@ -75,27 +78,27 @@ public final class HostedLedgers: LedgerRegistry, Service {
     /// How many ledgers are open now.
     public var openCount: Int { state.withLock { $0.open.count } }
 
-    /// The token of the ledger a path `/v1/ledgers/{ledger}/…` names, from the ledger's own
-    /// tokens, read without opening it; nil for a ledger that does not exist. A name that is
-    /// not a `LedgerName` is a 400 before any file is looked at; a path outside every ledger
-    /// is a 404.
-    public func token(_ secret: String, for request: Request) throws -> TokenRecord? {
+    /// The tokens and members of the ledger a path `/v1/ledgers/{ledger}/…` names, read from
+    /// its folder without opening it; nil for a ledger that does not exist. A name that is not
+    /// a `LedgerName` is a 400 before any file is looked at; a path outside every ledger is a 404.
+    public func credentials(for request: Request) throws -> LedgerCredentials? {
         guard let name = try Self.ledgerName(inPath: request.uri.path) else {
             throw APIError(.notFound, "not_found", "this server hosts several ledgers: every route is under /v1/ledgers/{ledger}/")
         }
-        let cached = state.withLock { $0.tokens[name] }
-        if let cached { return try cached.authenticate(secret) }
+        if let cached = state.withLock({ $0.credentials[name] }) { return cached }
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path(of: name), isDirectory: &isFolder), isFolder.boolValue else { return nil }
-        let tokens = TokenStore(folder: path(of: name))
-        state.withLock { $0.tokens[name] = tokens }
-        return try tokens.authenticate(secret)
+        let credentials = LedgerCredentials(
+            tokens: TokenStore(folder: path(of: name)), members: MemberStore(folder: path(of: name), cost: limits.bcryptCost),
+            apiPath: "/v1/ledgers/\(name)")
+        state.withLock { $0.credentials[name] = credentials }
+        return credentials
     }
 
     /// The ledger named by a path `/v1/ledgers/{ledger}/…`, opened if it is closed; nil for a
-    /// path that names none. A name that is not a `LedgerName` is a 400.
-    public func lease(for request: Request) async throws -> LedgerLease? {
-        guard let name = try Self.ledgerName(inPath: request.uri.path) else { return nil }
+    /// path that names none, or a caller not known. A name that is not a `LedgerName` is a 400.
+    public func lease(for request: Request, authenticated: Bool) async throws -> LedgerLease? {
+        guard authenticated, let name = try Self.ledgerName(inPath: request.uri.path) else { return nil }
         return try await lease(name)
     }
 

@@ -1,19 +1,30 @@
 import Hummingbird
 
-/// Which served ledger a request is for. `AuthMiddleware` asks it for the caller's token
-/// (checked against that ledger's own tokens, before the ledger is opened), then
-/// `LedgerMiddleware` leases the ledger and puts it in the context, where every route takes it
-/// from (`context.service()`): no route holds a ledger of its own. One ledger
+/// Which served ledger a request is for. `AuthMiddleware` asks it for that ledger's
+/// credentials (its tokens and members, read before the ledger is opened) to know the caller,
+/// then `LedgerMiddleware` leases the ledger and puts it in the context, where every route
+/// takes it from (`context.service()`): no route holds a ledger of its own. One ledger
 /// (`SingleLedger`, `tally serve --data-dir`) or a folder of them (`HostedLedgers`,
 /// `tally serve --ledgers`) is a registry, not a change to the routes.
 public protocol LedgerRegistry: Sendable {
-    /// The token of the ledger `request` names whose secret is `secret`; nil when there is
-    /// none — also when there is no such ledger, so a stranger cannot tell the two apart.
-    /// Throws an `APIError` for a request that names no ledger where one is needed.
-    func token(_ secret: String, for request: Request) throws -> TokenRecord?
+    /// The tokens and members of the ledger `request` names; nil when there is no such
+    /// ledger (a caller is then refused as with a wrong secret, so a stranger cannot tell the
+    /// two apart). Throws an `APIError` for a request that names no ledger where one is needed.
+    func credentials(for request: Request) throws -> LedgerCredentials?
     /// The ledger `request` names, held until its response is written; nil for a request that
-    /// names none (the public paths).
-    func lease(for request: Request) async throws -> LedgerLease?
+    /// names none, or (hosted) whose caller is not known: a stranger's request opens nothing.
+    func lease(for request: Request, authenticated: Bool) async throws -> LedgerLease?
+    /// Failed sign-ins, slowed per account and per address, across every ledger served.
+    var signIns: SignInThrottle { get }
+}
+
+/// Who may use one ledger: its API tokens and its members (with their sessions and
+/// invitations), each read from the ledger's folder.
+public struct LedgerCredentials: Sendable {
+    public let tokens: TokenStore
+    public let members: MemberStore
+    /// Where the ledger's API is (`/v1` or `/v1/ledgers/NAME`): a session cookie's path.
+    public let apiPath: String
 }
 
 /// A served ledger held by a request: it is not closed while a lease on it lives. The lease
@@ -37,14 +48,18 @@ public struct SingleLedger: LedgerRegistry {
     /// Held for the server's lifetime: the one ledger is never closed under a request.
     private let held: LedgerLease
 
+    public let signIns = SignInThrottle()
+    private let credentials: LedgerCredentials
+
     public init(_ service: TallyService) {
         self.service = service
         held = LedgerLease(service) {}
+        credentials = LedgerCredentials(tokens: service.tokens, members: service.members, apiPath: "/v1")
     }
 
-    public func token(_ secret: String, for request: Request) throws -> TokenRecord? { try service.tokens.authenticate(secret) }
+    public func credentials(for request: Request) throws -> LedgerCredentials? { credentials }
 
-    public func lease(for request: Request) async throws -> LedgerLease? { held }
+    public func lease(for request: Request, authenticated: Bool) async throws -> LedgerLease? { held }
 }
 
 /// Leases the request's ledger through the registry and puts it in the context; the response
@@ -53,7 +68,7 @@ struct LedgerMiddleware<Registry: LedgerRegistry>: RouterMiddleware {
     let registry: Registry
 
     func handle(_ request: Request, context: TallyRequestContext, next: (Request, TallyRequestContext) async throws -> Response) async throws -> Response {
-        guard let lease = try await registry.lease(for: request) else { return try await next(request, context) }
+        guard let lease = try await registry.lease(for: request, authenticated: context.caller != nil) else { return try await next(request, context) }
         var context = context
         context.lease = lease
         var response = try await next(request, context)

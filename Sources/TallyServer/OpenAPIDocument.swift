@@ -352,7 +352,7 @@ enum OpenAPIDocument {
             get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every event of the entity, oldest first."}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
           /v1/session:
             get:
-              description: "The token's name and scopes, and the log's head (where a client starts following /v1/changes)."
+              description: "Who the caller is (a token's name, or a signed-in member's name and role), its scopes, and the log's head (where a client starts following /v1/changes)."
               responses:
                 default: {$ref: "#/components/responses/Error"}
                 "200":
@@ -361,8 +361,36 @@ enum OpenAPIDocument {
                     application/json:
                       schema:
                         type: object
-                        required: [token, scopes, replicaId, appendedIndex, projectedIndex]
-                        properties: {token: {type: string}, scopes: {type: array, items: {type: string, enum: [read, write, replicate]}}, replicaId: {type: string}, appendedIndex: {type: integer}, projectedIndex: {type: integer}}
+                        required: [actor, scopes, replicaId, appendedIndex, projectedIndex]
+                        properties: {token: {type: string}, member: {type: string}, role: {type: string, enum: [owner, member, read-only]}, actor: {type: string}, scopes: {type: array, items: {type: string, enum: [read, write, replicate]}}, replicaId: {type: string}, ledger: {type: string}, appendedIndex: {type: integer}, projectedIndex: {type: integer}}
+            post:
+              description: "Sign in as a member with a name and password: sets the session cookie (HttpOnly, SameSite=Strict) and answers the CSRF token every write with the cookie must send as X-CSRF-Token. After five failures an account (and an address) waits, doubling: 429 with Retry-After."
+              security: []
+              requestBody: {required: true, content: {application/json: {schema: {type: object, additionalProperties: false, required: [name, password], properties: {name: {type: string, maxLength: 64}, password: {type: string, maxLength: 200}}}}}}
+              responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Signed in: {member, role, csrf, expiresAt}"}, "400": {$ref: "#/components/responses/Error"}, "401": {$ref: "#/components/responses/Error"}, "429": {$ref: "#/components/responses/Error"}}
+            delete:
+              description: Sign out (the session ends everywhere it was copied) and clear the cookie.
+              responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Signed out.}}
+          /v1/members:
+            get:
+              description: "The household's members: {items: [{name, role, createdAt}]}."
+              responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The members.}}
+          /v1/members/invites:
+            post:
+              description: "An owner's one-time invitation (7 days): {code, role, expiresAt}. Only a signed-in owner."
+              requestBody: {required: true, content: {application/json: {schema: {type: object, additionalProperties: false, properties: {role: {type: string, enum: [owner, member, read-only]}}}}}}
+              responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: The invitation.}, "400": {$ref: "#/components/responses/Error"}, "403": {$ref: "#/components/responses/Error"}}
+          /v1/members/{name}:
+            delete:
+              description: "Remove a member (an owner only; never the last owner): their sessions end at once."
+              parameters: [{name: name, in: path, required: true, schema: {type: string, maxLength: 64}}]
+              responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Removed.}, "403": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
+          /v1/invites/accept:
+            post:
+              description: "Join the household with an invitation's code, as a new member who is then signed in (the cookie, as POST /v1/session). A code works once, within its time."
+              security: []
+              requestBody: {required: true, content: {application/json: {schema: {type: object, additionalProperties: false, required: [code, name, password], properties: {code: {type: string, maxLength: 64}, name: {type: string, maxLength: 64}, password: {type: string, minLength: 10, maxLength: 200}}}}}}
+              responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: "Joined and signed in: {member, role, csrf, expiresAt}"}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}, "429": {$ref: "#/components/responses/Error"}}
           /v1/sync/status:
             get:
               description: "This replica (log head, how far the views are behind, events per origin) and each configured peer: URL without credentials, last attempt, last success, last error, and the events written here since the last success (never a peer's token)."

@@ -34,10 +34,10 @@ struct ReplicationRoutes {
             }
             do {
                 let (applied, held) = try await service.ledger.receive(request.body, from: "push")
-                service.metrics.replicated(applied, from: "push:" + (context.token?.name ?? "?"))
+                service.metrics.replicated(applied, from: "push:" + (context.caller?.actor ?? "?"))
                 return json(.object([("applied", .int(Int64(applied))), ("alreadyHeld", .int(Int64(held)))]))
             } catch let failure as ReceiveFailure {
-                service.metrics.replicated(failure.applied, from: "push:" + (context.token?.name ?? "?"))
+                service.metrics.replicated(failure.applied, from: "push:" + (context.caller?.actor ?? "?"))
                 let error = APIError.from(failure.cause)
                 // A refusal keeps its 4xx; a broken invariant on this side stays a 500 (logged by ErrorMiddleware).
                 throw APIError(

@@ -22,7 +22,8 @@ public func buildRouter(_ registry: some LedgerRegistry, metrics: Metrics) -> Ro
     router.get("/health") { _, context in try await health(try context.service()) }
     // Every other route needs a scope: `read` or `write` by method, `replicate` for replication.
     let api = router.group().add(middleware: ScopeMiddleware.readOrWrite)
-    addLedgerRoutes(api: api, v1: api.group("v1"), replication: router.group("v1/replication").add(middleware: ScopeMiddleware.replicate))
+    addLedgerRoutes(
+        api: api, v1: api.group("v1"), replication: router.group("v1/replication").add(middleware: ScopeMiddleware.replicate), open: router.group("v1"))
     WebAppRoutes().add(to: router)
     routes.fill(from: router)
     return router
@@ -30,14 +31,17 @@ public func buildRouter(_ registry: some LedgerRegistry, metrics: Metrics) -> Ro
 
 /// The router over a folder of ledgers (`tally serve --ledgers`): each ledger's API at
 /// `/v1/ledgers/{ledger}/…` — the same routes as one ledger's `/v1/…`, with its `health`,
-/// `metrics` and `openapi.yaml` beside them — and the server's own `/health`. The web app is
-/// not served here yet (its sign-in by name and password is issue 31's next step).
+/// `metrics` and `openapi.yaml` beside them — the server's own `/health`, and the web app at
+/// `/`, whose sign-in asks for the household as well as the member's name and password.
 public func buildHostedRouter(_ ledgers: HostedLedgers, metrics: Metrics) -> Router<TallyRequestContext> {
     let (router, routes) = baseRouter(ledgers, metrics: metrics)
     router.get("/health") { _, _ in json(.object([("status", .string("ok")), ("openLedgers", .int(Int64(ledgers.openCount)))])) }
     let api = router.group("v1/ledgers/:ledger").add(middleware: ScopeMiddleware.readOrWrite)
     api.get("health") { _, context in try await health(try context.service()) }
-    addLedgerRoutes(api: api, v1: api, replication: router.group("v1/ledgers/:ledger/replication").add(middleware: ScopeMiddleware.replicate))
+    addLedgerRoutes(
+        api: api, v1: api, replication: router.group("v1/ledgers/:ledger/replication").add(middleware: ScopeMiddleware.replicate),
+        open: router.group("v1/ledgers/:ledger"))
+    WebAppRoutes().add(to: router)
     routes.fill(from: router)
     return router
 }
@@ -60,8 +64,12 @@ private func baseRouter(_ registry: some LedgerRegistry, metrics: Metrics) -> (R
 }
 
 /// One ledger's routes: `/metrics` and `/openapi.yaml` on `api`, the API on `v1` (both
-/// scoped `read`/`write` by method), replication on `replication` (scope `replicate`).
-private func addLedgerRoutes(api: RouterGroup<TallyRequestContext>, v1: RouterGroup<TallyRequestContext>, replication: RouterGroup<TallyRequestContext>) {
+/// scoped `read`/`write` by method), replication on `replication` (scope `replicate`), and
+/// signing in and out on `open` (no scope).
+private func addLedgerRoutes(
+    api: RouterGroup<TallyRequestContext>, v1: RouterGroup<TallyRequestContext>, replication: RouterGroup<TallyRequestContext>,
+    open: RouterGroup<TallyRequestContext>
+) {
     api.get("metrics") { _, context in
         let service = try context.service()
         let (appended, projected) = try await service.run { (service.ledger.appendedIndex, try service.views.projectedIndex()) }
@@ -87,6 +95,7 @@ private func addLedgerRoutes(api: RouterGroup<TallyRequestContext>, v1: RouterGr
     ReplicationRoutes().add(to: replication)
     AttachmentRoutes().addReplication(to: replication)
     ImportRoutes().add(to: v1)
+    SessionRoutes().add(to: v1, public: open)
 }
 
 /// A ledger's health: 200 only when writes can be taken and the views read; otherwise 503
@@ -140,7 +149,7 @@ func jsonBody(_ request: Request, limit: Int = 1 << 20, timeout: Duration) async
 }
 
 /// The caller's identity recorded in events: the token's name.
-func actor(_ context: TallyRequestContext) -> String { "token:" + (context.token?.name ?? "unknown") }
+func actor(_ context: TallyRequestContext) -> String { context.caller?.actor ?? "token:unknown" }
 
 /// A path parameter that must be a UUID.
 func uuidParameter(_ context: TallyRequestContext) throws -> UUID {

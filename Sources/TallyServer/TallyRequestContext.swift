@@ -2,11 +2,16 @@ import Hummingbird
 import Logging
 import NIOCore
 
-/// Per-request state: who the bearer token says the caller is.
+/// Per-request state: who the caller is, and which ledger the request is for.
 public struct TallyRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
-    /// The authenticated token, set by `AuthMiddleware`.
-    public var token: TokenRecord?
+    /// The caller, set by `AuthMiddleware`: a token's holder or a signed-in member.
+    public var caller: Caller?
+    /// The named ledger's tokens and members, set by `AuthMiddleware` (sign-in reads them
+    /// without the ledger being opened).
+    public var credentials: LedgerCredentials?
+    /// Failed sign-ins, slowed (the registry's, set by `AuthMiddleware`).
+    public var signIns: SignInThrottle?
     /// The served ledger the request is for, held by it, set by `LedgerMiddleware`
     /// (`service()` reads it).
     public var lease: LedgerLease?
@@ -28,9 +33,11 @@ public struct TallyRequestContext: RequestContext {
     }
 }
 
-/// Requires a bearer token on every route but `/health` and the web app's files (401 without
-/// or with an unknown one) and puts it in the context; the scope a route needs is checked by
-/// the `ScopeMiddleware` of its route group.
+/// Knows the caller of every route but the public ones (`/health`, the web app's files,
+/// signing in and accepting an invitation): a bearer token of the named ledger, or that
+/// ledger's session cookie — whose writes must echo the session's CSRF token in
+/// `X-CSRF-Token`. 401 without either; the scope a route needs is checked by the
+/// `ScopeMiddleware` of its route group.
 struct AuthMiddleware<Registry: LedgerRegistry>: RouterMiddleware {
     let registry: Registry
 
@@ -44,20 +51,42 @@ struct AuthMiddleware<Registry: LedgerRegistry>: RouterMiddleware {
         if path.contains("%") { throw APIError(.badRequest, "invalid_path", "the path is percent-encoded; no route of this API needs it") }
         // "/health/" is the same route to the router ("/health").
         if path == "/health" || path == "/health/" || WebAppRoutes.isPublic(path) { return try await next(request, context) }
-        // The scheme's name is case-insensitive (RFC 9110 §11.1): "bearer" is "Bearer".
-        guard let header = request.headers[.authorization], header.prefix("Bearer ".count).lowercased() == "bearer " else {
-            throw APIError(.unauthorized, "unauthorized", "send 'Authorization: Bearer <token>' (create one with 'tally token create')")
-        }
-        guard let token = try registry.token(String(header.dropFirst("Bearer ".count)), for: request) else {
-            throw APIError(.unauthorized, "unauthorized", "unknown or revoked token")
-        }
         var context = context
-        context.token = token
+        context.signIns = registry.signIns
+        context.credentials = try registry.credentials(for: request)
+        if SessionRoutes.isPublic(request) { return try await next(request, context) }
+        context.caller = try Self.caller(request, context.credentials)
         return try await next(request, context)
+    }
+
+    /// The caller a request's bearer token or session cookie names, checked against `credentials`.
+    static func caller(_ request: Request, _ credentials: LedgerCredentials?) throws -> Caller {
+        if let header = request.headers[.authorization] {
+            // The scheme's name is case-insensitive (RFC 9110 §11.1): "bearer" is "Bearer".
+            guard header.prefix("Bearer ".count).lowercased() == "bearer " else {
+                throw APIError(.unauthorized, "unauthorized", "send 'Authorization: Bearer <token>' (create one with 'tally token create')")
+            }
+            guard let token = try credentials?.tokens.authenticate(String(header.dropFirst("Bearer ".count))) else {
+                throw APIError(.unauthorized, "unauthorized", "unknown or revoked token")
+            }
+            return .token(token)
+        }
+        if let secret = SessionCookie.value(in: request) {
+            guard let (member, session) = try credentials?.members.session(secret) else {
+                throw APIError(.unauthorized, "signed_out", "the session ended (signed out, expired, or the member was removed): sign in again")
+            }
+            // A write must echo the session's CSRF token, which only the app's own page has
+            // read (SameSite=Strict already keeps other sites' requests from carrying the cookie).
+            if request.method != .get, request.method != .head, request.headers[SessionCookie.csrfHeader] != session.csrf {
+                throw APIError(.forbidden, "csrf", "a write with a session must send its X-CSRF-Token")
+            }
+            return .member(member, session)
+        }
+        throw APIError(.unauthorized, "unauthorized", "sign in, or send 'Authorization: Bearer <token>' (create one with 'tally token create')")
     }
 }
 
-/// The scope a route group's routes need (403 otherwise), on the token `AuthMiddleware` put
+/// The scope a route group's routes need (403 otherwise), on the caller `AuthMiddleware` put
 /// in the context: `replicate` for the replication routes; for the others `read` to GET or
 /// HEAD and `write` for any other method.
 struct ScopeMiddleware: RouterMiddleware {
@@ -68,10 +97,10 @@ struct ScopeMiddleware: RouterMiddleware {
     static let readOrWrite = ScopeMiddleware(needed: nil)
 
     func handle(_ request: Request, context: TallyRequestContext, next: (Request, TallyRequestContext) async throws -> Response) async throws -> Response {
-        guard let token = context.token else { throw APIError(.unauthorized, "unauthorized", "send 'Authorization: Bearer <token>'") }
+        guard let caller = context.caller else { throw APIError(.unauthorized, "unauthorized", "send 'Authorization: Bearer <token>'") }
         let needed = needed ?? (request.method == .get || request.method == .head ? .read : .write)
-        guard token.scopes.contains(needed) else {
-            throw APIError(.forbidden, "forbidden", "token '\(token.name)' lacks the '\(needed.rawValue)' scope this route needs")
+        guard caller.scopes.contains(needed) else {
+            throw APIError(.forbidden, "forbidden", "\(caller.description) lacks the '\(needed.rawValue)' scope this route needs")
         }
         return try await next(request, context)
     }

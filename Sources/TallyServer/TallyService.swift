@@ -16,6 +16,8 @@ public final class TallyService: Sendable {
     public var directory: DataDirectory { ledger.directory }
     public var views: LedgerViews { ledger.views }
     public let tokens: TokenStore
+    /// The household's members, their sessions and invitations.
+    public let members: MemberStore
     /// Request and replication counters for `/metrics`.
     public let metrics = Metrics()
     /// Change feeds one token may hold open at once (429 beyond): a leaked client loop cannot
@@ -41,7 +43,8 @@ public final class TallyService: Sendable {
     /// Opens the replica: takes the writer lock, migrates and catches up the views.
     public init(
         directory: DataDirectory, logger: Logger, lockTimeout: Double = 0, maxStreamsPerToken: Int = 4,
-        bodyTimeout: Duration = .seconds(30), attachmentLimits: AttachmentLimits = AttachmentLimits(), thumbnails: ThumbnailQueue? = nil
+        bodyTimeout: Duration = .seconds(30), attachmentLimits: AttachmentLimits = AttachmentLimits(), thumbnails: ThumbnailQueue? = nil,
+        bcryptCost: UInt8 = 12
     ) throws {
         self.logger = logger
         self.attachmentLimits = attachmentLimits
@@ -51,6 +54,7 @@ public final class TallyService: Sendable {
         if let torn = ledger.opening.tornTail { logger.warning("cut a torn tail on open", metadata: ["log.tail": "\(torn)"]) }
         logger.info("views caught up", metadata: ["events.applied": "\(ledger.opening.caughtUp)"])
         tokens = TokenStore(directory: directory)
+        members = MemberStore(directory: directory, cost: bcryptCost)
         self.thumbnails = thumbnails ?? Self.thumbnailQueue(attachmentLimits)
     }
 

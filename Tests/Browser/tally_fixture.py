@@ -42,6 +42,12 @@ class Tally:
     def token(self, name, scopes):
         return self.run("token", "create", "--name", name, "--scope", scopes)
 
+    def member(self, name, role, password):
+        result = subprocess.run([self.binary, "members", "add", name, "--role", role, "--data-dir", self.dir],
+                                input=password + "\n", capture_output=True, text=True, timeout=120)
+        if result.returncode != 0:
+            raise RuntimeError(f"tally members add {name} failed: {result.stderr}")
+
     def start(self):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"

@@ -28,6 +28,8 @@ class WebApp(unittest.TestCase):
         cls.tally, cls.made = fixture.seed_household(cls.root, os.environ["TALLY"])
         cls.token = cls.tally.token("browser", "read,write")
         cls.read_token = cls.tally.token("viewer", "read")
+        cls.tally.member("kim", "owner", "kim's long password")
+        cls.tally.member("lee", "member", "lee's long password")
         cls.tally.start()
         # Two replicas each made "Food": the one that stands for both is the one the views show.
         categories = cls.tally.api(cls.token, "GET", "/v1/categories")[1]["items"]
@@ -54,11 +56,25 @@ class WebApp(unittest.TestCase):
         self.drivers.append(driver)
         return driver
 
+    def token_field(self, driver):
+        # Sign-in asks for a member's name and password; a token's field is folded beneath.
+        self.wait(driver).until(EC.visibility_of_element_located((By.ID, "member-sign-in")))
+        field = driver.find_element(By.ID, "token")
+        if not field.is_displayed():
+            driver.find_element(By.CSS_SELECTOR, "details.token-sign-in summary").click()
+        return self.wait(driver).until(EC.visibility_of_element_located((By.ID, "token")))
+
     def sign_in(self, driver, token=None):
         driver.get(self.tally.url + "/")
-        field = self.wait(driver).until(EC.visibility_of_element_located((By.ID, "token")))
-        field.send_keys(token or self.token)
-        driver.find_element(By.CSS_SELECTOR, "form.sign-in button[type=submit]").click()
+        self.token_field(driver).send_keys(token or self.token)
+        driver.find_element(By.CSS_SELECTOR, "details.token-sign-in form.sign-in button[type=submit]").click()
+        self.wait(driver).until(EC.visibility_of_element_located((By.ID, "nav")))
+
+    def sign_in_as(self, driver, name, password):
+        driver.get(self.tally.url + "/")
+        self.wait(driver).until(EC.visibility_of_element_located((By.ID, "member-name"))).send_keys(name)
+        driver.find_element(By.ID, "password").send_keys(password)
+        driver.find_element(By.CSS_SELECTOR, "#member-sign-in button[type=submit]").click()
         self.wait(driver).until(EC.visibility_of_element_located((By.ID, "nav")))
 
     def wait(self, driver, seconds=10):
@@ -142,7 +158,7 @@ class WebApp(unittest.TestCase):
             for language in ("en", "ko"):
                 driver = self.browser(size, language)
                 driver.get(self.tally.url + "/")
-                self.wait(driver).until(EC.visibility_of_element_located((By.ID, "token")))
+                self.wait(driver).until(EC.visibility_of_element_located((By.ID, "member-name")))
                 self.assert_accessible(driver, f"sign-in {size} {language}")
                 self.shoot(driver, f"sign-in-{size}-{language}")
                 self.sign_in(driver)
@@ -394,6 +410,42 @@ class WebApp(unittest.TestCase):
         WebDriverWait(watcher, 2.0, poll_frequency=0.05).until(lambda d: "₩3,300" not in self.text(d) and "₩168,250" in self.text(d))
         self.api("DELETE", f"/v1/expenses/{expense['id']}")
 
+    def test_two_members_sign_in_with_passwords_and_see_each_others_writes_live(self):
+        kim, lee = self.browser(), self.browser("desktop")
+        self.sign_in_as(kim, "kim", "kim's long password")
+        self.sign_in_as(lee, "lee", "lee's long password")
+        self.assertIn("kim", kim.find_element(By.ID, "who").text)
+        self.assertIsNone(kim.execute_script("return sessionStorage.getItem('tally.token')"), "no token: the session is an HttpOnly cookie")
+        self.assertEqual("", kim.execute_script("return document.cookie"), "the cookie is out of the page's reach")
+        self.go(lee, f"#/expenses/{self.made['month']}", ".expense-row")
+        self.go(kim, "#/expenses/new", "#expense-amount").send_keys("4100")
+        kim.find_element(By.ID, "expense-payee").send_keys("Kim's Bakery")
+        kim.find_element(By.CSS_SELECTOR, ".expense-form button[type=submit]").click()
+        WebDriverWait(lee, 3.0, poll_frequency=0.05).until(lambda d: "Kim's Bakery" in self.text(d))
+        expense = self.api("GET", "/v1/expenses?text=Kim%27s%20Bakery")[1]["items"][0]
+        trail = self.api("GET", f"/v1/audit/{expense['id']}")[1]
+        self.assertEqual("member:kim", trail["events"][0]["actor"])
+        # The owner invites; the members screen lists the household.
+        self.go(kim, "#/members", "#member-list")
+        self.assertIn("lee", self.text(kim))
+        kim.find_element(By.CSS_SELECTOR, ".invite-form button[type=submit]").click()
+        link = self.wait(kim).until(EC.visibility_of_element_located((By.ID, "invite-link"))).get_attribute("value")
+        self.assertRegex(link, r"/#/join/[0-9a-f]{64}$")
+        self.shoot(kim, "members-phone-en")
+        self.api("DELETE", f"/v1/expenses/{expense['id']}")
+        # Signing out ends the session on the service too.
+        lee.find_element(By.ID, "sign-out").click()
+        self.wait(lee).until(EC.visibility_of_element_located((By.ID, "member-name")))
+
+    def test_a_wrong_password_is_refused_without_saying_which_part(self):
+        driver = self.browser()
+        driver.get(self.tally.url + "/")
+        self.wait(driver).until(EC.visibility_of_element_located((By.ID, "member-name"))).send_keys("kim")
+        driver.find_element(By.ID, "password").send_keys("not the password")
+        driver.find_element(By.CSS_SELECTOR, "#member-sign-in button[type=submit]").click()
+        self.wait(driver).until(lambda d: "Wrong name or password" in self.text(d))
+        self.assertEqual([], driver.find_elements(By.CSS_SELECTOR, "#nav:not([hidden])"))
+
     def test_a_read_only_token_gets_a_read_only_app(self):
         driver = self.browser()
         self.sign_in(driver, self.read_token)
@@ -410,14 +462,14 @@ class WebApp(unittest.TestCase):
     def test_an_unknown_token_is_refused_and_sign_out_forgets_the_token(self):
         driver = self.browser()
         driver.get(self.tally.url + "/")
-        self.wait(driver).until(EC.visibility_of_element_located((By.ID, "token"))).send_keys("tly_not-a-token")
-        driver.find_element(By.CSS_SELECTOR, "form.sign-in button[type=submit]").click()
+        self.token_field(driver).send_keys("tly_not-a-token")
+        driver.find_element(By.CSS_SELECTOR, "details.token-sign-in form.sign-in button[type=submit]").click()
         self.wait(driver).until(lambda d: "unknown or revoked" in self.text(d))
         self.assertIsNone(driver.execute_script("return sessionStorage.getItem('tally.token')"))
         self.sign_in(driver)
         self.assertIsNotNone(driver.execute_script("return sessionStorage.getItem('tally.token')"))
         driver.find_element(By.ID, "sign-out").click()
-        self.wait(driver).until(EC.visibility_of_element_located((By.ID, "token")))
+        self.wait(driver).until(EC.visibility_of_element_located((By.ID, "member-name")))
         self.assertIsNone(driver.execute_script("return sessionStorage.getItem('tally.token')"))
         self.assertIsNone(driver.execute_script("return localStorage.getItem('tally.token')"))
 

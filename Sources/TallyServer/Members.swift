@@ -1,0 +1,228 @@
+import Crypto
+import Foundation
+import HummingbirdBcrypt
+import TallyCore
+import TallyLog
+
+/// What a member of a household may do.
+public enum MemberRole: String, Sendable, Codable, CaseIterable {
+    /// Reads and writes, and invites and removes members.
+    case owner
+    /// Reads and writes.
+    case member
+    /// Reads.
+    case readOnly = "read-only"
+
+    /// The scopes a signed-in member of this role has.
+    public var scopes: [TokenScope] { self == .readOnly ? [.read] : [.read, .write] }
+}
+
+/// A person of the household, as stored: name, role and a bcrypt hash of the password (never
+/// the password).
+public struct Member: Sendable, Codable, Equatable {
+    public var name: String
+    public var role: MemberRole
+    public var passwordHash: String
+    public var createdAt: String
+}
+
+/// A signed-in member's session, as stored: the SHA-256 of its secret (the cookie's value,
+/// never stored), whose it is, the token a write must echo (`X-CSRF-Token`), and when it ends.
+public struct SessionRecord: Sendable, Codable, Equatable {
+    public var sha256: String
+    public var member: String
+    public var csrf: String
+    public var expiresAt: Date
+}
+
+/// A one-time invitation: the SHA-256 of its code, the role it gives, who made it, until
+/// when it may be used, and whether it was.
+public struct Invitation: Sendable, Codable, Equatable {
+    public var sha256: String
+    public var role: MemberRole
+    public var invitedBy: String
+    public var expiresAt: Date
+    public var used: Bool
+}
+
+/// The members of one ledger and their sessions and invitations: `members.json`,
+/// `sessions.json` and `invites.json` in its data directory (0600, never replicated), read
+/// without opening the ledger (a hosted ledger's caller is authenticated before it is opened).
+///
+/// Passwords are hashed with bcrypt (hummingbird-auth's `Bcrypt`, cost 12 — about a quarter
+/// of a second here, on the blocking threads); session secrets and invitation codes are 256
+/// random bits, stored as SHA-256.
+public final class MemberStore: Sendable {
+    let members: SecretFile<[Member]>
+    let sessions: SecretFile<[SessionRecord]>
+    let invitations: SecretFile<[Invitation]>
+    /// bcrypt's cost: 12 in service, lower in tests.
+    let cost: UInt8
+
+    /// How long a session lasts from sign-in.
+    public static let sessionLifetime: TimeInterval = 30 * 86_400
+    /// How long an invitation may be used.
+    public static let invitationLifetime: TimeInterval = 7 * 86_400
+    /// The most members, sessions and open invitations a ledger keeps.
+    public static let maxMembers = 100, maxSessions = 1_000, maxInvitations = 100
+
+    public init(folder: String, cost: UInt8 = 12) {
+        members = SecretFile(path: folder + "/members.json", empty: [])
+        sessions = SecretFile(path: folder + "/sessions.json", empty: [])
+        invitations = SecretFile(path: folder + "/invites.json", empty: [])
+        self.cost = cost
+    }
+
+    public convenience init(directory: DataDirectory, cost: UInt8 = 12) { self.init(folder: directory.path, cost: cost) }
+
+    // MARK: Members
+
+    public func all() throws -> [Member] { try members.read() }
+
+    /// Adds a member; refuses a name taken, a name or password out of rule.
+    public func add(_ name: String, role: MemberRole, password: String) throws {
+        try Self.checkName(name)
+        try Self.checkPassword(password)
+        let hash = Bcrypt.hash(Self.bcryptInput(password), cost: cost)
+        try members.update { members in
+            guard !members.contains(where: { $0.name == name }) else {
+                throw ValidationError(field: "name", "a member named '\(name)' exists", kind: .alreadyExists)
+            }
+            guard members.count < Self.maxMembers else { throw ValidationError(field: "name", "a household has at most \(Self.maxMembers) members") }
+            members.append(Member(name: name, role: role, passwordHash: hash, createdAt: ISO8601DateFormatter().string(from: Date())))
+        }
+    }
+
+    /// Removes a member and ends their sessions; false if there was none.
+    public func remove(_ name: String) throws -> Bool {
+        let removed = try members.update { members in
+            guard let index = members.firstIndex(where: { $0.name == name }) else { return false }
+            members.remove(at: index)
+            return true
+        }
+        if removed { try sessions.update { $0.removeAll { $0.member == name } } }
+        return removed
+    }
+
+    /// A member's name: 1 to 64 characters, no control or directional characters, not blank.
+    static func checkName(_ name: String) throws {
+        guard (1...64).contains(name.count), name.trimmingCharacters(in: .whitespaces) == name, !name.isEmpty,
+            !FieldKind.containsControlCharacter(name),
+            !name.unicodeScalars.contains(where: { (0x202A...0x202E).contains($0.value) || (0x2066...0x2069).contains($0.value) })
+        else { throw ValidationError(field: "name", "a member's name is 1 to 64 characters, without control characters or surrounding blanks") }
+    }
+
+    /// A password: 10 to 200 characters (bcrypt reads 72 bytes; a longer one is hashed first).
+    static func checkPassword(_ password: String) throws {
+        guard (10...200).contains(password.count) else { throw ValidationError(field: "password", "a password is 10 to 200 characters") }
+    }
+
+    /// What bcrypt hashes: the password, or for one longer than bcrypt reads (72 bytes) its SHA-256.
+    static func bcryptInput(_ password: String) -> String {
+        password.utf8.count <= 72 ? password : Hex.lowercase(SHA256.hash(data: Data(password.utf8)))
+    }
+
+    // MARK: Sessions
+
+    /// A new session of `member`: its secret (the cookie's value, shown once) and its CSRF token.
+    public struct NewSession: Sendable {
+        public let secret: String
+        public let csrf: String
+        public let member: Member
+        public let expiresAt: Date
+    }
+
+    /// Checks `name` and `password`; a new session if they match (nil otherwise — the same
+    /// work whether or not the name exists, so the time taken does not tell).
+    public func signIn(_ name: String, password: String, now: Date = Date()) throws -> NewSession? {
+        let member = try members.read().first { $0.name == name }
+        let matches = Bcrypt.verify(Self.bcryptInput(password), hash: member?.passwordHash ?? Self.decoyHash)
+        guard let member, matches else { return nil }
+        return try startSession(for: member, now: now)
+    }
+
+    /// A hash of nothing anyone knows, checked when the name is unknown.
+    static let decoyHash = Bcrypt.hash(Hex.lowercase(Array((0..<32).map { _ in UInt8.random(in: 0...255) })), cost: 12)
+
+    private func startSession(for member: Member, now: Date) throws -> NewSession {
+        let secret = Self.randomSecret(), csrf = Self.randomSecret()
+        let expiresAt = now.addingTimeInterval(Self.sessionLifetime)
+        try sessions.update { sessions in
+            sessions.removeAll { $0.expiresAt <= now }
+            if sessions.count >= Self.maxSessions { sessions.removeFirst(sessions.count - Self.maxSessions + 1) }  // the oldest end
+            sessions.append(SessionRecord(sha256: Self.digest(secret), member: member.name, csrf: csrf, expiresAt: expiresAt))
+        }
+        return NewSession(secret: secret, csrf: csrf, member: member, expiresAt: expiresAt)
+    }
+
+    /// The member and session a cookie's secret stands for; nil if it is unknown, ended,
+    /// expired, or its member was removed.
+    public func session(_ secret: String, now: Date = Date()) throws -> (member: Member, record: SessionRecord)? {
+        let digest = Self.digest(secret)
+        guard let record = try sessions.read().first(where: { $0.sha256 == digest }), record.expiresAt > now,
+            let member = try members.read().first(where: { $0.name == record.member })
+        else { return nil }
+        return (member, record)
+    }
+
+    /// Whether a session is still current (an open change feed asks before each batch).
+    public func isCurrent(_ record: SessionRecord, now: Date = Date()) throws -> Bool {
+        guard record.expiresAt > now, try members.read().contains(where: { $0.name == record.member }) else { return false }
+        return try sessions.read().contains { $0.sha256 == record.sha256 }
+    }
+
+    /// Ends the session `secret` stands for.
+    public func signOut(_ secret: String) throws {
+        let digest = Self.digest(secret)
+        try sessions.update { $0.removeAll { $0.sha256 == digest } }
+    }
+
+    // MARK: Invitations
+
+    /// A one-time invitation to join as `role`: its code (shown once).
+    public func invite(role: MemberRole, by owner: String, now: Date = Date()) throws -> (code: String, expiresAt: Date) {
+        let code = Self.randomSecret()
+        let expiresAt = now.addingTimeInterval(Self.invitationLifetime)
+        try invitations.update { invitations in
+            invitations.removeAll { $0.used || $0.expiresAt <= now }
+            guard invitations.count < Self.maxInvitations else { throw ValidationError(field: nil, "at most \(Self.maxInvitations) invitations may be open") }
+            invitations.append(Invitation(sha256: Self.digest(code), role: role, invitedBy: owner, expiresAt: expiresAt, used: false))
+        }
+        return (code, expiresAt)
+    }
+
+    /// Joins with an invitation's code as a new member `name`, signed in. Refused (nothing
+    /// changed) for a code unknown, used or expired, or a name taken; the code is spent only
+    /// when the member is made.
+    public func accept(_ code: String, name: String, password: String, now: Date = Date()) throws -> NewSession {
+        try Self.checkName(name)
+        try Self.checkPassword(password)
+        let digest = Self.digest(code)
+        let hash = Bcrypt.hash(Self.bcryptInput(password), cost: cost)
+        let member = try invitations.update { invitations -> Member in
+            guard let index = invitations.firstIndex(where: { $0.sha256 == digest && !$0.used && $0.expiresAt > now }) else {
+                throw Self.unknownInvitation
+            }
+            let member = Member(name: name, role: invitations[index].role, passwordHash: hash, createdAt: ISO8601DateFormatter().string(from: now))
+            try members.update { members in
+                guard !members.contains(where: { $0.name == name }) else {
+                    throw ValidationError(field: "name", "a member named '\(name)' exists", kind: .alreadyExists)
+                }
+                guard members.count < Self.maxMembers else { throw ValidationError(field: "name", "a household has at most \(Self.maxMembers) members") }
+                members.append(member)
+            }
+            invitations[index].used = true
+            return member
+        }
+        return try startSession(for: member, now: now)
+    }
+
+    static let unknownInvitation = ValidationError(field: "code", "this invitation is unknown, used or expired; ask for a new one", kind: .notFound)
+
+    static func randomSecret() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return Hex.lowercase((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+
+    static func digest(_ secret: String) -> String { Hex.lowercase(SHA256.hash(data: Data(secret.utf8))) }
+}

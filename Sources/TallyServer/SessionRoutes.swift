@@ -1,0 +1,173 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import TallyCore
+import TallyLedger
+
+/// The session cookie: `tally_session`, HttpOnly (no script reads it), SameSite=Strict (no
+/// other site's request carries it), scoped to the ledger's API path, and Secure when the
+/// request came over TLS (as a proxy in front says with `X-Forwarded-Proto: https`).
+enum SessionCookie {
+    static let name = "tally_session"
+    static let csrfHeader = HTTPField.Name("X-CSRF-Token")!
+
+    /// The cookie's value in `request`, if it carries one.
+    static func value(in request: Request) -> String? {
+        for header in request.headers[values: .cookie] {
+            for pair in header.split(separator: ";") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                if parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == name { return String(parts[1]).trimmingCharacters(in: .whitespaces) }
+            }
+        }
+        return nil
+    }
+
+    /// `Set-Cookie` for `secret` (nil: one that ends the cookie).
+    static func header(_ secret: String?, path: String, request: Request) -> String {
+        let secure = request.headers[HTTPField.Name("X-Forwarded-Proto")!]?.lowercased() == "https" ? "; Secure" : ""
+        let lifetime = secret == nil ? 0 : Int(MemberStore.sessionLifetime)
+        return "\(name)=\(secret ?? ""); Path=\(path); Max-Age=\(lifetime); HttpOnly; SameSite=Strict\(secure)"
+    }
+}
+
+/// Members and their sessions: signing in and out with a name and password, the household's
+/// members, invitations an owner makes, and joining with one. Signing in and accepting an
+/// invitation are public (they need no caller) and read the ledger's members without opening
+/// it; the rest need a caller, and inviting or removing a member needs an owner.
+struct SessionRoutes {
+    /// Whether `request` is one of the public routes: `POST …/session` and `POST …/invites/accept`.
+    static func isPublic(_ request: Request) -> Bool {
+        guard request.method == .post else { return false }
+        let path = request.uri.path
+        return path.hasSuffix("/session") || path.hasSuffix("/invites/accept")
+    }
+
+    func add(to group: RouterGroup<TallyRequestContext>, public open: RouterGroup<TallyRequestContext>) {
+        open.post("session") { request, context in
+            let body = try await Self.fields(request, ["name", "password"])
+            let (name, password) = (body["name"] ?? "", body["password"] ?? "")
+            let keys = ["account:\(request.uri.path)/\(name)", "address:" + (context.channel.remoteAddress?.ipAddress ?? "?")]
+            let throttle = try Self.throttle(context)
+            if let wait = throttle.wait(keys) {
+                var error = APIError(.tooManyRequests, "slow_down", "too many failed sign-ins; try again in \(wait.components.seconds + 1) s")
+                error.retryAfter = Int(wait.components.seconds + 1)
+                throw error
+            }
+            // A ledger that does not exist answers as a wrong password does: a stranger cannot
+            // tell which households there are.
+            let credentials = context.credentials
+            guard let credentials, let session = try await BlockingThreads.run({ try credentials.members.signIn(name, password: password) }) else {
+                throttle.failed(keys)
+                throw APIError(.unauthorized, "wrong_credentials", "wrong name or password")
+            }
+            throttle.succeeded(keys[0])
+            return Self.signedIn(session, credentials, request, status: .ok)
+        }
+        open.post("invites/accept") { request, context in
+            let body = try await Self.fields(request, ["code", "name", "password"])
+            let keys = ["address:" + (context.channel.remoteAddress?.ipAddress ?? "?")]
+            let throttle = try Self.throttle(context)
+            if throttle.wait(keys) != nil { throw APIError(.tooManyRequests, "slow_down", "too many failed tries; wait a little") }
+            do {
+                // A ledger that does not exist answers as an unknown code does.
+                guard let credentials = context.credentials else {
+                    try MemberStore.checkName(body["name"] ?? "")
+                    try MemberStore.checkPassword(body["password"] ?? "")
+                    throw MemberStore.unknownInvitation
+                }
+                let session = try await BlockingThreads.run {
+                    try credentials.members.accept(body["code"] ?? "", name: body["name"] ?? "", password: body["password"] ?? "")
+                }
+                return Self.signedIn(session, credentials, request, status: .created)
+            } catch let error as ValidationError where error.kind == .notFound {
+                throttle.failed(keys)
+                throw error
+            }
+        }
+        // On the public group (no scope needed: a read-only member signs out too), with a caller.
+        open.delete("session") { request, context in
+            let credentials = try Self.credentials(context)
+            if case .member = context.caller, let secret = SessionCookie.value(in: request) { try credentials.members.signOut(secret) }
+            return Response(status: .noContent, headers: [.setCookie: SessionCookie.header(nil, path: credentials.apiPath, request: request)])
+        }
+        group.get("members") { _, context in
+            let members = try Self.credentials(context).members.all()
+            return json(
+                .object([
+                    (
+                        "items",
+                        .array(
+                            members.map { .object([("name", .string($0.name)), ("role", .string($0.role.rawValue)), ("createdAt", .string($0.createdAt))]) })
+                    )
+                ]))
+        }
+        group.post("members/invites") { request, context in
+            let owner = try Self.owner(context)
+            let body = try await Self.fields(request, ["role"])
+            guard let role = MemberRole(rawValue: body["role"] ?? "member") else {
+                throw ValidationError(field: "role", "owner, member or read-only")
+            }
+            let invitation = try Self.credentials(context).members.invite(role: role, by: owner.name)
+            return json(
+                .object([
+                    ("code", .string(invitation.code)), ("role", .string(role.rawValue)),
+                    ("expiresAt", .string(ISO8601DateFormatter().string(from: invitation.expiresAt))),
+                ]), status: .created)
+        }
+        group.delete("members/:name") { _, context in
+            _ = try Self.owner(context)
+            let name = context.parameters.get("name") ?? ""
+            let members = try Self.credentials(context).members
+            let all = try members.all()
+            guard let member = all.first(where: { $0.name == name }) else { throw APIError(.notFound, "not_found", "no member named '\(name)'") }
+            if member.role == .owner, all.filter({ $0.role == .owner }).count == 1 {
+                throw ValidationError(field: "name", "'\(name)' is the household's only owner", kind: .conflictsWithState)
+            }
+            _ = try members.remove(name)
+            return Response(status: .noContent)
+        }
+    }
+
+    static func credentials(_ context: TallyRequestContext) throws -> LedgerCredentials {
+        guard let credentials = context.credentials else { throw APIError(.unauthorized, "wrong_credentials", "wrong name or password") }
+        return credentials
+    }
+
+    static func throttle(_ context: TallyRequestContext) throws -> SignInThrottle {
+        guard let throttle = context.signIns else { throw APIError(.internalServerError, "internal", "no sign-in throttle") }
+        return throttle
+    }
+
+    /// The caller, who must be an owner of the household.
+    static func owner(_ context: TallyRequestContext) throws -> Member {
+        guard case .member(let member, _) = context.caller, member.role == .owner else {
+            throw APIError(.forbidden, "forbidden", "only an owner of the household, signed in, invites and removes members")
+        }
+        return member
+    }
+
+    /// The string fields `names` of a JSON object body (others refused).
+    static func fields(_ request: Request, _ names: Set<String>) async throws -> [String: String] {
+        guard case .object(let members) = try await jsonBody(request, limit: 16 << 10, timeout: .seconds(30)) else {
+            throw ValidationError(field: nil, "the body must be a JSON object", kind: .malformed)
+        }
+        var fields: [String: String] = [:]
+        for (key, value) in members {
+            guard names.contains(key) else { throw ValidationError(field: key, "unknown field", kind: .unknownField) }
+            guard case .string(let text) = value else { throw ValidationError(field: key, "must be a string") }
+            fields[key] = text
+        }
+        return fields
+    }
+
+    /// The answer to a sign-in: the member, the CSRF token writes echo, and the cookie.
+    static func signedIn(_ session: MemberStore.NewSession, _ credentials: LedgerCredentials, _ request: Request, status: HTTPResponse.Status) -> Response {
+        var response = json(
+            .object([
+                ("member", .string(session.member.name)), ("role", .string(session.member.role.rawValue)), ("csrf", .string(session.csrf)),
+                ("expiresAt", .string(ISO8601DateFormatter().string(from: session.expiresAt))),
+            ]), status: status)
+        response.headers[.setCookie] = SessionCookie.header(session.secret, path: credentials.apiPath, request: request)
+        return response
+    }
+}

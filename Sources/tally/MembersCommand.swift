@@ -1,0 +1,78 @@
+import ArgumentParser
+import Foundation
+import TallyCore
+import TallyLog
+import TallyServer
+
+/// `tally members`: the people of the household who sign in to the web app with a name and a
+/// password (docs/SECURITY.md). A password is read from standard input (one line), never
+/// from the command line, where other users of the machine could see it.
+struct MembersCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "members", abstract: "Manage the household's members, who sign in with a name and password.",
+        subcommands: [Add.self, List.self, Remove.self, Invite.self])
+
+    /// One line of standard input: the password.
+    static func readPassword() throws -> String {
+        guard let line = readLine(strippingNewline: true), !line.isEmpty else { throw CLIError("give the password on standard input (one line)") }
+        return line
+    }
+
+    static func role(_ text: String) throws -> MemberRole {
+        guard let role = MemberRole(rawValue: text) else { throw CLIError("invalid --role '\(text)': owner, member or read-only") }
+        return role
+    }
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a member; the password is read from standard input.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The member's name (what they sign in with).") var name: String
+        @Option(help: "owner, member or read-only.") var role = "member"
+
+        func run() throws {
+            let role = try MembersCommand.role(role)
+            let store = MemberStore(directory: try global.open())
+            do { try store.add(name, role: role, password: try MembersCommand.readPassword()) } catch let error as TallyCore.ValidationError {
+                throw CLIError("\(error.message)")
+            }
+            print("Added \(role.rawValue) \(name).")
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the members and their roles.")
+        @OptionGroup var global: GlobalOptions
+        @Flag(help: "Print JSON.") var json = false
+
+        func run() throws {
+            let members = try MemberStore(directory: try global.open()).all()
+            if json {
+                print(JSONText.array(members.map { .object([("name", .string($0.name)), ("role", .string($0.role.rawValue))]) }).serialized)
+            } else {
+                print(Table.render(header: ["NAME", "ROLE", "SINCE"], rows: members.map { [$0.name, $0.role.rawValue, $0.createdAt] }))
+            }
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a member; their sessions end at once.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The member.") var name: String
+
+        func run() throws {
+            guard try MemberStore(directory: try global.open()).remove(name) else { throw CLIError("no member named '\(name)'") }
+            print("Removed \(name).")
+        }
+    }
+
+    struct Invite: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Make a one-time invitation (7 days) and print its code.")
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "The role it gives: owner, member or read-only.") var role = "member"
+
+        func run() throws {
+            let invitation = try MemberStore(directory: try global.open()).invite(role: try MembersCommand.role(role), by: "operator")
+            print(invitation.code)
+        }
+    }
+}

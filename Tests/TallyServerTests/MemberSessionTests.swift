@@ -1,0 +1,182 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+import TallyCore
+import TallyLedger
+import TallyLog
+@testable import TallyServer
+import TallyTestSupport
+
+/// Members of a household who sign in with a name and a password (issue 31): the session
+/// cookie, CSRF on writes, who the events say wrote them, slowed guessing, sign-out and
+/// removal ending a session, and one-time invitations.
+@Suite struct MemberSessionTests {
+    /// A ledger with an owner `kim` and a member `lee`, served in-process (bcrypt at cost 4).
+    struct Household {
+        let folder = TemporaryDirectory("tally-members")
+        let service: TallyService
+
+        init() throws {
+            service = try TallyService(
+                directory: try DataDirectory.create(path: folder.file("home"), name: "home"), logger: Logger(label: "test"), bcryptCost: 4)
+            try service.members.add("kim", role: .owner, password: "kim's long password")
+            try service.members.add("lee", role: .member, password: "lee's long password")
+            try service.members.add("kid", role: .readOnly, password: "kid's long password")
+        }
+
+        func test(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+            try await Application(router: buildRouter(service)).test(.router) { client in try await body(client) }
+        }
+    }
+
+    /// A signed-in member as a client sees it: the cookie and the CSRF token.
+    struct Session {
+        let cookie: String
+        let csrf: String
+
+        var headers: HTTPFields { [.cookie: cookie, SessionCookie.csrfHeader: csrf, .contentType: "application/json"] }
+    }
+
+    static func signIn(_ client: any TestClientProtocol, _ name: String, _ password: String, at base: String = "/v1") async throws -> (TestResponse, Session?) {
+        let response = try await client.execute(
+            uri: base + "/session", method: .post, headers: [.contentType: "application/json"],
+            body: ByteBuffer(string: JSONText.object([("name", .string(name)), ("password", .string(password))]).serialized))
+        guard response.status == .ok || response.status == .created, let setCookie = response.headers[.setCookie],
+            let csrf = response.object["csrf"] as? String
+        else { return (response, nil) }
+        return (response, Session(cookie: String(setCookie.prefix { $0 != ";" }), csrf: csrf))
+    }
+
+    @Test func aMemberSignsInWithACookieAndTheirWritesNameThem() async throws {
+        let home = try Household()
+        try await home.test { client in
+            let (answer, session) = try await Self.signIn(client, "lee", "lee's long password")
+            let cookie = try #require(answer.headers[.setCookie])
+            #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Path=/v1"), "\(cookie)")
+            #expect(!cookie.contains("Secure"), "served without TLS")
+            let lee = try #require(session)
+            let listed = try await client.execute(uri: "/v1/expenses", method: .get, headers: [.cookie: lee.cookie])
+            #expect(listed.status == .ok)
+            let who = try await client.execute(uri: "/v1/session", method: .get, headers: [.cookie: lee.cookie])
+            #expect(who.object["member"] as? String == "lee" && who.object["role"] as? String == "member")
+
+            let body = ByteBuffer(string: #"{"amount": 4200}"#)
+            let forged = try await client.execute(
+                uri: "/v1/expenses", method: .post, headers: [.cookie: lee.cookie, .contentType: "application/json"], body: body)
+            #expect(forged.status == .forbidden && forged.errorCode == "csrf", "a write without the CSRF token is refused")
+            let created = try await client.execute(uri: "/v1/expenses", method: .post, headers: lee.headers, body: body)
+            #expect(created.status == .created)
+            let id = try #require(created.object["id"] as? String)
+            let history = try await client.execute(uri: "/v1/audit/\(id)", method: .get, headers: [.cookie: lee.cookie])
+            #expect(String(buffer: history.body).contains(#""actor":"member:lee""#), "\(String(buffer: history.body))")
+        }
+        let secure = try await Self.secureCookie(home)
+        #expect(secure.contains("; Secure"))
+    }
+
+    static func secureCookie(_ home: Household) async throws -> String {
+        try await Application(router: buildRouter(home.service)).test(.router) { client in
+            let response = try await client.execute(
+                uri: "/v1/session", method: .post, headers: [.contentType: "application/json", HTTPField.Name("X-Forwarded-Proto")!: "https"],
+                body: ByteBuffer(string: #"{"name": "kim", "password": "kim's long password"}"#))
+            return response.headers[.setCookie] ?? ""
+        }
+    }
+
+    @Test func aReadOnlyMemberReadsButCannotWrite() async throws {
+        let home = try Household()
+        try await home.test { client in
+            let kid = try #require(try await Self.signIn(client, "kid", "kid's long password").1)
+            #expect(try await client.execute(uri: "/v1/expenses", method: .get, headers: [.cookie: kid.cookie]).status == .ok)
+            let refused = try await client.execute(uri: "/v1/expenses", method: .post, headers: kid.headers, body: ByteBuffer(string: #"{"amount": 1}"#))
+            #expect(refused.status == .forbidden)
+        }
+    }
+
+    /// Wrong passwords are 401 with one message whether or not the name exists; after five
+    /// failures the account waits (429 with Retry-After) even for the right password.
+    @Test func guessingIsSlowedPerAccount() async throws {
+        let home = try Household()
+        try await home.test { client in
+            let unknown = try await Self.signIn(client, "nobody", "whatever it is").0
+            #expect(unknown.status == .unauthorized && unknown.errorCode == "wrong_credentials")
+            for _ in 0..<4 {  // five failures from this address in all, with the unknown name's
+                let wrong = try await Self.signIn(client, "kim", "not kim's password").0
+                #expect(wrong.status == .unauthorized && wrong.errorCode == "wrong_credentials")
+            }
+            let slowed = try await Self.signIn(client, "kim", "kim's long password").0
+            #expect(slowed.status == .tooManyRequests && slowed.headers[.retryAfter] != nil, "\(slowed.status)")
+        }
+    }
+
+    /// A session's cookie is refused once its member signed out, or was removed.
+    @Test func aCookieReplayedAfterSignOutOrRemovalIsRefused() async throws {
+        let home = try Household()
+        try await home.test { client in
+            let first = try #require(try await Self.signIn(client, "lee", "lee's long password").1)
+            let out = try await client.execute(uri: "/v1/session", method: .delete, headers: first.headers)
+            #expect(out.status == .noContent && out.headers[.setCookie]?.contains("Max-Age=0") == true)
+            let replayed = try await client.execute(uri: "/v1/expenses", method: .get, headers: [.cookie: first.cookie])
+            #expect(replayed.status == .unauthorized && replayed.errorCode == "signed_out")
+
+            let second = try #require(try await Self.signIn(client, "lee", "lee's long password").1)
+            let kim = try #require(try await Self.signIn(client, "kim", "kim's long password").1)
+            let removed = try await client.execute(uri: "/v1/members/lee", method: .delete, headers: kim.headers)
+            #expect(removed.status == .noContent)
+            let after = try await client.execute(uri: "/v1/expenses", method: .get, headers: [.cookie: second.cookie])
+            #expect(after.status == .unauthorized)
+            let onlyOwner = try await client.execute(uri: "/v1/members/kim", method: .delete, headers: kim.headers)
+            #expect(onlyOwner.status == .conflict, "the last owner stays")
+        }
+    }
+
+    /// An owner's invitation makes one member, once, within its time; members cannot invite.
+    @Test func invitationsAreForOwnersSingleUseAndExpire() async throws {
+        let home = try Household()
+        try await home.test { client in
+            let lee = try #require(try await Self.signIn(client, "lee", "lee's long password").1)
+            let notOwner = try await client.execute(uri: "/v1/members/invites", method: .post, headers: lee.headers, body: ByteBuffer(string: "{}"))
+            #expect(notOwner.status == .forbidden)
+            let kim = try #require(try await Self.signIn(client, "kim", "kim's long password").1)
+            let invited = try await client.execute(
+                uri: "/v1/members/invites", method: .post, headers: kim.headers, body: ByteBuffer(string: #"{"role": "member"}"#))
+            #expect(invited.status == .created)
+            let code = try #require(invited.object["code"] as? String)
+            let accept = { (name: String) in
+                try await client.execute(
+                    uri: "/v1/invites/accept", method: .post, headers: [.contentType: "application/json"],
+                    body: ByteBuffer(
+                        string: JSONText.object([("code", .string(code)), ("name", .string(name)), ("password", .string("a fine long password"))]).serialized))
+            }
+            let joined = try await accept("park")
+            #expect(joined.status == .created && joined.headers[.setCookie]?.hasPrefix("tally_session=") == true)
+            let again = try await accept("choi")
+            #expect(again.status == .notFound, "single use")
+            let members = try await client.execute(uri: "/v1/members", method: .get, headers: [.cookie: kim.cookie])
+            #expect(String(buffer: members.body).contains(#""name":"park""#) && !String(buffer: members.body).contains("choi"))
+        }
+        let stale = try home.service.members.invite(role: .member, by: "kim", now: Date().addingTimeInterval(-8 * 86_400))
+        #expect(throws: ValidationError.self) { _ = try home.service.members.accept(stale.code, name: "late", password: "a fine long password") }
+    }
+
+    /// Hosted: a session of one household gets nothing of another.
+    @Test func aSessionOfOneHostedLedgerGetsNothingOfAnother() async throws {
+        var limits = HostingLimits()
+        limits.bcryptCost = 4
+        let fixture = try HostedFixture(["a", "b"], limits: limits)
+        try MemberStore(folder: fixture.ledgers.root + "/a", cost: 4).add("kim", role: .owner, password: "kim's long password")
+        try await fixture.test { client in
+            let (answer, session) = try await Self.signIn(client, "kim", "kim's long password", at: "/v1/ledgers/a")
+            let kim = try #require(session)
+            #expect(answer.headers[.setCookie]?.contains("Path=/v1/ledgers/a") == true)
+            #expect(try await client.execute(uri: "/v1/ledgers/a/expenses", method: .get, headers: [.cookie: kim.cookie]).status == .ok)
+            let other = try await client.execute(uri: "/v1/ledgers/b/expenses", method: .get, headers: [.cookie: kim.cookie])
+            #expect(other.status == .unauthorized)
+            let signInThere = try await Self.signIn(client, "kim", "kim's long password", at: "/v1/ledgers/b").0
+            #expect(signInThere.status == .unauthorized)
+        }
+    }
+}
