@@ -2,7 +2,7 @@
 // invitation links (7 days) and removes members; everyone sees who is in.
 // Route: #/members
 
-import { api, ledger } from "./api.js";
+import { api, ledger, query } from "./api.js";
 import { deleteButton, field, h, replace } from "./dom.js";
 import { t } from "./i18n.js";
 
@@ -21,7 +21,7 @@ export async function render(main, { session, announce, stillShown }) {
           ? h("ul", { class: "members" }, items.map((member) => h("li", {},
             h("span", { class: "member-name" }, member.name), " ", h("span", { class: "muted" }, t(`role_${member.role}`)),
             isOwner && member.name !== session.member
-              ? deleteButton(member.name, announce, async () => { await api(`/v1/members/${encodeURIComponent(member.name)}`, { method: "DELETE" }); announce(t("deleted")); await draw(); },
+              ? deleteButton(member.name, announce, async () => { await api(`/v1/members${query({ name: member.name })}`, { method: "DELETE" }); announce(t("deleted")); await draw(); },
                 (error) => announce(error.message))
               : null)))
           : h("p", { class: "muted" }, t("noMembers"))),

@@ -1,6 +1,7 @@
 import Foundation
 
 // tally-bench [--quick] [NAME…]: every benchmark, or the named groups, run through scripts/bench
+// (`hosting` runs only when named)
 // in release mode. NAMEs: latency, concurrent, bulk (also bytes per event and reads), store, sync, attachments, recurring, asof, import, http (with append_64_writers as its baseline), feed, merge (the sync group's merge row alone).
 let arguments = CommandLine.arguments.dropFirst()
 let quick = arguments.contains("--quick")
@@ -67,6 +68,11 @@ if enabled("http") {
 if enabled("feed") {
     let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path
     results += try await ChangeFeedBenchmarks(workDirectory: workDirectory, tallyBinary: tally, events: quick ? 100_000 : 1_000_000).run()
+}
+// Only when named (`scripts/bench hosting`): it makes 10,000 ledgers and loads three servers for a minute each.
+if only.contains("hosting") {
+    let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path
+    results += try await HostingBenchmarks(workDirectory: workDirectory, tallyBinary: tally, ledgers: quick ? 1_000 : 10_000, seconds: quick ? 10 : 60).run()
 }
 try? FileManager.default.removeItem(atPath: workDirectory)
 

@@ -22,7 +22,7 @@ struct AttachmentRoutes {
             if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limits.maxBytes + Self.multipartAllowance {
                 throw BlobError.tooLarge(limit: limits.maxBytes)
             }
-            let writer = try service.ledger.blobs.writer(limit: limits.maxBytes, quota: limits.quota)
+            let writer = try service.ledger.blobs.writer(limit: limits.maxBytes, quota: service.attachmentQuota)
             defer { writer.abort() }
             let contentType = request.headers[.contentType] ?? "application/octet-stream"
             try await withDeadline(limits.uploadTimeout) {
@@ -102,7 +102,7 @@ struct AttachmentRoutes {
             guard BlobStore.isDigest(digest) else { throw BlobError.invalidDigest(digest) }
             let limits = service.attachmentLimits
             if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limits.maxBytes { throw BlobError.tooLarge(limit: limits.maxBytes) }
-            let writer = try service.ledger.blobs.writer(limit: limits.maxBytes, quota: limits.quota)
+            let writer = try service.ledger.blobs.writer(limit: limits.maxBytes, quota: service.attachmentQuota)
             defer { writer.abort() }
             try await withDeadline(limits.uploadTimeout) {
                 for try await piece in request.body { try writer.write(piece.readableBytesView) }

@@ -38,6 +38,9 @@ struct ChangeFeed {
             let service = try context.service()
             let after = try Self.cursor(request)
             guard let caller = context.caller else { throw APIError(.unauthorized, "unauthorized", "a change feed needs a caller") }
+            if let limit = service.usage.quota.streams, service.openStreams.total >= limit {
+                throw APIError(.tooManyRequests, "quota_exceeded", "this ledger holds its quota of \(limit) change feeds open; close one")
+            }
             guard service.openStreams.open(for: caller.streamKey, limit: service.maxStreamsPerToken) else {
                 throw APIError(
                     .tooManyRequests, "too_many_streams",
@@ -202,6 +205,9 @@ final class OpenStreams: Sendable {
 
     /// How many `key` holds.
     func count(for key: String) -> Int { counts.withLock { $0[key, default: 0] } }
+
+    /// How many are open, whoever holds them.
+    var total: Int { counts.withLock { $0.values.reduce(0, +) } }
 
     func close(for key: String) {
         counts.withLock { counts in

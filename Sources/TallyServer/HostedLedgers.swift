@@ -47,6 +47,9 @@ public final class HostedLedgers: LedgerRegistry, Service {
 
     private struct Entry {
         let service: TallyService
+        /// The folder it was opened from (device and inode): a ledger deleted and made again
+        /// under the same name while open is another folder, and this entry is not it.
+        let folder: FolderIdentity
         /// Requests holding it now.
         var leases = 0
         var lastUse = ContinuousClock.now
@@ -57,7 +60,7 @@ public final class HostedLedgers: LedgerRegistry, Service {
     private struct State {
         var open: [LedgerName: Entry] = [:]
         /// Ledgers being opened: a second request for one waits for the first's open.
-        var opening: [LedgerName: Task<Void, any Error>] = [:]
+        var opening: [LedgerName: Task<TallyService, any Error>] = [:]
         /// Ledgers being closed: opened again only once their writer let go.
         var closing: [LedgerName: Task<Void, Never>] = [:]
         /// Each ledger's tokens and members, read from its folder without opening it (one per
@@ -111,16 +114,26 @@ public final class HostedLedgers: LedgerRegistry, Service {
         return try LedgerName(String(segment))
     }
 
-    /// Holds the ledger `name`, opening it first if it is closed.
+    /// Holds the ledger `name`, opening it first if it is closed. The request that opens a
+    /// ledger holds it from the moment it is open, so it cannot be closed again before anyone
+    /// used it (when every other open ledger is in use, the open set grows past `maxOpen`).
     public func lease(_ name: LedgerName) async throws -> LedgerLease {
+        let folder = FolderIdentity(path(of: name))
         while true {
             enum Step {
                 case leased(TallyService)
-                case wait(Task<Void, any Error>)
+                case open(Task<TallyService, any Error>)
+                case wait(Task<TallyService, any Error>)
                 case waitForClose(Task<Void, Never>)
             }
             let step = state.withLock { state -> Step in
                 if var entry = state.open[name] {
+                    // Deleted and made again while open: close the old one, open the new one.
+                    guard entry.folder == folder else {
+                        startClosing(name, &state)
+                        state.credentials[name] = nil
+                        return .waitForClose(state.closing[name] ?? Task {})
+                    }
                     entry.leases += 1
                     entry.lastUse = .now
                     state.open[name] = entry
@@ -130,23 +143,30 @@ public final class HostedLedgers: LedgerRegistry, Service {
                 if let closing = state.closing[name] { return .waitForClose(closing) }
                 let opening = Task { try await self.openLedger(name) }
                 state.opening[name] = opening
-                return .wait(opening)
+                return .open(opening)
             }
             switch step {
             case .leased(let service):
-                return LedgerLease(service) { [weak self] in self?.release(name) }  // weak: a lease never keeps the registry
+                return lease(service, name)
+            case .open(let opening):
+                return lease(try await opening.value, name)  // opened holding one lease: this one
             case .wait(let opening):
-                try await opening.value  // its failure is every waiter's
+                _ = try await opening.value  // its failure is every waiter's
             case .waitForClose(let closing):
                 await closing.value
             }
         }
     }
 
-    /// Opens `name` on the blocking threads and adds it to the open set (then closes the
-    /// least recently used idle ledgers beyond `maxOpen`).
-    private func openLedger(_ name: LedgerName) async throws {
+    private func lease(_ service: TallyService, _ name: LedgerName) -> LedgerLease {
+        LedgerLease(service) { [weak self] in self?.release(name) }  // weak: a lease never keeps the registry
+    }
+
+    /// Opens `name` on the blocking threads and adds it to the open set, held once (for the
+    /// request that opened it), then closes the least recently used idle ledgers beyond `maxOpen`.
+    private func openLedger(_ name: LedgerName) async throws -> TallyService {
         let path = path(of: name)
+        let folder = FolderIdentity(path)
         do {
             let service = try await BlockingThreads.run { [open] () throws -> TallyService in
                 var isFolder: ObjCBool = false
@@ -166,10 +186,11 @@ public final class HostedLedgers: LedgerRegistry, Service {
             }
             state.withLock { state in
                 state.opening[name] = nil
-                state.open[name] = Entry(service: service, background: background)
+                state.open[name] = Entry(service: service, folder: folder, leases: 1, background: background)
             }
             logger.info("opened a ledger", metadata: ["ledger": "\(name)"])
             closeLeastRecentlyUsed()
+            return service
         } catch {
             _ = state.withLock { $0.opening.removeValue(forKey: name) }
             if error is APIError { throw error }
@@ -241,5 +262,21 @@ public final class HostedLedgers: LedgerRegistry, Service {
             return Array(state.closing.values)
         }
         for task in closing { await task.value }
+    }
+}
+
+/// Which folder a path names: its device and inode (nil when there is none). Two folders made
+/// one after the other under one name are told apart.
+struct FolderIdentity: Equatable, Sendable {
+    let device: UInt64?
+    let inode: UInt64?
+
+    init(_ path: String) {
+        var info = stat()
+        if stat(path, &info) == 0 {
+            (device, inode) = (UInt64(info.st_dev), UInt64(info.st_ino))
+        } else {
+            (device, inode) = (nil, nil)
+        }
     }
 }

@@ -53,6 +53,7 @@ public struct Invitation: Sendable, Codable, Equatable {
 /// of a second here, on the blocking threads); session secrets and invitation codes are 256
 /// random bits, stored as SHA-256.
 public final class MemberStore: Sendable {
+    let folder: String
     let members: SecretFile<[Member]>
     let sessions: SecretFile<[SessionRecord]>
     let invitations: SecretFile<[Invitation]>
@@ -67,6 +68,7 @@ public final class MemberStore: Sendable {
     public static let maxMembers = 100, maxSessions = 1_000, maxInvitations = 100
 
     public init(folder: String, cost: UInt8 = 12) {
+        self.folder = folder
         members = SecretFile(path: folder + "/members.json", empty: [])
         sessions = SecretFile(path: folder + "/sessions.json", empty: [])
         invitations = SecretFile(path: folder + "/invites.json", empty: [])
@@ -88,20 +90,34 @@ public final class MemberStore: Sendable {
             guard !members.contains(where: { $0.name == name }) else {
                 throw ValidationError(field: "name", "a member named '\(name)' exists", kind: .alreadyExists)
             }
-            guard members.count < Self.maxMembers else { throw ValidationError(field: "name", "a household has at most \(Self.maxMembers) members") }
+            try self.checkRoom(for: members)
             members.append(Member(name: name, role: role, passwordHash: hash, createdAt: ISO8601DateFormatter().string(from: Date())))
         }
     }
 
-    /// Removes a member and ends their sessions; false if there was none.
+    /// Removes a member, ends their sessions and withdraws the invitations they made; false if
+    /// there was none. The household's last owner is never removed (checked under the file's
+    /// lock, so two owners removing each other at once leave one).
     public func remove(_ name: String) throws -> Bool {
         let removed = try members.update { members in
             guard let index = members.firstIndex(where: { $0.name == name }) else { return false }
+            if members[index].role == .owner, members.filter({ $0.role == .owner }).count == 1 {
+                throw ValidationError(field: "name", "'\(name)' is the household's only owner; make another owner first", kind: .conflictsWithState)
+            }
             members.remove(at: index)
             return true
         }
-        if removed { try sessions.update { $0.removeAll { $0.member == name } } }
+        if removed {
+            try sessions.update { $0.removeAll { $0.member == name } }
+            try invitations.update { $0.removeAll { $0.invitedBy == name } }
+        }
         return removed
+    }
+
+    /// Throws when `members` leave no room for one more: `maxMembers`, or the ledger's quota.
+    func checkRoom(for members: [Member]) throws {
+        let limit = min(Self.maxMembers, (try LedgerQuota.read(folder: folder)).members ?? .max)
+        guard members.count < limit else { throw ValidationError(field: "name", "this household has its \(limit) members (its quota); remove one first") }
     }
 
     /// A member's name: 1 to 64 characters, no control or directional characters, not blank.
@@ -112,9 +128,13 @@ public final class MemberStore: Sendable {
         else { throw ValidationError(field: "name", "a member's name is 1 to 64 characters, without control characters or surrounding blanks") }
     }
 
-    /// A password: 10 to 200 characters (bcrypt reads 72 bytes; a longer one is hashed first).
+    /// A password: 10 to 200 characters, no control characters (bcrypt's C string would end at
+    /// a NUL: "\u{0}x" and "" must not be one password); bcrypt reads 72 bytes, so a longer one
+    /// is hashed first.
     static func checkPassword(_ password: String) throws {
-        guard (10...200).contains(password.count) else { throw ValidationError(field: "password", "a password is 10 to 200 characters") }
+        guard (10...200).contains(password.count), !FieldKind.containsControlCharacter(password) else {
+            throw ValidationError(field: "password", "a password is 10 to 200 characters, without control characters")
+        }
     }
 
     /// What bcrypt hashes: the password, or for one longer than bcrypt reads (72 bytes) its SHA-256.
@@ -137,9 +157,14 @@ public final class MemberStore: Sendable {
     public func signIn(_ name: String, password: String, now: Date = Date()) throws -> NewSession? {
         let member = try members.read().first { $0.name == name }
         let matches = Bcrypt.verify(Self.bcryptInput(password), hash: member?.passwordHash ?? Self.decoyHash)
-        guard let member, matches else { return nil }
+        // No password has a control character (`checkPassword`): one sent with a NUL is not
+        // cut short to match.
+        guard let member, matches, !FieldKind.containsControlCharacter(password) else { return nil }
         return try startSession(for: member, now: now)
     }
+
+    /// The same bcrypt work as a sign-in, for a request whose ledger does not exist.
+    static func checkDecoy(_ password: String) { _ = Bcrypt.verify(bcryptInput(password), hash: decoyHash) }
 
     /// A hash of nothing anyone knows, checked when the name is unknown.
     static let decoyHash = Bcrypt.hash(Hex.lowercase(Array((0..<32).map { _ in UInt8.random(in: 0...255) })), cost: 12)
@@ -198,6 +223,8 @@ public final class MemberStore: Sendable {
         try Self.checkName(name)
         try Self.checkPassword(password)
         let digest = Self.digest(code)
+        // The code is looked at before any bcrypt work: a stranger's guess costs a file read.
+        guard try invitations.read().contains(where: { $0.sha256 == digest && !$0.used && $0.expiresAt > now }) else { throw Self.unknownInvitation }
         let hash = Bcrypt.hash(Self.bcryptInput(password), cost: cost)
         let member = try invitations.update { invitations -> Member in
             guard let index = invitations.firstIndex(where: { $0.sha256 == digest && !$0.used && $0.expiresAt > now }) else {
@@ -208,7 +235,7 @@ public final class MemberStore: Sendable {
                 guard !members.contains(where: { $0.name == name }) else {
                     throw ValidationError(field: "name", "a member named '\(name)' exists", kind: .alreadyExists)
                 }
-                guard members.count < Self.maxMembers else { throw ValidationError(field: "name", "a household has at most \(Self.maxMembers) members") }
+                try self.checkRoom(for: members)
                 members.append(member)
             }
             invitations[index].used = true

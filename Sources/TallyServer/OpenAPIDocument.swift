@@ -375,16 +375,15 @@ enum OpenAPIDocument {
             get:
               description: "The household's members: {items: [{name, role, createdAt}]}."
               responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The members.}}
+            delete:
+              description: "Remove a member (an owner only; never the last owner): their sessions end at once, and the invitations they made are withdrawn."
+              parameters: [{name: name, in: query, required: true, schema: {type: string, maxLength: 64}}]
+              responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Removed.}, "403": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
           /v1/members/invites:
             post:
               description: "An owner's one-time invitation (7 days): {code, role, expiresAt}. Only a signed-in owner."
               requestBody: {required: true, content: {application/json: {schema: {type: object, additionalProperties: false, properties: {role: {type: string, enum: [owner, member, read-only]}}}}}}
               responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: The invitation.}, "400": {$ref: "#/components/responses/Error"}, "403": {$ref: "#/components/responses/Error"}}
-          /v1/members/{name}:
-            delete:
-              description: "Remove a member (an owner only; never the last owner): their sessions end at once."
-              parameters: [{name: name, in: path, required: true, schema: {type: string, maxLength: 64}}]
-              responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Removed.}, "403": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
           /v1/invites/accept:
             post:
               description: "Join the household with an invitation's code, as a new member who is then signed in (the cookie, as POST /v1/session). A code works once, within its time."

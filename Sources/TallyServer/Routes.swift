@@ -23,7 +23,9 @@ public func buildRouter(_ registry: some LedgerRegistry, metrics: Metrics) -> Ro
     // Every other route needs a scope: `read` or `write` by method, `replicate` for replication.
     let api = router.group().add(middleware: ScopeMiddleware.readOrWrite)
     addLedgerRoutes(
-        api: api, v1: api.group("v1"), replication: router.group("v1/replication").add(middleware: ScopeMiddleware.replicate), open: router.group("v1"))
+        api: api, v1: api.group("v1").add(middleware: QuotaMiddleware()),
+        replication: router.group("v1/replication").add(middleware: ScopeMiddleware.replicate).add(middleware: QuotaMiddleware()),
+        people: api.group("v1"), open: router.group("v1"))
     WebAppRoutes().add(to: router)
     routes.fill(from: router)
     return router
@@ -39,8 +41,9 @@ public func buildHostedRouter(_ ledgers: HostedLedgers, metrics: Metrics) -> Rou
     let api = router.group("v1/ledgers/:ledger").add(middleware: ScopeMiddleware.readOrWrite)
     api.get("health") { _, context in try await health(try context.service()) }
     addLedgerRoutes(
-        api: api, v1: api, replication: router.group("v1/ledgers/:ledger/replication").add(middleware: ScopeMiddleware.replicate),
-        open: router.group("v1/ledgers/:ledger"))
+        api: api, v1: router.group("v1/ledgers/:ledger").add(middleware: ScopeMiddleware.readOrWrite).add(middleware: QuotaMiddleware()),
+        replication: router.group("v1/ledgers/:ledger/replication").add(middleware: ScopeMiddleware.replicate).add(middleware: QuotaMiddleware()),
+        people: api, open: router.group("v1/ledgers/:ledger"))
     WebAppRoutes().add(to: router)
     routes.fill(from: router)
     return router
@@ -64,11 +67,13 @@ private func baseRouter(_ registry: some LedgerRegistry, metrics: Metrics) -> (R
 }
 
 /// One ledger's routes: `/metrics` and `/openapi.yaml` on `api`, the API on `v1` (both
-/// scoped `read`/`write` by method), replication on `replication` (scope `replicate`), and
-/// signing in and out on `open` (no scope).
+/// scoped `read`/`write` by method; `v1`'s writes held to the ledger's quota), replication on
+/// `replication` (scope `replicate`, pushes held to the quota), the household's members on
+/// `people` (scoped, not counted against the quota of events), and signing in and out on
+/// `open` (no scope).
 private func addLedgerRoutes(
     api: RouterGroup<TallyRequestContext>, v1: RouterGroup<TallyRequestContext>, replication: RouterGroup<TallyRequestContext>,
-    open: RouterGroup<TallyRequestContext>
+    people: RouterGroup<TallyRequestContext>, open: RouterGroup<TallyRequestContext>
 ) {
     api.get("metrics") { _, context in
         let service = try context.service()
@@ -95,7 +100,7 @@ private func addLedgerRoutes(
     ReplicationRoutes().add(to: replication)
     AttachmentRoutes().addReplication(to: replication)
     ImportRoutes().add(to: v1)
-    SessionRoutes().add(to: v1, public: open)
+    SessionRoutes().add(to: people, public: open)
 }
 
 /// A ledger's health: 200 only when writes can be taken and the views read; otherwise 503

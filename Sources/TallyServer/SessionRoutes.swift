@@ -38,36 +38,49 @@ struct SessionRoutes {
     /// Whether `request` is one of the public routes: `POST …/session` and `POST …/invites/accept`.
     static func isPublic(_ request: Request) -> Bool {
         guard request.method == .post else { return false }
-        let path = request.uri.path
-        return path.hasSuffix("/session") || path.hasSuffix("/invites/accept")
+        var path = Substring(request.uri.path)
+        if path.hasPrefix("/v1/ledgers/") {  // a hosted ledger's: /v1/ledgers/NAME/…
+            path = path.dropFirst("/v1/ledgers/".count).drop { $0 != "/" }
+            return path == "/session" || path == "/invites/accept"
+        }
+        return path == "/v1/session" || path == "/v1/invites/accept"
     }
 
     func add(to group: RouterGroup<TallyRequestContext>, public open: RouterGroup<TallyRequestContext>) {
         open.post("session") { request, context in
             let body = try await Self.fields(request, ["name", "password"])
             let (name, password) = (body["name"] ?? "", body["password"] ?? "")
-            let keys = ["account:\(request.uri.path)/\(name)", "address:" + (context.channel.remoteAddress?.ipAddress ?? "?")]
+            // The account is the ledger's member, however the path was spelled (a trailing
+            // slash reaches the same route and must meet the same count).
+            let account = "account:\(context.credentials?.apiPath ?? "none")/\(name)"
+            let keys = [account, "address:" + (context.channel.remoteAddress?.ipAddress ?? "?")]
             let throttle = try Self.throttle(context)
-            if let wait = throttle.wait(keys) {
+            // Counted as a failure before the password is checked: guesses sent at once each
+            // count, and a success takes its count back.
+            if let wait = throttle.attempt(keys) {
                 var error = APIError(.tooManyRequests, "slow_down", "too many failed sign-ins; try again in \(wait.components.seconds + 1) s")
                 error.retryAfter = Int(wait.components.seconds + 1)
                 throw error
             }
-            // A ledger that does not exist answers as a wrong password does: a stranger cannot
-            // tell which households there are.
+            // A ledger that does not exist answers as a wrong password does, after as long (the
+            // same bcrypt work): a stranger cannot tell which households there are.
             let credentials = context.credentials
-            guard let credentials, let session = try await BlockingThreads.run({ try credentials.members.signIn(name, password: password) }) else {
-                throttle.failed(keys)
-                throw APIError(.unauthorized, "wrong_credentials", "wrong name or password")
+            let session = try await BlockingThreads.run { () -> MemberStore.NewSession? in
+                guard let credentials else {
+                    MemberStore.checkDecoy(password)
+                    return nil
+                }
+                return try credentials.members.signIn(name, password: password)
             }
-            throttle.succeeded(keys[0])
+            guard let credentials, let session else { throw APIError(.unauthorized, "wrong_credentials", "wrong name or password") }
+            throttle.succeeded(keys)
             return Self.signedIn(session, credentials, request, status: .ok)
         }
         open.post("invites/accept") { request, context in
             let body = try await Self.fields(request, ["code", "name", "password"])
             let keys = ["address:" + (context.channel.remoteAddress?.ipAddress ?? "?")]
             let throttle = try Self.throttle(context)
-            if throttle.wait(keys) != nil { throw APIError(.tooManyRequests, "slow_down", "too many failed tries; wait a little") }
+            if throttle.attempt(keys) != nil { throw APIError(.tooManyRequests, "slow_down", "too many failed tries; wait a little") }
             do {
                 // A ledger that does not exist answers as an unknown code does.
                 guard let credentials = context.credentials else {
@@ -78,10 +91,8 @@ struct SessionRoutes {
                 let session = try await BlockingThreads.run {
                     try credentials.members.accept(body["code"] ?? "", name: body["name"] ?? "", password: body["password"] ?? "")
                 }
+                throttle.succeeded(keys)
                 return Self.signedIn(session, credentials, request, status: .created)
-            } catch let error as ValidationError where error.kind == .notFound {
-                throttle.failed(keys)
-                throw error
             }
         }
         // On the public group (no scope needed: a read-only member signs out too), with a caller.
@@ -114,16 +125,12 @@ struct SessionRoutes {
                     ("expiresAt", .string(ISO8601DateFormatter().string(from: invitation.expiresAt))),
                 ]), status: .created)
         }
-        group.delete("members/:name") { _, context in
+        // The name in the query (`?name=Kim%20Lee`): a member's name may hold spaces and any
+        // letters, and paths of this API are never percent-encoded.
+        group.delete("members") { request, context in
             _ = try Self.owner(context)
-            let name = context.parameters.get("name") ?? ""
-            let members = try Self.credentials(context).members
-            let all = try members.all()
-            guard let member = all.first(where: { $0.name == name }) else { throw APIError(.notFound, "not_found", "no member named '\(name)'") }
-            if member.role == .owner, all.filter({ $0.role == .owner }).count == 1 {
-                throw ValidationError(field: "name", "'\(name)' is the household's only owner", kind: .conflictsWithState)
-            }
-            _ = try members.remove(name)
+            guard let name = request.uri.queryParameters.get("name") else { throw ValidationError(field: "name", "give the member: ?name=NAME") }
+            guard try Self.credentials(context).members.remove(name) else { throw APIError(.notFound, "not_found", "no member named '\(name)'") }
             return Response(status: .noContent)
         }
     }

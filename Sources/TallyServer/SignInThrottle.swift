@@ -21,16 +21,12 @@ public final class SignInThrottle: Sendable {
 
     public init() {}
 
-    /// How long `keys` must still wait; nil when a try is allowed now.
-    public func wait(_ keys: [String], now: ContinuousClock.Instant = .now) -> Duration? {
+    /// A try of `keys`: how long they must still wait (nothing counted then), or nil — the
+    /// try allowed and counted as a failure at once, so that tries sent together each count
+    /// before any password is checked (`succeeded` takes a success's count back).
+    public func attempt(_ keys: [String], now: ContinuousClock.Instant = .now) -> Duration? {
         failures.withLock { failures in
-            keys.compactMap { failures[$0].map { $0.lockedUntil - now } }.filter { $0 > .zero }.max()
-        }
-    }
-
-    /// A failed try for each of `keys`.
-    public func failed(_ keys: [String], now: ContinuousClock.Instant = .now) {
-        failures.withLock { failures in
+            if let wait = keys.compactMap({ failures[$0].map { $0.lockedUntil - now } }).filter({ $0 > .zero }).max() { return wait }
             if failures.count > Self.maxKeys {
                 for key in failures.sorted(by: { $0.value.lockedUntil < $1.value.lockedUntil }).prefix(failures.count / 10).map(\.key) {
                     failures[key] = nil
@@ -42,11 +38,21 @@ public final class SignInThrottle: Sendable {
                 let lockout: Duration = over < 0 ? .zero : min(.seconds(1 << min(over, 12)), Self.maxLockout)
                 failures[key] = Failures(count: count, lockedUntil: now + lockout)
             }
+            return nil
         }
     }
 
-    /// A sign-in of `key` succeeded.
-    public func succeeded(_ key: String) {
-        _ = failures.withLock { $0.removeValue(forKey: key) }
+    /// The try of `keys` succeeded: an account's count is cleared, an address's try taken back.
+    public func succeeded(_ keys: [String]) {
+        failures.withLock { failures in
+            for key in keys {
+                if key.hasPrefix("account:") {
+                    failures[key] = nil
+                } else if var entry = failures[key] {
+                    entry.count -= 1
+                    failures[key] = entry.count > 0 ? entry : nil
+                }
+            }
+        }
     }
 }

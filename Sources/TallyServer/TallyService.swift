@@ -18,6 +18,14 @@ public final class TallyService: Sendable {
     public let tokens: TokenStore
     /// The household's members, their sessions and invitations.
     public let members: MemberStore
+    /// What the ledger may use (`quota.json`) and has used.
+    public let usage: QuotaUsage
+
+    /// The most bytes all attachments may hold: the server's quota, or the ledger's if smaller.
+    public var attachmentQuota: Int? {
+        guard let ledgers = usage.quota.attachmentBytes else { return attachmentLimits.quota }
+        return min(attachmentLimits.quota ?? .max, ledgers)
+    }
     /// Request and replication counters for `/metrics`.
     public let metrics = Metrics()
     /// Change feeds one token may hold open at once (429 beyond): a leaked client loop cannot
@@ -47,6 +55,7 @@ public final class TallyService: Sendable {
         bcryptCost: UInt8 = 12
     ) throws {
         self.logger = logger
+        let quota = try LedgerQuota.read(folder: directory.path)
         self.attachmentLimits = attachmentLimits
         self.bodyTimeout = bodyTimeout
         self.maxStreamsPerToken = maxStreamsPerToken
@@ -55,6 +64,7 @@ public final class TallyService: Sendable {
         logger.info("views caught up", metadata: ["events.applied": "\(ledger.opening.caughtUp)"])
         tokens = TokenStore(directory: directory)
         members = MemberStore(directory: directory, cost: bcryptCost)
+        usage = QuotaUsage(quota: quota, folder: directory.path, appendedIndex: ledger.appendedIndex)
         self.thumbnails = thumbnails ?? Self.thumbnailQueue(attachmentLimits)
     }
 

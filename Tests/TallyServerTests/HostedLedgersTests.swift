@@ -206,4 +206,41 @@ struct HostedFixture {
             #expect(String(buffer: listed.body).contains(#""amount":700"#))
         }
     }
+
+    /// Found by the review: with every open ledger held (a change feed each), a request for
+    /// another one opens it past the limit instead of opening and closing it forever.
+    @Test func aLedgerOpensPastTheLimitWhenEveryOpenOneIsHeld() async throws {
+        var limits = HostingLimits()
+        limits.maxOpen = 1
+        let fixture = try HostedFixture(["a", "b"], limits: limits)
+        let held = try await fixture.hosted.lease(try LedgerName("a"))
+        let other = try await fixture.hosted.lease(try LedgerName("b"))
+        #expect(fixture.hosted.openCount == 2)
+        _ = (held, other)
+        await fixture.hosted.closeAll()
+    }
+
+    /// Found by the review: a ledger deleted and made again under its name while open is a new
+    /// ledger — its tokens read its own (empty) views, and its writes land in its own folder.
+    @Test func aLedgerMadeAgainUnderItsNameIsTheNewOne() async throws {
+        let fixture = try HostedFixture(["kim"])
+        let old = try #require(fixture.tokens["kim"]?[.write])
+        try await fixture.test { client in
+            let created = try await client.send(.post, "/v1/ledgers/kim/expenses", token: old, json: #"{"amount": 777}"#)
+            #expect(created.status == .created)
+            let name = try LedgerName("kim")
+            _ = try await fixture.hosted.lease(name)  // open, then let go
+            try fixture.ledgers.trash(name)
+            let directory = try fixture.ledgers.create(name)
+            let new = try TokenStore(directory: directory).create(name: "new", scopes: [.read, .write])
+            let listed = try await client.send(.get, "/v1/ledgers/kim/expenses", token: new)
+            #expect(listed.status == .ok && !String(buffer: listed.body).contains("777"), "\(String(buffer: listed.body))")
+            let written = try await client.send(.post, "/v1/ledgers/kim/expenses", token: new, json: #"{"amount": 888}"#)
+            #expect(written.status == .created)
+            #expect(try await client.send(.get, "/v1/ledgers/kim/expenses", token: old).status == .unauthorized)
+        }
+        let ledger = try Ledger(directory: try fixture.ledgers.open(try LedgerName("kim")))
+        defer { ledger.close() }
+        #expect(try ledger.views.expenses(try ExpenseQuery([])).rows.map(\.amount) == [888])
+    }
 }

@@ -124,11 +124,11 @@ import TallyTestSupport
 
             let second = try #require(try await Self.signIn(client, "lee", "lee's long password").1)
             let kim = try #require(try await Self.signIn(client, "kim", "kim's long password").1)
-            let removed = try await client.execute(uri: "/v1/members/lee", method: .delete, headers: kim.headers)
+            let removed = try await client.execute(uri: "/v1/members?name=lee", method: .delete, headers: kim.headers)
             #expect(removed.status == .noContent)
             let after = try await client.execute(uri: "/v1/expenses", method: .get, headers: [.cookie: second.cookie])
             #expect(after.status == .unauthorized)
-            let onlyOwner = try await client.execute(uri: "/v1/members/kim", method: .delete, headers: kim.headers)
+            let onlyOwner = try await client.execute(uri: "/v1/members?name=kim", method: .delete, headers: kim.headers)
             #expect(onlyOwner.status == .conflict, "the last owner stays")
         }
     }
@@ -178,5 +178,30 @@ import TallyTestSupport
             let signInThere = try await Self.signIn(client, "kim", "kim's long password", at: "/v1/ledgers/b").0
             #expect(signInThere.status == .unauthorized)
         }
+    }
+
+    /// Found by the review: guesses sent at once each count before any password is checked.
+    @Test func guessesSentTogetherEachCount() {
+        let throttle = SignInThrottle()
+        let keys = ["account:/v1/kim", "address:10.0.0.1"]
+        let allowed = (0..<10).filter { _ in throttle.attempt(keys) == nil }.count
+        #expect(allowed == 5, "five tries, then the account waits")
+        throttle.succeeded(keys)
+        #expect(throttle.attempt(["account:/v1/kim"]) == nil, "a success clears the account")
+    }
+
+    /// Found by the review: the last owner cannot be removed, even by two owners at once;
+    /// a removed member's invitations are withdrawn; a NUL does not cut a password short.
+    @Test func theLastOwnerStaysInvitationsFollowTheirMakerAndPasswordsHaveNoControls() throws {
+        let home = try Household()
+        let members = home.service.members
+        try members.add("park", role: .owner, password: "park's long password")
+        #expect(try members.remove("park"))
+        #expect { try members.remove("kim") } throws: { "\($0)".contains("only owner") }
+        let invitation = try members.invite(role: .owner, by: "lee")
+        #expect(try members.remove("lee"))
+        #expect(throws: ValidationError.self) { _ = try members.accept(invitation.code, name: "lee", password: "lee's long password") }
+        #expect(throws: ValidationError.self) { try members.add("nul", role: .member, password: "\u{0}abcdefghijk") }
+        #expect(try members.signIn("kim", password: "kim's long password\u{0}anything") == nil)
     }
 }

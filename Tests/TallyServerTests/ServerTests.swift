@@ -535,7 +535,7 @@ extension TestResponse {
             let tokens: [(String, Set<String>)] = [(fixture.readOnly, ["read"]), (fixture.readWrite, ["read", "write"]), (fixture.replicate, ["replicate"])]
             // Signing in and out, invitations and removing members have rules of their own
             // (public, or an owner only): MemberSessionTests.
-            let ownRules = ["POST /v1/session", "DELETE /v1/session", "POST /v1/members/invites", "DELETE /v1/members/{name}", "POST /v1/invites/accept"]
+            let ownRules = ["POST /v1/session", "DELETE /v1/session", "POST /v1/members/invites", "DELETE /v1/members", "POST /v1/invites/accept"]
             for (method, path) in operations where path != "/health" && path != "/openapi.yaml" && !ownRules.contains("\(method) \(path)") {
                 let needed = path.hasPrefix("/v1/replication") ? "replicate" : method == "GET" ? "read" : "write"
                 for (token, scopes) in tokens {

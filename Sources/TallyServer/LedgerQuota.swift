@@ -1,0 +1,126 @@
+import Foundation
+import Hummingbird
+import Synchronization
+import TallyCore
+import TallyLedger
+import TallyLog
+
+/// What one ledger may use, set by the operator (`tally ledgers quota NAME …`) in its folder's
+/// `quota.json`; a limit left out is no limit (beyond the server's own, such as
+/// `--attachment-quota-mib`). Read when the ledger is opened, and by `tally ledgers show`.
+public struct LedgerQuota: Sendable, Codable, Equatable {
+    /// Events the ledger may take in one UTC day: its own writes, imports and what peers push.
+    public var eventsPerDay: Int?
+    /// Bytes its log may hold on disk.
+    public var logBytes: Int?
+    /// Bytes its attachments may hold together.
+    public var attachmentBytes: Int?
+    /// Members it may have.
+    public var members: Int?
+    /// Change feeds it may hold open at once, across all its callers.
+    public var streams: Int?
+
+    public init() {}
+
+    static func file(_ folder: String) -> SecretFile<LedgerQuota> { SecretFile(path: folder + "/quota.json", empty: LedgerQuota()) }
+
+    /// The quota in `folder` (none set: no limits).
+    public static func read(folder: String) throws -> LedgerQuota { try file(folder).read() }
+
+    public static func write(_ quota: LedgerQuota, folder: String) throws { try file(folder).replace(with: quota) }
+
+    /// The limits as `name: value` pairs, for an operator.
+    public var shown: [(String, Int?)] {
+        [("eventsPerDay", eventsPerDay), ("logBytes", logBytes), ("attachmentBytes", attachmentBytes), ("members", members), ("streams", streams)]
+    }
+}
+
+/// What an open ledger has used against its `LedgerQuota`, checked before every write (a
+/// write over quota is refused whole, before anything is appended: 429 for events, 507 for
+/// bytes, naming the limit). Events of a day are counted by log index: where the log stood
+/// when the day began (kept in `usage.json`, so a reopened ledger goes on counting) to where
+/// it stands now; the log's size on disk is looked at again at most once a second.
+public final class QuotaUsage: Sendable {
+    private let folder: String
+    /// The quota as last read, and the file's modification time then: read again when the
+    /// operator changes it, so a new quota holds from the next write.
+    private let cached: Mutex<(quota: LedgerQuota, modified: Date?)>
+    private struct State: Codable {
+        /// The UTC day (days since 1970) and the log index at its start.
+        var day: Int
+        var dayStartIndex: UInt64
+    }
+    private let state: Mutex<State>
+    private let logBytes = Mutex<(bytes: Int, at: ContinuousClock.Instant)?>(nil)
+
+    init(quota: LedgerQuota, folder: String, appendedIndex: UInt64, now: Date = Date()) {
+        cached = Mutex((quota, Self.modified(folder)))
+        self.folder = folder
+        let today = Self.day(now)
+        let saved = try? SecretFile<State?>(path: folder + "/usage.json", empty: nil).read()
+        let state = saved.flatMap { $0 }.flatMap { $0.day == today ? $0 : nil } ?? State(day: today, dayStartIndex: appendedIndex)
+        self.state = Mutex(state)
+        try? SecretFile<State?>(path: folder + "/usage.json", empty: nil).replace(with: state)
+    }
+
+    /// The ledger's quota now.
+    public var quota: LedgerQuota {
+        let modified = Self.modified(folder)
+        return cached.withLock { cached in
+            if cached.modified != modified, let quota = try? LedgerQuota.read(folder: folder) { cached = (quota, modified) }
+            return cached.quota
+        }
+    }
+
+    static func modified(_ folder: String) -> Date? {
+        (try? FileManager.default.attributesOfItem(atPath: folder + "/quota.json"))?[.modificationDate] as? Date
+    }
+
+    static func day(_ date: Date) -> Int { Int((date.timeIntervalSince1970 / 86_400).rounded(.down)) }
+
+    /// Events taken today, with the log at `appendedIndex`.
+    public func eventsToday(appendedIndex: UInt64, now: Date = Date()) -> Int {
+        let today = Self.day(now)
+        let started = state.withLock { state -> State? in
+            guard state.day != today else { return nil }
+            state = State(day: today, dayStartIndex: appendedIndex)
+            return state
+        }
+        if let started { try? SecretFile<State?>(path: folder + "/usage.json", empty: nil).replace(with: started) }
+        return state.withLock { Int(clamping: appendedIndex &- min($0.dayStartIndex, appendedIndex)) }
+    }
+
+    /// The log's bytes on disk (looked at again at most once a second).
+    public func logBytesOnDisk(_ directory: DataDirectory) -> Int {
+        if let cached = logBytes.withLock({ $0 }), ContinuousClock.now - cached.at < .seconds(1) { return cached.bytes }
+        let bytes = ((try? FileManager.default.contentsOfDirectory(atPath: directory.logPath)) ?? []).reduce(0) { total, name in
+            total + (((try? FileManager.default.attributesOfItem(atPath: directory.logPath + "/" + name))?[.size] as? Int) ?? 0)
+        }
+        logBytes.withLock { $0 = (bytes, .now) }
+        return bytes
+    }
+
+    /// Throws the refusal of a write when the ledger is over a quota of what writes add.
+    func checkWrite(_ service: TallyService) throws {
+        let quota = self.quota
+        if let limit = quota.eventsPerDay, eventsToday(appendedIndex: service.ledger.appendedIndex) >= limit {
+            var error = APIError(
+                .tooManyRequests, "quota_exceeded", "this ledger has taken its \(limit) events for today (UTC); writes are taken again tomorrow")
+            error.retryAfter = Int(86_400 - Date().timeIntervalSince1970.truncatingRemainder(dividingBy: 86_400)) + 1
+            throw error
+        }
+        if let limit = quota.logBytes, logBytesOnDisk(service.directory) >= limit {
+            throw APIError(
+                HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), "quota_exceeded",
+                "this ledger's log holds its quota of \(limit >> 20) MiB; ask the operator for more")
+        }
+    }
+}
+
+/// Refuses a write to a ledger over its quota (`QuotaUsage.checkWrite`) before the route runs.
+struct QuotaMiddleware: RouterMiddleware {
+    func handle(_ request: Request, context: TallyRequestContext, next: (Request, TallyRequestContext) async throws -> Response) async throws -> Response {
+        if request.method != .get, request.method != .head, let service = context.lease?.service { try service.usage.checkWrite(service) }
+        return try await next(request, context)
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+import TallyCore
+import TallyLedger
+import TallyLog
+@testable import TallyServer
+import TallyTestSupport
+
+/// A ledger's quota (`quota.json`, `tally ledgers quota`): a write over it is refused whole —
+/// 429 for events, 507 for bytes, naming the limit — and reads go on; a quota set while the
+/// server runs holds from the next write.
+@Suite struct QuotaTests {
+    /// A served ledger whose quota `set` chose.
+    static func fixture(_ set: (inout LedgerQuota) -> Void) throws -> ServerFixture {
+        let fixture = try ServerFixture()
+        var quota = LedgerQuota()
+        set(&quota)
+        try LedgerQuota.write(quota, folder: fixture.service.directory.path)
+        return fixture
+    }
+
+    static func create(_ client: any TestClientProtocol, _ token: String, amount: Int) async throws -> TestResponse {
+        try await client.send(.post, "/v1/expenses", token: token, json: #"{"amount": \#(amount)}"#)
+    }
+
+    @Test func eventsOverTheDaysQuotaAreRefusedWholeAndReadsGoOn() async throws {
+        let fixture = try Self.fixture { $0.eventsPerDay = 3 }
+        try await fixture.test { client in
+            for amount in 1...3 { #expect(try await Self.create(client, fixture.readWrite, amount: amount).status == .created) }
+            let before = fixture.service.ledger.appendedIndex
+            let refused = try await Self.create(client, fixture.readWrite, amount: 4)
+            #expect(refused.status == .tooManyRequests && refused.errorCode == "quota_exceeded" && refused.headers[.retryAfter] != nil)
+            #expect(String(buffer: refused.body).contains("3 events for today"))
+            #expect(fixture.service.ledger.appendedIndex == before, "nothing of it was written")
+            #expect(try await client.send(.get, "/v1/expenses", token: fixture.readOnly).status == .ok, "reads go on")
+            // Raised while running: taken from the next write.
+            var raised = LedgerQuota()
+            raised.eventsPerDay = 10
+            try await Task.sleep(for: .milliseconds(20))  // a new modification time
+            try LedgerQuota.write(raised, folder: fixture.service.directory.path)
+            #expect(try await Self.create(client, fixture.readWrite, amount: 5).status == .created)
+        }
+    }
+
+    @Test func aLogOverItsBytesIs507() async throws {
+        let fixture = try Self.fixture { $0.logBytes = 1 }
+        try await fixture.test { client in
+            let before = try fixture.logSize()
+            let refused = try await Self.create(client, fixture.readWrite, amount: 1)
+            #expect(refused.status.code == 507 && refused.errorCode == "quota_exceeded")
+            #expect(try fixture.logSize() == before)
+        }
+    }
+
+    @Test func attachmentsOverTheLedgersQuotaAre507() async throws {
+        let fixture = try Self.fixture { $0.attachmentBytes = 100 }
+        try await fixture.test { client in
+            let photo = PNGFixture.zeros(width: 64, height: 64, bitDepth: 8, interlaced: false, trailer: [])
+            var headers: HTTPFields = [.authorization: "Bearer \(fixture.readWrite)", .contentType: "image/png"]
+            headers[.contentLength] = String(photo.count)
+            let refused = try await client.execute(uri: "/v1/attachments", method: .post, headers: headers, body: ByteBuffer(bytes: photo))
+            #expect(refused.status.code == 507, "\(refused.status) \(String(buffer: refused.body))")
+            #expect(try fixture.service.ledger.blobs.all().isEmpty)
+        }
+    }
+
+    @Test func membersBeyondTheQuotaAreRefused() throws {
+        let folder = TemporaryDirectory("tally-quota-members")
+        let directory = try DataDirectory.create(path: folder.file("home"), name: "home")
+        var quota = LedgerQuota()
+        quota.members = 1
+        try LedgerQuota.write(quota, folder: directory.path)
+        let members = MemberStore(directory: directory, cost: 4)
+        try members.add("kim", role: .owner, password: "kim's long password")
+        #expect { try members.add("lee", role: .member, password: "lee's long password") } throws: { "\($0)".contains("quota") }
+        let invitation = try members.invite(role: .member, by: "kim")
+        #expect(throws: ValidationError.self) { _ = try members.accept(invitation.code, name: "lee", password: "lee's long password") }
+        #expect(try members.all().map(\.name) == ["kim"])
+    }
+
+    @Test func changeFeedsBeyondTheLedgersQuotaAre429() async throws {
+        let folder = TemporaryDirectory("tally-quota-feed")
+        let directory = try DataDirectory.create(path: folder.file("data"), name: "feed")
+        var quota = LedgerQuota()
+        quota.streams = 1
+        try LedgerQuota.write(quota, folder: directory.path)
+        let service = try TallyService(directory: directory, logger: Logger(label: "test"))
+        defer { service.close() }
+        let phone = try service.tokens.create(name: "phone", scopes: [.read])
+        let laptop = try service.tokens.create(name: "laptop", scopes: [.read])
+        try await Application(router: buildRouter(service)).test(.router) { client in
+            async let first = client.send(.get, "/v1/changes", token: phone)
+            while service.openStreams.total < 1 { try await Task.sleep(for: .milliseconds(20)) }
+            let second = try await client.send(.get, "/v1/changes", token: laptop)
+            #expect(second.status == .tooManyRequests && second.errorCode == "quota_exceeded", "another token, the same ledger")
+            #expect(try service.tokens.revoke(name: "phone"))
+            _ = try await first
+        }
+    }
+}
