@@ -28,10 +28,14 @@ def free_port():
 class Tally:
     """One replica's data directory and, once started, its service."""
 
-    def __init__(self, binary, root, name):
-        self.binary, self.dir = binary, os.path.join(root, name)
+    def __init__(self, binary, root, name, hosted_in=None):
+        """A new replica `name` in `root`; or (`hosted_in`: a folder of ledgers) a hosted ledger there."""
+        self.binary, self.dir = binary, os.path.join(hosted_in or root, name)
         self.server = None
-        self.run("init", "--name", name)
+        if hosted_in:
+            subprocess.run([binary, "ledgers", "create", name, "--ledgers", hosted_in], check=True, capture_output=True, timeout=120)
+        else:
+            self.run("init", "--name", name)
 
     def run(self, *args, check=True):
         result = subprocess.run([self.binary, *args, "--data-dir", self.dir], capture_output=True, text=True, timeout=120)
@@ -48,11 +52,13 @@ class Tally:
         if result.returncode != 0:
             raise RuntimeError(f"tally members add {name} failed: {result.stderr}")
 
-    def start(self):
+    def start(self, hosting=None):
+        """Serves this data directory, or (`hosting`: a folder of ledgers) every ledger of a folder."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = open(os.path.join(os.path.dirname(self.dir), f"serve-{self.port}.log"), "w")
-        self.server = subprocess.Popen([self.binary, "serve", "--data-dir", self.dir, "--host", "127.0.0.1", "--port", str(self.port)],
+        source = ["--ledgers", hosting] if hosting else ["--data-dir", self.dir]
+        self.server = subprocess.Popen([self.binary, "serve", *source, "--host", "127.0.0.1", "--port", str(self.port)],
                                        stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

@@ -701,3 +701,47 @@ class WebApp(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class HostedWebApp(unittest.TestCase):
+    """The web app of a server hosting several households (`tally serve --ledgers`): sign-in
+    asks for the household too, and a member sees which household they are in."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.root = tempfile.mkdtemp(prefix="tally-browser-hosted-")
+        ledgers = os.path.join(cls.root, "ledgers")
+        cls.kims = fixture.Tally(os.environ["TALLY"], cls.root, "kims", hosted_in=ledgers)
+        cls.parks = fixture.Tally(os.environ["TALLY"], cls.root, "parks", hosted_in=ledgers)
+        cls.kims.member("kim", "owner", "kim's long password")
+        cls.parks.member("park", "owner", "park's long password")
+        cls.kims.start(hosting=ledgers)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.kims.stop()
+
+    def test_a_member_signs_in_to_their_household_and_not_to_another(self):
+        driver = fixture.chromium(390, 844)
+        try:
+            wait = WebDriverWait(driver, 15, ignored_exceptions=(StaleElementReferenceException,))
+            driver.get(self.kims.url + "/")
+            wait.until(EC.visibility_of_element_located((By.ID, "household"))).send_keys("parks")
+            driver.find_element(By.ID, "member-name").send_keys("kim")
+            driver.find_element(By.ID, "password").send_keys("kim's long password")
+            driver.find_element(By.CSS_SELECTOR, "#member-sign-in button[type=submit]").click()
+            wait.until(lambda d: "Wrong name or password" in d.find_element(By.ID, "main").text)
+            household = driver.find_element(By.ID, "household")
+            household.clear()
+            household.send_keys("kims")
+            driver.find_element(By.ID, "password").send_keys("kim's long password")
+            driver.find_element(By.CSS_SELECTOR, "#member-sign-in button[type=submit]").click()
+            wait.until(EC.visibility_of_element_located((By.ID, "nav")))
+            self.assertIn("Household kims", driver.find_element(By.ID, "who").text)
+            wait.until(lambda d: d.execute_script("return document.body.dataset.screen") == "month")  # an empty ledger's month
+            self.assertIn("Nothing recorded this month", driver.find_element(By.ID, "main").text)
+            os.makedirs(SCREENSHOTS, exist_ok=True)
+            driver.save_screenshot(os.path.join(SCREENSHOTS, "hosted-month-phone-en.png"))
+            self.assertEqual([], [e for e in driver.get_log("browser") if e["level"] == "SEVERE" and "401" not in e["message"]])
+        finally:
+            driver.quit()
