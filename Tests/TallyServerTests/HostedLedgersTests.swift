@@ -243,4 +243,31 @@ struct HostedFixture {
         defer { ledger.close() }
         #expect(try ledger.views.expenses(try ExpenseQuery([])).rows.map(\.amount) == [888])
     }
+
+    /// A ledger whose log is damaged in its middle (a bit flipped in a frame of its first
+    /// segment) is that ledger's 503; the ledgers beside it answer, and a write to them lands.
+    @Test func aLedgerWithACorruptSegmentDoesNotStopTheOthers() async throws {
+        let fixture = try HostedFixture(["good", "damaged"])
+        let damaged = try fixture.ledgers.open(try LedgerName("damaged"))
+        let writer = try damaged.openWriter()
+        try writer.append((1...20).map { SampleEvents.expenseCreate(amount: Int64($0)) })
+        writer.close()
+        let segment = try #require(try FileManager.default.contentsOfDirectory(atPath: damaged.logPath).filter { $0.hasSuffix(".tseg") }.sorted().first)
+        let handle = try #require(FileHandle(forUpdatingAtPath: damaged.logPath + "/" + segment))
+        let size = try handle.seekToEnd()
+        try handle.seek(toOffset: size / 2)
+        let byte = try #require(try handle.read(upToCount: 1)?.first)
+        try handle.seek(toOffset: size / 2)
+        try handle.write(contentsOf: [byte ^ 0x5A])
+        try handle.close()
+        let tokens = fixture.tokens
+        try await fixture.test { client in
+            let broken = try await client.send(.get, "/v1/ledgers/damaged/expenses", token: try #require(tokens["damaged"]?[.read]))
+            #expect(broken.status == .serviceUnavailable && broken.errorCode == "ledger_unavailable", "\(broken.status) \(String(buffer: broken.body))")
+            let written = try await client.send(.post, "/v1/ledgers/good/expenses", token: try #require(tokens["good"]?[.write]), json: #"{"amount": 5}"#)
+            #expect(written.status == .created)
+            let listed = try await client.send(.get, "/v1/ledgers/good/expenses", token: try #require(tokens["good"]?[.read]))
+            #expect(listed.status == .ok && String(buffer: listed.body).contains(#""amount":5"#))
+        }
+    }
 }
