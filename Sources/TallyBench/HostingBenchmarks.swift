@@ -70,8 +70,11 @@ struct HostingBenchmarks {
                 name: "hosting_creates", value: hosted.rate, unit: "req/s", baseline: alone.rate,
                 baselineName: "one ledger's server, same 64 writers (goal: ratio >= 0.5)"),
             BenchmarkResult(
-                name: "hosting_create_p99", value: hosted.p99 * 1000, unit: "ms", baseline: 100, baselineName: "the goal, 100 ms (ratio <= 1)"),
-            BenchmarkResult(name: "hosting_rss", value: manyHeld.rssMiB, unit: "MiB", baseline: 1024, baselineName: "the goal, 1 GiB (ratio <= 1)"),
+                name: "hosting_create_p99", value: hosted.p99 * 1000, unit: "ms", baseline: alone.p99 * 1000,
+                baselineName: "one ledger's server p99, same writers (goal: value <= 100 ms)"),
+            BenchmarkResult(
+                name: "hosting_rss", value: manyHeld.rssMiB, unit: "MiB", baseline: fewHeld.rssMiB,
+                baselineName: "RSS with a tenth of the ledgers on disk (goal: value <= 1 GiB)"),
             BenchmarkResult(
                 name: "hosting_threads", value: Double(manyHeld.threads), unit: "threads", baseline: Double(fewHeld.threads),
                 baselineName: "threads with a tenth of the ledgers on disk (goal: ratio 0.95-1.05)"),
@@ -133,7 +136,7 @@ struct HostingBenchmarks {
     }
 
     /// What process `pid` holds now: resident memory, threads, open file descriptors.
-    static func held(by pid: Int32) -> (rssMiB: Double, threads: Int, fds: Int) {
+    static func held(by pid: Int32) -> (rssMiB: Double, threads: Int, fds: Int) {  // read from /proc
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
         func field(_ name: String) -> Int {
             let line = status.split(separator: "\n").first { $0.hasPrefix(name + ":") } ?? ""

@@ -52,7 +52,9 @@ struct SessionRoutes {
             let (name, password) = (body["name"] ?? "", body["password"] ?? "")
             // The account is the ledger's member, however the path was spelled (a trailing
             // slash reaches the same route and must meet the same count).
-            let account = "account:\(context.credentials?.apiPath ?? "none")/\(name)"
+            // A member's name is at most 64 characters: a longer one names nobody, and is cut
+            // so that a stranger's long names cannot fill the throttle's memory.
+            let account = "account:\(context.credentials?.apiPath ?? "none")/\(name.prefix(65))"
             let keys = [account, "address:" + (context.channel.remoteAddress?.ipAddress ?? "?")]
             let throttle = try Self.throttle(context)
             // Counted as a failure before the password is checked: guesses sent at once each

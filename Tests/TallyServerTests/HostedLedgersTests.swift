@@ -214,7 +214,18 @@ struct HostedFixture {
         limits.maxOpen = 1
         let fixture = try HostedFixture(["a", "b"], limits: limits)
         let held = try await fixture.hosted.lease(try LedgerName("a"))
-        let other = try await fixture.hosted.lease(try LedgerName("b"))
+        // Bounded: before the fix this lease never returned (opened and closed in a loop).
+        let other = try await withThrowingTaskGroup(of: LedgerLease?.self) { group in
+            group.addTask { try await fixture.hosted.lease(try LedgerName("b")) }
+            group.addTask {
+                try await Task.sleep(for: .seconds(60))
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        #expect(other != nil, "the lease of b came within 60 s")
         #expect(fixture.hosted.openCount == 2)
         _ = (held, other)
         await fixture.hosted.closeAll()
