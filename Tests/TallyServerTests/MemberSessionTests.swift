@@ -190,19 +190,6 @@ import TallyTestSupport
         #expect(throttle.attempt(["account:/v1/kim"]) == nil, "a success clears the account")
     }
 
-    /// A stranger's names of any length are answered as wrong and slowed like any other (the
-    /// throttle keeps at most 65 characters of a name, so its keys stay small).
-    @Test func aVeryLongNameIsWrongAndSlowed() async throws {
-        let home = try Household()
-        try await home.test { client in
-            for index in 0..<6 {
-                let name = String(repeating: "x", count: 70) + String(index)
-                let answer = try await Self.signIn(client, name, "whatever it is").0
-                #expect(answer.status == (index < 5 ? .unauthorized : .tooManyRequests), "try \(index): \(answer.status)")
-            }
-        }
-    }
-
     /// Found by the review: the last owner cannot be removed, even by two owners at once;
     /// a removed member's invitations are withdrawn; a NUL does not cut a password short.
     @Test func theLastOwnerStaysInvitationsFollowTheirMakerAndPasswordsHaveNoControls() throws {
