@@ -74,7 +74,10 @@ struct SessionRoutes {
                 }
                 return try credentials.members.signIn(name, password: password)
             }
-            guard let credentials, let session else { throw APIError(.unauthorized, "wrong_credentials", "wrong name or password") }
+            guard let credentials, let session else {
+                throttle.failed(keys)
+                throw APIError(.unauthorized, "wrong_credentials", "wrong name or password")
+            }
             throttle.succeeded(keys)
             return Self.signedIn(session, credentials, request, status: .ok)
         }
@@ -95,6 +98,9 @@ struct SessionRoutes {
                 }
                 throttle.succeeded(keys)
                 return Self.signedIn(session, credentials, request, status: .created)
+            } catch {
+                throttle.failed(keys)
+                throw error
             }
         }
         // On the public group (no scope needed: a read-only member signs out too), with a caller.

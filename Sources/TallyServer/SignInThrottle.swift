@@ -4,7 +4,9 @@ import Synchronization
 /// Slows guessing of passwords: after `freeFailures` failed sign-ins of one account (a
 /// ledger's member name) or from one address, each further try within the lockout is refused
 /// (429, `Retry-After`) before any password is checked, and the lockout doubles with each
-/// failure — 1 s, 2 s, 4 s … up to 15 minutes. A success clears the account's count. What a
+/// failure — 1 s, 2 s, 4 s … up to 15 minutes, counted from the moment the failure is known
+/// (after the password's slow check, so a busy server's check cannot outlast the lockout).
+/// A success clears the account's count. What a
 /// guesser on many addresses gains against one account is bounded by the account's count;
 /// what one address gains across many accounts, by the address's.
 ///
@@ -34,12 +36,26 @@ public final class SignInThrottle: Sendable {
             }
             for key in keys {
                 let count = (failures[key]?.count ?? 0) + 1
-                let over = count - Self.freeFailures
-                let lockout: Duration = over < 0 ? .zero : min(.seconds(1 << min(over, 12)), Self.maxLockout)
-                failures[key] = Failures(count: count, lockedUntil: now + lockout)
+                failures[key] = Failures(count: count, lockedUntil: now + Self.lockout(afterFailures: count))
             }
             return nil
         }
+    }
+
+    /// The try of `keys` failed: their lockout starts again now, when the failure is known.
+    public func failed(_ keys: [String], now: ContinuousClock.Instant = .now) {
+        failures.withLock { failures in
+            for key in keys {
+                guard var entry = failures[key] else { continue }
+                entry.lockedUntil = max(entry.lockedUntil, now + Self.lockout(afterFailures: entry.count))
+                failures[key] = entry
+            }
+        }
+    }
+
+    static func lockout(afterFailures count: Int) -> Duration {
+        let over = count - freeFailures
+        return over < 0 ? .zero : min(.seconds(1 << min(over, 12)), maxLockout)
     }
 
     /// The try of `keys` succeeded: an account's count is cleared, an address's try taken back.
