@@ -190,4 +190,11 @@ public struct LedgerViews: Sendable {
 
     /// The log index the views reflect (as of `asOfIndex`, that index).
     public func projectedIndex() throws -> UInt64 { try asOfIndex ?? store.checkpoint() }
+
+    /// Waits until this process projected past `cursor` (true; `ProjectionProgress`), or
+    /// `timeout` passed (false): a change feed's wait for news, which costs nothing while
+    /// nothing happens.
+    public func waitForProjection(after cursor: UInt64, atMost timeout: Duration) async -> Bool {
+        await store.progress.wait(after: cursor, atMost: timeout)
+    }
 }

@@ -54,12 +54,11 @@ struct ChangeFeed {
                 let watching = Task { await guardian.watch { (try? caller.isCurrent(in: service)) ?? false } }
                 defer { watching.cancel() }
                 var cursor = after
-                var idle = 0
+                var quietSeconds = 0
+                var lookAtViews = true
                 try await guardian.writing { try await writer.write(ByteBuffer(string: ": tally change feed\n\n")) }
                 while !Task.isCancelled, !Task.isShuttingDownGracefully, try caller.isCurrent(in: service) {
-                    let projected = try await service.run { try service.views.projectedIndex() }
-                    let hasNews = projected > cursor
-                    if hasNews {
+                    if lookAtViews, try await service.run({ try service.views.projectedIndex() }) > cursor {
                         // One pass over the log up to what the views show, a page (one write) at a time.
                         let pages = ChangePageQueue(views: service.views, after: cursor)
                         defer { pages.cancel() }
@@ -69,17 +68,19 @@ struct ChangeFeed {
                             let stillCurrent = try caller.isCurrent(in: service)
                             if Task.isCancelled || Task.isShuttingDownGracefully || !stillCurrent { break }
                         }
+                        continue
                     }
-                    if !hasNews {
-                        // Wakes at once when the service shuts down (SIGTERM), so it stops with clients attached.
-                        try? await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(250)) }
-                        idle += 1
-                        // A comment line every second notices a client that is gone (the write
-                        // fails), so its slot frees at once; it also keeps proxies from closing the stream.
-                        if idle % 4 == 0 { try await guardian.writing { try await writer.write(ByteBuffer(string: ":\n\n")) } }
-                    } else {
-                        idle = 0
-                    }
+                    // Sleeps until the projector passes the cursor (woken, not polling), a second
+                    // at most, and at once when the service shuts down (SIGTERM), so it stops
+                    // with clients attached. The views are looked at when woken, and every ten
+                    // quiet seconds besides (a safety net: the projector's word is a hint).
+                    let news = await cancelWhenGracefulShutdown { [cursor] in await service.views.waitForProjection(after: cursor, atMost: .seconds(1)) }
+                    quietSeconds = news ? 0 : quietSeconds + 1
+                    lookAtViews = news || quietSeconds % 10 == 0
+                    // A quiet second ends with a comment line: it notices a client that is gone
+                    // (the write fails), so its slot frees at once, and keeps proxies from
+                    // closing the stream.
+                    if !news { try await guardian.writing { try await writer.write(ByteBuffer(string: ":\n\n")) } }
                 }
                 try await writer.finish(nil)
             }
@@ -237,10 +238,10 @@ final class FeedGuard: Sendable {
         try await write()
     }
 
-    /// Checks four times a second until cancelled; closes the connection once it must.
+    /// Checks twice a second until cancelled; closes the connection once it must.
     func watch(isCurrent: () -> Bool) async {
         while !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(250))
+            try? await Task.sleep(for: .milliseconds(500))
             if Task.isCancelled { return }
             let stalled = writeStarted.withLock { $0.map { ContinuousClock.now - $0 > writeDeadline } ?? false }
             if stalled || !isCurrent() {

@@ -78,6 +78,8 @@ public final class HostedLedgers: LedgerRegistry, Service {
     /// The folder of the ledger `name` (which may not exist).
     public func path(of name: LedgerName) -> String { root + "/" + name.text }
 
+    public var passwordCost: UInt8 { limits.bcryptCost }
+
     /// How many ledgers are open now.
     public var openCount: Int { state.withLock { $0.open.count } }
 

@@ -16,6 +16,9 @@ public protocol LedgerRegistry: Sendable {
     func lease(for request: Request, authenticated: Bool) async throws -> LedgerLease?
     /// Failed sign-ins, slowed per account and per address, across every ledger served.
     var signIns: SignInThrottle { get }
+    /// bcrypt's cost for members' passwords (a sign-in to a ledger that does not exist does
+    /// as much work as one to a ledger that does).
+    var passwordCost: UInt8 { get }
 }
 
 /// Who may use one ledger: its API tokens and its members (with their sessions and
@@ -58,6 +61,8 @@ public struct SingleLedger: LedgerRegistry {
     }
 
     public func credentials(for request: Request) throws -> LedgerCredentials? { credentials }
+
+    public var passwordCost: UInt8 { service.members.cost }
 
     public func lease(for request: Request, authenticated: Bool) async throws -> LedgerLease? { held }
 }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HummingbirdBcrypt
+import Synchronization
 import TallyCore
 import TallyLog
 
@@ -58,7 +59,7 @@ public final class MemberStore: Sendable {
     let sessions: SecretFile<[SessionRecord]>
     let invitations: SecretFile<[Invitation]>
     /// bcrypt's cost: 12 in service, lower in tests.
-    let cost: UInt8
+    public let cost: UInt8
 
     /// How long a session lasts from sign-in.
     public static let sessionLifetime: TimeInterval = 30 * 86_400
@@ -156,18 +157,24 @@ public final class MemberStore: Sendable {
     /// work whether or not the name exists, so the time taken does not tell).
     public func signIn(_ name: String, password: String, now: Date = Date()) throws -> NewSession? {
         let member = try members.read().first { $0.name == name }
-        let matches = Bcrypt.verify(Self.bcryptInput(password), hash: member?.passwordHash ?? Self.decoyHash)
+        let matches = Bcrypt.verify(Self.bcryptInput(password), hash: member?.passwordHash ?? Self.decoyHash(cost: cost))
         // No password has a control character (`checkPassword`): one sent with a NUL is not
         // cut short to match.
         guard let member, matches, !FieldKind.containsControlCharacter(password) else { return nil }
         return try startSession(for: member, now: now)
     }
 
-    /// The same bcrypt work as a sign-in, for a request whose ledger does not exist.
-    static func checkDecoy(_ password: String) { _ = Bcrypt.verify(bcryptInput(password), hash: decoyHash) }
+    /// The same bcrypt work as a sign-in at `cost`, for a request whose ledger does not exist.
+    static func checkDecoy(_ password: String, cost: UInt8) { _ = Bcrypt.verify(bcryptInput(password), hash: decoyHash(cost: cost)) }
 
-    /// A hash of nothing anyone knows, checked when the name is unknown.
-    static let decoyHash = Bcrypt.hash(Hex.lowercase(Array((0..<32).map { _ in UInt8.random(in: 0...255) })), cost: 12)
+    /// A hash of nothing anyone knows at `cost` (made once per cost), checked when the name is
+    /// unknown: as slow to check as a member's password.
+    static func decoyHash(cost: UInt8) -> String {
+        if let known = decoyHashes.withLock({ $0[cost] }) { return known }
+        let hash = Bcrypt.hash(Hex.lowercase(Array((0..<32).map { _ in UInt8.random(in: 0...255) })), cost: cost)
+        return decoyHashes.withLock { $0[cost, default: hash] }
+    }
+    private static let decoyHashes = Mutex<[UInt8: String]>([:])
 
     private func startSession(for member: Member, now: Date) throws -> NewSession {
         let secret = Self.randomSecret(), csrf = Self.randomSecret()

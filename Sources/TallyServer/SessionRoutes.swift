@@ -66,10 +66,10 @@ struct SessionRoutes {
             }
             // A ledger that does not exist answers as a wrong password does, after as long (the
             // same bcrypt work): a stranger cannot tell which households there are.
-            let credentials = context.credentials
+            let (credentials, cost) = (context.credentials, context.passwordCost)
             let session = try await BlockingThreads.run { () -> MemberStore.NewSession? in
                 guard let credentials else {
-                    MemberStore.checkDecoy(password)
+                    MemberStore.checkDecoy(password, cost: cost)
                     return nil
                 }
                 return try credentials.members.signIn(name, password: password)

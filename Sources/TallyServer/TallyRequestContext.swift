@@ -12,6 +12,8 @@ public struct TallyRequestContext: RequestContext {
     public var credentials: LedgerCredentials?
     /// Failed sign-ins, slowed (the registry's, set by `AuthMiddleware`).
     public var signIns: SignInThrottle?
+    /// bcrypt's cost for the ledgers served (a sign-in to no ledger does as much work).
+    public var passwordCost: UInt8 = 12
     /// The served ledger the request is for, held by it, set by `LedgerMiddleware`
     /// (`service()` reads it).
     public var lease: LedgerLease?
@@ -53,6 +55,7 @@ struct AuthMiddleware<Registry: LedgerRegistry>: RouterMiddleware {
         if path == "/health" || path == "/health/" || WebAppRoutes.isPublic(path) { return try await next(request, context) }
         var context = context
         context.signIns = registry.signIns
+        context.passwordCost = registry.passwordCost
         context.credentials = try registry.credentials(for: request)
         if SessionRoutes.isPublic(request) { return try await next(request, context) }
         context.caller = try Self.caller(request, context.credentials)

@@ -94,19 +94,3 @@ public final class TokenStore: @unchecked Sendable {
         Hex.lowercase(SHA256.hash(data: Data(secret.utf8)))
     }
 }
-
-/// What tells one version of a file from another without reading it: `writeDurably` renames a
-/// new file into place (a new inode), and an edit in place changes the size or the change time
-/// (ctime, which no one can set back), so any change of content changes this.
-struct FileVersion: Equatable {
-    var inode: UInt64 = 0, size: Int64 = 0, modified = 0 as Int, modifiedNanos = 0 as Int, changed = 0 as Int, changedNanos = 0 as Int
-
-    init(path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return }
-        inode = UInt64(info.st_ino)
-        size = Int64(info.st_size)
-        (modified, modifiedNanos) = (info.st_mtim.tv_sec, info.st_mtim.tv_nsec)
-        (changed, changedNanos) = (info.st_ctim.tv_sec, info.st_ctim.tv_nsec)
-    }
-}

@@ -13,6 +13,8 @@ public struct Projector: Sendable {
     /// rebuild or a first load) at the next catch-up, apply or `checkpoint()`.
     public var database: DatabasePool { views.pool }
     private let views: CurrentViews
+    /// How far this projector has taken the views, for whoever waits for news (change feeds).
+    public let progress = ProjectionProgress()
     /// Events in the first transaction of a catch-up: a short lag commits quickly (and a kill
     /// mid-way keeps it). After it, a catch-up folds events per entity across as many events as
     /// come (`ProjectionFold`), so an entity edited many times — a peer's long history of edits
@@ -77,7 +79,9 @@ public struct Projector: Sendable {
                 guard let finished = fold else { return }
                 fold = nil
                 try finished.write(db)
+                let reached = try Self.checkpoint(db)
                 try db.commit()
+                self.progress.advanced(to: reached)
                 applied += finished.applied
                 progress(applied)
             }
@@ -134,9 +138,10 @@ public struct Projector: Sendable {
             }
             try ProjectionDatabase.makeCurrent(directory, next.number)
             _ = views.followingLink()
+            progress.advanced(to: last)
             return Int(last)
         }
-        return try views.followingLink().writeWithoutTransaction { db in
+        let loaded = try views.followingLink().writeWithoutTransaction { db in
             var loaded: Int?
             try db.inTransaction(.immediate) {
                 guard try Self.checkpoint(db) == 0 else { return .rollback }
@@ -146,6 +151,8 @@ public struct Projector: Sendable {
             }
             return loaded
         }
+        if loaded != nil { progress.advanced(to: last) }
+        return loaded
     }
 
     /// Applies events (in log order, contiguous) that follow the checkpoint; events at or
@@ -153,14 +160,16 @@ public struct Projector: Sendable {
     @discardableResult
     public func apply(_ events: [LoggedEvent]) throws -> Int {
         guard !events.isEmpty else { return 0 }
-        return try views.followingLink().writeWithoutTransaction { db in
+        let (applied, reached) = try views.followingLink().writeWithoutTransaction { db in
             var applied = 0
             try db.inTransaction(.immediate) {
                 applied = try Self.applyBatch(events, db)
                 return .commit
             }
-            return applied
+            return (applied, try Self.checkpoint(db))
         }
+        progress.advanced(to: reached)
+        return applied
     }
 
     /// The body of one projection transaction: the events after the checkpoint, folded per

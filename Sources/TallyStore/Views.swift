@@ -35,6 +35,9 @@ public struct Views: Sendable {
     /// The log index the views reflect now (not as of anything).
     public func checkpoint() throws -> UInt64 { try projector.checkpoint() }
 
+    /// How far this process's projector has taken the views (woken on each commit).
+    public var progress: ProjectionProgress { projector.progress }
+
     /// The log index the views showed at the end of `second` (Unix seconds).
     public func index(atEndOf second: Int64) throws -> UInt64 { try projector.index(atEndOf: second) }
 
