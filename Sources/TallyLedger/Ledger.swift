@@ -87,6 +87,10 @@ public final class Ledger: Sendable {
     /// Waits for in-flight appends and releases the writer lock.
     public func close() { writer.close() }
 
+    /// Gives back the memory and descriptors idle connections to the views hold (a hosted
+    /// ledger open but unused); the next request opens what it needs again.
+    public func releaseMemory() { projector.releaseMemory() }
+
     /// The log index of the last event appended.
     public var appendedIndex: UInt64 { writer.head.lastIndex }
 

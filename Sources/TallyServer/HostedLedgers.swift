@@ -11,16 +11,46 @@ import TallyLog
 public struct HostingLimits: Sendable {
     /// The most ledgers open at once. Opening one more closes the least recently used ledger
     /// that no request holds; when every open ledger is in use, the set grows past this until
-    /// one is let go (requests are bounded by the connection limit).
+    /// one is let go (requests are bounded by the connection limit). `tally serve` sets it to
+    /// `defaultMaxOpen` unless told.
     public var maxOpen = 100
     /// A ledger no request used for this long is closed.
     public var idleClose: Duration = .seconds(300)
+    /// A ledger no request used for this long, though open, gives back what its idle
+    /// connections to the views hold (memory and descriptors; ~0.7 MiB a ledger otherwise).
+    public var idleRelease: Duration = .seconds(15)
     /// When the ledgers' own background work runs while they are open.
     public var schedule = BackgroundSchedule()
     /// bcrypt's cost for members' passwords (12; lower only in tests).
     public var bcryptCost: UInt8 = 12
 
     public init() {}
+
+    /// Descriptors one open ledger holds at most: its log segment and writer lock, and the
+    /// views' connections (a database file and a WAL file each) with their shared memory.
+    public static let descriptorsPerOpenLedger = 16
+
+    /// How many ledgers `tally serve --ledgers` keeps open unless told: 1,000 — reopening a
+    /// ledger costs ~4 ms, and with households' use Zipf-distributed a tenth as many open
+    /// ledgers tripled the reopens (BENCHMARKS.md, hosting) — or fewer, so that their
+    /// descriptors and `maxConnections` connections fit the process's limit (raised to its
+    /// hard limit first, `raiseDescriptorLimit`). Resident memory is ~0.5 MiB per open ledger.
+    public static func defaultMaxOpen(maxConnections: Int, descriptors: Int = raiseDescriptorLimit()) -> Int {
+        max(8, min(1_000, (descriptors - maxConnections - 256) / descriptorsPerOpenLedger))
+    }
+
+    /// Raises the soft limit on open descriptors to the hard limit; returns the soft limit now.
+    @discardableResult
+    public static func raiseDescriptorLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1_024 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return Int(clamping: limit.rlim_cur)
+    }
 }
 
 /// `tally serve --ledgers DIR`: every folder of `DIR` named by a `LedgerName` is a ledger's
@@ -53,6 +83,8 @@ public final class HostedLedgers: LedgerRegistry, Service {
         /// Requests holding it now.
         var leases = 0
         var lastUse = ContinuousClock.now
+        /// Its idle connections were let go since it was last used (`releaseIdle`).
+        var released = false
         /// Its recurrences, snapshots and peer syncs, while it is open.
         let background: Task<Void, Never>
     }
@@ -138,6 +170,7 @@ public final class HostedLedgers: LedgerRegistry, Service {
                     }
                     entry.leases += 1
                     entry.lastUse = .now
+                    entry.released = false
                     state.open[name] = entry
                     return .leased(entry.service)
                 }
@@ -234,6 +267,22 @@ public final class HostedLedgers: LedgerRegistry, Service {
         }
     }
 
+    /// Lets the ledgers no request used for `idleRelease` give back what their idle
+    /// connections hold, on the blocking threads; a request leasing one meanwhile is not held
+    /// up (the release waits for nothing a request holds).
+    func releaseIdle(now: ContinuousClock.Instant = .now) async {
+        let idle = state.withLock { state -> [TallyService] in
+            var idle: [TallyService] = []
+            for (name, entry) in state.open where entry.leases == 0 && !entry.released && now - entry.lastUse >= limits.idleRelease {
+                state.open[name]?.released = true
+                idle.append(entry.service)
+            }
+            return idle
+        }
+        guard !idle.isEmpty else { return }
+        _ = try? await BlockingThreads.run { for service in idle { service.releaseMemory() } }
+    }
+
     /// Moves `name` from open to closing: its background work stops, in-flight appends finish
     /// and its writer lets go, off the lock.
     private func startClosing(_ name: LedgerName, _ state: inout State) {
@@ -249,10 +298,11 @@ public final class HostedLedgers: LedgerRegistry, Service {
 
     /// Closes idle ledgers as they pass `idleClose`, and every ledger at shutdown.
     public func run() async throws {
-        let every = min(limits.idleClose / 4, .seconds(5))
+        let every = min(limits.idleClose / 4, limits.idleRelease / 2, .seconds(5))
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: every) }
             closeIdle()
+            await releaseIdle()
         }
         await closeAll()
     }

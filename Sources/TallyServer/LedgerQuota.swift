@@ -45,7 +45,7 @@ public final class QuotaUsage: Sendable {
     /// The quota as last read, and the file's modification time then: read again when the
     /// operator changes it, so a new quota holds from the next write.
     private let cached: Mutex<(quota: LedgerQuota, modified: Date?)>
-    private struct State: Codable {
+    private struct State: Codable, Equatable {
         /// The UTC day (days since 1970) and the log index at its start.
         var day: Int
         var dayStartIndex: UInt64
@@ -57,10 +57,11 @@ public final class QuotaUsage: Sendable {
         cached = Mutex((quota, Self.modified(folder)))
         self.folder = folder
         let today = Self.day(now)
-        let saved = try? SecretFile<State?>(path: folder + "/usage.json", empty: nil).read()
-        let state = saved.flatMap { $0 }.flatMap { $0.day == today ? $0 : nil } ?? State(day: today, dayStartIndex: appendedIndex)
+        let saved = (try? SecretFile<State?>(path: folder + "/usage.json", empty: nil).read()) ?? nil
+        let state = saved.flatMap { $0.day == today ? $0 : nil } ?? State(day: today, dayStartIndex: appendedIndex)
         self.state = Mutex(state)
-        try? SecretFile<State?>(path: folder + "/usage.json", empty: nil).replace(with: state)
+        // Written when the day is new to it (not at every open: a hosted ledger opens often).
+        if state != saved { try? SecretFile<State?>(path: folder + "/usage.json", empty: nil).replace(with: state) }
     }
 
     /// The ledger's quota now.

@@ -81,6 +81,9 @@ public final class TallyService: Sendable {
 
     /// Waits for in-flight appends and releases the writer lock.
     public func close() { ledger.close() }
+
+    /// Gives back what idle connections to the views hold (`Ledger.releaseMemory`).
+    public func releaseMemory() { ledger.releaseMemory() }
 }
 
 extension TallyService {

@@ -66,6 +66,15 @@ final class CurrentViews: Sendable {
         return try readers.read(body)
     }
 
+    /// Gives back what idle connections hold: the pool's readers are closed and its writer's
+    /// cache emptied (GRDB's `releaseMemory`), and so are the direct readers. The next read or
+    /// write opens what it needs again.
+    func releaseMemory() {
+        let (pool, readers) = opened.withLock { ($0.pool, $0.readers) }
+        pool.releaseMemory()
+        readers?.closeIdle()
+    }
+
     /// The current generation's pool. If the link moved since it was last looked at, the new
     /// one is opened (and the old pool is closed once its last user lets go of it); if that
     /// fails, the old one is kept — its rows are still consistent with its checkpoint.

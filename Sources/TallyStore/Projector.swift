@@ -47,6 +47,10 @@ public struct Projector: Sendable {
     /// of one statement, or checks that need no common snapshot.
     public func readDirectly<T>(_ body: (Database) throws -> T) throws -> T { try views.readDirectly(body) }
 
+    /// Closes idle connections to the views and empties caches (a hosted ledger left idle
+    /// while open); the next use opens what it needs again.
+    public func releaseMemory() { views.releaseMemory() }
+
     /// The log index the views reflect.
     public func checkpoint() throws -> UInt64 {
         try views.followingLink().read { try Self.checkpoint($0) }

@@ -32,6 +32,15 @@ final class ViewReaders: Sendable {
         return try connection.inDatabase(body)
     }
 
+    /// Closes the idle connections (their page caches and descriptors); reads open new ones.
+    func closeIdle() {
+        let closing = idle.withLock { idle in
+            defer { idle.removeAll() }
+            return idle
+        }
+        for connection in closing { try? connection.close() }
+    }
+
     private func open() throws -> DatabaseQueue {
         var configuration = ProjectionDatabase.configuration()
         configuration.readonly = true

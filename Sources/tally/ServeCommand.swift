@@ -31,7 +31,10 @@ struct ServeCommand: AsyncParsableCommand {
     var idleTimeout = 30.0
     @Option(help: "Host every ledger in this folder (made with 'tally ledgers create'), at /v1/ledgers/NAME/…, instead of the one --data-dir.")
     var ledgers: String?
-    @Option(help: "With --ledgers: the most ledgers open at once; the least recently used idle one closes first.") var maxOpenLedgers = HostingLimits().maxOpen
+    @Option(
+        help:
+            "With --ledgers: the most ledgers open at once; the least recently used idle one closes first. (default: 1000, or fewer if the descriptor limit cannot hold them beside --max-connections)"
+    ) var maxOpenLedgers: Int?
     @Option(help: "With --ledgers: seconds a ledger may go unused before it is closed.") var idleCloseSeconds = 300
 
     func run() async throws {
@@ -92,6 +95,8 @@ struct ServeCommand: AsyncParsableCommand {
 extension ServeCommand {
     /// Serves every ledger in `folder` until SIGTERM or SIGINT, then closes each.
     func serveHosted(_ folder: String, options: ServerOptions, attachments: AttachmentLimits, logger: Logger) async throws {
+        HostingLimits.raiseDescriptorLimit()
+        let maxOpenLedgers = self.maxOpenLedgers ?? HostingLimits.defaultMaxOpen(maxConnections: options.maxConnections)
         guard (1...100_000).contains(maxOpenLedgers) else { throw CLIError("invalid --max-open-ledgers \(maxOpenLedgers): 1 to 100000") }
         guard (1...86_400).contains(idleCloseSeconds) else { throw CLIError("invalid --idle-close-seconds \(idleCloseSeconds): 1 to 86400") }
         var isFolder: ObjCBool = false

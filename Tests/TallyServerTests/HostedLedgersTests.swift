@@ -116,6 +116,43 @@ struct HostedFixture {
     /// Writes to many ledgers through a set that holds two open: every write durable in its
     /// own ledger, none in another, no ledger opened twice at once (its writer lock would
     /// refuse: a 503), and no more than two open once the writes are done.
+    /// `tally serve --ledgers` keeps 1,000 ledgers open unless the descriptor limit cannot
+    /// hold their descriptors beside the connections; never fewer than 8.
+    @Test func theDefaultOpenLedgersFitTheDescriptorLimit() {
+        #expect(HostingLimits.defaultMaxOpen(maxConnections: 512, descriptors: 1_048_576) == 1_000)
+        #expect(HostingLimits.defaultMaxOpen(maxConnections: 512, descriptors: 20_000) == 1_000)
+        #expect(HostingLimits.defaultMaxOpen(maxConnections: 512, descriptors: 4_096) == (4_096 - 512 - 256) / 16)
+        #expect(HostingLimits.defaultMaxOpen(maxConnections: 512, descriptors: 1_024) == 16)
+        #expect(HostingLimits.defaultMaxOpen(maxConnections: 5_000, descriptors: 1_024) == 8)
+        #expect(HostingLimits.raiseDescriptorLimit() >= 1_024)
+    }
+
+    /// An open ledger no request used for `idleRelease` closes its idle connections to the
+    /// views (their memory and descriptors); it stays open, and the next request is served.
+    @Test func anIdleOpenLedgerGivesBackItsConnectionsAndStillServes() async throws {
+        let fixture = try HostedFixture(["quiet"])
+        let token = try #require(fixture.tokens["quiet"]?[.write])
+        let reader = try #require(fixture.tokens["quiet"]?[.read])
+        let views = fixture.ledgers.root + "/quiet/projections-"
+        /// This process's descriptors open on the ledger's views.
+        @Sendable func viewDescriptors() -> Int {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            return fds.filter { ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)) ?? "").hasPrefix(views) }.count
+        }
+        try await fixture.test { client in
+            #expect(try await client.send(.post, "/v1/ledgers/quiet/expenses", token: token, json: #"{"amount": 1}"#).status == .created)
+            for _ in 0..<3 { #expect(try await client.send(.get, "/v1/ledgers/quiet/expenses", token: reader).status == .ok) }
+            let before = viewDescriptors()
+            await fixture.hosted.releaseIdle(now: .now + .seconds(60))
+            let after = viewDescriptors()
+            #expect(after < before, "\(before) descriptors on the views before, \(after) after")
+            #expect(fixture.hosted.openCount == 1, "still open")
+            #expect(try await client.send(.post, "/v1/ledgers/quiet/expenses", token: token, json: #"{"amount": 2}"#).status == .created)
+            let list = try await client.send(.get, "/v1/ledgers/quiet/expenses", token: reader)
+            #expect(list.status == .ok && String(buffer: list.body).contains(#""amount":2"#))
+        }
+    }
+
     @Test func ledgersOpenWhenUsedAndTheLeastRecentlyUsedCloses() async throws {
         var limits = HostingLimits()
         limits.maxOpen = 2

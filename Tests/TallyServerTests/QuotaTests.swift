@@ -46,6 +46,24 @@ import TallyTestSupport
         }
     }
 
+    /// A hosted ledger opens often: its day's count is written when the day is new to it, not
+    /// at every open (each write was two fsyncs and a rename), and a reopen goes on counting.
+    @Test func usageIsWrittenWhenTheDayIsNewNotAtEveryOpen() throws {
+        let folder = try TemporaryDirectory()
+        let now = Date()
+        let first = QuotaUsage(quota: LedgerQuota(), folder: folder.path, appendedIndex: 10, now: now)
+        let written = FileVersion(path: folder.path + "/usage.json")
+        #expect(written != FileVersion(path: folder.path + "/nothing"), "written at the first open")
+        _ = QuotaUsage(quota: LedgerQuota(), folder: folder.path, appendedIndex: 15, now: now)
+        #expect(FileVersion(path: folder.path + "/usage.json") == written, "the same day: not written again")
+        #expect(first.eventsToday(appendedIndex: 15, now: now) == 5)
+        let reopened = QuotaUsage(quota: LedgerQuota(), folder: folder.path, appendedIndex: 15, now: now)
+        #expect(reopened.eventsToday(appendedIndex: 17, now: now) == 7, "counted from the day's start, across opens")
+        let tomorrow = QuotaUsage(quota: LedgerQuota(), folder: folder.path, appendedIndex: 20, now: now.addingTimeInterval(86_400))
+        #expect(FileVersion(path: folder.path + "/usage.json") != written, "a new day is written")
+        #expect(tomorrow.eventsToday(appendedIndex: 21, now: now.addingTimeInterval(86_400)) == 1)
+    }
+
     @Test func aLogOverItsBytesIs507() async throws {
         let fixture = try Self.fixture { $0.logBytes = 1 }
         try await fixture.test { client in
