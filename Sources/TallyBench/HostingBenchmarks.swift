@@ -73,6 +73,7 @@ struct HostingBenchmarks {
         let manyHeld = Self.held(by: manyServer.processIdentifier)
         manyServer.terminate()
         manyServer.waitUntilExit()
+        let streamed = try await streams(few, folder: root + "/few", client: client)
         try await client.shutdown()
         try? FileManager.default.removeItem(atPath: root)
 
@@ -95,7 +96,7 @@ struct HostingBenchmarks {
             BenchmarkResult(
                 name: "hosting_fds", value: Double(manyHeld.fds), unit: "fds", baseline: Double(fewHeld.fds),
                 baselineName: "descriptors with a tenth of the ledgers on disk (goal: ratio 0.95-1.05)"),
-        ]
+        ] + streamed
     }
 
     /// A hosted ledger the writers use: its name, folder and a write token.
