@@ -12,8 +12,12 @@ public struct HostingLimits: Sendable {
     /// The most ledgers open at once. Opening one more closes the least recently used ledger
     /// that no request holds; when every open ledger is in use, the set grows past this until
     /// one is let go (requests are bounded by the connection limit). `tally serve` sets it to
-    /// `defaultMaxOpen` unless told.
+    /// `DescriptorBudget.defaultMaxOpen` unless told.
     public var maxOpen = 100
+    /// The most ledgers open at once even when every one is held: what the descriptor limit
+    /// holds beside the connections (`DescriptorBudget.maxOpenLedgers`). A request for one more
+    /// is a 503 until one is let go: running out of descriptors would kill the process.
+    public var hardMaxOpen = Int.max
     /// A ledger no request used for this long is closed.
     public var idleClose: Duration = .seconds(300)
     /// A ledger no request used for this long, though open, gives back what its idle
@@ -25,32 +29,6 @@ public struct HostingLimits: Sendable {
     public var bcryptCost: UInt8 = 12
 
     public init() {}
-
-    /// Descriptors one open ledger holds at most: its log segment and writer lock, and the
-    /// views' connections (a database file and a WAL file each) with their shared memory.
-    public static let descriptorsPerOpenLedger = 16
-
-    /// How many ledgers `tally serve --ledgers` keeps open unless told: 1,000 — reopening a
-    /// ledger costs ~4 ms, and with households' use Zipf-distributed a tenth as many open
-    /// ledgers tripled the reopens (BENCHMARKS.md, hosting) — or fewer, so that their
-    /// descriptors and `maxConnections` connections fit the process's limit (raised to its
-    /// hard limit first, `raiseDescriptorLimit`). Resident memory is ~0.5 MiB per open ledger.
-    public static func defaultMaxOpen(maxConnections: Int, descriptors: Int = raiseDescriptorLimit()) -> Int {
-        max(8, min(1_000, (descriptors - maxConnections - 256) / descriptorsPerOpenLedger))
-    }
-
-    /// Raises the soft limit on open descriptors to the hard limit; returns the soft limit now.
-    @discardableResult
-    public static func raiseDescriptorLimit() -> Int {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1_024 }
-        if limit.rlim_cur < limit.rlim_max {
-            var raised = limit
-            raised.rlim_cur = limit.rlim_max
-            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
-        }
-        return Int(clamping: limit.rlim_cur)
-    }
 }
 
 /// `tally serve --ledgers DIR`: every folder of `DIR` named by a `LedgerName` is a ledger's
@@ -98,13 +76,34 @@ public final class HostedLedgers: LedgerRegistry, Service {
         /// Each ledger's tokens and members, read from its folder without opening it (one per
         /// ledger on disk that a request named; a store costs a few paths and what its files hold).
         var credentials: [LedgerName: LedgerCredentials] = [:]
+        /// Since the server started, for its `/metrics`.
+        var opened = 0, closed = 0, failedOpens = 0
     }
+
+    /// Who may read the server's own `/metrics`: the operator's tokens (`LedgerFolder.operatorTokens`).
+    private let operatorCredentials: LedgerCredentials
 
     public init(root: String, limits: HostingLimits = HostingLimits(), logger: Logger, open: @escaping @Sendable (DataDirectory) throws -> TallyService) {
         self.root = root
         self.limits = limits
         self.logger = logger
         self.open = open
+        let folder = LedgerFolder(root: root)
+        operatorCredentials = LedgerCredentials(
+            tokens: folder.operatorTokens, members: MemberStore(folder: folder.operatorPath, cost: limits.bcryptCost), apiPath: "/metrics")
+    }
+
+    /// The open set now, and what it did since the server started (the server's `/metrics`).
+    func counts() -> HostingCounts {
+        let (services, counts) = state.withLock { state in
+            (
+                state.open.values.map(\.service),
+                HostingCounts(open: state.open.count, opened: state.opened, closed: state.closed, failedOpens: state.failedOpens)
+            )
+        }
+        var withFeeds = counts
+        withFeeds.changeFeeds = services.reduce(0) { $0 + $1.openStreams.total }
+        return withFeeds
     }
 
     /// The folder of the ledger `name` (which may not exist).
@@ -119,6 +118,8 @@ public final class HostedLedgers: LedgerRegistry, Service {
     /// its folder without opening it; nil for a ledger that does not exist. A name that is not
     /// a `LedgerName` is a 400 before any file is looked at; a path outside every ledger is a 404.
     public func credentials(for request: Request) throws -> LedgerCredentials? {
+        // The server's own metrics: the operator's tokens, no ledger's.
+        if request.uri.path == "/metrics" || request.uri.path == "/metrics/" { return operatorCredentials }
         guard let name = try Self.ledgerName(inPath: request.uri.path) else {
             throw APIError(.notFound, "not_found", "this server hosts several ledgers: every route is under /v1/ledgers/{ledger}/")
         }
@@ -159,6 +160,7 @@ public final class HostedLedgers: LedgerRegistry, Service {
                 case open(Task<TallyService, any Error>)
                 case wait(Task<TallyService, any Error>)
                 case waitForClose(Task<Void, Never>)
+                case full
             }
             let step = state.withLock { state -> Step in
                 if var entry = state.open[name] {
@@ -176,6 +178,7 @@ public final class HostedLedgers: LedgerRegistry, Service {
                 }
                 if let opening = state.opening[name] { return .wait(opening) }
                 if let closing = state.closing[name] { return .waitForClose(closing) }
+                if state.open.count + state.opening.count + state.closing.count >= limits.hardMaxOpen { return .full }
                 let opening = Task { try await self.openLedger(name) }
                 state.opening[name] = opening
                 return .open(opening)
@@ -189,6 +192,12 @@ public final class HostedLedgers: LedgerRegistry, Service {
                 _ = try await opening.value  // its failure is every waiter's
             case .waitForClose(let closing):
                 await closing.value
+            case .full:
+                closeLeastRecentlyUsed()
+                var error = APIError(
+                    .serviceUnavailable, "server_busy", "this server holds as many ledgers open as its file descriptors allow; try again shortly")
+                error.retryAfter = 1
+                throw error
             }
         }
     }
@@ -222,12 +231,16 @@ public final class HostedLedgers: LedgerRegistry, Service {
             state.withLock { state in
                 state.opening[name] = nil
                 state.open[name] = Entry(service: service, folder: folder, leases: 1, background: background)
+                state.opened += 1
             }
             logger.info("opened a ledger", metadata: ["ledger": "\(name)"])
             closeLeastRecentlyUsed()
             return service
         } catch {
-            _ = state.withLock { $0.opening.removeValue(forKey: name) }
+            state.withLock { state in
+                state.opening[name] = nil
+                if !(error is APIError) { state.failedOpens += 1 }
+            }
             if error is APIError { throw error }
             logger.error("a ledger could not be opened", metadata: ["ledger": "\(name)", "error": "\(error)"])
             if case LogError.writerLocked = error {
@@ -291,7 +304,10 @@ public final class HostedLedgers: LedgerRegistry, Service {
             entry.background.cancel()
             await entry.background.value
             _ = try? await BlockingThreads.run { entry.service.close() }
-            _ = self.state.withLock { $0.closing.removeValue(forKey: name) }
+            self.state.withLock { state in
+                state.closing[name] = nil
+                state.closed += 1
+            }
             self.logger.info("closed a ledger", metadata: ["ledger": "\(name)"])
         }
     }

@@ -17,6 +17,20 @@ public struct LedgerFolder: Sendable {
 
     var trashPath: String { root + "/.trash" }
 
+    /// The operator's own folder: its tokens for the server's `/metrics` (`operatorTokens`).
+    /// Its name cannot be a ledger's (a `LedgerName` has no dot).
+    public var operatorPath: String { root + "/.operator" }
+
+    /// The tokens that read the hosted server's own `/metrics` — no ledger's data: made by
+    /// `tally ledgers operator-token`, read by the server at each request.
+    public var operatorTokens: TokenStore { TokenStore(folder: operatorPath) }
+
+    /// A new operator token named `name` (its secret, shown once), scope `read`.
+    public func createOperatorToken(name: String) throws -> String {
+        try FileManager.default.createDirectory(atPath: operatorPath, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return try operatorTokens.create(name: name, scopes: [.read])
+    }
+
     public func path(of name: LedgerName) -> String { root + "/" + name.text }
 
     /// Makes a new ledger `name` (the folder made if need be); refuses a name taken.

@@ -48,12 +48,33 @@ public final class Metrics: Sendable {
         registry.makeCounter(descriptor: Self.replicatedEvents, labels: [("peer", peer)]).increment(by: Int64(count))
     }
 
+    /// The hosted server's own exposition text (`tally serve --ledgers`, `GET /metrics` with an
+    /// operator token): requests by route pattern across every ledger, and the open set as it
+    /// is now. Nothing is labelled by ledger — there may be 100,000 — so the series stay few;
+    /// a ledger's own numbers are at its `/v1/ledgers/NAME/metrics` and in `tally ledgers show`.
+    func renderHosting(_ hosting: HostingCounts) -> [UInt8] {
+        func gauge(_ name: String, _ help: String) -> Gauge {
+            registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "tally", subsystem: "hosting", metricName: name, unitName: "", helpText: help))
+        }
+        gauge("open_ledgers", "Ledgers open now.").set(Int64(hosting.open))
+        gauge("opened_ledgers", "Ledgers opened since the server started (total).").set(Int64(hosting.opened))
+        gauge("closed_ledgers", "Ledgers closed since the server started (total).").set(Int64(hosting.closed))
+        gauge("open_failures", "Opens of a ledger that failed since the server started (total).").set(Int64(hosting.failedOpens))
+        gauge("change_feeds", "Change feeds open now, over every ledger.").set(Int64(hosting.changeFeeds))
+        return registry.emitToBuffer()
+    }
+
     /// The exposition text, with the log and projection gauges set to what they are now.
     func render(appendedIndex: UInt64, projectedIndex: UInt64) -> [UInt8] {
         logEvents.set(Int64(clamping: appendedIndex))
         projectionLag.set(Int64(clamping: appendedIndex > projectedIndex ? appendedIndex - projectedIndex : 0))
         return registry.emitToBuffer()
     }
+}
+
+/// What a hosted server's `/metrics` tells of its open set (`HostedLedgers.counts`).
+struct HostingCounts {
+    var open = 0, opened = 0, closed = 0, failedOpens = 0, changeFeeds = 0
 }
 
 /// Times every request and counts it by route pattern (not raw path, so ids do not explode series).

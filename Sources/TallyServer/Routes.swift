@@ -38,6 +38,14 @@ public func buildRouter(_ registry: some LedgerRegistry, metrics: Metrics) -> Ro
 public func buildHostedRouter(_ ledgers: HostedLedgers, metrics: Metrics) -> Router<TallyRequestContext> {
     let (router, routes) = baseRouter(ledgers, metrics: metrics)
     router.get("/health") { _, _ in json(.object([("status", .string("ok")), ("openLedgers", .int(Int64(ledgers.openCount)))])) }
+    // The server's own metrics, for an operator token (`tally ledgers operator-token`): the
+    // credentials `HostedLedgers` gives this path are the operator's, never a ledger's.
+    router.group().add(middleware: ScopeMiddleware.readOrWrite).get("metrics") { _, context in
+        guard context.credentials?.apiPath == "/metrics" else { throw APIError(.unauthorized, "unauthorized", "an operator token is needed") }
+        return Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+            body: .init(byteBuffer: ByteBuffer(bytes: metrics.renderHosting(ledgers.counts()))))
+    }
     let api = router.group("v1/ledgers/:ledger").add(middleware: ScopeMiddleware.readOrWrite)
     api.get("health") { _, context in try await health(try context.service()) }
     addLedgerRoutes(

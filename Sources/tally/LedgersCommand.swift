@@ -10,7 +10,7 @@ import TallyServer
 struct LedgersCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ledgers", abstract: "Manage the ledgers a hosted server serves ('tally serve --ledgers DIR').",
-        subcommands: [Create.self, List.self, Show.self, Quota.self, Delete.self, Restore.self, Purge.self])
+        subcommands: [Create.self, List.self, Show.self, Quota.self, Delete.self, Restore.self, Purge.self, OperatorToken.self])
 
     struct Folder: ParsableArguments {
         @Option(help: "The folder of ledgers.") var ledgers: String
@@ -149,6 +149,27 @@ struct LedgersCommand: ParsableCommand {
             let name = try LedgersCommand.name(name)
             do { try folder.folder.restore(name) } catch let error as LedgerFolderError { throw CLIError("\(error)") }
             print("Restored ledger \(name).")
+        }
+    }
+
+    struct OperatorToken: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "operator-token",
+            abstract: "Make (or with --revoke, remove) a token that reads the hosted server's own /metrics, and no ledger.")
+        @OptionGroup var folder: Folder
+        @Option(help: "A name for the token.") var name: String
+        @Flag(help: "Remove the token of this name instead.") var revoke = false
+
+        func run() throws {
+            guard (1...64).contains(name.count), !FieldKind.containsControlCharacter(name) else {
+                throw CLIError("invalid --name: 1 to 64 characters, no control characters")
+            }
+            if revoke {
+                guard try folder.folder.operatorTokens.revoke(name: name) else { throw CLIError("no operator token named '\(name)'") }
+                print("Revoked operator token \(name).")
+                return
+            }
+            do { print(try folder.folder.createOperatorToken(name: name)) } catch let error as LogError { throw CLIError("\(error)") }
         }
     }
 

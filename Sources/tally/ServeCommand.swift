@@ -65,6 +65,8 @@ struct ServeCommand: AsyncParsableCommand {
             try await serveHosted(ledgers, options: options, attachments: attachments, logger: logger)
             return
         }
+        // Running out of descriptors kills the process (`DescriptorBudget`): refuse what may not fit.
+        do { try DescriptorBudget.raised().check(maxConnections: maxConnections, maxOpenLedgers: nil) } catch { throw CLIError(error.message) }
         let service = try TallyService(
             directory: try global.open(), logger: logger, lockTimeout: global.lockTimeout, maxStreamsPerToken: maxStreamsPerToken,
             bodyTimeout: .milliseconds(Int64(idleTimeout * 1000)), attachmentLimits: attachments)
@@ -95,9 +97,14 @@ struct ServeCommand: AsyncParsableCommand {
 extension ServeCommand {
     /// Serves every ledger in `folder` until SIGTERM or SIGINT, then closes each.
     func serveHosted(_ folder: String, options: ServerOptions, attachments: AttachmentLimits, logger: Logger) async throws {
-        HostingLimits.raiseDescriptorLimit()
-        let maxOpenLedgers = self.maxOpenLedgers ?? HostingLimits.defaultMaxOpen(maxConnections: options.maxConnections)
+        let budget = DescriptorBudget.raised()
+        guard let maxOpenLedgers = self.maxOpenLedgers ?? budget.defaultMaxOpen(maxConnections: options.maxConnections) else {
+            throw CLIError(
+                "--max-connections \(options.maxConnections) leaves no room for open ledgers within this process's \(budget.limit) file descriptors: lower it, or raise the limit (ulimit -n)"
+            )
+        }
         guard (1...100_000).contains(maxOpenLedgers) else { throw CLIError("invalid --max-open-ledgers \(maxOpenLedgers): 1 to 100000") }
+        do { try budget.check(maxConnections: options.maxConnections, maxOpenLedgers: maxOpenLedgers) } catch { throw CLIError(error.message) }
         guard (1...86_400).contains(idleCloseSeconds) else { throw CLIError("invalid --idle-close-seconds \(idleCloseSeconds): 1 to 86400") }
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
@@ -105,6 +112,7 @@ extension ServeCommand {
         }
         var limits = HostingLimits()
         (limits.maxOpen, limits.idleClose, limits.schedule) = (maxOpenLedgers, .seconds(idleCloseSeconds), options.schedule)
+        limits.hardMaxOpen = budget.maxOpenLedgers(maxConnections: options.maxConnections)
         let thumbnails = TallyService.thumbnailQueue(attachments)
         let (streams, bodyTimeout) = (maxStreamsPerToken, Duration.milliseconds(Int64(idleTimeout * 1000)))
         let hosted = HostedLedgers(root: (folder as NSString).standardizingPath, limits: limits, logger: logger) { directory in
