@@ -47,7 +47,7 @@ struct HostingBenchmarks {
         // and the rate without reopens.
         let maxOpen = String(few.count)
         let fewServer = try startProcess([
-            tallyBinary, "serve", "--ledgers", root + "/few", "--port", "18996", "--max-connections", "1000", "--max-open-ledgers", maxOpen,
+            tallyBinary, "serve", "--ledgers", root + "/few", "--port", "18996", "--max-connections", "500", "--max-open-ledgers", maxOpen,
         ])
         try await waitForHealth("http://127.0.0.1:18996/health")
         for ledger in few { try await warm(client, "http://127.0.0.1:18996/v1/ledgers/\(ledger.name)/expenses", ledger.token) }
@@ -62,7 +62,7 @@ struct HostingBenchmarks {
 
         // Hosted, all the ledgers on disk.
         let manyServer = try startProcess([
-            tallyBinary, "serve", "--ledgers", root + "/many", "--port", "18997", "--max-connections", "1000", "--max-open-ledgers", maxOpen,
+            tallyBinary, "serve", "--ledgers", root + "/many", "--port", "18997", "--max-connections", "500", "--max-open-ledgers", maxOpen,
         ])
         try await waitForHealth("http://127.0.0.1:18997/health")
         let zipf = Zipf(count: many.count, exponent: 1.1)

@@ -46,14 +46,16 @@ public final class Ledger: Sendable {
 
     /// Opens the replica at `directory` for writing: takes the writer lock (waiting up to
     /// `lockTimeout` seconds for another writer), migrates and catches up the views.
-    public init(directory: DataDirectory, lockTimeout: Double = 10, maximumSkewMillis: UInt64 = 300_000) throws {
+    public init(
+        directory: DataDirectory, lockTimeout: Double = 10, maximumSkewMillis: UInt64 = 300_000, viewConnections: ViewConnections = ViewConnections()
+    ) throws {
         self.directory = directory
         self.maximumSkewMillis = maximumSkewMillis
         var configuration = LogConfiguration()
         configuration.lockTimeout = lockTimeout
         writer = try directory.openWriter(configuration: configuration)
         do {
-            projector = try Projector(directory: directory)
+            projector = try Projector(directory: directory, connections: viewConnections)
             // Views ahead of the log: the log was cut since (`tally log repair`), so they show
             // events that are gone, and the next appends would reuse their indexes unprojected.
             if try projector.checkpoint() > writer.head.lastIndex {

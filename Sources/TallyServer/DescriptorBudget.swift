@@ -1,4 +1,5 @@
 import Foundation
+import TallyStore
 
 /// The file descriptors a server may hold, against what its limits could make it need.
 ///
@@ -15,9 +16,10 @@ import Foundation
 public struct DescriptorBudget: Sendable {
     /// A connection: its socket, and a read's database and WAL files.
     public static let perConnection = 3
-    /// An open ledger: its log segment and writer lock, the views' writer (database, WAL and
-    /// shared memory) and a reader of the pool (database and WAL), and one to spare.
-    public static let perOpenLedger = 8
+    /// An open hosted ledger: its log segment and writer lock, its connections to the views
+    /// kept while idle (`ViewConnections.few`: 15), and one to spare. (A hostile review found
+    /// 15 held by an idle ledger with the single-ledger defaults, against 8 assumed here then.)
+    public static let perOpenLedger = 3 + ViewConnections.few.idleDescriptors
     /// The process's own: its log, the listening socket, NIO's and libdispatch's, a thumbnail
     /// worker's pipes, `/proc` reads.
     public static let reserve = 256

@@ -172,7 +172,11 @@ public final class MemberStore: Sendable {
     static func decoyHash(cost: UInt8) -> String {
         if let known = decoyHashes.withLock({ $0[cost] }) { return known }
         let hash = Bcrypt.hash(Hex.lowercase(Array((0..<32).map { _ in UInt8.random(in: 0...255) })), cost: cost)
-        return decoyHashes.withLock { $0[cost, default: hash] }
+        return decoyHashes.withLock { known in
+            if let first = known[cost] { return first }  // made meanwhile by another sign-in
+            known[cost] = hash
+            return hash
+        }
     }
     private static let decoyHashes = Mutex<[UInt8: String]>([:])
 

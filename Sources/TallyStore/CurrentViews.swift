@@ -13,10 +13,10 @@ final class CurrentViews: Sendable {
         /// Connections of their own to the same generation (nil for fixed views).
         var readers: ViewReaders?
 
-        init(generation: Int?, pool: DatabasePool, directory: DataDirectory?) {
+        init(generation: Int?, pool: DatabasePool, directory: DataDirectory?, connections: ViewConnections) {
             (self.generation, self.pool) = (generation, pool)
             if let directory, let generation {
-                readers = ViewReaders(path: directory.path + "/" + ProjectionDatabase.generationName(generation))
+                readers = ViewReaders(path: directory.path + "/" + ProjectionDatabase.generationName(generation), kept: connections.idleDirectReaders)
             }
         }
     }
@@ -24,19 +24,24 @@ final class CurrentViews: Sendable {
     /// Nil for views fixed to one database (a rebuild's next generation).
     private let directory: DataDirectory?
     private let opened: Mutex<Opened>
+    /// How many connections it keeps.
+    private let connections: ViewConnections
 
     /// Follows `directory`'s link, creating generation 1 if there is none.
-    init(directory: DataDirectory) throws {
+    init(directory: DataDirectory, connections: ViewConnections) throws {
         let generation = ProjectionDatabase.currentGeneration(directory)  // read first: if the link moves meanwhile, the next use reopens
-        let pool = try ProjectionDatabase.open(directory)
+        let pool = try ProjectionDatabase.open(directory, poolReaders: connections.poolReaders)
         self.directory = directory
-        opened = Mutex(Opened(generation: generation ?? ProjectionDatabase.currentGeneration(directory), pool: pool, directory: directory))
+        self.connections = connections
+        opened = Mutex(
+            Opened(generation: generation ?? ProjectionDatabase.currentGeneration(directory), pool: pool, directory: directory, connections: connections))
     }
 
     /// Always `pool`.
     init(fixed pool: DatabasePool) {
         directory = nil
-        opened = Mutex(Opened(generation: nil, pool: pool, directory: nil))
+        connections = ViewConnections()
+        opened = Mutex(Opened(generation: nil, pool: pool, directory: nil, connections: connections))
     }
 
     /// The pool in use, without looking at the link: for reads, which are consistent in any
@@ -87,7 +92,7 @@ final class CurrentViews: Sendable {
         guard let directory else { return pool }
         let generation = ProjectionDatabase.currentGeneration(directory)
         let (inUse, known) = opened.withLock { ($0.pool, $0.generation) }
-        guard generation != known, let next = try? ProjectionDatabase.open(directory) else { return inUse }
+        guard generation != known, let next = try? ProjectionDatabase.open(directory, poolReaders: connections.poolReaders) else { return inUse }
         for _ in 0..<5 {  // bounded: a writer in this process may keep moving the views in use ahead
             let nextIndex = (try? next.read(Projector.checkpoint)) ?? 0
             let inUseIndex = (try? inUse.read(Projector.checkpoint)) ?? 0
@@ -95,7 +100,7 @@ final class CurrentViews: Sendable {
             _ = try? Projector(directory: directory, database: next).catchUp()
         }
         return opened.withLock { opened in
-            if opened.generation == known { opened = Opened(generation: generation, pool: next, directory: directory) }
+            if opened.generation == known { opened = Opened(generation: generation, pool: next, directory: directory, connections: connections) }
             return opened.pool
         }
     }

@@ -36,12 +36,14 @@ public enum ProjectionDatabase {
     /// Opens the current views, creating generation 1 (empty, migrated) if there is none —
     /// written whole before the link points at it (`writeNextGeneration`: one fsync, where
     /// migrating in place took a journal and three syncs per migration, ~50 ms a new ledger).
-    public static func open(_ directory: DataDirectory) throws -> DatabasePool {
+    public static func open(_ directory: DataDirectory, poolReaders: Int = ViewConnections().poolReaders) throws -> DatabasePool {
         if currentGeneration(directory) == nil {
             let first = try writeNextGeneration(directory) { _, _ in }
             try pointLink(of: directory, at: first.number)
         }
-        let pool = try DatabasePool(path: linkPath(directory), configuration: configuration())
+        var pooled = configuration()
+        pooled.maximumReaderCount = poolReaders
+        let pool = try DatabasePool(path: linkPath(directory), configuration: pooled)
         try migrate(pool)
         return pool
     }

@@ -30,10 +30,10 @@ public struct Projector: Sendable {
     /// one WAL transaction — cheaper than creating a file when there is little to write.
     public var freshGenerationFrom: UInt64 = 20_000
 
-    /// Opens (creating if needed) the replica's views.
-    public init(directory: DataDirectory) throws {
+    /// Opens (creating if needed) the replica's views, keeping `connections` to them.
+    public init(directory: DataDirectory, connections: ViewConnections = ViewConnections()) throws {
         self.directory = directory
-        views = try CurrentViews(directory: directory)
+        views = try CurrentViews(directory: directory, connections: connections)
     }
 
     /// Opens the views at a given database (rebuilds use this on the next generation).

@@ -16,9 +16,9 @@ final class ViewReaders: Sendable {
     let path: String
     private let idle = Mutex<[DatabaseQueue]>([])
     /// Idle connections kept; more may be open at once, and are closed when given back.
-    private static let kept = 64
+    private let kept: Int
 
-    init(path: String) { self.path = path }
+    init(path: String, kept: Int) { (self.path, self.kept) = (path, kept) }
 
     /// The generation's file could not be opened: a rebuild swapped it out and removed it
     /// (connections already open keep reading it; a new one cannot).
@@ -28,7 +28,7 @@ final class ViewReaders: Sendable {
     /// views as they are when it runs.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
         let connection = try idle.withLock { $0.popLast() } ?? open()
-        defer { idle.withLock { if $0.count < Self.kept { $0.append(connection) } } }
+        defer { idle.withLock { if $0.count < kept { $0.append(connection) } } }
         return try connection.inDatabase(body)
     }
 

@@ -164,6 +164,10 @@ struct LedgersCommand: ParsableCommand {
             guard (1...64).contains(name.count), !FieldKind.containsControlCharacter(name) else {
                 throw CLIError("invalid --name: 1 to 64 characters, no control characters")
             }
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder.folder.root, isDirectory: &isFolder), isFolder.boolValue else {
+                throw CLIError("--ledgers \(folder.ledgers) is not a folder of ledgers")
+            }
             if revoke {
                 guard try folder.folder.operatorTokens.revoke(name: name) else { throw CLIError("no operator token named '\(name)'") }
                 print("Revoked operator token \(name).")

@@ -7,6 +7,7 @@ import TallyImages
 import TallyLedger
 import TallyLog
 import TallyServer
+import TallyStore
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -118,7 +119,7 @@ extension ServeCommand {
         let hosted = HostedLedgers(root: (folder as NSString).standardizingPath, limits: limits, logger: logger) { directory in
             try TallyService(
                 directory: directory, logger: logger, lockTimeout: 0, maxStreamsPerToken: streams, bodyTimeout: bodyTimeout,
-                attachmentLimits: attachments, thumbnails: thumbnails)
+                attachmentLimits: attachments, thumbnails: thumbnails, viewConnections: .few)
         }
         let app = buildHostedApplication(hosted, options, logger: logger) { address, _ in
             FileHandle.standardOutput.write(

@@ -190,6 +190,14 @@ import TallyTestSupport
         #expect(throttle.attempt(["account:/v1/kim"]) == nil, "a success clears the account")
     }
 
+    /// Found by review: the decoy hash was made anew at every sign-in of an unknown name (a
+    /// hash and a check: twice a wrong password's work), so timing told which names exist.
+    @Test func theDecoyHashIsMadeOnceSoAnUnknownNameCostsAsMuchAsAWrongPassword() {
+        let first = MemberStore.decoyHash(cost: 4)
+        #expect(MemberStore.decoyHash(cost: 4) == first, "kept, not made again")
+        #expect(MemberStore.decoyHash(cost: 5) != first)
+    }
+
     /// Found by CI: on a busy server the password's check (bcrypt) can take longer than the
     /// first lockout; the lockout runs from when each failure is known, not from its start.
     @Test func theLockoutRunsFromWhenTheFailureIsKnown() {

@@ -1,0 +1,23 @@
+/// How many connections to its views one replica keeps: GRDB's pool readers, and direct
+/// readers (`ViewReaders`) left idle. One busy ledger keeps many, so that 64 requests at once
+/// read without opening one; a server holding a thousand ledgers open keeps few per ledger,
+/// since each connection holds two file descriptors (the database and its WAL).
+public struct ViewConnections: Sendable {
+    /// GRDB's pool readers at most.
+    public var poolReaders = 5
+    /// Direct readers kept open while idle (more open under load, closed when given back).
+    public var idleDirectReaders = 64
+
+    public init() {}
+
+    public init(poolReaders: Int, idleDirectReaders: Int) {
+        (self.poolReaders, self.idleDirectReaders) = (poolReaders, idleDirectReaders)
+    }
+
+    /// For a ledger among many open in one process (`tally serve --ledgers`).
+    public static let few = ViewConnections(poolReaders: 2, idleDirectReaders: 4)
+
+    /// Descriptors these connections hold at most while idle: the writer's and every kept
+    /// reader's database and WAL, and the shared memory.
+    public var idleDescriptors: Int { 2 * (1 + poolReaders + idleDirectReaders) + 1 }
+}
