@@ -93,6 +93,9 @@ public final class HostedLedgers: LedgerRegistry, Service {
             tokens: folder.operatorTokens, members: MemberStore(folder: folder.operatorPath, cost: limits.bcryptCost), apiPath: "/metrics")
     }
 
+    /// Whether `credentials` are the operator's (the same token store), not a ledger's.
+    func areOperators(_ credentials: LedgerCredentials?) -> Bool { credentials?.tokens === operatorCredentials.tokens }
+
     /// The open set now, and what it did since the server started (the server's `/metrics`).
     func counts() -> HostingCounts {
         let (services, counts) = state.withLock { state in

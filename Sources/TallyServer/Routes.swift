@@ -41,7 +41,7 @@ public func buildHostedRouter(_ ledgers: HostedLedgers, metrics: Metrics) -> Rou
     // The server's own metrics, for an operator token (`tally ledgers operator-token`): the
     // credentials `HostedLedgers` gives this path are the operator's, never a ledger's.
     router.group().add(middleware: ScopeMiddleware.readOrWrite).get("metrics") { _, context in
-        guard context.credentials?.apiPath == "/metrics" else { throw APIError(.unauthorized, "unauthorized", "an operator token is needed") }
+        guard ledgers.areOperators(context.credentials) else { throw APIError(.unauthorized, "unauthorized", "an operator token is needed") }
         return Response(
             status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
             body: .init(byteBuffer: ByteBuffer(bytes: metrics.renderHosting(ledgers.counts()))))
