@@ -161,7 +161,7 @@ let package = Package(
             dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyImages", "TallyImport", "TallyServer", "TallyTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "CSV", package: "CSV.swift"),
                            .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),
-                           .product(name: "NIOHTTP1", package: "swift-nio")]
+                           .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Logging", package: "swift-log")]
         ),
         // Helpers shared by the test targets, the fuzzers and the benchmarks: temporary
         // directories, sample and random events, subprocesses, test photos. A library under

@@ -1,7 +1,7 @@
 import Foundation
 
 // tally-bench [--quick] [NAME…]: every benchmark, or the named groups, run through scripts/bench
-// (`hosting` runs only when named)
+// (`hosting` and `reopen` run only when named)
 // in release mode. NAMEs: latency, concurrent, bulk (also bytes per event and reads), store, sync, attachments, recurring, asof, import, http (with append_64_writers as its baseline), feed, merge (the sync group's merge row alone).
 let arguments = CommandLine.arguments.dropFirst()
 let quick = arguments.contains("--quick")
@@ -68,6 +68,9 @@ if enabled("http") {
 if enabled("feed") {
     let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path
     results += try await ChangeFeedBenchmarks(workDirectory: workDirectory, tallyBinary: tally, events: quick ? 100_000 : 1_000_000).run()
+}
+if only.contains("reopen") || only.contains("hosting") {
+    results += try await ReopenBenchmarks(workDirectory: workDirectory, samples: quick ? 200 : 1_000).run()
 }
 // Only when named (`scripts/bench hosting`): it makes 10,000 ledgers and loads three servers for a minute each.
 if only.contains("hosting") {

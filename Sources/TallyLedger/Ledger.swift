@@ -56,13 +56,17 @@ public final class Ledger: Sendable {
         writer = try directory.openWriter(configuration: configuration)
         do {
             projector = try Projector(directory: directory, connections: viewConnections)
+            var viewsReach = try projector.checkpointOnWriter()
             // Views ahead of the log: the log was cut since (`tally log repair`), so they show
             // events that are gone, and the next appends would reuse their indexes unprojected.
-            if try projector.checkpoint() > writer.head.lastIndex {
+            if viewsReach > writer.head.lastIndex {
                 ViewSnapshots(directory).removeAll(after: writer.head.lastIndex)
                 _ = try ProjectionRebuilder.rebuild(directory, verifyOnly: false)
+                viewsReach = 0  // whatever the rebuild reached, a catch-up looks
             }
-            let caughtUp = try projector.catchUp()
+            // Views that show the whole log need no catch-up: reading the log to find nothing
+            // after the checkpoint costs a scan of the open segment.
+            let caughtUp = viewsReach < writer.head.lastIndex ? try projector.catchUp() : 0
             opening = Opening(tornTail: writer.recovery.tornTail.map { "\($0)" }, caughtUp: caughtUp)
         } catch {
             writer.close()

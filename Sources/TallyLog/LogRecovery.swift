@@ -12,7 +12,7 @@ public struct RecoveredLog: Sendable {
     /// Whether the newest segment is sealed (a crash came between sealing and starting the next).
     var lastSegmentSealed: Bool
     /// LZ4 window after the newest segment's last frame.
-    var window: [UInt8]
+    var window: SegmentWindow
     /// A description of the torn tail that was found (and cut, if the opener was the writer).
     public var tornTail: String?
     /// Origins with events in the newest segment after the last signed head of theirs there
@@ -20,6 +20,8 @@ public struct RecoveredLog: Sendable {
     var unsignedOrigins: Set<ReplicaID> = []
     /// Key rotations in the newest segment, in order (to finish a rotation a crash interrupted).
     var rotations: [KeyRotation] = []
+    /// Taken from the record a clean close left (`CleanClose`), not decoded from the log.
+    public var fromCleanClose = false
 }
 
 /// Opening a log: checks every frame's checksum in every segment, rebuilds the head from the
@@ -30,11 +32,15 @@ enum LogRecovery {
     ///
     /// `knownHead`: the head of files the caller has just verified event by event (adopted
     /// segments) — the open segment's events are then not decoded again, only its frames checked.
-    static func recover(directory: String, cutTornTail: Bool, knownHead: LogHead? = nil) throws -> RecoveredLog {
+    ///
+    /// `trustingCleanClose` (a writer's open): if the last writer closed cleanly and the log is
+    /// still as it left it, its record (`CleanClose`) is taken instead of reading the log.
+    static func recover(directory: String, cutTornTail: Bool, knownHead: LogHead? = nil, trustingCleanClose: Bool = false) throws -> RecoveredLog {
         let names = try SegmentDirectory.segmentNames(in: directory)
+        if trustingCleanClose, let record = CleanClose.take(from: directory, segments: names) { return record.recovered }
         var head = LogHead()
         var nextIndex: UInt64 = 1
-        var last = RecoveredLog(head: head, segments: names, lastSegmentLength: 0, lastSegmentSealed: false, window: [], tornTail: nil)
+        var last = RecoveredLog(head: head, segments: names, lastSegmentLength: 0, lastSegmentSealed: false, window: SegmentWindow(), tornTail: nil)
         var seenInLast: [ReplicaID: UInt64] = [:]  // each origin's last sequence in the newest segment
         for (position, name) in names.enumerated() {
             let path = directory + "/" + name

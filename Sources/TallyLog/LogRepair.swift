@@ -25,6 +25,7 @@ public enum LogRepair {
     public static func repair(directory: String, lockTimeout: Double = 0) throws -> RepairReport {
         let lock = try FileLock(path: directory + "/writer.lock", timeout: lockTimeout)
         defer { withExtendedLifetime(lock) {} }
+        CleanClose.remove(from: directory)  // a repair reads the whole log, and may change it
         var report = RepairReport()
         let damage: (segment: String, offset: Int, reason: String)
         do {

@@ -45,6 +45,8 @@ public final class LogWriter: @unchecked Sendable {
     private var failure: LogError?
     /// Signs this replica's chain once per durable batch (nil: a bare log, tests and benchmarks).
     private var signingKey: ReplicaSigningKey?
+    /// A key rotation was tried since the open (no `CleanClose` record is left then).
+    private var keyRotated = false
     var segment: OpenSegment
 
     /// Why the writer stopped (a failed write or fsync; it acknowledges nothing after), or nil
@@ -74,7 +76,7 @@ public final class LogWriter: @unchecked Sendable {
         }
         lock = try FileLock(path: directory + "/writer.lock", timeout: configuration.lockTimeout)
         try SegmentDirectory.removeLeftovers(in: directory)
-        recovery = try LogRecovery.recover(directory: directory, cutTornTail: true)
+        recovery = try LogRecovery.recover(directory: directory, cutTornTail: true, trustingCleanClose: true)
         stagedHead = recovery.head
         clock = HybridClock(last: recovery.head.maxTimestamp)
         segment = try OpenSegment.resume(directory: directory, recovery: recovery)
@@ -413,16 +415,23 @@ public final class LogWriter: @unchecked Sendable {
         }
         condition.lock()
         if case .success = result { signingKey = next }
+        keyRotated = true
         finishFlush(result, upTo: upTo)
         if case .failure(let error) = result { throw error }
         return rotation
     }
 
     /// Closes the current segment file and releases the writer lock; later appends throw.
+    ///
+    /// A writer that never failed leaves a `CleanClose` record for the next one (unless it
+    /// rotated its key: the next open reads the rotation from the log, as after a crash).
     public func close() {
         condition.lock()
         defer { condition.unlock() }
         while flushing { condition.wait() }
+        if failure == nil, signingKey != nil, !keyRotated {
+            try? segment.cleanClose()?.write(in: directory)
+        }
         segment.close()
         lock.release()
         if failure == nil { failure = .writerStopped(cause: "the writer was closed") }

@@ -22,7 +22,7 @@ struct OpenSegment {
     private(set) var path: String
     private var descriptor: Int32
     private var size: Int
-    private var window: [UInt8]
+    private var window: SegmentWindow
     /// Index the next written event gets.
     private var nextIndex: UInt64
     /// The head as of the last event written (what a seal records).
@@ -43,7 +43,7 @@ struct OpenSegment {
         let fd = try SegmentDirectory.createSegment(in: directory, firstIndex: nextIndex)
         return OpenSegment(
             directory: directory, path: directory + "/" + SegmentFormat.fileName(firstIndex: nextIndex), descriptor: fd,
-            size: SegmentFormat.fileHeaderSize, window: [], nextIndex: nextIndex, writtenHead: recovery.head)
+            size: SegmentFormat.fileHeaderSize, window: SegmentWindow(), nextIndex: nextIndex, writtenHead: recovery.head)
     }
 
     /// Writes a staged batch as frames (sealing and starting segments as they fill) with its
@@ -138,7 +138,7 @@ struct OpenSegment {
         let payloadStart = headerStart + SegmentFormat.frameHeaderSize
         out.bytes.append(contentsOf: repeatElement(0, count: SegmentFormat.frameHeaderSize + LZ4.bound(raw.count)))
         let compressedSize = out.bytes.withUnsafeMutableBytes { buffer in
-            window.withUnsafeBytes {
+            window.withBytes {
                 LZ4.compress(raw, into: UnsafeMutableRawBufferPointer(rebasing: buffer[payloadStart...]), dictionary: $0, stream: compressor)
             }
         }
@@ -153,7 +153,7 @@ struct OpenSegment {
             rawLength: UInt32(raw.count), storedLength: UInt32(storedSize), payloadChecksum: checksum)
         out.bytes.replaceSubrange(headerStart..<payloadStart, with: header.encoded())
         nextIndex += UInt64(count)
-        window = SegmentWindow.advance(window, with: raw)
+        window.advance(past: raw)
     }
 
     /// Plans the end of this segment: a seal frame (the head as of its last event), then a new
@@ -166,7 +166,7 @@ struct OpenSegment {
         plan.steps.append(.write(header.encoded() + summary))
         plan.steps.append(.sealAndStartNext(firstIndex: nextIndex))
         size = SegmentFormat.fileHeaderSize
-        window = []
+        window = SegmentWindow()
     }
 
     /// Points the segment's descriptor at /dev/full, so the next write fails with ENOSPC as on a
@@ -175,6 +175,16 @@ struct OpenSegment {
         let full = open("/dev/full", O_WRONLY | O_CLOEXEC)
         dup2(full, descriptor)
         Glibc.close(full)
+    }
+
+    /// Where this segment ends and what continues it, for the next writer (`CleanClose`); nil
+    /// when the file at this segment's path is not the one this writer holds open (its folder
+    /// was moved aside — a hosted ledger trashed while open — and another log is there now).
+    func cleanClose() throws -> CleanClose? {
+        var held = stat(), named = stat()
+        guard descriptor >= 0, fstat(descriptor, &held) == 0, stat(path, &named) == 0, held.st_dev == named.st_dev, held.st_ino == named.st_ino
+        else { return nil }
+        return try CleanClose.of(directory, head: writtenHead, window: window.bytes)
     }
 
     mutating func close() {

@@ -20,7 +20,7 @@ public struct SegmentFileWriter {
         var configuration = LogConfiguration()
         configuration.segmentSizeLimit = segmentSizeLimit
         self.configuration = configuration
-        let sealed = RecoveredLog(head: head, segments: existing, lastSegmentLength: 0, lastSegmentSealed: true, window: [], tornTail: nil)
+        let sealed = RecoveredLog(head: head, segments: existing, lastSegmentLength: 0, lastSegmentSealed: true, window: SegmentWindow(), tornTail: nil)
         segment = try OpenSegment.resume(directory: directory, recovery: sealed)
     }
 

@@ -23,7 +23,7 @@ struct SegmentScan {
     /// Index of the next event after this segment's last one.
     var nextIndex: UInt64
     /// The LZ4 dictionary window after the last frame.
-    var window: [UInt8]
+    var window: SegmentWindow
 }
 
 /// Reads a segment file frame by frame, checking every checksum and the index continuity, and
@@ -62,7 +62,7 @@ enum SegmentScanner {
 
         var offset = SegmentFormat.fileHeaderSize
         var nextIndex = firstIndex
-        var window: [UInt8] = []
+        var window = SegmentWindow()
         var seal: LogHead?
         var tornTail: String?
         while offset < fileLength {
@@ -101,7 +101,7 @@ enum SegmentScanner {
                     guard UInt64(frame.rawLength) <= UInt64(frame.storedLength) * 255 + 64 else {
                         throw DecodingError("raw length \(frame.rawLength) is more than LZ4 can make of \(frame.storedLength) bytes")
                     }
-                    raw = try window.withUnsafeBytes { (dictionary) throws(DecodingError) in
+                    raw = try window.withBytes { (dictionary) throws(DecodingError) in
                         try LZ4.decompress(stored, rawLength: Int(frame.rawLength), dictionary: dictionary)
                     }
                 }
@@ -125,7 +125,7 @@ enum SegmentScanner {
             }
             if frame.type == .events {
                 nextIndex += UInt64(frame.eventCount)
-                window = raw.withUnsafeBytes { SegmentWindow.advance(window, with: $0) }
+                raw.withUnsafeBytes { window.advance(past: $0) }
             }
             offset = end
         }
@@ -136,13 +136,40 @@ enum SegmentScanner {
 
 /// The LZ4 dictionary of a segment: the last `SegmentFormat.windowSize` uncompressed bytes of
 /// its event frames so far.
-enum SegmentWindow {
-    /// The window after a frame whose uncompressed payload is `raw`.
-    static func advance(_ window: [UInt8], with raw: UnsafeRawBufferPointer) -> [UInt8] {
+///
+/// Kept in a buffer up to four windows long and slid down only when that fills, so moving past
+/// a frame copies the frame's bytes, not the window: copying the whole window at every frame
+/// cost 16 KiB of copying per small frame (a fifth of a writer's open).
+struct SegmentWindow: Sendable {
+    private var buffer: [UInt8] = []
+
+    init() {}
+
+    /// A window holding `bytes` (a `CleanClose` record's).
+    init(bytes: [UInt8]) { buffer = Array(bytes.suffix(SegmentFormat.windowSize)) }
+
+    /// The window's bytes.
+    var bytes: [UInt8] { Array(buffer.suffix(SegmentFormat.windowSize)) }
+
+    /// Moves the window past a frame whose uncompressed payload is `raw`.
+    mutating func advance(past raw: UnsafeRawBufferPointer) {
         let size = SegmentFormat.windowSize
-        if raw.count >= size { return Array(raw[(raw.count - size)...]) }
-        let keep = min(window.count, size - raw.count)
-        return Array(window[(window.count - keep)...]) + raw
+        if raw.count >= size {
+            buffer = Array(raw[(raw.count - size)...])
+            return
+        }
+        if buffer.count + raw.count > 4 * size {
+            buffer.removeFirst(buffer.count - (size - raw.count))  // what the window still needs stays
+        }
+        buffer.append(contentsOf: raw)
+    }
+
+    /// Calls `body` with the window's bytes: the newest `windowSize` at most.
+    func withBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        let result = buffer.withUnsafeBytes { all in
+            Result { () throws(E) -> R in try body(UnsafeRawBufferPointer(rebasing: all[max(0, all.count - SegmentFormat.windowSize)...])) }
+        }
+        return try result.get()
     }
 }
 

@@ -54,3 +54,24 @@ public enum TallyBinary {
 public func waitForExit(_ process: Process) {
     while process.isRunning { usleep(2_000) }
 }
+
+/// Runs `body` with its synchronous parts on a thread of its own (a serial queue's), not on
+/// one of Swift's few cooperative threads (two here): for a test that blocks for long (killing
+/// and restarting processes, sleeping between kills). A synchronous test runs on a cooperative
+/// thread, and two such tests at once starved every async test of the suite for minutes (a
+/// `WriteBatcher` test's 120-second wait ran out on CI). The task is the test's own, so
+/// `#expect` inside records into the test as anywhere else.
+public func offTheCooperativeThreads<T: Sendable>(_ body: () async throws -> T) async rethrows -> T {
+    try await withTaskExecutorPreference(QueueExecutor()) { try await body() }
+}
+
+/// Runs a task's jobs on a serial dispatch queue of its own.
+private final class QueueExecutor: TaskExecutor {
+    private let queue = DispatchQueue(label: "tally.tests.blocking")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+}

@@ -436,33 +436,35 @@ final class Acknowledged: @unchecked Sendable {
 
     /// SIGKILLed at random moments while importing a bundle of receipts: every blob the replica
     /// then holds is whole (hashes to its name), and importing again completes it.
-    @Test func aKillDuringAnImportLeavesNoPartialBlob() throws {
-        let source = try CLIReplica()
-        for index in 0..<12 {
-            let file = source.directory.file("r\(index).jpg")
-            try Data([0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: UInt8(index), count: 1 << 20)).write(to: URL(fileURLWithPath: file))
-            _ = try source.ok(["expense", "add", "--amount", "\(100 + index)", "--attach", file])
-        }
-        let bundle = source.directory.file("bundle")
-        _ = try source.ok(["segments", "export", "--out", bundle])
-        for round in 0..<4 {
-            let target = try CLIReplica()
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: TallyBinary.path)
-            process.arguments = ["segments", "import", bundle, "--data-dir", target.path]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            usleep(UInt32(20_000 + round * 40_000))
-            kill(process.processIdentifier, SIGKILL)
-            waitForExit(process)
-            // Events may be in without their blobs yet (counted missing); a blob is never partial.
-            #expect(
-                try target.run(["audit", "verify", "--attachments"]).stdout.contains("no longer hash") == false,
-                "round \(round): a partial blob is visible")
-            _ = try target.ok(["segments", "import", bundle])
-            #expect(try target.ok(["audit", "verify", "--attachments"]).contains("intact"))
-            #expect(try target.ok(["status", "--json"]).contains(#""attachments":12"#))
+    @Test func aKillDuringAnImportLeavesNoPartialBlob() async throws {
+        try await offTheCooperativeThreads {
+            let source = try CLIReplica()
+            for index in 0..<12 {
+                let file = source.directory.file("r\(index).jpg")
+                try Data([0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: UInt8(index), count: 1 << 20)).write(to: URL(fileURLWithPath: file))
+                _ = try source.ok(["expense", "add", "--amount", "\(100 + index)", "--attach", file])
+            }
+            let bundle = source.directory.file("bundle")
+            _ = try source.ok(["segments", "export", "--out", bundle])
+            for round in 0..<4 {
+                let target = try CLIReplica()
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: TallyBinary.path)
+                process.arguments = ["segments", "import", bundle, "--data-dir", target.path]
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+                usleep(UInt32(20_000 + round * 40_000))
+                kill(process.processIdentifier, SIGKILL)
+                waitForExit(process)
+                // Events may be in without their blobs yet (counted missing); a blob is never partial.
+                #expect(
+                    try target.run(["audit", "verify", "--attachments"]).stdout.contains("no longer hash") == false,
+                    "round \(round): a partial blob is visible")
+                _ = try target.ok(["segments", "import", bundle])
+                #expect(try target.ok(["audit", "verify", "--attachments"]).contains("intact"))
+                #expect(try target.ok(["status", "--json"]).contains(#""attachments":12"#))
+            }
         }
     }
 }

@@ -107,7 +107,7 @@ import TallyTestSupport
         let counter = DecodeCounter()
         // Each decode on a thread of its own (as the server's pool gives), held 200 ms.
         let queue = ThumbnailQueue(limits: ThumbnailLimits(concurrentDecodes: 2, maxWaiting: 32)) { work in
-            try await onThread {
+            try await offTheCooperativeThreads {
                 counter.begin()
                 defer { counter.end() }
                 usleep(200_000)
@@ -127,7 +127,7 @@ import TallyTestSupport
         #expect(counter.total == 9, "made once, then read from its blob")
 
         let strict = ThumbnailQueue(limits: ThumbnailLimits(concurrentDecodes: 1, maxWaiting: 1)) { work in
-            try await onThread {
+            try await offTheCooperativeThreads {
                 usleep(300_000); return try work()
             }
         }
@@ -141,14 +141,6 @@ import TallyTestSupport
             return await group.reduce(into: []) { $0.append($1) }
         }
         #expect(outcomes.filter { $0 == "made" }.count == 2 && outcomes.filter { $0.contains("already waiting") }.count == 1, "\(outcomes)")
-    }
-}
-
-/// Runs `work` on a new thread (the queue's test: sleeping decodes must not hold Swift's
-/// cooperative threads, or they would seem to run one at a time whatever the queue allows).
-func onThread(_ work: @escaping @Sendable () throws -> BlobInfo?) async throws -> BlobInfo? {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try work() }) }.start()
     }
 }
 

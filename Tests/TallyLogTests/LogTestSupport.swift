@@ -9,16 +9,23 @@ struct TestLog {
     let origin = ReplicaID.random()
     let localOnlyOrigin = ReplicaID.random()
     var segmentSize = 16 << 20
+    /// Where a signed writer's key lives (`openWriter(signed: true)`).
+    let keys = TemporaryDirectory("tally-key")
 
     /// A writer over the test's log. The default waits up to 5 s for the lock: a lock just
     /// released can still be held for an instant by a child process another test is spawning
     /// (the descriptor is shared until the child's exec closes it), which made reopen-in-a-loop
     /// tests flaky under a loaded suite.
-    func openWriter(lockTimeout: Double = 5) throws -> LogWriter {
+    ///
+    /// `signed`: with a signing key, as a data directory's writer (which leaves a `CleanClose`
+    /// record when it closes).
+    func openWriter(lockTimeout: Double = 5, signed: Bool = false) throws -> LogWriter {
         var configuration = LogConfiguration()
         configuration.segmentSizeLimit = segmentSize
         configuration.lockTimeout = lockTimeout
-        return try LogWriter(directory: directory.path, localOrigin: origin, localOnlyOrigin: localOnlyOrigin, configuration: configuration)
+        return try LogWriter(
+            directory: directory.path, localOrigin: origin, localOnlyOrigin: localOnlyOrigin, configuration: configuration,
+            signingKeyPath: signed ? keys.path + "/replica.key" : nil)
     }
 
     func events() throws -> [LoggedEvent] {
