@@ -45,7 +45,10 @@ struct CleanClose: Equatable {
     /// a record lost in a crash costs the next open a full recovery, nothing more.
     func write(in directory: String) throws {
         let path = directory + "/" + Self.fileName
-        try Data(encoded()).write(to: URL(fileURLWithPath: path + ".tmp"))
+        let fd = open(path + ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw LogError.io(operation: "create", path: path + ".tmp", errno: errno) }
+        defer { close(fd) }
+        try encoded().withUnsafeBytes { try SegmentDirectory.writeAll(fd, $0, path: path + ".tmp") }
         guard rename(path + ".tmp", path) == 0 else { throw LogError.io(operation: "rename", path: path + ".tmp", errno: errno) }
     }
 

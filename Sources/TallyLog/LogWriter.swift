@@ -9,6 +9,11 @@ public struct LogConfiguration: Sendable {
     public var lockTimeout: Double = 0
     /// Largest accepted encoded event.
     public var maxEventSize: Int = 4 << 20
+    /// The least newest segment a clean close leaves a `CleanClose` record for: below it (about
+    /// 500 small events) decoding the segment at the next open costs less than writing, reading
+    /// and removing a record (`tally-bench reopen`: a record cost a five-event ledger's reopen
+    /// ~0.3 ms, and saved a year's ledger ~4 ms).
+    public var cleanCloseFrom: Int = 128 << 10
 
     /// Default settings.
     public init() {}
@@ -430,7 +435,7 @@ public final class LogWriter: @unchecked Sendable {
         defer { condition.unlock() }
         while flushing { condition.wait() }
         if failure == nil, signingKey != nil, !keyRotated {
-            try? segment.cleanClose()?.write(in: directory)
+            try? segment.cleanClose(from: configuration.cleanCloseFrom)?.write(in: directory)
         }
         segment.close()
         lock.release()

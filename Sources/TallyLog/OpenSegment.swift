@@ -178,9 +178,10 @@ struct OpenSegment {
     }
 
     /// Where this segment ends and what continues it, for the next writer (`CleanClose`); nil
-    /// when the file at this segment's path is not the one this writer holds open (its folder
+    /// while the segment is smaller than `threshold` (`LogConfiguration.cleanCloseFrom`), or when the file at this segment's path is not the one this writer holds open (its folder
     /// was moved aside — a hosted ledger trashed while open — and another log is there now).
-    func cleanClose() throws -> CleanClose? {
+    func cleanClose(from threshold: Int) throws -> CleanClose? {
+        guard size >= threshold else { return nil }
         var held = stat(), named = stat()
         guard descriptor >= 0, fstat(descriptor, &held) == 0, stat(path, &named) == 0, held.st_dev == named.st_dev, held.st_ino == named.st_ino
         else { return nil }

@@ -36,6 +36,28 @@ import TallyTestSupport
         #expect(try LogVerifier.verify(directory: log.directory.path).findings.isEmpty)
     }
 
+    /// Below `LogConfiguration.cleanCloseFrom`, a close leaves no record (decoding a small
+    /// segment costs less); above it, it does.
+    @Test func aSmallSegmentIsLeftWithoutARecord() throws {
+        let log = TestLog()
+        var configuration = LogConfiguration()
+        configuration.cleanCloseFrom = 4_096
+        func open() throws -> LogWriter {
+            try LogWriter(
+                directory: log.directory.path, localOrigin: log.origin, localOnlyOrigin: log.localOnlyOrigin, configuration: configuration,
+                signingKeyPath: log.keys.path + "/replica.key")
+        }
+        let writer = try open()
+        try log.appendExpenses(2, writer: writer)
+        writer.close()
+        #expect(!FileManager.default.fileExists(atPath: record(log)))
+        let again = try open()
+        try log.appendExpenses(40, writer: again)
+        again.close()
+        #expect(try FileManager.default.attributesOfItem(atPath: try log.segmentPaths()[0])[.size] as! Int >= 4_096)
+        #expect(FileManager.default.fileExists(atPath: record(log)))
+    }
+
     @Test func onlyASignedWriterThatNeverFailedLeavesARecord() throws {
         let bare = TestLog()
         let unsigned = try bare.openWriter()

@@ -23,6 +23,7 @@ struct TestLog {
         var configuration = LogConfiguration()
         configuration.segmentSizeLimit = segmentSize
         configuration.lockTimeout = lockTimeout
+        configuration.cleanCloseFrom = 0  // every clean close leaves its record here
         return try LogWriter(
             directory: directory.path, localOrigin: origin, localOnlyOrigin: localOnlyOrigin, configuration: configuration,
             signingKeyPath: signed ? keys.path + "/replica.key" : nil)
