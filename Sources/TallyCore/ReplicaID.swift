@@ -12,7 +12,7 @@ public struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible
     public init(_ uuid: UUID) { self.uuid = uuid }
 
     /// A fresh random replica id.
-    public static func random() -> ReplicaID { ReplicaID(UUID()) }
+    public static func random() -> ReplicaID { ReplicaID(.random()) }
 
     /// Parses the canonical lowercase or uppercase UUID text.
     public init?(string: String) {

@@ -27,7 +27,7 @@ extension Ledger {
                 guard seen.insert(id).inserted else { return nil }
                 let exists = try lookup.live(.uuid(id)) != nil
                 // Deleted once: a new rate of its own (among rates of one pair and day, the greatest id counts).
-                if !exists, try lookup.entity(.uuid(id)) != nil { id = UUID() }
+                if !exists, try lookup.entity(.uuid(id)) != nil { id = .random() }
                 let properties: PropertyMap =
                     exists
                     ? [.rate: .string(rate.rate)]

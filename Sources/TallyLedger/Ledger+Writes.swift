@@ -17,7 +17,7 @@ extension Ledger {
         _ type: EntityType, id: UUID? = nil, _ properties: PropertyMap, actor: String,
         idempotencyKey: String? = nil
     ) async throws -> (entity: JSONText, replayed: Bool) {
-        let uuid = id ?? idempotencyKey.map { IdempotencyKey.entityID(actor: actor, key: $0, type: type) } ?? UUID()
+        let uuid = id ?? idempotencyKey.map { IdempotencyKey.entityID(actor: actor, key: $0, type: type) } ?? .random()
         let claim = try claimIdempotentCreate(uuid, key: idempotencyKey)
         defer { claim?.release() }
         if idempotencyKey != nil, let existing = try views.entityJSON(type, id: uuid) { return (existing, true) }

@@ -151,7 +151,7 @@ public final class BlobWriter: @unchecked Sendable {
         self.quota = quota
         let incoming = store.path + "/incoming"
         try FileManager.default.createDirectory(atPath: incoming, withIntermediateDirectories: true)
-        temporary = incoming + "/" + UUID().uuidString
+        temporary = incoming + "/" + UUID.random().uuidString
         descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw LogError.io(operation: "create", path: temporary, errno: errno) }
     }

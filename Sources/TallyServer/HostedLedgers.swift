@@ -181,7 +181,14 @@ public final class HostedLedgers: LedgerRegistry, Service {
                 }
                 if let opening = state.opening[name] { return .wait(opening) }
                 if let closing = state.closing[name] { return .waitForClose(closing) }
-                if state.open.count + state.opening.count + state.closing.count >= limits.hardMaxOpen { return .full }
+                if state.open.count + state.opening.count + state.closing.count >= limits.hardMaxOpen {
+                    // At the descriptors' limit: a ledger being closed frees its place in a
+                    // moment; else the least recently used idle one makes room. Only when every
+                    // open ledger is held by a request is there no room.
+                    if state.closing.isEmpty, let victim = leastRecentlyUsedIdle(state) { startClosing(victim, &state) }
+                    if let closing = state.closing.values.first { return .waitForClose(closing) }
+                    return .full
+                }
                 let opening = Task { try await self.openLedger(name) }
                 state.opening[name] = opening
                 return .open(opening)
@@ -196,7 +203,6 @@ public final class HostedLedgers: LedgerRegistry, Service {
             case .waitForClose(let closing):
                 await closing.value
             case .full:
-                closeLeastRecentlyUsed()
                 var error = APIError(
                     .serviceUnavailable, "server_busy", "this server holds as many ledgers open as its file descriptors allow; try again shortly")
                 error.retryAfter = 1
@@ -268,10 +274,15 @@ public final class HostedLedgers: LedgerRegistry, Service {
     private func closeLeastRecentlyUsed() {
         state.withLock { state in
             while state.open.count > limits.maxOpen {
-                guard let victim = state.open.filter({ $0.value.leases == 0 }).min(by: { $0.value.lastUse < $1.value.lastUse })?.key else { return }
+                guard let victim = leastRecentlyUsedIdle(state) else { return }
                 startClosing(victim, &state)
             }
         }
+    }
+
+    /// The open ledger no request holds that was used least recently.
+    private func leastRecentlyUsedIdle(_ state: State) -> LedgerName? {
+        state.open.filter({ $0.value.leases == 0 }).min(by: { $0.value.lastUse < $1.value.lastUse })?.key
     }
 
     /// Closes every ledger no request used for `idleClose`.

@@ -63,8 +63,17 @@ public final class TokenStore: @unchecked Sendable {
         try current().tokens.contains { $0.sha256 == record.sha256 }
     }
 
+    /// What a token's name may be: it becomes the actor "token:NAME" of every write made with
+    /// it, so it passes the actor rule — 1 to 64 characters, no control characters.
+    public static func isValidName(_ name: String) -> Bool {
+        (1...64).contains(name.count) && (try? EntitySchema.validateActor("token:" + name)) != nil
+    }
+
+    public static let nameRule = "1 to 64 characters, at most \(Limits.maxActorBytes - 6) bytes, no control characters"
+
     /// Creates a token and returns its secret, which is shown once and stored only as a hash.
     public func create(name: String, scopes: [TokenScope]) throws -> String {
+        guard Self.isValidName(name) else { throw LogError.rejected(reason: "invalid token name: \(Self.nameRule)") }
         var bytes = [UInt8](repeating: 0, count: 32)
         for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255) }
         let secret =

@@ -161,9 +161,7 @@ struct LedgersCommand: ParsableCommand {
         @Flag(help: "Remove the token of this name instead.") var revoke = false
 
         func run() throws {
-            guard (1...64).contains(name.count), !FieldKind.containsControlCharacter(name) else {
-                throw CLIError("invalid --name: 1 to 64 characters, no control characters")
-            }
+            guard TokenStore.isValidName(name) else { throw CLIError("invalid --name: \(TokenStore.nameRule)") }
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: folder.folder.root, isDirectory: &isFolder), isFolder.boolValue else {
                 throw CLIError("--ledgers \(folder.ledgers) is not a folder of ledgers")

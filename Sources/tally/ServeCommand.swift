@@ -149,10 +149,7 @@ struct TokenCommand: ParsableCommand {
                 }
                 scopes.append(scope)
             }
-            // The name becomes the actor "token:NAME" of every write made with it: it must pass the actor rule.
-            guard !name.isEmpty, name.count <= 64, (try? EntitySchema.validateActor("token:" + name)) != nil else {
-                throw CLIError("invalid --name: 1 to 64 characters, at most \(Limits.maxActorBytes - 6) bytes, no control characters")
-            }
+            guard TokenStore.isValidName(name) else { throw CLIError("invalid --name: \(TokenStore.nameRule)") }
             let secret = try TokenStore(directory: try global.open()).create(name: name, scopes: scopes)
             if json {
                 print(

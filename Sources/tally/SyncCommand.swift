@@ -84,7 +84,7 @@ struct SyncCommand: AsyncParsableCommand {
 
     /// Pulls into a copy of the data directory and reports the difference.
     func dryRun(_ directory: DataDirectory, _ target: ReplicaClient) async throws {
-        let scratch = NSTemporaryDirectory() + "/tally-dry-run-\(UUID().uuidString.prefix(8))"
+        let scratch = NSTemporaryDirectory() + "/tally-dry-run-\(UUID.random().uuidString.prefix(8))"
         try FileManager.default.copyItem(atPath: directory.path, toPath: scratch)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let copy = try DataDirectory(path: scratch)
