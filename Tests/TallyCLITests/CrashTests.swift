@@ -25,7 +25,8 @@ import TallyTestSupport
                 process.standardError = FileHandle.nullDevice
                 try process.run()
                 let delay = Double.random(in: 0.05...0.4, using: &rng)
-                usleep(UInt32(delay * 1_000_000))  // a blocking sleep: this runs off the cooperative threads
+                // A blocking sleep: this runs off the cooperative threads.
+                usleep(UInt32(delay * 1_000_000))
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
                 #expect(process.terminationReason == .uncaughtSignal, "round \(round): the writer was killed, not finished")

@@ -29,7 +29,8 @@ import TallyTestSupport
                 process.standardError = FileHandle.nullDevice
                 try process.run()
                 // The first round lands in the copy or verification, the second (mostly) later.
-                usleep(UInt32((round == 0 ? Double.random(in: 0.05...0.8, using: &rng) : Double.random(in: 1.5...4, using: &rng)) * 1_000_000))  // a blocking sleep: this runs off the cooperative threads
+                // A blocking sleep: this runs off the cooperative threads.
+                usleep(UInt32((round == 0 ? Double.random(in: 0.05...0.8, using: &rng) : Double.random(in: 1.5...4, using: &rng)) * 1_000_000))
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
 
