@@ -19,9 +19,10 @@ extension HostingBenchmarks {
     func streams(_ all: [Ledger], folder: String, client: HTTPClient) async throws -> [BenchmarkResult] {
         let perLedger = 10
         let budget = DescriptorBudget.raised()
-        let fitting =
+        var fitting =
             (budget.limit - DescriptorBudget.reserve - 500 * DescriptorBudget.perConnection)
             / (perLedger * DescriptorBudget.perConnection + DescriptorBudget.perOpenLedger)
+        while fitting > 1, (try? budget.check(maxConnections: fitting * perLedger + 500, maxOpenLedgers: fitting)) == nil { fitting -= 1 }
         let ledgers = Array(all.prefix(fitting))
         let port: UInt16 = 18998
         let server = try startProcess([

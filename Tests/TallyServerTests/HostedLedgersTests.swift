@@ -157,6 +157,15 @@ struct HostedFixture {
         // The benchmark's 10,000 change feeds over 1,000 ledgers under a limit of 20,000: refused, not killed.
         #expect(throws: DescriptorBudget.BudgetError.self) { try DescriptorBudget(limit: 20_000).check(maxConnections: 10_500, maxOpenLedgers: 1_000) }
         #expect(throws: Never.self) { try DescriptorBudget(limit: 65_536).check(maxConnections: 10_500, maxOpenLedgers: 1_000) }
+        // An open set that leaves no room for the opens and closes under way is refused.
+        #expect(throws: DescriptorBudget.BudgetError.self) { try DescriptorBudget(limit: 20_000).check(maxConnections: 500, maxOpenLedgers: 1_000) }
+        #expect(throws: Never.self) { try DescriptorBudget(limit: 20_000).check(maxConnections: 500, maxOpenLedgers: 900) }
+        for limit in [1_800, 2_048, 4_096, 8_192, 20_000, 1_048_576] {
+            let budget = DescriptorBudget(limit: limit)
+            if let open = budget.defaultMaxOpen(maxConnections: 512) {
+                #expect(throws: Never.self, "the default fits \(limit)") { try budget.check(maxConnections: 512, maxOpenLedgers: open) }
+            }
+        }
         #expect(throws: DescriptorBudget.BudgetError.self) { try DescriptorBudget(limit: 1_024).check(maxConnections: 512, maxOpenLedgers: nil) }
         #expect(throws: Never.self) { try DescriptorBudget(limit: 4_096).check(maxConnections: 512, maxOpenLedgers: nil) }
         #expect(DescriptorBudget.raised().limit >= 1_024)
