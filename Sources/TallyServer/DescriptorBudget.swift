@@ -64,7 +64,9 @@ public struct DescriptorBudget: Sendable {
         guard needed <= limit else {
             let what = maxOpenLedgers.map { "--max-connections \(maxConnections) with --max-open-ledgers \($0)" } ?? "--max-connections \(maxConnections)"
             throw BudgetError(
-                message: "\(what) may need \(needed) file descriptors, and this process may open \(limit): lower them, or raise the limit (ulimit -n)")
+                message:
+                    "\(what) may need \(needed) file descriptors\(maxOpenLedgers == nil ? "" : " (with room for a tenth more ledgers opening and closing)"), and this process may open \(limit): lower them, or raise the limit (ulimit -n)"
+            )
         }
     }
 
