@@ -45,6 +45,12 @@ let package = Package(
             pkgConfig: "vips",
             providers: [.apt(["libvips-dev"])]
         ),
+        // SQLite's C API for what GRDB does not reach (`sqlite3_db_config`'s variadic options).
+        .systemLibrary(
+            name: "CTallySQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         // Entities, events, ids, clock and validation. Pure Swift, no I/O.
         .target(
             name: "TallyCore",
@@ -80,6 +86,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // The SQLite C API, for binding view rows without GRDB's argument copies (DirectStatement).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                "CTallySQLite",
             ]
         ),
         // Replication: version vectors, verification of incoming events, and the transports

@@ -90,8 +90,12 @@ public final class Ledger: Sendable {
         return report
     }
 
-    /// Waits for in-flight appends and releases the writer lock.
-    public func close() { writer.close() }
+    /// Waits for in-flight appends, releases the writer lock and closes the views (their WAL
+    /// checkpointed and emptied, so that the next open reads none of it back).
+    public func close() {
+        writer.close()
+        projector.close()
+    }
 
     /// Gives back the memory and descriptors idle connections to the views hold (a hosted
     /// ledger open but unused); the next request opens what it needs again.

@@ -1,3 +1,5 @@
+import CTallySQLite
+import Foundation
 import GRDB
 import Synchronization
 import TallyLog
@@ -78,6 +80,44 @@ final class CurrentViews: Sendable {
         let (pool, readers) = opened.withLock { ($0.pool, $0.readers) }
         pool.releaseMemory()
         readers?.closeIdle()
+    }
+
+    /// A WAL at most this long is left as it is when the views close, to be read back by the
+    /// next open; a longer one is checkpointed
+    /// into the database and emptied.
+    static let walLeftAtClose = 256 << 10
+
+    /// Closes every connection, the read-only ones first, so that the writer closes last and
+    /// decides what becomes of the WAL (a read-only connection closing last leaves it whole,
+    /// and GRDB closes a pool's writer before its readers):
+    ///
+    /// - a WAL of at most `walLeftAtClose` bytes is left as it is: checkpointing it would cost
+    ///   two `fsync`s at every close of a hosted ledger, and the next open reads it back in a
+    ///   fraction of that;
+    /// - a longer one is checkpointed and cut to nothing, so that no open ever reads back
+    ///   megabytes (a hosted ledger's reopen read up to 4 MiB, ~2,000 `pread`s, before this).
+    ///
+    /// Either way the WAL file and its index (`-shm`) are kept (`SQLITE_FCNTL_PERSIST_WAL`),
+    /// so that the next open creates no file. Reads and writes after this fail.
+    func close() {
+        let (pool, readers, generation) = opened.withLock { ($0.pool, $0.readers, $0.generation) }
+        readers?.closeIdle()
+        pool.releaseMemory()  // closes the pool's readers
+        var walBytes = Int.max
+        if let directory, let generation {
+            var info = stat()
+            if stat(directory.path + "/" + ProjectionDatabase.generationName(generation) + "-wal", &info) == 0 { walBytes = Int(info.st_size) }
+        }
+        try? pool.writeWithoutTransaction { db in
+            var persist: Int32 = 1
+            _ = sqlite3_file_control(db.sqliteConnection, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
+            if walBytes <= Self.walLeftAtClose {
+                _ = tally_sqlite_skip_checkpoint_on_close(db.sqliteConnection, 1)
+            } else {
+                try db.execute(sql: "PRAGMA journal_size_limit = 0")  // with PERSIST_WAL: cut to nothing after the checkpoint
+            }
+        }
+        try? pool.close()
     }
 
     /// The current generation's pool. If the link moved since it was last looked at, the new

@@ -43,9 +43,29 @@ public enum ProjectionDatabase {
         }
         var pooled = configuration()
         pooled.maximumReaderCount = poolReaders
-        let pool = try DatabasePool(path: linkPath(directory), configuration: pooled)
+        let pool = try openCurrentGeneration(directory, pooled)
         try migrate(pool)
         return pool
+    }
+
+    /// Opens the generation the link points at by its own path rather than through the link:
+    /// GRDB writes to a database at every open unless it finds a non-empty WAL at the path it
+    /// was given plus `-wal`, and SQLite keeps the WAL beside the file the link resolves to (a
+    /// hosted ledger paid that write, with a sync of the WAL and of the folder, at every
+    /// reopen). A rebuild may move the link meanwhile: then the pool is closed, what the open
+    /// may have made of the generation left behind is removed (a rebuild removes it anyway),
+    /// and the open is tried again; after three moves, through the link.
+    private static func openCurrentGeneration(_ directory: DataDirectory, _ configuration: Configuration) throws -> DatabasePool {
+        for _ in 0..<3 {
+            guard let generation = currentGeneration(directory) else { break }
+            let path = directory.path + "/" + generationName(generation)
+            guard FileManager.default.fileExists(atPath: path) else { continue }
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            if currentGeneration(directory) == generation { return pool }
+            try? pool.close()
+            remove(directory, generation: generation)
+        }
+        return try DatabasePool(path: linkPath(directory), configuration: configuration)
     }
 
     /// Connection settings: WAL (set by DatabasePool), a 64 MiB page cache, foreign keys off

@@ -51,6 +51,10 @@ public struct Projector: Sendable {
     /// while open); the next use opens what it needs again.
     public func releaseMemory() { views.releaseMemory() }
 
+    /// Closes its connections to the views, leaving the WAL checkpointed and empty
+    /// (`CurrentViews.close`); reads and writes after this fail.
+    public func close() { views.close() }
+
     /// The log index the views reflect.
     public func checkpoint() throws -> UInt64 {
         try views.followingLink().read { try Self.checkpoint($0) }
