@@ -31,6 +31,8 @@ let package = Package(
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
         .package(url: "https://github.com/CoreOffice/XMLCoder", from: "0.18.2"),
         .package(url: "https://github.com/yaslab/CSV.swift", from: "2.5.2"),
+        // Hosted ledgers on PostgreSQL (issue 32).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // liblz4 from Debian's liblz4-dev, wrapped like GRDB wraps SQLite.
@@ -88,6 +90,12 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 "CTallySQLite",
             ]
+        ),
+        // Hosted ledgers that survive the loss of a server (issue 32): each ledger's durable
+        // batches archived in PostgreSQL under a lease whose epoch fences a former owner.
+        .target(
+            name: "TallyCluster",
+            dependencies: ["TallyCore", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")]
         ),
         // Replication: version vectors, verification of incoming events, and the transports
         // (segment bundles in a folder, the HTTP client of another replica's service).
@@ -196,6 +204,10 @@ let package = Package(
         .testTarget(
             name: "TallyLedgerTests",
             dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyTestSupport"]
+        ),
+        .testTarget(
+            name: "TallyClusterTests",
+            dependencies: ["TallyCluster", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "TallyImportTests",
