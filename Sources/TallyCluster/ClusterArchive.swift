@@ -21,7 +21,7 @@ import PostgresNIO
 ///   index with the node's own; a node behind (started empty, restored from an old disk) or
 ///   ahead (holding batches it never archived, so never acknowledged) is refused
 ///   (`notCaughtUp`) — an empty node cannot win and replicate its emptiness (LiteFS's failure).
-///   Every change of owner increases the epoch.
+///   Every take of a lease increases the epoch.
 ///
 /// Events are opaque bytes here: the node's verifier checks what it reads back, as it checks
 /// any peer.
@@ -61,6 +61,10 @@ public struct ClusterArchive: Sendable {
                   PRIMARY KEY (ledger, first_index)
                 )
                 """, logger: logger)
+            // The archive's last index is read at every archive and lease: an index-only scan
+            // instead of a scan of the ledger's batches. Unique: a second guard against overlap.
+            try await connection.query(
+                "CREATE UNIQUE INDEX IF NOT EXISTS tally_batches_last ON tally_batches (ledger, last_index)", logger: logger)
         }
     }
 
@@ -68,38 +72,55 @@ public struct ClusterArchive: Sendable {
     static let migrationLock: Int64 = 0x74_61_6c_6c_79
 
     /// Takes the lease of `ledger` for `duration`, this node having archived and applied
-    /// everything up to `localIndex`. Keeps the epoch when this node holds the lease already
-    /// (live or expired, nobody having taken it since); otherwise increases it.
+    /// everything up to `localIndex`, under a new epoch — also when this node's name held it
+    /// before: a node restarted under the same name must fence the process it replaces, which
+    /// may only be paused. (`renew` extends a lease without changing its epoch.)
+    ///
+    /// Three statements, in this order, under READ COMMITTED whatever the server's default
+    /// (the hostile review reproduced each failure): the lease row locked `FOR UPDATE` first,
+    /// which waits for any archive in flight (it holds the row `FOR SHARE`); then, in a new
+    /// statement and so a new snapshot, the archive's last index and whether the lease is live,
+    /// by the time the lock was held (`statement_timestamp()`, not the transaction's start);
+    /// then the update. One `UPDATE … WHERE (SELECT max(…)) = local` kept the snapshot from
+    /// before the wait and let a node take over one batch behind; REPEATABLE READ did the same.
     public func takeLease(_ ledger: String, localIndex: UInt64, for duration: Duration) async throws -> ClusterLease {
-        let local = try Self.bigint(localIndex)
+        guard !node.isEmpty else { throw ClusterRefusal.invalid("a node needs a name") }
+        let local = try Self.bigint(localIndex, ledger)
         let milliseconds = Self.milliseconds(duration)
         return try await transaction { connection in
+            try await connection.query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED", logger: logger)
+            // A stalled taker must not hold the owner's archives and renewals for long.
+            try await connection.query("SET LOCAL lock_timeout = '2s'", logger: logger)
             try await connection.query(
                 "INSERT INTO tally_leases (ledger, epoch, owner, expires_at) VALUES (\(ledger), 0, '', '-infinity') ON CONFLICT DO NOTHING",
                 logger: logger)
-            var current: (epoch: Int64, owner: String, live: Bool)?
+            try await connection.query("SELECT 1 FROM tally_leases WHERE ledger = \(ledger) FOR UPDATE", logger: logger)
+            var current: (owner: String, live: Bool, archived: Int64)?
             for try await row in try await connection.query(
-                "SELECT epoch, owner, expires_at > now() FROM tally_leases WHERE ledger = \(ledger) FOR UPDATE", logger: logger
-            ).decode((Int64, String, Bool).self) {
+                """
+                SELECT owner, expires_at > statement_timestamp(),
+                       (SELECT coalesce(max(last_index), 0)::bigint FROM tally_batches WHERE ledger = \(ledger))
+                FROM tally_leases WHERE ledger = \(ledger)
+                """, logger: logger
+            ).decode((String, Bool, Int64).self) {
                 current = row
             }
-            guard let current else { throw ClusterRefusal.fenced(ledger: ledger, epoch: 0) }
+            guard let current else { throw ClusterRefusal.invalid("the lease of ledger '\(ledger)' vanished while taken") }
             if current.live && current.owner != node { throw ClusterRefusal.leaseHeld(ledger: ledger, owner: current.owner) }
-            let archived = try await Self.lastIndex(of: ledger, on: connection, logger: logger)
-            guard archived == local else { throw ClusterRefusal.notCaughtUp(ledger: ledger, archived: UInt64(archived), local: localIndex) }
-            let keep = current.owner == node
+            guard current.archived == local else {
+                throw ClusterRefusal.notCaughtUp(ledger: ledger, archived: UInt64(current.archived), local: localIndex)
+            }
             var epoch: Int64?
             for try await (taken, ) in try await connection.query(
                 """
                 UPDATE tally_leases
-                SET epoch = CASE WHEN \(keep) THEN epoch ELSE epoch + 1 END, owner = \(node),
-                    expires_at = now() + \(milliseconds) * interval '1 millisecond'
+                SET epoch = epoch + 1, owner = \(node), expires_at = statement_timestamp() + \(milliseconds) * interval '1 millisecond'
                 WHERE ledger = \(ledger) RETURNING epoch
                 """, logger: logger
             ).decode((Int64,).self) {
                 epoch = taken
             }
-            guard let epoch else { throw ClusterRefusal.fenced(ledger: ledger, epoch: current.epoch) }
+            guard let epoch else { throw ClusterRefusal.invalid("the lease of ledger '\(ledger)' vanished while taken") }
             return ClusterLease(ledger: ledger, node: node, epoch: epoch)
         }
     }
@@ -133,8 +154,8 @@ public struct ClusterArchive: Sendable {
     /// durably) when this returns; refused, with nothing written, when the lease is no longer
     /// live and this node's (`fenced`) or the batch does not follow the archive (`notNext`).
     public func archive(first: UInt64, last: UInt64, events: [UInt8], lastHash: [UInt8], under lease: ClusterLease) async throws {
-        guard first >= 1, last >= first else { throw ClusterRefusal.notNext(ledger: lease.ledger, expected: 0, got: first) }
-        let (firstIndex, batchLast) = (try Self.bigint(first), try Self.bigint(last))
+        guard first >= 1, last >= first else { throw ClusterRefusal.invalid("a batch of log indexes \(first)...\(last) of ledger '\(lease.ledger)'") }
+        let (firstIndex, batchLast) = (try Self.bigint(first, lease.ledger), try Self.bigint(last, lease.ledger))
         let (eventBytes, hashBytes) = (ByteBuffer(bytes: events), ByteBuffer(bytes: lastHash))
         var archived = false
         do {
@@ -153,10 +174,24 @@ public struct ClusterArchive: Sendable {
             {
                 archived = true
             }
-        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505" {
-            archived = false  // a batch at that index already: another writer got there first
+        } catch let error as PSQLError where ["23505", "40001"].contains(error.serverInfo?[.sqlState]) {
+            // A batch at that index already (another writer got there first), or a
+            // serialization failure under a stricter isolation than READ COMMITTED: refused.
+            archived = false
         }
         guard !archived else { return }
+        // The same batch archived already under the same lease: a retry of an archive whose
+        // answer was lost after its commit, which succeeded.
+        var same = false
+        for try await _ in try await client.query(
+            """
+            SELECT 1 FROM tally_batches WHERE ledger = \(lease.ledger) AND first_index = \(firstIndex) AND last_index = \(batchLast)
+              AND epoch = \(lease.epoch) AND last_hash = \(hashBytes) AND events = \(eventBytes)
+            """, logger: logger)
+        {
+            same = true
+        }
+        guard !same else { return }
         // Why not, for the error (read after the refusal: what it says may have moved since).
         let held = try await isHeld(lease)
         guard held else { throw ClusterRefusal.fenced(ledger: lease.ledger, epoch: lease.epoch) }
@@ -183,12 +218,12 @@ public struct ClusterArchive: Sendable {
     /// The batches of `ledger` after log index `index`, in order, at most `limit`: what a node
     /// that has applied up to `index` applies next.
     public func batches(of ledger: String, after index: UInt64, limit: Int = 1_000) async throws -> [ArchivedBatch] {
-        let after = try Self.bigint(index)
+        let after = try Self.bigint(index, ledger)
         var batches: [ArchivedBatch] = []
         for try await (first, last, epoch, events, hash) in try await client.query(
             """
             SELECT first_index, last_index, epoch, events, last_hash FROM tally_batches
-            WHERE ledger = \(ledger) AND last_index > \(after) ORDER BY first_index LIMIT \(limit)
+            WHERE ledger = \(ledger) AND last_index > \(after) ORDER BY last_index LIMIT \(limit)
             """, logger: logger
         ).decode((Int64, Int64, Int64, ByteBuffer, ByteBuffer).self) {
             batches.append(
@@ -231,16 +266,18 @@ public struct ClusterArchive: Sendable {
         return last
     }
 
-    /// A log index as PostgreSQL's bigint (indexes past 2⁶³ − 1 cannot be archived).
-    static func bigint(_ index: UInt64) throws -> Int64 {
-        guard let value = Int64(exactly: index) else { throw ClusterRefusal.notNext(ledger: "", expected: 0, got: index) }
+    /// A log index of `ledger` as PostgreSQL's bigint (indexes past 2⁶³ − 1 cannot be archived).
+    static func bigint(_ index: UInt64, _ ledger: String) throws -> Int64 {
+        guard let value = Int64(exactly: index) else { throw ClusterRefusal.invalid("log index \(index) of ledger '\(ledger)' is past what PostgreSQL holds") }
         return value
     }
 
-    /// A duration in whole milliseconds, at least 1.
+    /// A lease's length in whole milliseconds, from 1 ms to a day.
     static func milliseconds(_ duration: Duration) -> Int64 {
+        let day: Int64 = 86_400_000
         let (seconds, attoseconds) = duration.components
-        return max(1, seconds.multipliedReportingOverflow(by: 1_000).overflow ? Int64.max : seconds * 1_000 + attoseconds / 1_000_000_000_000_000)
+        guard seconds < day / 1_000 else { return day }
+        return min(day, max(1, seconds * 1_000 + attoseconds / 1_000_000_000_000_000))
     }
 }
 
@@ -275,6 +312,9 @@ public enum ClusterRefusal: Error, Equatable, CustomStringConvertible {
     case fenced(ledger: String, epoch: Int64)
     /// The batch does not start one past the archive's last index.
     case notNext(ledger: String, expected: UInt64, got: UInt64)
+    /// What was asked cannot be (an empty range of indexes, an index past a bigint, a node
+    /// with no name).
+    case invalid(String)
 
     public var description: String {
         switch self {
@@ -283,9 +323,10 @@ public enum ClusterRefusal: Error, Equatable, CustomStringConvertible {
             local < archived
                 ? "this node holds ledger '\(ledger)' up to index \(local) and the archive up to \(archived): it must catch up before it serves it"
                 : "this node holds ledger '\(ledger)' up to index \(local), past the archive's \(archived): its events past \(archived) were never archived, so never acknowledged"
-        case .fenced(let ledger, let epoch): "the lease of ledger '\(ledger)' under epoch \(epoch) is no longer this node's: nothing was archived"
+        case .fenced(let ledger, let epoch): "the lease of ledger '\(ledger)' under epoch \(epoch) is no longer this node's, or has expired"
         case .notNext(let ledger, let expected, let got):
             "a batch of ledger '\(ledger)' starting at index \(got) does not follow the archive (next: \(expected))"
+        case .invalid(let what): "refused: \(what)"
         }
     }
 }

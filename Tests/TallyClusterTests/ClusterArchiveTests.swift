@@ -71,11 +71,45 @@ struct ClusterArchiveTests {
         try await withNodes(["a"]) { nodes in
             let lease = try await nodes[0].takeLease(ledger, localIndex: 0, for: .seconds(30))
             let archived = await withTaskGroup(of: Bool.self) { group in
-                for _ in 0..<16 { group.addTask { (try? await archive(nodes[0], 1, 1, lease)) != nil } }
+                for writer in 0..<16 {
+                    group.addTask {
+                        (try? await nodes[0].archive(first: 1, last: 1, events: [UInt8(writer)], lastHash: [UInt8(writer)], under: lease)) != nil
+                    }
+                }
                 return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
             }
             #expect(archived == 1)
             #expect(try await nodes[0].batches(of: ledger, after: 0).count == 1)
+        }
+    }
+
+    @Test func aRetriedArchiveWhoseAnswerWasLostSucceedsOnce() async throws {
+        try await withNodes(["a"]) { nodes in
+            let lease = try await nodes[0].takeLease(ledger, localIndex: 0, for: .seconds(30))
+            try await archive(nodes[0], 1, 2, lease)
+            try await archive(nodes[0], 1, 2, lease)  // the same batch again: already there, fine
+            await #expect(throws: ClusterRefusal.notNext(ledger: ledger, expected: 3, got: 1)) {
+                try await nodes[0].archive(first: 1, last: 2, events: [9], lastHash: [9], under: lease)  // not the same batch
+            }
+            #expect(try await nodes[0].batches(of: ledger, after: 0).count == 1)
+        }
+    }
+
+    @Test func aNodeRestartedUnderTheSameNameFencesTheProcessItReplaces() async throws {
+        // Two archives named "a": the process that was paused, and the one started in its place.
+        try await withNodes(["a", "a"]) { nodes in
+            let paused = try await nodes[0].takeLease(ledger, localIndex: 0, for: .seconds(30))
+            try await archive(nodes[0], 1, 1, paused)
+            let restarted = try await nodes[1].takeLease(ledger, localIndex: 1, for: .seconds(30))
+            #expect(restarted.epoch == paused.epoch + 1)
+            await #expect(throws: ClusterRefusal.fenced(ledger: ledger, epoch: paused.epoch)) { try await archive(nodes[0], 2, 2, paused) }
+            try await archive(nodes[1], 2, 2, restarted)
+        }
+    }
+
+    @Test func aNodeWithoutANameTakesNothing() async throws {
+        try await withNodes([""]) { nodes in
+            await #expect(throws: ClusterRefusal.invalid("a node needs a name")) { _ = try await nodes[0].takeLease(ledger, localIndex: 0, for: .seconds(30)) }
         }
     }
 
@@ -86,15 +120,15 @@ struct ClusterArchiveTests {
                 _ = try await nodes[1].takeLease(ledger, localIndex: 0, for: .seconds(30))
             }
             let again = try await nodes[0].takeLease(ledger, localIndex: 0, for: .seconds(30))
-            #expect(again.epoch == 1, "the owner taking its own lease again keeps the epoch")
+            #expect(again.epoch == 2, "a node taking its lease again (restarted) fences what it replaces")
         }
     }
 
     @Test func aNodeBehindOrAheadOfTheArchiveCannotTakeALeaseEvenAnExpiredOne() async throws {
         try await withNodes(["a", "b"]) { nodes in
-            let lease = try await nodes[0].takeLease(ledger, localIndex: 0, for: .milliseconds(300))
+            let lease = try await nodes[0].takeLease(ledger, localIndex: 0, for: .seconds(1))
             try await archive(nodes[0], 1, 5, lease)
-            try await Task.sleep(for: .milliseconds(500))
+            try await Task.sleep(for: .milliseconds(1_300))
             // An empty node (a new machine, a lost disk) must not win and serve its emptiness.
             await #expect(throws: ClusterRefusal.notCaughtUp(ledger: ledger, archived: 5, local: 0)) {
                 _ = try await nodes[1].takeLease(ledger, localIndex: 0, for: .seconds(30))
@@ -110,9 +144,9 @@ struct ClusterArchiveTests {
 
     @Test func aFormerOwnerIsFencedByTheEpochWhateverItsClockSays() async throws {
         try await withNodes(["a", "b"]) { nodes in
-            let old = try await nodes[0].takeLease(ledger, localIndex: 0, for: .milliseconds(300))
+            let old = try await nodes[0].takeLease(ledger, localIndex: 0, for: .seconds(1))
             try await archive(nodes[0], 1, 1, old)
-            try await Task.sleep(for: .milliseconds(500))  // "a" paused past its lease
+            try await Task.sleep(for: .milliseconds(1_300))  // "a" paused past its lease
             let new = try await nodes[1].takeLease(ledger, localIndex: 1, for: .seconds(30))
             #expect(new.epoch == old.epoch + 1)
             // "a" wakes up and goes on as if nothing happened: PostgreSQL refuses it.
