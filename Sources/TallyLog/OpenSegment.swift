@@ -21,7 +21,12 @@ struct OpenSegment {
     let directory: String
     private(set) var path: String
     private var descriptor: Int32
+    /// The size it is planned to have (`plan` moves it on as if its frames were written).
     private var size: Int
+    /// The size it has on disk: where `perform`'s first write goes.
+    private var fileLength: Int
+    /// Where every write goes first (`SegmentArchive`), if anywhere.
+    private let archive: (any SegmentArchive)?
     private var window: SegmentWindow
     /// Index the next written event gets.
     private var nextIndex: UInt64
@@ -30,20 +35,21 @@ struct OpenSegment {
     private let compressor = LZ4.Stream()
 
     /// Continues the newest segment after recovery, or starts one if there is none or it is sealed.
-    static func resume(directory: String, recovery: RecoveredLog) throws -> OpenSegment {
+    static func resume(directory: String, recovery: RecoveredLog, archive: (any SegmentArchive)? = nil) throws -> OpenSegment {
         let nextIndex = recovery.head.lastIndex + 1
         if let name = recovery.segments.last, !recovery.lastSegmentSealed {
             let path = directory + "/" + name
             let fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
             guard fd >= 0 else { throw LogError.io(operation: "open", path: path, errno: errno) }
             return OpenSegment(
-                directory: directory, path: path, descriptor: fd, size: recovery.lastSegmentLength,
-                window: recovery.window, nextIndex: nextIndex, writtenHead: recovery.head)
+                directory: directory, path: path, descriptor: fd, size: recovery.lastSegmentLength, fileLength: recovery.lastSegmentLength,
+                archive: archive, window: recovery.window, nextIndex: nextIndex, writtenHead: recovery.head)
         }
         let fd = try SegmentDirectory.createSegment(in: directory, firstIndex: nextIndex)
         return OpenSegment(
             directory: directory, path: directory + "/" + SegmentFormat.fileName(firstIndex: nextIndex), descriptor: fd,
-            size: SegmentFormat.fileHeaderSize, window: SegmentWindow(), nextIndex: nextIndex, writtenHead: recovery.head)
+            size: SegmentFormat.fileHeaderSize, fileLength: SegmentFormat.fileHeaderSize, archive: archive, window: SegmentWindow(),
+            nextIndex: nextIndex, writtenHead: recovery.head)
     }
 
     /// Writes a staged batch as frames (sealing and starting segments as they fill) with its
@@ -112,13 +118,16 @@ struct OpenSegment {
         for point in points { planSignatures(point.records, into: &plan) }
     }
 
-    /// Writes what `plan` planned (creating the segments it rolls to) and fdatasyncs.
+    /// Writes what `plan` planned (creating the segments it rolls to) and fdatasyncs — after
+    /// the archive, if there is one, took every byte of it.
     mutating func perform(_ plan: SegmentWritePlan) throws {
+        if let archive { try archive.archive(appends(of: plan)) }
         for step in plan.steps {
             switch step {
             case .write(let bytes):
                 let path = self.path, fd = descriptor
                 try bytes.withUnsafeBytes { try SegmentDirectory.writeAll(fd, $0, path: path) }
+                fileLength += bytes.count
             case .sealAndStartNext(let firstIndex):
                 guard fdatasync(descriptor) == 0 else { throw LogError.io(operation: "fdatasync", path: path, errno: errno) }
                 fchmod(descriptor, 0o444)
@@ -126,9 +135,27 @@ struct OpenSegment {
                 descriptor = -1
                 descriptor = try SegmentDirectory.createSegment(in: directory, firstIndex: firstIndex)
                 path = directory + "/" + SegmentFormat.fileName(firstIndex: firstIndex)
+                fileLength = SegmentFormat.fileHeaderSize
             }
         }
         guard fdatasync(descriptor) == 0 else { throw LogError.io(operation: "fdatasync", path: path, errno: errno) }
+    }
+
+    /// What `plan` appends to which segment file, and where.
+    private func appends(of plan: SegmentWritePlan) -> [SegmentAppend] {
+        var appends: [SegmentAppend] = []
+        var (name, offset) = (String(path.split(separator: "/").last ?? ""), fileLength)
+        for step in plan.steps {
+            switch step {
+            case .write(let bytes):
+                appends.append(SegmentAppend(segment: name, offset: offset, bytes: bytes, seals: false))
+                offset += bytes.count
+            case .sealAndStartNext(let firstIndex):
+                if let last = appends.popLast() { appends.append(SegmentAppend(segment: last.segment, offset: last.offset, bytes: last.bytes, seals: true)) }
+                (name, offset) = (SegmentFormat.fileName(firstIndex: firstIndex), SegmentFormat.fileHeaderSize)
+            }
+        }
+        return appends
     }
 
     /// Appends one frame (header, then the payload compressed against the window, or raw

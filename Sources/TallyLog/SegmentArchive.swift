@@ -1,0 +1,75 @@
+import Foundation
+
+/// Something that must hold every byte of a log before the log does: a cluster's archive in
+/// PostgreSQL (issue 32), where a batch acknowledged by one node must survive that node's loss.
+///
+/// The writer hands it, before each write, exactly the bytes it is about to append to its
+/// segment files — the frames as stored, each with its segment and offset (`SegmentAppend`) —
+/// and writes them only if `archive` returns. When `archive` throws, nothing of that write is
+/// on the local disk and the writer stops, as after a failed `fsync`: whatever the archive made
+/// of it, the local log is a prefix of the archive's, and the next writer's open starts from
+/// there. Replaying the appends in order (`SegmentAppend.replay`) rebuilds the segment files
+/// byte for byte.
+///
+/// Called on the writer's flushing thread, one write at a time, in log order.
+public protocol SegmentArchive: Sendable {
+    func archive(_ appends: [SegmentAppend]) throws
+}
+
+/// Bytes appended to one segment file.
+public struct SegmentAppend: Sendable, Equatable {
+    /// The segment's file name (`SegmentFormat.fileName`): a segment not yet on disk starts
+    /// with its file header (`SegmentFormat.fileHeader`), which is not among the appends.
+    public let segment: String
+    /// Where in the file the bytes go (at least the file header's size).
+    public let offset: Int
+    public let bytes: [UInt8]
+    /// The segment is sealed after these bytes (made read-only; the next append starts a new one).
+    public let seals: Bool
+
+    public init(segment: String, offset: Int, bytes: [UInt8], seals: Bool) {
+        (self.segment, self.offset, self.bytes, self.seals) = (segment, offset, bytes, seals)
+    }
+}
+
+extension SegmentAppend {
+    /// Writes `appends`, in order, into the segment files of `directory` (a log folder no
+    /// writer holds): a segment is created with its file header at its first append, each
+    /// append must start where its file ends, and a sealing append leaves the file read-only.
+    /// Synced once at the end. What an archive holds, replayed, is the log byte for byte.
+    public static func replay(_ appends: [SegmentAppend], into directory: String) throws {
+        var open: (name: String, descriptor: Int32)?
+        defer { if let open { close(open.descriptor) } }
+        for append in appends {
+            // Only a segment's own name (an archive's bytes are checked like a peer's).
+            guard let firstIndex = SegmentFormat.firstIndex(fromFileName: append.segment), SegmentFormat.fileName(firstIndex: firstIndex) == append.segment
+            else { throw LogError.notALog(path: directory, reason: "'\(append.segment)' is not a segment's name") }
+            let path = directory + "/" + append.segment
+            if open?.name != append.segment {
+                if let previous = open {
+                    guard fsync(previous.descriptor) == 0 else { throw LogError.io(operation: "fsync", path: directory + "/" + previous.name, errno: errno) }
+                    close(previous.descriptor)
+                    open = nil
+                }
+                if !FileManager.default.fileExists(atPath: path) {
+                    let created = try SegmentDirectory.createSegment(in: directory, firstIndex: firstIndex)
+                    close(created)
+                }
+                let descriptor = Glibc.open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
+                guard descriptor >= 0 else { throw LogError.io(operation: "open", path: path, errno: errno) }
+                open = (append.segment, descriptor)
+            }
+            guard let descriptor = open?.descriptor else { continue }
+            let length = lseek(descriptor, 0, SEEK_END)
+            guard length == append.offset else {
+                throw LogError.brokenInvariant(reason: "an append to \(append.segment) at offset \(append.offset), but the file ends at \(length)")
+            }
+            try append.bytes.withUnsafeBytes { try SegmentDirectory.writeAll(descriptor, $0, path: path) }
+            if append.seals {
+                guard fsync(descriptor) == 0 else { throw LogError.io(operation: "fsync", path: path, errno: errno) }
+                fchmod(descriptor, 0o444)
+            }
+        }
+        if let open, fsync(open.descriptor) != 0 { throw LogError.io(operation: "fsync", path: directory + "/" + open.name, errno: errno) }
+    }
+}
