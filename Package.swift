@@ -95,7 +95,7 @@ let package = Package(
         // batches archived in PostgreSQL under a lease whose epoch fences a former owner.
         .target(
             name: "TallyCluster",
-            dependencies: ["TallyCore", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")]
+            dependencies: ["TallyCore", "TallyLog", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")]
         ),
         // Replication: version vectors, verification of incoming events, and the transports
         // (segment bundles in a folder, the HTTP client of another replica's service).
@@ -207,7 +207,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TallyClusterTests",
-            dependencies: ["TallyCluster", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")]
+            dependencies: ["TallyCluster", "TallyLog", "TallyCore", "TallyTestSupport", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")]
         ),
         .testTarget(
             name: "TallyImportTests",

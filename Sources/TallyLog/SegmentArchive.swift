@@ -32,6 +32,33 @@ public struct SegmentAppend: Sendable, Equatable {
     }
 }
 
+/// Where a log ends (what a cluster's archive and a node compare before it serves a ledger): its newest segment, that segment's length, and whether it is
+/// sealed (the next append then starts a later segment).
+public struct LogEnd: Sendable, Equatable, CustomStringConvertible {
+    public let segment: String
+    public let length: Int
+    public let sealed: Bool
+
+    public init(segment: String, length: Int, sealed: Bool) { (self.segment, self.length, self.sealed) = (segment, length, sealed) }
+
+    /// Where the log in `directory` ends (nil: not one byte past a segment header): the newest
+    /// segment holding more than its header — a writer that found its last segment sealed
+    /// starts an empty one at open — with its length, sealed when read-only (the writer and
+    /// `SegmentAppend.replay` leave a sealed segment so).
+    public static func of(logDirectory directory: String) throws -> LogEnd? {
+        for name in try SegmentDirectory.segmentNames(in: directory).reversed() {
+            let attributes = try FileManager.default.attributesOfItem(atPath: directory + "/" + name)
+            let length = (attributes[.size] as? Int) ?? 0
+            guard length > SegmentFormat.fileHeaderSize else { continue }
+            let permissions = (attributes[.posixPermissions] as? Int) ?? 0o644
+            return LogEnd(segment: name, length: length, sealed: permissions & 0o200 == 0)
+        }
+        return nil
+    }
+
+    public var description: String { "\(segment) at \(length)\(sealed ? ", sealed" : "")" }
+}
+
 extension SegmentAppend {
     /// Writes `appends`, in order, into the segment files of `directory` (a log folder no
     /// writer holds): a segment is created with its file header at its first append, each

@@ -3,22 +3,15 @@ import Logging
 import PostgresNIO
 import Testing
 import TallyCluster
+import TallyLog
 
 /// The PostgreSQL the tests use: `scripts/test` starts one (`scripts/postgres`) and names it here.
 enum TestPostgres {
     static let url = ProcessInfo.processInfo.environment["TALLY_TEST_POSTGRES"]
-}
-
-/// `ClusterArchive` against a real PostgreSQL: the one `scripts/test` starts on loopback
-/// (`scripts/postgres`) and names in `TALLY_TEST_POSTGRES`. Each test uses ledgers of its own.
-@Suite(.enabled(if: TestPostgres.url != nil, "needs TALLY_TEST_POSTGRES (scripts/test starts a PostgreSQL)"))
-struct ClusterArchiveTests {
-    /// A ledger name no other test uses.
-    let ledger = "t-" + UUID().uuidString.lowercased()
 
     /// Runs `body` with one archive per node name, sharing one client, the tables made.
-    func withNodes(_ nodes: [String], _ body: @Sendable ([ClusterArchive]) async throws -> Void) async throws {
-        let client = PostgresClient(configuration: try PostgresURL.configuration(try #require(TestPostgres.url)))
+    static func withNodes(_ nodes: [String], _ body: @Sendable ([ClusterArchive]) async throws -> Void) async throws {
+        let client = PostgresClient(configuration: try PostgresURL.configuration(try #require(url)))
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
@@ -33,145 +26,179 @@ struct ClusterArchiveTests {
             group.cancelAll()
         }
     }
+}
 
-    func archive(_ archive: ClusterArchive, _ first: UInt64, _ last: UInt64, _ lease: ClusterLease) async throws {
-        try await archive.archive(
-            first: first, last: last, events: Array("events \(first)-\(last)".utf8), lastHash: [UInt8](repeating: UInt8(last % 256), count: 32), under: lease)
+/// `ClusterArchive` against a real PostgreSQL. Each test uses ledgers of its own.
+@Suite(.enabled(if: TestPostgres.url != nil, "needs TALLY_TEST_POSTGRES (scripts/test starts a PostgreSQL)"))
+struct ClusterArchiveTests {
+    /// A ledger name no other test uses.
+    let ledger = "t-" + UUID().uuidString.lowercased()
+    let first = SegmentFormat.fileName(firstIndex: 1)
+    let second = SegmentFormat.fileName(firstIndex: 10)
+    let header = SegmentFormat.fileHeaderSize
+
+    func append(_ segment: String, _ offset: Int, _ count: Int, seals: Bool = false, fill: UInt8 = 7) -> SegmentAppend {
+        SegmentAppend(segment: segment, offset: offset, bytes: [UInt8](repeating: fill, count: count), seals: seals)
     }
 
-    @Test func batchesAreArchivedInOrderAndReadBackFromAnyIndex() async throws {
-        try await withNodes(["a"]) { nodes in
-            let lease = try await nodes[0].takeLease(ledger, localIndex: 0, for: .seconds(30))
+    @Test func appendsAreArchivedInOrderAndReadBackFromWhereAnyLogEnds() async throws {
+        try await TestPostgres.withNodes(["a"]) { nodes in
+            let lease = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30))
             #expect(lease.epoch == 1)
-            try await archive(nodes[0], 1, 3, lease)
-            try await archive(nodes[0], 4, 4, lease)
-            #expect(try await nodes[0].lastIndex(of: ledger) == 4)
-            let all = try await nodes[0].batches(of: ledger, after: 0)
-            #expect(all.map { [$0.firstIndex, $0.lastIndex] } == [[1, 3], [4, 4]])
+            try await nodes[0].archive([append(first, header, 10), append(first, header + 10, 5)], under: lease)
+            try await nodes[0].archive([append(first, header + 15, 3, seals: true), append(second, header, 4)], under: lease)
+            #expect(try await nodes[0].end(of: ledger) == LogEnd(segment: second, length: header + 4, sealed: false))
+            let all = try await nodes[0].appends(of: ledger, after: nil)
+            #expect(all.map { [$0.append.offset, $0.append.bytes.count] } == [[header, 10], [header + 10, 5], [header + 15, 3], [header, 4]])
             #expect(all.allSatisfy { $0.epoch == 1 })
-            #expect(all[0].events == Array("events 1-3".utf8) && all[0].lastHash == [UInt8](repeating: 3, count: 32))
-            #expect(try await nodes[0].batches(of: ledger, after: 3).map(\.firstIndex) == [4])
-            #expect(try await nodes[0].batches(of: ledger, after: 4).isEmpty)
+            let fromMiddle = try await nodes[0].appends(of: ledger, after: LogEnd(segment: first, length: header + 10, sealed: false))
+            #expect(fromMiddle.map(\.append.offset) == [header + 10, header + 15, header])
+            let afterSeal = try await nodes[0].appends(of: ledger, after: LogEnd(segment: first, length: header + 18, sealed: true))
+            #expect(afterSeal.map(\.append.segment) == [second])
+            #expect(try await nodes[0].appends(of: ledger, after: LogEnd(segment: second, length: header + 4, sealed: false)).isEmpty)
         }
     }
 
-    @Test func aBatchThatDoesNotFollowTheArchiveIsRefusedAndChangesNothing() async throws {
-        try await withNodes(["a"]) { nodes in
-            let lease = try await nodes[0].takeLease(ledger, localIndex: 0, for: .seconds(30))
-            await #expect(throws: ClusterRefusal.notNext(ledger: ledger, expected: 1, got: 2)) { try await archive(nodes[0], 2, 2, lease) }
-            try await archive(nodes[0], 1, 2, lease)
-            await #expect(throws: ClusterRefusal.notNext(ledger: ledger, expected: 3, got: 1)) { try await archive(nodes[0], 1, 1, lease) }
-            await #expect(throws: ClusterRefusal.notNext(ledger: ledger, expected: 3, got: 4)) { try await archive(nodes[0], 4, 5, lease) }
-            await #expect(throws: ClusterRefusal.self) { try await nodes[0].archive(first: 3, last: 2, events: [], lastHash: [], under: lease) }
-            #expect(try await nodes[0].batches(of: ledger, after: 0).map(\.lastIndex) == [2])
+    @Test func anAppendThatDoesNotFollowTheArchiveIsRefusedAndChangesNothing() async throws {
+        try await TestPostgres.withNodes(["a"]) { nodes in
+            let lease = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30))
+            for wrong in [append(second, header, 4), append(first, header + 1, 4)] {  // not the first segment's first bytes
+                await #expect(throws: ClusterRefusal.self) { try await nodes[0].archive([wrong], under: lease) }
+            }
+            try await nodes[0].archive([append(first, header, 10)], under: lease)
+            for wrong in [append(first, header + 11, 1), append(first, header + 5, 1), append(second, header, 1)] {  // a gap, an overlap, a segment not sealed
+                await #expect(throws: ClusterRefusal.self) { try await nodes[0].archive([wrong], under: lease) }
+            }
+            // One write whose second append does not follow: the first is not kept either.
+            await #expect(throws: ClusterRefusal.self) {
+                try await nodes[0].archive([append(first, header + 10, 2), append(first, header + 20, 2)], under: lease)
+            }
+            try await nodes[0].archive([append(first, header + 10, 2, seals: true)], under: lease)
+            await #expect(throws: ClusterRefusal.self) { try await nodes[0].archive([append(first, header + 12, 1)], under: lease) }  // sealed
+            #expect(try await nodes[0].end(of: ledger) == LogEnd(segment: first, length: header + 12, sealed: true))
         }
     }
 
-    @Test func writersRacingForOneIndexLeaveExactlyOneBatch() async throws {
-        try await withNodes(["a"]) { nodes in
-            let lease = try await nodes[0].takeLease(ledger, localIndex: 0, for: .seconds(30))
+    @Test func appendsNoWriterMakesAreRefusedBeforePostgreSQLIsAsked() async throws {
+        try await TestPostgres.withNodes(["a"]) { nodes in
+            let lease = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30))
+            for bad in [append("../x", header, 1), append("1.tseg", header, 1), append(first, 0, 1), append(first, header, 0)] {
+                await #expect(throws: ClusterRefusal.self, "\(bad.segment) \(bad.offset)") { try await nodes[0].archive([bad], under: lease) }
+            }
+            #expect(try await nodes[0].end(of: ledger) == nil)
+        }
+    }
+
+    @Test func writersRacingForOnePositionLeaveExactlyOneAppend() async throws {
+        try await TestPostgres.withNodes(["a"]) { nodes in
+            let lease = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30))
             let archived = await withTaskGroup(of: Bool.self) { group in
                 for writer in 0..<16 {
-                    group.addTask {
-                        (try? await nodes[0].archive(first: 1, last: 1, events: [UInt8(writer)], lastHash: [UInt8(writer)], under: lease)) != nil
-                    }
+                    group.addTask { (try? await nodes[0].archive([append(first, header, 3, fill: UInt8(writer))], under: lease)) != nil }
                 }
                 return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
             }
             #expect(archived == 1)
-            #expect(try await nodes[0].batches(of: ledger, after: 0).count == 1)
+            #expect(try await nodes[0].appends(of: ledger, after: nil).count == 1)
         }
     }
 
-    @Test func aRetriedArchiveWhoseAnswerWasLostSucceedsOnce() async throws {
-        try await withNodes(["a"]) { nodes in
-            let lease = try await nodes[0].takeLease(ledger, localIndex: 0, for: .seconds(30))
-            try await archive(nodes[0], 1, 2, lease)
-            try await archive(nodes[0], 1, 2, lease)  // the same batch again: already there, fine
-            await #expect(throws: ClusterRefusal.notNext(ledger: ledger, expected: 3, got: 1)) {
-                try await nodes[0].archive(first: 1, last: 2, events: [9], lastHash: [9], under: lease)  // not the same batch
-            }
-            #expect(try await nodes[0].batches(of: ledger, after: 0).count == 1)
+    @Test func aRetriedWriteWhoseAnswerWasLostSucceedsOnce() async throws {
+        try await TestPostgres.withNodes(["a"]) { nodes in
+            let lease = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30))
+            let write = [append(first, header, 4), append(first, header + 4, 4)]
+            try await nodes[0].archive(write, under: lease)
+            try await nodes[0].archive(write, under: lease)  // the same write again: already there, fine
+            await #expect(throws: ClusterRefusal.self) { try await nodes[0].archive([append(first, header, 4, fill: 9)], under: lease) }
+            #expect(try await nodes[0].appends(of: ledger, after: nil).count == 2)
         }
     }
 
-    @Test func aNodeRestartedUnderTheSameNameFencesTheProcessItReplaces() async throws {
-        // Two archives named "a": the process that was paused, and the one started in its place.
-        try await withNodes(["a", "a"]) { nodes in
-            let paused = try await nodes[0].takeLease(ledger, localIndex: 0, for: .seconds(30))
-            try await archive(nodes[0], 1, 1, paused)
-            let restarted = try await nodes[1].takeLease(ledger, localIndex: 1, for: .seconds(30))
-            #expect(restarted.epoch == paused.epoch + 1)
-            await #expect(throws: ClusterRefusal.fenced(ledger: ledger, epoch: paused.epoch)) { try await archive(nodes[0], 2, 2, paused) }
-            try await archive(nodes[1], 2, 2, restarted)
-        }
-    }
-
-    @Test func aNodeWithoutANameTakesNothing() async throws {
-        try await withNodes([""]) { nodes in
-            await #expect(throws: ClusterRefusal.invalid("a node needs a name")) { _ = try await nodes[0].takeLease(ledger, localIndex: 0, for: .seconds(30)) }
-        }
-    }
-
-    @Test func aLiveLeaseIsNotTakenByAnotherNode() async throws {
-        try await withNodes(["a", "b"]) { nodes in
-            _ = try await nodes[0].takeLease(ledger, localIndex: 0, for: .seconds(30))
+    @Test func aLiveLeaseIsNotTakenByAnotherNodeAndEveryTakeIsANewEpoch() async throws {
+        try await TestPostgres.withNodes(["a", "b"]) { nodes in
+            _ = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30))
             await #expect(throws: ClusterRefusal.leaseHeld(ledger: ledger, owner: "a")) {
-                _ = try await nodes[1].takeLease(ledger, localIndex: 0, for: .seconds(30))
+                _ = try await nodes[1].takeLease(ledger, localEnd: nil, for: .seconds(30))
             }
-            let again = try await nodes[0].takeLease(ledger, localIndex: 0, for: .seconds(30))
+            let again = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30))
             #expect(again.epoch == 2, "a node taking its lease again (restarted) fences what it replaces")
         }
     }
 
     @Test func aNodeBehindOrAheadOfTheArchiveCannotTakeALeaseEvenAnExpiredOne() async throws {
-        try await withNodes(["a", "b"]) { nodes in
-            let lease = try await nodes[0].takeLease(ledger, localIndex: 0, for: .seconds(1))
-            try await archive(nodes[0], 1, 5, lease)
+        try await TestPostgres.withNodes(["a", "b"]) { nodes in
+            let lease = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(1))
+            try await nodes[0].archive([append(first, header, 50)], under: lease)
             try await Task.sleep(for: .milliseconds(1_300))
+            let archived = LogEnd(segment: first, length: header + 50, sealed: false)
             // An empty node (a new machine, a lost disk) must not win and serve its emptiness.
-            await #expect(throws: ClusterRefusal.notCaughtUp(ledger: ledger, archived: 5, local: 0)) {
-                _ = try await nodes[1].takeLease(ledger, localIndex: 0, for: .seconds(30))
+            await #expect(throws: ClusterRefusal.notCaughtUp(ledger: ledger, archived: archived, local: nil)) {
+                _ = try await nodes[1].takeLease(ledger, localEnd: nil, for: .seconds(30))
             }
-            // Nor one holding events never archived (written locally, the archive then refused).
-            await #expect(throws: ClusterRefusal.notCaughtUp(ledger: ledger, archived: 5, local: 7)) {
-                _ = try await nodes[1].takeLease(ledger, localIndex: 7, for: .seconds(30))
+            // Nor one holding bytes never archived (written locally, the archive then refused).
+            let ahead = LogEnd(segment: first, length: header + 70, sealed: false)
+            await #expect(throws: ClusterRefusal.notCaughtUp(ledger: ledger, archived: archived, local: ahead)) {
+                _ = try await nodes[1].takeLease(ledger, localEnd: ahead, for: .seconds(30))
             }
-            let taken = try await nodes[1].takeLease(ledger, localIndex: 5, for: .seconds(30))
+            let taken = try await nodes[1].takeLease(ledger, localEnd: archived, for: .seconds(30))
             #expect(taken == ClusterLease(ledger: ledger, node: "b", epoch: 2))
         }
     }
 
     @Test func aFormerOwnerIsFencedByTheEpochWhateverItsClockSays() async throws {
-        try await withNodes(["a", "b"]) { nodes in
-            let old = try await nodes[0].takeLease(ledger, localIndex: 0, for: .seconds(1))
-            try await archive(nodes[0], 1, 1, old)
+        try await TestPostgres.withNodes(["a", "b"]) { nodes in
+            let old = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(1))
+            try await nodes[0].archive([append(first, header, 5)], under: old)
             try await Task.sleep(for: .milliseconds(1_300))  // "a" paused past its lease
-            let new = try await nodes[1].takeLease(ledger, localIndex: 1, for: .seconds(30))
+            let new = try await nodes[1].takeLease(ledger, localEnd: LogEnd(segment: first, length: header + 5, sealed: false), for: .seconds(30))
             #expect(new.epoch == old.epoch + 1)
             // "a" wakes up and goes on as if nothing happened: PostgreSQL refuses it.
-            await #expect(throws: ClusterRefusal.fenced(ledger: ledger, epoch: old.epoch)) { try await archive(nodes[0], 2, 2, old) }
+            await #expect(throws: ClusterRefusal.fenced(ledger: ledger, epoch: old.epoch)) {
+                try await nodes[0].archive([append(first, header + 5, 5)], under: old)
+            }
             await #expect(throws: ClusterRefusal.fenced(ledger: ledger, epoch: old.epoch)) { try await nodes[0].renew(old, for: .seconds(30)) }
             try await nodes[0].release(old)  // a release of a lease taken over leaves the new owner's alone
             #expect(try await nodes[1].isHeld(new))
-            try await archive(nodes[1], 2, 2, new)
-            #expect(try await nodes[1].batches(of: ledger, after: 0).map(\.epoch) == [old.epoch, new.epoch])
+            try await nodes[1].archive([append(first, header + 5, 5)], under: new)
+            #expect(try await nodes[1].appends(of: ledger, after: nil).map(\.epoch) == [old.epoch, new.epoch])
+        }
+    }
+
+    @Test func aNodeRestartedUnderTheSameNameFencesTheProcessItReplaces() async throws {
+        // Two archives named "a": the process that was paused, and the one started in its place.
+        try await TestPostgres.withNodes(["a", "a"]) { nodes in
+            let paused = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30))
+            try await nodes[0].archive([append(first, header, 5)], under: paused)
+            let restarted = try await nodes[1].takeLease(ledger, localEnd: LogEnd(segment: first, length: header + 5, sealed: false), for: .seconds(30))
+            #expect(restarted.epoch == paused.epoch + 1)
+            await #expect(throws: ClusterRefusal.fenced(ledger: ledger, epoch: paused.epoch)) {
+                try await nodes[0].archive([append(first, header + 5, 1)], under: paused)
+            }
+            try await nodes[1].archive([append(first, header + 5, 1)], under: restarted)
         }
     }
 
     @Test func anExpiredLeaseArchivesNothingUntilRenewedAndAReleasedOneIsFreeAtOnce() async throws {
-        try await withNodes(["a", "b"]) { nodes in
-            let lease = try await nodes[0].takeLease(ledger, localIndex: 0, for: .milliseconds(200))
+        try await TestPostgres.withNodes(["a", "b"]) { nodes in
+            let lease = try await nodes[0].takeLease(ledger, localEnd: nil, for: .milliseconds(200))
             try await Task.sleep(for: .milliseconds(400))
-            await #expect(throws: ClusterRefusal.fenced(ledger: ledger, epoch: lease.epoch)) { try await archive(nodes[0], 1, 1, lease) }
+            await #expect(throws: ClusterRefusal.fenced(ledger: ledger, epoch: lease.epoch)) {
+                try await nodes[0].archive([append(first, header, 1)], under: lease)
+            }
             try await nodes[0].renew(lease, for: .seconds(30))  // nobody took it: still this node's
-            try await archive(nodes[0], 1, 1, lease)
+            try await nodes[0].archive([append(first, header, 1)], under: lease)
 
             try await nodes[0].release(lease)  // drained: "b" need not wait 30 s
             #expect(try await nodes[0].isHeld(lease) == false)
-            let taken = try await nodes[1].takeLease(ledger, localIndex: 1, for: .seconds(30))
+            let taken = try await nodes[1].takeLease(ledger, localEnd: LogEnd(segment: first, length: header + 1, sealed: false), for: .seconds(30))
             #expect(taken.epoch == lease.epoch + 1)
             #expect(try await nodes[1].leases().contains { $0.ledger == ledger && $0.owner == "b" && $0.live })
+        }
+    }
+
+    @Test func aNodeWithoutANameTakesNothing() async throws {
+        try await TestPostgres.withNodes([""]) { nodes in
+            await #expect(throws: ClusterRefusal.invalid("a node needs a name")) { _ = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30)) }
         }
     }
 

@@ -63,6 +63,12 @@ import TallyTestSupport
         #expect(replayed == original)
         #expect(archive.appends.withLock { $0.filter(\.seals).count } == original.count - 1, "every segment but the newest sealed")
         #expect(try LogVerifier.verify(directory: replica.path).findings.isEmpty)
+        let last = try #require(archive.appends.withLock { $0.last })
+        let end = LogEnd(segment: last.segment, length: last.offset + last.bytes.count, sealed: last.seals)
+        #expect(try LogEnd.of(logDirectory: log.directory.path) == end)
+        #expect(try LogEnd.of(logDirectory: replica.path) == end)
+        let empty = TemporaryDirectory("tally-archive-empty")
+        #expect(try LogEnd.of(logDirectory: empty.path) == nil)
         var events = 0
         try LogReader(directory: replica.path).forEachEvent { _ in events += 1 }
         #expect(events == 545)
