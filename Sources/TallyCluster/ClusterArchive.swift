@@ -12,13 +12,14 @@ import TallyLog
 /// PostgreSQL decides, not trust:
 ///
 /// - **Appends are archived only under the live lease they name.** The archiving transaction
-///   reads the lease row `FOR SHARE` and goes on only if the epoch and owner still match and the
+///   locks the lease row (`FOR NO KEY UPDATE`: one archive at a time per ledger) and goes on only if the epoch and owner still match and the
 ///   lease has not expired; a former owner (paused, partitioned, its lease taken over, or
 ///   replaced by a process restarted under its name) is refused (`ClusterRefusal.fenced`),
 ///   whatever its own clock says — every expiry is PostgreSQL's clock.
 /// - **Appends follow each other.** Each must start where the archive ends — in the same
-///   segment right after its last bytes, or at the header's end of a later segment once the
-///   last one is sealed (`notNext` otherwise) — and `(ledger, segment, offset)` is the primary
+///   segment right after its last bytes, or at the header's end of the segment the last seal
+///   named (`notNext` otherwise); segment names compare bytewise (`COLLATE "C"`: in a Danish
+///   collation "aa" sorts as "å") — and `(ledger, segment, offset)` is the primary
 ///   key: two writers can never fork one ledger's archive.
 /// - **Only a node that has caught up takes a lease.** Taking one locks the lease row `FOR
 ///   UPDATE` (so no archive under the old epoch is in flight) and compares where the archive
@@ -30,7 +31,8 @@ import TallyLog
 /// The bytes are opaque here: a node replays them (`SegmentAppend.replay`) and reads them
 /// through the verifier, as it reads any peer's.
 public struct ClusterArchive: Sendable {
-    let client: PostgresClient
+    /// The connections to PostgreSQL (run by the caller: `PostgresClient.run`).
+    public let client: PostgresClient
     /// This node's name, recorded as the owner of the leases it takes.
     public let node: String
     let logger: Logger
@@ -56,10 +58,10 @@ public struct ClusterArchive: Sendable {
                 """
                 CREATE TABLE IF NOT EXISTS tally_appends (
                   ledger text NOT NULL,
-                  segment text NOT NULL,
+                  segment text COLLATE "C" NOT NULL,
                   "offset" bigint NOT NULL CHECK ("offset" >= \(unescaped: String(SegmentFormat.fileHeaderSize))),
                   bytes bytea NOT NULL CHECK (length(bytes) > 0),
-                  seals boolean NOT NULL,
+                  next_segment text COLLATE "C",
                   epoch bigint NOT NULL,
                   archived_at timestamptz NOT NULL DEFAULT now(),
                   PRIMARY KEY (ledger, segment, "offset")
@@ -78,7 +80,7 @@ public struct ClusterArchive: Sendable {
     ///
     /// Three statements, in this order, under READ COMMITTED whatever the server's default (a
     /// hostile review reproduced each failure): the lease row locked `FOR UPDATE` first, which
-    /// waits for any archive in flight (it holds the row `FOR SHARE`); then, in a new statement
+    /// waits for any archive in flight (it holds the row locked); then, in a new statement
     /// and so a new snapshot, where the archive ends and whether the lease is live by the time
     /// the lock was held (`statement_timestamp()`, not the transaction's start); then the update.
     /// One `UPDATE … WHERE (SELECT …)` kept the snapshot from before the wait and let a node take
@@ -154,12 +156,17 @@ public struct ClusterArchive: Sendable {
         do {
             try await transaction { connection in
                 try await connection.query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED", logger: logger)
+                // Acknowledged means in PostgreSQL whatever the server's default; and a node
+                // cut off mid-archive must not hold the lease row for hours.
+                try await connection.query("SET LOCAL synchronous_commit = on", logger: logger)
+                try await connection.query("SET LOCAL statement_timeout = '10s'", logger: logger)
+                try await connection.query("SET LOCAL idle_in_transaction_session_timeout = '10s'", logger: logger)
                 var held = false
                 for try await _ in try await connection.query(
                     """
                     SELECT 1 FROM tally_leases
                     WHERE ledger = \(lease.ledger) AND epoch = \(lease.epoch) AND owner = \(lease.node) AND expires_at > statement_timestamp()
-                    FOR SHARE
+                    FOR NO KEY UPDATE
                     """, logger: logger)
                 {
                     held = true
@@ -194,16 +201,16 @@ public struct ClusterArchive: Sendable {
         let first = SegmentFormat.fileName(firstIndex: 1)
         return """
             WITH last AS (
-              SELECT segment, "offset" + length(bytes) AS ending, seals FROM tally_appends
+              SELECT segment, "offset" + length(bytes) AS ending, next_segment FROM tally_appends
               WHERE ledger = \(lease.ledger) ORDER BY segment DESC, "offset" DESC LIMIT 1
             )
-            INSERT INTO tally_appends (ledger, segment, "offset", bytes, seals, epoch)
-            SELECT \(lease.ledger), \(append.segment), \(offset), \(ByteBuffer(bytes: append.bytes)), \(append.seals), \(lease.epoch)
+            INSERT INTO tally_appends (ledger, segment, "offset", bytes, next_segment, epoch)
+            SELECT \(lease.ledger), \(append.segment), \(offset), \(ByteBuffer(bytes: append.bytes)), \(append.nextSegment), \(lease.epoch)
             WHERE (NOT EXISTS (SELECT 1 FROM last) AND \(append.segment) = \(first) AND \(offset) = \(header))
                OR EXISTS (
                  SELECT 1 FROM last
-                 WHERE (NOT last.seals AND last.segment = \(append.segment) AND last.ending = \(offset))
-                    OR (last.seals AND last.segment < \(append.segment) AND \(offset) = \(header)))
+                 WHERE (last.next_segment IS NULL AND last.segment = \(append.segment) AND last.ending = \(offset))
+                    OR (last.next_segment = \(append.segment) AND \(offset) = \(header)))
             RETURNING 1
             """
     }
@@ -216,7 +223,7 @@ public struct ClusterArchive: Sendable {
                 """
                 SELECT 1 FROM tally_appends
                 WHERE ledger = \(lease.ledger) AND segment = \(append.segment) AND "offset" = \(Int64(append.offset))
-                  AND epoch = \(lease.epoch) AND seals = \(append.seals) AND bytes = \(ByteBuffer(bytes: append.bytes))
+                  AND epoch = \(lease.epoch) AND next_segment IS NOT DISTINCT FROM \(append.nextSegment) AND bytes = \(ByteBuffer(bytes: append.bytes))
                 """, logger: logger)
             {
                 same = true
@@ -250,15 +257,16 @@ public struct ClusterArchive: Sendable {
     public func appends(of ledger: String, after end: LogEnd?, limit: Int = 1_000) async throws -> [ArchivedAppend] {
         let (segment, length, sealed) = (end?.segment ?? "", Int64(end?.length ?? 0), end?.sealed ?? true)
         var appends: [ArchivedAppend] = []
-        for try await (name, offset, bytes, seals, epoch) in try await client.query(
+        for try await (name, offset, bytes, next, epoch) in try await client.query(
             """
-            SELECT segment, "offset", bytes, seals, epoch FROM tally_appends
+            SELECT segment, "offset", bytes, next_segment, epoch FROM tally_appends
             WHERE ledger = \(ledger) AND (segment > \(segment) OR (NOT \(sealed) AND segment = \(segment) AND "offset" >= \(length)))
             ORDER BY segment, "offset" LIMIT \(limit)
             """, logger: logger
-        ).decode((String, Int64, ByteBuffer, Bool, Int64).self) {
+        ).decode((String, Int64, ByteBuffer, String?, Int64).self) {
             appends.append(
-                ArchivedAppend(append: SegmentAppend(segment: name, offset: Int(offset), bytes: Array(bytes.readableBytesView), seals: seals), epoch: epoch))
+                ArchivedAppend(
+                    append: SegmentAppend(segment: name, offset: Int(offset), bytes: Array(bytes.readableBytesView), nextSegment: next), epoch: epoch))
         }
         return appends
     }
@@ -290,7 +298,7 @@ public struct ClusterArchive: Sendable {
         var end: LogEnd?
         for try await (segment, ending, seals) in try await connection.query(
             """
-            SELECT segment, "offset" + length(bytes), seals FROM tally_appends
+            SELECT segment, "offset" + length(bytes), next_segment IS NOT NULL FROM tally_appends
             WHERE ledger = \(ledger) ORDER BY segment DESC, "offset" DESC LIMIT 1
             """, logger: logger
         ).decode((String, Int64, Bool).self) {
@@ -304,6 +312,12 @@ public struct ClusterArchive: Sendable {
     static func check(_ append: SegmentAppend, of ledger: String) throws {
         guard let first = SegmentFormat.firstIndex(fromFileName: append.segment), SegmentFormat.fileName(firstIndex: first) == append.segment else {
             throw ClusterRefusal.invalid("'\(append.segment)' is not a segment's name (ledger '\(ledger)')")
+        }
+        if let next = append.nextSegment {
+            guard let nextFirst = SegmentFormat.firstIndex(fromFileName: next), SegmentFormat.fileName(firstIndex: nextFirst) == next, next > append.segment
+            else {
+                throw ClusterRefusal.invalid("a seal of \(append.segment) naming '\(next)' next (ledger '\(ledger)')")
+            }
         }
         guard append.offset >= SegmentFormat.fileHeaderSize, !append.bytes.isEmpty, append.offset <= Int(Int32.max) else {
             throw ClusterRefusal.invalid("an append of \(append.bytes.count) bytes at offset \(append.offset) of \(append.segment) (ledger '\(ledger)')")

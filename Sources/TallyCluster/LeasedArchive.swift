@@ -17,6 +17,9 @@ public final class LeasedArchive: SegmentArchive {
 
     public init(_ archive: ClusterArchive, lease: ClusterLease) { (self.archive, self.lease) = (archive, lease) }
 
+    /// How long a write waits for PostgreSQL's answer (its transaction times out in 10 s).
+    static let answerTimeoutSeconds = 30
+
     public func archive(_ appends: [SegmentAppend]) throws {
         let (archive, lease) = (archive, lease)
         let outcome = Outcome()
@@ -25,7 +28,11 @@ public final class LeasedArchive: SegmentArchive {
             outcome.result.withLock { $0 = result }
             outcome.done.signal()
         }
-        outcome.done.wait()
+        // An answer that never comes (a connection cut without a reset) is a failed archive: the
+        // writer stops, and a retry later finds the write archived or not (`ClusterArchive.archive`).
+        guard outcome.done.wait(timeout: .now() + .seconds(Self.answerTimeoutSeconds)) == .success else {
+            throw ClusterRefusal.invalid("PostgreSQL did not answer within \(Self.answerTimeoutSeconds) s (ledger '\(lease.ledger)')")
+        }
         try outcome.result.withLock { $0 }?.get()
     }
 

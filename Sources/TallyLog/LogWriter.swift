@@ -355,7 +355,9 @@ public final class LogWriter: @unchecked Sendable {
                         throw LogError.io(operation: "read", path: folder + "/" + name, errno: errno)
                     }
                     let body = Array(bytes.dropFirst(SegmentFormat.fileHeaderSize))
-                    try archive.archive([SegmentAppend(segment: name, offset: SegmentFormat.fileHeaderSize, bytes: body, seals: position + 1 < names.count)])
+                    guard !body.isEmpty else { continue }  // an empty bundle's header-only segment
+                    let next = position + 1 < names.count ? names[position + 1] : nil
+                    try archive.archive([SegmentAppend(segment: name, offset: SegmentFormat.fileHeaderSize, bytes: body, nextSegment: next)])
                 }
             }
             for (position, name) in names.enumerated() {

@@ -148,11 +148,15 @@ struct OpenSegment {
         for step in plan.steps {
             switch step {
             case .write(let bytes):
-                appends.append(SegmentAppend(segment: name, offset: offset, bytes: bytes, seals: false))
+                appends.append(SegmentAppend(segment: name, offset: offset, bytes: bytes))
                 offset += bytes.count
             case .sealAndStartNext(let firstIndex):
-                if let last = appends.popLast() { appends.append(SegmentAppend(segment: last.segment, offset: last.offset, bytes: last.bytes, seals: true)) }
-                (name, offset) = (SegmentFormat.fileName(firstIndex: firstIndex), SegmentFormat.fileHeaderSize)
+                // The seal frame was the step before (`planSealAndNext`).
+                let next = SegmentFormat.fileName(firstIndex: firstIndex)
+                if let last = appends.popLast() {
+                    appends.append(SegmentAppend(segment: last.segment, offset: last.offset, bytes: last.bytes, nextSegment: next))
+                }
+                (name, offset) = (next, SegmentFormat.fileHeaderSize)
             }
         }
         return appends

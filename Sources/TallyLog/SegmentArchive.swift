@@ -24,11 +24,14 @@ public struct SegmentAppend: Sendable, Equatable {
     /// Where in the file the bytes go (at least the file header's size).
     public let offset: Int
     public let bytes: [UInt8]
-    /// The segment is sealed after these bytes (made read-only; the next append starts a new one).
-    public let seals: Bool
+    /// Set when these bytes seal the segment (it is then made read-only): the segment the log
+    /// goes on in, named by the seal (its first index).
+    public let nextSegment: String?
+    /// Whether these bytes seal the segment.
+    public var seals: Bool { nextSegment != nil }
 
-    public init(segment: String, offset: Int, bytes: [UInt8], seals: Bool) {
-        (self.segment, self.offset, self.bytes, self.seals) = (segment, offset, bytes, seals)
+    public init(segment: String, offset: Int, bytes: [UInt8], nextSegment: String? = nil) {
+        (self.segment, self.offset, self.bytes, self.nextSegment) = (segment, offset, bytes, nextSegment)
     }
 }
 
@@ -61,16 +64,34 @@ public struct LogEnd: Sendable, Equatable, CustomStringConvertible {
 
 extension SegmentAppend {
     /// Writes `appends`, in order, into the segment files of `directory` (a log folder no
-    /// writer holds): a segment is created with its file header at its first append, each
-    /// append must start where its file ends, and a sealing append leaves the file read-only.
-    /// Synced once at the end. What an archive holds, replayed, is the log byte for byte.
+    /// writer holds, recovered: its torn tail cut): each append must start where the log ends —
+    /// the first segment's header end in an empty log, right after the last bytes of a segment
+    /// not sealed, or the header end of the segment a seal named — and a segment is created
+    /// with its file header at its first append; a sealing append leaves the file read-only.
+    /// Synced at each seal and at the end. What an archive holds, replayed, is the log byte for byte.
     public static func replay(_ appends: [SegmentAppend], into directory: String) throws {
+        // Where the next append must go: after the log as it is, then after each append.
+        var end = try LogEnd.of(logDirectory: directory)
+        var next: String?  // the segment the last sealing append of this replay named
         var open: (name: String, descriptor: Int32)?
         defer { if let open { close(open.descriptor) } }
         for append in appends {
             // Only a segment's own name (an archive's bytes are checked like a peer's).
             guard let firstIndex = SegmentFormat.firstIndex(fromFileName: append.segment), SegmentFormat.fileName(firstIndex: firstIndex) == append.segment
             else { throw LogError.notALog(path: directory, reason: "'\(append.segment)' is not a segment's name") }
+            let follows: Bool
+            switch end {
+            case nil: follows = firstIndex == 1 && append.offset == SegmentFormat.fileHeaderSize
+            case let end? where end.sealed:
+                follows = append.segment == (next ?? append.segment) && append.segment > end.segment && append.offset == SegmentFormat.fileHeaderSize
+            case let end?: follows = append.segment == end.segment && append.offset == end.length
+            }
+            guard follows, !append.bytes.isEmpty else {
+                throw LogError.brokenInvariant(
+                    reason:
+                        "an append of \(append.bytes.count) bytes to \(append.segment) at \(append.offset) does not follow the log, which ends \(end.map { "in \($0)" } ?? "before its first byte")"
+                )
+            }
             let path = directory + "/" + append.segment
             if open?.name != append.segment {
                 if let previous = open {
@@ -82,7 +103,7 @@ extension SegmentAppend {
                     let created = try SegmentDirectory.createSegment(in: directory, firstIndex: firstIndex)
                     close(created)
                 }
-                let descriptor = Glibc.open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
+                let descriptor = Glibc.open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW)
                 guard descriptor >= 0 else { throw LogError.io(operation: "open", path: path, errno: errno) }
                 open = (append.segment, descriptor)
             }
@@ -96,6 +117,8 @@ extension SegmentAppend {
                 guard fsync(descriptor) == 0 else { throw LogError.io(operation: "fsync", path: path, errno: errno) }
                 fchmod(descriptor, 0o444)
             }
+            end = LogEnd(segment: append.segment, length: append.offset + append.bytes.count, sealed: append.seals)
+            next = append.nextSegment
         }
         if let open, fsync(open.descriptor) != 0 { throw LogError.io(operation: "fsync", path: directory + "/" + open.name, errno: errno) }
     }

@@ -9,9 +9,12 @@ import TallyLog
 enum TestPostgres {
     static let url = ProcessInfo.processInfo.environment["TALLY_TEST_POSTGRES"]
 
-    /// Runs `body` with one archive per node name, sharing one client, the tables made.
-    static func withNodes(_ nodes: [String], _ body: @Sendable ([ClusterArchive]) async throws -> Void) async throws {
-        let client = PostgresClient(configuration: try PostgresURL.configuration(try #require(url)))
+    /// Runs `body` with one archive per node name, sharing one client, the tables made (in
+    /// `database` if given, else the one `url` names).
+    static func withNodes(_ nodes: [String], database: String? = nil, _ body: @Sendable ([ClusterArchive]) async throws -> Void) async throws {
+        var text = try #require(url)
+        if let database, let slash = text.lastIndex(of: "/") { text = String(text[...slash]) + database }
+        let client = PostgresClient(configuration: try PostgresURL.configuration(text))
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
@@ -37,8 +40,8 @@ struct ClusterArchiveTests {
     let second = SegmentFormat.fileName(firstIndex: 10)
     let header = SegmentFormat.fileHeaderSize
 
-    func append(_ segment: String, _ offset: Int, _ count: Int, seals: Bool = false, fill: UInt8 = 7) -> SegmentAppend {
-        SegmentAppend(segment: segment, offset: offset, bytes: [UInt8](repeating: fill, count: count), seals: seals)
+    func append(_ segment: String, _ offset: Int, _ count: Int, next: String? = nil, fill: UInt8 = 7) -> SegmentAppend {
+        SegmentAppend(segment: segment, offset: offset, bytes: [UInt8](repeating: fill, count: count), nextSegment: next)
     }
 
     @Test func appendsAreArchivedInOrderAndReadBackFromWhereAnyLogEnds() async throws {
@@ -46,7 +49,7 @@ struct ClusterArchiveTests {
             let lease = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30))
             #expect(lease.epoch == 1)
             try await nodes[0].archive([append(first, header, 10), append(first, header + 10, 5)], under: lease)
-            try await nodes[0].archive([append(first, header + 15, 3, seals: true), append(second, header, 4)], under: lease)
+            try await nodes[0].archive([append(first, header + 15, 3, next: second), append(second, header, 4)], under: lease)
             #expect(try await nodes[0].end(of: ledger) == LogEnd(segment: second, length: header + 4, sealed: false))
             let all = try await nodes[0].appends(of: ledger, after: nil)
             #expect(all.map { [$0.append.offset, $0.append.bytes.count] } == [[header, 10], [header + 10, 5], [header + 15, 3], [header, 4]])
@@ -73,7 +76,9 @@ struct ClusterArchiveTests {
             await #expect(throws: ClusterRefusal.self) {
                 try await nodes[0].archive([append(first, header + 10, 2), append(first, header + 20, 2)], under: lease)
             }
-            try await nodes[0].archive([append(first, header + 10, 2, seals: true)], under: lease)
+            try await nodes[0].archive([append(first, header + 10, 2, next: second)], under: lease)
+            // Only the segment the seal named goes on: not a later one (indexes would be missing).
+            await #expect(throws: ClusterRefusal.self) { try await nodes[0].archive([append(SegmentFormat.fileName(firstIndex: 90), header, 1)], under: lease) }
             await #expect(throws: ClusterRefusal.self) { try await nodes[0].archive([append(first, header + 12, 1)], under: lease) }  // sealed
             #expect(try await nodes[0].end(of: ledger) == LogEnd(segment: first, length: header + 12, sealed: true))
         }
@@ -199,6 +204,24 @@ struct ClusterArchiveTests {
     @Test func aNodeWithoutANameTakesNothing() async throws {
         try await TestPostgres.withNodes([""]) { nodes in
             await #expect(throws: ClusterRefusal.invalid("a node needs a name")) { _ = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30)) }
+        }
+    }
+
+    /// Segment names compare bytewise whatever the database's collation: in a Danish one "aa"
+    /// sorts after "b0" (as "å"), which made the archive take …aa.tseg as its end after …b0.tseg
+    /// and refuse the writer's next segment for good (found by a hostile review).
+    @Test func segmentsKeepTheirOrderInADatabaseWithADanishCollation() async throws {
+        try await TestPostgres.withNodes(["setup"]) { nodes in
+            _ = try? await nodes[0].client.query(
+                "CREATE DATABASE tally_danish TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'da' LOCALE 'C.UTF-8'")  // made by the first run
+        }
+        try await TestPostgres.withNodes(["a"], database: "tally_danish") { nodes in
+            let (aa, b0) = (SegmentFormat.fileName(firstIndex: 0xaa), SegmentFormat.fileName(firstIndex: 0xb0))
+            let lease = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30))
+            try await nodes[0].archive([append(first, header, 5, next: aa), append(aa, header, 5, next: b0), append(b0, header, 5)], under: lease)
+            #expect(try await nodes[0].end(of: ledger) == LogEnd(segment: b0, length: header + 5, sealed: false))
+            #expect(try await nodes[0].appends(of: ledger, after: nil).map(\.append.segment) == [first, aa, b0])
+            try await nodes[0].archive([append(b0, header + 5, 5)], under: lease)
         }
     }
 

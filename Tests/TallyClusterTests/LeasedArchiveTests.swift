@@ -32,7 +32,7 @@ struct LeasedArchiveTests {
         let (log, keys, replica) = (TemporaryDirectory("tally-leased-a"), TemporaryDirectory("tally-leased-keys"), TemporaryDirectory("tally-leased-b"))
         let (origin, localOnly) = (ReplicaID.random(), ReplicaID.random())
         try await TestPostgres.withNodes(["a", "b"]) { nodes in
-            let lease = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(1))
+            let lease = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(3))
             let archive = LeasedArchive(nodes[0], lease: lease)
             // The writer blocks its thread on PostgreSQL's answer: never one of the cooperative threads.
             let writer = try await offTheCooperativeThreads { () throws -> LogWriter in
@@ -58,12 +58,16 @@ struct LeasedArchiveTests {
             #expect(try LogVerifier.verify(directory: replica.path).findings.isEmpty)
 
             // "a" pauses past its lease; "b", caught up, takes the ledger over.
-            try await Task.sleep(for: .milliseconds(1_300))
+            try await Task.sleep(for: .milliseconds(3_300))
             let taken = try await nodes[1].takeLease(ledger, localEnd: try LogEnd.of(logDirectory: replica.path), for: .seconds(30))
             #expect(taken.epoch == lease.epoch + 1)
             let before = try files(log.path)
             try await offTheCooperativeThreads {
-                #expect(throws: (any Error).self) { try writer.append([SampleEvents.expenseCreate(amount: 999)]) }
+                #expect {
+                    try writer.append([SampleEvents.expenseCreate(amount: 999)])
+                } throws: { error in
+                    "\(error)".contains("no longer this node's")  // the writer stopped, saying why
+                }
                 writer.close()
             }
             #expect(try files(log.path) == before, "the fenced write reached neither PostgreSQL nor the disk")

@@ -103,9 +103,30 @@ import TallyTestSupport
         #expect(throws: LogError.self) { try SegmentAppend.replay(Array(appends.dropFirst()), into: replica.path) }
         let other = TemporaryDirectory("tally-archive-name")
         for name in ["../escape", "+000000000000001.tseg", "0000000000000001.tseg/", ""] {
-            let bad = SegmentAppend(segment: name, offset: SegmentFormat.fileHeaderSize, bytes: [1], seals: false)
+            let bad = SegmentAppend(segment: name, offset: SegmentFormat.fileHeaderSize, bytes: [1])
             #expect(throws: LogError.self, "\(name)") { try SegmentAppend.replay([bad], into: other.path) }
         }
         #expect(try SegmentDirectory.segmentNames(in: other.path).isEmpty, "no file made for a name that is not a segment's")
+
+        // The order a writer keeps: the first segment first, a segment sealed before the next,
+        // and only the segment its seal names next.
+        let (one, five, nine) = (SegmentFormat.fileName(firstIndex: 1), SegmentFormat.fileName(firstIndex: 5), SegmentFormat.fileName(firstIndex: 9))
+        let header = SegmentFormat.fileHeaderSize
+        let ordered = TemporaryDirectory("tally-archive-order")
+        #expect(throws: LogError.self) { try SegmentAppend.replay([SegmentAppend(segment: five, offset: header, bytes: [1])], into: ordered.path) }
+        try SegmentAppend.replay([SegmentAppend(segment: one, offset: header, bytes: [1])], into: ordered.path)
+        // A later segment while the first is not sealed:
+        #expect(throws: LogError.self) { try SegmentAppend.replay([SegmentAppend(segment: nine, offset: header, bytes: [1])], into: ordered.path) }
+        #expect(throws: LogError.self) {
+            try SegmentAppend.replay(
+                [SegmentAppend(segment: one, offset: header + 1, bytes: [2], nextSegment: nine), SegmentAppend(segment: five, offset: header, bytes: [3])],
+                into: ordered.path)  // the seal named nine
+        }
+        let sealed = TemporaryDirectory("tally-archive-sealed")
+        try SegmentAppend.replay(
+            [SegmentAppend(segment: one, offset: header, bytes: [1], nextSegment: nine), SegmentAppend(segment: nine, offset: header, bytes: [2])],
+            into: sealed.path)
+        #expect(throws: LogError.self) { try SegmentAppend.replay([SegmentAppend(segment: one, offset: header + 1, bytes: [3])], into: sealed.path) }  // sealed
+        #expect(try LogEnd.of(logDirectory: sealed.path) == LogEnd(segment: nine, length: header + 1, sealed: false))
     }
 }
