@@ -62,7 +62,7 @@ struct LeasedArchiveTests {
             let taken = try await nodes[1].takeLease(ledger, localEnd: try LogEnd.of(logDirectory: replica.path), for: .seconds(30))
             #expect(taken.epoch == lease.epoch + 1)
             let before = try files(log.path)
-            try await offTheCooperativeThreads {
+            await offTheCooperativeThreads {
                 #expect {
                     try writer.append([SampleEvents.expenseCreate(amount: 999)])
                 } throws: { error in
