@@ -77,7 +77,7 @@ extension SegmentAppend {
         defer { if let open { close(open.descriptor) } }
         for append in appends {
             // Only a segment's own name (an archive's bytes are checked like a peer's).
-            guard let firstIndex = SegmentFormat.firstIndex(fromFileName: append.segment), SegmentFormat.fileName(firstIndex: firstIndex) == append.segment
+            guard let firstIndex = SegmentFormat.firstIndex(fromFileName: append.segment)
             else { throw LogError.notALog(path: directory, reason: "'\(append.segment)' is not a segment's name") }
             let follows: Bool
             switch end {

@@ -29,10 +29,14 @@ public enum SegmentFormat {
         return String(repeating: "0", count: 16 - hex.count) + hex + "." + fileExtension
     }
 
-    /// The first log index encoded in a segment file name, or nil if it is not one.
+    /// The first log index encoded in a segment file name, or nil if it is not one: exactly
+    /// the name `fileName` gives (sixteen lowercase hex digits), so "+000000000000001.tseg" or
+    /// an upper-case one — from a bundle's manifest, an archive — is no segment's name.
     public static func firstIndex(fromFileName name: String) -> UInt64? {
-        guard name.hasSuffix("." + fileExtension), name.count == 16 + 1 + fileExtension.count else { return nil }
-        return UInt64(name.prefix(16), radix: 16)
+        guard name.hasSuffix("." + fileExtension), name.count == 16 + 1 + fileExtension.count,
+            let index = UInt64(name.prefix(16), radix: 16), fileName(firstIndex: index) == name
+        else { return nil }
+        return index
     }
 
     /// Bytes of a segment file header.

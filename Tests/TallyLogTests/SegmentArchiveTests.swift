@@ -102,6 +102,11 @@ import TallyTestSupport
         let replica = TemporaryDirectory("tally-archive-gap")
         #expect(throws: LogError.self) { try SegmentAppend.replay(Array(appends.dropFirst()), into: replica.path) }
         let other = TemporaryDirectory("tally-archive-name")
+        // Only the name `SegmentFormat.fileName` gives is a segment's (also for a bundle's manifest).
+        #expect(SegmentFormat.firstIndex(fromFileName: "000000000000000a.tseg") == 10)
+        for name in ["+00000000000000a.tseg", "000000000000000A.tseg", "-00000000000000a.tseg"] {
+            #expect(SegmentFormat.firstIndex(fromFileName: name) == nil, "\(name)")
+        }
         for name in ["../escape", "+000000000000001.tseg", "0000000000000001.tseg/", ""] {
             let bad = SegmentAppend(segment: name, offset: SegmentFormat.fileHeaderSize, bytes: [1])
             #expect(throws: LogError.self, "\(name)") { try SegmentAppend.replay([bad], into: other.path) }
