@@ -7,7 +7,7 @@ import TallyLog
 
 /// The PostgreSQL the tests use: `scripts/test` starts one (`scripts/postgres`) and names it here.
 enum TestPostgres {
-    static let url = ProcessInfo.processInfo.environment["TALLY_TEST_POSTGRES"]
+    static let url = ProcessInfo.processInfo.environment["TALLY_TEST_POSTGRES"].flatMap { $0.isEmpty ? nil : $0 }  // empty: none
 
     /// Runs `body` with one archive per node name, sharing one client, the tables made (in
     /// `database` if given, else the one `url` names).
