@@ -130,8 +130,10 @@ let package = Package(
         .target(
             name: "TallyServer",
             dependencies: [
-                "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyImages", "TallyWebApp", "TallyImport",
+                "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyImages", "TallyWebApp", "TallyImport", "TallyCluster",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // Requests for a ledger another node of the cluster serves, forwarded to it.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -150,8 +152,9 @@ let package = Package(
         .executableTarget(
             name: "tally",
             dependencies: [
-                "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyServer", "TallyImport", "TallyImages",
+                "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyServer", "TallyImport", "TallyImages", "TallyCluster",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         // Load generators for the crash tests and benchmarks, and the benchmarks' bare route:

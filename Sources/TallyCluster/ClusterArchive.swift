@@ -67,6 +67,20 @@ public struct ClusterArchive: Sendable {
                   PRIMARY KEY (ledger, segment, "offset")
                 )
                 """, logger: logger)
+            try await connection.query(
+                "CREATE TABLE IF NOT EXISTS tally_ledgers (ledger text PRIMARY KEY, created_at timestamptz NOT NULL DEFAULT now())", logger: logger)
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS tally_ledger_files (
+                  ledger text NOT NULL REFERENCES tally_ledgers ON DELETE CASCADE,
+                  name text NOT NULL,
+                  bytes bytea NOT NULL,
+                  updated_at timestamptz NOT NULL DEFAULT now(),
+                  PRIMARY KEY (ledger, name)
+                )
+                """, logger: logger)
+            try await connection.query(
+                "CREATE TABLE IF NOT EXISTS tally_nodes (node text PRIMARY KEY, url text NOT NULL, seen_at timestamptz NOT NULL)", logger: logger)
         }
     }
 
@@ -155,23 +169,7 @@ public struct ClusterArchive: Sendable {
         for append in appends { try Self.check(append, of: lease.ledger) }
         do {
             try await transaction { connection in
-                try await connection.query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED", logger: logger)
-                // Acknowledged means in PostgreSQL whatever the server's default; and a node
-                // cut off mid-archive must not hold the lease row for hours.
-                try await connection.query("SET LOCAL synchronous_commit = on", logger: logger)
-                try await connection.query("SET LOCAL statement_timeout = '10s'", logger: logger)
-                try await connection.query("SET LOCAL idle_in_transaction_session_timeout = '10s'", logger: logger)
-                var held = false
-                for try await _ in try await connection.query(
-                    """
-                    SELECT 1 FROM tally_leases
-                    WHERE ledger = \(lease.ledger) AND epoch = \(lease.epoch) AND owner = \(lease.node) AND expires_at > statement_timestamp()
-                    FOR NO KEY UPDATE
-                    """, logger: logger)
-                {
-                    held = true
-                }
-                guard held else { throw ClusterRefusal.fenced(ledger: lease.ledger, epoch: lease.epoch) }
+                try await Self.lockHeld(lease, on: connection, logger: logger)
                 for append in appends {
                     var inserted = false
                     for try await _ in try await connection.query(Self.insert(append, lease), logger: logger) { inserted = true }
@@ -191,6 +189,29 @@ public struct ClusterArchive: Sendable {
             guard try await isHeld(lease) else { throw ClusterRefusal.fenced(ledger: lease.ledger, epoch: lease.epoch) }
             throw ClusterRefusal.notNext(ledger: lease.ledger, expected: try await end(of: lease.ledger), got: appends[0])
         }
+    }
+
+    /// Sets up a write under `lease` in the transaction of `connection`: committed with
+    /// `synchronous_commit = on` whatever the server's default, timing out in 10 s (a node cut
+    /// off mid-write must not hold the lease row for hours), the lease row locked `FOR NO KEY
+    /// UPDATE` — one write at a time per ledger, and a takeover (`FOR UPDATE`) waits for it —
+    /// and refused (`fenced`) unless the lease is live and still this node's.
+    static func lockHeld(_ lease: ClusterLease, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED", logger: logger)
+        try await connection.query("SET LOCAL synchronous_commit = on", logger: logger)
+        try await connection.query("SET LOCAL statement_timeout = '10s'", logger: logger)
+        try await connection.query("SET LOCAL idle_in_transaction_session_timeout = '10s'", logger: logger)
+        var held = false
+        for try await _ in try await connection.query(
+            """
+            SELECT 1 FROM tally_leases
+            WHERE ledger = \(lease.ledger) AND epoch = \(lease.epoch) AND owner = \(lease.node) AND expires_at > statement_timestamp()
+            FOR NO KEY UPDATE
+            """, logger: logger)
+        {
+            held = true
+        }
+        guard held else { throw ClusterRefusal.fenced(ledger: lease.ledger, epoch: lease.epoch) }
     }
 
     /// The insert of `append`, if it starts where the archive ends: the archive is empty and it
@@ -284,7 +305,7 @@ public struct ClusterArchive: Sendable {
 
     /// Runs `body` in one transaction, rolled back if it throws; a refusal it throws is thrown
     /// as it is (PostgresNIO wraps it).
-    private func transaction<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+    func transaction<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         do {
             return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
         } catch let error as PostgresTransactionError {

@@ -45,14 +45,18 @@ public final class Ledger: Sendable {
     }
 
     /// Opens the replica at `directory` for writing: takes the writer lock (waiting up to
-    /// `lockTimeout` seconds for another writer), migrates and catches up the views.
+    /// `lockTimeout` seconds for another writer), migrates and catches up the views. With an
+    /// `archive` (a hosted ledger on a cluster), every byte the writer appends is archived
+    /// before it is written (`LogConfiguration.archive`).
     public init(
-        directory: DataDirectory, lockTimeout: Double = 10, maximumSkewMillis: UInt64 = 300_000, viewConnections: ViewConnections = ViewConnections()
+        directory: DataDirectory, lockTimeout: Double = 10, maximumSkewMillis: UInt64 = 300_000, viewConnections: ViewConnections = ViewConnections(),
+        archive: (any SegmentArchive)? = nil
     ) throws {
         self.directory = directory
         self.maximumSkewMillis = maximumSkewMillis
         var configuration = LogConfiguration()
         configuration.lockTimeout = lockTimeout
+        configuration.archive = archive
         writer = try directory.openWriter(configuration: configuration)
         do {
             projector = try Projector(directory: directory, connections: viewConnections)

@@ -65,6 +65,19 @@ struct CleanClose: Equatable {
         return record
     }
 
+    /// Whether `directory` holds a record whose segments (`names`) still have the lengths it
+    /// says — a log a writer closed cleanly and nothing grew or cut since: it has no torn tail.
+    /// Only looks (the writer's open takes the record, checking each segment's checksum too).
+    static func isLeft(in directory: String, segments names: [String]) -> Bool {
+        guard let data = FileManager.default.contents(atPath: directory + "/" + fileName),
+            let record = try? decode(Array(data)), record.segments.map(\.name) == names, !names.isEmpty
+        else { return false }
+        return record.segments.allSatisfy { expected in
+            let attributes = try? FileManager.default.attributesOfItem(atPath: directory + "/" + expected.name)
+            return (attributes?[.size] as? Int) == expected.length
+        }
+    }
+
     /// Removes any record from `directory` (a repair changes the segments behind the writer's back).
     static func remove(from directory: String) { unlink(directory + "/" + fileName) }
 

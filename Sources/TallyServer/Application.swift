@@ -31,10 +31,10 @@ public func buildApplication(
 /// The hosted service (`tally serve --ledgers DIR`) as a Hummingbird application: the router
 /// over `ledgers`, which closes idle ledgers as it runs and every ledger at shutdown.
 public func buildHostedApplication(
-    _ ledgers: HostedLedgers, _ options: ServerOptions, logger: Logger,
+    _ ledgers: HostedLedgers, _ options: ServerOptions, services: [any Service] = [], logger: Logger,
     onRunning: @escaping @Sendable (_ address: String, _ port: Int) async -> Void
 ) -> some ApplicationProtocol {
-    application(buildHostedRouter(ledgers, metrics: Metrics()), services: [ledgers], options, logger: logger, onRunning: onRunning)
+    application(buildHostedRouter(ledgers, metrics: Metrics()), services: services + [ledgers], options, logger: logger, onRunning: onRunning)
 }
 
 /// `router` served with the connection limit and idle timeout of `options`, `services` beside it.

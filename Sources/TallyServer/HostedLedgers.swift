@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import ServiceLifecycle
 import Synchronization
+import TallyCluster
 import TallyCore
 import TallyLedger
 import TallyLog
@@ -49,8 +50,12 @@ public final class HostedLedgers: LedgerRegistry, Service {
     public let signIns = SignInThrottle()
     let limits: HostingLimits
     let logger: Logger
-    /// Opens one ledger's service (the service's options, a shared thumbnail queue).
-    let open: @Sendable (DataDirectory) throws -> TallyService
+    /// Opens one ledger's service (the service's options, a shared thumbnail queue), writing
+    /// through the archive given (on a cluster).
+    let open: @Sendable (DataDirectory, (any SegmentArchive)?) throws -> TallyService
+    /// The cluster this server is a node of (`--cluster`), or nil: every ledger's lease is
+    /// then taken before it opens, and a ledger another node holds is forwarded there.
+    let cluster: ClusterHosting?
     private let state = Mutex(State())
 
     private struct Entry {
@@ -63,8 +68,19 @@ public final class HostedLedgers: LedgerRegistry, Service {
         var lastUse = ContinuousClock.now
         /// Its idle connections were let go since it was last used (`releaseIdle`).
         var released = false
-        /// Its recurrences, snapshots and peer syncs, while it is open.
+        /// Its recurrences, snapshots and peer syncs, while it is open (and its lease's renewals).
         let background: Task<Void, Never>
+        /// On a cluster: the lease it is served under.
+        let clusterLease: ClusterLease?
+        let validity: LeaseValidity?
+        let storedFiles: [String: FileVersion]
+
+        /// Whether it may still be served: on a cluster, while its lease is valid by this
+        /// node's clock and its writer has not stopped (an archive refused or failed).
+        var isServable: Bool {
+            guard let validity else { return true }
+            return validity.isValid && service.ledger.stoppedBecause == nil
+        }
     }
 
     private struct State {
@@ -83,9 +99,13 @@ public final class HostedLedgers: LedgerRegistry, Service {
     /// Who may read the server's own `/metrics`: the operator's tokens (`LedgerFolder.operatorTokens`).
     private let operatorCredentials: LedgerCredentials
 
-    public init(root: String, limits: HostingLimits = HostingLimits(), logger: Logger, open: @escaping @Sendable (DataDirectory) throws -> TallyService) {
+    public init(
+        root: String, limits: HostingLimits = HostingLimits(), cluster: ClusterHosting? = nil, logger: Logger,
+        open: @escaping @Sendable (DataDirectory, (any SegmentArchive)?) throws -> TallyService
+    ) {
         self.root = root
         self.limits = limits
+        self.cluster = cluster
         self.logger = logger
         self.open = open
         let folder = LedgerFolder(root: root)
@@ -173,6 +193,11 @@ public final class HostedLedgers: LedgerRegistry, Service {
                         state.credentials[name] = nil
                         return .waitForClose(state.closing[name] ?? Task {})
                     }
+                    // On a cluster, a lease run out or a writer stopped: closed, then taken again.
+                    guard entry.isServable else {
+                        startClosing(name, &state)
+                        return .waitForClose(state.closing[name] ?? Task {})
+                    }
                     entry.leases += 1
                     entry.lastUse = .now
                     entry.released = false
@@ -219,8 +244,11 @@ public final class HostedLedgers: LedgerRegistry, Service {
     /// request that opened it), then closes the least recently used idle ledgers beyond `maxOpen`.
     private func openLedger(_ name: LedgerName) async throws -> TallyService {
         let path = path(of: name)
-        let folder = FolderIdentity(path)
+        var taken: (lease: ClusterLease, validity: LeaseValidity, files: [String: FileVersion])?
         do {
+            if let cluster { taken = try await cluster.take(name, folder: path) }
+            let archive: LeasedArchive? = if let cluster, let taken { LeasedArchive(cluster.archive, lease: taken.lease) } else { nil }
+            let folder = FolderIdentity(path)
             let service = try await BlockingThreads.run { [open] () throws -> TallyService in
                 var isFolder: ObjCBool = false
                 guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
@@ -230,16 +258,26 @@ public final class HostedLedgers: LedgerRegistry, Service {
                 do { directory = try DataDirectory(path: path) } catch {
                     throw APIError(.serviceUnavailable, "ledger_unavailable", "ledger '\(name)' cannot be opened: its folder is not a data directory")
                 }
-                return try open(directory)
+                return try open(directory, archive)
             }
+            let kept = taken
             let background = Task {
                 await withDiscardingTaskGroup { group in
                     for work in service.backgroundServices(limits.schedule) { group.addTask { try? await work.run() } }
+                    if let cluster, let taken = kept {
+                        group.addTask {
+                            await cluster.keep(taken.lease, validity: taken.validity, folder: path, files: taken.files) { [weak self] in
+                                self?.lost(name, epoch: taken.lease.epoch)
+                            }
+                        }
+                    }
                 }
             }
             state.withLock { state in
                 state.opening[name] = nil
-                state.open[name] = Entry(service: service, folder: folder, leases: 1, background: background)
+                state.open[name] = Entry(
+                    service: service, folder: folder, leases: 1, background: background, clusterLease: taken?.lease, validity: taken?.validity,
+                    storedFiles: taken?.files ?? [:])
                 state.opened += 1
             }
             logger.info("opened a ledger", metadata: ["ledger": "\(name)"])
@@ -248,14 +286,24 @@ public final class HostedLedgers: LedgerRegistry, Service {
         } catch {
             state.withLock { state in
                 state.opening[name] = nil
-                if !(error is APIError) { state.failedOpens += 1 }
+                if !(error is APIError || error is LedgerServedElsewhere) { state.failedOpens += 1 }
             }
-            if error is APIError { throw error }
+            if let cluster, let taken { await cluster.letGo(taken.lease, folder: path, stored: taken.files) }
+            if error is APIError || error is LedgerServedElsewhere { throw error }
             logger.error("a ledger could not be opened", metadata: ["ledger": "\(name)", "error": "\(error)"])
             if case LogError.writerLocked = error {
                 throw APIError(.serviceUnavailable, "ledger_unavailable", "ledger '\(name)' is held by another process; try again later")
             }
             throw APIError(.serviceUnavailable, "ledger_unavailable", "ledger '\(name)' cannot be opened now; the operator has been told")
+        }
+    }
+
+    /// On a cluster, PostgreSQL said the lease of `name` under `epoch` is no longer this
+    /// node's: the ledger closes here (if it is still the one opened under that lease).
+    private func lost(_ name: LedgerName, epoch: Int64) {
+        state.withLock { state in
+            guard state.open[name]?.clusterLease?.epoch == epoch else { return }
+            startClosing(name, &state)
         }
     }
 
@@ -318,6 +366,9 @@ public final class HostedLedgers: LedgerRegistry, Service {
             entry.background.cancel()
             await entry.background.value
             _ = try? await BlockingThreads.run { entry.service.close() }
+            if let cluster = self.cluster, let lease = entry.clusterLease {
+                await cluster.letGo(lease, folder: self.path(of: name), stored: entry.storedFiles)
+            }
             self.state.withLock { state in
                 state.closing[name] = nil
                 state.closed += 1
@@ -333,6 +384,7 @@ public final class HostedLedgers: LedgerRegistry, Service {
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: every) }
             closeIdle()
             await releaseIdle()
+            if let cluster { try? await cluster.archive.announce(url: cluster.url) }
         }
         await closeAll()
     }

@@ -36,7 +36,7 @@ public func buildRouter(_ registry: some LedgerRegistry, metrics: Metrics) -> Ro
 /// `metrics` and `openapi.yaml` beside them — the server's own `/health`, and the web app at
 /// `/`, whose sign-in asks for the household as well as the member's name and password.
 public func buildHostedRouter(_ ledgers: HostedLedgers, metrics: Metrics) -> Router<TallyRequestContext> {
-    let (router, routes) = baseRouter(ledgers, metrics: metrics)
+    let (router, routes) = baseRouter(ledgers, metrics: metrics, cluster: ledgers.cluster.map { ClusterMiddleware(ledgers: ledgers, cluster: $0) })
     router.get("/health") { _, _ in json(.object([("status", .string("ok")), ("openLedgers", .int(Int64(ledgers.openCount)))])) }
     // The server's own metrics, for an operator token (`tally ledgers operator-token`): the
     // credentials `HostedLedgers` gives this path are the operator's, never a ledger's.
@@ -60,10 +60,13 @@ public func buildHostedRouter(_ ledgers: HostedLedgers, metrics: Metrics) -> Rou
 /// A router with the middleware every request passes, in order: metrics, errors as JSON,
 /// the caller's token (checked against the named ledger's tokens), the ledger leased, and
 /// 405 for a method a path does not serve (from `routes`, filled once every route is added).
-private func baseRouter(_ registry: some LedgerRegistry, metrics: Metrics) -> (Router<TallyRequestContext>, RouteTable) {
+private func baseRouter(_ registry: some LedgerRegistry, metrics: Metrics, cluster: ClusterMiddleware? = nil) -> (Router<TallyRequestContext>, RouteTable) {
     let router = Router(context: TallyRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: MetricsMiddleware(metrics: metrics))
     router.add(middleware: ErrorMiddleware())
+    // On a cluster, a ledger another node serves is forwarded there before anything else
+    // (that node authenticates it), and one nobody serves is taken here first.
+    if let cluster { router.add(middleware: cluster) }
     // Authentication first: a client without a valid token learns nothing about a path, not
     // even which methods it serves (401, not 405) — nor, hosted, whether a ledger exists, and
     // no ledger is opened for it.

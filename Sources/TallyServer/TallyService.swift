@@ -52,14 +52,14 @@ public final class TallyService: Sendable {
     public init(
         directory: DataDirectory, logger: Logger, lockTimeout: Double = 0, maxStreamsPerToken: Int = 4,
         bodyTimeout: Duration = .seconds(30), attachmentLimits: AttachmentLimits = AttachmentLimits(), thumbnails: ThumbnailQueue? = nil,
-        bcryptCost: UInt8 = 12, viewConnections: ViewConnections = ViewConnections()
+        bcryptCost: UInt8 = 12, viewConnections: ViewConnections = ViewConnections(), archive: (any SegmentArchive)? = nil
     ) throws {
         self.logger = logger
         let quota = try LedgerQuota.read(folder: directory.path)
         self.attachmentLimits = attachmentLimits
         self.bodyTimeout = bodyTimeout
         self.maxStreamsPerToken = maxStreamsPerToken
-        ledger = try Ledger(directory: directory, lockTimeout: lockTimeout, viewConnections: viewConnections)
+        ledger = try Ledger(directory: directory, lockTimeout: lockTimeout, viewConnections: viewConnections, archive: archive)
         if let torn = ledger.opening.tornTail { logger.warning("cut a torn tail on open", metadata: ["log.tail": "\(torn)"]) }
         logger.info("views caught up", metadata: ["events.applied": "\(ledger.opening.caughtUp)"])
         tokens = TokenStore(directory: directory)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TallyCluster
 import TallyCore
 import TallyLedger
 import TallyLog
@@ -7,7 +8,7 @@ import TallyServer
 
 /// `tally ledgers`: the operator's commands over a folder of hosted ledgers
 /// (`tally serve --ledgers DIR`). Each turns into one `LedgerFolder` call.
-struct LedgersCommand: ParsableCommand {
+struct LedgersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ledgers", abstract: "Manage the ledgers a hosted server serves ('tally serve --ledgers DIR').",
         subcommands: [Create.self, List.self, Show.self, Quota.self, Delete.self, Restore.self, Purge.self, OperatorToken.self])
@@ -22,17 +23,45 @@ struct LedgersCommand: ParsableCommand {
         do { return try LedgerName(text) } catch let error as TallyCore.ValidationError { throw CLIError(error.message) }
     }
 
-    struct Create: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Make a new, empty ledger.")
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Make a new, empty ledger (on a cluster: registered in its PostgreSQL, for every node).")
         @OptionGroup var folder: Folder
         @Argument(help: "Its name: 1 to 63 of a-z, 0-9 and '-'.") var name: String
+        @Option(help: "Register it in the cluster on this PostgreSQL (postgres://…) instead of only in the folder.") var cluster: String?
+        @Option(help: "Also make an API token of this name (scopes read and write) and print it once.") var token: String?
 
-        func run() throws {
+        func run() async throws {
             let name = try LedgersCommand.name(name)
+            if let token, !TokenStore.isValidName(token) { throw CLIError("invalid --token: \(TokenStore.nameRule)") }
+            if let cluster {
+                try await registerInCluster(name, cluster)
+                return
+            }
             let directory: DataDirectory
             do { directory = try folder.folder.create(name) } catch let error as LedgerFolderError { throw CLIError("\(error)") }
             print("Created ledger \(name) (replica \(directory.identity.replicaId)) in \(directory.path)")
-            print("Give it a token: tally token create --name NAME --scope read,write --data-dir \(directory.path)")
+            if let token {
+                print("Token \(token): \(try TokenStore(directory: directory).create(name: token, scopes: [.read, .write]))")
+            } else {
+                print("Give it a token: tally token create --name NAME --scope read,write --data-dir \(directory.path)")
+            }
+        }
+
+        /// Makes the ledger's identity, signing key and token in a folder of its own beside
+        /// the ledgers, registers them in the cluster, and removes the folder: each node
+        /// makes its copy from the cluster when it first serves the ledger.
+        func registerInCluster(_ name: LedgerName, _ url: String) async throws {
+            let staging = folder.folder.root + "/.staging-\(name)-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: folder.folder.root, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: staging) }
+            let directory = try DataDirectory.create(path: staging, name: name.text)
+            let secret = try token.map { try TokenStore(directory: directory).create(name: $0, scopes: [.read, .write]) }
+            let files = LedgerFiles.read(folder: staging)
+            try await ClusterCommand.withArchive(url) { archive in
+                do { try await archive.register(name.text, files: files) } catch let refusal as ClusterRefusal { throw CLIError("\(refusal)") }
+            }
+            print("Registered ledger \(name) (replica \(directory.identity.replicaId)) in the cluster; every node serves it at /v1/ledgers/\(name)/")
+            if let token, let secret { print("Token \(token): \(secret)") }
         }
     }
 

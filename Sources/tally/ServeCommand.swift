@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import Logging
+import PostgresNIO
+import TallyCluster
 import TallyCore
 import TallyImages
 import TallyLedger
@@ -37,6 +39,11 @@ struct ServeCommand: AsyncParsableCommand {
             "With --ledgers: the most ledgers open at once; the least recently used idle one closes first. (default: 1000, or fewer if the descriptor limit cannot hold them beside --max-connections)"
     ) var maxOpenLedgers: Int?
     @Option(help: "With --ledgers: seconds a ledger may go unused before it is closed.") var idleCloseSeconds = 300
+    @Option(help: "With --ledgers: be a node of the cluster on this PostgreSQL (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE); see docs/OPERATIONS.md.")
+    var cluster: String?
+    @Option(help: "With --cluster: this node's name, unique in the cluster (default: the host name and port).") var node: String?
+    @Option(help: "With --cluster: where other nodes reach this one (default: http://HOST:PORT).") var advertise: String?
+    @Option(help: "With --cluster: seconds a ledger's lease lasts unrenewed (renewed every third of it).") var leaseSeconds = 6
 
     func run() async throws {
         // Logs go to standard error; standard output carries only the "listening" line.
@@ -116,16 +123,48 @@ extension ServeCommand {
         limits.hardMaxOpen = budget.maxOpenLedgers(maxConnections: options.maxConnections)
         let thumbnails = TallyService.thumbnailQueue(attachments)
         let (streams, bodyTimeout) = (maxStreamsPerToken, Duration.milliseconds(Int64(idleTimeout * 1000)))
-        let hosted = HostedLedgers(root: (folder as NSString).standardizingPath, limits: limits, logger: logger) { directory in
+        let node = try clusterNode(options, logger: logger)
+        let hosted = HostedLedgers(root: (folder as NSString).standardizingPath, limits: limits, cluster: node?.hosting, logger: logger) {
+            directory, archive in
             try TallyService(
                 directory: directory, logger: logger, lockTimeout: 0, maxStreamsPerToken: streams, bodyTimeout: bodyTimeout,
-                attachmentLimits: attachments, thumbnails: thumbnails, viewConnections: .few)
+                attachmentLimits: attachments, thumbnails: thumbnails, viewConnections: .few, archive: archive)
         }
-        let app = buildHostedApplication(hosted, options, logger: logger) { address, _ in
+        let app = buildHostedApplication(hosted, options, services: node.map { [$0.client] } ?? [], logger: logger) { address, port in
+            if let node {
+                if advertise == nil { node.hosting.advertise("http://\(options.host):\(port)") }  // --port 0: the port given
+                do { try await node.hosting.archive.migrate() } catch {
+                    logger.error("the cluster's tables could not be made", metadata: ["error": "\(error)"])
+                }
+                try? await node.hosting.archive.announce(url: node.hosting.url)
+            }
             FileHandle.standardOutput.write(
-                Data("Tally is listening on \(address), hosting the ledgers in \(hosted.root) at /v1/ledgers/NAME/.\n".utf8))
+                Data(
+                    "Tally is listening on \(address), hosting the ledgers in \(hosted.root) at /v1/ledgers/NAME/\(node.map { " as node \($0.hosting.archive.node) of a cluster" } ?? "").\n"
+                        .utf8))
         }
         try await app.runService()
+    }
+
+    /// The cluster this server is a node of (`--cluster`), or nil.
+    func clusterNode(_ options: ServerOptions, logger: Logger) throws -> (client: PostgresClient, hosting: ClusterHosting)? {
+        guard let cluster else {
+            guard node == nil, advertise == nil else { throw CLIError("--node and --advertise are for a node of a cluster (--cluster)") }
+            return nil
+        }
+        guard (3...600).contains(leaseSeconds) else { throw CLIError("invalid --lease-seconds \(leaseSeconds): 3 to 600") }
+        let configuration: PostgresClient.Configuration
+        do { configuration = try PostgresURL.configuration(cluster) } catch { throw CLIError("invalid --cluster: \(error)") }
+        let name = node ?? "\(ProcessInfo.processInfo.hostName):\(options.port)"
+        guard (1...200).contains(name.utf8.count), name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.:".contains($0)) }) else {
+            throw CLIError("invalid --node '\(name)': 1 to 200 of a-z, A-Z, 0-9, '-', '_', '.', ':'")
+        }
+        let url = advertise ?? "http://\(options.host):\(options.port)"
+        guard let parsed = URLComponents(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host?.isEmpty == false, parsed.path.isEmpty
+        else { throw CLIError("invalid --advertise '\(url)': http://HOST:PORT") }
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let archive = ClusterArchive(client: client, node: name, logger: logger)
+        return (client, ClusterHosting(archive: archive, url: url, leaseDuration: .seconds(leaseSeconds), logger: logger))
     }
 }
 

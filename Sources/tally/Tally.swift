@@ -21,7 +21,7 @@ struct Tally: AsyncParsableCommand {
             ExpensesCommand.self, CategoriesCommand.self, TodosCommand.self, BudgetsCommand.self, SettingsCommand.self, SummaryCommand.self,
             RebuildCommand.self, VectorCommand.self, SegmentsCommand.self, SyncCommand.self, PeersCommand.self, KeysCommand.self, AttachmentCommand.self,
             AttachmentsCommand.self, ConflictsCommand.self, LogCommand.self, SnapshotsCommand.self, ImportCommand.self, ExportCommand.self, RuleCommand.self,
-            RulesCommand.self, RatesCommand.self, AuditCommand.self, ThumbnailWorkerCommand.self, LedgersCommand.self, MembersCommand.self,
+            RulesCommand.self, RatesCommand.self, AuditCommand.self, ThumbnailWorkerCommand.self, LedgersCommand.self, MembersCommand.self, ClusterCommand.self,
         ]
     )
 }

@@ -27,7 +27,7 @@ struct HostedFixture {
             let store = TokenStore(directory: directory)
             tokens[name] = Dictionary(uniqueKeysWithValues: try TokenScope.allCases.map { ($0, try store.create(name: "\($0.rawValue)", scopes: [$0])) })
         }
-        hosted = HostedLedgers(root: ledgers.root, limits: limits, logger: Logger(label: "test")) { directory in
+        hosted = HostedLedgers(root: ledgers.root, limits: limits, logger: Logger(label: "test")) { directory, _ in
             try TallyService(directory: directory, logger: Logger(label: "test"))
         }
     }

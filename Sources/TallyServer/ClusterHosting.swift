@@ -1,0 +1,260 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+import TallyCluster
+import TallyLedger
+import TallyLog
+
+/// A hosted server's part in a cluster of nodes on one PostgreSQL (`tally serve --ledgers DIR
+/// --cluster URL`, issue 32). Every node can answer for every ledger the cluster registers:
+///
+/// - a ledger no node holds is **taken** here (`take`): its folder's files written as the
+///   cluster holds them, its log caught up with the archive (`ClusterCatchUp`), then its lease
+///   taken — PostgreSQL refuses the lease to a node whose log does not end where the archive
+///   does — and it opens with every write archived under that lease (`LeasedArchive`);
+/// - a ledger another node holds is **forwarded** to it (`forward`), request and response
+///   streamed as they are (a change feed too): one node serves each ledger's reads and
+///   writes, so nobody reads a stale copy;
+/// - while open here, its lease is **kept** (`keep`): renewed every third of its length, with
+///   the folder's changed files (tokens, members, sessions…) stored beside it. A node that
+///   could not renew in time stops serving the ledger when its lease runs out by its own clock
+///   (`LeaseValidity`), before another node can take it; a late write is refused by
+///   PostgreSQL anyway (the epoch), so a node paused past its lease cannot write.
+public final class ClusterHosting: Sendable {
+    public let archive: ClusterArchive
+    private let advertised: Mutex<String>
+    /// Where this node answers requests other nodes forward (`http://HOST:PORT`).
+    public var url: String { advertised.withLock { $0 } }
+    /// How long a lease lasts unrenewed: the longest a ledger waits for a new owner after
+    /// its node died.
+    public let leaseDuration: Duration
+    let logger: Logger
+    private let catchUp: ClusterCatchUp
+
+    /// The header a forwarded request carries (the node that forwarded it): a node never
+    /// forwards such a request again, so two nodes that disagree for a moment cannot bounce
+    /// it between them.
+    static let forwardedBy = HTTPField.Name("Tally-Forwarded-By")!
+
+    public init(archive: ClusterArchive, url: String, leaseDuration: Duration = .seconds(6), logger: Logger) {
+        (self.archive, self.leaseDuration, self.logger) = (archive, leaseDuration, logger)
+        advertised = Mutex(url)
+        catchUp = ClusterCatchUp(archive: archive) { work in try await BlockingThreads.run(work) }
+    }
+
+    /// Says where this node answers from now on (once it knows the port it was given).
+    public func advertise(_ url: String) { advertised.withLock { $0 = url } }
+
+    /// How often a kept lease is renewed.
+    var renewEvery: Duration { leaseDuration / 3 }
+
+    /// Brings the ledger `name` here, into `folder`, and takes its lease. Throws
+    /// `LedgerServedElsewhere` when another node holds it, a 404 when the cluster registers
+    /// no such ledger, a 503 when PostgreSQL cannot be reached.
+    func take(_ name: LedgerName, folder: String) async throws -> (lease: ClusterLease, validity: LeaseValidity, files: [String: FileVersion]) {
+        do {
+            for _ in 0..<3 {
+                if let serving = try await archive.servingNode(of: name.text), serving.node != archive.node {
+                    throw LedgerServedElsewhere(node: serving.node, url: serving.url)
+                }
+                guard let files = try await archive.files(of: name.text) else { throw APIError(.notFound, "not_found", "no ledger named '\(name)'") }
+                try await BlockingThreads.run { try LedgerFiles.write(files, folder: folder) }
+                let report: ClusterCatchUp.Report
+                do {
+                    report = try await catchUp.catchUp(name.text, logDirectory: folder + "/log")
+                } catch let diverged as ClusterCatchUpError {
+                    // This node's copy is a cache, and it holds what was never acknowledged.
+                    let aside = try await BlockingThreads.run { try Self.moveAside(folder) }
+                    logger.warning("moved a ledger's diverged copy aside", metadata: ["ledger": "\(name)", "to": "\(aside)", "why": "\(diverged)"])
+                    continue
+                }
+                if report.appends > 0 {
+                    logger.info(
+                        "caught a ledger up from the cluster", metadata: ["ledger": "\(name)", "appends": "\(report.appends)", "bytes": "\(report.bytes)"])
+                }
+                let asked = ContinuousClock.now
+                do {
+                    let lease = try await archive.takeLease(name.text, localEnd: report.end, for: leaseDuration)
+                    let versions = LedgerFiles.names.reduce(into: [String: FileVersion]()) { $0[$1] = FileVersion(path: folder + "/" + $1) }
+                    return (lease, LeaseValidity(until: asked + leaseDuration - Self.margin), versions)
+                } catch ClusterRefusal.leaseHeld {
+                    continue  // taken meanwhile: forwarded next time round
+                } catch ClusterRefusal.notCaughtUp {
+                    continue  // archived to meanwhile, by a node whose lease just ran out
+                }
+            }
+            throw APIError(.serviceUnavailable, "ledger_unavailable", "ledger '\(name)' is changing hands; try again shortly")
+        } catch let error as APIError {
+            throw error
+        } catch let elsewhere as LedgerServedElsewhere {
+            throw elsewhere
+        } catch {
+            logger.error("could not take a ledger", metadata: ["ledger": "\(name)", "error": "\(error)"])
+            var unavailable = APIError(
+                .serviceUnavailable, "cluster_unavailable", "ledger '\(name)' cannot be served now: the cluster's database does not answer")
+            unavailable.retryAfter = 1
+            throw unavailable
+        }
+    }
+
+    /// A lease is given up by this node's clock this long before PostgreSQL's: a renewal's
+    /// time on the way there counts against it.
+    static let margin: Duration = .seconds(1)
+
+    /// Moves a ledger folder aside, beside the ledgers (`.discarded/NAME.SECONDS`), and
+    /// returns where.
+    static func moveAside(_ folder: String) throws -> String {
+        let root = (folder as NSString).deletingLastPathComponent + "/.discarded"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        var seconds = Int(Date().timeIntervalSince1970)
+        let name = (folder as NSString).lastPathComponent
+        while FileManager.default.fileExists(atPath: "\(root)/\(name).\(seconds)") { seconds += 1 }
+        try FileManager.default.moveItem(atPath: folder, toPath: "\(root)/\(name).\(seconds)")
+        return "\(root)/\(name).\(seconds)"
+    }
+
+    /// Keeps `lease` while the ledger is open here (until cancelled): renews it every third of
+    /// its length and stores the folder's changed files under it. Calls `lost` and returns when
+    /// PostgreSQL says the lease is no longer this node's.
+    func keep(_ lease: ClusterLease, validity: LeaseValidity, folder: String, files: [String: FileVersion], lost: @Sendable () -> Void) async {
+        var stored = files
+        while !Task.isCancelled {
+            try? await Task.sleep(for: renewEvery)
+            guard !Task.isCancelled else { return }
+            let asked = ContinuousClock.now
+            do {
+                stored = try await storeChangedFiles(lease, folder: folder, stored: stored)
+                try await archive.renew(lease, for: leaseDuration)
+                validity.extend(to: asked + leaseDuration - Self.margin)
+            } catch ClusterRefusal.fenced {
+                logger.warning("lost a ledger's lease", metadata: ["ledger": "\(lease.ledger)", "epoch": "\(lease.epoch)"])
+                validity.end()
+                lost()
+                return
+            } catch {
+                logger.warning("could not renew a ledger's lease", metadata: ["ledger": "\(lease.ledger)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Stores the files of `folder` whose version is not `stored`'s, under `lease`; returns
+    /// the versions stored now.
+    func storeChangedFiles(_ lease: ClusterLease, folder: String, stored: [String: FileVersion]) async throws -> [String: FileVersion] {
+        var now = stored
+        var changed: [String: [UInt8]] = [:]
+        var removed: [String] = []
+        for name in LedgerFiles.names {
+            let version = FileVersion(path: folder + "/" + name)
+            guard version != stored[name] else { continue }
+            now[name] = version
+            if let data = FileManager.default.contents(atPath: folder + "/" + name) { changed[name] = Array(data) } else { removed.append(name) }
+        }
+        try await archive.store(changed, removing: removed, of: lease)
+        return now
+    }
+
+    /// Gives the lease up once the ledger closed here (its files stored first), so that
+    /// another node need not wait for it to run out.
+    func letGo(_ lease: ClusterLease, folder: String, stored: [String: FileVersion]) async {
+        do {
+            _ = try await storeChangedFiles(lease, folder: folder, stored: stored)
+            try await archive.release(lease)
+        } catch {
+            logger.warning("could not give a ledger's lease up", metadata: ["ledger": "\(lease.ledger)", "error": "\(error)"])
+        }
+    }
+
+    /// Sends `request` to the node at `url` and streams its answer back as it comes.
+    func forward(_ request: Request, to url: String) async throws -> Response {
+        var outgoing = HTTPClientRequest(url: url + request.uri.description)
+        outgoing.method = .init(rawValue: request.method.rawValue)
+        for field in request.headers where !Self.hopByHop.contains(field.name.canonicalName) {
+            outgoing.headers.add(name: field.name.rawName, value: field.value)
+        }
+        outgoing.headers.add(name: Self.forwardedBy.rawName, value: archive.node)
+        let length = request.headers[.contentLength].flatMap { Int64($0) }
+        outgoing.body = .stream(request.body, length: length.map { .known($0) } ?? .unknown)
+        let answer: HTTPClientResponse
+        do {
+            answer = try await Self.http.execute(outgoing, deadline: .now() + .hours(24), logger: logger)
+        } catch {
+            var unavailable = APIError(.serviceUnavailable, "ledger_unavailable", "the node serving this ledger does not answer; try again shortly")
+            unavailable.retryAfter = 1
+            throw unavailable
+        }
+        var headers = HTTPFields()
+        for header in answer.headers where !Self.hopByHop.contains(header.name.lowercased()) {
+            if let name = HTTPField.Name(header.name) { headers.append(HTTPField(name: name, value: header.value)) }
+        }
+        let body = answer.body
+        return Response(
+            status: HTTPResponse.Status(code: Int(answer.status.code), reasonPhrase: answer.status.reasonPhrase), headers: headers,
+            body: ResponseBody { writer in
+                for try await chunk in body { try await writer.write(chunk) }
+                try await writer.finish(nil)
+            })
+    }
+
+    /// Headers of one connection, not of the request (RFC 9110 §7.6.1): not forwarded.
+    static let hopByHop: Set<String> = ["connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade", "host"]
+
+    /// The client forwarded requests go through: no redirects followed (an answer is passed on
+    /// as it is), and a node that does not accept a connection within a second is taken as
+    /// down (the client is answered 503 at once, and retries once the lease has run out).
+    static let http = HTTPClient(
+        eventLoopGroupProvider: .singleton,
+        configuration: HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(1))))
+}
+
+/// Another node holds the ledger's lease: the request is forwarded there.
+struct LedgerServedElsewhere: Error {
+    let node: String
+    let url: String
+}
+
+/// Until when this node may serve a ledger whose lease it holds, by its own clock.
+final class LeaseValidity: Sendable {
+    private let until: Mutex<ContinuousClock.Instant>
+
+    init(until: ContinuousClock.Instant) { self.until = Mutex(until) }
+
+    var isValid: Bool { until.withLock { ContinuousClock.now < $0 } }
+
+    func extend(to instant: ContinuousClock.Instant) { until.withLock { $0 = max($0, instant) } }
+
+    func end() { until.withLock { $0 = .now - .seconds(1) } }
+}
+
+/// In a cluster, first of all: a request for a ledger another node holds goes there; one for
+/// a ledger nobody holds takes it here (its files then here and current, for the
+/// authentication that follows). The ledger is held until the response is written.
+struct ClusterMiddleware: RouterMiddleware {
+    let ledgers: HostedLedgers
+    let cluster: ClusterHosting
+
+    func handle(_ request: Request, context: TallyRequestContext, next: (Request, TallyRequestContext) async throws -> Response) async throws -> Response {
+        guard let name = try HostedLedgers.ledgerName(inPath: request.uri.path) else { return try await next(request, context) }
+        let held: LedgerLease
+        do {
+            held = try await ledgers.lease(name)
+        } catch let elsewhere as LedgerServedElsewhere {
+            guard request.headers[ClusterHosting.forwardedBy] == nil else {
+                var moving = APIError(.serviceUnavailable, "ledger_moving", "ledger '\(name)' is changing nodes; try again shortly")
+                moving.retryAfter = 1
+                throw moving
+            }
+            return try await cluster.forward(request, to: elsewhere.url)
+        }
+        var response = try await next(request, context)
+        let body = response.body
+        response.body = ResponseBody(contentLength: body.contentLength) { writer in
+            try await body.write(writer)
+            withExtendedLifetime(held) {}
+        }
+        return response
+    }
+}

@@ -1,0 +1,133 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Testing
+import TallyTestSupport
+
+/// The PostgreSQL `scripts/test` started for the cluster tests, and its folder (to stop and
+/// start it again).
+enum ClusterPostgres {
+    static let url = ProcessInfo.processInfo.environment["TALLY_TEST_POSTGRES"].flatMap { $0.isEmpty ? nil : $0 }
+    static let folder = ProcessInfo.processInfo.environment["TALLY_TEST_POSTGRES_FOLDER"].flatMap { $0.isEmpty ? nil : $0 }
+
+    /// `scripts/postgres stop|start FOLDER`.
+    static func control(_ command: String) throws {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("scripts/postgres").path
+        let result = try TallyBinary.command("/bin/bash", [script, command, try #require(folder)])
+        #expect(result.status == 0, "scripts/postgres \(command): \(result.stderr)")
+    }
+}
+
+/// One `tally serve --ledgers DIR --cluster URL` node, on a port the OS picked; restarted on
+/// another port with the same folder and name.
+final class ClusterNode: @unchecked Sendable {
+    // @unchecked: changed only by the test that owns it, one step at a time.
+    let name: String
+    let folder: String
+    let leaseSeconds: Int
+    private(set) var process = Process()
+    private(set) var port = 0
+
+    init(_ name: String, folder: String, leaseSeconds: Int = 3) throws {
+        (self.name, self.folder, self.leaseSeconds) = (name, folder, leaseSeconds)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try start()
+    }
+
+    func start() throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: TallyBinary.path)
+        process.arguments = [
+            "serve", "--ledgers", folder, "--port", "0", "--cluster", try #require(ClusterPostgres.url), "--node", name, "--lease-seconds",
+            "\(leaseSeconds)", "--idle-close-seconds", "3600",
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var text = ""
+        let deadline = Date().addingTimeInterval(30)
+        while !text.contains("as node"), Date() < deadline {
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            text += String(decoding: data, as: UTF8.self)
+        }
+        guard let range = text.range(of: #":(\d+), hosting"#, options: .regularExpression),
+            let port = Int(text[range].dropFirst().prefix { $0.isNumber })
+        else {
+            process.terminate()
+            throw CLIError("node \(name) did not say where it listens: \(text)")
+        }
+        self.port = port
+    }
+
+    deinit {
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+    }
+
+    func signal(_ signal: Int32) { Foundation.kill(process.processIdentifier, signal) }
+
+    /// Kills it (SIGKILL, or SIGTERM to stop gracefully) and waits until it is gone.
+    func stop(_ signal: Int32 = SIGKILL) {
+        Foundation.kill(process.processIdentifier, signal)
+        waitForExit(process)
+    }
+
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    func request(_ method: HTTPMethod, _ path: String, token: String, json: String? = nil) async throws -> (status: Int, body: String) {
+        var request = HTTPClientRequest(url: url + path)
+        request.method = method
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        if let json {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: json))
+        }
+        let response = try await LiveServer.client.execute(request, timeout: .seconds(60))
+        return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 16 << 20)))
+    }
+
+    /// Adds an expense whose memo is `memo`; the status.
+    func addExpense(_ ledger: String, memo: String, token: String) async -> Int {
+        let body = #"{"amount":1200,"currency":"KRW","date":"2026-11-28","memo":"\#(memo)"}"#
+        return (try? await request(.POST, "/v1/ledgers/\(ledger)/expenses", token: token, json: body).status) ?? 0
+    }
+
+    /// The memos of the ledger's expenses, as served by this node (every page).
+    func memos(_ ledger: String, token: String) async throws -> [String] {
+        var memos: [String] = []
+        var cursor: String?
+        repeat {
+            let answer = try await request(.GET, "/v1/ledgers/\(ledger)/expenses?limit=1000" + (cursor.map { "&cursor=\($0)" } ?? ""), token: token)
+            #expect(answer.status == 200, "\(answer.body)")
+            let page = try #require(try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any])
+            memos += (page["items"] as? [[String: Any]] ?? []).compactMap { $0["memo"] as? String }
+            cursor = page["nextCursor"] as? String
+        } while cursor != nil
+        return memos
+    }
+}
+
+/// The cluster's view from `tally cluster status --json`: each ledger's lease owner (live ones).
+func clusterOwners() throws -> [String: String] {
+    let result = try TallyBinary.run(["cluster", "status", "--json", "--cluster", try #require(ClusterPostgres.url)])
+    #expect(result.status == 0, "\(result.stderr)")
+    let status = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+    var owners: [String: String] = [:]
+    for ledger in status["ledgers"] as? [[String: Any]] ?? [] where ledger["live"] as? Bool == true {
+        if let name = ledger["ledger"] as? String, let owner = ledger["owner"] as? String { owners[name] = owner }
+    }
+    return owners
+}
+
+/// Registers a ledger in the cluster with a read-write token; returns the token.
+func createClusterLedger(_ name: String, staging: String) throws -> String {
+    let result = try TallyBinary.run(["ledgers", "create", name, "--ledgers", staging, "--cluster", try #require(ClusterPostgres.url), "--token", "app"])
+    #expect(result.status == 0, "\(result.stderr)")
+    guard let line = result.stdout.split(separator: "\n").first(where: { $0.hasPrefix("Token app: ") }) else {
+        throw CLIError("no token printed: \(result.stdout)")
+    }
+    return String(line.dropFirst("Token app: ".count))
+}

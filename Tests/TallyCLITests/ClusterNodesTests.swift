@@ -1,0 +1,157 @@
+import Foundation
+import Synchronization
+import Testing
+import TallyTestSupport
+
+/// Three real `tally serve --cluster` nodes on the PostgreSQL `scripts/test` started (issue 32):
+/// the owner of a ledger killed under load, paused past its lease, and PostgreSQL itself
+/// stopped and started again. Each test uses ledgers of its own; leases last 3 s.
+@Suite(.enabled(if: ClusterPostgres.url != nil, "needs TALLY_TEST_POSTGRES (scripts/test starts a PostgreSQL)"), .serialized)
+struct ClusterNodesTests {
+    let folder = TemporaryDirectory("tally-cluster")
+    /// A prefix no other test's ledgers have.
+    let prefix = "c" + UUID().uuidString.lowercased().prefix(8)
+
+    /// What writers were told was written, by ledger.
+    final class Acknowledged: Sendable {
+        let memos = Mutex<[String: [String]]>([:])
+        /// Set when the writers are to stop.
+        let stopped = Mutex(false)
+        func add(_ memo: String, to ledger: String) { memos.withLock { $0[ledger, default: []].append(memo) } }
+    }
+
+    /// Every acknowledged memo is in the ledger exactly once, and no memo twice.
+    func expectEachOnce(_ acknowledged: [String], in memos: [String], _ ledger: String) {
+        let counts = Dictionary(memos.map { ($0, 1) }, uniquingKeysWith: +)
+        #expect(counts.values.allSatisfy { $0 == 1 }, "a write applied twice in \(ledger)")
+        let missing = acknowledged.filter { counts[$0] == nil }
+        #expect(missing.isEmpty, "\(missing.count) acknowledged writes missing from \(ledger)")
+    }
+
+    @Test func writesSurviveKillingTheOwnerAndResumeOnAnotherNodeWithinTheLease() async throws {
+        let ledgers = (0..<3).map { "\(prefix)-\($0)" }
+        var made: [String: String] = [:]
+        for ledger in ledgers { made[ledger] = try createClusterLedger(ledger, staging: folder.file("staging")) }
+        let tokens = made
+        let nodes = try ["a", "b", "c"].map { try ClusterNode("\(prefix)-\($0)", folder: folder.file($0)) }
+        let acknowledged = Acknowledged()
+        let writers = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for writer in 0..<6 {
+                    group.addTask {
+                        var turn = 0
+                        while !acknowledged.stopped.withLock({ $0 }), turn < 2_000 {
+                            turn += 1
+                            let (ledger, node) = (ledgers[(writer + turn) % 3], nodes[(writer * 7 + turn) % 3])
+                            let memo = "w\(writer)-\(turn)"
+                            if await node.addExpense(ledger, memo: memo, token: tokens[ledger]!) == 201 { acknowledged.add(memo, to: ledger) }
+                            try? await Task.sleep(for: .milliseconds(20))
+                        }
+                    }
+                }
+            }
+        }
+        // Kill the owner of the first ledger three times, restarting it each time.
+        var failovers: [Duration] = []
+        try await Task.sleep(for: .seconds(2))
+        for kill in 0..<3 {
+            let owner = try #require(try clusterOwners()[ledgers[0]], "someone serves \(ledgers[0])")
+            let victim = try #require(nodes.first { $0.name == owner })
+            let survivor = try #require(nodes.first { $0.name != owner })
+            victim.stop(SIGKILL)
+            let killed = ContinuousClock.now
+            var written = false
+            while !written, ContinuousClock.now - killed < .seconds(30) {
+                written = await survivor.addExpense(ledgers[0], memo: "failover-\(kill)", token: tokens[ledgers[0]]!) == 201
+                if written { acknowledged.add("failover-\(kill)", to: ledgers[0]) } else { try await Task.sleep(for: .milliseconds(200)) }
+            }
+            failovers.append(ContinuousClock.now - killed)
+            #expect(written, "writes resumed on another node after kill \(kill)")
+            try victim.start()
+        }
+        #expect(failovers.allSatisfy { $0 < .seconds(15) }, "failover took \(failovers)")
+        acknowledged.stopped.withLock { $0 = true }
+        await writers.value
+
+        let written = acknowledged.memos.withLock { $0 }
+        #expect(written.values.reduce(0) { $0 + $1.count } > 30, "the writers wrote")
+        for ledger in ledgers {
+            // Read through a node that may not own it: forwarded or taken, never stale.
+            for node in nodes { expectEachOnce(written[ledger] ?? [], in: try await node.memos(ledger, token: tokens[ledger]!), ledger) }
+        }
+        // Stopped gracefully, each owner's copy is whole: its chain verifies and its views
+        // equal a rebuild from its log.
+        let owners = try clusterOwners()
+        for node in nodes { node.stop(SIGTERM) }
+        for ledger in ledgers {
+            let owner = try #require(owners[ledger])
+            let copy = folder.file(String(owner.split(separator: "-").last!)) + "/" + ledger
+            let verified = try TallyBinary.run(["audit", "verify", "--data-dir", copy])
+            #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
+            let rebuilt = try TallyBinary.run(["rebuild-projections", "--verify-only", "--data-dir", copy])
+            #expect(rebuilt.status == 0, "\(rebuilt.stdout) \(rebuilt.stderr)")
+        }
+    }
+
+    @Test func aNodePausedPastItsLeaseWritesNothingAfterAndItsRequestsGoToTheNewOwner() async throws {
+        let ledger = "\(prefix)-p"
+        let token = try createClusterLedger(ledger, staging: folder.file("staging"))
+        let (a, b) = (try ClusterNode("\(prefix)-a", folder: folder.file("a")), try ClusterNode("\(prefix)-b", folder: folder.file("b")))
+        #expect(await a.addExpense(ledger, memo: "before", token: token) == 201)
+        #expect(try clusterOwners()[ledger] == a.name)
+        let log = folder.file("a") + "/" + ledger + "/log"
+        a.signal(SIGSTOP)
+        try await Task.sleep(for: .seconds(a.leaseSeconds + 1))
+        // "a" cannot answer; its lease ran out, so "b" takes the ledger over, caught up first.
+        #expect(await b.addExpense(ledger, memo: "while-paused", token: token) == 201)
+        #expect(try clusterOwners()[ledger] == b.name)
+        let segmentsOfA = try segmentFiles(log)
+        a.signal(SIGCONT)
+        // "a" finds its lease gone: what it is asked now is served by "b".
+        #expect(await a.addExpense(ledger, memo: "after", token: token) == 201)
+        #expect(try segmentFiles(log) == segmentsOfA, "the paused node wrote nothing more")
+        expectEachOnce(["before", "while-paused", "after"], in: try await b.memos(ledger, token: token), ledger)
+        #expect(try await a.memos(ledger, token: token).sorted() == ["after", "before", "while-paused"])
+        a.stop(SIGTERM)
+        b.stop(SIGTERM)
+    }
+
+    @Test(.enabled(if: ClusterPostgres.folder != nil, "needs TALLY_TEST_POSTGRES_FOLDER to stop and start it"))
+    func whilePostgreSQLIsDownWritesAre503AndTheNodesResumeWhenItReturns() async throws {
+        let ledger = "\(prefix)-d"
+        let token = try createClusterLedger(ledger, staging: folder.file("staging"))
+        let node = try ClusterNode("\(prefix)-a", folder: folder.file("a"))
+        #expect(await node.addExpense(ledger, memo: "before", token: token) == 201)
+        try ClusterPostgres.control("stop")
+        var down: (status: Int, body: String) = (0, "")
+        do {
+            let body = #"{"amount":1,"currency":"KRW","date":"2026-11-28","memo":"while-down"}"#
+            down = try await node.request(.POST, "/v1/ledgers/\(ledger)/expenses", token: token, json: body)
+        } catch {
+            Issue.record("no answer while PostgreSQL was down: \(error)")
+        }
+        try ClusterPostgres.control("start")
+        #expect(down.status == 503, "\(down.body)")
+        #expect(down.body.contains("\"error\""))
+        // Back without restarting the node.
+        let returned = ContinuousClock.now
+        var resumed = false
+        while !resumed, ContinuousClock.now - returned < .seconds(60) {
+            resumed = await node.addExpense(ledger, memo: "after", token: token) == 201
+            if !resumed { try await Task.sleep(for: .milliseconds(500)) }
+        }
+        #expect(resumed)
+        let memos = try await node.memos(ledger, token: token)
+        expectEachOnce(["before", "after"], in: memos, ledger)
+        #expect(!memos.contains("while-down"), "a write answered 503 was not kept")
+        node.stop(SIGTERM)
+    }
+
+    func segmentFiles(_ log: String) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: log) where name.hasSuffix(".tseg") {
+            files[name] = FileManager.default.contents(atPath: log + "/" + name)
+        }
+        return files
+    }
+}
