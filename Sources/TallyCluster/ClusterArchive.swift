@@ -397,3 +397,25 @@ public enum ClusterRefusal: Error, Equatable, CustomStringConvertible {
         }
     }
 }
+
+/// PostgreSQL did not answer in time: down, or so slow that waiting on would only hold the
+/// caller's request (a client waits to connect for as long as it is let).
+public struct ClusterUnanswered: Error, CustomStringConvertible {
+    public let what: String
+    public let limit: Duration
+    public var description: String { "PostgreSQL did not answer \(what) within \(limit)" }
+}
+
+/// Runs `body` (a call on PostgreSQL), cancelled and thrown `ClusterUnanswered` after `limit`.
+public func answered<Value: Sendable>(_ what: String, within limit: Duration, _ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
+    try await withThrowingTaskGroup(of: Value?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: limit)
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let value = first else { throw ClusterUnanswered(what: what, limit: limit) }
+        return value
+    }
+}

@@ -41,7 +41,10 @@ public struct ClusterCatchUp: Sendable {
         var report = Report()
         try await align(log, with: ledger, report: &report)
         while true {
-            let page = try await archive.appends(of: ledger, after: log.end, limit: Self.pageSize).map(\.append)
+            let (archive, end) = (archive, log.end)
+            let page = try await answered("the archive of '\(ledger)'", within: .seconds(30)) {
+                try await archive.appends(of: ledger, after: end, limit: Self.pageSize).map(\.append)
+            }
             guard !page.isEmpty else { break }
             try await run { try log.replay(page) }
             report.appends += page.count
@@ -82,7 +85,11 @@ public struct ClusterCatchUp: Sendable {
     /// and finishing a seal the archive holds; throws `diverged` for anything else.
     private func align(_ log: LogReplay, with ledger: String, report: inout Report) async throws {
         guard let end = log.end else { return }
-        guard let last = try await archive.lastAppend(of: ledger, in: end.segment, before: end.length) else {
+        let archive = archive
+        guard
+            let last = try await answered(
+                "the archive of '\(ledger)'", within: .seconds(10), { try await archive.lastAppend(of: ledger, in: end.segment, before: end.length) })
+        else {
             throw ClusterCatchUpError.diverged(ledger: ledger, local: end, reason: "the archive holds nothing of \(end.segment) before \(end.length)")
         }
         let lastEnd = last.offset + last.bytes.count

@@ -18,7 +18,7 @@ public final class LeasedArchive: SegmentArchive {
     public init(_ archive: ClusterArchive, lease: ClusterLease) { (self.archive, self.lease) = (archive, lease) }
 
     /// How long a write waits for PostgreSQL's answer (its transaction times out in 10 s).
-    static let answerTimeoutSeconds = 30
+    static let answerTimeoutSeconds = 10
 
     public func archive(_ appends: [SegmentAppend]) throws {
         let (archive, lease) = (archive, lease)

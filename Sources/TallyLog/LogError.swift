@@ -9,6 +9,10 @@ public enum LogError: Error, Sendable, CustomStringConvertible {
     case writerLocked(directory: String, waitedSeconds: Double)
     /// A write or fsync failed earlier; this writer acknowledges nothing any more.
     case writerStopped(cause: String)
+    /// The archive a write must reach first (a cluster's PostgreSQL: `SegmentArchive`) did not
+    /// take it: nothing of it was written or acknowledged, and this writer writes no more (the
+    /// ledger is opened again, caught up, once the archive answers).
+    case notArchived(cause: String)
     /// A system call failed.
     case io(operation: String, path: String, errno: Int32)
     /// The log directory is missing or not a Tally log.
@@ -27,6 +31,7 @@ public enum LogError: Error, Sendable, CustomStringConvertible {
         case .corrupt: "log_corrupt"
         case .writerLocked: "writer_locked"
         case .writerStopped: "writer_stopped"
+        case .notArchived: "not_archived"
         case .io: "io_error"
         case .notALog: "not_a_log"
         case .rejected: "rejected"
@@ -45,6 +50,8 @@ public enum LogError: Error, Sendable, CustomStringConvertible {
         case .writerStopped(let cause):
             "the log writer stopped after a failed write (\(cause)); nothing after it was acknowledged. "
                 + "Fix the cause (disk full? failing disk?) and restart: recovery keeps every acknowledged event"
+        case .notArchived(let cause):
+            "the write did not reach the cluster's archive (\(cause)); nothing of it was acknowledged. Retry shortly: the ledger opens again once the archive answers"
         case .io(let operation, let path, let errno):
             "\(operation) \(path) failed: \(String(cString: strerror(errno))) (errno \(errno))"
         case .notALog(let path, let reason):

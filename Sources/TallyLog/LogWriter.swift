@@ -357,7 +357,9 @@ public final class LogWriter: @unchecked Sendable {
                     let body = Array(bytes.dropFirst(SegmentFormat.fileHeaderSize))
                     guard !body.isEmpty else { continue }  // an empty bundle's header-only segment
                     let next = position + 1 < names.count ? names[position + 1] : nil
-                    try archive.archive([SegmentAppend(segment: name, offset: SegmentFormat.fileHeaderSize, bytes: body, nextSegment: next)])
+                    do {
+                        try archive.archive([SegmentAppend(segment: name, offset: SegmentFormat.fileHeaderSize, bytes: body, nextSegment: next)])
+                    } catch { throw LogError.notArchived(cause: "\(error)") }
                 }
             }
             for (position, name) in names.enumerated() {
@@ -374,7 +376,7 @@ public final class LogWriter: @unchecked Sendable {
             try? clock.observe(adopted.head.maxTimestamp, wallMillis: HybridClock.wallMillis())
         } catch {
             // Whatever was renamed in is a valid log prefix, but this writer no longer knows its end.
-            failure = .writerStopped(cause: "adopting segments failed: \(error)")
+            if case LogError.notArchived = error { failure = error as? LogError } else { failure = .writerStopped(cause: "adopting segments failed: \(error)") }
             throw error
         }
         return true
@@ -406,6 +408,8 @@ public final class LogWriter: @unchecked Sendable {
         flushing = false
         switch result {
         case .success: durableTicket = ticket
+        case .failure(let error as LogError):
+            if case .notArchived = error { failure = error } else { failure = .writerStopped(cause: "\(error)") }
         case .failure(let error): failure = .writerStopped(cause: "\(error)")
         }
         condition.broadcast()

@@ -121,7 +121,9 @@ struct OpenSegment {
     /// Writes what `plan` planned (creating the segments it rolls to) and fdatasyncs — after
     /// the archive, if there is one, took every byte of it.
     mutating func perform(_ plan: SegmentWritePlan) throws {
-        if let archive { try archive.archive(appends(of: plan)) }
+        if let archive {
+            do { try archive.archive(appends(of: plan)) } catch { throw LogError.notArchived(cause: "\(error)") }
+        }
         for step in plan.steps {
             switch step {
             case .write(let bytes):

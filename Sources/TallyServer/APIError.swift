@@ -66,7 +66,7 @@ public struct APIError: Error, Sendable {
         case let error as SyncRejection: return APIError(.unprocessableContent, "rejected", error.description)
         case let error as LogError:
             switch error {
-            case .writerStopped, .io: return APIError(.serviceUnavailable, error.code, error.description)
+            case .writerStopped, .notArchived, .io: return APIError(.serviceUnavailable, error.code, error.description)
             case .rejected: return APIError(.badRequest, error.code, error.description)
             default: return APIError(.internalServerError, error.code, error.description)
             }

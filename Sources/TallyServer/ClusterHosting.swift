@@ -58,10 +58,15 @@ public final class ClusterHosting: Sendable {
     func take(_ name: LedgerName, folder: String) async throws -> (lease: ClusterLease, validity: LeaseValidity, files: [String: FileVersion]) {
         do {
             for _ in 0..<3 {
-                if let serving = try await archive.servingNode(of: name.text), serving.node != archive.node {
+                let archive = archive
+                if let serving = try await answered("who serves '\(name)'", within: Self.answerLimit, { try await archive.servingNode(of: name.text) }),
+                    serving.node != archive.node
+                {
                     throw LedgerServedElsewhere(node: serving.node, url: serving.url)
                 }
-                guard let files = try await archive.files(of: name.text) else { throw APIError(.notFound, "not_found", "no ledger named '\(name)'") }
+                guard let files = try await answered("the files of '\(name)'", within: Self.answerLimit, { try await archive.files(of: name.text) }) else {
+                    throw APIError(.notFound, "not_found", "no ledger named '\(name)'")
+                }
                 try await BlockingThreads.run { try LedgerFiles.write(files, folder: folder) }
                 let report: ClusterCatchUp.Report
                 do {
@@ -78,7 +83,10 @@ public final class ClusterHosting: Sendable {
                 }
                 let asked = ContinuousClock.now
                 do {
-                    let lease = try await archive.takeLease(name.text, localEnd: report.end, for: leaseDuration)
+                    let (end, duration) = (report.end, leaseDuration)
+                    let lease = try await answered("a lease of '\(name)'", within: Self.answerLimit) {
+                        try await archive.takeLease(name.text, localEnd: end, for: duration)
+                    }
                     let versions = LedgerFiles.names.reduce(into: [String: FileVersion]()) { $0[$1] = FileVersion(path: folder + "/" + $1) }
                     return (lease, LeaseValidity(until: asked + leaseDuration - Self.margin), versions)
                 } catch ClusterRefusal.leaseHeld {
@@ -100,6 +108,9 @@ public final class ClusterHosting: Sendable {
             throw unavailable
         }
     }
+
+    /// How long one call on PostgreSQL may take before a request is answered 503 instead.
+    static let answerLimit: Duration = .seconds(5)
 
     /// A lease is given up by this node's clock this long before PostgreSQL's: a renewal's
     /// time on the way there counts against it.
@@ -127,8 +138,12 @@ public final class ClusterHosting: Sendable {
             guard !Task.isCancelled else { return }
             let asked = ContinuousClock.now
             do {
-                stored = try await storeChangedFiles(lease, folder: folder, stored: stored)
-                try await archive.renew(lease, for: leaseDuration)
+                let (previous, archive, duration) = (stored, archive, leaseDuration)
+                stored = try await answered("a renewal of '\(lease.ledger)'", within: renewEvery) {
+                    let now = try await self.storeChangedFiles(lease, folder: folder, stored: previous)
+                    try await archive.renew(lease, for: duration)
+                    return now
+                }
                 validity.extend(to: asked + leaseDuration - Self.margin)
             } catch ClusterRefusal.fenced {
                 logger.warning("lost a ledger's lease", metadata: ["ledger": "\(lease.ledger)", "epoch": "\(lease.epoch)"])
@@ -161,8 +176,11 @@ public final class ClusterHosting: Sendable {
     /// another node need not wait for it to run out.
     func letGo(_ lease: ClusterLease, folder: String, stored: [String: FileVersion]) async {
         do {
-            _ = try await storeChangedFiles(lease, folder: folder, stored: stored)
-            try await archive.release(lease)
+            let archive = archive
+            try await answered("the release of '\(lease.ledger)'", within: Self.answerLimit) {
+                _ = try await self.storeChangedFiles(lease, folder: folder, stored: stored)
+                try await archive.release(lease)
+            }
         } catch {
             logger.warning("could not give a ledger's lease up", metadata: ["ledger": "\(lease.ledger)", "error": "\(error)"])
         }

@@ -384,7 +384,10 @@ public final class HostedLedgers: LedgerRegistry, Service {
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: every) }
             closeIdle()
             await releaseIdle()
-            if let cluster { try? await cluster.archive.announce(url: cluster.url) }
+            if let cluster {
+                let (archive, url) = (cluster.archive, cluster.url)
+                _ = try? await answered("this node's address", within: .seconds(5)) { try await archive.announce(url: url) }
+            }
         }
         await closeAll()
     }

@@ -11,12 +11,24 @@ enum ClusterPostgres {
     static let url = ProcessInfo.processInfo.environment["TALLY_TEST_POSTGRES"].flatMap { $0.isEmpty ? nil : $0 }
     static let folder = ProcessInfo.processInfo.environment["TALLY_TEST_POSTGRES_FOLDER"].flatMap { $0.isEmpty ? nil : $0 }
 
-    /// `scripts/postgres stop|start FOLDER`.
+    /// `scripts/postgres stop|start FOLDER`, waited for with `waitpid` (Foundation's `Process`
+    /// never saw this script exit once it had started PostgreSQL, which lives on after it).
     static func control(_ command: String) throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("scripts/postgres").path
-        let result = try TallyBinary.command("/bin/bash", [script, command, try #require(folder)])
-        #expect(result.status == 0, "scripts/postgres \(command): \(result.stderr)")
+        let arguments = ["/bin/bash", script, command, try #require(folder)]
+        var pid: pid_t = 0
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let spawned = posix_spawn(&pid, "/bin/bash", &actions, nil, argv, environ)
+        #expect(spawned == 0, "scripts/postgres \(command) could not start")
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        #expect(status == 0, "scripts/postgres \(command) failed (wait status \(status))")
     }
 }
 
