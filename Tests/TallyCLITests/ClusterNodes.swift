@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import Synchronization
 import Testing
 import TallyTestSupport
 
@@ -142,4 +143,65 @@ func createClusterLedger(_ name: String, staging: String) throws -> String {
         throw CLIError("no token printed: \(result.stdout)")
     }
     return String(line.dropFirst("Token app: ".count))
+}
+
+/// A client of a change feed (`text/event-stream`) reading in the background: each event's id
+/// and the memo its data names (an expense's), as they arrive.
+final class ChangeFeedReader: Sendable {
+    private final class Shared: Sendable {
+        let state = Mutex<(ids: [UInt64], memos: [String], ended: Bool)>(([], [], false))
+    }
+    private let shared: Shared
+    private let task: Task<Void, Never>
+
+    init(url: String, token: String) {
+        let shared = Shared()
+        self.shared = shared
+        task = Task {
+            defer { shared.state.withLock { $0.ended = true } }
+            var request = HTTPClientRequest(url: url)
+            request.headers.add(name: "Authorization", value: "Bearer \(token)")
+            guard let response = try? await LiveServer.client.execute(request, timeout: .seconds(120)), response.status == .ok else { return }
+            var text = ""
+            do {
+                for try await chunk in response.body {
+                    text += String(buffer: chunk)
+                    while let end = text.range(of: "\n\n") {
+                        let event = String(text[..<end.lowerBound])
+                        text = String(text[end.upperBound...])
+                        let lines = event.split(separator: "\n")
+                        let id = lines.first { $0.hasPrefix("id:") }.flatMap { UInt64($0.dropFirst(3).trimmingCharacters(in: .whitespaces)) }
+                        let data = lines.first { $0.hasPrefix("data:") }.map { String($0.dropFirst(5)) } ?? ""
+                        let memo = data.range(of: #""memo":"([^"]*)""#, options: .regularExpression).map { String(data[$0].dropFirst(8).dropLast()) }
+                        shared.state.withLock { state in
+                            if let id { state.ids.append(id) }
+                            if let memo { state.memos.append(memo) }
+                        }
+                    }
+                }
+            } catch {}
+        }
+    }
+
+    var ids: [UInt64] { shared.state.withLock { $0.ids } }
+    var memos: [String] { shared.state.withLock { $0.memos } }
+    var lastID: UInt64 { shared.state.withLock { $0.ids.last ?? 0 } }
+
+    /// Whether `memo` arrived within 20 s.
+    func waitFor(_ memo: String) async -> Bool {
+        let started = ContinuousClock.now
+        while ContinuousClock.now - started < .seconds(20) {
+            if shared.state.withLock({ $0.memos.contains(memo) }) { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return false
+    }
+
+    /// Waits (up to 20 s) for the stream to end.
+    func waitForEnd() async {
+        let started = ContinuousClock.now
+        while ContinuousClock.now - started < .seconds(20), !shared.state.withLock({ $0.ended }) { try? await Task.sleep(for: .milliseconds(50)) }
+    }
+
+    func stop() { task.cancel() }
 }

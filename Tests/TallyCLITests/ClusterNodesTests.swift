@@ -147,6 +147,41 @@ struct ClusterNodesTests {
         node.stop(SIGTERM)
     }
 
+    @Test func aChangeFeedOnOneNodeSeesEveryWriteMadeThroughAnotherInOrderAcrossRestarts() async throws {
+        let ledger = "\(prefix)-f"
+        let token = try createClusterLedger(ledger, staging: folder.file("staging"))
+        let (a, b) = (try ClusterNode("\(prefix)-a", folder: folder.file("a")), try ClusterNode("\(prefix)-b", folder: folder.file("b")))
+        #expect(await a.addExpense(ledger, memo: "m0", token: token) == 201)  // "a" serves it
+        let memos = (0...9).map { "m\($0)" }
+        // Attached to "b", which forwards it to "a".
+        let feed = ChangeFeedReader(url: b.url + "/v1/ledgers/\(ledger)/changes?after=0", token: token)
+        for memo in memos[1...4] { #expect(await a.addExpense(ledger, memo: memo, token: token) == 201) }
+        #expect(await feed.waitFor("m4"), "the feed on b saw what was written through a")
+        // "a" dies with the feed attached; it comes back, and the writes go on through it.
+        a.stop(SIGKILL)
+        await feed.waitForEnd()
+        try a.start()
+        for memo in memos[5...9] {
+            var written = false
+            let started = ContinuousClock.now
+            while !written, ContinuousClock.now - started < .seconds(30) {
+                written = await a.addExpense(ledger, memo: memo, token: token) == 201
+                if !written { try await Task.sleep(for: .milliseconds(200)) }
+            }
+            #expect(written)
+        }
+        // The client attaches again to "b", from the last event it saw.
+        let resumed = ChangeFeedReader(url: b.url + "/v1/ledgers/\(ledger)/changes?after=\(feed.lastID)", token: token)
+        #expect(await resumed.waitFor("m9"))
+        resumed.stop()
+        let seen = feed.memos + resumed.memos
+        #expect(seen.filter { memos.contains($0) } == memos, "every write once, in order: \(seen)")
+        let ids = feed.ids + resumed.ids
+        #expect(ids == ids.sorted() && Set(ids).count == ids.count, "event ids increase: \(ids)")
+        a.stop(SIGTERM)
+        b.stop(SIGTERM)
+    }
+
     func segmentFiles(_ log: String) throws -> [String: Data] {
         var files: [String: Data] = [:]
         for name in try FileManager.default.contentsOfDirectory(atPath: log) where name.hasSuffix(".tseg") {
