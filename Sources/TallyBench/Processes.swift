@@ -22,8 +22,16 @@ func runProcess(_ arguments: [String]) throws -> String {
     process.standardOutput = pipe
     try process.run()
     let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    while process.isRunning { usleep(1000) }
-    guard process.terminationStatus == 0 else { throw BenchError("\(arguments.joined(separator: " ")) exited with \(process.terminationStatus)") }
+    // Reaped here: Foundation's own watch missed an exit now and then when a hundred short
+    // processes ran one after another (isRunning stayed true for a zombie).
+    var status: Int32 = 0
+    var reaped = waitpid(process.processIdentifier, &status, 0)
+    while reaped < 0 && errno == EINTR { reaped = waitpid(process.processIdentifier, &status, 0) }
+    if reaped < 0 {  // Foundation reaped it first
+        while process.isRunning { usleep(1000) }
+        status = process.terminationStatus << 8
+    }
+    guard status == 0 else { throw BenchError("\(arguments.joined(separator: " ")) exited with wait status \(status)") }
     return output
 }
 

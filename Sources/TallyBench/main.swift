@@ -77,6 +77,17 @@ if only.contains("hosting") {
     let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path
     results += try await HostingBenchmarks(workDirectory: workDirectory, tallyBinary: tally, ledgers: quick ? 1_000 : 10_000, seconds: quick ? 10 : 60).run()
 }
+// Only when named (`scripts/bench cluster`, which starts a PostgreSQL and names it in TALLY_BENCH_POSTGRES).
+if only.contains("cluster") {
+    let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path
+    guard let postgres = ProcessInfo.processInfo.environment["TALLY_BENCH_POSTGRES"] else {
+        throw BenchError("cluster needs TALLY_BENCH_POSTGRES (scripts/bench cluster starts one)")
+    }
+    results += try await ClusterBenchmarks(
+        workDirectory: workDirectory, tallyBinary: tally, postgres: postgres, seconds: quick ? 10 : 30, kills: quick ? 5 : 20,
+        catchUpEvents: quick ? 100_000 : 1_000_000
+    ).run()
+}
 try? FileManager.default.removeItem(atPath: workDirectory)
 
 for result in results { print(result.humanLine) }

@@ -65,6 +65,8 @@ struct ClusterCommand: AsyncParsableCommand {
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
+            // The client warns of a query made before it runs: give its run a moment to start.
+            try await Task.sleep(for: .milliseconds(20))
             let archive = ClusterArchive(client: client, node: "tally-cli", logger: logger)
             do {
                 try await archive.migrate()

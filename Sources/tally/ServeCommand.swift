@@ -115,6 +115,10 @@ extension ServeCommand {
         do { try budget.check(maxConnections: options.maxConnections, maxOpenLedgers: maxOpenLedgers) } catch { throw CLIError(error.message) }
         guard (1...86_400).contains(idleCloseSeconds) else { throw CLIError("invalid --idle-close-seconds \(idleCloseSeconds): 1 to 86400") }
         var isFolder: ObjCBool = false
+        // A node of a cluster keeps its copies of the ledgers there: made if missing (the cluster holds the ledgers).
+        if cluster != nil, !FileManager.default.fileExists(atPath: folder) {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
             throw CLIError("--ledgers \(folder) is not a folder (make it with 'tally ledgers create NAME --ledgers \(folder)')")
         }

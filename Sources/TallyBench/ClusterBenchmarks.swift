@@ -1,0 +1,221 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import PostgresNIO
+import TallyCluster
+import TallyCore
+import TallyLog
+import TallyServer
+import TallyTestSupport
+
+/// `scripts/bench cluster` (issue 32): three `tally serve --ledgers … --cluster` nodes on one
+/// PostgreSQL (`scripts/bench` starts a throw-away one on loopback and names it in
+/// `TALLY_BENCH_POSTGRES`), against one hosted node without a cluster in the same run:
+///
+/// - creates through the three nodes (64 writers, 100 ledgers, Zipf-picked, each request to a
+///   node picked at random: most are forwarded to the ledger's owner), against the same load
+///   on one hosted node (goal: ratio ≥ 0.5);
+/// - one writer's create latency, p50, through the ledger's owner, against the same on one
+///   hosted node (the archive's overhead; goal: ratio ≤ 2);
+/// - catching a ledger up from PostgreSQL into an empty folder (events/s; goal ≥ 100,000),
+///   against verifying the same log from disk (what the catch-up ends with);
+/// - failover: the owner of a written ledger killed, the time until a write through another
+///   node succeeds (p50 and worst, against the lease's length).
+struct ClusterBenchmarks {
+    let workDirectory: String
+    let tallyBinary: String
+    let postgres: String
+    let seconds: Double
+    let kills: Int
+    let catchUpEvents: Int
+    let writers = 64
+    let ledgerCount = 100
+    let leaseSeconds = 3
+
+    func run() async throws -> [BenchmarkResult] {
+        let root = workDirectory + "/cluster"
+        try? FileManager.default.removeItem(atPath: root)
+        let client = HTTPClient(
+            eventLoopGroupProvider: .singleton,
+            configuration: .init(connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: writers)))
+        let prefix = "b" + UUID().uuidString.lowercased().prefix(6)
+
+        progress("one hosted node without a cluster")
+        // One hosted node, no cluster: the baseline.
+        let hosting = HostingBenchmarks(workDirectory: workDirectory, tallyBinary: tallyBinary, ledgers: ledgerCount, seconds: seconds)
+        let local = try hosting.makeLedgers(LedgerFolder(root: root + "/single"), count: ledgerCount)
+        let single = try startProcess([tallyBinary, "serve", "--ledgers", root + "/single", "--port", "18990", "--max-connections", "500"])
+        try await waitForHealth("http://127.0.0.1:18990/health")
+        for ledger in local { try await hosting.warm(client, "http://127.0.0.1:18990/v1/ledgers/\(ledger.name)/expenses", ledger.token) }
+        let zipf = Zipf(count: ledgerCount, exponent: 1.1)
+        let alone = try await load(client, writers: writers) { random in
+            let ledger = local[zipf.sample(&random)]
+            return ("http://127.0.0.1:18990/v1/ledgers/\(ledger.name)/expenses", ledger.token)
+        }
+        let aloneOne = try await load(client, writers: 1) { _ in ("http://127.0.0.1:18990/v1/ledgers/\(local[0].name)/expenses", local[0].token) }
+        single.terminate()
+        single.waitUntilExit()
+
+        progress("registering \(ledgerCount) ledgers in the cluster")
+        // The same ledgers' names registered in the cluster, three nodes.
+        var made: [String] = []
+        for index in 0..<ledgerCount {
+            let output = try runProcess([
+                tallyBinary, "ledgers", "create", "\(prefix)-\(index)", "--ledgers", root + "/staging", "--cluster", postgres, "--token", "bench",
+            ])
+            guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("Token bench: ") }) else { throw BenchError("no token: \(output)") }
+            made.append(String(line.dropFirst("Token bench: ".count)))
+        }
+        let tokens = made
+        let ports = [18991, 18992, 18993]
+        var nodes = try ports.map { try startNode(port: $0, root: root, prefix: prefix) }
+        for port in ports { try await waitForHealth("http://127.0.0.1:\(port)/health") }
+        progress("three nodes")
+        // Spread the ledgers over the nodes (each opened by the node first asked), then load.
+        for index in 0..<ledgerCount {
+            try await hosting.warm(client, "http://127.0.0.1:\(ports[index % 3])/v1/ledgers/\(prefix)-\(index)/expenses", tokens[index])
+        }
+        let clustered = try await load(client, writers: writers) { random in
+            let index = zipf.sample(&random)
+            let port = ports[Int(random.next() % 3)]
+            return ("http://127.0.0.1:\(port)/v1/ledgers/\(prefix)-\(index)/expenses", tokens[index])
+        }
+        // One writer through the owner of ledger 0 (node 0 opened it).
+        let clusteredOne = try await load(client, writers: 1) { _ in ("http://127.0.0.1:\(ports[0])/v1/ledgers/\(prefix)-0/expenses", tokens[0]) }
+
+        progress("failover, \(kills) kills")
+        // Failover: kill the owner of ledger 0 (a write through it makes it the owner first).
+        var failovers: [Double] = []
+        for kill in 0..<kills {
+            let owner = kill % 3
+            let survivor = (owner + 1) % 3
+            _ = try await create(client, port: ports[owner], ledger: "\(prefix)-0", token: tokens[0])
+            Foundation.kill(nodes[owner].processIdentifier, SIGKILL)
+            nodes[owner].waitUntilExit()
+            let killed = now()
+            while now() - killed < 60 {
+                if (try? await create(client, port: ports[survivor], ledger: "\(prefix)-0", token: tokens[0])) == 201 { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            failovers.append(now() - killed)
+            nodes[owner] = try startNode(port: ports[owner], root: root, prefix: prefix)
+            try await waitForHealth("http://127.0.0.1:\(ports[owner])/health")
+        }
+        for node in nodes {
+            node.terminate()
+            node.waitUntilExit()
+        }
+
+        try await client.shutdown()
+        progress("catching up \(catchUpEvents) events")
+        let (catchUpRate, verifyRate) = try await catchUp(root: root, ledger: "\(prefix)-catchup")
+        try? FileManager.default.removeItem(atPath: root)
+        return [
+            BenchmarkResult(
+                name: "cluster_creates", value: clustered.rate, unit: "req/s", baseline: alone.rate,
+                baselineName: "one hosted node without a cluster, same 64 writers and 100 ledgers (goal: ratio >= 0.5)"),
+            BenchmarkResult(
+                name: "cluster_create_p50", value: quantile(clusteredOne.latencies, 0.5) * 1000, unit: "ms",
+                baseline: quantile(aloneOne.latencies, 0.5) * 1000, baselineName: "one writer on one hosted node without a cluster (goal: ratio <= 2)"),
+            BenchmarkResult(
+                name: "cluster_catchup", value: catchUpRate, unit: "events/s", baseline: verifyRate,
+                baselineName: "verifying the same log from disk (goal: value >= 100000)"),
+            BenchmarkResult(
+                name: "cluster_failover_p50", value: quantile(failovers, 0.5), unit: "s", baseline: Double(leaseSeconds),
+                baselineName: "the lease's length (\(kills) kills; goal: p99 <= 15 s)"),
+            BenchmarkResult(
+                name: "cluster_failover_max", value: failovers.max() ?? 0, unit: "s", baseline: Double(leaseSeconds),
+                baselineName: "the lease's length (\(kills) kills; goal: <= 15 s)"),
+        ]
+    }
+
+    func progress(_ text: String) { FileHandle.standardError.write(Data("cluster: \(text)\n".utf8)) }
+
+    func startNode(port: Int, root: String, prefix: String) throws -> Process {
+        try startProcess([
+            tallyBinary, "serve", "--ledgers", root + "/node-\(port)", "--port", "\(port)", "--max-connections", "500", "--cluster", postgres, "--node",
+            "\(prefix)-\(port)", "--lease-seconds", "\(leaseSeconds)",
+        ])
+    }
+
+    func create(_ client: HTTPClient, port: Int, ledger: String, token: String) async throws -> UInt {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/ledgers/\(ledger)/expenses")
+        request.method = .POST
+        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: #"{"amount": 1, "memo": "failover"}"#))
+        let response = try await client.execute(request, timeout: .seconds(30))
+        _ = try await response.body.collect(upTo: 1 << 20)
+        return response.status.code
+    }
+
+    /// `writers` writers creating expenses for `seconds`; the rate and every latency.
+    func load(_ client: HTTPClient, writers: Int, _ pick: @escaping @Sendable (inout SplitMix64) -> (String, String)) async throws -> (
+        rate: Double, latencies: [Double]
+    ) {
+        let (start, deadline) = (now(), now() + seconds)
+        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+            for worker in 0..<writers {
+                group.addTask {
+                    var random = SplitMix64(seed: UInt64(worker + 1))
+                    var samples: [Double] = []
+                    while now() < deadline {
+                        let (url, token) = pick(&random)
+                        var request = HTTPClientRequest(url: url)
+                        request.method = .POST
+                        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+                        request.headers.add(name: "Content-Type", value: "application/json")
+                        request.body = .bytes(ByteBuffer(string: #"{"amount": \#(samples.count + 1), "memo": "bench"}"#))
+                        let began = now()
+                        let response = try await client.execute(request, timeout: .seconds(60))
+                        _ = try await response.body.collect(upTo: 1 << 20)
+                        guard response.status.code < 300 else { throw BenchError("\(url) answered \(response.status.code)") }
+                        samples.append(now() - began)
+                    }
+                    return samples
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        return (Double(latencies.count) / (now() - start), latencies)
+    }
+
+    /// A ledger of `catchUpEvents` events archived through a writer (in bulk appends), then
+    /// caught up into an empty folder: events per second, and the rate of verifying that log.
+    func catchUp(root: String, ledger: String) async throws -> (Double, Double) {
+        let (written, copy, keys) = (root + "/catchup-written", root + "/catchup-copy", root + "/catchup-keys")
+        for folder in [written, copy, keys] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        let client = PostgresClient(configuration: try PostgresURL.configuration(postgres))
+        let logger = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            let archive = ClusterArchive(client: client, node: "bench", logger: logger)
+            try await archive.migrate()
+            let lease = try await archive.takeLease(ledger, localEnd: nil, for: .seconds(600))
+            let events = catchUpEvents
+            try await Task.detached {  // the writer blocks on PostgreSQL: not on a cooperative thread
+                var configuration = LogConfiguration()
+                configuration.archive = LeasedArchive(archive, lease: lease)
+                let writer = try LogWriter(
+                    directory: written, localOrigin: ReplicaID.random(), localOnlyOrigin: ReplicaID.random(), configuration: configuration,
+                    signingKeyPath: keys + "/replica.key")
+                for start in stride(from: 0, to: events, by: 10_000) {
+                    _ = try writer.appendBulk((start..<min(start + 10_000, events)).map { SampleEvents.expenseCreate(amount: Int64($0 + 1)) })
+                }
+                writer.close()
+            }.value
+            let began = now()
+            let report = try await ClusterCatchUp(archive: archive) { work in try await Task.detached { try work() }.value }
+                .catchUp(ledger, logDirectory: copy)
+            let catchUpSeconds = now() - began
+            guard report.end == (try await archive.end(of: ledger)) else { throw BenchError("the catch-up did not reach the archive's end") }
+            let verifyStart = now()
+            let verified = try LogVerifier.verify(directory: written)
+            guard verified.findings.isEmpty else { throw BenchError("the log written does not verify: \(verified.findings[0])") }
+            return (Double(events) / catchUpSeconds, Double(verified.events) / (now() - verifyStart))
+        }
+    }
+}
