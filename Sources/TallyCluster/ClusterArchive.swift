@@ -103,7 +103,6 @@ public struct ClusterArchive: Sendable {
         guard !node.isEmpty else { throw ClusterRefusal.invalid("a node needs a name") }
         let milliseconds = Self.milliseconds(duration)
         return try await transaction { connection in
-            try await connection.query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED", logger: logger)
             // A stalled taker must not hold the owner's archives and renewals for long.
             try await connection.query("SET LOCAL lock_timeout = '2s'", logger: logger)
             try await connection.query(
@@ -191,20 +190,19 @@ public struct ClusterArchive: Sendable {
         }
     }
 
-    /// Sets up a write under `lease` in the transaction of `connection`: committed with
-    /// `synchronous_commit = on` whatever the server's default, timing out in 10 s (a node cut
-    /// off mid-write must not hold the lease row for hours), the lease row locked `FOR NO KEY
-    /// UPDATE` — one write at a time per ledger, and a takeover (`FOR UPDATE`) waits for it —
-    /// and refused (`fenced`) unless the lease is live and still this node's.
+    /// Sets up a write under `lease` in the transaction of `connection`, in one statement (one
+    /// round trip: every write of every hosted ledger pays it): committed with
+    /// `synchronous_commit = on` whatever the server's default, its later statements timing out
+    /// in 10 s (a node cut off mid-write must not hold the lease row for hours), the lease row
+    /// locked `FOR NO KEY UPDATE` — one write at a time per ledger, and a takeover (`FOR
+    /// UPDATE`) waits for it — and refused (`fenced`) unless the lease is live and still this node's.
     static func lockHeld(_ lease: ClusterLease, on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("SET TRANSACTION ISOLATION LEVEL READ COMMITTED", logger: logger)
-        try await connection.query("SET LOCAL synchronous_commit = on", logger: logger)
-        try await connection.query("SET LOCAL statement_timeout = '10s'", logger: logger)
-        try await connection.query("SET LOCAL idle_in_transaction_session_timeout = '10s'", logger: logger)
         var held = false
         for try await _ in try await connection.query(
             """
-            SELECT 1 FROM tally_leases
+            SELECT set_config('synchronous_commit', 'on', true), set_config('statement_timeout', '10s', true),
+                   set_config('idle_in_transaction_session_timeout', '10s', true)
+            FROM tally_leases
             WHERE ledger = \(lease.ledger) AND epoch = \(lease.epoch) AND owner = \(lease.node) AND expires_at > statement_timestamp()
             FOR NO KEY UPDATE
             """, logger: logger)
@@ -303,15 +301,19 @@ public struct ClusterArchive: Sendable {
         return leases
     }
 
-    /// Runs `body` in one transaction, rolled back if it throws; a refusal it throws is thrown
-    /// as it is (PostgresNIO wraps it).
+    /// Runs `body` in one transaction under READ COMMITTED whatever the server's default,
+    /// rolled back if it throws (what it throws is thrown as it is).
     func transaction<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        do {
-            return try await client.withTransaction(logger: logger) { connection in try await body(connection) }
-        } catch let error as PostgresTransactionError {
-            if let refusal = error.closureError as? ClusterRefusal { throw refusal }
-            if let failure = error.closureError as? PSQLError { throw failure }
-            throw error
+        try await client.withConnection { connection in
+            try await connection.query("BEGIN ISOLATION LEVEL READ COMMITTED", logger: logger)
+            do {
+                let result = try await body(connection)
+                try await connection.query("COMMIT", logger: logger)
+                return result
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
         }
     }
 

@@ -34,6 +34,9 @@ public final class ClusterHosting: Sendable {
     public let leaseDuration: Duration
     let logger: Logger
     private let catchUp: ClusterCatchUp
+    /// Ledgers another node was found to serve, and where, until when: a request for one is
+    /// forwarded without asking PostgreSQL again (for a third of a lease at most).
+    private let servedElsewhere = Mutex<[LedgerName: (url: String, until: ContinuousClock.Instant)]>([:])
 
     /// The header a forwarded request carries (the node that forwarded it): a node never
     /// forwards such a request again, so two nodes that disagree for a moment cannot bounce
@@ -44,6 +47,25 @@ public final class ClusterHosting: Sendable {
         (self.archive, self.leaseDuration, self.logger) = (archive, leaseDuration, logger)
         advertised = Mutex(url)
         catchUp = ClusterCatchUp(archive: archive) { work in try await BlockingThreads.run(work) }
+    }
+
+    /// Where another node was lately found to serve `name`, if it was.
+    func knownServer(of name: LedgerName) -> String? {
+        servedElsewhere.withLock { known in
+            guard let entry = known[name] else { return nil }
+            guard ContinuousClock.now < entry.until else {
+                known[name] = nil
+                return nil
+            }
+            return entry.url
+        }
+    }
+
+    /// Remembers (or, with nil, forgets) where another node serves `name`.
+    func remember(_ name: LedgerName, servedAt url: String?) {
+        servedElsewhere.withLock { known in
+            if let url { known[name] = (url, .now + renewEvery) } else { known[name] = nil }
+        }
     }
 
     /// Says where this node answers from now on (once it knows the port it was given).
@@ -256,16 +278,23 @@ struct ClusterMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: TallyRequestContext, next: (Request, TallyRequestContext) async throws -> Response) async throws -> Response {
         guard let name = try HostedLedgers.ledgerName(inPath: request.uri.path) else { return try await next(request, context) }
+        let isForwarded = request.headers[ClusterHosting.forwardedBy] != nil
+        // Served elsewhere a moment ago: forwarded without asking PostgreSQL. A node that does
+        // not take the connection (it died, or came back elsewhere) is asked about again below.
+        if !isForwarded, !ledgers.isOpen(name), let url = cluster.knownServer(of: name), let response = try? await forward(request, name, to: url) {
+            return response
+        }
         let held: LedgerLease
         do {
             held = try await ledgers.lease(name)
         } catch let elsewhere as LedgerServedElsewhere {
-            guard request.headers[ClusterHosting.forwardedBy] == nil else {
+            guard !isForwarded else {
                 var moving = APIError(.serviceUnavailable, "ledger_moving", "ledger '\(name)' is changing nodes; try again shortly")
                 moving.retryAfter = 1
                 throw moving
             }
-            return try await cluster.forward(request, to: elsewhere.url)
+            cluster.remember(name, servedAt: elsewhere.url)
+            return try await forward(request, name, to: elsewhere.url)
         }
         var response = try await next(request, context)
         let body = response.body
@@ -274,5 +303,15 @@ struct ClusterMiddleware: RouterMiddleware {
             withExtendedLifetime(held) {}
         }
         return response
+    }
+
+    /// Forwards to `url`; a node that does not answer is forgotten as the ledger's server.
+    private func forward(_ request: Request, _ name: LedgerName, to url: String) async throws -> Response {
+        do {
+            return try await cluster.forward(request, to: url)
+        } catch {
+            cluster.remember(name, servedAt: nil)
+            throw error
+        }
     }
 }

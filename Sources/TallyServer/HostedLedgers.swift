@@ -134,6 +134,9 @@ public final class HostedLedgers: LedgerRegistry, Service {
 
     public var passwordCost: UInt8 { limits.bcryptCost }
 
+    /// Whether `name` is open here now.
+    func isOpen(_ name: LedgerName) -> Bool { state.withLock { $0.open[name] != nil } }
+
     /// How many ledgers are open now.
     public var openCount: Int { state.withLock { $0.open.count } }
 
@@ -149,9 +152,10 @@ public final class HostedLedgers: LedgerRegistry, Service {
         if let cached = state.withLock({ $0.credentials[name] }) { return cached }
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path(of: name), isDirectory: &isFolder), isFolder.boolValue else { return nil }
-        let credentials = LedgerCredentials(
+        var credentials = LedgerCredentials(
             tokens: TokenStore(folder: path(of: name)), members: MemberStore(folder: path(of: name), cost: limits.bcryptCost),
             apiPath: "/v1/ledgers/\(name)")
+        if cluster != nil { credentials.afterChange = { [weak self] in try await self?.storeFilesNow(name) } }
         state.withLock { $0.credentials[name] = credentials }
         return credentials
     }
@@ -295,6 +299,24 @@ public final class HostedLedgers: LedgerRegistry, Service {
                 throw APIError(.serviceUnavailable, "ledger_unavailable", "ledger '\(name)' is held by another process; try again later")
             }
             throw APIError(.serviceUnavailable, "ledger_unavailable", "ledger '\(name)' cannot be opened now; the operator has been told")
+        }
+    }
+
+    /// On a cluster, stores the files of `name` that changed (a sign-in's session…) in
+    /// PostgreSQL now, before the change is answered; a 503 if PostgreSQL does not take them.
+    func storeFilesNow(_ name: LedgerName) async throws {
+        let held = state.withLock { state in state.open[name].flatMap { entry in entry.clusterLease.map { ($0, entry.storedFiles) } } }
+        guard let cluster, let held else { return }  // not served here: nothing of it changed here
+        let (lease, stored) = held
+        let folder = path(of: name)
+        do {
+            _ = try await answered("the files of '\(name)'", within: ClusterHosting.answerLimit) {
+                try await cluster.storeChangedFiles(lease, folder: folder, stored: stored)
+            }
+        } catch {
+            var unavailable = APIError(.serviceUnavailable, "cluster_unavailable", "the change could not be stored in the cluster; try again shortly")
+            unavailable.retryAfter = 1
+            throw unavailable
         }
     }
 

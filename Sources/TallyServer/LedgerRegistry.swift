@@ -28,6 +28,9 @@ public struct LedgerCredentials: Sendable {
     public let members: MemberStore
     /// Where the ledger's API is (`/v1` or `/v1/ledgers/NAME`): a session cookie's path.
     public let apiPath: String
+    /// Called after a change to them (a sign-in, an invitation, a member removed) before it is
+    /// answered: on a cluster, the changed files are stored in PostgreSQL (`HostedLedgers`).
+    var afterChange: (@Sendable () async throws -> Void)? = nil
 }
 
 /// A served ledger held by a request: it is not closed while a lease on it lives. The lease

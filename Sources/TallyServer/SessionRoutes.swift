@@ -79,6 +79,7 @@ struct SessionRoutes {
                 throw APIError(.unauthorized, "wrong_credentials", "wrong name or password")
             }
             throttle.succeeded(keys)
+            try await credentials.afterChange?()
             return Self.signedIn(session, credentials, request, status: .ok)
         }
         open.post("invites/accept") { request, context in
@@ -97,6 +98,7 @@ struct SessionRoutes {
                     try credentials.members.accept(body["code"] ?? "", name: body["name"] ?? "", password: body["password"] ?? "")
                 }
                 throttle.succeeded(keys)
+                try await credentials.afterChange?()
                 return Self.signedIn(session, credentials, request, status: .created)
             } catch {
                 throttle.failed(keys)
@@ -106,7 +108,10 @@ struct SessionRoutes {
         // On the public group (no scope needed: a read-only member signs out too), with a caller.
         open.delete("session") { request, context in
             let credentials = try Self.credentials(context)
-            if case .member = context.caller, let secret = SessionCookie.value(in: request) { try credentials.members.signOut(secret) }
+            if case .member = context.caller, let secret = SessionCookie.value(in: request) {
+                try credentials.members.signOut(secret)
+                try await credentials.afterChange?()
+            }
             return Response(status: .noContent, headers: [.setCookie: SessionCookie.header(nil, path: credentials.apiPath, request: request)])
         }
         group.get("members") { _, context in
@@ -126,7 +131,9 @@ struct SessionRoutes {
             guard let role = MemberRole(rawValue: body["role"] ?? "member") else {
                 throw ValidationError(field: "role", "owner, member or read-only")
             }
-            let invitation = try Self.credentials(context).members.invite(role: role, by: owner.name)
+            let credentials = try Self.credentials(context)
+            let invitation = try credentials.members.invite(role: role, by: owner.name)
+            try await credentials.afterChange?()
             return json(
                 .object([
                     ("code", .string(invitation.code)), ("role", .string(role.rawValue)),
@@ -138,7 +145,9 @@ struct SessionRoutes {
         group.delete("members") { request, context in
             _ = try Self.owner(context)
             guard let name = request.uri.queryParameters.get("name") else { throw ValidationError(field: "name", "give the member: ?name=NAME") }
-            guard try Self.credentials(context).members.remove(name) else { throw APIError(.notFound, "not_found", "no member named '\(name)'") }
+            let credentials = try Self.credentials(context)
+            guard try credentials.members.remove(name) else { throw APIError(.notFound, "not_found", "no member named '\(name)'") }
+            try await credentials.afterChange?()
             return Response(status: .noContent)
         }
     }
