@@ -243,11 +243,14 @@ public final class ClusterHosting: Sendable {
     static let hopByHop: Set<String> = ["connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade", "host"]
 
     /// The client forwarded requests go through: no redirects followed (an answer is passed on
-    /// as it is), and a node that does not accept a connection within a second is taken as
-    /// down (the client is answered 503 at once, and retries once the lease has run out).
+    /// as it is), a node that does not accept a connection within a second taken as down (the
+    /// client is answered 503 at once, and retries once the lease has run out), and up to 256
+    /// connections to each node (the client's default of 8 queued a busy owner's requests).
     static let http = HTTPClient(
         eventLoopGroupProvider: .singleton,
-        configuration: HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(1))))
+        configuration: HTTPClient.Configuration(
+            redirectConfiguration: .disallow, timeout: .init(connect: .seconds(1)),
+            connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)))
 }
 
 /// Another node holds the ledger's lease: the request is forwarded there.
