@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import PostgresNIO
+import Synchronization
 import TallyLog
 
 /// The durable, shared layer of a cluster of Tally nodes (issue 32): every byte of each hosted
@@ -408,16 +409,41 @@ public struct ClusterUnanswered: Error, CustomStringConvertible {
     public var description: String { "PostgreSQL did not answer \(what) within \(limit)" }
 }
 
-/// Runs `body` (a call on PostgreSQL), cancelled and thrown `ClusterUnanswered` after `limit`.
+/// Runs `body` (a call on PostgreSQL), thrown `ClusterUnanswered` after `limit` without waiting
+/// for it any longer: it is cancelled, but a query PostgresNIO has sent does not stop for that,
+/// and a connection cut without a reset would hold the caller until TCP gives up.
 public func answered<Value: Sendable>(_ what: String, within limit: Duration, _ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
-    try await withThrowingTaskGroup(of: Value?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: limit)
-            return nil
+    let work = Task { try await body() }
+    let answer = FirstAnswer<Value>()
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            answer.wait(continuation)
+            Task {
+                do { answer.give(.success(try await work.value)) } catch { answer.give(.failure(error)) }
+            }
+            Task {
+                try? await Task.sleep(for: limit)
+                work.cancel()
+                answer.give(.failure(ClusterUnanswered(what: what, limit: limit)))
+            }
         }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else { throw ClusterUnanswered(what: what, limit: limit) }
-        return value
+    } onCancel: {
+        work.cancel()
+    }
+}
+
+/// The first of several answers, handed to the one waiting for it; the later ones dropped.
+private final class FirstAnswer<Value: Sendable>: Sendable {
+    private let state = Mutex<(continuation: CheckedContinuation<Value, any Error>?, answered: Bool)>((nil, false))
+
+    func wait(_ continuation: CheckedContinuation<Value, any Error>) { state.withLock { $0.continuation = continuation } }
+
+    func give(_ result: Result<Value, any Error>) {
+        let continuation = state.withLock { state -> CheckedContinuation<Value, any Error>? in
+            guard !state.answered else { return nil }
+            state.answered = true
+            return state.continuation
+        }
+        continuation?.resume(with: result)
     }
 }

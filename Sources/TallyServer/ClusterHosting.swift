@@ -77,7 +77,7 @@ public final class ClusterHosting: Sendable {
     /// Brings the ledger `name` here, into `folder`, and takes its lease. Throws
     /// `LedgerServedElsewhere` when another node holds it, a 404 when the cluster registers
     /// no such ledger, a 503 when PostgreSQL cannot be reached.
-    func take(_ name: LedgerName, folder: String) async throws -> (lease: ClusterLease, validity: LeaseValidity, files: [String: FileVersion]) {
+    func take(_ name: LedgerName, folder: String) async throws -> (lease: ClusterLease, validity: LeaseValidity, files: StoredFiles) {
         do {
             for _ in 0..<3 {
                 let archive = archive
@@ -109,8 +109,11 @@ public final class ClusterHosting: Sendable {
                     let lease = try await answered("a lease of '\(name)'", within: Self.answerLimit) {
                         try await archive.takeLease(name.text, localEnd: end, for: duration)
                     }
-                    let versions = LedgerFiles.names.reduce(into: [String: FileVersion]()) { $0[$1] = FileVersion(path: folder + "/" + $1) }
-                    return (lease, LeaseValidity(until: asked + leaseDuration - Self.margin), versions)
+                    // Read again under the lease: the former owner may have stored a sign-in since
+                    // they were first read (its lease ran out but nobody had taken it yet).
+                    let current = try await answered("the files of '\(name)'", within: Self.answerLimit) { try await archive.files(of: name.text) }
+                    try await BlockingThreads.run { try LedgerFiles.write(current ?? files, folder: folder) }
+                    return (lease, LeaseValidity(until: asked + leaseDuration - Self.margin), StoredFiles(lease: lease, folder: folder))
                 } catch ClusterRefusal.leaseHeld {
                     continue  // taken meanwhile: forwarded next time round
                 } catch ClusterRefusal.notCaughtUp {
@@ -153,18 +156,16 @@ public final class ClusterHosting: Sendable {
     /// Keeps `lease` while the ledger is open here (until cancelled): renews it every third of
     /// its length and stores the folder's changed files under it. Calls `lost` and returns when
     /// PostgreSQL says the lease is no longer this node's.
-    func keep(_ lease: ClusterLease, validity: LeaseValidity, folder: String, files: [String: FileVersion], lost: @Sendable () -> Void) async {
-        var stored = files
+    func keep(_ lease: ClusterLease, validity: LeaseValidity, files: StoredFiles, lost: @Sendable () -> Void) async {
         while !Task.isCancelled {
             try? await Task.sleep(for: renewEvery)
             guard !Task.isCancelled else { return }
             let asked = ContinuousClock.now
             do {
-                let (previous, archive, duration) = (stored, archive, leaseDuration)
-                stored = try await answered("a renewal of '\(lease.ledger)'", within: renewEvery) {
-                    let now = try await self.storeChangedFiles(lease, folder: folder, stored: previous)
+                let (archive, duration) = (archive, leaseDuration)
+                try await answered("a renewal of '\(lease.ledger)'", within: renewEvery) {
+                    try await files.store(in: archive)
                     try await archive.renew(lease, for: duration)
-                    return now
                 }
                 validity.extend(to: asked + leaseDuration - Self.margin)
             } catch ClusterRefusal.fenced {
@@ -178,39 +179,23 @@ public final class ClusterHosting: Sendable {
         }
     }
 
-    /// Stores the files of `folder` whose version is not `stored`'s, under `lease`; returns
-    /// the versions stored now.
-    func storeChangedFiles(_ lease: ClusterLease, folder: String, stored: [String: FileVersion]) async throws -> [String: FileVersion] {
-        var now = stored
-        var changed: [String: [UInt8]] = [:]
-        var removed: [String] = []
-        for name in LedgerFiles.names {
-            let version = FileVersion(path: folder + "/" + name)
-            guard version != stored[name] else { continue }
-            now[name] = version
-            if let data = FileManager.default.contents(atPath: folder + "/" + name) { changed[name] = Array(data) } else { removed.append(name) }
-        }
-        try await archive.store(changed, removing: removed, of: lease)
-        return now
-    }
-
     /// Gives the lease up once the ledger closed here (its files stored first), so that
     /// another node need not wait for it to run out.
-    func letGo(_ lease: ClusterLease, folder: String, stored: [String: FileVersion]) async {
+    func letGo(_ files: StoredFiles) async {
         do {
             let archive = archive
-            try await answered("the release of '\(lease.ledger)'", within: Self.answerLimit) {
-                _ = try await self.storeChangedFiles(lease, folder: folder, stored: stored)
-                try await archive.release(lease)
+            try await answered("the release of '\(files.lease.ledger)'", within: Self.answerLimit) {
+                try await files.store(in: archive)
+                try await archive.release(files.lease)
             }
         } catch {
-            logger.warning("could not give a ledger's lease up", metadata: ["ledger": "\(lease.ledger)", "error": "\(error)"])
+            logger.warning("could not give a ledger's lease up", metadata: ["ledger": "\(files.lease.ledger)", "error": "\(error)"])
         }
     }
 
     /// Sends `request` to the node at `url` and streams its answer back as it comes.
     func forward(_ request: Request, to url: String) async throws -> Response {
-        var outgoing = HTTPClientRequest(url: url + request.uri.description)
+        var outgoing = HTTPClientRequest(url: url + request.uri.path + (request.uri.query.map { "?" + $0 } ?? ""))
         outgoing.method = .init(rawValue: request.method.rawValue)
         for field in request.headers where !Self.hopByHop.contains(field.name.canonicalName) {
             outgoing.headers.add(name: field.name.rawName, value: field.value)
@@ -253,6 +238,51 @@ public final class ClusterHosting: Sendable {
             connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)))
 }
 
+/// The files of a ledger folder this node serves under `lease`, and which versions of them
+/// PostgreSQL holds: each store sends the files changed since, one store at a time (a
+/// sign-in's and a renewal's at once could otherwise commit an older file after a newer one).
+final class StoredFiles: Sendable {
+    let lease: ClusterLease
+    let folder: String
+    private let stored: Mutex<[String: FileVersion]>
+    /// The store under way or last made: the next waits for it.
+    private let last = Mutex<Task<Void, any Error>?>(nil)
+
+    /// As written into `folder` from PostgreSQL just now.
+    init(lease: ClusterLease, folder: String) {
+        (self.lease, self.folder) = (lease, folder)
+        stored = Mutex(LedgerFiles.names.reduce(into: [String: FileVersion]()) { $0[$1] = FileVersion(path: folder + "/" + $1) })
+    }
+
+    /// Stores the files changed since the last store, after it.
+    func store(in archive: ClusterArchive) async throws {
+        let store = last.withLock { last in
+            let previous = last
+            let next = Task {
+                _ = await previous?.result
+                try await self.storeChanged(in: archive)
+            }
+            last = next
+            return next
+        }
+        try await store.value
+    }
+
+    private func storeChanged(in archive: ClusterArchive) async throws {
+        var now = stored.withLock { $0 }
+        var changed: [String: [UInt8]] = [:]
+        var removed: [String] = []
+        for name in LedgerFiles.names {
+            let version = FileVersion(path: folder + "/" + name)
+            guard version != now[name] else { continue }
+            now[name] = version
+            if let data = FileManager.default.contents(atPath: folder + "/" + name) { changed[name] = Array(data) } else { removed.append(name) }
+        }
+        try await archive.store(changed, removing: removed, of: lease)
+        stored.withLock { $0 = now }
+    }
+}
+
 /// Another node holds the ledger's lease: the request is forwarded there.
 struct LedgerServedElsewhere: Error {
     let node: String
@@ -284,8 +314,12 @@ struct ClusterMiddleware: RouterMiddleware {
         let isForwarded = request.headers[ClusterHosting.forwardedBy] != nil
         // Served elsewhere a moment ago: forwarded without asking PostgreSQL. A node that does
         // not take the connection (it died, or came back elsewhere) is asked about again below.
-        if !isForwarded, !ledgers.isOpen(name), let url = cluster.knownServer(of: name), let response = try? await forward(request, name, to: url) {
-            return response
+        if !isForwarded, !ledgers.isOpen(name), let url = cluster.knownServer(of: name) {
+            // Asked again only for a request without a body: one whose body went (part of it)
+            // to a node that then failed cannot be sent twice.
+            let hasBody = request.headers[.contentLength].map { $0 != "0" } ?? (request.headers[.transferEncoding] != nil)
+            if hasBody { return try await forward(request, name, to: url) }
+            if let response = try? await forward(request, name, to: url) { return response }
         }
         let held: LedgerLease
         do {

@@ -73,7 +73,7 @@ public final class HostedLedgers: LedgerRegistry, Service {
         /// On a cluster: the lease it is served under.
         let clusterLease: ClusterLease?
         let validity: LeaseValidity?
-        let storedFiles: [String: FileVersion]
+        let storedFiles: StoredFiles?
 
         /// Whether it may still be served: on a cluster, while its lease is valid by this
         /// node's clock and its writer has not stopped (an archive refused or failed).
@@ -180,8 +180,10 @@ public final class HostedLedgers: LedgerRegistry, Service {
     /// ledger holds it from the moment it is open, so it cannot be closed again before anyone
     /// used it (when every other open ledger is in use, the open set grows past `maxOpen`).
     public func lease(_ name: LedgerName) async throws -> LedgerLease {
-        let folder = FolderIdentity(path(of: name))
         while true {
+            // Looked at each time round: on a cluster, opening makes the folder (or moves a
+            // diverged one aside), and a waiter must not take that for a ledger made anew.
+            let folder = FolderIdentity(path(of: name))
             enum Step {
                 case leased(TallyService)
                 case open(Task<TallyService, any Error>)
@@ -248,7 +250,7 @@ public final class HostedLedgers: LedgerRegistry, Service {
     /// request that opened it), then closes the least recently used idle ledgers beyond `maxOpen`.
     private func openLedger(_ name: LedgerName) async throws -> TallyService {
         let path = path(of: name)
-        var taken: (lease: ClusterLease, validity: LeaseValidity, files: [String: FileVersion])?
+        var taken: (lease: ClusterLease, validity: LeaseValidity, files: StoredFiles)?
         do {
             if let cluster { taken = try await cluster.take(name, folder: path) }
             let archive: LeasedArchive? = if let cluster, let taken { LeasedArchive(cluster.archive, lease: taken.lease) } else { nil }
@@ -270,7 +272,7 @@ public final class HostedLedgers: LedgerRegistry, Service {
                     for work in service.backgroundServices(limits.schedule) { group.addTask { try? await work.run() } }
                     if let cluster, let taken = kept {
                         group.addTask {
-                            await cluster.keep(taken.lease, validity: taken.validity, folder: path, files: taken.files) { [weak self] in
+                            await cluster.keep(taken.lease, validity: taken.validity, files: taken.files) { [weak self] in
                                 self?.lost(name, epoch: taken.lease.epoch)
                             }
                         }
@@ -281,7 +283,7 @@ public final class HostedLedgers: LedgerRegistry, Service {
                 state.opening[name] = nil
                 state.open[name] = Entry(
                     service: service, folder: folder, leases: 1, background: background, clusterLease: taken?.lease, validity: taken?.validity,
-                    storedFiles: taken?.files ?? [:])
+                    storedFiles: taken?.files)
                 state.opened += 1
             }
             logger.info("opened a ledger", metadata: ["ledger": "\(name)"])
@@ -292,7 +294,7 @@ public final class HostedLedgers: LedgerRegistry, Service {
                 state.opening[name] = nil
                 if !(error is APIError || error is LedgerServedElsewhere) { state.failedOpens += 1 }
             }
-            if let cluster, let taken { await cluster.letGo(taken.lease, folder: path, stored: taken.files) }
+            if let cluster, let taken { await cluster.letGo(taken.files) }
             if error is APIError || error is LedgerServedElsewhere { throw error }
             logger.error("a ledger could not be opened", metadata: ["ledger": "\(name)", "error": "\(error)"])
             if case LogError.writerLocked = error {
@@ -305,14 +307,10 @@ public final class HostedLedgers: LedgerRegistry, Service {
     /// On a cluster, stores the files of `name` that changed (a sign-in's session…) in
     /// PostgreSQL now, before the change is answered; a 503 if PostgreSQL does not take them.
     func storeFilesNow(_ name: LedgerName) async throws {
-        let held = state.withLock { state in state.open[name].flatMap { entry in entry.clusterLease.map { ($0, entry.storedFiles) } } }
-        guard let cluster, let held else { return }  // not served here: nothing of it changed here
-        let (lease, stored) = held
-        let folder = path(of: name)
+        guard let cluster, let files = state.withLock({ $0.open[name]?.storedFiles }) else { return }  // not served here: nothing of it changed here
         do {
-            _ = try await answered("the files of '\(name)'", within: ClusterHosting.answerLimit) {
-                try await cluster.storeChangedFiles(lease, folder: folder, stored: stored)
-            }
+            let archive = cluster.archive
+            try await answered("the files of '\(name)'", within: ClusterHosting.answerLimit) { try await files.store(in: archive) }
         } catch {
             var unavailable = APIError(.serviceUnavailable, "cluster_unavailable", "the change could not be stored in the cluster; try again shortly")
             unavailable.retryAfter = 1
@@ -388,9 +386,7 @@ public final class HostedLedgers: LedgerRegistry, Service {
             entry.background.cancel()
             await entry.background.value
             _ = try? await BlockingThreads.run { entry.service.close() }
-            if let cluster = self.cluster, let lease = entry.clusterLease {
-                await cluster.letGo(lease, folder: self.path(of: name), stored: entry.storedFiles)
-            }
+            if let cluster = self.cluster, let files = entry.storedFiles { await cluster.letGo(files) }
             self.state.withLock { state in
                 state.closing[name] = nil
                 state.closed += 1

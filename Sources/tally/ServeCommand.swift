@@ -163,6 +163,9 @@ extension ServeCommand {
         guard (1...200).contains(name.utf8.count), name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.:".contains($0)) }) else {
             throw CLIError("invalid --node '\(name)': 1 to 200 of a-z, A-Z, 0-9, '-', '_', '.', ':'")
         }
+        guard advertise != nil || !["0.0.0.0", "::", "[::]"].contains(options.host) else {
+            throw CLIError("--host \(options.host) listens everywhere: say where the other nodes reach this one with --advertise http://HOST:PORT")
+        }
         let url = advertise ?? "http://\(options.host):\(options.port)"
         guard let parsed = URLComponents(string: url), ["http", "https"].contains(parsed.scheme ?? ""), parsed.host?.isEmpty == false, parsed.path.isEmpty
         else { throw CLIError("invalid --advertise '\(url)': http://HOST:PORT") }
