@@ -151,35 +151,11 @@ struct ClusterBenchmarks {
         return response.status.code
     }
 
-    /// `writers` writers creating expenses for `seconds`; the rate and every latency.
+    /// `writers` writers creating expenses for `seconds` (`loadCreates`).
     func load(_ client: HTTPClient, writers: Int, _ pick: @escaping @Sendable (inout SplitMix64) -> (String, String)) async throws -> (
         rate: Double, latencies: [Double]
     ) {
-        let (start, deadline) = (now(), now() + seconds)
-        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
-            for worker in 0..<writers {
-                group.addTask {
-                    var random = SplitMix64(seed: UInt64(worker + 1))
-                    var samples: [Double] = []
-                    while now() < deadline {
-                        let (url, token) = pick(&random)
-                        var request = HTTPClientRequest(url: url)
-                        request.method = .POST
-                        request.headers.add(name: "Authorization", value: "Bearer \(token)")
-                        request.headers.add(name: "Content-Type", value: "application/json")
-                        request.body = .bytes(ByteBuffer(string: #"{"amount": \#(samples.count + 1), "memo": "bench"}"#))
-                        let began = now()
-                        let response = try await client.execute(request, timeout: .seconds(60))
-                        _ = try await response.body.collect(upTo: 1 << 20)
-                        guard response.status.code < 300 else { throw BenchError("\(url) answered \(response.status.code)") }
-                        samples.append(now() - began)
-                    }
-                    return samples
-                }
-            }
-            return try await group.reduce(into: []) { $0 += $1 }
-        }
-        return (Double(latencies.count) / (now() - start), latencies)
+        try await loadCreates(client, writers: writers, seconds: seconds, pick)
     }
 
     /// A ledger of `catchUpEvents` events archived through a writer (in bulk appends), then

@@ -128,32 +128,8 @@ struct HostingBenchmarks {
     /// `writers` writers creating expenses for `seconds`, each request's URL and token from
     /// `pick` (given a random source); the rate and the p99 latency.
     func load(_ client: HTTPClient, _ pick: @escaping @Sendable (inout SplitMix64) -> (String, String)) async throws -> (rate: Double, p99: Double) {
-        let deadline = now() + seconds
-        let start = now()
-        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
-            for worker in 0..<writers {
-                group.addTask {
-                    var random = SplitMix64(seed: UInt64(worker + 1))
-                    var samples: [Double] = []
-                    while now() < deadline {
-                        let (url, token) = pick(&random)
-                        var request = HTTPClientRequest(url: url)
-                        request.method = .POST
-                        request.headers.add(name: "Authorization", value: "Bearer \(token)")
-                        request.headers.add(name: "Content-Type", value: "application/json")
-                        request.body = .bytes(ByteBuffer(string: #"{"amount": \#(samples.count + 1), "memo": "bench"}"#))
-                        let began = now()
-                        let response = try await client.execute(request, timeout: .seconds(60))
-                        _ = try await response.body.collect(upTo: 1 << 20)
-                        guard response.status.code < 300 else { throw BenchError("\(url) answered \(response.status.code)") }
-                        samples.append(now() - began)
-                    }
-                    return samples
-                }
-            }
-            return try await group.reduce(into: []) { $0 += $1 }
-        }
-        return (Double(latencies.count) / (now() - start), quantile(latencies, 0.99))
+        let (rate, latencies) = try await loadCreates(client, writers: writers, seconds: seconds, pick)
+        return (rate, quantile(latencies, 0.99))
     }
 
     /// One read of `url`: opens its ledger before the load starts.
@@ -201,4 +177,36 @@ struct Zipf: Sendable {
         }
         return low
     }
+}
+
+/// `writers` writers creating expenses for `seconds`, each request's URL and token from `pick`
+/// (given a random source); the rate and every request's latency (the hosting and cluster loads).
+func loadCreates(_ client: HTTPClient, writers: Int, seconds: Double, _ pick: @escaping @Sendable (inout SplitMix64) -> (String, String)) async throws -> (
+    rate: Double, latencies: [Double]
+) {
+    let (start, deadline) = (now(), now() + seconds)
+    let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+        for worker in 0..<writers {
+            group.addTask {
+                var random = SplitMix64(seed: UInt64(worker + 1))
+                var samples: [Double] = []
+                while now() < deadline {
+                    let (url, token) = pick(&random)
+                    var request = HTTPClientRequest(url: url)
+                    request.method = .POST
+                    request.headers.add(name: "Authorization", value: "Bearer \(token)")
+                    request.headers.add(name: "Content-Type", value: "application/json")
+                    request.body = .bytes(ByteBuffer(string: #"{"amount": \#(samples.count + 1), "memo": "bench"}"#))
+                    let began = now()
+                    let response = try await client.execute(request, timeout: .seconds(60))
+                    _ = try await response.body.collect(upTo: 1 << 20)
+                    guard response.status.code < 300 else { throw BenchError("\(url) answered \(response.status.code)") }
+                    samples.append(now() - began)
+                }
+                return samples
+            }
+        }
+        return try await group.reduce(into: []) { $0 += $1 }
+    }
+    return (Double(latencies.count) / (now() - start), latencies)
 }

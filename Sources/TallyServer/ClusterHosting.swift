@@ -333,13 +333,7 @@ struct ClusterMiddleware: RouterMiddleware {
             cluster.remember(name, servedAt: elsewhere.url)
             return try await forward(request, name, to: elsewhere.url)
         }
-        var response = try await next(request, context)
-        let body = response.body
-        response.body = ResponseBody(contentLength: body.contentLength) { writer in
-            try await body.write(writer)
-            withExtendedLifetime(held) {}
-        }
-        return response
+        return try await next(request, context).holding(held)
     }
 
     /// Forwards to `url`; a node that does not answer is forgotten as the ledger's server.

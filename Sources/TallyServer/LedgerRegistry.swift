@@ -79,7 +79,15 @@ struct LedgerMiddleware<Registry: LedgerRegistry>: RouterMiddleware {
         guard let lease = try await registry.lease(for: request, authenticated: context.caller != nil) else { return try await next(request, context) }
         var context = context
         context.lease = lease
-        var response = try await next(request, context)
+        return try await next(request, context).holding(lease)
+    }
+}
+
+extension Response {
+    /// This response, its body holding `lease` until it is written (or dropped unwritten):
+    /// the ledger is not closed under a stream or a download.
+    func holding(_ lease: LedgerLease) -> Response {
+        var response = self
         let body = response.body
         response.body = ResponseBody(contentLength: body.contentLength) { writer in
             try await body.write(writer)
