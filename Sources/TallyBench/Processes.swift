@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import TallyStore
 import TallyLog
 
 /// Starts a process with its output discarded (a server the benchmark loads).
@@ -40,6 +41,20 @@ func freshBenchDirectory(_ name: String, in workDirectory: String) throws -> Dat
     let path = workDirectory + "/" + name
     try? FileManager.default.removeItem(atPath: path)
     return try DataDirectory.create(path: path, name: name)
+}
+
+/// A first load of `directory`'s whole log into fresh views (its views removed first),
+/// events/s: the same-run baseline of the rows that project many events at once.
+func firstLoadRate(of directory: DataDirectory) throws -> Double {
+    for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where name.hasPrefix("projections") {
+        try FileManager.default.removeItem(atPath: directory.path + "/" + name)
+    }
+    let events = try directory.reader.statistics().events
+    let projector = try Projector(directory: directory)
+    defer { projector.close() }
+    let start = now()
+    try projector.catchUp()
+    return Double(events) / (now() - start)
 }
 
 /// Waits (up to 600 s) until `url` answers 200.

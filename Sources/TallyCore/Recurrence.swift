@@ -57,7 +57,11 @@ public enum Recurrence {
     /// `YYYY-MM-DD` of a day.
     public static func dayText(_ day: Day) -> String {
         let (y, m, d) = DateTime.civil(fromDays: day)
-        return String(format: "%04d-%02d-%02d", y, m, d)
+        func padded(_ number: Int, _ width: Int) -> String {
+            let digits = String(number)
+            return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+        }
+        return padded(Int(y), 4) + "-" + padded(Int(m), 2) + "-" + padded(Int(d), 2)
     }
 
     /// The day `YYYY-MM-DD` names, if it is a real date of the years 0001–9999.

@@ -96,9 +96,17 @@ public protocol LedgerLookup {
     func entity(_ id: EntityID) throws -> LedgerState.Entity?
     /// Every live setting with scope `replicated`.
     func liveReplicatedSettings() throws -> [LedgerState.Entity]
+    /// Which of `ids` this replica ever held (live or not): for bulk paths, which ask about
+    /// thousands of ids at once.
+    func held(among ids: [EntityID]) throws -> Set<EntityID>
 }
 
 extension LedgerLookup {
+    /// One `entity` per id (what a lookup that has nothing faster does).
+    public func held(among ids: [EntityID]) throws -> Set<EntityID> {
+        Set(try ids.filter { try entity($0) != nil })
+    }
+
     /// The entity if it is live.
     public func live(_ id: EntityID) throws -> LedgerState.Entity? {
         guard let entity = try entity(id), entity.isLive else { return nil }
@@ -132,4 +140,20 @@ public final class RememberingLookup: LedgerLookup {
     }
 
     public func liveReplicatedSettings() throws -> [LedgerState.Entity] { try base.liveReplicatedSettings() }
+
+    /// Asks the base about the ids not known yet, and remembers those it never held.
+    public func held(among ids: [EntityID]) throws -> Set<EntityID> {
+        var held: Set<EntityID> = []
+        var unknown: [EntityID] = []
+        for id in ids {
+            switch known[id] {
+            case .some(.some): held.insert(id)
+            case .some(.none): continue
+            case .none: unknown.append(id)
+            }
+        }
+        let found = try base.held(among: unknown)
+        for id in unknown where !found.contains(id) { known[id] = .some(nil) }
+        return held.union(found)
+    }
 }

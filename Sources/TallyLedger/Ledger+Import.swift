@@ -99,11 +99,12 @@ extension Ledger {
             report.duplicates = []
             var drafts: [EventDraft] = []
             var made: Set<UUID> = []
-            for row in statement.rows {
-                let id = Self.expenseID(importKey: row.importKey)
+            let ids = statement.rows.map { Self.expenseID(importKey: $0.importKey) }
+            let held = try lookup.held(among: ids.map { .uuid($0) })  // a few hundred rows per query
+            for (row, id) in zip(statement.rows, ids) {
                 // A Tally export's id column names the expense itself: imported into its own ledger, it is there.
                 let exported = row.reference.flatMap(UUID.init(uuidString:)).map { EntityID.uuid($0) }
-                if try made.contains(id) || lookup.entity(.uuid(id)) != nil || exported.map({ try lookup.entity($0)?.type == .expense }) == true {
+                if try made.contains(id) || held.contains(.uuid(id)) || exported.map({ try lookup.entity($0)?.type == .expense }) == true {
                     report.duplicates.append((row, id))
                     continue
                 }

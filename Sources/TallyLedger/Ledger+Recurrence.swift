@@ -25,33 +25,44 @@ extension Ledger {
         materializing.lock()
         defer { materializing.unlock() }
         let rules = try views.recurringRuleEntities()
-        // Which occurrences are due and never held: one pass over every rule's days. A rule
-        // that cannot be read, or whose occurrence would not be a valid expense (a peer's rule
-        // missing its amount), makes nothing and does not stop the others.
+        let recorded = RecurrenceProgress.load(from: directory)
+        var progress = RecurrenceProgress()
+        // Which occurrences are due and never held: each rule's days since the last pass
+        // decided them (`RecurrenceProgress`), checked against the views a few hundred ids per
+        // query. A rule that cannot be read, or whose occurrence would not be a valid expense
+        // (a peer's rule missing its amount), makes nothing and does not stop the others.
         let due: [EventDraft] = try views.store.withLookup { lookup in
             var due: [EventDraft] = []
             for rule in rules {
                 guard case .uuid(let ruleID) = rule.id, let schedule = try? RecurringRule(rule) else { continue }
-                for day in schedule.dueDays(now: now) {
-                    let id = OccurrenceID.of(rule: ruleID, day: day.number)
-                    guard try lookup.entity(.uuid(id)) == nil else { continue }
-                    var draft = try occurrence(of: rule, id: id, at: day.date, lookup: lookup)
-                    guard let valid = try? EntitySchema.validate(.expense, .create, draft.properties) else { break }
-                    draft.properties = valid
-                    due.append(draft)
+                let version = RecurrenceProgress.version(of: rule)
+                let decided = recorded.decidedThrough(ruleID, version: version)
+                progress.rules[ruleID.lowercased] = .init(version: version, decidedThrough: max(schedule.today(now), decided ?? .min))
+                let days = schedule.dueDays(now: now, after: decided)
+                guard !days.isEmpty else { continue }
+                let ids = days.map { EntityID.uuid(OccurrenceID.of(rule: ruleID, day: $0.number)) }
+                let held = try lookup.held(among: ids)
+                // The occurrences differ only in their dates, which are valid by construction:
+                // the template is checked once, with the first.
+                var template = try occurrenceTemplate(of: rule, lookup: lookup)
+                template[.date] = .dateTime(days[0].date)
+                guard let valid = try? EntitySchema.validate(.expense, .create, template) else { continue }
+                for (day, id) in zip(days, ids) where !held.contains(id) {
+                    var properties = valid
+                    properties[.date] = .dateTime(day.date)
+                    due.append(EventDraft(entityType: .expense, entityID: id, operation: .create, properties: properties, actor: Self.recurrenceActor))
                 }
             }
             return due
         }
-        // Written in durable batches: ten years of a daily rule is thousands of events. An
-        // occurrence that arrived meanwhile (a sync) is left out, not an error.
-        var total = 0
-        for start in stride(from: 0, to: due.count, by: 10_000) {
-            let batch = due[start..<min(start + 10_000, due.count)]
-            total += try session.writeAll(actor: Self.recurrenceActor) { lookup in
-                try batch.filter { try lookup.entity($0.entityID) == nil }
-            }
+        // Written in bulk (`writeAll`: one durable append, the views caught up with each entity
+        // written once). An occurrence that arrived meanwhile (a sync) is left out, not an error.
+        let total = try session.writeAll(actor: Self.recurrenceActor) { lookup in
+            let held = try lookup.held(among: due.map(\.entityID))
+            return due.filter { !held.contains($0.entityID) }
         }
+        // Only once every occurrence decided is durable (a crash before leaves the old record).
+        if progress != recorded { try progress.save(in: directory) }
         return total
     }
 
@@ -78,9 +89,9 @@ extension Ledger {
         return try written(.recurring, id)
     }
 
-    /// An occurrence's create: the rule's template, on `date`, labelled with the cadence.
-    private func occurrence(of rule: LedgerState.Entity, id: UUID, at date: DateTime, lookup: any LedgerLookup) throws -> EventDraft {
-        var properties: PropertyMap = [.date: .dateTime(date)]
+    /// An occurrence's properties but its date: the rule's template, labelled with the cadence.
+    private func occurrenceTemplate(of rule: LedgerState.Entity, lookup: any LedgerLookup) throws -> PropertyMap {
+        var properties: PropertyMap = [:]
         for name in [PropertyName.kind, .amount, .currency, .payee, .payment, .memo, .tags] {
             if let value = rule.value(name), value != .null { properties[name] = value }
         }
@@ -89,7 +100,7 @@ extension Ledger {
             properties[.categoryId] = .uuid(category)
         }
         if case .string(let cadence)? = rule.value(.cadence) { properties[.repeat] = .string(cadence) }
-        return EventDraft(entityType: .expense, entityID: .uuid(id), operation: .create, properties: properties, actor: Self.recurrenceActor)
+        return properties
     }
 }
 
@@ -147,15 +158,16 @@ public struct RecurringRule: Sendable {
     /// twenty years' (a bound on what one rule — maybe a peer's — can make a replica write).
     public static let windowDays = 366 * 20
 
-    /// The days of the occurrences due by `now` within the window, skipped days left out.
-    public func dueDays(now: DateTime) -> [(number: Int, date: DateTime)] {
+    /// The days of the occurrences due by `now` within the window, skipped days left out —
+    /// only those after `decided`, if given (the days a pass decided already).
+    public func dueDays(now: DateTime, after decided: Int? = nil) -> [(number: Int, date: DateTime)] {
         let today = today(now)
-        let from = max(today - Self.windowDays, scheduleChangedDay.map { $0 + 1 } ?? Int.min)
+        let from = max(today - Self.windowDays, scheduleChangedDay.map { $0 + 1 } ?? Int.min, decided.map { $0 + 1 } ?? Int.min)
         return Recurrence.days(
             start: start.localDayNumber, cadence: cadence, monthEnd: monthEnd, end: end?.localDayNumber, count: count,
             through: today, from: from
         )
-        .filter { !skipped.contains(Recurrence.dayText($0)) }.map { ($0, date(of: $0)) }
+        .filter { skipped.isEmpty || !skipped.contains(Recurrence.dayText($0)) }.map { ($0, date(of: $0)) }
     }
 
     /// The next `limit` occurrence days after today (skipped ones left out), `YYYY-MM-DD`.

@@ -67,6 +67,11 @@ struct LedgerSession: Sendable {
         return outcome.written.event
     }
 
+    /// From this many drafts on, `writeAll` takes the bulk path: `appendBulk` (frames compressed
+    /// on a second core, no events handed back), then the views brought up to it from the log,
+    /// each entity written once (`Projector.catchUpInBulk`).
+    static let bulkFrom = 1_000
+
     /// Appends the drafts `build` returns, all checked first (any refused: nothing appended),
     /// as one durable batch, then projects them; returns how many were appended.
     func writeAll(actor: String, _ build: (any LedgerLookup) throws -> [EventDraft]) throws -> Int {
@@ -82,6 +87,13 @@ struct LedgerSession: Sendable {
         }
         guard !drafts.isEmpty else { return 0 }
         try EntitySchema.validateActor(actor)
+        if drafts.count >= Self.bulkFrom {
+            let receipt = try writer.appendBulk(drafts)
+            do { try projection.catchUp(afterBulkThrough: receipt.lastIndex) } catch {
+                throw LedgerError.viewsBehind(id: drafts.last?.entityID.description ?? "", cause: "\(error)")
+            }
+            return receipt.count
+        }
         let logged = try writer.appendLogged(drafts)
         try project(logged)
         return logged.count

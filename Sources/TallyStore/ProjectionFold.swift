@@ -46,6 +46,9 @@ struct ProjectionFold {
     /// Stores every touched entity's state and rows, the conflicts found, the category views
     /// if a category changed, and the checkpoint.
     func write(_ db: Database) throws {
+        // A bulk (a first import into a young ledger, a long catch-up) writes more rows than
+        // the tables hold: their indexes are made again after the rows instead of updated per row.
+        let aside = touched.count >= Self.bulkEntities ? try IndexesSetAside.forWriting(rows: touched.count, db) : IndexesSetAside()
         // In id order, so the writes walk each B-tree once instead of jumping around it (the
         // order of positions, not a sorted copy of the entities, which retained each at every move).
         let winners = try ViewRows.categoryWinners(db)
@@ -58,7 +61,11 @@ struct ProjectionFold {
                 to: ViewRows.rows(of: entity, winners: winners), db)
             if let found = conflicts[id] { try ViewRows.insertConflicts(found, of: entity, origins: &origins, db) }
         }
+        try aside.restore(db)
         if categoriesChanged { try CategoryViews.refresh(db) }
         try ProjectionHistory.advance(to: last, db)
     }
+
+    /// From this many entities on, `write` sets aside the indexes of the tables they outnumber.
+    static let bulkEntities = 10_000
 }

@@ -55,6 +55,17 @@ public final class ProjectionGroupCommit: @unchecked Sendable {
         }
     }
 
+    /// Brings the views up to a bulk append that reached log index `last` as the leader (its
+    /// events were not handed over: the owner catches the views up itself): waits for the
+    /// transaction under way, then projects from the log (`Projector.catchUpInBulk`) and wakes
+    /// whoever waits.
+    public func catchUp(afterBulkThrough last: UInt64) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while applying { condition.wait() }
+        try lead(applying: [], bulkThrough: last)
+    }
+
     private func waitUntilProjected(through target: UInt64) throws {
         var deadline = Date(timeIntervalSinceNow: gapPatience)
         while projected < target {
@@ -90,12 +101,16 @@ public final class ProjectionGroupCommit: @unchecked Sendable {
     /// apply fails — the views are not where this remembered them (a rebuild swapped them), or
     /// the disk under them is full — the views catch up from the log instead, as the next
     /// reader would; only if that fails too are the waiters told.
-    private func lead(applying run: [LoggedEvent]) throws {
+    private func lead(applying run: [LoggedEvent], bulkThrough: UInt64? = nil) throws {
         applying = true
         condition.unlock()
         var outcome: Result<UInt64, any Error>
         do {
-            if run.isEmpty || (try? projector.apply(run)) == nil { try projector.catchUp() }
+            if let bulkThrough {
+                try projector.catchUpInBulk(through: bulkThrough)
+            } else if run.isEmpty || (try? projector.apply(run)) == nil {
+                try projector.catchUp()
+            }
             outcome = .success(try projector.checkpoint())
         } catch {
             outcome = .failure(error)

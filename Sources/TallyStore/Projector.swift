@@ -123,6 +123,51 @@ public struct Projector: Sendable {
         return applied
     }
 
+    /// Brings the views up to the log after a bulk append that reached log index `last`. When
+    /// the events not projected yet outnumber those projected (a first import of years of
+    /// statements into a young ledger, a decade of a rule's occurrences), it writes a new
+    /// generation of the views from the whole log folded — a first load's way: each entity
+    /// written once, in id order, the indexes made after the rows, no journal — which becomes
+    /// the current one, keeping the history of the one it replaces; otherwise it catches up
+    /// (`catchUp`). Returns how many events the views moved on by.
+    ///
+    /// Writes projected into the replaced generation meanwhile are in the log: the new one
+    /// catches up from where its fold ended (lost work, not lost data, as for a first load).
+    @discardableResult
+    public func catchUpInBulk(through last: UInt64) throws -> Int {
+        let projected = try checkpoint()
+        guard last > projected, last - projected >= max(projected, freshGenerationFrom),
+            let lock = try ProjectionDatabase.lockGenerations(directory)  // else a rebuild or a first load is writing one
+        else { return try catchUp() }
+        defer { lock.release() }
+        let startSecond = ProjectionHistory.currentSecond()
+        var folded = FoldedLog()
+        try directory.reader.forEachEventChunk { chunk in
+            for logged in chunk { folded.apply(logged.event) }
+        }
+        let reached = folded.lastIndex
+        var state: LedgerState? = (consume folded).intoState()
+        let next = try ProjectionDatabase.writeNextGeneration(directory) { queue, path in
+            try ProjectionRebuilder.fillNewGeneration(queue, at: path, from: state.take()!, lastIndex: reached)
+        }
+        if let replaced = ProjectionDatabase.currentPath(directory) {
+            let queue = try DatabaseQueue(path: next.path, configuration: ProjectionDatabase.configuration())
+            try queue.writeWithoutTransaction { db in
+                try db.execute(sql: "ATTACH DATABASE ? AS replaced", arguments: [replaced])
+                try db.inTransaction {
+                    try ProjectionHistory.carryOver(from: "replaced", before: startSecond, upTo: reached, db)
+                    return .commit
+                }
+                try db.execute(sql: "DETACH DATABASE replaced")
+            }
+            try queue.close()
+        }
+        try ProjectionDatabase.makeCurrent(directory, next.number)
+        _ = views.followingLink()
+        progress.advanced(to: reached)
+        return Int(reached - projected) + (try catchUp())
+    }
+
     /// Ends a catch-up's read of the log at its `through` index.
     private struct ReachedLast: Error {}
 

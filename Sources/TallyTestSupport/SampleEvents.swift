@@ -16,6 +16,16 @@ public enum SampleEvents {
             ], actor: actor)
     }
 
+    /// A create of a daily recurring rule from `start`, paying `1,000 + index` won to "rule `index`".
+    public static func dailyRule(start: DateTime, index: Int, actor: String = "bench") -> EventDraft {
+        EventDraft(
+            entityType: .recurring, entityID: .uuid(UUID()), operation: .create,
+            properties: [
+                .cadence: .string("daily"), .startDate: .dateTime(start), .monthEnd: .string("clamp"), .kind: .string("expense"),
+                .amount: .int(Int64(1_000 + index)), .currency: .string("KRW"), .payee: .string("rule \(index)"),
+            ], actor: actor)
+    }
+
     /// An update of one expense's amount and memo.
     public static func expenseUpdate(id: UUID, amount: Int64, actor: String = "cli:test") -> EventDraft {
         EventDraft(

@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+import TallyCore
+@testable import TallyLedger
+import TallyLog
+import TallyTestSupport
+
+/// The per-rule record of decided days (issue 35): a materialisation pass looks only at days
+/// after it while the rule is unchanged, looks at the whole window again once the rule changed,
+/// and a lost or damaged record costs a full pass, never a duplicate.
+@Suite struct RecurrenceProgressTests {
+    let folder = TemporaryDirectory("tally-recurrence-progress")
+
+    static func at(_ text: String) -> DateTime { DateTime(iso8601: text)! }
+    static func day(_ text: String) -> Int { Recurrence.day(text)! }
+
+    /// A ledger with one daily rule from 2030-01-01, and the rule's id.
+    func ledgerWithRule(_ name: String) async throws -> (Ledger, UUID) {
+        let ledger = try Ledger(directory: try DataDirectory.create(path: folder.file(name), name: name))
+        let rule = UUID()
+        _ = try await ledger.create(
+            .recurring, id: rule,
+            [.cadence: .string("daily"), .startDate: .dateTime(Self.at("2030-01-01T08:30:00+09:00")), .amount: .int(1_000), .payee: .string("Bakery")],
+            actor: "t")
+        return (ledger, rule)
+    }
+
+    func occurrenceDays(_ ledger: Ledger) throws -> [String] {
+        try ledger.views.expenses(try ExpenseQuery([("payee", "Bakery"), ("limit", "1000")])).rows.map { String($0.date.prefix(10)) }.sorted()
+    }
+
+    @Test func aPassLooksOnlyAtTheDaysAfterThoseDecided() async throws {
+        let (ledger, rule) = try await ledgerWithRule("after")
+        defer { ledger.close() }
+        #expect(try await ledger.materializeRecurrences(now: Self.at("2030-01-03T12:00:00+09:00")) == 3)
+        var recorded = RecurrenceProgress.load(from: ledger.directory)
+        #expect(recorded.rules[rule.lowercased]?.decidedThrough == Self.day("2030-01-03"))
+
+        // A record that says the days through the 10th are decided (for the rule as it is):
+        // the next pass makes the 11th and 12th only.
+        recorded.rules[rule.lowercased]?.decidedThrough = Self.day("2030-01-10")
+        try recorded.save(in: ledger.directory)
+        #expect(try await ledger.materializeRecurrences(now: Self.at("2030-01-12T12:00:00+09:00")) == 2)
+        #expect(try occurrenceDays(ledger) == ["2030-01-01", "2030-01-02", "2030-01-03", "2030-01-11", "2030-01-12"])
+        #expect(RecurrenceProgress.load(from: ledger.directory).rules[rule.lowercased]?.decidedThrough == Self.day("2030-01-12"))
+    }
+
+    @Test func aChangedRuleIsLookedAtWholeAgain() async throws {
+        let (ledger, rule) = try await ledgerWithRule("changed")
+        defer { ledger.close() }
+        _ = try await ledger.materializeRecurrences(now: Self.at("2030-01-03T12:00:00+09:00"))
+        var recorded = RecurrenceProgress.load(from: ledger.directory)
+        let before = recorded.rules[rule.lowercased]!.version
+        recorded.rules[rule.lowercased]?.decidedThrough = Self.day("2030-01-10")
+        try recorded.save(in: ledger.directory)
+        // Any change to the rule (here its memo, which does not move the schedule) is a new version.
+        _ = try await ledger.update(.recurring, id: rule, [.memo: .string("fresh bread")], actor: "t")
+        #expect(try await ledger.materializeRecurrences(now: Self.at("2030-01-12T12:00:00+09:00")) == 9, "the 4th to the 12th")
+        #expect(try occurrenceDays(ledger).count == 12)
+        let after = RecurrenceProgress.load(from: ledger.directory).rules[rule.lowercased]!
+        #expect(after.version != before)
+        #expect(after.decidedThrough == Self.day("2030-01-12"))
+    }
+
+    @Test func aLostOrDamagedRecordCostsAFullPassNeverADuplicate() async throws {
+        let (ledger, _) = try await ledgerWithRule("lost")
+        defer { ledger.close() }
+        _ = try await ledger.materializeRecurrences(now: Self.at("2030-01-05T12:00:00+09:00"))
+        let path = RecurrenceProgress.path(in: ledger.directory)
+        try Data("{not json".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(try await ledger.materializeRecurrences(now: Self.at("2030-01-05T12:00:00+09:00")) == 0)
+        try FileManager.default.removeItem(atPath: path)
+        #expect(try await ledger.materializeRecurrences(now: Self.at("2030-01-06T12:00:00+09:00")) == 1)
+        #expect(try occurrenceDays(ledger).count == 6)
+        #expect(FileManager.default.fileExists(atPath: path), "written again")
+    }
+}
