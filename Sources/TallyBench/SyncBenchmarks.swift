@@ -30,16 +30,31 @@ struct SyncBenchmarks {
             BenchmarkResult(
                 name: "ship_http", value: try await shipOverHTTP(from: source), unit: "events/s", baseline: copyRate,
                 baselineName: "copy + fsync of the same segment bytes, events/s"),
-            try await catchUp(from: source),
-            try merge(),
-        ]
+        ] + (try await catchUpAndMerge(from: source))
+    }
+
+    /// `catch_up_1m`, then `merge_two_replicas` against the same first load.
+    func catchUpAndMerge(from source: DataDirectory) async throws -> [BenchmarkResult] {
+        let (caughtUp, firstLoad) = try await catchUp(from: source)
+        return [caughtUp, try merge(firstLoad: firstLoad)]
+    }
+
+    /// `merge_two_replicas` alone (`tally-bench merge`), against a first load of as many
+    /// synthetic ledger events.
+    func mergeAlone() throws -> BenchmarkResult {
+        let synthetic = try freshDirectory("merge-first-load")
+        let writer = try synthetic.openWriter()
+        _ = try writer.appendBulk(SyntheticLedger.drafts(count: mergeEvents))
+        writer.close()
+        return try merge(firstLoad: try firstLoadRate(of: synthetic))
     }
 
     /// `catch_up_1m`: a replica that already holds events of its own (so it cannot simply
     /// adopt the peer's segment files, as an empty one does) receives every event of the
     /// source from `tally serve` over loopback (`tally sync`: verified, appended, projected).
-    /// Baseline: a first load of the target's log afterwards (the same events, fresh views).
-    func catchUp(from source: DataDirectory) async throws -> BenchmarkResult {
+    /// Baseline: a first load of the target's log afterwards (the same events, fresh views),
+    /// which `merge_two_replicas` is measured against too.
+    func catchUp(from source: DataDirectory) async throws -> (BenchmarkResult, firstLoad: Double) {
         let token = try runProcess([tallyBinary, "token", "create", "--data-dir", source.path, "--name", "catch-up", "--scope", "replicate,read"])
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let server = try startProcess([tallyBinary, "serve", "--data-dir", source.path, "--port", "18993"])
@@ -56,8 +71,11 @@ struct SyncBenchmarks {
         try check(target, holds: events + 10)
         let firstLoad = try firstLoadRate(of: target)
         print(String(format: "catch_up_1m: %.2f s for %d events; first load of the same log %.0f events/s", Double(events) / rate, events, firstLoad))
-        return BenchmarkResult(
-            name: "catch_up_1m", value: rate, unit: "events/s", baseline: firstLoad, baselineName: "first load of the same log, events/s")
+        return (
+            BenchmarkResult(
+                name: "catch_up_1m", value: rate, unit: "events/s", baseline: firstLoad, baselineName: "first load of the same log, events/s"),
+            firstLoad
+        )
     }
 
     /// Export → import → projected, 1 M events into an empty replica.
@@ -94,8 +112,9 @@ struct SyncBenchmarks {
 
     /// Two replicas share `mergeExpenses` expenses, then each makes the rest of its
     /// `mergeEvents` events by editing those same expenses (so every property both edit is a
-    /// conflict); timed: the bundles exchanged both ways, imported and projected.
-    func merge() throws -> BenchmarkResult {
+    /// conflict); timed: the bundles exchanged both ways, imported and projected. Baseline:
+    /// `firstLoad`, a first load of synthetic ledger events (what the goal names).
+    func merge(firstLoad: Double) throws -> BenchmarkResult {
         let left = try freshDirectory("merge-left"), right = try freshDirectory("merge-right")
         let ids = (0..<mergeExpenses).map { _ in UUID() }
         var writer = try left.openWriter()
@@ -145,13 +164,12 @@ struct SyncBenchmarks {
         let differences = sums[0].differences(from: sums[1]).filter { !$0.hasPrefix("conflicts") }
         guard differences.isEmpty else { throw BenchError("merged replicas differ: \(differences)") }
         let conflicts = try Projector(directory: left).database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM conflicts") ?? 0 }
-        let firstLoad = try firstLoadRate(of: left)
         print(
             "merge: \(merged) events exchanged, \(conflicts) conflicts journaled, views identical; copy + fsync of one side's segment bytes \(Int(copyRate)) events/s"
         )
         return BenchmarkResult(
             name: "merge_two_replicas", value: rate, unit: "events/s", baseline: firstLoad,
-            baselineName: "first load of one side's merged log, events/s")
+            baselineName: "first load of synthetic ledger events, events/s")
     }
 
     func exportBundle(_ directory: DataDirectory, _ name: String, for vector: VersionVector?) throws -> String {
@@ -165,9 +183,15 @@ struct SyncBenchmarks {
         let writer = try target.openWriter()
         let start = now()
         var report = try SegmentBundle.importBundle(from: bundle, into: writer, maximumSkewMillis: 300_000)
+        let last = writer.head.lastIndex
         writer.close()
         let imported = now()
-        try Projector(directory: target).catchUp(startingFrom: report.folded.take())
+        // As `Ledger.importBundle` projects a delivery.
+        if let folded = report.folded.take() {
+            try Projector(directory: target).catchUp(startingFrom: folded)
+        } else {
+            try Projector(directory: target).catchUpInBulk(through: last)
+        }
         print(String(format: "  import %.2f s, projection %.2f s", imported - start, now() - imported))
     }
 

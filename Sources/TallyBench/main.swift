@@ -44,7 +44,7 @@ if only.contains("merge") && !only.contains("sync") {  // `merge`: the sync grou
         try SyncBenchmarks(
             workDirectory: workDirectory, tallyBinary: tally, events: 0,
             mergeEvents: quick ? 50_000 : 500_000, mergeExpenses: quick ? 5_000 : 50_000
-        ).merge())
+        ).mergeAlone())
 }
 if enabled("attachments") {
     let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path

@@ -31,13 +31,15 @@ extension Ledger {
         // decided them (`RecurrenceProgress`), checked against the views a few hundred ids per
         // query. A rule that cannot be read, or whose occurrence would not be a valid expense
         // (a peer's rule missing its amount), makes nothing and does not stop the others.
-        let due: [EventDraft] = try views.store.withLookup { lookup in
+        // Decided against the lookup that checks the writes, and written in bulk (`writeAll`:
+        // one durable append, the views caught up with each entity written once).
+        let total = try session.writeAll(actor: Self.recurrenceActor) { lookup in
             var due: [EventDraft] = []
             for rule in rules {
                 guard case .uuid(let ruleID) = rule.id, let schedule = try? RecurringRule(rule) else { continue }
                 let version = RecurrenceProgress.version(of: rule)
-                let decided = recorded.decidedThrough(ruleID, version: version)
-                progress.rules[ruleID.lowercased] = .init(version: version, decidedThrough: max(schedule.today(now), decided ?? .min))
+                let decided = recorded.decidedThrough(ruleID, version: version, today: schedule.today(now))
+                progress.rules[ruleID.lowercased] = .init(version: version, decidedThrough: schedule.today(now))
                 let days = schedule.dueDays(now: now, after: decided)
                 guard !days.isEmpty else { continue }
                 let ids = days.map { EntityID.uuid(OccurrenceID.of(rule: ruleID, day: $0.number)) }
@@ -54,12 +56,6 @@ extension Ledger {
                 }
             }
             return due
-        }
-        // Written in bulk (`writeAll`: one durable append, the views caught up with each entity
-        // written once). An occurrence that arrived meanwhile (a sync) is left out, not an error.
-        let total = try session.writeAll(actor: Self.recurrenceActor) { lookup in
-            let held = try lookup.held(among: due.map(\.entityID))
-            return due.filter { !held.contains($0.entityID) }
         }
         // Only once every occurrence decided is durable (a crash before leaves the old record).
         if progress != recorded { try progress.save(in: directory) }

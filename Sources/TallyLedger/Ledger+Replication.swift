@@ -148,7 +148,7 @@ extension Ledger {
                 try projector.catchUp()
                 throw error
             }
-            try projector.catchUp(startingFrom: report.folded.take())
+            try projectDelivery(report.folded.take())
             return report
         }
         let after = try views.store.mergeCounts()
@@ -190,8 +190,19 @@ extension Ledger {
                 try projector.catchUp()
                 throw ReceiveFailure(applied: receiver.applied, cause: error)
             }
-            try projector.catchUp(startingFrom: receiver.takeFolded())
+            try projectDelivery(receiver.takeFolded())
             return Received(applied: receiver.applied, alreadyHeld: receiver.alreadyHeld)
+        }
+    }
+
+    /// Brings the views up to a delivery just appended, as a bulk (`Projector.catchUpInBulk`:
+    /// a delivery that outnumbers what the views show is loaded as a new generation), or as a
+    /// first load from `folded` — the events a new replica's first delivery folded on the way in.
+    private func projectDelivery(_ folded: consuming FoldedLog?) throws {
+        if let folded = consume folded {
+            try projector.catchUp(startingFrom: folded)
+        } else {
+            try projector.catchUpInBulk(through: writer.head.lastIndex)
         }
     }
 }

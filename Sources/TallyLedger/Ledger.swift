@@ -65,6 +65,7 @@ public final class Ledger: Sendable {
             // events that are gone, and the next appends would reuse their indexes unprojected.
             if viewsReach > writer.head.lastIndex {
                 ViewSnapshots(directory).removeAll(after: writer.head.lastIndex)
+                RecurrenceProgress.remove(from: directory)  // it may count occurrences the cut took
                 _ = try ProjectionRebuilder.rebuild(directory, verifyOnly: false)
                 viewsReach = 0  // whatever the rebuild reached, a catch-up looks
             }
@@ -88,6 +89,7 @@ public final class Ledger: Sendable {
         let report = try LogRepair.repair(directory: directory.logPath, lockTimeout: lockTimeout)
         AuditIndex.remove(from: directory)  // its log positions may name what the cut moved aside
         ViewSnapshots(directory).removeAll(after: report.lastIndexKept)  // as-of copies of views the cut undid
+        RecurrenceProgress.remove(from: directory)  // days it counts as decided may have lost their occurrences
         if ProjectionDatabase.peekCheckpoint(directory) > report.lastIndexKept {
             _ = try ProjectionRebuilder.rebuild(directory, verifyOnly: false)
         }

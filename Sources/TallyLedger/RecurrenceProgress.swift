@@ -10,7 +10,10 @@ import TallyLog
 ///
 /// Local to this replica, never replicated. Every day it covers had its occurrence made, found
 /// held, or left out by the rule as it still is, so a lost or stale file (a crash before the
-/// write) costs one full pass, never a wrong or a missing occurrence.
+/// write) costs one full pass, never a wrong or a missing occurrence. A log cut shorter (`tally
+/// log repair`, or views found ahead of the log at open) may take occurrences it counts, so
+/// the record goes with the cut (`remove`); a day it names after today (a clock that ran
+/// ahead, a damaged file) counts as today.
 struct RecurrenceProgress: Codable, Equatable {
     struct Rule: Codable, Equatable {
         var version: String
@@ -22,6 +25,9 @@ struct RecurrenceProgress: Codable, Equatable {
     var rules: [String: Rule] = [:]
 
     static func path(in directory: DataDirectory) -> String { directory.path + "/recurrences.json" }
+
+    /// Forgets every rule's decided days (the next pass looks at each whole window).
+    static func remove(from directory: DataDirectory) { unlink(path(in: directory)) }
 
     /// The record, or an empty one if there is none or it is unreadable (then a full pass).
     static func load(from directory: DataDirectory) -> RecurrenceProgress {
@@ -35,10 +41,11 @@ struct RecurrenceProgress: Codable, Equatable {
         try writeDurably(try JSONEncoder().encode(self), to: Self.path(in: directory))
     }
 
-    /// The days of `rule` decided already, if its version is the one recorded.
-    func decidedThrough(_ rule: UUID, version: String) -> Int? {
+    /// The days of `rule` decided already, if its version is the one recorded: through
+    /// `today` at most (days after it are not decided yet, whatever the record says).
+    func decidedThrough(_ rule: UUID, version: String, today: Int) -> Int? {
         guard let recorded = rules[rule.lowercased], recorded.version == version else { return nil }
-        return recorded.decidedThrough
+        return min(recorded.decidedThrough, today)
     }
 
     /// A digest of every stamp of the rule's merge state (FNV-1a, 64 bits): it changes with

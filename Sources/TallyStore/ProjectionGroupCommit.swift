@@ -107,7 +107,9 @@ public final class ProjectionGroupCommit: @unchecked Sendable {
         var outcome: Result<UInt64, any Error>
         do {
             if let bulkThrough {
-                try projector.catchUpInBulk(through: bulkThrough)
+                // A new generation that could not be written (no room for a second copy of
+                // the views) leaves the views to a catch-up in place.
+                if (try? projector.catchUpInBulk(through: bulkThrough)) == nil { try projector.catchUp() }
             } else if run.isEmpty || (try? projector.apply(run)) == nil {
                 try projector.catchUp()
             }

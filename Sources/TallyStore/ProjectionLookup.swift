@@ -13,13 +13,14 @@ public struct ProjectionLookup: LedgerLookup {
         try Projector.loadState(id: id, db)
     }
 
-    /// One query per 500 ids (a statement's parameters are bounded).
+    /// One query per 500 ids (a statement's parameters are bounded); only the full-size
+    /// statement is cached, so a connection keeps one of them, not one per chunk size.
     public func held(among ids: [EntityID]) throws -> Set<EntityID> {
         var held: Set<EntityID> = []
         for start in stride(from: 0, to: ids.count, by: 500) {
             let chunk = ids[start..<min(start + 500, ids.count)]
-            let placeholders = repeatElement("?", count: chunk.count).joined(separator: ",")
-            let statement = try db.cachedStatement(sql: "SELECT id FROM entity_state WHERE id IN (\(placeholders))")
+            let sql = "SELECT id FROM entity_state WHERE id IN (\(repeatElement("?", count: chunk.count).joined(separator: ",")))"
+            let statement = try chunk.count == 500 ? db.cachedStatement(sql: sql) : db.makeStatement(sql: sql)
             let named = Dictionary(chunk.map { ($0.description, $0) }, uniquingKeysWith: { first, _ in first })
             for text in try String.fetchAll(statement, arguments: StatementArguments(chunk.map(\.description))) {
                 if let id = named[text] { held.insert(id) }

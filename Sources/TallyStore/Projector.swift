@@ -147,22 +147,31 @@ public struct Projector: Sendable {
         }
         let reached = folded.lastIndex
         var state: LedgerState? = (consume folded).intoState()
-        let next = try ProjectionDatabase.writeNextGeneration(directory) { queue, path in
-            try ProjectionRebuilder.fillNewGeneration(queue, at: path, from: state.take()!, lastIndex: reached)
-        }
-        if let replaced = ProjectionDatabase.currentPath(directory) {
-            let queue = try DatabaseQueue(path: next.path, configuration: ProjectionDatabase.configuration())
-            try queue.writeWithoutTransaction { db in
-                try db.execute(sql: "ATTACH DATABASE ? AS replaced", arguments: [replaced])
-                try db.inTransaction {
-                    try ProjectionHistory.carryOver(from: "replaced", before: startSecond, upTo: reached, db)
-                    return .commit
-                }
-                try db.execute(sql: "DETACH DATABASE replaced")
+        let number = (ProjectionDatabase.currentGeneration(directory) ?? 0) + 1
+        do {
+            let next = try ProjectionDatabase.writeNextGeneration(directory) { queue, path in
+                try ProjectionRebuilder.fillNewGeneration(queue, at: path, from: state.take()!, lastIndex: reached)
             }
-            try queue.close()
+            // The replaced generation's history, and what was appended meanwhile, before the
+            // swap: a write acknowledged while the new views were written reads back at once.
+            let pool = try DatabasePool(path: next.path, configuration: ProjectionDatabase.configuration())
+            if let replaced = ProjectionDatabase.currentPath(directory) {
+                try pool.writeWithoutTransaction { db in
+                    try db.execute(sql: "ATTACH DATABASE ? AS replaced", arguments: [replaced])
+                    try db.inTransaction {
+                        try ProjectionHistory.carryOver(from: "replaced", before: startSecond, upTo: reached, db)
+                        return .commit
+                    }
+                    try db.execute(sql: "DETACH DATABASE replaced")
+                }
+            }
+            try Projector(directory: directory, database: pool).catchUp()
+            try pool.close()
+        } catch {
+            ProjectionDatabase.remove(directory, generation: number)  // a full copy of the views left half-written
+            throw error
         }
-        try ProjectionDatabase.makeCurrent(directory, next.number)
+        try ProjectionDatabase.makeCurrent(directory, number)
         _ = views.followingLink()
         progress.advanced(to: reached)
         return Int(reached - projected) + (try catchUp())

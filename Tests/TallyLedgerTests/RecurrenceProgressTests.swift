@@ -74,4 +74,27 @@ import TallyTestSupport
         #expect(try occurrenceDays(ledger).count == 6)
         #expect(FileManager.default.fileExists(atPath: path), "written again")
     }
+
+    @Test func aLogCutShorterForgetsTheDecidedDays() async throws {
+        let (ledger, _) = try await ledgerWithRule("repaired")
+        _ = try await ledger.materializeRecurrences(now: Self.at("2030-01-05T12:00:00+09:00"))
+        let directory = ledger.directory
+        ledger.close()
+        #expect(FileManager.default.fileExists(atPath: RecurrenceProgress.path(in: directory)))
+        // What a cut took, the record may count as made: it goes with the cut.
+        _ = try Ledger.repairLog(directory, lockTimeout: 5)
+        #expect(!FileManager.default.fileExists(atPath: RecurrenceProgress.path(in: directory)))
+    }
+
+    @Test func aRecordThatNamesDaysAfterTodayCountsThemAsToday() async throws {
+        let (ledger, rule) = try await ledgerWithRule("ahead")
+        defer { ledger.close() }
+        _ = try await ledger.materializeRecurrences(now: Self.at("2030-01-03T12:00:00+09:00"))
+        var recorded = RecurrenceProgress.load(from: ledger.directory)
+        recorded.rules[rule.lowercased]?.decidedThrough = .max  // damaged, or written by a clock far ahead
+        try recorded.save(in: ledger.directory)
+        #expect(try await ledger.materializeRecurrences(now: Self.at("2030-01-05T12:00:00+09:00")) == 0)
+        #expect(RecurrenceProgress.load(from: ledger.directory).rules[rule.lowercased]?.decidedThrough == Self.day("2030-01-05"))
+        #expect(try await ledger.materializeRecurrences(now: Self.at("2030-01-06T12:00:00+09:00")) == 1, "the next day is looked at")
+    }
 }
