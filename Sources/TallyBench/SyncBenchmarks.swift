@@ -164,8 +164,9 @@ struct SyncBenchmarks {
         let differences = sums[0].differences(from: sums[1]).filter { !$0.hasPrefix("conflicts") }
         guard differences.isEmpty else { throw BenchError("merged replicas differ: \(differences)") }
         let conflicts = try Projector(directory: left).database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM conflicts") ?? 0 }
+        let rightConflicts = try Projector(directory: right).database.read { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM conflicts") ?? 0 }
         print(
-            "merge: \(merged) events exchanged, \(conflicts) conflicts journaled, views identical; copy + fsync of one side's segment bytes \(Int(copyRate)) events/s"
+            "merge: \(merged) events exchanged, \(conflicts) conflicts journaled on the left and \(rightConflicts) on the right (it receives the older edits: each loses to a newer one), views identical; copy + fsync of one side's segment bytes \(Int(copyRate)) events/s"
         )
         return BenchmarkResult(
             name: "merge_two_replicas", value: rate, unit: "events/s", baseline: firstLoad,

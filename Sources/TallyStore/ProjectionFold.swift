@@ -52,15 +52,16 @@ struct ProjectionFold {
         // In id order, so the writes walk each B-tree once instead of jumping around it (the
         // order of positions, not a sorted copy of the entities, which retained each at every move).
         let winners = try ViewRows.categoryWinners(db)
-        var origins = ViewRows.OriginNames()
+        var journal = ConflictJournal()
         for position in ProjectionRebuilder.inWritingOrder(touched) {
             let (id, entity) = touched[position]
             try Projector.saveState(entity, db)
             try ViewRows.write(
                 from: before[id].map { ViewRows.rows(of: $0, winners: winners) } ?? .none,
                 to: ViewRows.rows(of: entity, winners: winners), db)
-            if let found = conflicts[id] { try ViewRows.insertConflicts(found, of: entity, origins: &origins, db) }
+            if let found = conflicts[id] { try journal.add(found, of: entity, db) }
         }
+        try journal.finish(db)
         try aside.restore(db)
         if categoriesChanged { try CategoryViews.refresh(db) }
         try ProjectionHistory.advance(to: last, db)

@@ -174,10 +174,11 @@ public enum ProjectionRebuilder {
                 if written / 50_000 != (written + chunk.count) / 50_000 { progress(written + chunk.count, order.count) }
                 written += chunk.count
             })
-        var origins = ViewRows.OriginNames()
+        var journal = ConflictJournal()
         for (id, conflicts) in state.conflicts.sorted(by: { $0.key.description < $1.key.description }) {
-            try ViewRows.insertConflicts(conflicts, of: entities[id]!, origins: &origins, db)
+            try journal.add(conflicts, of: entities[id]!, db)
         }
+        try journal.finish(db)
     }
 
     /// Lets go of `state` on another thread (see `writeViews`).

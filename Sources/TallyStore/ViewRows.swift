@@ -101,27 +101,51 @@ enum ViewRows {
                 changed.map { new[$0] } + [new[0]], db)
         }
     }
+}
 
-    /// Adds conflicts to the journal (which only ever grows; a conflict found again is kept once).
-    static func insertConflicts(_ conflicts: [LedgerState.Conflict], of entity: LedgerState.Entity, origins: inout OriginNames, _ db: Database) throws {
+/// Conflicts on their way into the journal (which only ever grows; a conflict found again is
+/// kept once), written `rowsPerStatement` rows to an `INSERT`: a merge of two busy replicas
+/// journals hundreds of thousands (`tally-bench merge`: 950,000 on one side), and one
+/// statement per row was most of their cost. Values are bound through the C API
+/// (`DirectStatement`); GRDB's argument copies were the rest. Call `finish` before the
+/// transaction commits.
+struct ConflictJournal {
+    static let rowsPerStatement = 100
+    private static let columns = 9
+    private var values: [DatabaseValue] = []
+    private var origins = ViewRows.OriginNames()
+
+    init() { values.reserveCapacity(Self.rowsPerStatement * Self.columns) }
+
+    /// Adds `entity`'s conflicts (written once a statement's worth is waiting).
+    mutating func add(_ conflicts: [LedgerState.Conflict], of entity: LedgerState.Entity, _ db: Database) throws {
         let id = entity.id.description.databaseValue, type = entity.type.description.databaseValue
-        let insert = try db.cachedStatement(
-            sql: """
-                INSERT OR IGNORE INTO conflicts (entity_id, entity_type, property, loser_hlc, loser_origin, losing_value, winner_hlc, winner_origin, winning_value)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """)
         for conflict in conflicts {
-            // Bound through the C API (`DirectStatement`): a merge of two busy replicas journals
-            // hundreds of thousands, and GRDB's argument copies were most of their cost.
-            try DirectStatement.execute(
-                insert,
-                [
-                    id, type, conflict.property.jsonName.databaseValue, conflict.loser.timestamp.description.databaseValue,
-                    origins.name(of: conflict.loser.origin), conflict.losingValue.json.serialized.databaseValue,
-                    conflict.winner.timestamp.description.databaseValue, origins.name(of: conflict.winner.origin),
-                    conflict.winningValue.json.serialized.databaseValue,
-                ], db)
+            values += [
+                id, type, conflict.property.jsonName.databaseValue, conflict.loser.timestamp.description.databaseValue,
+                origins.name(of: conflict.loser.origin), conflict.losingValue.json.serialized.databaseValue,
+                conflict.winner.timestamp.description.databaseValue, origins.name(of: conflict.winner.origin),
+                conflict.winningValue.json.serialized.databaseValue,
+            ]
+            if values.count == Self.rowsPerStatement * Self.columns { try write(db) }
         }
+    }
+
+    /// Writes what is waiting.
+    mutating func finish(_ db: Database) throws { try write(db) }
+
+    private mutating func write(_ db: Database) throws {
+        guard !values.isEmpty else { return }
+        let rows = values.count / Self.columns
+        let row = "(" + repeatElement("?", count: Self.columns).joined(separator: ",") + ")"
+        let sql = """
+            INSERT OR IGNORE INTO conflicts (entity_id, entity_type, property, loser_hlc, loser_origin, losing_value, winner_hlc, winner_origin, winning_value)
+            VALUES \(repeatElement(row, count: rows).joined(separator: ","))
+            """
+        // Only the full-size statement is kept: the last, shorter one of each transaction is not.
+        let statement = try rows == Self.rowsPerStatement ? db.cachedStatement(sql: sql) : db.makeStatement(sql: sql)
+        try DirectStatement.execute(statement, values, db)
+        values.removeAll(keepingCapacity: true)
     }
 }
 
