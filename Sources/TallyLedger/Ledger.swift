@@ -70,8 +70,10 @@ public final class Ledger: Sendable {
                 viewsReach = 0  // whatever the rebuild reached, a catch-up looks
             }
             // Views that show the whole log need no catch-up: reading the log to find nothing
-            // after the checkpoint costs a scan of the open segment.
-            let caughtUp = viewsReach < writer.head.lastIndex ? try projector.catchUp() : 0
+            // after the checkpoint costs a scan of the open segment. Views far behind (a node
+            // that caught a ledger up from the cluster's archive, a copied log) are brought up
+            // as a bulk: written anew when what they lack outnumbers what they show.
+            let caughtUp = viewsReach < writer.head.lastIndex ? try projector.catchUpInBulk(through: writer.head.lastIndex) : 0
             opening = Opening(tornTail: writer.recovery.tornTail.map { "\($0)" }, caughtUp: caughtUp)
         } catch {
             writer.close()

@@ -43,4 +43,23 @@ import TallyTestSupport
         #expect(try ledger.views.expenses(try ExpenseQuery([("payee", "single"), ("limit", "100")])).rows.count == 40)
         #expect(try ProjectionRebuilder.rebuild(directory, verifyOnly: true).differences.isEmpty)
     }
+
+    @Test func aLedgerWhoseViewsLackMoreThanTheyShowIsOpenedWithNewViews() async throws {
+        let directory = try DataDirectory.create(path: folder.file("behind"), name: "behind")
+        var ledger = try Ledger(directory: directory)
+        _ = try await ledger.create(.expense, [.amount: .int(1)], actor: "t")
+        ledger.close()
+        // What a node catching a ledger up from the cluster's archive does: events reach the
+        // log without the views (a copied log, a replay).
+        let writer = try directory.openWriter()
+        _ = try writer.appendBulk((0..<21_000).map { SampleEvents.expenseCreate(amount: Int64($0 + 1)) })
+        writer.close()
+        let before = ProjectionDatabase.currentGeneration(directory)
+        ledger = try Ledger(directory: directory)
+        defer { ledger.close() }
+        #expect(ledger.opening.caughtUp == 21_000)
+        #expect(ProjectionDatabase.currentGeneration(directory) != before, "written anew, not 21,000 events into views of one")
+        #expect(try ledger.views.expenses(try ExpenseQuery([("limit", "1")])).rows.count == 1)
+        #expect(try ProjectionRebuilder.rebuild(directory, verifyOnly: true).differences.isEmpty)
+    }
 }
