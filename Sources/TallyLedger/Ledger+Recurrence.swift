@@ -24,6 +24,10 @@ extension Ledger {
         // decides what is missing and then writes it, and two at once would both write it.
         materializing.lock()
         defer { materializing.unlock() }
+        // Decided against views that show the whole log: a delivery appended but not yet
+        // projected may hold an occurrence (maybe edited by a peer's user), which a create
+        // made now would overwrite with a newer stamp.
+        if try projector.checkpoint() < writer.head.lastIndex { try projector.catchUp() }
         let rules = try views.recurringRuleEntities()
         let recorded = RecurrenceProgress.load(from: directory)
         var progress = RecurrenceProgress()

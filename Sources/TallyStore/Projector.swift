@@ -155,6 +155,7 @@ public struct Projector: Sendable {
             // The replaced generation's history, and what was appended meanwhile, before the
             // swap: a write acknowledged while the new views were written reads back at once.
             let pool = try DatabasePool(path: next.path, configuration: ProjectionDatabase.configuration())
+            defer { try? pool.close() }
             if let replaced = ProjectionDatabase.currentPath(directory) {
                 try pool.writeWithoutTransaction { db in
                     try db.execute(sql: "ATTACH DATABASE ? AS replaced", arguments: [replaced])
@@ -166,7 +167,6 @@ public struct Projector: Sendable {
                 }
             }
             try Projector(directory: directory, database: pool).catchUp()
-            try pool.close()
         } catch {
             ProjectionDatabase.remove(directory, generation: number)  // a full copy of the views left half-written
             throw error
@@ -174,7 +174,9 @@ public struct Projector: Sendable {
         try ProjectionDatabase.makeCurrent(directory, number)
         _ = views.followingLink()
         progress.advanced(to: reached)
-        return Int(reached - projected) + (try catchUp())
+        try catchUp()
+        let now = try checkpoint()
+        return now > projected ? Int(now - projected) : 0
     }
 
     /// Ends a catch-up's read of the log at its `through` index.

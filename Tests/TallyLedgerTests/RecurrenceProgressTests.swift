@@ -97,4 +97,23 @@ import TallyTestSupport
         #expect(RecurrenceProgress.load(from: ledger.directory).rules[rule.lowercased]?.decidedThrough == Self.day("2030-01-05"))
         #expect(try await ledger.materializeRecurrences(now: Self.at("2030-01-06T12:00:00+09:00")) == 1, "the next day is looked at")
     }
+
+    @Test func anOccurrenceInTheLogButNotYetInTheViewsIsNotMadeAgain() async throws {
+        let (ledger, rule) = try await ledgerWithRule("unprojected")
+        defer { ledger.close() }
+        // A delivery's events are appended before they are projected: a peer's copy of the
+        // 2nd's occurrence, its amount edited by a person there, sits in the log only.
+        let second = OccurrenceID.of(rule: rule, day: Self.day("2030-01-02"))
+        _ = try ledger.writer.append([
+            EventDraft(
+                entityType: .expense, entityID: .uuid(second), operation: .create,
+                properties: [
+                    .kind: .string("expense"), .amount: .int(777), .currency: .string("KRW"), .payee: .string("Bakery"),
+                    .date: .dateTime(Self.at("2030-01-02T08:30:00+09:00")), .repeat: .string("daily"),
+                ], actor: "peer")
+        ])
+        #expect(try await ledger.materializeRecurrences(now: Self.at("2030-01-03T12:00:00+09:00")) == 2, "the 1st and the 3rd")
+        let amounts = try ledger.views.expenses(try ExpenseQuery([("payee", "Bakery")])).rows.map(\.amount).sorted()
+        #expect(amounts == [777, 1_000, 1_000], "the peer's edit stands")
+    }
 }
