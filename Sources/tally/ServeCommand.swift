@@ -73,6 +73,10 @@ struct ServeCommand: AsyncParsableCommand {
             try await serveHosted(ledgers, options: options, attachments: attachments, logger: logger)
             return
         }
+        // Not quietly one ledger on its own for someone who meant a node of a cluster.
+        guard cluster == nil, node == nil, advertise == nil else {
+            throw CLIError("--cluster, --node and --advertise are for hosted ledgers: add --ledgers DIR")
+        }
         // Running out of descriptors kills the process (`DescriptorBudget`): refuse what may not fit.
         do { try DescriptorBudget.raised().check(maxConnections: maxConnections, maxOpenLedgers: nil) } catch { throw CLIError(error.message) }
         let service = try TallyService(

@@ -90,10 +90,13 @@ final class ClusterNode: @unchecked Sendable {
 
     var url: String { "http://127.0.0.1:\(port)" }
 
-    func request(_ method: HTTPMethod, _ path: String, token: String, json: String? = nil) async throws -> (status: Int, body: String) {
+    func request(
+        _ method: HTTPMethod, _ path: String, token: String, json: String? = nil, headers: [(String, String)] = []
+    ) async throws -> (status: Int, body: String) {
         var request = HTTPClientRequest(url: url + path)
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let json {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(string: json))

@@ -116,6 +116,27 @@ struct ClusterNodesTests {
         b.stop(SIGTERM)
     }
 
+    @Test func aClientThatPassesForAForwardingNodeIsNotServedByANodeThatDoesNotHoldTheLedger() async throws {
+        let ledger = "\(prefix)-f"
+        let token = try createClusterLedger(ledger, staging: folder.file("staging-f"))
+        let (a, b) = (try ClusterNode("\(prefix)-fa", folder: folder.file("fa")), try ClusterNode("\(prefix)-fb", folder: folder.file("fb")))
+        #expect(await a.addExpense(ledger, memo: "first", token: token) == 201)
+        #expect(try clusterOwners()[ledger] == a.name)
+        // Asked plainly, "b" forwards to the owner.
+        #expect(try await b.request(.GET, "/v1/ledgers/\(ledger)/expenses", token: token).status == 200)
+        // A request that claims to be forwarded already is never forwarded again (no loops),
+        // and "b" does not hold the ledger: 503 with a JSON body, and nothing written anywhere.
+        let body = #"{"amount":1200,"currency":"KRW","date":"2026-11-28","memo":"claimed"}"#
+        let claimed = try await b.request(
+            .POST, "/v1/ledgers/\(ledger)/expenses", token: token, json: body, headers: [("Tally-Forwarded-By", a.name)])
+        #expect(claimed.status == 503, "\(claimed.body)")
+        #expect(claimed.body.contains("\"ledger_moving\""))
+        #expect(try await a.memos(ledger, token: token) == ["first"])
+        #expect(try clusterOwners()[ledger] == a.name, "the lease stayed where it was")
+        a.stop(SIGTERM)
+        b.stop(SIGTERM)
+    }
+
     @Test(.enabled(if: ClusterPostgres.folder != nil, "needs TALLY_TEST_POSTGRES_FOLDER to stop and start it"))
     func whilePostgreSQLIsDownWritesAre503AndTheNodesResumeWhenItReturns() async throws {
         let ledger = "\(prefix)-d"
