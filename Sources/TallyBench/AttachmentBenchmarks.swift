@@ -103,7 +103,7 @@ struct AttachmentBenchmarks {
         let bundle = workDirectory + "/attachment-bundle"
         try? FileManager.default.removeItem(atPath: bundle)
         let target = try freshDirectory("attachment-files-target")
-        var start = now()
+        let start = now()
         _ = try SegmentBundle.export(source, to: bundle, for: nil)
         let importer = try Ledger(directory: target)
         _ = try await importer.importBundle(from: bundle)
@@ -111,15 +111,8 @@ struct AttachmentBenchmarks {
         let byFiles = megabytes(payloads) / (now() - start)
         guard try BlobStore(directory: target).all().count == payloads.count else { throw BenchError("the bundle did not carry every blob") }
 
-        let token = try runProcess([tallyBinary, "token", "create", "--data-dir", source.path, "--name", "bench", "--scope", "replicate"])
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        let server = try startProcess([tallyBinary, "serve", "--data-dir", source.path, "--port", "18994"])
-        defer { server.terminate() }
-        try await waitForHealth("http://127.0.0.1:18994/health")
         let http = try freshDirectory("attachment-http-target")
-        start = now()
-        _ = try runProcess([tallyBinary, "sync", "http://127.0.0.1:18994", "--token", token, "--data-dir", http.path])
-        let overHTTP = megabytes(payloads) / (now() - start)
+        let overHTTP = megabytes(payloads) / (try await timedSync(tallyBinary, from: source.path, into: http.path, port: 18994))
         guard try BlobStore(directory: http).all().count == payloads.count else { throw BenchError("the sync did not fetch every blob") }
         return (byFiles, overHTTP)
     }

@@ -57,6 +57,20 @@ func firstLoadRate(of directory: DataDirectory) throws -> Double {
     return Double(events) / (now() - start)
 }
 
+/// Serves `source` with `tally serve` on 127.0.0.1:`port` (a replicate token made for it) and
+/// runs `tally sync` of the replica at `target` against it; returns the seconds the sync took
+/// (the server's start is not timed).
+func timedSync(_ tally: String, from source: String, into target: String, port: Int) async throws -> Double {
+    let token = try runProcess([tally, "token", "create", "--data-dir", source, "--name", "bench-\(port)", "--scope", "replicate,read"])
+        .trimmingCharacters(in: .whitespacesAndNewlines)
+    let server = try startProcess([tally, "serve", "--data-dir", source, "--port", "\(port)"])
+    defer { server.terminate() }
+    try await waitForHealth("http://127.0.0.1:\(port)/health")
+    let start = now()
+    _ = try runProcess([tally, "sync", "http://127.0.0.1:\(port)", "--token", token, "--data-dir", target])
+    return now() - start
+}
+
 /// Waits (up to 600 s) until `url` answers 200.
 func waitForHealth(_ url: String) async throws {
     let deadline = now() + 600

@@ -6,10 +6,10 @@ import TallyTestSupport
 
 /// Materialising recurring rules (issues 18 and 35): 100 daily rules started ten years ago,
 /// all their occurrences created at once (`Ledger.materializeRecurrences`: each rule's
-/// undecided days checked against what the replica ever held, then written and projected in
-/// durable batches of 10,000), events/s. Baselines in the same run: a first load of the very
-/// events it wrote (fresh views of the same log, `Projector.catchUp`), and the same number of
-/// expense creates appended by `appendBulk` into a bare log (no checks, no views).
+/// undecided days checked against what the replica ever held, then written in one bulk append
+/// and projected from the log, `LedgerSession.writeAll`), events/s. Baseline in the same run: a
+/// first load of the very events it wrote (fresh views of the same log, `Projector.catchUp`);
+/// the same number of expense creates appended by `appendBulk` into a bare log is printed beside.
 ///
 /// `materialize_recurrences_idle`: a pass over 1,000 rules with nothing due (each decided
 /// through today by the pass before), in ms, against a first load of the 1,000 rules.

@@ -55,19 +55,12 @@ struct SyncBenchmarks {
     /// Baseline: a first load of the target's log afterwards (the same events, fresh views),
     /// which `merge_two_replicas` is measured against too.
     func catchUp(from source: DataDirectory) async throws -> (BenchmarkResult, firstLoad: Double) {
-        let token = try runProcess([tallyBinary, "token", "create", "--data-dir", source.path, "--name", "catch-up", "--scope", "replicate,read"])
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        let server = try startProcess([tallyBinary, "serve", "--data-dir", source.path, "--port", "18993"])
-        defer { server.terminate() }
-        try await waitForHealth("http://127.0.0.1:18993/health")
         let target = try freshDirectory("catch-up-target")
         let writer = try target.openWriter()
         _ = try writer.append(SyntheticLedger.drafts(count: 10))
         writer.close()
         try Projector(directory: target).catchUp()
-        let start = now()
-        _ = try runProcess([tallyBinary, "sync", "http://127.0.0.1:18993", "--token", token, "--data-dir", target.path])
-        let rate = Double(events) / (now() - start)
+        let rate = Double(events) / (try await timedSync(tallyBinary, from: source.path, into: target.path, port: 18993))
         try check(target, holds: events + 10)
         let firstLoad = try firstLoadRate(of: target)
         print(String(format: "catch_up_1m: %.2f s for %d events; first load of the same log %.0f events/s", Double(events) / rate, events, firstLoad))
@@ -95,17 +88,10 @@ struct SyncBenchmarks {
 
     /// `tally sync` of an empty replica against `tally serve` on the source, over loopback.
     func shipOverHTTP(from source: DataDirectory) async throws -> Double {
-        let token = try runProcess([tallyBinary, "token", "create", "--data-dir", source.path, "--name", "bench", "--scope", "replicate,read"])
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        let server = try startProcess([tallyBinary, "serve", "--data-dir", source.path, "--port", "18992"])
-        defer { server.terminate() }
-        try await waitForHealth("http://127.0.0.1:18992/health")
         let target = workDirectory + "/ship-http-target"
         try? FileManager.default.removeItem(atPath: target)
         _ = try runProcess([tallyBinary, "init", "--data-dir", target])
-        let start = now()
-        _ = try runProcess([tallyBinary, "sync", "http://127.0.0.1:18992", "--token", token, "--data-dir", target])
-        let rate = Double(events) / (now() - start)
+        let rate = Double(events) / (try await timedSync(tallyBinary, from: source.path, into: target, port: 18992))
         try check(try DataDirectory(path: target), holds: events)
         return rate
     }

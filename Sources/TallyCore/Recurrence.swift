@@ -57,11 +57,13 @@ public enum Recurrence {
     /// `YYYY-MM-DD` of a day.
     public static func dayText(_ day: Day) -> String {
         let (y, m, d) = DateTime.civil(fromDays: day)
-        func padded(_ number: Int, _ width: Int) -> String {
-            let digits = String(number)
-            return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+        return DateTime.ASCIIText.make(capacity: 32) { text in
+            text.append(y, digits: 4)
+            text.append("-")
+            text.append(m, digits: 2)
+            text.append("-")
+            text.append(d, digits: 2)
         }
-        return padded(Int(y), 4) + "-" + padded(Int(m), 2) + "-" + padded(Int(d), 2)
     }
 
     /// The day `YYYY-MM-DD` names, if it is a real date of the years 0001–9999.

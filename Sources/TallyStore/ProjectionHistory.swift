@@ -32,17 +32,24 @@ enum ProjectionHistory {
         return UInt64(max(0, index ?? 0))
     }
 
-    /// Gives `db` (a rebuilt generation) the history of the generation it replaces (attached
-    /// as `schema`) for every second before `second` (when the rebuild began; what `db`
-    /// recorded itself from then on stays), leaving out indexes past `lastIndex` (a log cut
-    /// by `tally log repair` no longer holds them). Rows `db` brought from elsewhere before
-    /// that second (a snapshot it started from) give way to the replaced generation's.
-    static func carryOver(from schema: String, before second: Int64, upTo lastIndex: UInt64, _ db: Database) throws {
-        try db.execute(sql: "DELETE FROM main.projection_history WHERE second < ?", arguments: [second])
-        try db.execute(
-            sql: """
-                INSERT INTO main.projection_history (second, last_index)
-                SELECT second, last_index FROM \(schema).projection_history WHERE second < ? AND last_index <= ?
-                """, arguments: [second, Int64(lastIndex)])
+    /// Gives `next` (a generation written anew: a rebuild, a bulk's new views) the history of
+    /// the generation at `replaced` for every second before `second` (when the new one began;
+    /// what `next` recorded itself from then on stays), leaving out indexes past `lastIndex` (a
+    /// log cut by `tally log repair` no longer holds them). Rows `next` brought from elsewhere
+    /// before that second (a snapshot it started from) give way to the replaced generation's.
+    static func carryOver(from replaced: String, into next: some DatabaseWriter, before second: Int64, upTo lastIndex: UInt64) throws {
+        try next.writeWithoutTransaction { db in
+            try db.execute(sql: "ATTACH DATABASE ? AS replaced", arguments: [replaced])
+            try db.inTransaction {
+                try db.execute(sql: "DELETE FROM main.projection_history WHERE second < ?", arguments: [second])
+                try db.execute(
+                    sql: """
+                        INSERT INTO main.projection_history (second, last_index)
+                        SELECT second, last_index FROM replaced.projection_history WHERE second < ? AND last_index <= ?
+                        """, arguments: [second, Int64(lastIndex)])
+                return .commit
+            }
+            try db.execute(sql: "DETACH DATABASE replaced")
+        }
     }
 }

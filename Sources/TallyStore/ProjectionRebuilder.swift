@@ -284,14 +284,7 @@ public enum ProjectionRebuilder {
         }
         // The moments the replaced views reached each index (not in the log) stay with the views.
         if !verifyOnly, let replaced = ProjectionDatabase.currentPath(directory) {
-            let reached = try rebuilt.checkpoint()
-            try rebuilt.database.writeWithoutTransaction { db in
-                try db.execute(sql: "ATTACH DATABASE ? AS replaced", arguments: [replaced])
-                try db.inTransaction {
-                    try ProjectionHistory.carryOver(from: "replaced", before: startSecond, upTo: reached, db); return .commit
-                }
-                try db.execute(sql: "DETACH DATABASE replaced")
-            }
+            try ProjectionHistory.carryOver(from: replaced, into: rebuilt.database, before: startSecond, upTo: try rebuilt.checkpoint())
         }
         try rebuilt.database.close()
         try live.database.close()

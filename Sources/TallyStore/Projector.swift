@@ -157,14 +157,7 @@ public struct Projector: Sendable {
             let pool = try DatabasePool(path: next.path, configuration: ProjectionDatabase.configuration())
             defer { try? pool.close() }
             if let replaced = ProjectionDatabase.currentPath(directory) {
-                try pool.writeWithoutTransaction { db in
-                    try db.execute(sql: "ATTACH DATABASE ? AS replaced", arguments: [replaced])
-                    try db.inTransaction {
-                        try ProjectionHistory.carryOver(from: "replaced", before: startSecond, upTo: reached, db)
-                        return .commit
-                    }
-                    try db.execute(sql: "DETACH DATABASE replaced")
-                }
+                try ProjectionHistory.carryOver(from: replaced, into: pool, before: startSecond, upTo: reached)
             }
             try Projector(directory: directory, database: pool).catchUp()
         } catch {
