@@ -7,6 +7,9 @@ let package = Package(
     products: [
         .executable(name: "tally", targets: ["tally"]),
         .executable(name: "tally-bench", targets: ["TallyBench"]),
+        // The library an app embeds as its own offline replica (docs/TALLYKIT.md). Nothing
+        // server-only in its dependency graph: `scripts/check-tallykit` proves it in CI.
+        .library(name: "TallyKit", targets: ["TallyKit"]),
         // libFuzzer targets: build one at a time with scripts/fuzz (never all together).
         .executable(name: "FuzzSegments", targets: ["FuzzSegments"]),
         .executable(name: "FuzzEvents", targets: ["FuzzEvents"]),
@@ -114,6 +117,12 @@ let package = Package(
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")]
         ),
+        // An app's own replica (issue 33): typed writes and queries, observation, sync with
+        // retries and a status to show, writes that take turns between an app and its widget.
+        .target(
+            name: "TallyKit",
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger"]
+        ),
         // Bank and card statements read into rows (issue 19): text encodings, CSV, .xlsx,
         // header and column recognition, Korean amounts and dates. No writes, no views.
         .target(
@@ -208,6 +217,10 @@ let package = Package(
         .testTarget(
             name: "TallyLedgerTests",
             dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyTestSupport"]
+        ),
+        .testTarget(
+            name: "TallyKitTests",
+            dependencies: ["TallyCore", "TallyKit", "TallyTestSupport"]
         ),
         .testTarget(
             name: "TallyClusterTests",

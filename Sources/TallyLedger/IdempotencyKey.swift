@@ -4,8 +4,8 @@ import TallyCore
 
 /// Derives a create's entity id from the caller and its `Idempotency-Key`, so retries of one
 /// create name one entity — crash-safe, because the log itself remembers it.
-enum IdempotencyKey {
-    static func entityID(actor: String, key: String, type: EntityType) -> UUID {
+public enum IdempotencyKey {
+    public static func entityID(actor: String, key: String, type: EntityType) -> UUID {
         NameBasedUUID.of("tally-idempotency\u{0}\(actor)\u{0}\(type)\u{0}\(key)")
     }
 }

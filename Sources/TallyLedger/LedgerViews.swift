@@ -91,6 +91,11 @@ public struct LedgerViews: Sendable {
     /// Every to-do.
     public func todos() throws -> [TodoRow] { try store.todos() }
 
+    /// One expense, to-do or category as its row; nil when there is none (or it was deleted).
+    public func expense(id: UUID) throws -> ExpenseRow? { try store.expense(id: id.lowercased) }
+    public func todo(id: UUID) throws -> TodoRow? { try store.todo(id: id.lowercased) }
+    public func category(id: UUID) throws -> CategoryRow? { try store.category(id: id.lowercased) }
+
     /// Every setting.
     public func settings() throws -> [SettingRow] { try store.settings() }
 

@@ -8,10 +8,14 @@ public struct SyncRejection: Error, Sendable, CustomStringConvertible {
     public var source: String
     /// What was wrong.
     public var reason: String
+    /// The peer's HTTP status, when it refused a request (401: the credentials are not
+    /// accepted; 503: busy); nil when what it sent was refused here.
+    public var httpStatus: Int?
 
-    public init(source: String, reason: String) {
+    public init(source: String, reason: String, httpStatus: Int? = nil) {
         self.source = source
         self.reason = reason
+        self.httpStatus = httpStatus
     }
 
     public var description: String { "rejected \(source): \(reason); nothing was applied" }

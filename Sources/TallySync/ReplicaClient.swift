@@ -46,7 +46,7 @@ public struct ReplicaClient: ReplicaTransport {
             let object = body.flatMap { try? JSONSerialization.jsonObject(with: Data($0.readableBytesView)) as? [String: Any] }
             let code = (object?["error"] as? [String: Any])?["code"] as? String
             let shown = code.flatMap { $0.count <= 40 && $0.allSatisfy({ $0.isASCII && ($0.isLetter || $0 == "_") }) ? " (\($0))" : nil } ?? ""
-            throw SyncRejection(source: what, reason: "the peer answered \(response.status.code)\(shown)")
+            throw SyncRejection(source: what, reason: "the peer answered \(response.status.code)\(shown)", httpStatus: Int(response.status.code))
         }
     }
 

@@ -1,0 +1,29 @@
+import Foundation
+import TallyCore
+import TallyLog
+
+/// Attachments: a photo of a receipt stored by its SHA-256 digest, which an expense's or a
+/// to-do's `attachments` then names. Storing one takes no lock (the store is content-
+/// addressed: two processes storing the same photo store one file). Syncs carry them.
+extension Replica {
+    /// The largest attachment an app stores (the service's default upload limit).
+    public static let maxAttachmentBytes = 25 << 20
+
+    /// Stores `data` (a JPEG, PNG, HEIC, WebP or PDF) and returns its digest, to put in an
+    /// expense's `attachments`.
+    public func addAttachment(_ data: Data) throws -> String {
+        guard AttachmentType.sniff(data.prefix(32)) != nil else {
+            throw ValidationError(field: "attachment", "must be a JPEG, PNG, HEIC, WebP or PDF file")
+        }
+        return try BlobStore(directory: directory).store(data, limit: Self.maxAttachmentBytes).digest
+    }
+
+    /// The bytes of an attachment, or nil when this replica does not hold it (yet: a sync
+    /// fetches what its expenses name).
+    public func attachment(_ digest: String) throws -> Data? {
+        guard BlobStore.isDigest(digest) else { throw ValidationError(field: "attachment", "must be a SHA-256 digest (64 lowercase hex digits)") }
+        let store = BlobStore(directory: directory)
+        guard try store.size(of: digest) != nil else { return nil }
+        return FileManager.default.contents(atPath: try store.file(of: digest))
+    }
+}

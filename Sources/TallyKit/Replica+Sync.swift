@@ -1,0 +1,120 @@
+import Foundation
+import TallyLedger
+import TallyLog
+import TallySync
+
+/// A Tally service this replica syncs with: a server of one ledger (`http://host:8080`) or a
+/// hosted ledger (`https://host/v1/ledgers/kim-family`), and a token of it with the
+/// `replicate` scope.
+public struct SyncServer: Sendable {
+    public var url: String
+    public var token: String
+
+    public init(url: String, token: String) { (self.url, self.token) = (url, token) }
+
+    /// The URL as it may be shown and remembered (no credentials, query or fragment).
+    var key: String { Peer.displayURL(url) }
+}
+
+/// How a sync retries a server that cannot be reached or is busy: up to `attempts` tries,
+/// waiting a random time up to `first`, 2 × `first`, 4 × `first`… (at most `longest`) between
+/// them — "full jitter", so that phones coming back online together do not come back in step.
+public struct RetryPolicy: Sendable {
+    public var attempts: Int
+    public var first: Duration
+    public var longest: Duration
+
+    public init(attempts: Int = 6, first: Duration = .milliseconds(500), longest: Duration = .seconds(60)) {
+        (self.attempts, self.first, self.longest) = (max(1, attempts), first, longest)
+    }
+
+    /// The wait before try number `attempt + 1` (`attempt` ≥ 1).
+    func wait(after attempt: Int) -> Duration {
+        let ceiling = min(longest, first * (1 << min(attempt - 1, 20)))
+        return ceiling * Double.random(in: 0...1)
+    }
+}
+
+extension Replica {
+    /// Pulls what this replica lacks from `server` and pushes what the server lacks, with the
+    /// service's own replication protocol, retrying (`retry`) while the server is unreachable
+    /// or busy. Events arrive in verified batches and each batch is applied once: a sync cut
+    /// short — the app suspended or killed — keeps what arrived and resumes where it stopped.
+    /// Throws at once when the server refuses the credentials (`syncStatus` says "needs
+    /// sign-in") or what it sent (a `SyncRejection`).
+    @discardableResult
+    public func sync(with server: SyncServer, retry: RetryPolicy = RetryPolicy()) async throws -> Ledger.SyncReport {
+        let transport = ReplicaClient(baseURL: server.url, token: server.token, label: server.key)
+        let directory = directory
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await writing { ledger in
+                    let report = try await ledger.sync(with: transport)
+                    let held = ledger.vector  // what both hold now: pulled, then pushed
+                    try SyncMemory.update(directory, server: server.key) { memory in
+                        memory = .init(heldAtLastSync: held, lastSync: Date(), unreachableSince: nil, refusedCredentials: false)
+                    }
+                    return report
+                }
+            } catch {
+                switch Self.retrying(error) {
+                case .never: throw error
+                case .signInFirst:
+                    try? SyncMemory.update(directory, server: server.key) { $0.refusedCredentials = true }
+                    throw error
+                case .whenReachable:
+                    try? SyncMemory.update(directory, server: server.key) { $0.unreachableSince = $0.unreachableSince ?? Date() }
+                case .whenUnlocked: break
+                }
+                guard attempt < retry.attempts, !Task.isCancelled else { throw error }
+                try await Task.sleep(for: retry.wait(after: attempt))
+            }
+        }
+    }
+
+    enum Retrying { case never, signInFirst, whenReachable, whenUnlocked }
+
+    /// Whether a failed sync is worth another try: not when the server refused the
+    /// credentials, refused a request it will never take, or sent what this replica refused
+    /// (a `SyncRejection` with no status), nor when this replica's own log is at fault.
+    static func retrying(_ error: any Error) -> Retrying {
+        switch error {
+        case let refused as SyncRejection:
+            switch refused.httpStatus {
+            case 401?, 403?: .signInFirst
+            case let status? where status == 429 || status >= 500: .whenReachable
+            default: .never
+            }
+        case LogError.writerLocked: .whenUnlocked  // the widget's write, or another sync
+        case is LogError, is CancellationError: .never
+        default: .whenReachable  // refused connections, timeouts, a connection cut mid-transfer
+        }
+    }
+
+    /// Syncs with `server` now and then every `interval` until the task is cancelled; a sync
+    /// that fails is retried as `retry` says, then waits for the next round (`syncStatus`
+    /// tells the person). An app starts this when it comes to the foreground.
+    public func syncContinuously(with server: SyncServer, every interval: Duration = .seconds(30), retry: RetryPolicy = RetryPolicy()) -> Task<Void, Never> {
+        Task {
+            while !Task.isCancelled {
+                _ = try? await sync(with: server, retry: retry)
+                try? await Task.sleep(for: interval)
+            }
+        }
+    }
+
+    /// Where this replica stands with `server`, from the last sync and this replica's log.
+    public func syncStatus(with server: SyncServer) throws -> SyncStatus {
+        let memory = SyncMemory.read(directory).servers[server.key] ?? SyncMemory.Server()
+        if memory.refusedCredentials { return .needsSignIn }
+        let mine = try Ledger.vector(of: directory)
+        var waiting = 0
+        for (origin, sequence) in mine.sequences where sequence > memory.heldAtLastSync[origin] {
+            waiting += Int(clamping: sequence - memory.heldAtLastSync[origin])
+        }
+        if let since = memory.unreachableSince { return .offline(since: since, changesWaiting: waiting) }
+        return waiting == 0 ? .upToDate : .changesWaiting(waiting)
+    }
+}

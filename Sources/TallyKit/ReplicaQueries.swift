@@ -1,0 +1,63 @@
+import Foundation
+import TallyCore
+import TallyLedger
+import TallyLog
+import TallyStore
+
+/// The questions an app asks of its replica, answered from the views — as they are now
+/// (`Replica.query`) or as they stood at a moment (`Replica.query(asOf:)`). The same queries
+/// as the service's and the CLI's (`LedgerViews`); reading takes no lock.
+public struct ReplicaQueries: Sendable {
+    let views: LedgerViews
+
+    /// Expenses, newest first: of a month (`YYYY-MM`), a category, a tag, or with `text` in
+    /// the payee or memo; at most `limit` (up to 1,000).
+    public func expenses(month: String? = nil, category: UUID? = nil, tag: String? = nil, text: String? = nil, limit: Int = 100) throws -> [ExpenseRow] {
+        var parameters: [(String, String)] = [("limit", String(limit))]
+        if let month { parameters.append(("month", month)) }
+        if let category { parameters.append(("category", category.uuidString)) }
+        if let tag { parameters.append(("tag", tag)) }
+        if let text { parameters.append(("text", text)) }
+        return try views.expenses(ExpenseQuery(parameters)).rows
+    }
+
+    public func expense(id: UUID) throws -> ExpenseRow? { try views.expense(id: id) }
+
+    /// Categories as a tree: parents before their children, each with its depth.
+    public func categories() throws -> [(category: CategoryRow, depth: Int)] { try views.categoryTree() }
+    public func category(id: UUID) throws -> CategoryRow? { try views.category(id: id) }
+
+    public func todos() throws -> [TodoRow] { try views.todos() }
+    public func todo(id: UUID) throws -> TodoRow? { try views.todo(id: id) }
+
+    /// Every setting (replicated and this replica's own `local.…` ones).
+    public func settings() throws -> [SettingRow] { try views.settings() }
+    /// One setting's value as JSON text, or nil.
+    public func setting(_ key: String) throws -> String? { try views.settings().first { $0.key == key }?.value }
+
+    /// A month's totals by currency, category and payment.
+    public func summary(month: String) throws -> MonthSummary { try views.summary(month: month) }
+    public func budgets() throws -> [BudgetRow] { try views.budgets() }
+    public func budgetStatuses(month: String) throws -> [BudgetStatus] { try views.budgetStatuses(month: month) }
+
+    /// Concurrent edits the merge decided (the journal), of one entity or all.
+    public func conflicts(of id: UUID? = nil) throws -> [ConflictRow] { try views.conflicts(entity: id?.lowercased) }
+
+    /// Every event that touched an entity, oldest first: who wrote what, when, on which replica.
+    public func history(of id: UUID) throws -> [LoggedEvent] { try views.audit(.uuid(id)).events }
+
+    /// The log index these answers are as of.
+    public func projectedIndex() throws -> UInt64 { try views.projectedIndex() }
+}
+
+extension Replica {
+    /// The views as they are now.
+    public var query: ReplicaQueries { ReplicaQueries(views: views) }
+
+    /// The views as they stood at `point` on this replica: an ISO 8601 time
+    /// (`2026-11-01T09:00:00+09:00`, local time without an offset), a day (its end), or a log
+    /// index (digits).
+    public func query(asOf point: String) throws -> ReplicaQueries {
+        ReplicaQueries(views: try views.asOf(AsOf(parsing: point), warn: { _ in }))
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import TallyLog
+import TallySync
+
+/// What an app shows about its sync: "up to date", "3 changes waiting", "offline since
+/// 10:42", "needs sign-in".
+public enum SyncStatus: Sendable, Equatable, CustomStringConvertible {
+    /// The server holds every event of this replica (as of the last sync).
+    case upToDate
+    /// This many events of this replica the server did not hold at the last sync.
+    case changesWaiting(Int)
+    /// The server could not be reached since then (the changes waiting are kept).
+    case offline(since: Date, changesWaiting: Int)
+    /// The server refused the credentials: the person must sign in again.
+    case needsSignIn
+
+    public var description: String {
+        switch self {
+        case .upToDate: "up to date"
+        case .changesWaiting(let count): count == 1 ? "1 change waiting" : "\(count) changes waiting"
+        case .offline(let since, _): "offline since \(Self.clock(since))"
+        case .needsSignIn: "needs sign-in"
+        }
+    }
+
+    /// `10:42` today, `Nov 27, 10:42` before.
+    static func clock(_ date: Date) -> String {
+        let style = Date.FormatStyle(date: Calendar.current.isDateInToday(date) ? .omitted : .abbreviated, time: .shortened)
+        return date.formatted(style)
+    }
+}
+
+/// What the replica remembers of its syncs with one server, in `DATA_DIR/app-sync.json`
+/// (written durably; never replicated): what the server held after the last sync, and since
+/// when it has been unreachable or has refused the credentials.
+struct SyncMemory: Codable, Sendable {
+    struct Server: Codable, Sendable {
+        var heldAtLastSync = VersionVector()
+        var lastSync: Date?
+        var unreachableSince: Date?
+        var refusedCredentials = false
+    }
+
+    var servers: [String: Server] = [:]
+
+    static func path(_ directory: DataDirectory) -> String { directory.path + "/app-sync.json" }
+
+    static func read(_ directory: DataDirectory) -> SyncMemory {
+        guard let data = FileManager.default.contents(atPath: path(directory)) else { return SyncMemory() }
+        return (try? JSONDecoder().decode(SyncMemory.self, from: data)) ?? SyncMemory()
+    }
+
+    static func update(_ directory: DataDirectory, server: String, _ change: (inout Server) -> Void) throws {
+        var memory = read(directory)
+        change(&memory.servers[server, default: Server()])
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        try writeDurably(try encoder.encode(memory), to: path(directory), mode: 0o600)
+    }
+}
