@@ -9,7 +9,9 @@ let package = Package(
         .executable(name: "tally-bench", targets: ["TallyBench"]),
         // The library an app embeds as its own offline replica (docs/TALLYKIT.md). Nothing
         // server-only in its dependency graph: `scripts/check-tallykit` proves it in CI.
-        .library(name: "TallyKit", targets: ["TallyKit"]),
+        .library(name: "TallyKit", type: .static, targets: ["TallyKit"]),
+        // A household app and its widget in a few lines of TallyKit: the getting-started example.
+        .executable(name: "tally-household", targets: ["HouseholdApp"]),
         // libFuzzer targets: build one at a time with scripts/fuzz (never all together).
         .executable(name: "FuzzSegments", targets: ["FuzzSegments"]),
         .executable(name: "FuzzEvents", targets: ["FuzzEvents"]),
@@ -122,6 +124,11 @@ let package = Package(
         .target(
             name: "TallyKit",
             dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger"]
+        ),
+        .executableTarget(
+            name: "HouseholdApp",
+            dependencies: ["TallyKit"],
+            path: "Examples/HouseholdApp"
         ),
         // Bank and card statements read into rows (issue 19): text encodings, CSV, .xlsx,
         // header and column recognition, Korean amounts and dates. No writes, no views.
@@ -243,7 +250,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TallyCLITests",
-            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallyImages", "TallyTestSupport", "tally",
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallyImages", "TallyTestSupport", "tally", "HouseholdApp", "TallyKit",
                            .product(name: "AsyncHTTPClient", package: "async-http-client")]
         ),
     ],

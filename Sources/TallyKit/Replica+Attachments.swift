@@ -15,14 +15,14 @@ extension Replica {
         guard AttachmentType.sniff(data.prefix(32)) != nil else {
             throw ValidationError(field: "attachment", "must be a JPEG, PNG, HEIC, WebP or PDF file")
         }
-        return try BlobStore(directory: directory).store(data, limit: Self.maxAttachmentBytes).digest
+        return try BlobStore(directory: try directory).store(data, limit: Self.maxAttachmentBytes).digest
     }
 
     /// The bytes of an attachment, or nil when this replica does not hold it (yet: a sync
     /// fetches what its expenses name).
     public func attachment(_ digest: String) throws -> Data? {
         guard BlobStore.isDigest(digest) else { throw ValidationError(field: "attachment", "must be a SHA-256 digest (64 lowercase hex digits)") }
-        let store = BlobStore(directory: directory)
+        let store = BlobStore(directory: try directory)
         guard try store.size(of: digest) != nil else { return nil }
         return FileManager.default.contents(atPath: try store.file(of: digest))
     }

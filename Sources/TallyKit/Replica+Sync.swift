@@ -42,30 +42,41 @@ extension Replica {
     /// short — the app suspended or killed — keeps what arrived and resumes where it stopped.
     /// Throws at once when the server refuses the credentials (`syncStatus` says "needs
     /// sign-in") or what it sent (a `SyncRejection`).
+    ///
+    /// When the server holds another chain of this replica's own origin, this folder is one of
+    /// two live copies of a replica: it takes a new identity (`identityChange` says so in
+    /// words), keeping every change of its own, and syncs again.
     @discardableResult
     public func sync(with server: SyncServer, retry: RetryPolicy = RetryPolicy()) async throws -> Ledger.SyncReport {
         let transport = ReplicaClient(baseURL: server.url, token: server.token, label: server.key)
-        let directory = directory
+        let folder = path
         var attempt = 0
+        var splitOff = false
         while true {
             attempt += 1
             do {
                 return try await writing { ledger in
                     let report = try await ledger.sync(with: transport)
                     let held = ledger.vector  // what both hold now: pulled, then pushed
-                    try SyncMemory.update(directory, server: server.key) { memory in
+                    try SyncMemory.update(folder, server: server.key) { memory in
                         memory = .init(heldAtLastSync: held, lastSync: Date(), unreachableSince: nil, refusedCredentials: false)
                     }
                     return report
                 }
+            } catch let forked as SyncRejection where forked.forkedOrigin != nil && !splitOff {
+                guard try forked.forkedOrigin == directory.identity.origin else { throw forked }
+                try await takeNewIdentity(syncingWith: transport, because: forked)
+                splitOff = true
+                attempt -= 1
+                continue
             } catch {
                 switch Self.retrying(error) {
                 case .never: throw error
                 case .signInFirst:
-                    try? SyncMemory.update(directory, server: server.key) { $0.refusedCredentials = true }
+                    try? SyncMemory.update(folder, server: server.key) { $0.refusedCredentials = true }
                     throw error
                 case .whenReachable:
-                    try? SyncMemory.update(directory, server: server.key) { $0.unreachableSince = $0.unreachableSince ?? Date() }
+                    try? SyncMemory.update(folder, server: server.key) { $0.unreachableSince = $0.unreachableSince ?? Date() }
                 case .whenUnlocked: break
                 }
                 guard attempt < retry.attempts, !Task.isCancelled else { throw error }
@@ -107,9 +118,9 @@ extension Replica {
 
     /// Where this replica stands with `server`, from the last sync and this replica's log.
     public func syncStatus(with server: SyncServer) throws -> SyncStatus {
-        let memory = SyncMemory.read(directory).servers[server.key] ?? SyncMemory.Server()
+        let memory = SyncMemory.read(path).servers[server.key] ?? SyncMemory.Server()
         if memory.refusedCredentials { return .needsSignIn }
-        let mine = try Ledger.vector(of: directory)
+        let mine = try Ledger.vector(of: try directory)
         var waiting = 0
         for (origin, sequence) in mine.sequences where sequence > memory.heldAtLastSync[origin] {
             waiting += Int(clamping: sequence - memory.heldAtLastSync[origin])

@@ -16,15 +16,15 @@ extension Replica {
     public func watch<Answer: Equatable & Sendable>(
         every interval: Duration = defaultWatchInterval, _ query: @escaping @Sendable (ReplicaQueries) throws -> Answer
     ) -> AsyncThrowingStream<Answer, any Error> {
-        let queries = self.query
-        return AsyncThrowingStream { continuation in
+        AsyncThrowingStream { continuation in
             let task = Task {
                 do {
-                    var seenIndex = try queries.projectedIndex()
-                    var last = try query(queries)
+                    var seenIndex = try self.query.projectedIndex()
+                    var last = try query(try self.query)
                     continuation.yield(last)
                     while !Task.isCancelled {
                         try await Task.sleep(for: interval)
+                        let queries = try self.query  // the views again, should the replica take a new identity
                         let index = try queries.projectedIndex()
                         guard index != seenIndex else { continue }
                         seenIndex = index
@@ -49,12 +49,12 @@ extension Replica {
     /// the same feed as the service's `/v1/changes`. Resume from the `index` of the last event
     /// handled to miss nothing and see nothing twice.
     public func changes(after cursor: UInt64, every interval: Duration = defaultWatchInterval) -> AsyncThrowingStream<LoggedEvent, any Error> {
-        let views = self.views
-        return AsyncThrowingStream { continuation in
+        AsyncThrowingStream { continuation in
             let task = Task {
                 do {
                     var cursor = cursor
                     while !Task.isCancelled {
+                        let views = try self.current().views
                         if try views.projectedIndex() > cursor {
                             try views.forEachProjectedChunk(after: cursor) { chunk in
                                 for logged in chunk { continuation.yield(logged) }

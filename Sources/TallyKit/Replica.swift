@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TallyCore
 import TallyLedger
 import TallyLog
@@ -9,8 +10,8 @@ import TallyStore
 /// directory, written through the same gate (`Ledger`: field specs, write rules, signed log).
 ///
 /// ```swift
-/// let replica = try Replica.open(at: containerURL.appending(path: "ledger").path, actor: "minji")
-/// let lunch = try await replica.createExpense(ExpenseFields(amount: 12_000, payee: "Kimbap"))
+/// let replica = try await Replica.open(at: containerURL.appending(path: "ledger").path, actor: "minji")
+/// let lunch = try await replica.create(ExpenseFields(amount: 12_000, payee: "Kimbap"))
 /// for try await month in replica.watch({ try $0.summary(month: "2026-11") }) { show(month) }
 /// ```
 ///
@@ -19,12 +20,20 @@ import TallyStore
 /// `writerIdleRelease` after the last one (`ReplicaWriter`), so two processes take turns.
 public final class Replica: Sendable {
     /// The folder.
-    public let directory: DataDirectory
+    public let path: String
     /// Who this replica's writes are by (the `actor` of every event it writes: a person's name).
     public let actor: String
-    /// The views, for every query.
-    let views: LedgerViews
     let writer: ReplicaWriter
+    /// The folder's identity and views as last opened; opened again when the identity on disk
+    /// changed (this replica, or another process on the same folder, found it was a copy).
+    private let opened: Mutex<Opened>
+
+    struct Opened {
+        var directory: DataDirectory
+        var views: LedgerViews
+        /// The `replica.json` file those were opened from.
+        var home: ReplicaHome
+    }
 
     /// How long a write waits for another process's writes by default.
     public static let defaultLockTimeout: Double = 10
@@ -33,31 +42,62 @@ public final class Replica: Sendable {
 
     /// Opens the replica in `folder`, creating it (a new replica id and signing key) when the
     /// folder holds none yet. `name` names a new replica ("minji's iPhone").
+    ///
+    /// A folder that is not where this replica was last opened — restored from a backup onto
+    /// another device, or copied — may be one of two live copies: it is given a new identity
+    /// before it writes anything, and the change is recorded in its log (`identityChange`).
     public static func open(
         at folder: String, name: String = "app", actor: String,
         lockTimeout: Double = defaultLockTimeout, writerIdleRelease: Duration = defaultWriterIdleRelease
-    ) throws -> Replica {
+    ) async throws -> Replica {
         try EntitySchema.validateActor(actor)
         guard !actor.isEmpty else { throw ValidationError(field: "actor", "must name who writes (a person's name)") }
-        let directory: DataDirectory
-        if FileManager.default.fileExists(atPath: folder + "/replica.json") {
-            directory = try DataDirectory(path: folder)
-        } else {
-            directory = try DataDirectory.create(path: folder, name: name)
-            try directory.openWriter().close()  // its log and signing key from the first moment
+        try ReplicaSplit.finishInterrupted(folder)
+        if !FileManager.default.fileExists(atPath: folder + "/replica.json") {
+            do {
+                let directory = try DataDirectory.create(path: folder, name: name)
+                try directory.openWriter().close()  // its log and signing key from the first moment
+                try ReplicaHome.record(directory)
+            } catch  where FileManager.default.fileExists(atPath: folder + "/replica.json") {
+                // The widget's process created it at the same moment: open that one.
+            }
         }
-        return try Replica(directory: directory, actor: actor, lockTimeout: lockTimeout, writerIdleRelease: writerIdleRelease)
+        let change = try ReplicaSplit.takeNewIdentityIfMoved(folder, lockTimeout: lockTimeout)
+        let replica = try Replica(path: folder, actor: actor, lockTimeout: lockTimeout, writerIdleRelease: writerIdleRelease)
+        if let change {
+            try await replica.writing { ledger in try await ledger.recordIdentityChange(change, actor: actor) }
+        }
+        return replica
     }
 
-    private init(directory: DataDirectory, actor: String, lockTimeout: Double, writerIdleRelease: Duration) throws {
-        self.directory = directory
+    private init(path: String, actor: String, lockTimeout: Double, writerIdleRelease: Duration) throws {
+        self.path = path
         self.actor = actor
-        views = try LedgerViews.open(directory)
-        writer = ReplicaWriter(directory: directory, lockTimeout: lockTimeout, idleRelease: writerIdleRelease)
+        opened = Mutex(try Self.open(path))
+        writer = ReplicaWriter(path: path, lockTimeout: lockTimeout, idleRelease: writerIdleRelease)
     }
+
+    private static func open(_ path: String) throws -> Opened {
+        let directory = try DataDirectory(path: path)
+        return Opened(directory: directory, views: try LedgerViews.open(directory), home: try ReplicaHome.current(directory))
+    }
+
+    /// The folder's identity and views now (opened again if its identity changed).
+    func current() throws -> Opened {
+        let snapshot = opened.withLock { $0 }
+        var info = stat()
+        let moved = stat(path + "/replica.json", &info) != 0 || UInt64(info.st_ino) != snapshot.home.inode || UInt64(info.st_dev) != snapshot.home.device
+        guard moved else { return snapshot }
+        let fresh = try Self.open(path)
+        opened.withLock { $0 = fresh }
+        return fresh
+    }
+
+    /// The replica's data directory (its identity: replica id, name).
+    public var directory: DataDirectory { get throws { try current().directory } }
 
     /// This replica's id (the origin of the events it writes).
-    public var replicaID: String { directory.identity.replicaId }
+    public var replicaID: String { get throws { try directory.identity.replicaId } }
 
     /// Gives the writer lock back now (an app going to the background calls this; the next
     /// write takes it again).

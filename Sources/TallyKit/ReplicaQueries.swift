@@ -13,12 +13,20 @@ public struct ReplicaQueries: Sendable {
     /// Expenses, newest first: of a month (`YYYY-MM`), a category, a tag, or with `text` in
     /// the payee or memo; at most `limit` (up to 1,000).
     public func expenses(month: String? = nil, category: UUID? = nil, tag: String? = nil, text: String? = nil, limit: Int = 100) throws -> [ExpenseRow] {
+        try expensePage(month: month, category: category, tag: tag, text: text, limit: limit).rows
+    }
+
+    /// One page of the same list, and the cursor of the next page (nil after the last one).
+    public func expensePage(
+        month: String? = nil, category: UUID? = nil, tag: String? = nil, text: String? = nil, limit: Int = 100, after cursor: String? = nil
+    ) throws -> (rows: [ExpenseRow], nextCursor: String?) {
         var parameters: [(String, String)] = [("limit", String(limit))]
         if let month { parameters.append(("month", month)) }
         if let category { parameters.append(("category", category.uuidString)) }
         if let tag { parameters.append(("tag", tag)) }
         if let text { parameters.append(("text", text)) }
-        return try views.expenses(ExpenseQuery(parameters)).rows
+        if let cursor { parameters.append(("cursor", cursor)) }
+        return try views.expenses(ExpenseQuery(parameters))
     }
 
     public func expense(id: UUID) throws -> ExpenseRow? { try views.expense(id: id) }
@@ -52,12 +60,12 @@ public struct ReplicaQueries: Sendable {
 
 extension Replica {
     /// The views as they are now.
-    public var query: ReplicaQueries { ReplicaQueries(views: views) }
+    public var query: ReplicaQueries { get throws { ReplicaQueries(views: try current().views) } }
 
     /// The views as they stood at `point` on this replica: an ISO 8601 time
     /// (`2026-11-01T09:00:00+09:00`, local time without an offset), a day (its end), or a log
     /// index (digits).
     public func query(asOf point: String) throws -> ReplicaQueries {
-        ReplicaQueries(views: try views.asOf(AsOf(parsing: point), warn: { _ in }))
+        ReplicaQueries(views: try current().views.asOf(AsOf(parsing: point), warn: { _ in }))
     }
 }

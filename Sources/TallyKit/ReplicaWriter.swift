@@ -10,22 +10,25 @@ import TallyLog
 /// Readers never take it: `Replica`'s queries read the views, which SQLite lets any number of
 /// processes read while one writes.
 actor ReplicaWriter {
-    let directory: DataDirectory
+    let path: String
     let lockTimeout: Double
     let idleRelease: Duration
     private var ledger: Ledger?
     /// An open under way (another write waits for it rather than opening a second writer).
     private var opening: Task<Ledger, any Error>?
+    /// Work on the whole folder under way (`exclusively`): writes wait for it.
+    private var exclusiveUnderWay = false
     private var writesUnderWay = 0
     private var releaseAfterIdle: Task<Void, Never>?
 
-    init(directory: DataDirectory, lockTimeout: Double, idleRelease: Duration) {
-        (self.directory, self.lockTimeout, self.idleRelease) = (directory, lockTimeout, idleRelease)
+    init(path: String, lockTimeout: Double, idleRelease: Duration) {
+        (self.path, self.lockTimeout, self.idleRelease) = (path, lockTimeout, idleRelease)
     }
 
     /// Runs `body` with the ledger open for writing; the lock is kept until `idleRelease` has
     /// passed without another write.
     func withLedger<T: Sendable>(_ body: @Sendable (Ledger) async throws -> T) async throws -> T {
+        while exclusiveUnderWay { try await Task.sleep(for: .milliseconds(5)) }
         releaseAfterIdle?.cancel()
         releaseAfterIdle = nil
         writesUnderWay += 1
@@ -36,8 +39,19 @@ actor ReplicaWriter {
         return try await body(try await open())
     }
 
-    /// Whether this process holds the writer lock now.
-    var isHoldingLock: Bool { ledger != nil }
+    /// Runs `body` on the folder with the ledger closed and its writer lock held, so that no
+    /// write of this process or another comes in meanwhile (giving a copy a new identity).
+    func exclusively<T: Sendable>(_ body: @Sendable (String) async throws -> T) async throws -> T {
+        while exclusiveUnderWay { try await Task.sleep(for: .milliseconds(5)) }
+        exclusiveUnderWay = true
+        defer { exclusiveUnderWay = false }
+        while writesUnderWay > 0 || opening != nil { try await Task.sleep(for: .milliseconds(5)) }
+        release()
+        let (path, lockTimeout) = (path, lockTimeout)
+        let lock = try await Task.detached { try FileLock(path: path + "/log/writer.lock", timeout: lockTimeout) }.value
+        defer { lock.release() }
+        return try await body(path)
+    }
 
     /// Closes the ledger now (waiting for nothing: call it when no write is under way).
     func release() {
@@ -50,14 +64,25 @@ actor ReplicaWriter {
     private func open() async throws -> Ledger {
         if let ledger { return ledger }
         if let opening { return try await opening.value }
-        let (directory, lockTimeout) = (directory, lockTimeout)
+        let (path, lockTimeout) = (path, lockTimeout)
         // Waiting for another process's lock blocks a thread: not one of the actor's.
-        let task = Task.detached { try Ledger(directory: directory, lockTimeout: lockTimeout) }
+        let task = Task.detached { try Self.openLedger(path, lockTimeout: lockTimeout) }
         opening = task
         defer { opening = nil }
         let opened = try await task.value
         ledger = opened
         return opened
+    }
+
+    /// Opens the ledger in `path` as it is once the lock is held: the folder's identity is read
+    /// again after the wait, because the holder may have given it a new one meanwhile.
+    private static func openLedger(_ path: String, lockTimeout: Double) throws -> Ledger {
+        for _ in 0..<3 {
+            let ledger = try Ledger(directory: try DataDirectory(path: path), lockTimeout: lockTimeout)
+            if try DataDirectory(path: path).identity == ledger.directory.identity { return ledger }
+            ledger.close()
+        }
+        throw LogError.rejected(reason: "the replica in \(path) keeps changing its identity while it is opened")
     }
 
     private func scheduleRelease() {

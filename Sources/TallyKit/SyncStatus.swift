@@ -43,18 +43,20 @@ struct SyncMemory: Codable, Sendable {
 
     var servers: [String: Server] = [:]
 
-    static func path(_ directory: DataDirectory) -> String { directory.path + "/app-sync.json" }
+    static func path(_ folder: String) -> String { folder + "/app-sync.json" }
 
-    static func read(_ directory: DataDirectory) -> SyncMemory {
-        guard let data = FileManager.default.contents(atPath: path(directory)) else { return SyncMemory() }
+    static func read(_ folder: String) -> SyncMemory {
+        guard let data = FileManager.default.contents(atPath: path(folder)) else { return SyncMemory() }
         return (try? JSONDecoder().decode(SyncMemory.self, from: data)) ?? SyncMemory()
     }
 
-    static func update(_ directory: DataDirectory, server: String, _ change: (inout Server) -> Void) throws {
-        var memory = read(directory)
+    /// Changes what is remembered of `server` (called with the writer lock held, so that two
+    /// processes never write the file at once).
+    static func update(_ folder: String, server: String, _ change: (inout Server) -> Void) throws {
+        var memory = read(folder)
         change(&memory.servers[server, default: Server()])
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        try writeDurably(try encoder.encode(memory), to: path(directory), mode: 0o600)
+        try writeDurably(try encoder.encode(memory), to: path(folder), mode: 0o600)
     }
 }

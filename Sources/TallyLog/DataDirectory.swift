@@ -119,3 +119,8 @@ public func writeDurably(_ data: Data, to path: String, mode: mode_t = 0o644) th
     guard rename(temporary, path) == 0 else { throw LogError.io(operation: "rename", path: temporary, errno: errno) }
     try SegmentDirectory.syncDirectory((path as NSString).deletingLastPathComponent)
 }
+
+/// Makes the entries of `folder` durable (a rename into it, a file created in it): fsyncs the folder.
+public func syncFolder(_ folder: String) throws {
+    try SegmentDirectory.syncDirectory(folder)
+}

@@ -18,6 +18,9 @@ public struct APIError: Error, Sendable {
     public var rows: [JSONText]?
     /// Seconds to wait before trying again (`Retry-After`), for a 429.
     public var retryAfter: Int?
+    /// The origin whose chain the request's events fork (`forked_chain`): the sender may be a
+    /// restored copy of that replica, which then takes a new identity (docs/TALLYKIT.md).
+    public var forkedOrigin: String?
 
     public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, field: String? = nil, rows: [JSONText]? = nil) {
         (self.status, self.code, self.message, self.field, self.rows) = (status, code, message, field, rows)
@@ -63,7 +66,11 @@ public struct APIError: Error, Sendable {
                 "\(error.bad.count) row(s) of the statement cannot be read; nothing was imported (or import with skipBadRows=true)",
                 field: "file", rows: error.bad.map(\.json))
         case let error as StrictJSONError: return APIError(.badRequest, "malformed_json", "the body is not valid JSON: \(error)")
-        case let error as SyncRejection: return APIError(.unprocessableContent, "rejected", error.description)
+        case let error as SyncRejection:
+            guard let origin = error.forkedOrigin else { return APIError(.unprocessableContent, "rejected", error.description) }
+            var answer = APIError(.conflict, "forked_chain", error.description)
+            answer.forkedOrigin = origin.description
+            return answer
         case let error as LogError:
             switch error {
             case .writerStopped, .notArchived, .io: return APIError(.serviceUnavailable, error.code, error.description)
@@ -82,7 +89,7 @@ public struct APIError: Error, Sendable {
     var response: Response {
         let fields: [(String, JSONText)] =
             [("code", .string(code)), ("message", .string(message))] + (field.map { [("field", .string($0))] } ?? [])
-            + (rows.map { [("rows", .array($0))] } ?? [])
+            + (rows.map { [("rows", .array($0))] } ?? []) + (forkedOrigin.map { [("origin", .string($0))] } ?? [])
         let body = JSONText.object([("error", .object(fields))]).serialized
         var headers: HTTPFields = [.contentType: "application/json"]
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }

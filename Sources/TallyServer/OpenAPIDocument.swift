@@ -57,7 +57,7 @@ enum OpenAPIDocument {
                 error:
                   type: object
                   required: [code, message]
-                  properties: {code: {type: string}, message: {type: string}, field: {type: string, description: "The request field at fault, when there is one"}}
+                  properties: {code: {type: string}, message: {type: string}, field: {type: string, description: "The request field at fault, when there is one"}, origin: {type: string, format: uuid, description: "forked_chain: the origin whose chain the request forks"}}
             Expense:
               type: object
               properties:
@@ -191,7 +191,7 @@ enum OpenAPIDocument {
           /v1/replication/push:
             post:
               requestBody: {required: true, content: {application/octet-stream: {}}}
-              responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "{applied, alreadyHeld}"}, "422": {$ref: "#/components/responses/Error"}}
+              responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "{applied, alreadyHeld}"}, "409": {description: "forked_chain: the events hold another chain of an origin than this replica holds; the error's 'origin' names it (the sender may be a restored copy of that replica: docs/TALLYKIT.md)", content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}, "422": {$ref: "#/components/responses/Error"}}
           /v1/replication/sync:
             post:
               requestBody: {required: true, content: {application/json: {schema: {type: object, required: [peer], additionalProperties: false, properties: {peer: {type: string, description: "a peer configured with 'tally peers add'; the service never syncs with a URL a client names"}}}}}}

@@ -38,11 +38,11 @@ struct ReplicationRoutes {
                 return json(.object([("applied", .int(Int64(applied))), ("alreadyHeld", .int(Int64(held)))]))
             } catch let failure as ReceiveFailure {
                 service.metrics.replicated(failure.applied, from: "push:" + (context.caller?.actor ?? "?"))
-                let error = APIError.from(failure.cause)
+                var error = APIError.from(failure.cause)
                 // A refusal keeps its 4xx; a broken invariant on this side stays a 500 (logged by ErrorMiddleware).
-                throw APIError(
-                    error.status, error.status == .internalServerError ? error.code : "rejected",
-                    error.message + (failure.applied > 0 ? " (of this push, \(failure.applied) events of earlier, complete batches were applied)" : ""))
+                if error.status != .internalServerError, error.code != "forked_chain" { error.code = "rejected" }
+                if failure.applied > 0 { error.message += " (of this push, \(failure.applied) events of earlier, complete batches were applied)" }
+                throw error
             }
         }
         group.post("sync") { request, context in

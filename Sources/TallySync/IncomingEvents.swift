@@ -11,11 +11,15 @@ public struct SyncRejection: Error, Sendable, CustomStringConvertible {
     /// The peer's HTTP status, when it refused a request (401: the credentials are not
     /// accepted; 503: busy); nil when what it sent was refused here.
     public var httpStatus: Int?
+    /// The origin whose chain the two sides hold differently (each holds an event the other
+    /// does not under one sequence): two live copies of one replica, or a forgery.
+    public var forkedOrigin: ReplicaID?
 
-    public init(source: String, reason: String, httpStatus: Int? = nil) {
+    public init(source: String, reason: String, httpStatus: Int? = nil, forkedOrigin: ReplicaID? = nil) {
         self.source = source
         self.reason = reason
         self.httpStatus = httpStatus
+        self.forkedOrigin = forkedOrigin
     }
 
     public var description: String { "rejected \(source): \(reason); nothing was applied" }
@@ -141,20 +145,27 @@ public struct IncomingEvents {
         // Only this replica writes its own chains: an event from outside claiming one of them
         // beyond what is held is forged, whatever its hash (an echo of a held one is skipped).
         if localOrigins.contains(event.origin), event.sequence > heldSequence {
-            throw SyncRejection(source: source(), reason: "\(label) claims this replica's own origin; only this replica writes that chain (a forged event)")
+            throw SyncRejection(
+                source: source(),
+                reason: "\(label) claims this replica's own origin; only this replica writes that chain (a forged event, or a copy of this replica)",
+                forkedOrigin: event.origin)
         }
         if event.sequence <= heldSequence {
             if localOrigins.contains(event.origin) || event.sequence < heldSequence || hash == held?.hash {
                 alreadyHeld += 1
                 return false
             }
-            throw SyncRejection(source: source(), reason: "\(label) differs from the #\(event.sequence) this replica holds (a forged or forked chain)")
+            throw SyncRejection(
+                source: source(), reason: "\(label) differs from the #\(event.sequence) this replica holds (a forged or forked chain)",
+                forkedOrigin: event.origin)
         }
         guard event.sequence == heldSequence + 1 else {
             throw SyncRejection(source: source(), reason: "\(label) arrives before #\(heldSequence + 1)…#\(event.sequence - 1) of its origin (a gap)")
         }
         guard event.previousHash == (held?.hash ?? .zero) else {
-            throw SyncRejection(source: source(), reason: "\(label) does not continue its origin's hash chain (edited or forged)")
+            throw SyncRejection(
+                source: source(), reason: "\(label) does not continue its origin's hash chain (edited, forged or forked)",
+                forkedOrigin: event.origin)
         }
         // The same field rules as a local write: a peer's values reach the views and every replica after it.
         do { try EntitySchema.checkIncoming(event) } catch {

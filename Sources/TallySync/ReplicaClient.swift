@@ -44,9 +44,13 @@ public struct ReplicaClient: ReplicaTransport {
         guard response.status.code < 300 else {
             let body = try? await response.body.collect(upTo: 1 << 16)
             let object = body.flatMap { try? JSONSerialization.jsonObject(with: Data($0.readableBytesView)) as? [String: Any] }
-            let code = (object?["error"] as? [String: Any])?["code"] as? String
+            let error = object?["error"] as? [String: Any]
+            let code = error?["code"] as? String
             let shown = code.flatMap { $0.count <= 40 && $0.allSatisfy({ $0.isASCII && ($0.isLetter || $0 == "_") }) ? " (\($0))" : nil } ?? ""
-            throw SyncRejection(source: what, reason: "the peer answered \(response.status.code)\(shown)", httpStatus: Int(response.status.code))
+            // A peer that holds another chain of an origin this replica sent names it (a copy of this replica, perhaps).
+            let forked = code == "forked_chain" ? (error?["origin"] as? String).flatMap { ReplicaID(string: $0) } : nil
+            throw SyncRejection(
+                source: what, reason: "the peer answered \(response.status.code)\(shown)", httpStatus: Int(response.status.code), forkedOrigin: forked)
         }
     }
 

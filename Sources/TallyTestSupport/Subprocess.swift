@@ -20,6 +20,11 @@ public enum TallyBinary {
         URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("tally-debug").path
     }
 
+    /// Path of the `tally-household` example app (TallyKit's), built beside `tally`.
+    public static var householdPath: String {
+        URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("tally-household").path
+    }
+
     /// What a finished run printed and returned.
     public struct Result: Sendable {
         public var status: Int32

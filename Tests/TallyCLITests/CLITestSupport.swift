@@ -4,15 +4,21 @@ import TallyTestSupport
 
 /// A replica created with `tally init` in a temporary directory, driven through the binary.
 struct CLIReplica {
-    let directory = TemporaryDirectory("tally-cli")
-    var path: String { directory.file("data") }
+    /// A scratch folder of the test's (the data directory is inside it, unless it existed).
+    let directory: TemporaryDirectory
+    let path: String
 
     /// `prepare` runs on the data directory's path first (to mount a small disk there, say).
     init(prepare: (String) throws -> Void = { _ in }) throws {
+        let directory = TemporaryDirectory("tally-cli")
+        (self.directory, path) = (directory, directory.file("data"))
         try prepare(path)
         let result = try run(["init", "--name", "test"])
         #expect(result.status == 0, "\(result.stderr)")
     }
+
+    /// A replica that exists already (a TallyKit app's folder), which the caller removes.
+    init(existing path: String) { (directory, self.path) = (TemporaryDirectory("tally-cli"), path) }
 
     @discardableResult
     func run(_ arguments: [String]) throws -> TallyBinary.Result {

@@ -9,7 +9,7 @@ import TallyTestSupport
 @Suite struct ReplicaTests {
     @Test func typedWritesAreReadBackAndAnUpdateSetsOnlyWhatItNames() async throws {
         let folder = TemporaryDirectory("kit")
-        let replica = try Replica.open(at: folder.file("ledger"), name: "minji's phone", actor: "minji")
+        let replica = try await Replica.open(at: folder.file("ledger"), name: "minji's phone", actor: "minji")
         let food = try await replica.create(CategoryFields(name: "Food", icon: "🍚"))
         let id = try await replica.create(
             ExpenseFields(amount: 12_000, currency: "KRW", date: Date(timeIntervalSince1970: 1_795_000_000), categoryID: food, payee: "Kimbap", tags: ["lunch"])
@@ -30,7 +30,7 @@ import TallyTestSupport
 
     @Test func aRefusedWriteWritesNothing() async throws {
         let folder = TemporaryDirectory("kit")
-        let replica = try Replica.open(at: folder.file("ledger"), actor: "minji")
+        let replica = try await Replica.open(at: folder.file("ledger"), actor: "minji")
         let before = try replica.query.projectedIndex()
         await #expect(throws: ValidationError.self) { try await replica.create(ExpenseFields(amount: 1_000, currency: "WON")) }
         await #expect(throws: ValidationError.self) { try await replica.create(TodoFields(title: "")) }
@@ -40,14 +40,14 @@ import TallyTestSupport
         #expect(throws: ValidationError.self) { try replica.addAttachment(Data("not an image".utf8)) }
         #expect(throws: ValidationError.self) { try replica.attachment("../../etc/passwd") }
         #expect(try replica.query.projectedIndex() == before)
-        #expect(throws: ValidationError.self) { try Replica.open(at: folder.file("other"), actor: "") }
-        #expect(throws: ValidationError.self) { try Replica.open(at: folder.file("other"), actor: "minji\u{1B}[2J") }
+        await #expect(throws: ValidationError.self) { try await Replica.open(at: folder.file("other"), actor: "") }
+        await #expect(throws: ValidationError.self) { try await Replica.open(at: folder.file("other"), actor: "minji\u{1B}[2J") }
         #expect(!FileManager.default.fileExists(atPath: folder.file("other")), "a refused open creates no replica")
     }
 
     @Test func anIdempotentCreateRetriedNamesTheSameEntity() async throws {
         let folder = TemporaryDirectory("kit")
-        let replica = try Replica.open(at: folder.file("ledger"), actor: "minji")
+        let replica = try await Replica.open(at: folder.file("ledger"), actor: "minji")
         let first = try await replica.create(TodoFields(title: "Walk 10,000 steps", checks: [true, false], isChallenge: true), idempotencyKey: "walk")
         let again = try await replica.create(TodoFields(title: "Walk 10,000 steps", checks: [true, false], isChallenge: true), idempotencyKey: "walk")
         #expect(first == again)
@@ -57,7 +57,7 @@ import TallyTestSupport
 
     @Test func settingsAttachmentsAndAsOfReads() async throws {
         let folder = TemporaryDirectory("kit")
-        let replica = try Replica.open(at: folder.file("ledger"), actor: "minji")
+        let replica = try await Replica.open(at: folder.file("ledger"), actor: "minji")
         try await replica.setSetting("defaultCurrency", json: "\"USD\"")
         let index = try replica.query.projectedIndex()
         try await replica.setSetting("defaultCurrency", json: "\"KRW\"")
@@ -74,8 +74,8 @@ import TallyTestSupport
         // Two replicas of one folder, as the app and its widget open it: the second write
         // waits for the first one's idle release, and each sees the other's writes.
         let folder = TemporaryDirectory("kit")
-        let app = try Replica.open(at: folder.file("ledger"), actor: "app", writerIdleRelease: .milliseconds(200))
-        let widget = try Replica.open(at: folder.file("ledger"), actor: "widget", lockTimeout: 10)
+        let app = try await Replica.open(at: folder.file("ledger"), actor: "app", writerIdleRelease: .milliseconds(200))
+        let widget = try await Replica.open(at: folder.file("ledger"), actor: "widget", lockTimeout: 10)
         let walk = try await app.create(TodoFields(title: "Walk", checks: [false], isChallenge: true))
         let started = ContinuousClock.now
         try await widget.update(walk, TodoFields(checks: [true]))

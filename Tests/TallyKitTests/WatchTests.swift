@@ -9,8 +9,8 @@ import TallyTestSupport
 @Suite struct WatchTests {
     @Test func aWatchedQueryYieldsNowAndAfterEachChangeThatMatters() async throws {
         let folder = TemporaryDirectory("kit")
-        let app = try Replica.open(at: folder.file("ledger"), actor: "app")
-        let widget = try Replica.open(at: folder.file("ledger"), actor: "widget")
+        let app = try await Replica.open(at: folder.file("ledger"), actor: "app")
+        let widget = try await Replica.open(at: folder.file("ledger"), actor: "widget")
         var answers = widget.watch { try $0.expenses().map(\.amount) }.makeAsyncIterator()
         #expect(try await answers.next() == [])
         try await app.create(ExpenseFields(amount: 1_000, date: Date(timeIntervalSince1970: 1_795_000_000)))
@@ -22,7 +22,7 @@ import TallyTestSupport
 
     @Test func theChangeFeedResumesFromItsCursor() async throws {
         let folder = TemporaryDirectory("kit")
-        let replica = try Replica.open(at: folder.file("ledger"), actor: "app")
+        let replica = try await Replica.open(at: folder.file("ledger"), actor: "app")
         for amount in [100, 200, 300] as [Int64] { try await replica.create(ExpenseFields(amount: amount)) }
         var feed = replica.changes(after: 0).makeAsyncIterator()
         var seen: [UInt64] = []
