@@ -123,12 +123,18 @@ let package = Package(
         // retries and a status to show, writes that take turns between an app and its widget.
         .target(
             name: "TallyKit",
-            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger"]
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyCoreData"]
         ),
         .executableTarget(
             name: "HouseholdApp",
             dependencies: ["TallyKit"],
             path: "Examples/HouseholdApp"
+        ),
+        // The household app's Core Data SQLite store (issue 33, docs/IMPORT.md "Core Data"): read
+        // read-only into rows, then imported through the ledger's statement import.
+        .target(
+            name: "TallyCoreData",
+            dependencies: ["TallyCore", "TallyLog", "TallyLedger", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")]
         ),
         // Bank and card statements read into rows (issue 19): text encodings, CSV, .xlsx,
         // header and column recognition, Korean amounts and dates. No writes, no views.
@@ -168,7 +174,7 @@ let package = Package(
         .executableTarget(
             name: "tally",
             dependencies: [
-                "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyServer", "TallyImport", "TallyImages", "TallyCluster",
+                "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyServer", "TallyImport", "TallyImages", "TallyCluster", "TallyCoreData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
@@ -224,6 +230,10 @@ let package = Package(
         .testTarget(
             name: "TallyLedgerTests",
             dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyTestSupport"]
+        ),
+        .testTarget(
+            name: "TallyCoreDataTests",
+            dependencies: ["TallyCoreData", "TallyCore", "TallyLog", "TallyLedger", "TallyKit", "TallyTestSupport", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .testTarget(
             name: "TallyKitTests",

@@ -121,7 +121,7 @@ public struct EntitySpec: Sendable {
         fields: [
             FieldSpec(.name, .text(maxLength: Limits.maxNameLength, nonEmpty: true), required: true, since: 4, help: "The file's name."),
             FieldSpec(.digest, .text(maxLength: 64, nonEmpty: true), required: true, since: 4, help: "SHA-256 of the file's bytes, hex."),
-            FieldSpec(.format, .choice(["csv", "xlsx", "ofx"]), required: true, since: 4, help: "csv, xlsx or ofx."),
+            FieldSpec(.format, .choice(["csv", "xlsx", "ofx", "coredata"]), required: true, since: 4, help: "csv, xlsx, ofx or coredata (a Core Data store)."),
             FieldSpec(.count, .count(max: Limits.maxImportRows), required: true, since: 4, help: "Expenses it created."),
         ])
 

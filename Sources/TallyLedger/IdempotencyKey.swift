@@ -12,8 +12,8 @@ public enum IdempotencyKey {
 
 /// A UUID derived from a name: the first 16 bytes of its SHA-256, marked version 5-style
 /// (name-based) and RFC 4122 variant. The same name gives the same id on every replica.
-enum NameBasedUUID {
-    static func of(_ name: String) -> UUID {
+public enum NameBasedUUID {
+    public static func of(_ name: String) -> UUID {
         var bytes = Array(SHA256.hash(data: Data(name.utf8)).prefix(16))
         bytes[6] = (bytes[6] & 0x0F) | 0x50
         bytes[8] = (bytes[8] & 0x3F) | 0x80

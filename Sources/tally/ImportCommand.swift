@@ -8,7 +8,7 @@ import TallyLedger
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import", abstract: "Import a bank or card statement: each transaction becomes an expense, once however often it is imported.",
-        subcommands: [CSV.self, XLSX.self, OFX.self, List.self, Mappings.self])
+        subcommands: [CSV.self, XLSX.self, OFX.self, CoreDataImportCommand.self, List.self, Mappings.self])
 
     /// How to read a statement, shared by the formats.
     struct ReadOptions: ParsableArguments {
