@@ -198,7 +198,7 @@ let package = Package(
         // Benchmarks (release build, scripts/bench). Never run by tests.
         .executableTarget(
             name: "TallyBench",
-            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyImages", "TallyImport", "TallyServer", "TallyCluster", "TallyTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyImages", "TallyImport", "TallyServer", "TallyCluster", "TallyKit", "TallyTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "PostgresNIO", package: "postgres-nio"),
                            .product(name: "CSV", package: "CSV.swift"),
                            .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOCore", package: "swift-nio"),

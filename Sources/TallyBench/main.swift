@@ -2,8 +2,17 @@ import Foundation
 
 // tally-bench [--quick] [NAME…]: every benchmark, or the named groups, run through scripts/bench
 // (`hosting` and `reopen` run only when named)
-// in release mode. NAMEs: latency, concurrent, bulk (also bytes per event and reads), store, sync, attachments, recurring, asof, import, http (with append_64_writers as its baseline), feed, merge (the sync group's merge row alone).
+// in release mode. NAMEs: latency, concurrent, bulk (also bytes per event and reads), store, sync, attachments, recurring, asof, import, http (with append_64_writers as its baseline), feed, merge (the sync group's merge row alone), kit (TallyKit).
 let arguments = CommandLine.arguments.dropFirst()
+// The kit group's child processes (a new process per measurement, as an app or widget is).
+if arguments.first == "kit-child-open", arguments.count == 2 {
+    try await KitBenchmarks.childOpen(arguments[arguments.startIndex + 1])
+    exit(0)
+}
+if arguments.first == "kit-child-write", arguments.count == 3, let count = Int(arguments[arguments.startIndex + 2]) {
+    try await KitBenchmarks.childWrite(arguments[arguments.startIndex + 1], count: count)
+    exit(0)
+}
 let quick = arguments.contains("--quick")
 let only = Set(arguments.filter { !$0.hasPrefix("--") })
 func enabled(_ name: String) -> Bool { only.isEmpty || only.contains(name) }  // "peers" runs only when named
@@ -68,6 +77,10 @@ if enabled("http") {
 if enabled("feed") {
     let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path
     results += try await ChangeFeedBenchmarks(workDirectory: workDirectory, tallyBinary: tally, events: quick ? 100_000 : 1_000_000).run()
+}
+if enabled("kit") {
+    let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path
+    results += try await KitBenchmarks(workDirectory: workDirectory, tallyBinary: tally, events: quick ? 20_000 : 100_000, writes: quick ? 50 : 300).run()
 }
 if only.contains("reopen") || only.contains("hosting") {
     results += try await ReopenBenchmarks(workDirectory: workDirectory, samples: quick ? 200 : 1_000).run()

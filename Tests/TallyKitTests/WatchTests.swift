@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TallyCore
-import TallyKit
+@testable import TallyKit
 import TallyTestSupport
 
 /// Observation: a watched query yields again when a write changes its answer (whichever
@@ -33,5 +33,19 @@ import TallyTestSupport
         try await replica.create(ExpenseFields(amount: 400))
         #expect(try await resumed.next()?.index == 4)
         #expect(try await feed.next()?.index == 4)
+    }
+}
+
+/// The waits between a sync's tries: random, within the doubling ceiling, never past `longest`.
+@Suite struct RetryPolicyTests {
+    @Test func waitsStayWithinTheDoublingCeiling() {
+        let policy = RetryPolicy(attempts: 10, first: .milliseconds(100), longest: .seconds(1))
+        for attempt in 1...40 {
+            let ceiling = min(Duration.seconds(1), .milliseconds(100) * (1 << min(attempt - 1, 20)))
+            let waits = (0..<50).map { _ in policy.wait(after: attempt) }
+            #expect(waits.allSatisfy { $0 >= .zero && $0 <= ceiling }, "attempt \(attempt)")
+            #expect(Set(waits).count > 1, "jittered")
+        }
+        #expect(RetryPolicy(attempts: 0).attempts == 1, "at least one try")
     }
 }
