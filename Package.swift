@@ -237,7 +237,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TallyKitTests",
-            dependencies: ["TallyCore", "TallyKit", "TallyTestSupport"]
+            dependencies: ["TallyCore", "TallyLog", "TallySync", "TallyLedger", "TallyKit", "TallyTestSupport"]
         ),
         .testTarget(
             name: "TallyClusterTests",

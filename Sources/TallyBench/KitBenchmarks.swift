@@ -30,7 +30,11 @@ struct KitBenchmarks {
     /// "<open+query ms> <sqlite ms>" (each its own cold open: a new connection, nothing cached in-process).
     static func childOpen(_ folder: String) async throws {
         let sqliteStart = now()
-        let views = try DatabaseQueue(path: folder + "/projections.sqlite", configuration: { var c = Configuration(); c.readonly = true; return c }())
+        let views = try DatabaseQueue(
+            path: folder + "/projections.sqlite",
+            configuration: {
+                var c = Configuration(); c.readonly = true; return c
+            }())
         _ = try await views.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM settings") }
         let sqliteSeconds = now() - sqliteStart
         let start = now()
@@ -66,7 +70,9 @@ struct KitBenchmarks {
         ledger.close()
         var opens: [Double] = [], sqlite: [Double] = []
         for _ in 0..<9 {
-            let parts = try child(["kit-child-open", directory.path]).split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            let parts = try child(["kit-child-open", directory.path]).split(separator: " ").compactMap {
+                Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
             guard parts.count == 2 else { throw BenchError("kit-child-open printed nothing usable") }
             opens.append(parts[0])
             sqlite.append(parts[1])

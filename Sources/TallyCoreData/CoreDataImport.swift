@@ -75,34 +75,49 @@ public enum CoreDataImport {
         try await completeExpenses(report.expenses, extras: extras, in: ledger, actor: actor, report: &report)
         try await setIcons(contents.expenses, in: ledger, actor: actor)
         try await importTodos(contents.todos, timeZone: timeZone, into: ledger, actor: actor, report: &report)
+        try await importSettings(settings, into: ledger, actor: actor, report: &report)
+        return report
+    }
+
+    /// Each setting under `app.<key>`, set only where the ledger has none of that key yet (a
+    /// person's later change is theirs; an app that imports at every launch must not undo it).
+    /// Two keys that come to one Tally key are reported, the first one kept.
+    static func importSettings(_ settings: [(key: String, value: String)], into ledger: Ledger, actor: String, report: inout Report) async throws {
+        var taken: [String: String] = [:]
         for (key, value) in settings {
             guard let tallyKey = settingKey(key) else {
                 report.problems.append("setting \(key.prefix(80)): not a usable key")
                 continue
             }
-            if try ledger.views.settings().first(where: { $0.key == tallyKey })?.value == value { continue }
+            if let first = taken[tallyKey] {
+                report.problems.append("setting \(key.prefix(80)): becomes \(tallyKey), as \(first.prefix(80)) does; left out")
+                continue
+            }
+            taken[tallyKey] = key
+            guard try ledger.views.setting(tallyKey) == nil else { continue }
             _ = try await ledger.setSetting(tallyKey, json: value, isLocal: false, actor: actor)
             report.settingsSet += 1
         }
-        return report
     }
 
-    /// Sets what a statement row cannot carry — the repeat and the image — on each imported
-    /// expense that does not say it yet (so a second import finds nothing to do).
+    /// Sets what a statement row cannot carry — the repeat and the image — on each expense the
+    /// import made, once: a second import finds nothing to do, and a person's later change (a
+    /// repeat stopped, a photo removed) is not undone by the next import.
     static func completeExpenses(
         _ imported: ImportReport, extras: [String: (repeat: String?, image: CoreDataImage?)], in ledger: Ledger, actor: String, report: inout Report
     ) async throws {
-        for (row, id) in imported.created + imported.duplicates {
+        // The expenses this import created, and those an earlier one created and left as it
+        // made them (one event: a crash came between its batch and this step). An expense
+        // anyone changed since is theirs: a repeat stopped or a photo removed stays so.
+        let untouched = try imported.duplicates.filter { try ledger.views.audit(.uuid($0.id)).events.count == 1 }
+        for (row, id) in imported.created + untouched {
             guard let extra = extras[row.importKey], let expense = try ledger.views.expense(id: id) else { continue }
             var properties = PropertyMap()
-            if let wanted = extra.repeat, expense.repeat != wanted { properties[.repeat] = .string(wanted) }
-            if let image = extra.image {
+            if let wanted = extra.repeat, wanted != expense.repeat { properties[.repeat] = .string(wanted) }
+            if let image = extra.image, expense.attachments.isEmpty {
                 do {
-                    let digest = try storeImage(image, in: ledger)
-                    if !expense.attachments.contains(digest) {
-                        properties[.attachments] = .strings(expense.attachments + [digest])
-                        report.attachmentsStored += 1
-                    }
+                    properties[.attachments] = .strings([try storeImage(image, in: ledger)])
+                    report.attachmentsStored += 1
                 } catch {
                     report.problems.append("expense \(row.importKey.dropFirst(9)): its image was not stored (\(error))")
                 }

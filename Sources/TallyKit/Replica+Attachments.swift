@@ -3,19 +3,19 @@ import TallyCore
 import TallyLog
 
 /// Attachments: a photo of a receipt stored by its SHA-256 digest, which an expense's or a
-/// to-do's `attachments` then names. Storing one takes no lock (the store is content-
-/// addressed: two processes storing the same photo store one file). Syncs carry them.
+/// to-do's `attachments` then names. Syncs carry them.
 extension Replica {
     /// The largest attachment an app stores (the service's default upload limit).
     public static let maxAttachmentBytes = 25 << 20
 
     /// Stores `data` (a JPEG, PNG, HEIC, WebP or PDF) and returns its digest, to put in an
-    /// expense's `attachments`.
-    public func addAttachment(_ data: Data) throws -> String {
+    /// expense's `attachments`. It is stored as a write is (taking turns with the other
+    /// process's writes), so that it lands in the folder the expense's write will.
+    public func addAttachment(_ data: Data) async throws -> String {
         guard AttachmentType.sniff(data.prefix(32)) != nil else {
             throw ValidationError(field: "attachment", "must be a JPEG, PNG, HEIC, WebP or PDF file")
         }
-        return try BlobStore(directory: try directory).store(data, limit: Self.maxAttachmentBytes).digest
+        return try await writing { ledger in try BlobStore(directory: ledger.directory).store(data, limit: Self.maxAttachmentBytes).digest }
     }
 
     /// The bytes of an attachment, or nil when this replica does not hold it (yet: a sync

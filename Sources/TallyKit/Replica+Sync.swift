@@ -56,7 +56,7 @@ extension Replica {
             attempt += 1
             do {
                 return try await writing { ledger in
-                    let report = try await ledger.sync(with: transport)
+                    let report = try await ledger.sync(with: transport, echoingOwnLast: true)
                     let held = ledger.vector  // what both hold now: pulled, then pushed
                     try SyncMemory.update(folder, server: server.key) { memory in
                         memory = .init(heldAtLastSync: held, lastSync: Date(), unreachableSince: nil, refusedCredentials: false)

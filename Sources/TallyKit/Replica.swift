@@ -52,20 +52,25 @@ public final class Replica: Sendable {
     ) async throws -> Replica {
         try EntitySchema.validateActor(actor)
         guard !actor.isEmpty else { throw ValidationError(field: "actor", "must name who writes (a person's name)") }
-        try ReplicaSplit.finishInterrupted(folder)
-        if !FileManager.default.fileExists(atPath: folder + "/replica.json") {
-            do {
+        // Waits for locks block a thread: one of the blocking pool's, not one of Swift's few.
+        let replica = try await BlockingThreads.run {
+            try FileManager.default.createDirectory(atPath: (folder as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            let folderLock = try ReplicaSplit.folderLock(folder, timeout: lockTimeout)
+            defer { folderLock.release() }
+            try ReplicaSplit.finishInterrupted(folder)
+            if !FileManager.default.fileExists(atPath: folder + "/replica.json") {
                 let directory = try DataDirectory.create(path: folder, name: name)
                 try directory.openWriter().close()  // its log and signing key from the first moment
                 try ReplicaHome.record(directory)
-            } catch  where FileManager.default.fileExists(atPath: folder + "/replica.json") {
-                // The widget's process created it at the same moment: open that one.
             }
+            try ReplicaSplit.takeNewIdentityIfMoved(folder, lockTimeout: lockTimeout)
+            return try Replica(path: folder, actor: actor, lockTimeout: lockTimeout, writerIdleRelease: writerIdleRelease)
         }
-        let change = try ReplicaSplit.takeNewIdentityIfMoved(folder, lockTimeout: lockTimeout)
-        let replica = try Replica(path: folder, actor: actor, lockTimeout: lockTimeout, writerIdleRelease: writerIdleRelease)
-        if let change {
-            try await replica.writing { ledger in try await ledger.recordIdentityChange(change, actor: actor) }
+        if let change = ReplicaSplit.pendingChange(folder) {
+            try await replica.writing { ledger in
+                if try ledger.views.setting(change.settingKey) == nil { try await ledger.recordIdentityChange(change, actor: actor) }
+                try? FileManager.default.removeItem(atPath: folder + ReplicaSplit.pendingChange)
+            }
         }
         return replica
     }

@@ -20,6 +20,8 @@ actor ReplicaWriter {
     private var exclusiveUnderWay = false
     private var writesUnderWay = 0
     private var releaseAfterIdle: Task<Void, Never>?
+    /// `release()` was asked for while writes were under way: done when the last one ends.
+    private var releaseWhenDone = false
 
     init(path: String, lockTimeout: Double, idleRelease: Duration) {
         (self.path, self.lockTimeout, self.idleRelease) = (path, lockTimeout, idleRelease)
@@ -34,7 +36,7 @@ actor ReplicaWriter {
         writesUnderWay += 1
         defer {
             writesUnderWay -= 1
-            if writesUnderWay == 0 { scheduleRelease() }
+            if writesUnderWay == 0 { releaseWhenDone ? release() : scheduleRelease() }
         }
         return try await body(try await open())
     }
@@ -46,15 +48,21 @@ actor ReplicaWriter {
         exclusiveUnderWay = true
         defer { exclusiveUnderWay = false }
         while writesUnderWay > 0 || opening != nil { try await Task.sleep(for: .milliseconds(5)) }
-        release()
+        release()  // no write under way: closed now
         let (path, lockTimeout) = (path, lockTimeout)
-        let lock = try await Task.detached { try FileLock(path: path + "/log/writer.lock", timeout: lockTimeout) }.value
+        let lock = try await BlockingThreads.run { try FileLock(path: path + "/log/writer.lock", timeout: lockTimeout) }
         defer { lock.release() }
         return try await body(path)
     }
 
-    /// Closes the ledger now (waiting for nothing: call it when no write is under way).
+    /// Closes the ledger now, or — while writes are under way — as soon as the last one ends
+    /// (a write is never cut off between its append and its answer).
     func release() {
+        guard writesUnderWay == 0, opening == nil else {
+            releaseWhenDone = true
+            return
+        }
+        releaseWhenDone = false
         releaseAfterIdle?.cancel()
         releaseAfterIdle = nil
         ledger?.close()
@@ -66,7 +74,7 @@ actor ReplicaWriter {
         if let opening { return try await opening.value }
         let (path, lockTimeout) = (path, lockTimeout)
         // Waiting for another process's lock blocks a thread: not one of the actor's.
-        let task = Task.detached { try Self.openLedger(path, lockTimeout: lockTimeout) }
+        let task = Task { try await BlockingThreads.run { try Self.openLedger(path, lockTimeout: lockTimeout) } }
         opening = task
         defer { opening = nil }
         let opened = try await task.value
@@ -76,13 +84,22 @@ actor ReplicaWriter {
 
     /// Opens the ledger in `path` as it is once the lock is held: the folder's identity is read
     /// again after the wait, because the holder may have given it a new one meanwhile.
+    /// The folder is missing for the moment a split of another process puts the new replica in
+    /// its place: that is waited for (up to `lockTimeout`), as the writer lock is.
     private static func openLedger(_ path: String, lockTimeout: Double) throws -> Ledger {
-        for _ in 0..<3 {
-            let ledger = try Ledger(directory: try DataDirectory(path: path), lockTimeout: lockTimeout)
-            if try DataDirectory(path: path).identity == ledger.directory.identity { return ledger }
-            ledger.close()
+        let deadline = Date().addingTimeInterval(lockTimeout)
+        while true {
+            do {
+                let ledger = try Ledger(directory: try DataDirectory(path: path), lockTimeout: lockTimeout)
+                if try DataDirectory(path: path).identity == ledger.directory.identity { return ledger }
+                ledger.close()  // given a new identity while this waited for the lock: again
+            } catch LogError.notALog(_, _) where Date() < deadline {
+                usleep(10_000)
+            } catch LogError.io(_, _, let code) where code == ENOENT && Date() < deadline {
+                usleep(10_000)
+            }
+            guard Date() < deadline else { throw LogError.writerLocked(directory: path, waitedSeconds: lockTimeout) }
         }
-        throw LogError.rejected(reason: "the replica in \(path) keeps changing its identity while it is opened")
     }
 
     private func scheduleRelease() {

@@ -12,7 +12,7 @@ import TallySync
 /// records what happened in the log (docs/TALLYKIT.md, "Restored copies").
 extension Ledger {
     /// What giving a copy a new identity did.
-    public struct IdentityChange: Sendable, Equatable {
+    public struct IdentityChange: Sendable, Equatable, Codable {
         /// The origin both copies held, and the copy's new one.
         public var formerOrigin: String
         public var newOrigin: String
@@ -59,21 +59,12 @@ extension Ledger {
     /// attachments and peers. Returns what it did (recorded by the caller).
     public func takeOver(fromCopy former: DataDirectory, detected: String) async throws -> IdentityChange {
         let formerOrigin = former.identity.origin
-        // Other origins first, as they stand in the copy's log (its own chain passed over).
+        let forked = try eventsForkedAway(in: former)
+        // Other origins next, as they stand in the copy's log (its own chain passed over).
         var lacking = vector
         lacking.sequences[formerOrigin] = .max
         _ = try await receive(recordStream(from: former, lacking: lacking), from: "the replaced copy")
 
-        // The copy's events from the first one the other chain does not hold as it is.
-        var otherChain: [UInt64: EventHash] = [:]
-        try directory.reader.forEachEvent { logged in
-            if logged.event.origin == formerOrigin { otherChain[logged.event.sequence] = logged.hash }
-        }
-        var forked: [Event] = []
-        try former.reader.forEachEvent { logged in
-            guard logged.event.origin == formerOrigin else { return }
-            if !forked.isEmpty || otherChain[logged.event.sequence] != logged.hash { forked.append(logged.event) }
-        }
         var change = IdentityChange(formerOrigin: formerOrigin.description, newOrigin: directory.identity.replicaId, detected: detected)
         for event in forked {
             do {
@@ -95,9 +86,39 @@ extension Ledger {
         return change
     }
 
+    /// The copy's own events from the first one that this ledger (holding the other copy's
+    /// chain of the former origin, pulled with that origin's key pinned, so only a holder of
+    /// the key could have written it) does not hold as it is. Throws when there is no such
+    /// fork: the other chain is a prefix of the copy's — nobody else wrote under the origin,
+    /// and whoever said so (a peer's word, which costs nothing to forge) is not believed.
+    func eventsForkedAway(in former: DataDirectory) throws -> [Event] {
+        let formerOrigin = former.identity.origin
+        var otherChain: [UInt64: EventHash] = [:]
+        try directory.reader.forEachEvent { logged in
+            if logged.event.origin == formerOrigin { otherChain[logged.event.sequence] = logged.hash }
+        }
+        var forked: [Event] = []
+        var copyLength: UInt64 = 0
+        try former.reader.forEachEvent { logged in
+            guard logged.event.origin == formerOrigin else { return }
+            copyLength = max(copyLength, logged.event.sequence)
+            if forked.isEmpty, otherChain[logged.event.sequence] == logged.hash { return }
+            forked.append(logged.event)
+        }
+        let firstForked = forked.first?.sequence ?? .max
+        guard otherChain.keys.contains(where: { $0 > copyLength || $0 >= firstForked }) else {
+            throw SyncRejection(
+                source: "the split of a copy",
+                reason: "no other chain of origin \(formerOrigin) was shown (only what this replica wrote itself); nothing changed")
+        }
+        return forked
+    }
+
     /// Writes `event`'s change again as a local write of this replica, by its author: a
-    /// create of what exists now (the other copy created it too) sets its properties instead;
-    /// false for a change that has nothing left to change (a delete of what is gone).
+    /// create of what exists now (the other copy created it too) sets its properties instead,
+    /// and a property the other copy set later than `event` keeps the other copy's value (the
+    /// re-issued event is new, but its change is as old as it was); false for a change that has
+    /// nothing left to change (a delete of what is gone, a change overtaken entirely).
     private func reissue(_ event: Event) async throws -> Bool {
         guard !event.isLocalOnly else { return false }
         struct NothingToChange: Error {}
@@ -110,8 +131,12 @@ extension Ledger {
                 case (.delete, false): throw NothingToChange()
                 default: break
                 }
-                return EventDraft(
-                    entityType: event.entityType, entityID: event.entityID, operation: operation, properties: event.properties, actor: event.actor)
+                var properties = event.properties
+                if operation == .update, let stamps = try lookup.entity(event.entityID)?.stamps {
+                    for (name, stamp) in stamps where stamp.timestamp > event.timestamp { properties[name] = nil }
+                    if properties.isEmpty { throw NothingToChange() }
+                }
+                return EventDraft(entityType: event.entityType, entityID: event.entityID, operation: operation, properties: properties, actor: event.actor)
             }
             return true
         } catch is NothingToChange {

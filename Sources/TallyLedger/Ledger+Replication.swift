@@ -35,9 +35,15 @@ extension Ledger {
     /// the peer lacks. The transport only carries bytes: what it fetches is verified and
     /// appended here (`StreamReceiver`), batch by batch, so a pull that fails part-way keeps
     /// what was verified, and the views catch up with it before the error is thrown.
-    public func sync(with peer: some ReplicaTransport, push: Bool = true) async throws -> SyncReport {
+    ///
+    /// With `echoingOwnLast`, the pull asks for this replica's own last event too: a peer that
+    /// holds another event under that origin and sequence — written by a restored copy of this
+    /// replica that wrote as many events as it did — is found (`SyncRejection.forkedOrigin`).
+    public func sync(with peer: some ReplicaTransport, push: Bool = true, echoingOwnLast: Bool = false) async throws -> SyncReport {
         let before = try views.store.mergeCounts()
-        let mine = VersionVector(head: writer.head, excluding: writer.localOnlyOrigin)
+        var mine = VersionVector(head: writer.head, excluding: writer.localOnlyOrigin)
+        let own = directory.identity.origin
+        if echoingOwnLast, mine[own] > 0 { mine.sequences[own] = mine[own] - 1 }
         let pulled: Received
         do {
             pulled = try await verifyAndAppend(from: peer.label) { feed in try await peer.fetch(lacking: mine, into: feed) }

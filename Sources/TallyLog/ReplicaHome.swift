@@ -20,7 +20,7 @@ public struct ReplicaHome: Codable, Sendable, Equatable {
         guard stat(directory.path + "/replica.json", &info) == 0 else {
             throw LogError.io(operation: "stat", path: directory.path + "/replica.json", errno: errno)
         }
-        return ReplicaHome(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        return ReplicaHome(device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino))
     }
 
     static func path(_ directory: DataDirectory) -> String { directory.path + "/replica-home.json" }
@@ -54,7 +54,11 @@ extension DataDirectory {
     /// written, and the new home is recorded last — a crash before that starts over at the next
     /// open (the former origin's pin is kept; a second new identity replaces the first, which
     /// had written nothing). Call it without the writer open.
-    public func takeNewIdentity() throws -> (former: ReplicaIdentity, now: DataDirectory) {
+    /// `beforeHome` runs once the new identity is written and before the home is recorded
+    /// (a caller's note of the change, which a crash then cannot lose).
+    public func takeNewIdentity(beforeHome: (_ former: ReplicaIdentity, _ now: DataDirectory) throws -> Void = { _, _ in }) throws -> (
+        former: ReplicaIdentity, now: DataDirectory
+    ) {
         let former = identity
         if let key = try ReplicaSigningKey.read(from: signingKeyPath) {
             let pins = originKeys
@@ -67,6 +71,7 @@ extension DataDirectory {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try writeDurably(try encoder.encode(identity), to: path + "/replica.json")
         let now = try DataDirectory(path: path)
+        try beforeHome(former, now)
         try ReplicaHome.record(now)
         return (former, now)
     }

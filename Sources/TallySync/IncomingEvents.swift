@@ -151,6 +151,13 @@ public struct IncomingEvents {
                 forkedOrigin: event.origin)
         }
         if event.sequence <= heldSequence {
+            // This replica's own last event echoed back (`Ledger.sync(echoingOwnLast:)`) with
+            // another hash: another replica wrote under its origin — a restored copy of it.
+            if localOrigins.contains(event.origin), event.sequence == heldSequence, hash != held?.hash {
+                throw SyncRejection(
+                    source: source(), reason: "\(label) differs from this replica's own #\(event.sequence) (a copy of this replica wrote under its origin)",
+                    forkedOrigin: event.origin)
+            }
             if localOrigins.contains(event.origin) || event.sequence < heldSequence || hash == held?.hash {
                 alreadyHeld += 1
                 return false

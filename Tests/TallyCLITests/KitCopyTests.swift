@@ -56,8 +56,9 @@ import TallyTestSupport
 
     /// Caught at open; caught at sync by the server refusing the copy's push (it wrote more
     /// than the original); caught at sync by the copy refusing the original's events it pulls
-    /// (it wrote less).
-    @Test(arguments: [(true, 7), (false, 7), (false, 3)])
+    /// (it wrote less); caught at sync by the copy's own last event echoed back different (it
+    /// wrote as many).
+    @Test(arguments: [(true, 7), (false, 7), (false, 3), (false, 5)])
     func bothCopiesWriteBeforeAndAfterTheyMeetAndEveryWriteEndsUpEverywhereOnce(caughtAtOpen: Bool, copyWrites: Int) async throws {
         let world = try World()
         let (pathA, pathB) = (world.devices.file("a"), world.devices.file("b"))

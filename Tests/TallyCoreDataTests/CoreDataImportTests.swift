@@ -106,6 +106,23 @@ import TallyTestSupport
         #expect(again.expenses.created.isEmpty && again.expenses.duplicates.count == 3 && again.todosHeld == 1 && again.settingsSet == 0)
     }
 
+    /// An app imports at every launch until it drops Core Data: what a person changed since
+    /// stays changed, and nothing is written.
+    @Test func aReimportUndoesNoChangeAPersonMade() async throws {
+        let fixture = try Fixture()
+        let folder = TemporaryDirectory("kit")
+        let replica = try await Replica.open(at: folder.file("ledger"), actor: "minji")
+        _ = try await Self.run(fixture, into: replica)
+        let rent = try #require(try replica.query.expenses().first { $0.payee == "Rent" }.flatMap { UUID(uuidString: $0.id) })
+        try await replica.update(rent, ExpenseFields(repeat: ExpenseFields.Repeat.none, attachments: []))
+        try await replica.setSetting("app.theme", json: "\"light\"")
+        let written = try replica.query.projectedIndex()
+        let again = try await Self.run(fixture, into: replica)
+        #expect(try replica.query.projectedIndex() == written, "no event: \(again.problems)")
+        #expect(try replica.query.expense(id: rent)?.repeat == "none")
+        #expect(try replica.query.setting("app.theme") == "\"light\"")
+    }
+
     @Test func twoDevicesImportingTheStoreConvergeToOneCopy() async throws {
         let fixture = try Fixture()
         let folder = TemporaryDirectory("kit")
@@ -123,6 +140,11 @@ import TallyTestSupport
             #expect(try ledger.views.todos().count == 1)
             #expect(try ledger.views.categoryTree().map(\.category.name).sorted() == ["Food", "Home", "Restaurant"])
         }
+        // One copy, property by property: the same rows, repeats, attachments and settings.
+        #expect(try a.views.expenses(ExpenseQuery([])).rows == b.views.expenses(ExpenseQuery([])).rows)
+        #expect(try a.views.todos() == b.views.todos())
+        #expect(try a.views.settings().filter { $0.key.hasPrefix("app.") } == b.views.settings().filter { $0.key.hasPrefix("app.") })
+        #expect(try a.views.settings().filter { $0.key.hasPrefix("app.") }.count == 2)
         a.close()
         b.close()
     }

@@ -37,7 +37,7 @@ import TallyTestSupport
         await #expect(throws: ValidationError.self) { try await replica.create(ExpenseFields(amount: 1, date: Date(timeIntervalSince1970: .infinity))) }
         await #expect(throws: ValidationError.self) { try await replica.create(ExpenseFields(amount: 1, attachments: [String(repeating: "a", count: 64)])) }
         await #expect(throws: (any Error).self) { try await replica.update(UUID(), ExpenseFields(amount: 5)) }
-        #expect(throws: ValidationError.self) { try replica.addAttachment(Data("not an image".utf8)) }
+        await #expect(throws: ValidationError.self) { try await replica.addAttachment(Data("not an image".utf8)) }
         #expect(throws: ValidationError.self) { try replica.attachment("../../etc/passwd") }
         #expect(try replica.query.projectedIndex() == before)
         await #expect(throws: ValidationError.self) { try await Replica.open(at: folder.file("other"), actor: "") }
@@ -64,7 +64,7 @@ import TallyTestSupport
         #expect(try replica.query.setting("defaultCurrency") == "\"KRW\"")
         #expect(try replica.query(asOf: String(index)).setting("defaultCurrency") == "\"USD\"")
 
-        let digest = try replica.addAttachment(PNGFixture.zeros(width: 4, height: 3, interlaced: false))
+        let digest = try await replica.addAttachment(PNGFixture.zeros(width: 4, height: 3, interlaced: false))
         #expect(try replica.attachment(digest) == PNGFixture.zeros(width: 4, height: 3, interlaced: false))
         let id = try await replica.create(ExpenseFields(amount: 3_500, attachments: [digest]))
         #expect(try replica.query.expense(id: id)?.attachments == [digest])

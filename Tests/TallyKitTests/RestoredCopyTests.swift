@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 import TallyCore
-import TallyKit
+@testable import TallyKit
+import TallyLedger
+import TallySync
 import TallyLog
 import TallyTestSupport
 
@@ -32,28 +34,97 @@ import TallyTestSupport
         #expect(try await Replica.open(at: folder.file("a"), actor: "minji").replicaID == original.replicaID)
     }
 
-    @Test func aSplitACrashInterruptedIsFinishedOrUndoneAtOpen() async throws {
+    /// What a crash leaves of a split, as the split leaves it at each step, and what the next
+    /// open makes of it.
+    @Test func aSplitACrashInterruptedIsFinishedOnlyIfTheFolderHasNotChangedSince() async throws {
         let folder = TemporaryDirectory("kit")
         let path = folder.file("ledger")
         let replica = try await Replica.open(at: path, actor: "minji")
-        try await replica.create(ExpenseFields(amount: 1_000))
+        let kept = try await replica.create(ExpenseFields(amount: 1_000, memo: "kept"))
         await replica.releaseWriter()
         let before = try replica.replicaID
 
-        // Not complete: removed, the replica untouched.
-        _ = try DataDirectory.create(path: path + ".split", name: "half")
-        #expect(try await Replica.open(at: path, actor: "minji").replicaID == before)
+        /// A whole new replica beside the folder holding `memo`, as a split builds it.
+        func staging(memo: String, completeFor snapshot: Data?) async throws -> String {
+            let made = try await Replica.open(at: path + ".split", actor: "minji")
+            try await made.create(ExpenseFields(amount: 2_000, memo: .some(memo)))
+            await made.releaseWriter()
+            if let snapshot { FileManager.default.createFile(atPath: path + ".split/split-complete", contents: snapshot) }
+            return try made.replicaID
+        }
+        func snapshot() throws -> Data {
+            var sizes: [String: Int] = [:]
+            for name in try FileManager.default.contentsOfDirectory(atPath: path + "/log") where name != "writer.lock" {
+                sizes[name] = try FileManager.default.attributesOfItem(atPath: path + "/log/" + name)[.size] as? Int
+            }
+            return try JSONEncoder().encode(["sizes": sizes])
+        }
+
+        // Killed while building: removed, the folder untouched.
+        _ = try await staging(memo: "half", completeFor: nil)
+        var reopened = try await Replica.open(at: path, actor: "minji")
+        #expect(try reopened.replicaID == before && reopened.query.expense(id: kept)?.memo == "kept")
         #expect(!FileManager.default.fileExists(atPath: path + ".split"))
 
-        // Complete, the old folder not yet moved aside: put in place, the old one kept beside.
-        let whole = try DataDirectory.create(path: path + ".split", name: "whole")
-        try whole.openWriter().close()
-        try ReplicaHome.record(whole)
-        FileManager.default.createFile(atPath: path + ".split/split-complete", contents: Data())
-        let reopened = try await Replica.open(at: path, actor: "minji")
-        #expect(try reopened.replicaID == whole.identity.replicaId)
-        #expect(try reopened.identityChanges().isEmpty, "a split records its change before it is complete")
+        // Whole, but the folder took a write since (the widget's, after the app was killed): the
+        // folder stays as it is, with that write, and the split is dropped.
+        let stale = try snapshot()
+        _ = try await staging(memo: "stale", completeFor: stale)
+        let widget = try await reopened.create(ExpenseFields(amount: 3_000, memo: "widget"))
+        await reopened.releaseWriter()
+        reopened = try await Replica.open(at: path, actor: "minji")
+        #expect(try reopened.replicaID == before && reopened.query.expense(id: widget)?.memo == "widget")
+        #expect(!FileManager.default.fileExists(atPath: path + ".split"))
+        await reopened.releaseWriter()
+
+        // Whole, the folder as it was when the split was made whole: put in place, the old one
+        // kept beside.
+        let fresh = try await staging(memo: "split", completeFor: try snapshot())
+        reopened = try await Replica.open(at: path, actor: "minji")
+        #expect(try reopened.replicaID == fresh && reopened.query.expenses().map(\.memo) == ["split"])
         #expect(!FileManager.default.fileExists(atPath: path + "/split-complete"))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).contains { $0.hasPrefix("ledger.replaced-") })
+        let aside = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("ledger.replaced-") }
+        #expect(aside.count == 1)
+        #expect(try await Replica.open(at: folder.file(aside[0]), actor: "minji").query.expense(id: widget)?.memo == "widget", "nothing is lost")
+    }
+
+    /// A peer's word that this replica forked is not taken: the split pulls with this
+    /// replica's key pinned for its origin, and without another chain of it signed with that
+    /// key, nothing changes.
+    @Test func aForkThePeerCannotShowChangesNothing() async throws {
+        let folder = TemporaryDirectory("kit")
+        let replica = try await Replica.open(at: folder.file("ledger"), actor: "minji")
+        try await replica.create(ExpenseFields(amount: 1_000))
+        await replica.releaseWriter()
+        let identity = try replica.replicaID
+        // A peer that holds this replica's events (it synced with it) and one that holds none.
+        let peer = try Ledger(directory: try DataDirectory.create(path: folder.file("peer"), name: "peer"))
+        let own = try Ledger(directory: try DataDirectory(path: folder.file("ledger")))
+        _ = try await peer.sync(with: LedgerTransport(own), push: false)
+        own.close()
+        let stranger = try Ledger(directory: try DataDirectory.create(path: folder.file("stranger"), name: "stranger"))
+        for transport in [LedgerTransport(peer), LedgerTransport(stranger)] {
+            let claim = SyncRejection(source: "peer", reason: "says so", forkedOrigin: try replica.directory.identity.origin)
+            await #expect(throws: SyncRejection.self) { try await replica.takeNewIdentity(syncingWith: transport, because: claim) }
+            #expect(try replica.replicaID == identity)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["ledger", "ledger.lock", "peer", "stranger"])
+        #expect(try replica.identityChanges().isEmpty)
+        peer.close()
+        stranger.close()
+    }
+
+    /// An app going to the background gives the lock back; a write under way finishes first.
+    @Test func releasingTheWriterWaitsForTheWriteUnderWay() async throws {
+        let folder = TemporaryDirectory("kit")
+        let app = try await Replica.open(at: folder.file("ledger"), actor: "app", writerIdleRelease: .seconds(60))
+        async let written = app.create(ExpenseFields(amount: 1_000))
+        await app.releaseWriter()
+        let id = try await written
+        #expect(try app.query.expense(id: id) != nil)
+        await app.releaseWriter()
+        let widget = try await Replica.open(at: folder.file("ledger"), actor: "widget", lockTimeout: 0.5)
+        try await widget.create(ExpenseFields(amount: 2_000))  // the lock is free at once
+        #expect(try app.query.expenses().count == 2)
     }
 }
