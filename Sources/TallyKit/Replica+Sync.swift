@@ -1,16 +1,25 @@
 import Foundation
+import TallyCore
 import TallyLedger
 import TallyLog
 import TallySync
 
 /// A Tally service this replica syncs with: a server of one ledger (`http://host:8080`) or a
-/// hosted ledger (`https://host/v1/ledgers/kim-family`), and a token of it with the
-/// `replicate` scope.
+/// hosted ledger (`https://host/v1/ledgers/kim-family`), and how to sign in to it — a token
+/// with the `replicate` scope, or a member's name and password (a hosted household's member,
+/// whose device then pushes only that member's own events).
 public struct SyncServer: Sendable {
     public var url: String
-    public var token: String
+    public var credentials: Credentials
 
-    public init(url: String, token: String) { (self.url, self.token) = (url, token) }
+    public enum Credentials: Sendable {
+        case token(String)
+        case member(name: String, password: String)
+    }
+
+    public init(url: String, token: String) { (self.url, credentials) = (url, .token(token)) }
+
+    public init(url: String, member name: String, password: String) { (self.url, credentials) = (url, .member(name: name, password: password)) }
 
     /// The URL as it may be shown and remembered (no credentials, query or fragment).
     var key: String { Peer.displayURL(url) }
@@ -48,13 +57,20 @@ extension Replica {
     /// words), keeping every change of its own, and syncs again.
     @discardableResult
     public func sync(with server: SyncServer, retry: RetryPolicy = RetryPolicy()) async throws -> Ledger.SyncReport {
-        let transport = ReplicaClient(baseURL: server.url, token: server.token, label: server.key)
+        if case .member(let name, _) = server.credentials, actor != "member:" + name {
+            throw ValidationError(
+                field: "actor",
+                "a replica that syncs as the member \(name) writes as 'member:\(name)' (the server takes only their own events from it); open it with that actor"
+            )
+        }
         let folder = path
         var attempt = 0
         var splitOff = false
+        var signedInAgain = false
         while true {
             attempt += 1
             do {
+                let transport = try await self.transport(for: server)
                 return try await writing { ledger in
                     let report = try await ledger.sync(with: transport, echoingOwnLast: true)
                     let held = ledger.vector  // what both hold now: pulled, then pushed
@@ -65,8 +81,12 @@ extension Replica {
                 }
             } catch let forked as SyncRejection where forked.forkedOrigin != nil && !splitOff {
                 guard try forked.forkedOrigin == directory.identity.origin else { throw forked }
-                try await takeNewIdentity(syncingWith: transport, because: forked)
+                try await takeNewIdentity(syncingWith: try await transport(for: server), because: forked)
                 splitOff = true
+                attempt -= 1
+                continue
+            } catch let expired as SyncRejection where expired.httpStatus == 401 && !signedInAgain && forgetSession(for: server) {
+                signedInAgain = true  // the member's session ended (expired, signed out): sign in again, once
                 attempt -= 1
                 continue
             } catch {
@@ -83,6 +103,27 @@ extension Replica {
                 try await Task.sleep(for: retry.wait(after: attempt))
             }
         }
+    }
+
+    /// The transport to `server`: with its token, or with a member's session — the one this
+    /// replica signed in with before, or a new one.
+    func transport(for server: SyncServer) async throws -> ReplicaClient {
+        switch server.credentials {
+        case .token(let token):
+            return ReplicaClient(baseURL: server.url, token: token, label: server.key)
+        case .member(let name, let password):
+            let key = server.key + "\u{0}" + name + "\u{0}" + password
+            if let session = sessions.withLock({ $0[key] }) { return ReplicaClient(baseURL: server.url, credential: session, label: server.key) }
+            let session = try await ReplicaClient.signIn(baseURL: server.url, name: name, password: password)
+            sessions.withLock { $0[key] = session }
+            return ReplicaClient(baseURL: server.url, credential: session, label: server.key)
+        }
+    }
+
+    /// Forgets the member's session with `server`; false when there was none (a token).
+    func forgetSession(for server: SyncServer) -> Bool {
+        guard case .member(let name, let password) = server.credentials else { return false }
+        return sessions.withLock { $0.removeValue(forKey: server.key + "\u{0}" + name + "\u{0}" + password) } != nil
     }
 
     enum Retrying { case never, signInFirst, whenReachable, whenUnlocked }

@@ -4,6 +4,7 @@ import TallyCore
 import TallyLedger
 import TallyLog
 import TallyStore
+import TallySync
 
 /// A household ledger's replica inside an app: a folder (an App Group container, so that the
 /// app and its widget share it) holding the same log and views as `tally serve`'s data
@@ -27,6 +28,9 @@ public final class Replica: Sendable {
     /// The folder's identity and views as last opened; opened again when the identity on disk
     /// changed (this replica, or another process on the same folder, found it was a copy).
     private let opened: Mutex<Opened>
+    /// Members' sessions with servers this replica syncs with (`SyncServer.Credentials.member`),
+    /// kept for the process's life: signing in costs the server a password hash.
+    let sessions = Mutex<[String: ReplicaClient.Credential]>([:])
 
     struct Opened {
         var directory: DataDirectory

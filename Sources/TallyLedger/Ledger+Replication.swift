@@ -166,8 +166,11 @@ extension Ledger {
     /// Receives a peer's pushed stream of event records: verified and appended batch by batch
     /// as it arrives, then projected. On a bad event, its batch and everything after it are
     /// refused; earlier batches stay (each was valid, and the peer need not send it again).
-    public func receive(_ pieces: some AsyncSequence<ByteBuffer, any Error>, from source: String) async throws -> (applied: Int, alreadyHeld: Int) {
-        let received = try await verifyAndAppend(from: source) { feed in
+    /// `admit`, if given, decides who may bring each new event (a member's push: only their own).
+    public func receive(
+        _ pieces: some AsyncSequence<ByteBuffer, any Error>, from source: String, admit: (@Sendable (Event) -> String?)? = nil
+    ) async throws -> (applied: Int, alreadyHeld: Int) {
+        let received = try await verifyAndAppend(from: source, admit: admit) { feed in
             for try await piece in pieces { try feed(piece) }
         }
         return (received.applied, received.alreadyHeld)
@@ -184,10 +187,10 @@ extension Ledger {
     /// the views catch up. A delivery that breaks off keeps what was verified before the
     /// break and throws `ReceiveFailure`, naming how much was applied.
     func verifyAndAppend(
-        from source: String, _ deliver: (_ feed: (ByteBuffer) throws -> Void) async throws -> Void
+        from source: String, admit: (@Sendable (Event) -> String?)? = nil, _ deliver: (_ feed: (ByteBuffer) throws -> Void) async throws -> Void
     ) async throws -> Received {
         try await deliveries.run {
-            var receiver = try StreamReceiver(writer: writer, source: source, maximumSkewMillis: maximumSkewMillis)
+            var receiver = try StreamReceiver(writer: writer, source: source, maximumSkewMillis: maximumSkewMillis, admit: admit)
             do {
                 try await deliver { try receiver.feed($0.readableBytesView) }
                 try receiver.finish()

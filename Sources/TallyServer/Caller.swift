@@ -13,6 +13,11 @@ public enum Caller: Sendable {
         }
     }
 
+    /// Whether it is a signed-in member (not a token).
+    var isMember: Bool {
+        if case .member = self { true } else { false }
+    }
+
     /// The actor of the events it writes: `token:NAME` or `member:NAME`.
     public var actor: String {
         switch self {

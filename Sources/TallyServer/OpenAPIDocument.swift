@@ -190,6 +190,7 @@ enum OpenAPIDocument {
               responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "The events the caller lacks: length-prefixed encoded events.", content: {application/octet-stream: {}}}}
           /v1/replication/push:
             post:
+              description: "Events the service lacks, verified before anything is appended. With a token of scope replicate: any replica's, as they were signed. With a member's session (owner or member role, X-CSRF-Token): only that member's own events (actor member:NAME, or the ledger's recurrences); any other refuses its batch (422)."
               requestBody: {required: true, content: {application/octet-stream: {}}}
               responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "{applied, alreadyHeld}"}, "409": {description: "forked_chain: the events hold another chain of an origin than this replica holds; the error's 'origin' names it (the sender may be a restored copy of that replica: docs/TALLYKIT.md)", content: {application/json: {schema: {$ref: "#/components/schemas/Error"}}}}, "422": {$ref: "#/components/responses/Error"}}
           /v1/replication/sync:

@@ -10,6 +10,19 @@ import TallySync
 /// caller lacks, a push of what this replica lacks, and — for `tally sync` run against this
 /// data directory — a sync with a configured peer done by the server itself.
 struct ReplicationRoutes {
+    /// Who a push may bring events of. A token with the `replicate` scope (a peer replica):
+    /// anyone's, as the verifier admits them. A signed-in member (an app's replica syncing with
+    /// the member's name and password): only their own — written as `member:NAME`, or by the
+    /// ledger's recurrences, which name no person — so a member cannot put words in another
+    /// member's mouth. Their signatures still bind each event to the device that wrote it.
+    static func admit(_ caller: Caller?) -> (@Sendable (Event) -> String?)? {
+        guard case .member(let member, _)? = caller else { return nil }
+        let own = "member:" + member.name
+        return { event in
+            event.actor == own || event.actor == Ledger.recurrenceActor
+                ? nil : "written by '\(event.actor.prefix(80))': a member's device pushes only its member's own events (\(own))"
+        }
+    }
 
     /// Adds the routes to `group`, the `/v1/replication` group.
     func add(to group: RouterGroup<TallyRequestContext>) {
@@ -33,7 +46,7 @@ struct ReplicationRoutes {
                 throw APIError(.unsupportedMediaType, "unsupported_media_type", "send events as application/octet-stream records")
             }
             do {
-                let (applied, held) = try await service.ledger.receive(request.body, from: "push")
+                let (applied, held) = try await service.ledger.receive(request.body, from: "push", admit: Self.admit(context.caller))
                 service.metrics.replicated(applied, from: "push:" + (context.caller?.actor ?? "?"))
                 return json(.object([("applied", .int(Int64(applied))), ("alreadyHeld", .int(Int64(held)))]))
             } catch let failure as ReceiveFailure {

@@ -102,7 +102,10 @@ struct ScopeMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: TallyRequestContext, next: (Request, TallyRequestContext) async throws -> Response) async throws -> Response {
         guard let caller = context.caller else { throw APIError(.unauthorized, "unauthorized", "send 'Authorization: Bearer <token>'") }
         let needed = needed ?? (request.method == .get || request.method == .head ? .read : .write)
-        guard caller.scopes.contains(needed) else {
+        // A member who may write may also sync an app's replica of the ledger: its vector, pulls
+        // and pushes of their own events (`ReplicationRoutes.admit`) — not the server's own syncs.
+        let memberSync = needed == .replicate && caller.scopes.contains(.write) && !request.uri.path.hasSuffix("/sync")
+        guard caller.scopes.contains(needed) || (memberSync && caller.isMember) else {
             throw APIError(.forbidden, "forbidden", "\(caller.description) lacks the '\(needed.rawValue)' scope this route needs")
         }
         return try await next(request, context)

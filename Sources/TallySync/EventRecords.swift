@@ -118,10 +118,14 @@ public struct StreamReceiver {
     let source: String
     let batchSize: Int
 
-    public init(writer: LogWriter, source: String, maximumSkewMillis: UInt64, batchSize: Int = 20_000) throws {
+    /// `admit`, if given, decides who may bring each new event (`IncomingEvents.admit`).
+    public init(
+        writer: LogWriter, source: String, maximumSkewMillis: UInt64, batchSize: Int = 20_000, admit: (@Sendable (Event) -> String?)? = nil
+    ) throws {
         self.source = source
         self.batchSize = batchSize
         incoming = try IncomingEvents(receivingInto: writer, maximumSkewMillis: maximumSkewMillis)
+        incoming.admit = admit
         appender = BatchAppender(writer: writer)
     }
 

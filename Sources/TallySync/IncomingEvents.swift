@@ -50,6 +50,9 @@ public struct IncomingEvents {
     public let maximumSkewMillis: UInt64
     let wallMillis: UInt64
     let localOrigins: Set<ReplicaID>
+    /// A rule on who may bring each new event: nil admits it, a text refuses it (saying why).
+    /// Checked after the chain, before the field rules (`StreamReceiver`'s `admit`).
+    public var admit: (@Sendable (Event) -> String?)?
     /// The pinned key of each origin as this delivery has it so far (pins held + learned).
     public private(set) var keys: [ReplicaID: OriginKey]
     /// The pins as recorded before the records not yet taken.
@@ -173,6 +176,10 @@ public struct IncomingEvents {
             throw SyncRejection(
                 source: source(), reason: "\(label) does not continue its origin's hash chain (edited, forged or forked)",
                 forkedOrigin: event.origin)
+        }
+        // Who may bring it: a member's push brings only that member's own events.
+        if let admit, let refusal = admit(event) {
+            throw SyncRejection(source: source(), reason: "\(label): \(refusal)")
         }
         // The same field rules as a local write: a peer's values reach the views and every replica after it.
         do { try EntitySchema.checkIncoming(event) } catch {

@@ -15,27 +15,75 @@ public struct ReplicaClient: ReplicaTransport {
 
     /// The peer's service, e.g. `http://192.168.0.5:8080`.
     public let baseURL: String
-    /// A token of the peer's with the `replicate` scope.
-    public let token: String
+    /// What the requests carry: a token of the peer's with the `replicate` scope, or a member's
+    /// session (an app's replica syncing as the member who signed in).
+    public let credential: Credential
     /// The peer's name, for messages and metrics.
     public let label: String
 
+    public enum Credential: Sendable {
+        case token(String)
+        /// The session cookie's secret and the CSRF token every write echoes (`signIn`).
+        case session(secret: String, csrf: String)
+    }
+
     public init(baseURL: String, token: String, label: String? = nil) {
+        self.init(baseURL: baseURL, credential: .token(token), label: label)
+    }
+
+    public init(baseURL: String, credential: Credential, label: String? = nil) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
-        self.token = token
+        self.credential = credential
         self.label = label ?? self.baseURL
     }
 
     /// Where the peer's API is: `BASE/v1` for a server of one ledger, or the URL itself when it
     /// names a hosted ledger (`http://host/v1/ledgers/NAME`, whose routes are `…/replication/…`).
-    var apiBase: String { URLComponents(string: baseURL)?.path.hasPrefix("/v1/ledgers/") == true ? baseURL : baseURL + "/v1" }
+    var apiBase: String { Self.apiBase(of: baseURL) }
+
+    static func apiBase(of baseURL: String) -> String {
+        URLComponents(string: baseURL)?.path.hasPrefix("/v1/ledgers/") == true ? baseURL : baseURL + "/v1"
+    }
 
     /// A request to `path` of the peer's API (`/replication/vector`).
     func request(_ path: String, method: HTTPMethod) -> HTTPClientRequest {
         var request = HTTPClientRequest(url: apiBase + path)
         request.method = method
-        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        switch credential {
+        case .token(let token): request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        case .session(let secret, let csrf):
+            request.headers.add(name: "Cookie", value: "tally_session=\(secret)")
+            request.headers.add(name: "X-CSRF-Token", value: csrf)
+        }
         return request
+    }
+
+    /// Signs in to the service at `baseURL` as a member of its household (`POST …/session`):
+    /// the session's secret (its cookie) and CSRF token, for `Credential.session`. A refused
+    /// name or password throws a `SyncRejection` with status 401; too many tries, 429.
+    public static func signIn(baseURL: String, name: String, password: String) async throws -> Credential {
+        let base = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        var request = HTTPClientRequest(url: apiBase(of: base) + "/session")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: JSONText.object([("name", .string(name)), ("password", .string(password))]).serialized))
+        let response = try await http.execute(request, timeout: .seconds(30))
+        try await check(response, "\(Peer.displayURL(base)): POST /session")
+        // The server's words are checked before they go into headers of later requests.
+        func token(_ text: String?) -> String? {
+            let allowed = Set("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_".utf8)
+            guard let text, (1...256).contains(text.utf8.count), text.utf8.allSatisfy(allowed.contains) else { return nil }
+            return text
+        }
+        let cookie = response.headers["Set-Cookie"].lazy.compactMap { header -> String? in
+            guard header.hasPrefix("tally_session=") else { return nil }
+            return String(header.dropFirst("tally_session=".count).prefix { $0 != ";" })
+        }.first
+        let body = try JSONSerialization.jsonObject(with: Data(try await response.body.collect(upTo: 1 << 16).readableBytesView)) as? [String: Any]
+        guard let secret = token(cookie), let csrf = token(body?["csrf"] as? String) else {
+            throw SyncRejection(source: Peer.displayURL(base), reason: "the sign-in did not answer with a session")
+        }
+        return .session(secret: secret, csrf: csrf)
     }
 
     /// Refuses a failed answer, naming its status and, if the body is Tally's JSON error, its

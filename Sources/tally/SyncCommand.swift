@@ -63,9 +63,10 @@ struct SyncCommand: AsyncParsableCommand {
     /// Registers `target` as the peer named by its URL without credentials (replacing an older
     /// registration's token): a name is shown to every reader of the sync status.
     func registerPeer(_ directory: DataDirectory, _ target: ReplicaClient) throws -> String {
+        guard case .token(let token) = target.credential else { throw CLIError("a peer is registered with a token") }
         let name = Peer.displayURL(target.baseURL)
         try Ledger.removePeer(named: name, from: directory)
-        try Ledger.addPeer(Peer(name: name, url: target.baseURL, token: target.token), to: directory)
+        try Ledger.addPeer(Peer(name: name, url: target.baseURL, token: token), to: directory)
         return name
     }
 

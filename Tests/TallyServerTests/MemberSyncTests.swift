@@ -1,0 +1,72 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+import TallyCore
+import TallyKit
+import TallyLedger
+import TallyLog
+@testable import TallyServer
+import TallySync
+import TallyTestSupport
+
+/// An app's replica syncing with a hosted household as one of its members (issue 33): signed
+/// in with the member's name and password, pulling everything, pushing only that member's own
+/// events — whatever a client sends.
+@Suite struct MemberSyncTests {
+    static let password = "minji's long password"
+
+    @Test func aMembersAppSyncsWithNameAndPasswordAndPushesOnlyTheirOwnEvents() async throws {
+        var limits = HostingLimits()
+        limits.bcryptCost = 4
+        let fixture = try HostedFixture(["kim"], limits: limits)
+        let members = MemberStore(folder: fixture.ledgers.root + "/kim", cost: 4)
+        try members.add("minji", role: .member, password: Self.password)
+        try members.add("guest", role: .readOnly, password: "the guest's long password")
+        let devices = TemporaryDirectory("member-devices")
+        try await fixture.test(.live) { client in
+            let url = "http://127.0.0.1:\(client.port!)/v1/ledgers/kim"
+            let minji = SyncServer(url: url, member: "minji", password: Self.password)
+            let phone = try await Replica.open(at: devices.file("phone"), actor: "member:minji")
+            let lunch = try await phone.create(ExpenseFields(amount: 12_000, memo: "lunch"))
+            #expect(try await phone.sync(with: minji).pushed == 1)
+            #expect(try phone.syncStatus(with: minji) == .upToDate)
+            let laptop = try await Replica.open(at: devices.file("laptop"), actor: "member:minji")
+            try await laptop.sync(with: minji)
+            #expect(try laptop.query.expense(id: lunch)?.memo == "lunch", "another device of hers pulls it")
+            #expect(try laptop.query.history(of: lunch).first?.event.actor == "member:minji")
+
+            // A wrong password: refused at once, and the app is told to sign in.
+            let wrong = SyncServer(url: url, member: "minji", password: "not the password at all")
+            await #expect(throws: SyncRejection.self) { try await laptop.sync(with: wrong, retry: RetryPolicy(attempts: 5, first: .seconds(1))) }
+            #expect(try laptop.syncStatus(with: wrong) == .needsSignIn)
+
+            // A device writing as someone else: the kit refuses to sync it as minji…
+            let forger = try await Replica.open(at: devices.file("forger"), actor: "member:jisoo")
+            try await forger.create(ExpenseFields(amount: 1, memo: "forged"))
+            await #expect(throws: ValidationError.self) { try await forger.sync(with: minji) }
+            // …and the server refuses its events sent with minji's session by hand.
+            let session = try await ReplicaClient.signIn(baseURL: url, name: "minji", password: Self.password)
+            let raw = ReplicaClient(baseURL: url, credential: session, label: "raw")
+            await #expect {
+                _ = try await raw.send(recordStream(from: try forger.directory, lacking: VersionVector()))
+            } throws: { ($0 as? SyncRejection)?.httpStatus == 422 }
+            // Nor may a member make the server sync with its configured peers, or a read-only member push.
+            guard case .session(let secret, let csrf) = session else { return }
+            let serverSync = try await client.execute(
+                uri: "/v1/ledgers/kim/replication/sync", method: .post,
+                headers: [.cookie: "tally_session=\(secret)", HTTPField.Name("X-CSRF-Token")!: csrf, .contentType: "application/json"],
+                body: ByteBuffer(string: #"{"peer": "x"}"#))
+            #expect(serverSync.status == .forbidden)
+            let guest = try await ReplicaClient.signIn(baseURL: url, name: "guest", password: "the guest's long password")
+            await #expect {
+                _ = try await ReplicaClient(baseURL: url, credential: guest).vector()
+            } throws: { ($0 as? SyncRejection)?.httpStatus == 403 }
+
+            try await laptop.sync(with: minji)
+            #expect(try laptop.query.expenses().map(\.memo) == ["lunch"], "nothing forged got in")
+        }
+    }
+}
