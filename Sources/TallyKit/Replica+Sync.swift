@@ -56,7 +56,9 @@ extension Replica {
     /// two live copies of a replica: it takes a new identity (`identityChange` says so in
     /// words), keeping every change of its own, and syncs again.
     @discardableResult
-    public func sync(with server: SyncServer, retry: RetryPolicy = RetryPolicy()) async throws -> Ledger.SyncReport {
+    public func sync(with server: SyncServer, retry: RetryPolicy = RetryPolicy(), attachments: AttachmentFetching = .whenAsked) async throws
+        -> Ledger.SyncReport
+    {
         if case .member(let name, _) = server.credentials, actor != "member:" + name {
             throw ValidationError(
                 field: "actor",
@@ -72,7 +74,7 @@ extension Replica {
             do {
                 let transport = try await self.transport(for: server)
                 return try await writing { ledger in
-                    let report = try await ledger.sync(with: transport, echoingOwnLast: true)
+                    let report = try await ledger.sync(with: transport, echoingOwnLast: true, fetchingBlobs: attachments == .all)
                     let held = ledger.vector  // what both hold now: pulled, then pushed
                     try SyncMemory.update(folder, server: server.key) { memory in
                         memory = .init(heldAtLastSync: held, lastSync: Date(), unreachableSince: nil, refusedCredentials: false)
@@ -144,6 +146,11 @@ extension Replica {
         default: .whenReachable  // refused connections, timeouts, a connection cut mid-transfer
         }
     }
+
+    /// Which attachments a sync brings: every one the replica's expenses and to-dos name, or
+    /// none — each is then fetched when the app asks for it (`attachment(_:from:)`, and first
+    /// its thumbnail, `thumbnail(_:size:from:)`). This replica's own are always pushed.
+    public enum AttachmentFetching: Sendable { case all, whenAsked }
 
     /// Syncs with `server` now and then every `interval` until the task is cancelled; a sync
     /// that fails is retried as `retry` says, then waits for the next round (`syncStatus`

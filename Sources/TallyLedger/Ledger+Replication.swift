@@ -39,7 +39,11 @@ extension Ledger {
     /// With `echoingOwnLast`, the pull asks for this replica's own last event too: a peer that
     /// holds another event under that origin and sequence — written by a restored copy of this
     /// replica that wrote as many events as it did — is found (`SyncRejection.forkedOrigin`).
-    public func sync(with peer: some ReplicaTransport, push: Bool = true, echoingOwnLast: Bool = false) async throws -> SyncReport {
+    ///
+    /// With `fetchingBlobs` false, attachments' blobs this replica lacks are left on the peer,
+    /// to be fetched when wanted (`fetchAttachment`): an app's replica syncs a month of expenses
+    /// without a month of photos.
+    public func sync(with peer: some ReplicaTransport, push: Bool = true, echoingOwnLast: Bool = false, fetchingBlobs: Bool = true) async throws -> SyncReport {
         let before = try views.store.mergeCounts()
         var mine = VersionVector(head: writer.head, excluding: writer.localOnlyOrigin)
         let own = directory.identity.origin
@@ -63,7 +67,7 @@ extension Ledger {
         // Blobs after the events, so an expense may arrive before its receipt and show it once
         // the blob follows: what the views now reference and this replica lacks, then
         // (pushing) what it holds and the peer lacks.
-        let fetched = try await fetchBlobs(try views.missingAttachments(), from: peer)
+        let fetched = fetchingBlobs ? try await fetchBlobs(try views.missingAttachments(), from: peer) : 0
         let sent = push ? try await sendBlobs(try views.referencedAttachments().filter { try blobs.size(of: $0) != nil }.sorted(), to: peer) : 0
         let after = try views.store.mergeCounts()
         return SyncReport(
@@ -81,6 +85,14 @@ extension Ledger {
     /// Fetches each blob of `wanted` this replica lacks and `peer` holds. A blob is kept only
     /// once it arrived whole and hashes to its name, so an interrupted transfer is simply
     /// fetched again; one whose bytes are not its name is refused (after the others came).
+    /// Fetches one attachment's blob from `peer` if this replica lacks it (its digest checked);
+    /// false when the peer does not hold it either.
+    public func fetchAttachment(_ digest: String, from peer: some ReplicaTransport) async throws -> Bool {
+        guard try blobs.size(of: digest) == nil else { return true }
+        _ = try await fetchBlobs([digest], from: peer)
+        return try blobs.size(of: digest) != nil
+    }
+
     func fetchBlobs(_ wanted: [String], from peer: some ReplicaTransport) async throws -> Int {
         var fetched = 0
         var refused: SyncRejection?

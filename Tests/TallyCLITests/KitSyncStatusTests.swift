@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TallyCore
 import TallyKit
 import TallyTestSupport
 
@@ -70,5 +71,37 @@ import TallyTestSupport
         let report = try await syncing.value
         #expect(report.pushed == 1 && server.port == port)
         #expect(try phone.syncStatus(with: home) == .upToDate)
+    }
+}
+
+/// Attachments an app fetches when it wants them: a sync brings the expenses, not the photos;
+/// the list shows the server's thumbnail first (kept on the device), the photo itself when
+/// opened.
+@Suite struct KitAttachmentTests {
+    @Test func aSyncLeavesPhotosOnTheServerUntilAskedThumbnailFirst() async throws {
+        let serverReplica = try CLIReplica()
+        let token = try serverReplica.ok(["token", "create", "--name", "phones", "--scope", "read,replicate"])
+        let server = try LiveServer(serverReplica)
+        let home = SyncServer(url: server.url, token: token)
+        let folder = TemporaryDirectory("kit-photos")
+        let phone = try await Replica.open(at: folder.file("phone"), actor: "minji")
+        let photo = PNGFixture.zeros(width: 640, height: 480, bitDepth: 8, interlaced: false)
+        let digest = try await phone.addAttachment(photo)
+        try await phone.create(ExpenseFields(amount: 9_000, memo: "receipt", attachments: [digest]))
+        #expect(try await phone.sync(with: home).blobsSent == 1)
+
+        let laptop = try await Replica.open(at: folder.file("laptop"), actor: "minji")
+        let report = try await laptop.sync(with: home)
+        #expect(report.pulled >= 1 && report.blobsFetched == 0, "the photo stays on the server")
+        #expect(try laptop.query.expenses().first?.attachments == [digest])
+        #expect(try laptop.attachment(digest) == nil)
+        let thumbnail = try #require(try await laptop.thumbnail(digest, size: 128, from: home))
+        #expect(AttachmentType.sniff(thumbnail.prefix(32))?.hasPrefix("image/") == true && thumbnail.count < photo.count)
+        #expect(try await laptop.attachment(digest, from: home) == photo, "the photo itself, when opened")
+        #expect(try laptop.attachment(digest) == photo, "and kept")
+        server.kill(SIGTERM)
+        #expect(try await laptop.thumbnail(digest, size: 128, from: home) == thumbnail, "the thumbnail is kept on the device")
+        await #expect(throws: ValidationError.self) { try await laptop.thumbnail("../etc", from: home) }
+        await #expect(throws: ValidationError.self) { try await laptop.thumbnail(digest, size: 999, from: home) }
     }
 }
