@@ -76,7 +76,8 @@ let package = Package(
             resources: [.embedInCode("0001_views.sql"), .embedInCode("0002_merges_and_conflicts.sql"),
                         .embedInCode("0003_fewer_expense_indexes.sql"), .embedInCode("0004_smaller_entity_state.sql"),
                         .embedInCode("0005_expense_payee.sql"), .embedInCode("0006_budgets.sql"),
-                        .embedInCode("0007_projection_history.sql")]
+                        .embedInCode("0007_projection_history.sql"),
+                        .embedInCode("0008_accounts_and_transfers.sql")]
         ),
         // The web app (issue 17): HTML, CSS, JavaScript modules and an icon, written here (no
         // Node build step) and compiled into the binary; TallyServer serves them at `/`.
@@ -123,7 +124,7 @@ let package = Package(
         // retries and a status to show, writes that take turns between an app and its widget.
         .target(
             name: "TallyKit",
-            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyCoreData"]
+            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyCoreData", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .executableTarget(
             name: "HouseholdApp",

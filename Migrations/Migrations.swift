@@ -17,5 +17,6 @@ public enum TallyMigrations {
         ("0005_expense_payee", String(decoding: PackageResources._005_expense_payee_sql, as: UTF8.self)),
         ("0006_budgets", String(decoding: PackageResources._006_budgets_sql, as: UTF8.self)),
         ("0007_projection_history", String(decoding: PackageResources._007_projection_history_sql, as: UTF8.self)),
+        ("0008_accounts_and_transfers", String(decoding: PackageResources._008_accounts_and_transfers_sql, as: UTF8.self)),
     ]
 }

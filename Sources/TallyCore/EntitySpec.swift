@@ -21,6 +21,8 @@ public struct EntitySpec: Sendable {
         case .importBatch: importBatch
         case .rule: rule
         case .rate: rate
+        case .account: account
+        case .transfer: transfer
         }
     }
 
@@ -29,6 +31,7 @@ public struct EntitySpec: Sendable {
         switch type {
         case .budget, .recurring: 3
         case .importBatch, .rule, .rate: 4
+        case .account, .transfer: 6
         default: 1
         }
     }
@@ -88,7 +91,43 @@ public struct EntitySpec: Sendable {
                 .importKey, .text(maxLength: 64, nonEmpty: true), nullable: true, since: 4, shown: false,
                 help: "What identifies the statement row it was imported from (a digest; docs/IMPORT.md)."),
             FieldSpec(.importId, .reference, nullable: true, since: 4, shown: false, help: "The import it came with."),
+            FieldSpec(.accountId, .reference, nullable: true, since: 6, help: "The account it was paid from or into (null or 'none': none)."),
         ])
+
+    /// The kinds of account (docs/HOUSEHOLD.md, "Accounts").
+    public static let accountKinds = ["bank", "card", "cash", "savings", "loan"]
+
+    /// Where money is (issue 34): its balance on a day is its opening balance (from its opening
+    /// day) plus the incomes and less the expenses that name it, plus the transfers into it and
+    /// less those out of it, up to that day.
+    public static let account = EntitySpec(
+        type: .account,
+        fields: [
+            FieldSpec(.name, .text(maxLength: Limits.maxNameLength, nonEmpty: true), required: true, since: 6, help: "The account's name."),
+            FieldSpec(.kind, .choice(accountKinds), required: true, since: 6, help: "bank, card, cash, savings or loan (default: bank)."),
+            FieldSpec(.currency, .currency, required: true, since: 6, help: "ISO 4217 code (default: setting defaultCurrency, else KRW)."),
+            FieldSpec(
+                .openingBalance, .signedAmount, required: true, since: 6,
+                help: "What it held on its opening day, in integer minor units (negative: owed, as a card or a loan)."),
+            FieldSpec(.openingDate, .dateTime, required: true, since: 6, help: "The day its balance starts from (ISO 8601; default: now)."),
+            FieldSpec(.isArchived, .bool, required: true, since: 6, help: "Closed: kept in history and balances, left out of pickers."),
+        ])
+
+    /// Money moved between two accounts (issue 34): not spending, so summaries and budgets leave
+    /// it out. `amount` leaves the first account; `toAmount` arrives (the same unless the two
+    /// are in different currencies).
+    public static let transfer = EntitySpec(
+        type: .transfer,
+        fields: [
+            FieldSpec(.accountId, .reference, required: true, since: 6, help: "The account the money leaves."),
+            FieldSpec(.toAccountId, .reference, required: true, since: 6, help: "The account the money arrives in."),
+            FieldSpec(.amount, .amount, required: true, since: 6, help: "What leaves, in the first account's minor units."),
+            FieldSpec(.toAmount, .amount, nullable: true, since: 6, help: "What arrives, in the second account's minor units (default: amount)."),
+            FieldSpec(.date, .dateTime, required: true, since: 6, help: "When (ISO 8601; default: now)."),
+            memo6,
+        ])
+
+    static let memo6 = FieldSpec(.memo, .text(maxLength: Limits.maxMemoLength, nonEmpty: false), nullable: true, since: 6, help: "A note.")
 
     /// A categorisation rule (docs/IMPORT.md, "Rules"): what an imported row's payee or memo
     /// contains, and the category and tags it then gets.
@@ -207,6 +246,9 @@ public struct EntitySpec: Sendable {
         case .importBatch: [:]
         case .rule: [.match: .string("contains")]
         case .rate: [:]
+        case .account:
+            [.kind: .string("bank"), .currency: .string(defaultCurrency), .openingBalance: .int(0), .openingDate: .dateTime(now), .isArchived: .bool(false)]
+        case .transfer: [.date: .dateTime(now)]
         }
     }
 }

@@ -14,6 +14,10 @@ public enum EntityType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     case rule = 8
     /// An exchange rate for a day; since event schema version 4.
     case rate = 9
+    /// Where money is — a bank account, a card, cash, savings, a loan; since event schema version 6.
+    case account = 10
+    /// Money moved between two accounts (not spending); since event schema version 6.
+    case transfer = 11
 
     /// The lowercase name used in the CLI, JSON and audit output.
     public var description: String {
@@ -27,6 +31,8 @@ public enum EntityType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
         case .importBatch: "import"
         case .rule: "rule"
         case .rate: "rate"
+        case .account: "account"
+        case .transfer: "transfer"
         }
     }
 
@@ -34,7 +40,7 @@ public enum EntityType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     public var withArticle: String {
         switch self {
         case .recurring: "a recurring rule"
-        case .expense, .importBatch: "an " + description
+        case .expense, .importBatch, .account: "an " + description
         default: "a " + description
         }
     }

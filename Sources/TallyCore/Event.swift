@@ -33,9 +33,10 @@ public struct Event: Hashable, Sendable {
     /// The schema version written by this build. Older versions are upcast when read.
     /// Version 2 adds an expense's `payee`; version 3 adds budgets (entity type 5, `fromMonth`,
     /// `toMonth`); version 4 adds imports, rules and rates; version 5 refuses unpaired
-    /// directional controls in text (`bidiRuleSchemaVersion`). An older event means the same
-    /// under the newer version.
-    public static let currentSchemaVersion: UInt16 = 5
+    /// directional controls in text (`bidiRuleSchemaVersion`); version 6 adds accounts,
+    /// transfers (entity types 10, 11) and an expense's `accountId`. An older event means the
+    /// same under the newer version.
+    public static let currentSchemaVersion: UInt16 = 6
 
     /// From this version on, text holds no unpaired directional control (`BidiControls`).
     /// Events of older versions keep what they hold: history is not rewritten, and the web app

@@ -7,7 +7,7 @@ extension FieldSpec {
         let field = name.jsonName
         if case .null = json { return .null }
         switch kind {
-        case .amount:
+        case .amount, .signedAmount:
             return .int(try Self.wholeNumber(json, field: field, "must be a whole number of minor units (no fraction, exponent or overflow)"))
         case .count:
             return .int(try Self.wholeNumber(json, field: field, "must be a whole number (no fraction, exponent or overflow)"))
@@ -70,7 +70,7 @@ extension FieldSpec {
         let field = name.jsonName
         if isNullable, text == "none" { return .null }
         switch kind {
-        case .amount:
+        case .amount, .signedAmount:
             guard let amount = Int64(text) else {
                 throw ValidationError(field: field, "must be a whole number of minor units (e.g. 12000 for ₩12,000 or 1250 for $12.50)")
             }

@@ -42,6 +42,12 @@ extension FieldKind {
                 throw ValidationError(field: field, "must be between 1 and \(Limits.maxAmount) minor units")
             }
             return value
+        case .signedAmount:
+            guard case .int(let amount) = value else { throw ValidationError(field: field, "must be an integer number of minor units") }
+            guard amount >= -Limits.maxAmount, amount <= Limits.maxAmount else {
+                throw ValidationError(field: field, "must be between -\(Limits.maxAmount) and \(Limits.maxAmount) minor units")
+            }
+            return value
         case .currency:
             guard case .string(let code) = value, Currency.isValid(code) else {
                 throw ValidationError(field: field, "must be an ISO 4217 code in capitals, such as KRW or USD")

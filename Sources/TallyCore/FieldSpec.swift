@@ -54,6 +54,9 @@ public enum FieldKind: Sendable {
     case choice([String])
     /// A whole number of minor units, 1 … `Limits.maxAmount`.
     case amount
+    /// A whole number of minor units that may be zero or negative (a balance: what a card or a
+    /// loan owes), −`Limits.maxAmount` … `Limits.maxAmount`.
+    case signedAmount
     /// An ISO 4217 code in capitals.
     case currency
     /// An ISO 8601 date-time with offset.

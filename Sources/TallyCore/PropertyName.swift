@@ -42,6 +42,13 @@ public enum PropertyName: UInt8, CaseIterable, Sendable, Comparable, CustomStrin
     /// Since event schema version 4 (exchange rates).
     case toCurrency = 34
     case rate = 35
+    /// Since event schema version 6 (accounts and transfers, issue 34).
+    case accountId = 36
+    case toAccountId = 37
+    case toAmount = 38
+    case openingBalance = 39
+    case openingDate = 40
+    case isArchived = 41
 
     /// The JSON field name.
     public var jsonName: String {
@@ -81,6 +88,12 @@ public enum PropertyName: UInt8, CaseIterable, Sendable, Comparable, CustomStrin
         case .match: "match"
         case .toCurrency: "toCurrency"
         case .rate: "rate"
+        case .accountId: "accountId"
+        case .toAccountId: "toAccountId"
+        case .toAmount: "toAmount"
+        case .openingBalance: "openingBalance"
+        case .openingDate: "openingDate"
+        case .isArchived: "isArchived"
         }
     }
 

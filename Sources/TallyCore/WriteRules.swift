@@ -26,6 +26,20 @@ public enum WriteRules {
                 throw ValidationError(field: name.jsonName, "no category with id \(target.lowercased)", kind: .conflictsWithState)
             }
         }
+        for name in [PropertyName.accountId, .toAccountId] {
+            guard case .uuid(let target)? = draft.properties[name] else { continue }
+            guard let account = try state.live(.uuid(target)), account.type == .account else {
+                throw ValidationError(field: name.jsonName, "no account with id \(target.lowercased)", kind: .conflictsWithState)
+            }
+        }
+        if draft.entityType == .transfer, draft.operation != .delete {
+            // Money moves between two different accounts (either may come from the state).
+            let current = try state.live(draft.entityID)
+            func account(_ name: PropertyName) -> PropertyValue? { draft.properties[name] ?? current?.values[name] }
+            if let from = account(.accountId), from == account(.toAccountId) {
+                throw ValidationError(field: "toAccountId", "a transfer moves money between two different accounts", kind: .conflictsWithState)
+            }
+        }
         if case .uuid(let parent)? = draft.properties[.parentId] {
             var cursor: EntityID? = .uuid(parent)
             var steps = 0

@@ -52,7 +52,10 @@ extension Replica {
         guard AttachmentType.sniff(bytes.prefix(32)).map({ $0.hasPrefix("image/") }) == true else {
             throw SyncRejection(source: server.key, reason: "the thumbnail of \(digest) is not an image")
         }
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        // Never the replica's folder itself (missing for a moment while a split puts a new one
+        // in its place): only the cache inside it.
+        guard FileManager.default.fileExists(atPath: path + "/replica.json") else { return Data(bytes) }
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
         try writeDurably(Data(bytes), to: file, mode: 0o600)
         return Data(bytes)
     }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import TallyCore
 import TallyLedger
@@ -77,7 +78,7 @@ extension Replica {
                     let report = try await ledger.sync(with: transport, echoingOwnLast: true, fetchingBlobs: attachments == .all)
                     let held = ledger.vector  // what both hold now: pulled, then pushed
                     try SyncMemory.update(folder, server: server.key) { memory in
-                        memory = .init(heldAtLastSync: held, lastSync: Date(), unreachableSince: nil, refusedCredentials: false)
+                        memory = .init(heldAtLastSync: held, lastSync: Date(), unreachableSince: nil, refusedCredentials: false, refusedBecause: nil)
                     }
                     return report
                 }
@@ -88,12 +89,17 @@ extension Replica {
                 attempt -= 1
                 continue
             } catch let expired as SyncRejection where expired.httpStatus == 401 && !signedInAgain && forgetSession(for: server) {
+                _ = expired
                 signedInAgain = true  // the member's session ended (expired, signed out): sign in again, once
                 attempt -= 1
                 continue
             } catch {
                 switch Self.retrying(error) {
-                case .never: throw error
+                case .never:
+                    if let refused = error as? SyncRejection {  // said, so the person sees why nothing moves
+                        try? SyncMemory.update(folder, server: server.key) { $0.refusedBecause = String(refused.reason.prefix(200)) }
+                    }
+                    throw error
                 case .signInFirst:
                     try? SyncMemory.update(folder, server: server.key) { $0.refusedCredentials = true }
                     throw error
@@ -114,18 +120,26 @@ extension Replica {
         case .token(let token):
             return ReplicaClient(baseURL: server.url, token: token, label: server.key)
         case .member(let name, let password):
-            let key = server.key + "\u{0}" + name + "\u{0}" + password
-            if let session = sessions.withLock({ $0[key] }) { return ReplicaClient(baseURL: server.url, credential: session, label: server.key) }
+            let key = Self.sessionKey(server, name: name, password: password)
+            if let kept = try sessions.read()[key] { return ReplicaClient(baseURL: server.url, credential: kept.credential, label: server.key) }
             let session = try await ReplicaClient.signIn(baseURL: server.url, name: name, password: password)
-            sessions.withLock { $0[key] = session }
+            guard case .session(let secret, let csrf) = session else { return ReplicaClient(baseURL: server.url, credential: session, label: server.key) }
+            try sessions.update { $0[key] = SyncMemory.KeptSession(secret: secret, csrf: csrf) }
             return ReplicaClient(baseURL: server.url, credential: session, label: server.key)
         }
     }
 
-    /// Forgets the member's session with `server`; false when there was none (a token).
+    /// Forgets the member's session with `server` (it ended: expired, signed out, or another
+    /// password); false when there was none (a token).
     func forgetSession(for server: SyncServer) -> Bool {
         guard case .member(let name, let password) = server.credentials else { return false }
-        return sessions.withLock { $0.removeValue(forKey: server.key + "\u{0}" + name + "\u{0}" + password) } != nil
+        return (try? sessions.update { $0.removeValue(forKey: Self.sessionKey(server, name: name, password: password)) }) != nil
+    }
+
+    /// Which kept session a member's credentials use: the server, the name, and a digest of
+    /// the password with both (another password typed in signs in again, and is checked).
+    static func sessionKey(_ server: SyncServer, name: String, password: String) -> String {
+        server.key + " " + name + " " + Hex.lowercase(SHA256.hash(data: Data((server.key + "\u{0}" + name + "\u{0}" + password).utf8)))
     }
 
     enum Retrying { case never, signInFirst, whenReachable, whenUnlocked }
@@ -168,6 +182,7 @@ extension Replica {
     public func syncStatus(with server: SyncServer) throws -> SyncStatus {
         let memory = SyncMemory.read(path).servers[server.key] ?? SyncMemory.Server()
         if memory.refusedCredentials { return .needsSignIn }
+        if let reason = memory.refusedBecause { return .refused(reason) }
         let mine = try Ledger.vector(of: try directory)
         var waiting = 0
         for (origin, sequence) in mine.sequences where sequence > memory.heldAtLastSync[origin] {

@@ -29,8 +29,8 @@ public final class Replica: Sendable {
     /// changed (this replica, or another process on the same folder, found it was a copy).
     private let opened: Mutex<Opened>
     /// Members' sessions with servers this replica syncs with (`SyncServer.Credentials.member`),
-    /// kept for the process's life: signing in costs the server a password hash.
-    let sessions = Mutex<[String: ReplicaClient.Credential]>([:])
+    /// in `DATA_DIR/app-sessions.json`: signing in costs the server a password hash.
+    var sessions: SecretFile<[String: SyncMemory.KeptSession]> { SecretFile(path: path + "/app-sessions.json", empty: [:]) }
 
     struct Opened {
         var directory: DataDirectory

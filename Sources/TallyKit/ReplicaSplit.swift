@@ -120,7 +120,9 @@ extension Replica {
                 try Self.pinKeys(of: former, in: fresh)
                 let ledger = try Ledger(directory: fresh)
                 do {
-                    _ = try await ledger.sync(with: server, push: false)  // the other copy's chain, and the rest
+                    // The other copy's chain, and the rest; attachments stay on the server (the
+                    // copy's own are copied over by `takeOver`, the others' fetched when asked).
+                    _ = try await ledger.sync(with: server, push: false, fetchingBlobs: false)
                     let change = try await ledger.takeOver(
                         fromCopy: former, detected: "at sync: \(server.label) holds events of this replica's origin that it never wrote (\(forked.reason))")
                     try await ledger.recordIdentityChange(change, actor: actor)
@@ -140,14 +142,14 @@ extension Replica {
         _ = try current()  // this process's views: the new folder's
     }
 
-    /// Pins in `fresh` every key `former` pinned, and `former`'s own key for its origin.
+    /// Pins in `fresh` `former`'s own key for its origin: the events of that origin the new
+    /// folder takes must be signed with it. (Other origins pin on first contact, as in any new
+    /// replica: their current pins may be keys they rotated to after the heads a pull replays.)
     static func pinKeys(of former: DataDirectory, in fresh: DataDirectory) throws {
-        let pins = fresh.originKeys
-        for (origin, key) in try former.originKeys.keys() { try pins.trust(key, for: origin) }
         guard let own = try ReplicaSigningKey.read(from: former.signingKeyPath) else {
             throw LogError.rejected(reason: "\(former.path) has no signing key to tell its own events by")
         }
-        try pins.trust(own.publicKey, for: former.identity.origin)
+        try fresh.originKeys.trust(own.publicKey, for: former.identity.origin)
     }
 
     /// The identity changes this replica's log records (a copy found at open or at sync, here

@@ -13,6 +13,9 @@ public enum SyncStatus: Sendable, Equatable, CustomStringConvertible {
     case offline(since: Date, changesWaiting: Int)
     /// The server refused the credentials: the person must sign in again.
     case needsSignIn
+    /// The last sync was refused for good — what this replica sent, or what the server sent
+    /// (why, in the server's or the verifier's words): nothing moves until that is fixed.
+    case refused(String)
 
     public var description: String {
         switch self {
@@ -20,6 +23,7 @@ public enum SyncStatus: Sendable, Equatable, CustomStringConvertible {
         case .changesWaiting(let count): count == 1 ? "1 change waiting" : "\(count) changes waiting"
         case .offline(let since, _): "offline since \(Self.clock(since))"
         case .needsSignIn: "needs sign-in"
+        case .refused(let reason): "sync refused: \(reason)"
         }
     }
 
@@ -39,6 +43,16 @@ struct SyncMemory: Codable, Sendable {
         var lastSync: Date?
         var unreachableSince: Date?
         var refusedCredentials = false
+        var refusedBecause: String?
+    }
+
+    /// A member's session with a server, kept (0600, never replicated) so that each launch of
+    /// the app or its widget does not sign in again (a bcrypt hash on the server, and one more
+    /// session in its bounded list).
+    struct KeptSession: Codable, Sendable {
+        var secret: String
+        var csrf: String
+        var credential: ReplicaClient.Credential { .session(secret: secret, csrf: csrf) }
     }
 
     var servers: [String: Server] = [:]

@@ -58,6 +58,7 @@ extension OpenAPIDocument {
         switch field.kind {
         case .choice(let words): return "{type: \(type("string")), enum: [\(words.joined(separator: ", "))]}"
         case .amount: return "{type: \(type("integer")), minimum: 1, maximum: \(Limits.maxAmount)}"
+        case .signedAmount: return "{type: \(type("integer")), minimum: -\(Limits.maxAmount), maximum: \(Limits.maxAmount)}"
         case .currency: return "{type: \(type("string")), enum: [\(currencies)]}"
         case .dateTime: return #"{type: \#(type("string")), pattern: "\#(datePattern)", description: "ISO 8601 with offset, or a bare date (local midnight)"}"#
         case .reference: return "{type: \(type("string")), format: uuid}"

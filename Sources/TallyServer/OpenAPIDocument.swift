@@ -17,6 +17,8 @@ enum OpenAPIDocument {
     static let budgetFields = writableFields(.budget)
     static let ruleFields = writableFields(.rule)
     static let rateFields = writableFields(.rate)
+    static let accountFields = writableFields(.account)
+    static let transferFields = writableFields(.transfer)
     static let recurringFields = writableFields(.recurring)
     static let todoAdded = [
         ("percentage", #"{type: number, description: "derived: checks done / checks × 100"}"#),
@@ -131,6 +133,40 @@ enum OpenAPIDocument {
               minProperties: 1
               properties:
         \(budgetFields)
+            Account:
+              type: object
+              properties:
+        \(shownFields(.account, added: []))
+            AccountCreate:
+              type: object
+              additionalProperties: false
+              required: [\(createRequired(.account))]
+              properties:
+                id: {type: string, format: uuid}
+        \(accountFields)
+            AccountPatch:
+              type: object
+              additionalProperties: false
+              minProperties: 1
+              properties:
+        \(accountFields)
+            Transfer:
+              type: object
+              properties:
+        \(shownFields(.transfer, added: []))
+            TransferCreate:
+              type: object
+              additionalProperties: false
+              required: [\(createRequired(.transfer))]
+              properties:
+                id: {type: string, format: uuid}
+        \(transferFields)
+            TransferPatch:
+              type: object
+              additionalProperties: false
+              minProperties: 1
+              properties:
+        \(transferFields)
             RateCreate:
               type: object
               additionalProperties: false
@@ -271,6 +307,37 @@ enum OpenAPIDocument {
               requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/BudgetPatch"}}}}
               responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
             delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
+          /v1/accounts:
+            get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every account {items: [Account]}, by name."}, "400": {$ref: "#/components/responses/Error"}}}
+            post:
+              description: "An account: a bank account, a card, cash, savings or a loan, with its opening balance (negative: owed) from its opening day."
+              requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/AccountCreate"}}}}
+              responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: Created., content: {application/json: {schema: {$ref: "#/components/schemas/Account"}}}}, "400": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
+          /v1/accounts/{id}:
+            parameters: [{$ref: "#/components/parameters/id"}]
+            get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The account., content: {application/json: {schema: {$ref: "#/components/schemas/Account"}}}}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
+            patch:
+              requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/AccountPatch"}}}}
+              responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
+            delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
+          /v1/transfers:
+            get: {parameters: [{$ref: "#/components/parameters/asOf"}, {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: \(Limits.maxPageSize)}}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "The latest transfers {items: [Transfer]}, newest first."}, "400": {$ref: "#/components/responses/Error"}}}
+            post:
+              description: "Money moved between two different accounts: not spending (summaries and budgets leave it out). toAmount is what arrives when the accounts' currencies differ."
+              requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/TransferCreate"}}}}
+              responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: Created., content: {application/json: {schema: {$ref: "#/components/schemas/Transfer"}}}}, "400": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
+          /v1/transfers/{id}:
+            parameters: [{$ref: "#/components/parameters/id"}]
+            get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The transfer., content: {application/json: {schema: {$ref: "#/components/schemas/Transfer"}}}}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
+            patch:
+              requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/TransferPatch"}}}}
+              responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
+            delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
+          /v1/balances:
+            get:
+              description: "Every account's balance at a moment: its opening balance (from its opening day), plus the incomes and less the expenses that name it in its currency, plus the transfers in and less those out; the totals per currency; with in, the net worth in that currency at each day's rate (balances without a rate listed in unconverted)."
+              parameters: [{$ref: "#/components/parameters/asOf"}, {name: at, in: query, description: "A day (its end) or a date-time; default now", schema: {type: string, maxLength: 40}}, {name: in, in: query, schema: {type: string, pattern: "^[A-Z]{3}$"}}]
+              responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "{at, items: [{id, name, kind, currency, isArchived, balance, otherCurrencyExpenses}], totals: [{currency, balance}], netWorth?: {currency, amount, unconverted}}"}, "400": {$ref: "#/components/responses/Error"}}}
           /v1/rates:
             get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every exchange rate {items: [{id, currency, toCurrency, rate, date}]}."}, "400": {$ref: "#/components/responses/Error"}}}
             post:

@@ -30,6 +30,24 @@ struct QueryRoutes {
             let month = parameters.get("month")
             return try await service.answer(try asOfParameter(request)) { views in try views.budgetsDocument(month: month) }
         }
+        // Every account, the latest transfers, and every account's balance at a moment
+        // (`?at=` a day or a date-time, default now; `?in=` a currency: the net worth in it).
+        group.getDocument("accounts") { views in try views.accountsDocument() }
+        group.get("transfers") { request, context in
+            let service = try context.service()
+            let parameters = request.uri.queryParameters
+            if let unknown = parameters.first(where: { $0.key != "limit" && $0.key != "asOf" }) { throw LedgerError.unknownParameter(String(unknown.key)) }
+            let text = parameters.get("limit") ?? String(Limits.defaultPageSize)
+            guard let limit = Int(text) else { throw ValidationError(field: "limit", "must be 1 to \(Limits.maxPageSize)") }
+            return try await service.answer(try asOfParameter(request)) { views in try views.transfersDocument(limit: limit) }
+        }
+        group.get("balances") { request, context in
+            let service = try context.service()
+            let parameters = request.uri.queryParameters
+            if let unknown = parameters.first(where: { !["at", "in", "asOf"].contains($0.key) }) { throw LedgerError.unknownParameter(String(unknown.key)) }
+            let (at, into) = (parameters.get("at"), parameters.get("in"))
+            return try await service.answer(try asOfParameter(request)) { views in try views.balancesDocument(at: at, into: into) }
+        }
         // Every exchange rate.
         group.getDocument("rates") { views in try views.ratesDocument() }
         // Every categorisation rule.

@@ -12,15 +12,14 @@ import TallySync
 struct ReplicationRoutes {
     /// Who a push may bring events of. A token with the `replicate` scope (a peer replica):
     /// anyone's, as the verifier admits them. A signed-in member (an app's replica syncing with
-    /// the member's name and password): only their own — written as `member:NAME`, or by the
-    /// ledger's recurrences, which name no person — so a member cannot put words in another
-    /// member's mouth. Their signatures still bind each event to the device that wrote it.
+    /// the member's name and password): only their own, written as `member:NAME` — so a member
+    /// cannot put words in another member's mouth, nor in the ledger's own (its recurrences:
+    /// a device syncing as a member makes none). Signatures still bind each event to its device.
     static func admit(_ caller: Caller?) -> (@Sendable (Event) -> String?)? {
         guard case .member(let member, _)? = caller else { return nil }
         let own = "member:" + member.name
         return { event in
-            event.actor == own || event.actor == Ledger.recurrenceActor
-                ? nil : "written by '\(event.actor.prefix(80))': a member's device pushes only its member's own events (\(own))"
+            event.actor == own ? nil : "written by another name: a member's device pushes only its member's own events (\(own))"
         }
     }
 
@@ -60,6 +59,11 @@ struct ReplicationRoutes {
         }
         group.post("sync") { request, context in
             let service = try context.service()
+            // The server's own syncs with its peers: a replicate token's, never a member's (who
+            // may reach the other replication routes to sync an app's replica).
+            guard context.caller?.scopes.contains(.replicate) == true else {
+                throw APIError(.forbidden, "forbidden", "only a token with the 'replicate' scope makes the server sync with its peers")
+            }
             guard case .object(let fields) = try await jsonBody(request, timeout: service.bodyTimeout) else {
                 throw ValidationError(field: nil, "the body must be a JSON object", kind: .malformed)
             }

@@ -103,6 +103,8 @@ private func addLedgerRoutes(
     EntityRoutes(type: .recurring, path: "recurring").add(to: v1)
     EntityRoutes(type: .rule, path: "rules").add(to: v1)
     EntityRoutes(type: .rate, path: "rates").add(to: v1)
+    EntityRoutes(type: .account, path: "accounts").add(to: v1)
+    EntityRoutes(type: .transfer, path: "transfers").add(to: v1)
     SettingRoutes().add(to: v1)
     QueryRoutes().add(to: v1)
     StatusRoutes().add(to: v1)

@@ -104,7 +104,10 @@ struct ScopeMiddleware: RouterMiddleware {
         let needed = needed ?? (request.method == .get || request.method == .head ? .read : .write)
         // A member who may write may also sync an app's replica of the ledger: its vector, pulls
         // and pushes of their own events (`ReplicationRoutes.admit`) — not the server's own syncs.
-        let memberSync = needed == .replicate && caller.scopes.contains(.write) && !request.uri.path.hasSuffix("/sync")
+        // (The sync route checks for itself too: the router also takes "…/sync/" for it.)
+        var path = Substring(request.uri.path)
+        while path.hasSuffix("/") { path = path.dropLast() }
+        let memberSync = needed == .replicate && caller.scopes.contains(.write) && !path.hasSuffix("/sync")
         guard caller.scopes.contains(needed) || (memberSync && caller.isMember) else {
             throw APIError(.forbidden, "forbidden", "\(caller.description) lacks the '\(needed.rawValue)' scope this route needs")
         }

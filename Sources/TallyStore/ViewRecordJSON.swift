@@ -30,6 +30,8 @@ public enum ViewRecordJSON {
         static let expenses = Selection(.expenses, alias: "e", categoryNames: true)
         static let todos = Selection(.todos, alias: "t")
         static let budgets = Selection(.budgets, alias: "b")
+        static let accounts = Selection(.accounts, alias: "a")
+        static let transfers = Selection(.transfers, alias: "x")
 
         /// The selection of `table` read as `alias`; `categoryNames` adds the shown category's
         /// name and its parent's, from categories joined as `c` and `p`.
@@ -52,7 +54,7 @@ public enum ViewRecordJSON {
             for field in table.spec.shownFields {
                 let column = position(table.shownColumn(of: field.name))
                 switch field.kind {
-                case .amount, .count: add(field.name.jsonName, .integer(column))
+                case .amount, .signedAmount, .count: add(field.name.jsonName, .integer(column))
                 case .bool: add(field.name.jsonName, .flag(column))
                 case .textSet, .days, .bools, .json: add(field.name.jsonName, .raw(column))
                 case .digests:

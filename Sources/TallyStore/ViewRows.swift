@@ -21,6 +21,9 @@ enum ViewRows {
         var setting: [DatabaseValue]?
         /// `budgets` row, in `ViewTable.budgets.columns` order.
         var budget: [DatabaseValue]?
+        /// `accounts` and `transfers` rows, in their tables' column order.
+        var account: [DatabaseValue]?
+        var transfer: [DatabaseValue]?
 
         /// An entity that shows nothing (never seen, deleted, or missing a required property).
         static let none = Rows()
@@ -48,6 +51,10 @@ enum ViewRows {
             rows.todo = ViewTable.todos.values(of: entity, winners: winners)
         case .budget:
             rows.budget = ViewTable.budgets.values(of: entity, winners: winners)
+        case .account:
+            rows.account = ViewTable.accounts.values(of: entity, winners: winners)
+        case .transfer:
+            rows.transfer = ViewTable.transfers.values(of: entity, winners: winners)
         case .category, .recurring, .importBatch, .rule, .rate:
             // Categories: `CategoryViews`. Recurring rules have no table: they are read from
             // `entity_state`, and their occurrences are ordinary expenses.
@@ -72,6 +79,8 @@ enum ViewRows {
         }
         try writeRow(ViewTable.todos, old: old.todo, new: new.todo, db)
         try writeRow(ViewTable.budgets, old: old.budget, new: new.budget, db)
+        try writeRow(ViewTable.accounts, old: old.account, new: new.account, db)
+        try writeRow(ViewTable.transfers, old: old.transfer, new: new.transfer, db)
         if old.setting != new.setting {
             if let old = old.setting {
                 try db.cachedStatement(sql: "DELETE FROM settings WHERE scope = ? AND key = ?").execute(arguments: [old[0], old[1]])

@@ -95,6 +95,9 @@ struct ViewTable: Sendable {
         .todo, "todos", derived: [Column(name: "checks_done", source: .checksDone), Column(name: "percentage", source: .percentage)],
         extras: [.percentage, .streaks])
     static let budgets = ViewTable(.budget, "budgets", shownCategories: [.categoryId], extras: [.writtenForCategory])
+    static let accounts = ViewTable(.account, "accounts", derived: [Column(name: "opening_ms", source: .epochMillis(.openingDate))])
+    static let transfers = ViewTable(
+        .transfer, "transfers", derived: [Column(name: "date_ms", source: .epochMillis(.date)), Column(name: "month", source: .month(.date))])
 
     /// A field's column: its JSON name in snake case.
     static func columnName(_ field: PropertyName) -> String {

@@ -143,6 +143,15 @@ public struct Views: Sendable {
 
     public func budgetJSON(id: String) throws -> JSONText? { try readOneSelect { try ProjectionQueries.budgetJSON($0, id: id) } }
 
+    /// Accounts (issue 34): every live one as JSON, one by id, and their balances at a moment.
+    public func accountsJSON() throws -> JSONText { try readOneSelect { try ProjectionQueries.accountsJSON($0) } }
+    public func accountJSON(id: String) throws -> JSONText? { try readOneSelect { try ProjectionQueries.accountJSON($0, id: id) } }
+    public func accountBalances(at millis: Int64) throws -> [AccountBalance] { try read { try ProjectionQueries.accountBalances($0, at: millis) } }
+
+    /// Transfers, newest first (at most `limit`), as JSON; one by id.
+    public func transfersJSON(limit: Int) throws -> JSONText { try readOneSelect { try ProjectionQueries.transfersJSON($0, limit: limit) } }
+    public func transferJSON(id: String) throws -> JSONText? { try readOneSelect { try ProjectionQueries.transferJSON($0, id: id) } }
+
     /// The budgets that apply to `month`, with what was spent against each.
     public func budgetStatuses(month: String) throws -> [BudgetStatus] { try read { try ProjectionQueries.budgetStatuses($0, month: month) } }
 

@@ -20,6 +20,7 @@ struct ExpenseCommand: ParsableCommand {
         @Option(help: FlagInput.help(.expense, .memo)) var memo: String?
         @Option(name: .customLong("tag"), help: "A tag (repeatable; on update, replaces all tags).") var tags: [String] = []
         @Option(help: FlagInput.help(.expense, .repeat)) var `repeat`: String?
+        @Option(help: FlagInput.help(.expense, .accountId)) var account: String?
         @Option(name: .customLong("attach"), help: "A receipt photo or file to store and attach (repeatable; on update, replaces the attachments).")
         var attach: [String] = []
 
@@ -31,7 +32,7 @@ struct ExpenseCommand: ParsableCommand {
                 [
                     (.kind, "kind", kind), (.amount, "amount", amount), (.currency, "currency", currency), (.date, "date", date),
                     (.categoryId, "category", category), (.payee, "payee", payee), (.payment, "payment", payment), (.memo, "memo", memo),
-                    (.repeat, "repeat", `repeat`),
+                    (.repeat, "repeat", `repeat`), (.accountId, "account", account),
                 ])
             if !tags.isEmpty { map[.tags] = .strings(tags) }
             return map

@@ -53,13 +53,22 @@ import TallyTestSupport
             await #expect {
                 _ = try await raw.send(recordStream(from: try forger.directory, lacking: VersionVector()))
             } throws: { ($0 as? SyncRejection)?.httpStatus == 422 }
-            // Nor may a member make the server sync with its configured peers, or a read-only member push.
+            // Not in the ledger's own name either (its recurrences name no person).
+            let system = try await Replica.open(at: devices.file("system"), actor: Ledger.recurrenceActor)
+            try await system.create(ExpenseFields(amount: 2, memo: "as the ledger"))
+            await #expect {
+                _ = try await raw.send(recordStream(from: try system.directory, lacking: VersionVector()))
+            } throws: { ($0 as? SyncRejection)?.httpStatus == 422 }
+            // Nor may a member make the server sync with its configured peers (however the path
+            // is spelled), or a read-only member sync at all.
             guard case .session(let secret, let csrf) = session else { return }
-            let serverSync = try await client.execute(
-                uri: "/v1/ledgers/kim/replication/sync", method: .post,
-                headers: [.cookie: "tally_session=\(secret)", HTTPField.Name("X-CSRF-Token")!: csrf, .contentType: "application/json"],
-                body: ByteBuffer(string: #"{"peer": "x"}"#))
-            #expect(serverSync.status == .forbidden)
+            for path in ["/v1/ledgers/kim/replication/sync", "/v1/ledgers/kim/replication/sync/"] {
+                let serverSync = try await client.execute(
+                    uri: path, method: .post,
+                    headers: [.cookie: "tally_session=\(secret)", HTTPField.Name("X-CSRF-Token")!: csrf, .contentType: "application/json"],
+                    body: ByteBuffer(string: #"{"peer": "x"}"#))
+                #expect(serverSync.status == .forbidden, "\(path)")
+            }
             let guest = try await ReplicaClient.signIn(baseURL: url, name: "guest", password: "the guest's long password")
             await #expect {
                 _ = try await ReplicaClient(baseURL: url, credential: guest).vector()
@@ -67,6 +76,12 @@ import TallyTestSupport
 
             try await laptop.sync(with: minji)
             #expect(try laptop.query.expenses().map(\.memo) == ["lunch"], "nothing forged got in")
+            // The session is kept beside the replica: a relaunch (a new Replica) does not sign in again.
+            let sessions = try String(contentsOfFile: devices.file("laptop") + "/app-sessions.json", encoding: .utf8)
+            #expect(sessions.contains("secret"))
+            let relaunched = try await Replica.open(at: devices.file("laptop"), actor: "member:minji")
+            try await relaunched.sync(with: minji)
+            #expect(try String(contentsOfFile: devices.file("laptop") + "/app-sessions.json", encoding: .utf8) == sessions, "the same session")
         }
     }
 }

@@ -17,12 +17,15 @@ enum RandomHistory {
         let expenseIDs = (0..<8).map { _ in RandomEvents.uuid(&rng) }
         let todoIDs = (0..<3).map { _ in RandomEvents.uuid(&rng) }
         let budgetIDs = (0..<3).map { _ in RandomEvents.uuid(&rng) }
+        let accountIDs = (0..<3).map { _ in RandomEvents.uuid(&rng) }
+        let transferIDs = (0..<5).map { _ in RandomEvents.uuid(&rng) }
         var sequences: [ReplicaID: UInt64] = [:]
         var events: [Event] = []
         for step in 0..<count {
             let origin = origins.randomElement(using: &rng)!
             sequences[origin, default: 0] += 1
-            let type = [EntityType.expense, .expense, .expense, .category, .todo, .setting, .budget].randomElement(using: &rng)!
+            let type = [EntityType.expense, .expense, .expense, .category, .todo, .setting, .budget, .account, .transfer, .transfer].randomElement(
+                using: &rng)!
             let operation: EventOperation = [.create, .create, .update, .update, .update, .delete].randomElement(using: &rng)!
             let entityID: EntityID
             var properties = PropertyMap()
@@ -47,6 +50,7 @@ enum RandomHistory {
                 }
                 if Bool.random(using: &rng) { properties[.payment] = .string(["card", "cash"].randomElement(using: &rng)!) }
                 if Bool.random(using: &rng) { properties[.memo] = .string("m\(step)") }
+                if Bool.random(using: &rng) { properties[.accountId] = Bool.random(using: &rng) ? .uuid(accountIDs.randomElement(using: &rng)!) : .null }
             case .category:
                 entityID = .uuid(categoryIDs.randomElement(using: &rng)!)
                 if operation == .create { properties = [.name: .string("c\(step)"), .kind: .string("expense")] }
@@ -63,6 +67,31 @@ enum RandomHistory {
                 properties = [.value: .json("\(step)")]
             case .recurring, .importBatch, .rule, .rate:  // not drawn above; rules and imports have their own tests
                 entityID = .uuid(budgetIDs[0])
+            case .account:
+                entityID = .uuid(accountIDs.randomElement(using: &rng)!)
+                if operation == .create {
+                    properties = [
+                        .name: .string("a\(step)"), .kind: .string(["bank", "card", "cash"].randomElement(using: &rng)!),
+                        .currency: .string(["KRW", "USD"].randomElement(using: &rng)!), .openingBalance: .int(Int64.random(in: -50_000...50_000, using: &rng)),
+                        .openingDate: .dateTime(
+                            DateTime(epochMillis: 1_767_225_600_000 + Int64.random(in: 0...(90 * 86_400_000), using: &rng), offsetMinutes: 540)),
+                        .isArchived: .bool(false),
+                    ]
+                }
+                if Bool.random(using: &rng) { properties[.openingBalance] = .int(Int64.random(in: -50_000...50_000, using: &rng)) }
+                if Bool.random(using: &rng) { properties[.currency] = .string(["KRW", "USD"].randomElement(using: &rng)!) }
+            case .transfer:
+                entityID = .uuid(transferIDs.randomElement(using: &rng)!)
+                if operation == .create {
+                    properties = [
+                        .accountId: .uuid(accountIDs.randomElement(using: &rng)!), .toAccountId: .uuid(accountIDs.randomElement(using: &rng)!),
+                        .amount: .int(Int64.random(in: 1...100_000, using: &rng)),
+                        .date: .dateTime(DateTime(epochMillis: 1_767_225_600_000 + Int64.random(in: 0...(90 * 86_400_000), using: &rng), offsetMinutes: 0)),
+                    ]
+                }
+                if Bool.random(using: &rng) { properties[.amount] = .int(Int64.random(in: 1...100_000, using: &rng)) }
+                if Bool.random(using: &rng) { properties[.toAmount] = Bool.random(using: &rng) ? .int(Int64.random(in: 1...100_000, using: &rng)) : .null }
+                if Bool.random(using: &rng) { properties[.toAccountId] = .uuid(accountIDs.randomElement(using: &rng)!) }
             case .budget:
                 entityID = .uuid(budgetIDs.randomElement(using: &rng)!)
                 let month = { "2026-0\(Int.random(in: 1...3, using: &rng))" }

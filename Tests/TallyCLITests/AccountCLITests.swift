@@ -1,0 +1,30 @@
+import Foundation
+import Testing
+import TallyTestSupport
+
+/// Accounts and transfers from the command line (issue 34): what the API does, with flags.
+@Suite struct AccountCLITests {
+    @Test func accountsTransfersAndBalancesFromTheCommandLine() throws {
+        let replica = try CLIReplica()
+        let bank = try replica.ok(["account", "add", "--name", "Shinhan", "--opening-balance", "100000", "--opening-date", "2026-01-01"])
+        let card = try replica.ok(["account", "add", "--name", "Card", "--kind", "card", "--opening-date", "2026-01-01"])
+        _ = try replica.ok(["expense", "add", "--amount", "3000", "--account", card, "--date", "2026-01-05"])
+        _ = try replica.ok(["transfer", "add", "--from", bank, "--to", card, "--amount", "3000", "--date", "2026-02-01"])
+        let json = try replica.ok(["accounts", "balances", "--at", "2026-02-28", "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        let items = Dictionary(
+            uniqueKeysWithValues: (object?["items"] as? [[String: Any]] ?? []).map { ($0["name"] as? String ?? "", $0["balance"] as? Int ?? -1) })
+        #expect(items == ["Shinhan": 97_000, "Card": 0], "\(json)")
+        let table = try replica.ok(["accounts", "balances", "--at", "2026-01-31"])
+        #expect(table.contains("Shinhan") && table.contains("Total KRW"), "\(table)")
+
+        let log = try replica.logSnapshot()
+        let same = try replica.run(["transfer", "add", "--from", bank, "--to", bank, "--amount", "1"])
+        #expect(same.status != 0 && same.stderr.contains("two different accounts"), "\(same.stderr)")
+        let bad = try replica.run(["accounts", "balances", "--in", "won"])
+        #expect(bad.status != 0 && bad.stderr.contains("--in"), "\(bad.stderr)")
+        let kind = try replica.run(["account", "add", "--name", "X", "--kind", "crypto"])
+        #expect(kind.status != 0 && kind.stderr.contains("kind"), "\(kind.stderr)")
+        #expect(try replica.logSnapshot() == log, "refusals write nothing")
+    }
+}
