@@ -100,8 +100,8 @@ struct StoreBenchmarks {
         try database.write { db in
             let statement = try db.makeStatement(
                 sql: """
-                    INSERT INTO expenses (id, kind, amount, currency, date, date_ms, month, category_id, payment, memo, tags, repeat, attachments)
-                    VALUES (?, ?, ?, 'KRW', ?, ?, ?, ?, ?, '점심', '[]', 'none', '[]')
+                    INSERT INTO expenses (id, kind, amount, currency, date, date_ms, month, category_id, payment, memo, tags, repeat, attachments, account_id)
+                    VALUES (?, ?, ?, 'KRW', ?, ?, ?, ?, ?, '점심', '[]', 'none', '[]', ?)
                     """)
             for row in 0..<expenseRows {
                 let millis = 1_704_067_200_000 + Int64(row) * (1_095 * 86_400_000 / Int64(expenseRows))
@@ -110,7 +110,24 @@ struct StoreBenchmarks {
                 if row == expenseRows / 2 { someID = id }
                 try statement.execute(arguments: [
                     id, row % 50 == 0 ? "income" : "expense", 1000 + row % 997, date.description, millis,
-                    date.localMonth, "category-\(row % 20)", ["card", "cash", "transfer"][row % 3],
+                    date.localMonth, "category-\(row % 20)", ["card", "cash", "transfer"][row % 3], "account-\(row % 5)",
+                ])
+            }
+            // Five accounts, and a transfer between two of them every hundred expenses.
+            for account in 0..<5 {
+                try db.execute(
+                    sql: """
+                        INSERT INTO accounts (id, name, kind, currency, opening_balance, opening_date, is_archived, opening_ms)
+                        VALUES (?, ?, 'bank', 'KRW', 1000000, '2024-01-01T00:00:00+09:00', 0, 1704034800000)
+                        """, arguments: ["account-\(account)", "Account \(account)"])
+            }
+            let transfer = try db.makeStatement(
+                sql: "INSERT INTO transfers (id, account_id, to_account_id, amount, date, date_ms, month) VALUES (?, ?, ?, 50000, ?, ?, ?)")
+            for row in stride(from: 0, to: expenseRows, by: 100) {
+                let millis = 1_704_067_200_000 + Int64(row) * (1_095 * 86_400_000 / Int64(expenseRows))
+                let date = DateTime(epochMillis: millis, offsetMinutes: 540)
+                try transfer.execute(arguments: [
+                    UUID().uuidString.lowercased(), "account-\(row % 5)", "account-\((row + 1) % 5)", date.description, millis, date.localMonth,
                 ])
             }
         }
@@ -129,7 +146,11 @@ struct StoreBenchmarks {
         filter.limit = 100
         let list = try p50 { db in _ = try ProjectionQueries.expenses(db, filter) }
         let summary = try p50 { db in _ = try ProjectionQueries.summary(db, month: "2025-06") }
+        let balances = try p50 { db in _ = try ProjectionQueries.accountBalances(db, at: 1_735_657_200_000) }  // 2025-01-01
         return [
+            BenchmarkResult(
+                name: "account_balances_p50", value: balances, unit: "ms", baseline: summary,
+                baselineName: "summary_month_p50 at \(expenseRows) rows, same run"),
             BenchmarkResult(
                 name: "expenses_list_month_p50", value: list, unit: "ms", baseline: pointLookup, baselineName: "get one expense by id at \(expenseRows) rows"),
             BenchmarkResult(

@@ -43,58 +43,57 @@ extension ProjectionQueries {
         return oneJSON(try ViewRecordJSON.write(statement, [id], .transfers, isHeld: { _ in true }, db))
     }
 
-    /// Every live account's balance at the end of millisecond `at` (UTC epoch). Sums are split
-    /// in two parts (`AmountSum(high:low:)`) so SQLite never overflows, and each comes from an
-    /// index alone (`0008_accounts_and_transfers.sql`).
+    /// Every live account's balance at the end of millisecond `at` (UTC epoch): the days before
+    /// `at`'s UTC day from `account_days` (kept by triggers, `0009_account_days.sql`), that day
+    /// itself from its rows. Sums are split in two parts (`AmountSum(high:low:)`) so SQLite never
+    /// overflows.
     public static func accountBalances(_ db: Database, at: Int64) throws -> [AccountBalance] {
-        var balances: [String: AccountBalance] = [:]
-        var order: [String] = []
-        for row in try Row.fetchAll(
-            db, sql: "SELECT id, name, kind, currency, is_archived, opening_balance, opening_ms FROM accounts ORDER BY name, id")
-        {
+        let dayMillis: Int64 = 86_400_000
+        let day = at >= 0 ? at / dayMillis : -((-at + dayMillis - 1) / dayMillis)  // floor
+        let dayStart = day.multipliedReportingOverflow(by: dayMillis)
+        let from = dayStart.overflow ? Int64.min : dayStart.partialValue
+        var balances: [AccountBalance] = []
+        let days = try db.cachedStatement(
+            sql: """
+                SELECT currency, SUM(high) AS high, SUM(low) AS low, SUM(n) AS n FROM account_days
+                WHERE account_id = ? AND day < ? GROUP BY currency
+                """)
+        let expenses = try db.cachedStatement(
+            sql: """
+                SELECT currency, SUM(CASE kind WHEN 'income' THEN 1 ELSE -1 END * (amount / 1000000000)) AS high,
+                    SUM(CASE kind WHEN 'income' THEN 1 ELSE -1 END * (amount % 1000000000)) AS low, count(*) AS n
+                FROM expenses WHERE account_id = ? AND date_ms >= ? AND date_ms <= ? GROUP BY currency
+                """)
+        let outs = try db.cachedStatement(
+            sql:
+                "SELECT SUM(amount / 1000000000) AS high, SUM(amount % 1000000000) AS low FROM transfers WHERE account_id = ? AND date_ms >= ? AND date_ms <= ?"
+        )
+        let ins = try db.cachedStatement(
+            sql: """
+                SELECT SUM(COALESCE(to_amount, amount) / 1000000000) AS high, SUM(COALESCE(to_amount, amount) % 1000000000) AS low
+                FROM transfers WHERE to_account_id = ? AND date_ms >= ? AND date_ms <= ?
+                """)
+        for row in try Row.fetchAll(db, sql: "SELECT id, name, kind, currency, is_archived, opening_balance, opening_ms FROM accounts ORDER BY name, id") {
             let id: String = row["id"]
-            let opening: Int64 = row["opening_ms"] <= at ? row["opening_balance"] : 0
-            balances[id] = AccountBalance(
-                id: id, name: row["name"], kind: row["kind"], currency: row["currency"], isArchived: row["is_archived"], balance: AmountSum(opening),
-                otherCurrencyExpenses: 0)
-            order.append(id)
-        }
-        let split = "SUM(amount / 1000000000) AS high, SUM(amount % 1000000000) AS low"
-        for row in try Row.fetchAll(
-            db,
-            sql: """
-                SELECT e.account_id, e.kind, e.currency = a.currency AS same, count(*) AS n, SUM(e.amount / 1000000000) AS high, SUM(e.amount % 1000000000) AS low
-                FROM expenses e JOIN accounts a ON a.id = e.account_id
-                WHERE e.account_id IS NOT NULL AND e.date_ms <= ? GROUP BY e.account_id, e.kind, same
-                """, arguments: [at])
-        {
-            let id: String = row["account_id"]
-            guard balances[id] != nil else { continue }
-            guard row["same"] as Bool else {
-                balances[id]?.otherCurrencyExpenses += row["n"] as Int
-                continue
+            let currency: String = row["currency"]
+            var balance = AmountSum(row["opening_ms"] <= at ? row["opening_balance"] : 0)
+            var other = 0
+            func add(_ part: Row, sign: Int64 = 1) {
+                guard let high = part["high"] as Int64?, let low = part["low"] as Int64? else { return }
+                let sum = AmountSum(high: high, low: low)
+                if sign > 0 { balance.add(sum) } else { balance = balance.minus(sum) }
             }
-            let sum = AmountSum(high: row["high"], low: row["low"])
-            guard let current = balances[id]?.balance else { continue }
-            var income = current
-            income.add(sum)
-            balances[id]?.balance = row["kind"] as String == "income" ? income : current.minus(sum)
+            for part in try Row.fetchAll(days, arguments: [id, day]) + Row.fetchAll(expenses, arguments: [id, from, at]) {
+                let partCurrency: String = part["currency"]
+                if partCurrency == currency || partCurrency.isEmpty { add(part) } else { other += part["n"] as Int? ?? 0 }
+            }
+            if let part = try Row.fetchOne(outs, arguments: [id, from, at]) { add(part, sign: -1) }
+            if let part = try Row.fetchOne(ins, arguments: [id, from, at]) { add(part) }
+            balances.append(
+                AccountBalance(
+                    id: id, name: row["name"], kind: row["kind"], currency: currency, isArchived: row["is_archived"], balance: balance,
+                    otherCurrencyExpenses: other))
         }
-        for row in try Row.fetchAll(db, sql: "SELECT account_id, \(split) FROM transfers WHERE date_ms <= ? GROUP BY account_id", arguments: [at]) {
-            let id: String = row["account_id"]
-            guard let current = balances[id]?.balance else { continue }
-            balances[id]?.balance = current.minus(AmountSum(high: row["high"], low: row["low"]))
-        }
-        for row in try Row.fetchAll(
-            db,
-            sql: """
-                SELECT to_account_id, SUM(COALESCE(to_amount, amount) / 1000000000) AS high, SUM(COALESCE(to_amount, amount) % 1000000000) AS low
-                FROM transfers WHERE date_ms <= ? GROUP BY to_account_id
-                """, arguments: [at])
-        {
-            let id: String = row["to_account_id"]
-            balances[id]?.balance.add(AmountSum(high: row["high"], low: row["low"]))
-        }
-        return order.compactMap { balances[$0] }
+        return balances
     }
 }
