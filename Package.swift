@@ -77,7 +77,8 @@ let package = Package(
                         .embedInCode("0003_fewer_expense_indexes.sql"), .embedInCode("0004_smaller_entity_state.sql"),
                         .embedInCode("0005_expense_payee.sql"), .embedInCode("0006_budgets.sql"),
                         .embedInCode("0007_projection_history.sql"),
-                        .embedInCode("0008_accounts_and_transfers.sql"), .embedInCode("0009_account_days.sql")]
+                        .embedInCode("0008_accounts_and_transfers.sql"), .embedInCode("0009_account_days.sql"),
+                        .embedInCode("0010_month_totals.sql")]
         ),
         // The web app (issue 17): HTML, CSS, JavaScript modules and an icon, written here (no
         // Node build step) and compiled into the binary; TallyServer serves them at `/`.

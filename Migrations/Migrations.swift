@@ -19,5 +19,6 @@ public enum TallyMigrations {
         ("0007_projection_history", String(decoding: PackageResources._007_projection_history_sql, as: UTF8.self)),
         ("0008_accounts_and_transfers", String(decoding: PackageResources._008_accounts_and_transfers_sql, as: UTF8.self)),
         ("0009_account_days", String(decoding: PackageResources._009_account_days_sql, as: UTF8.self)),
+        ("0010_month_totals", String(decoding: PackageResources._010_month_totals_sql, as: UTF8.self)),
     ]
 }

@@ -147,7 +147,16 @@ struct StoreBenchmarks {
         let list = try p50 { db in _ = try ProjectionQueries.expenses(db, filter) }
         let summary = try p50 { db in _ = try ProjectionQueries.summary(db, month: "2025-06") }
         let balances = try p50 { db in _ = try ProjectionQueries.accountBalances(db, at: 1_735_657_200_000) }  // 2025-01-01
+        // The 12-month report's reads: a year of month totals, and every account's balance at
+        // each month's end (what `LedgerViews.reportDocument` asks of the views).
+        let report = try p50 { db in
+            _ = try ProjectionQueries.monthTotals(db, from: "2025-01", to: "2025-12")
+            for month in 0..<12 { _ = try ProjectionQueries.accountBalances(db, at: 1_735_657_200_000 + Int64(month) * 2_629_800_000) }
+        }
         return [
+            BenchmarkResult(
+                name: "report_12_months_p50", value: report, unit: "ms", baseline: summary,
+                baselineName: "summary_month_p50 at \(expenseRows) rows, same run"),
             BenchmarkResult(
                 name: "account_balances_p50", value: balances, unit: "ms", baseline: summary,
                 baselineName: "summary_month_p50 at \(expenseRows) rows, same run"),

@@ -338,6 +338,11 @@ enum OpenAPIDocument {
               description: "Every account's balance at a moment: its opening balance (from its opening day), plus the incomes and less the expenses that name it in its currency, plus the transfers in and less those out; the totals per currency; with in, the net worth in that currency at each day's rate (balances without a rate listed in unconverted)."
               parameters: [{$ref: "#/components/parameters/asOf"}, {name: at, in: query, description: "A day (its end) or a date-time; default now", schema: {type: string, maxLength: 40}}, {name: in, in: query, schema: {type: string, pattern: "^[A-Z]{3}$"}}]
               responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "{at, items: [{id, name, kind, currency, isArchived, balance, otherCurrencyExpenses}], totals: [{currency, balance}], netWorth?: {currency, amount, unconverted}}"}, "400": {$ref: "#/components/responses/Error"}}}
+          /v1/reports/months:
+            get:
+              description: "The months ending with to (default this month): categories — spending per top-level category (sub-categories in their parent) and currency, one amount per month; trend — each month's income, expense and net per currency; netWorth — the accounts' balances at each month's end, per currency. Transfers are not spending and are in none of it."
+              parameters: [{$ref: "#/components/parameters/asOf"}, {name: to, in: query, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])$"}}, {name: months, in: query, schema: {type: integer, minimum: 1, maximum: 120}}]
+              responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "{months, categories: [{categoryId, name, currency, expense: [per month]}], trend: [{currency, income, expense, net}], netWorth: [{month, totals: [{currency, balance}]}]}"}, "400": {$ref: "#/components/responses/Error"}}
           /v1/rates:
             get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every exchange rate {items: [{id, currency, toCurrency, rate, date}]}."}, "400": {$ref: "#/components/responses/Error"}}}
             post:

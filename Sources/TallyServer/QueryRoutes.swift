@@ -48,6 +48,19 @@ struct QueryRoutes {
             let (at, into) = (parameters.get("at"), parameters.get("in"))
             return try await service.answer(try asOfParameter(request)) { views in try views.balancesDocument(at: at, into: into) }
         }
+        // Spending per category per month, income against spending, the net worth at each
+        // month's end: the `months` (default 12) months ending with `to` (default this month).
+        group.get("reports/months") { request, context in
+            let service = try context.service()
+            let parameters = request.uri.queryParameters
+            if let unknown = parameters.first(where: { !["to", "months", "asOf"].contains($0.key) }) {
+                throw LedgerError.unknownParameter(String(unknown.key))
+            }
+            let text = parameters.get("months") ?? "12"
+            guard let count = Int(text) else { throw ValidationError(field: "months", "must be 1 to 120") }
+            let to = parameters.get("to")
+            return try await service.answer(try asOfParameter(request)) { views in try views.reportDocument(to: to, count: count) }
+        }
         // Every exchange rate.
         group.getDocument("rates") { views in try views.ratesDocument() }
         // Every categorisation rule.

@@ -148,6 +148,9 @@ public struct Views: Sendable {
     public func accountJSON(id: String) throws -> JSONText? { try readOneSelect { try ProjectionQueries.accountJSON($0, id: id) } }
     public func accountBalances(at millis: Int64) throws -> [AccountBalance] { try read { try ProjectionQueries.accountBalances($0, at: millis) } }
 
+    /// Income and spending per month, category and currency (`month_totals`).
+    public func monthTotals(from: String, to: String) throws -> [MonthCategoryTotal] { try read { try ProjectionQueries.monthTotals($0, from: from, to: to) } }
+
     /// Transfers, newest first (at most `limit`), as JSON; one by id.
     public func transfersJSON(limit: Int) throws -> JSONText { try readOneSelect { try ProjectionQueries.transfersJSON($0, limit: limit) } }
     public func transferJSON(id: String) throws -> JSONText? { try readOneSelect { try ProjectionQueries.transferJSON($0, id: id) } }

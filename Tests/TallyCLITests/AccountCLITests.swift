@@ -28,3 +28,19 @@ import TallyTestSupport
         #expect(try replica.logSnapshot() == log, "refusals write nothing")
     }
 }
+
+/// `tally report`: the same report as a table, JSON, or CSV a spreadsheet opens.
+@Suite struct ReportCLITests {
+    @Test func theReportPrintsAsATableJSONAndCSV() throws {
+        let replica = try CLIReplica()
+        let food = try replica.ok(["category", "add", "--name", "=Food"])
+        _ = try replica.ok(["expense", "add", "--amount", "9000", "--category", food, "--date", "2026-02-10"])
+        let csv = try replica.ok(["report", "--to", "2026-03", "--months", "2", "--csv"])
+        #expect(csv.hasPrefix("\u{FEFF}CATEGORY,CUR,2026-02,2026-03"), "with the byte-order mark a spreadsheet reads UTF-8 by: \(csv)")
+        #expect(csv.contains("'=Food,KRW,9000,0"), "a name that starts like a formula is guarded: \(csv)")
+        let json = try replica.ok(["report", "--to", "2026-03", "--months", "2", "--json"])
+        #expect(json.contains(#""months":["2026-02","2026-03"]"#))
+        let bad = try replica.run(["report", "--months", "0"])
+        #expect(bad.status != 0 && bad.stderr.contains("--months"), "\(bad.stderr)")
+    }
+}

@@ -74,3 +74,37 @@ import TallyTestSupport
         }
     }
 }
+
+/// The month totals a report reads, kept by triggers, against the expense rows they total: for
+/// random histories projected in random orders and batchings, and rebuilt.
+@Suite struct MonthTotalsTests {
+    static func fromTriggers(_ db: Database) throws -> [String] {
+        try String.fetchAll(
+            db,
+            sql: """
+                SELECT month || '|' || category_id || '|' || kind || '|' || currency || '|' || (high * 1000000000 + low) || '|' || n
+                FROM month_totals WHERE n > 0 ORDER BY 1
+                """)
+    }
+
+    static func fromRows(_ db: Database) throws -> [String] {
+        try String.fetchAll(
+            db,
+            sql: """
+                SELECT month || '|' || COALESCE(category_id, '') || '|' || kind || '|' || currency || '|' || SUM(amount) || '|' || count(*)
+                FROM expenses GROUP BY month, COALESCE(category_id, ''), kind, currency ORDER BY 1
+                """)
+    }
+
+    @Test func theTotalsAlwaysAgreeWithTheRows() async {
+        await propertyCheck(count: 60, input: Gen.uint64(in: 0...UInt64.max)) { seed in
+            let events = RandomHistory.events(seed: seed, count: 150)
+            var rng = SplitMix64(seed: seed ^ 0x7074)
+            let queue = try! emptyViews()
+            try! applyIncrementally(RandomHistory.logged(events.shuffled(using: &rng)), to: queue, batches: [Int.random(in: 1...30, using: &rng)])
+            #expect(try! queue.read(Self.fromTriggers) == (try! queue.read(Self.fromRows)), "seed \(seed)")
+            let rebuiltViews = try! rebuilt(RandomHistory.logged(events))
+            #expect(try! rebuiltViews.read(Self.fromTriggers) == (try! rebuiltViews.read(Self.fromRows)), "seed \(seed), rebuilt")
+        }
+    }
+}
