@@ -20,6 +20,8 @@ public enum WebAssets {
         ("history.js", "text/javascript; charset=utf-8", PackageResources.history_js),
         ("sync.js", "text/javascript; charset=utf-8", PackageResources.sync_js),
         ("members.js", "text/javascript; charset=utf-8", PackageResources.members_js),
+        ("accounts.js", "text/javascript; charset=utf-8", PackageResources.accounts_js),
+        ("reports.js", "text/javascript; charset=utf-8", PackageResources.reports_js),
         ("icon.svg", "image/svg+xml", PackageResources.icon_svg),
     ]
 }

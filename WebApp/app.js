@@ -16,6 +16,8 @@ const screens = {
   history: { load: () => import("./history.js"), label: "history" },
   sync: { load: () => import("./sync.js"), label: "sync" },
   members: { load: () => import("./members.js"), label: "members" },
+  accounts: { load: () => import("./accounts.js"), label: "accounts" },
+  reports: { load: () => import("./reports.js"), label: "reports" },
 };
 
 const main = document.getElementById("main");

@@ -128,7 +128,8 @@ class WebApp(unittest.TestCase):
         self.assertEqual([], [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in bad], f"axe on {screen}")
 
     def shoot(self, driver, name):
-        driver.execute_script("window.scrollTo(0, 0)")  # axe scrolls to what it checks
+        # axe scrolls to what it checks: the page, and any table that scrolls sideways.
+        driver.execute_script("window.scrollTo(0, 0); document.querySelectorAll('.table-scroll').forEach((e) => { e.scrollLeft = 0; })")
         driver.save_screenshot(os.path.join(SCREENSHOTS, f"{name}.png"))
 
     def console_errors(self, driver):
@@ -201,6 +202,59 @@ class WebApp(unittest.TestCase):
         self.assertIn("₩9,500", self.text(driver))
         overview = driver.find_elements(By.CSS_SELECTOR, "svg.months a")
         self.assertGreaterEqual(len(overview), 4)
+
+    def test_accounts_with_balances_a_transfer_and_the_12_month_report(self):
+        # Issue 34: accounts and their balances, money moved between two (not spending), and the
+        # last 12 months as a chart and a table, on a phone and a desktop, in English and Korean.
+        status, bank = self.api("POST", "/v1/accounts", {"name": "Shinhan", "openingBalance": 1000000, "openingDate": "2025-01-01T00:00:00+09:00"})
+        self.assertEqual(201, status, bank)
+        # The card owes ₩48,000 (a negative opening balance), so other tests' months stay as seeded.
+        status, card = self.api("POST", "/v1/accounts", {"name": "Hyundai card", "kind": "card", "openingBalance": -48000, "openingDate": "2025-01-01T00:00:00+09:00"})
+        self.assertEqual(201, status, card)
+        driver = self.browser()
+        self.sign_in(driver)
+        self.go(driver, "#/accounts", "ul.accounts")
+        self.wait(driver).until(lambda d: "₩1,000,000" in self.text(d) and "-₩48,000" in self.text(d))
+        self.assert_accessible(driver, "accounts")
+        self.shoot(driver, "accounts-phone-en")
+        # Move ₩48,000 from the bank to the card: the card is settled, nothing was spent.
+        Select(driver.find_element(By.ID, "transfer-from")).select_by_value(bank["id"])
+        Select(driver.find_element(By.ID, "transfer-to")).select_by_value(card["id"])
+        driver.find_element(By.ID, "transfer-amount").send_keys("48,000")
+        self.click(driver, "//button[normalize-space()='Move']")
+        self.wait(driver).until(lambda d: "₩952,000" in self.text(d))
+        balances = {a["name"]: a["balance"] for a in self.api("GET", "/v1/balances")[1]["items"]}
+        self.assertEqual(952000, balances["Shinhan"])
+        self.assertEqual(0, balances["Hyundai card"])
+        self.go(driver, "#/reports", "table.report")
+        report = self.text(driver)
+        self.assertIn("Net worth", report)
+        self.assertIn("₩952,000", report)  # the net worth at this month's end: the transfer moved money, spent none
+        self.assert_accessible(driver, "reports")
+        self.shoot(driver, "report-phone-en")
+        self.assertEqual([], self.console_errors(driver))
+
+        korean = self.browser("phone", "ko")
+        self.sign_in(korean)
+        self.go(korean, "#/accounts", "ul.accounts")
+        self.wait(korean).until(lambda d: "잔액" in self.text(d) and "₩952,000" in self.text(d))
+        self.assert_accessible(korean, "accounts ko")
+        self.shoot(korean, "accounts-phone-ko")
+        self.go(korean, "#/reports", "table.report")
+        self.wait(korean).until(lambda d: "순자산" in self.text(d))
+        self.shoot(korean, "report-phone-ko")
+
+        desktop = self.browser("desktop")
+        self.sign_in(desktop)
+        self.go(desktop, "#/accounts", "ul.accounts")
+        self.shoot(desktop, "accounts-desktop-en")
+        self.go(desktop, "#/reports", "table.report")
+        self.assert_accessible(desktop, "reports desktop")
+        self.shoot(desktop, "report-desktop-en")
+        desktop_ko = self.browser("desktop", "ko")
+        self.sign_in(desktop_ko)
+        self.go(desktop_ko, "#/reports", "table.report")
+        self.shoot(desktop_ko, "report-desktop-ko")
 
     def test_set_a_budget_see_it_against_spending_and_delete_it(self):
         driver = self.browser()

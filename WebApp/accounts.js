@@ -1,0 +1,84 @@
+// Accounts: where the money is — each account's balance now, the totals per currency, and
+// forms to add an account and to move money between two (a transfer, which is not spending).
+// Route: #/accounts
+
+import { api } from "./api.js";
+import { clearErrors, field, h, replace, showError } from "./dom.js";
+import { money, t, toMinorUnits } from "./i18n.js";
+
+const kinds = ["bank", "card", "cash", "savings", "loan"];
+
+export async function render(main, { session, announce, stillShown }) {
+  async function draw() {
+    const balances = await api("/v1/balances");
+    if (!stillShown()) return;
+    const byId = new Map(balances.items.map((account) => [account.id, account]));
+    replace(main, h("h1", {}, t("accounts")),
+      h("section", { class: "card", "aria-labelledby": "account-list" },
+        h("h2", { id: "account-list" }, t("balances")),
+        balances.items.length
+          ? h("ul", { class: "accounts" }, balances.items.map((account) => h("li", { class: account.isArchived ? "archived" : null },
+            h("span", { class: "account-name" }, account.name), " ",
+            h("span", { class: "muted" }, t(`kind_${account.kind}`)),
+            h("span", { class: account.balance < 0 ? "account-balance expense" : "account-balance" }, money(account.balance, account.currency)),
+            account.otherCurrencyExpenses ? h("p", { class: "hint" }, t("otherCurrency", { n: account.otherCurrencyExpenses })) : null)))
+          : h("p", { class: "muted" }, t("noAccounts")),
+        balances.totals.length
+          ? h("dl", { class: "totals" }, balances.totals.flatMap((total) => [h("dt", {}, t("totalIn", { currency: total.currency })), h("dd", {}, money(total.balance, total.currency))]))
+          : null),
+      session.canWrite ? accountForm() : null,
+      session.canWrite && balances.items.length >= 2 ? transferForm(balances.items, byId) : null);
+  }
+
+  function accountForm() {
+    const formError = h("p", { class: "form-error", role: "alert", hidden: true });
+    const name = h("input", { id: "account-name", name: "name", required: true, autocomplete: "off" });
+    const kind = h("select", { id: "account-kind", name: "kind" }, kinds.map((k) => h("option", { value: k }, t(`kind_${k}`))));
+    const currency = h("input", { id: "account-currency", name: "currency", value: "KRW", maxlength: 3, autocapitalize: "characters" });
+    const opening = h("input", { id: "account-opening", name: "openingBalance", inputmode: "decimal", value: "0" });
+    const form = h("form", { class: "card", "aria-labelledby": "add-account", onsubmit: async (event) => {
+      event.preventDefault();
+      clearErrors(form);
+      const code = currency.value.trim().toUpperCase();
+      const minor = toMinorUnits(opening.value.replace(/^-/, ""), code);
+      const body = { name: name.value, kind: kind.value, currency: code, openingBalance: minor === null ? opening.value : (opening.value.trim().startsWith("-") ? -minor : minor) };
+      try {
+        await api("/v1/accounts", { method: "POST", body });
+        announce(t("saved"));
+        await draw();
+      } catch (error) { showError(form, formError, error); }
+    } },
+      h("h2", { id: "add-account" }, t("addAccount")),
+      field(t("name"), name), field(t("accountKind"), kind), field(t("currency"), currency), field(t("openingBalance"), opening, t("openingHint")),
+      formError, h("button", { type: "submit", class: "primary" }, t("add")));
+    return form;
+  }
+
+  function transferForm(accounts, byId) {
+    const formError = h("p", { class: "form-error", role: "alert", hidden: true });
+    const options = () => accounts.filter((a) => !a.isArchived).map((a) => h("option", { value: a.id }, `${a.name} (${a.currency})`));
+    const from = h("select", { id: "transfer-from", name: "accountId" }, options());
+    const to = h("select", { id: "transfer-to", name: "toAccountId" }, options());
+    if (to.options.length > 1) to.selectedIndex = 1;
+    const amount = h("input", { id: "transfer-amount", name: "amount", inputmode: "decimal", required: true });
+    const form = h("form", { class: "card", "aria-labelledby": "add-transfer", onsubmit: async (event) => {
+      event.preventDefault();
+      clearErrors(form);
+      const currency = byId.get(from.value)?.currency ?? "KRW";
+      const minor = toMinorUnits(amount.value, currency);
+      try {
+        await api("/v1/transfers", { method: "POST", body: { accountId: from.value, toAccountId: to.value, amount: minor ?? amount.value } });
+        announce(t("saved"));
+        await draw();
+      } catch (error) { showError(form, formError, error); }
+    } },
+      h("h2", { id: "add-transfer" }, t("addTransfer")),
+      h("p", { class: "hint" }, t("transferHint")),
+      field(t("transferFrom"), from), field(t("transferTo"), to), field(t("amount"), amount), formError,
+      h("button", { type: "submit", class: "primary" }, t("moveMoney")));
+    return form;
+  }
+
+  await draw();
+  return { refresh: draw };
+}
