@@ -20,5 +20,6 @@ public enum TallyMigrations {
         ("0008_accounts_and_transfers", String(decoding: PackageResources._008_accounts_and_transfers_sql, as: UTF8.self)),
         ("0009_account_days", String(decoding: PackageResources._009_account_days_sql, as: UTF8.self)),
         ("0010_month_totals", String(decoding: PackageResources._010_month_totals_sql, as: UTF8.self)),
+        ("0011_card_days", String(decoding: PackageResources._011_card_days_sql, as: UTF8.self)),
     ]
 }

@@ -111,6 +111,12 @@ public struct EntitySpec: Sendable {
                 help: "What it held on its opening day, in integer minor units (negative: owed, as a card or a loan)."),
             FieldSpec(.openingDate, .dateTime, required: true, since: 6, help: "The day its balance starts from (ISO 8601; default: now)."),
             FieldSpec(.isArchived, .bool, required: true, since: 6, help: "Closed: kept in history and balances, left out of pickers."),
+            FieldSpec(
+                .closingDay, .count(max: 31), nullable: true, since: 6,
+                help: "A card's statement closing day, 1–31 (the month's last day where it has fewer): its bills (none: no bills)."),
+            FieldSpec(
+                .paymentDay, .count(max: 31), nullable: true, since: 6,
+                help: "A card's payment day, 1–31: a bill is due on the first such day after it closes (none: its closing day)."),
         ])
 
     /// Money moved between two accounts (issue 34): not spending, so summaries and budgets leave

@@ -49,6 +49,8 @@ public enum PropertyName: UInt8, CaseIterable, Sendable, Comparable, CustomStrin
     case openingBalance = 39
     case openingDate = 40
     case isArchived = 41
+    case closingDay = 42
+    case paymentDay = 43
 
     /// The JSON field name.
     public var jsonName: String {
@@ -94,6 +96,8 @@ public enum PropertyName: UInt8, CaseIterable, Sendable, Comparable, CustomStrin
         case .openingBalance: "openingBalance"
         case .openingDate: "openingDate"
         case .isArchived: "isArchived"
+        case .closingDay: "closingDay"
+        case .paymentDay: "paymentDay"
         }
     }
 

@@ -65,4 +65,41 @@ extension LedgerViews {
         }
         return .object(fields)
     }
+
+    /// A card's bills (statements) closing from month `from` through `to` (`YYYY-MM`; default:
+    /// the six months through next month, at most 120): each with its cycle, due day, what was
+    /// charged and cancelled in it, the amount, and what was paid into the card before its
+    /// next close — `paid` when that covers the amount, else `due` (or `overdue` after the day).
+    public func cardBillsDocument(accountID: UUID, from: String?, to: String?) throws -> JSONText {
+        func index(_ text: String, _ field: String) throws -> Int {
+            let month = try ExpenseQuery.month(text)
+            guard let year = Int(month.prefix(4)), let number = Int(month.suffix(2)) else { throw ValidationError(field: field, "must be YYYY-MM") }
+            return CardCycle.index(year: year, month: number)
+        }
+        let now = DateTime.nowHere
+        let thisMonth = try index(now.localMonth, "to")
+        let last = try to.map { try index($0, "to") } ?? thisMonth + 1
+        let first = try from.map { try index($0, "from") } ?? last - 6
+        guard first <= last, last - first < 120 else { throw ValidationError(field: "from", "must be at most 120 months before to") }
+        guard let bills = try store.cardBills(accountID: accountID.lowercased, from: first, to: last) else {
+            throw ValidationError(field: "id", "no card with a closing day has id \(accountID.lowercased)", kind: .notFound)
+        }
+        let today = CardCycle.dayText(now.localDayNumber)
+        func amount(_ sum: AmountSum) -> JSONText { sum.value.map { .int($0) } ?? .null }
+        return .object([
+            (
+                "items",
+                .array(
+                    bills.map { bill in
+                        let settled = (bill.paid.value ?? 0) >= (bill.amount.value ?? .max)
+                        let status = settled ? "paid" : (bill.due < today ? "overdue" : "due")
+                        return .object([
+                            ("month", .string(bill.month)), ("from", .string(bill.from)), ("to", .string(bill.to)), ("due", .string(bill.due)),
+                            ("charged", amount(bill.charged)), ("cancelled", amount(bill.cancelled)), ("amount", amount(bill.amount)),
+                            ("paid", amount(bill.paid)), ("status", .string(status)),
+                        ])
+                    })
+            )
+        ])
+    }
 }

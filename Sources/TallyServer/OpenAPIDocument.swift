@@ -320,6 +320,12 @@ enum OpenAPIDocument {
               requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/AccountPatch"}}}}
               responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
             delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
+          /v1/accounts/{id}/bills:
+            parameters: [{$ref: "#/components/parameters/id"}]
+            get:
+              description: "A card's bills: the statements closing in the months from…to (default the six months through next month), each with its cycle (after the previous closing day through this one; a closing day past a month's end is its last day), due day (the first payment day after the close), what was charged and cancelled in it, the amount, what was paid into the card before the next close, and status paid, due or overdue."
+              parameters: [{$ref: "#/components/parameters/asOf"}, {name: from, in: query, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])$"}}, {name: to, in: query, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])$"}}]
+              responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "{items: [{month, from, to, due, charged, cancelled, amount, paid, status}]}"}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
           /v1/transfers:
             get: {parameters: [{$ref: "#/components/parameters/asOf"}, {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: \(Limits.maxPageSize)}}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "The latest transfers {items: [Transfer]}, newest first."}, "400": {$ref: "#/components/responses/Error"}}}
             post:

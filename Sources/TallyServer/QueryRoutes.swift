@@ -41,6 +41,15 @@ struct QueryRoutes {
             guard let limit = Int(text) else { throw ValidationError(field: "limit", "must be 1 to \(Limits.maxPageSize)") }
             return try await service.answer(try asOfParameter(request)) { views in try views.transfersDocument(limit: limit) }
         }
+        // A card's bills: `?from=` and `?to=` months (default the six months through next month).
+        group.get("accounts/:id/bills") { request, context in
+            let service = try context.service()
+            let uuid = try uuidParameter(context)
+            let parameters = request.uri.queryParameters
+            if let unknown = parameters.first(where: { !["from", "to", "asOf"].contains($0.key) }) { throw LedgerError.unknownParameter(String(unknown.key)) }
+            let (from, to) = (parameters.get("from"), parameters.get("to"))
+            return try await service.answer(try asOfParameter(request)) { views in try views.cardBillsDocument(accountID: uuid, from: from, to: to) }
+        }
         group.get("balances") { request, context in
             let service = try context.service()
             let parameters = request.uri.queryParameters

@@ -151,6 +151,11 @@ public struct Views: Sendable {
     /// Income and spending per month, category and currency (`month_totals`).
     public func monthTotals(from: String, to: String) throws -> [MonthCategoryTotal] { try read { try ProjectionQueries.monthTotals($0, from: from, to: to) } }
 
+    /// A card's statements closing in months `from` … `to` (nil: not a card with a closing day).
+    public func cardBills(accountID: String, from: Int, to: Int) throws -> [CardBill]? {
+        try read { try ProjectionQueries.cardBills($0, accountID: accountID, from: from, to: to) }
+    }
+
     /// Transfers, newest first (at most `limit`), as JSON; one by id.
     public func transfersJSON(limit: Int) throws -> JSONText { try readOneSelect { try ProjectionQueries.transfersJSON($0, limit: limit) } }
     public func transferJSON(id: String) throws -> JSONText? { try readOneSelect { try ProjectionQueries.transferJSON($0, id: id) } }

@@ -18,6 +18,8 @@ struct AccountCommand: ParsableCommand {
         @Option(parsing: .unconditional, help: FlagInput.help(.account, .openingBalance)) var openingBalance: String?
         @Option(help: FlagInput.help(.account, .openingDate)) var openingDate: String?
         @Option(help: FlagInput.help(.account, .isArchived)) var archived: String?
+        @Option(help: FlagInput.help(.account, .closingDay)) var closingDay: String?
+        @Option(help: FlagInput.help(.account, .paymentDay)) var paymentDay: String?
 
         func properties() throws -> PropertyMap {
             try FlagInput.properties(
@@ -25,6 +27,7 @@ struct AccountCommand: ParsableCommand {
                 [
                     (.name, "name", name), (.kind, "kind", kind), (.currency, "currency", currency), (.openingBalance, "opening-balance", openingBalance),
                     (.openingDate, "opening-date", openingDate), (.isArchived, "archived", archived),
+                    (.closingDay, "closing-day", closingDay), (.paymentDay, "payment-day", paymentDay),
                 ])
         }
 

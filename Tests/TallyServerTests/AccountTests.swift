@@ -99,4 +99,43 @@ import TallyTestSupport
             #expect(fixture.service.ledger.appendedIndex == before, "nothing was written")
         }
     }
+
+    /// A Korean card closing on the 14th and paid on the 1st: March's statement runs from
+    /// February 15th to March 14th, is due April 1st, nets a cancellation, and is paid by a
+    /// transfer from the bank.
+    @Test func aCardsBillsFollowItsClosingAndPaymentDays() async throws {
+        let fixture = try ServerFixture()
+        try await fixture.test { client in
+            let bank = try await post(
+                client, fixture, "/v1/accounts", #"{"name": "Bank", "openingBalance": 2000000, "openingDate": "2026-01-01T00:00:00+09:00"}"#)
+            let card = try await post(
+                client, fixture, "/v1/accounts",
+                #"{"name": "Card", "kind": "card", "closingDay": 14, "paymentDay": 1, "openingDate": "2026-01-01T00:00:00+09:00"}"#)
+            for (kind, amount, date) in [
+                ("expense", 30000, "2026-02-15T09:00:00+09:00"), ("expense", 50000, "2026-03-14T23:30:00+09:00"),
+                ("income", 10000, "2026-03-02T12:00:00+09:00"), ("expense", 70000, "2026-03-15T00:10:00+09:00"),
+            ] {
+                _ = try await post(client, fixture, "/v1/expenses", #"{"kind": "\#(kind)", "amount": \#(amount), "accountId": "\#(card)", "date": "\#(date)"}"#)
+            }
+            _ = try await post(
+                client, fixture, "/v1/transfers", #"{"accountId": "\#(bank)", "toAccountId": "\#(card)", "amount": 70000, "date": "2026-04-01T10:00:00+09:00"}"#
+            )
+            let response = try await client.send(.get, "/v1/accounts/\(card)/bills?from=2026-03&to=2026-04", token: fixture.readOnly)
+            #expect(response.status == .ok, "\(String(buffer: response.body))")
+            let bills = response.object["items"] as? [[String: Any]] ?? []
+            #expect(bills.map { $0["month"] as? String } == ["2026-03", "2026-04"])
+            let march = bills.first ?? [:]
+            #expect(march["from"] as? String == "2026-02-15" && march["to"] as? String == "2026-03-14" && march["due"] as? String == "2026-04-01")
+            #expect(march["charged"] as? Int == 80000 && march["cancelled"] as? Int == 10000 && march["amount"] as? Int == 70000)
+            #expect(march["paid"] as? Int == 70000 && march["status"] as? String == "paid")
+            #expect(bills.last?["charged"] as? Int == 70000, "a purchase the day after the close is on the next statement")
+
+            #expect(try await client.send(.get, "/v1/accounts/\(bank)/bills", token: fixture.readOnly).status == .notFound, "no closing day: no bills")
+            for query in ["?from=2026-05&to=2026-04", "?from=2016-01&to=2026-04", "?to=april", "?month=2026-04"] {
+                #expect(try await client.send(.get, "/v1/accounts/\(card)/bills\(query)", token: fixture.readOnly).status == .badRequest, "\(query)")
+            }
+            let refused = try await client.send(.post, "/v1/accounts", token: fixture.readWrite, json: #"{"name": "X", "kind": "card", "closingDay": 32}"#)
+            #expect(refused.status == .badRequest)
+        }
+    }
 }

@@ -1,0 +1,63 @@
+import Foundation
+import GRDB
+import TallyCore
+
+/// One statement of a card (issue 34): what was charged in its cycle, the cancellations and
+/// refunds in it netted, when it is due, and what was paid into the card before the next close.
+public struct CardBill: Sendable, Equatable {
+    /// The month it closes in, `YYYY-MM`.
+    public var month: String
+    /// The cycle's first and last days, and the day it is due (`YYYY-MM-DD`).
+    public var from: String
+    public var to: String
+    public var due: String
+    /// Purchases in the cycle, and incomes on the card in it (cancellations, refunds).
+    public var charged: AmountSum
+    public var cancelled: AmountSum
+    /// Charged less cancelled: what the bill asks for.
+    public var amount: AmountSum { charged.minus(cancelled) }
+    /// Transfers into the card after the close, up to the next close.
+    public var paid: AmountSum
+}
+
+extension ProjectionQueries {
+    /// The statements of card `id` that close in months `from` … `to` (month indexes), from its
+    /// expenses in its currency and the transfers into it; nil when it is not an account with
+    /// a closing day.
+    public static func cardBills(_ db: Database, accountID id: String, from: CardCycle.MonthIndex, to: CardCycle.MonthIndex) throws -> [CardBill]? {
+        guard let account = try Row.fetchOne(db, sql: "SELECT currency, closing_day, payment_day FROM accounts WHERE id = ?", arguments: [id]),
+            let closing = account["closing_day"] as Int?, let cycle = CardCycle(closingDay: closing, paymentDay: account["payment_day"])
+        else { return nil }
+        let currency: String = account["currency"]
+        // The rows of the days the statements span, with a day's margin for time zones.
+        let first = cycle.closes(from - 1) - 1, last = cycle.closes(to + 1) + 1
+        let (low, high) = (Int64(first) * 86_400_000, Int64(last + 1) * 86_400_000)
+        var charged: [Int: AmountSum] = [:], cancelled: [Int: AmountSum] = [:], paid: [Int: AmountSum] = [:]
+        for row in try Row.fetchAll(
+            db, sql: "SELECT kind, amount, date FROM expenses WHERE account_id = ? AND currency = ? AND date_ms >= ? AND date_ms < ?",
+            arguments: [id, currency, low, high])
+        {
+            guard let date = DateTime(iso8601: row["date"]) else { continue }
+            let statement = cycle.statement(ofDay: date.localDayNumber)
+            if row["kind"] as String == "income" {
+                cancelled[statement, default: AmountSum()].add(AmountSum(row["amount"]))
+            } else {
+                charged[statement, default: AmountSum()].add(AmountSum(row["amount"]))
+            }
+        }
+        for row in try Row.fetchAll(
+            db, sql: "SELECT COALESCE(to_amount, amount) AS arriving, date FROM transfers WHERE to_account_id = ? AND date_ms >= ? AND date_ms < ?",
+            arguments: [id, low, high])
+        {
+            guard let date = DateTime(iso8601: row["date"]) else { continue }
+            // Paid toward the statement that closed last before the payment's day.
+            paid[cycle.statement(ofDay: date.localDayNumber) - 1, default: AmountSum()].add(AmountSum(row["arriving"]))
+        }
+        return (from...max(from, to)).map { month in
+            CardBill(
+                month: CardCycle.text(month), from: CardCycle.dayText(cycle.closes(month - 1) + 1), to: CardCycle.dayText(cycle.closes(month)),
+                due: CardCycle.dayText(cycle.due(month)), charged: charged[month] ?? AmountSum(), cancelled: cancelled[month] ?? AmountSum(),
+                paid: paid[month] ?? AmountSum())
+        }
+    }
+}
