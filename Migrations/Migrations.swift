@@ -21,5 +21,6 @@ public enum TallyMigrations {
         ("0009_account_days", String(decoding: PackageResources._009_account_days_sql, as: UTF8.self)),
         ("0010_month_totals", String(decoding: PackageResources._010_month_totals_sql, as: UTF8.self)),
         ("0011_card_days", String(decoding: PackageResources._011_card_days_sql, as: UTF8.self)),
+        ("0012_who_paid", String(decoding: PackageResources._012_who_paid_sql, as: UTF8.self)),
     ]
 }

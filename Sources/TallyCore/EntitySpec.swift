@@ -23,6 +23,7 @@ public struct EntitySpec: Sendable {
         case .rate: rate
         case .account: account
         case .transfer: transfer
+        case .settlement: settlement
         }
     }
 
@@ -31,7 +32,7 @@ public struct EntitySpec: Sendable {
         switch type {
         case .budget, .recurring: 3
         case .importBatch, .rule, .rate: 4
-        case .account, .transfer: 6
+        case .account, .transfer, .settlement: 6
         default: 1
         }
     }
@@ -92,6 +93,27 @@ public struct EntitySpec: Sendable {
                 help: "What identifies the statement row it was imported from (a digest; docs/IMPORT.md)."),
             FieldSpec(.importId, .reference, nullable: true, since: 4, shown: false, help: "The import it came with."),
             FieldSpec(.accountId, .reference, nullable: true, since: 6, help: "The account it was paid from or into (null or 'none': none)."),
+            FieldSpec(.paidBy, personName, nullable: true, since: 6, help: "Who of the household paid it (a member's or a person's name)."),
+            FieldSpec(.split, .choice(splits), nullable: true, since: 6, help: "How it is shared: equal, shares or amounts (with shares)."),
+            FieldSpec(
+                .shares, .shares(maxCount: Limits.maxSharePeople), nullable: true, since: 6,
+                help: "Who shares it: NAME=NUMBER,… (equal: the names; shares: weights; amounts: each one's part in minor units)."),
+        ])
+
+    /// How an expense is shared among the people who share it.
+    public static let splits = ["equal", "shares", "amounts"]
+    static let personName = FieldKind.text(maxLength: 64, nonEmpty: true)
+
+    /// Money one person paid another back (issue 34): what settles who owes whom.
+    public static let settlement = EntitySpec(
+        type: .settlement,
+        fields: [
+            FieldSpec(.paidBy, personName, required: true, since: 6, help: "Who paid (who owed)."),
+            FieldSpec(.paidTo, personName, required: true, since: 6, help: "Who was paid (who was owed)."),
+            FieldSpec(.amount, .amount, required: true, since: 6, help: "How much, in integer minor units."),
+            FieldSpec(.currency, .currency, required: true, since: 6, help: "ISO 4217 code (default: setting defaultCurrency, else KRW)."),
+            FieldSpec(.date, .dateTime, required: true, since: 6, help: "When (ISO 8601; default: now)."),
+            memo6,
         ])
 
     /// The kinds of account (docs/HOUSEHOLD.md, "Accounts").
@@ -255,6 +277,7 @@ public struct EntitySpec: Sendable {
         case .account:
             [.kind: .string("bank"), .currency: .string(defaultCurrency), .openingBalance: .int(0), .openingDate: .dateTime(now), .isArchived: .bool(false)]
         case .transfer: [.date: .dateTime(now)]
+        case .settlement: [.currency: .string(defaultCurrency), .date: .dateTime(now)]
         }
     }
 }

@@ -18,6 +18,8 @@ public enum EntityType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     case account = 10
     /// Money moved between two accounts (not spending); since event schema version 6.
     case transfer = 11
+    /// Money one person of the household paid another back (settling up); since event schema version 6.
+    case settlement = 12
 
     /// The lowercase name used in the CLI, JSON and audit output.
     public var description: String {
@@ -33,6 +35,7 @@ public enum EntityType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
         case .rate: "rate"
         case .account: "account"
         case .transfer: "transfer"
+        case .settlement: "settlement"
         }
     }
 

@@ -26,7 +26,7 @@ extension FieldSpec {
         case .bool:
             guard case .bool(let flag) = json else { throw ValidationError(field: field, "must be true or false") }
             return .bool(flag)
-        case .json:
+        case .json, .shares:
             return .json(json.canonicalText)
         case .choice, .currency, .text, .month:
             guard case .string(let text) = json else { throw ValidationError(field: field, "must be a string") }
@@ -107,6 +107,18 @@ extension FieldSpec {
             }
         case .json:
             return .json(text)
+        case .shares:
+            // "minji=1,jisoo=2" (or a JSON object as is); the names and numbers are checked in `normalize`.
+            if text.hasPrefix("{") { return .json(text) }
+            var pairs: [(String, JSONText)] = []
+            for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+                let halves = part.split(separator: "=", maxSplits: 1).map(String.init)
+                guard halves.count == 2, let number = Int64(halves[1].trimmingCharacters(in: .whitespaces)) else {
+                    throw ValidationError(field: field, "must be NAME=NUMBER,NAME=NUMBER (e.g. minji=1,jisoo=1)")
+                }
+                pairs.append((halves[0], .int(number)))
+            }
+            return .json(JSONText.object(pairs).serialized)
         case .choice, .currency, .text, .month, .decimal:
             return .string(text)
         }
@@ -139,7 +151,7 @@ extension EntitySpec {
 
 extension String {
     /// `64` for "64.0" or "64.000" (digits, a point, zeros only); nil for anything else.
-    fileprivate var wholeNumberWithZeroFraction: Int64? {
+    var wholeNumberWithZeroFraction: Int64? {
         let parts = split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[1].isEmpty, parts[1].allSatisfy({ $0 == "0" }) else { return nil }
         return Int64(parts[0])

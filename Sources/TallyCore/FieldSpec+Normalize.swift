@@ -114,6 +114,24 @@ extension FieldKind {
             guard case .json(let json) = value else { throw ValidationError(field: field, "must be a JSON value") }
             if json.utf8.count > maxBytes { throw ValidationError(field: field, "must be at most \(maxBytes) bytes of JSON") }
             return .json(try CanonicalJSON.normalize(json, field: field))
+        case .shares(let maxCount):
+            let problem = ValidationError(field: field, "must be an object of 1 to \(maxCount) names to whole numbers from 1 to \(Limits.maxAmount)")
+            guard case .json(let json) = value, json.utf8.count <= 64 * 1024, case .object(let pairs)? = try? StrictJSON.parse(Array(json.utf8)),
+                (1...maxCount).contains(pairs.count)
+            else { throw problem }
+            var people: [(String, JSONText)] = []
+            for (name, number) in pairs {
+                let trimmed = try Self.checkedText(name, maxLength: 64, nonEmpty: true, field: field, refusingUnpairedBidi: refusingUnpairedBidi)
+                let whole: Int64
+                switch number {
+                case .integer(let value): whole = value
+                case .number(let text): guard let value = text.wholeNumberWithZeroFraction else { throw problem }; whole = value
+                default: throw problem
+                }
+                guard (1...Limits.maxAmount).contains(whole), !people.contains(where: { $0.0 == trimmed }) else { throw problem }
+                people.append((trimmed, .int(whole)))
+            }
+            return .json(JSONText.object(people.sorted { $0.0 < $1.0 }).serialized)
         }
     }
 

@@ -85,4 +85,8 @@ public enum FieldKind: Sendable {
     case bool
     /// Any JSON value, stored as canonical text of at most `maxBytes` bytes.
     case json(maxBytes: Int)
+    /// Who shares an expense, and by how much: a JSON object of 1 … `maxCount` people's names
+    /// (1–64 characters, no control characters) to whole numbers 1 … `Limits.maxAmount`
+    /// (shares, or minor units), stored as canonical JSON.
+    case shares(maxCount: Int)
 }

@@ -38,4 +38,7 @@ extension Limits {
     public static let maxPageSize = 1_000
     /// Rows a page holds when the caller does not say.
     public static let defaultPageSize = 100
+
+    /// The most people one expense is shared among.
+    public static let maxSharePeople = 20
 }

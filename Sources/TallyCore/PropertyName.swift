@@ -51,6 +51,10 @@ public enum PropertyName: UInt8, CaseIterable, Sendable, Comparable, CustomStrin
     case isArchived = 41
     case closingDay = 42
     case paymentDay = 43
+    case paidBy = 44
+    case split = 45
+    case shares = 46
+    case paidTo = 47
 
     /// The JSON field name.
     public var jsonName: String {
@@ -98,6 +102,10 @@ public enum PropertyName: UInt8, CaseIterable, Sendable, Comparable, CustomStrin
         case .isArchived: "isArchived"
         case .closingDay: "closingDay"
         case .paymentDay: "paymentDay"
+        case .paidBy: "paidBy"
+        case .split: "split"
+        case .shares: "shares"
+        case .paidTo: "paidTo"
         }
     }
 

@@ -40,6 +40,13 @@ public enum WriteRules {
                 throw ValidationError(field: "toAccountId", "a transfer moves money between two different accounts", kind: .conflictsWithState)
             }
         }
+        if draft.entityType == .settlement, draft.operation != .delete {
+            let current = try state.live(draft.entityID)
+            func person(_ name: PropertyName) -> PropertyValue? { draft.properties[name] ?? current?.values[name] }
+            if let from = person(.paidBy), from == person(.paidTo) {
+                throw ValidationError(field: "paidTo", "a settlement is paid by one person to another", kind: .conflictsWithState)
+            }
+        }
         if case .uuid(let parent)? = draft.properties[.parentId] {
             var cursor: EntityID? = .uuid(parent)
             var steps = 0

@@ -75,6 +75,9 @@ extension OpenAPIDocument {
         case .bools(let maxCount): return "{type: array, items: {type: boolean}, maxItems: \(maxCount)}"
         case .bool: return "{type: \(type("boolean"))}"
         case .json: return "{description: any JSON value}"
+        case .shares(let maxCount):
+            return
+                "{type: \(type("object")), minProperties: 1, maxProperties: \(maxCount), additionalProperties: {type: integer, minimum: 1, maximum: \(Limits.maxAmount)}}"
         }
     }
 }

@@ -19,6 +19,7 @@ enum OpenAPIDocument {
     static let rateFields = writableFields(.rate)
     static let accountFields = writableFields(.account)
     static let transferFields = writableFields(.transfer)
+    static let settlementFields = writableFields(.settlement)
     static let recurringFields = writableFields(.recurring)
     static let todoAdded = [
         ("percentage", #"{type: number, description: "derived: checks done / checks × 100"}"#),
@@ -167,6 +168,23 @@ enum OpenAPIDocument {
               minProperties: 1
               properties:
         \(transferFields)
+            Settlement:
+              type: object
+              properties:
+        \(shownFields(.settlement, added: []))
+            SettlementCreate:
+              type: object
+              additionalProperties: false
+              required: [\(createRequired(.settlement))]
+              properties:
+                id: {type: string, format: uuid}
+        \(settlementFields)
+            SettlementPatch:
+              type: object
+              additionalProperties: false
+              minProperties: 1
+              properties:
+        \(settlementFields)
             RateCreate:
               type: object
               additionalProperties: false
@@ -337,6 +355,23 @@ enum OpenAPIDocument {
             get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The transfer., content: {application/json: {schema: {$ref: "#/components/schemas/Transfer"}}}}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
             patch:
               requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/TransferPatch"}}}}
+              responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
+            delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
+          /v1/people:
+            get:
+              description: "Who paid and who owes: each person's balance per currency from the expenses that name who paid (paidBy) and how they are shared (split, shares), and the settlements; the fewest transfers that settle each currency (at most one fewer than the people); expenses whose parts do not add up, left out to be looked at."
+              parameters: [{$ref: "#/components/parameters/asOf"}]
+              responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "{items: [{name, currency, balance}], settle: [{from, to, amount, currency}], needsAttention: [id], overflowed: [name]}"}, "400": {$ref: "#/components/responses/Error"}}
+          /v1/settlements:
+            post:
+              description: "Money one person paid another back: settles what they owed."
+              requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/SettlementCreate"}}}}
+              responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: Created., content: {application/json: {schema: {$ref: "#/components/schemas/Settlement"}}}}, "400": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
+          /v1/settlements/{id}:
+            parameters: [{$ref: "#/components/parameters/id"}]
+            get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The settlement., content: {application/json: {schema: {$ref: "#/components/schemas/Settlement"}}}}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
+            patch:
+              requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/SettlementPatch"}}}}
               responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
             delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
           /v1/balances:

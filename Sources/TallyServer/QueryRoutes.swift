@@ -50,6 +50,8 @@ struct QueryRoutes {
             let (from, to) = (parameters.get("from"), parameters.get("to"))
             return try await service.answer(try asOfParameter(request)) { views in try views.cardBillsDocument(accountID: uuid, from: from, to: to) }
         }
+        // Who owes whom, and the transfers that settle it.
+        group.getDocument("people") { views in try views.peopleDocument() }
         group.get("balances") { request, context in
             let service = try context.service()
             let parameters = request.uri.queryParameters

@@ -105,6 +105,7 @@ private func addLedgerRoutes(
     EntityRoutes(type: .rate, path: "rates").add(to: v1)
     EntityRoutes(type: .account, path: "accounts").add(to: v1)
     EntityRoutes(type: .transfer, path: "transfers").add(to: v1)
+    EntityRoutes(type: .settlement, path: "settlements").add(to: v1)
     SettingRoutes().add(to: v1)
     QueryRoutes().add(to: v1)
     StatusRoutes().add(to: v1)

@@ -32,6 +32,7 @@ public enum ViewRecordJSON {
         static let budgets = Selection(.budgets, alias: "b")
         static let accounts = Selection(.accounts, alias: "a")
         static let transfers = Selection(.transfers, alias: "x")
+        static let settlements = Selection(.settlements, alias: "s")
 
         /// The selection of `table` read as `alias`; `categoryNames` adds the shown category's
         /// name and its parent's, from categories joined as `c` and `p`.
@@ -56,7 +57,7 @@ public enum ViewRecordJSON {
                 switch field.kind {
                 case .amount, .signedAmount, .count: add(field.name.jsonName, .integer(column))
                 case .bool: add(field.name.jsonName, .flag(column))
-                case .textSet, .days, .bools, .json: add(field.name.jsonName, .raw(column))
+                case .textSet, .days, .bools, .json, .shares: add(field.name.jsonName, .raw(column))
                 case .digests:
                     add(field.name.jsonName, .raw(column))
                     add("missing" + field.name.jsonName.prefix(1).uppercased() + field.name.jsonName.dropFirst(), .missingDigests(column))

@@ -24,6 +24,7 @@ enum ViewRows {
         /// `accounts` and `transfers` rows, in their tables' column order.
         var account: [DatabaseValue]?
         var transfer: [DatabaseValue]?
+        var settlement: [DatabaseValue]?
 
         /// An entity that shows nothing (never seen, deleted, or missing a required property).
         static let none = Rows()
@@ -55,6 +56,8 @@ enum ViewRows {
             rows.account = ViewTable.accounts.values(of: entity, winners: winners)
         case .transfer:
             rows.transfer = ViewTable.transfers.values(of: entity, winners: winners)
+        case .settlement:
+            rows.settlement = ViewTable.settlements.values(of: entity, winners: winners)
         case .category, .recurring, .importBatch, .rule, .rate:
             // Categories: `CategoryViews`. Recurring rules have no table: they are read from
             // `entity_state`, and their occurrences are ordinary expenses.
@@ -81,6 +84,7 @@ enum ViewRows {
         try writeRow(ViewTable.budgets, old: old.budget, new: new.budget, db)
         try writeRow(ViewTable.accounts, old: old.account, new: new.account, db)
         try writeRow(ViewTable.transfers, old: old.transfer, new: new.transfer, db)
+        try writeRow(ViewTable.settlements, old: old.settlement, new: new.settlement, db)
         if old.setting != new.setting {
             if let old = old.setting {
                 try db.cachedStatement(sql: "DELETE FROM settings WHERE scope = ? AND key = ?").execute(arguments: [old[0], old[1]])

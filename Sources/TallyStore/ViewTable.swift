@@ -96,6 +96,8 @@ struct ViewTable: Sendable {
         extras: [.percentage, .streaks])
     static let budgets = ViewTable(.budget, "budgets", shownCategories: [.categoryId], extras: [.writtenForCategory])
     static let accounts = ViewTable(.account, "accounts", derived: [Column(name: "opening_ms", source: .epochMillis(.openingDate))])
+    static let settlements = ViewTable(
+        .settlement, "settlements", derived: [Column(name: "date_ms", source: .epochMillis(.date)), Column(name: "month", source: .month(.date))])
     static let transfers = ViewTable(
         .transfer, "transfers", derived: [Column(name: "date_ms", source: .epochMillis(.date)), Column(name: "month", source: .month(.date))])
 

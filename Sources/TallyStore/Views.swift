@@ -156,6 +156,10 @@ public struct Views: Sendable {
         try read { try ProjectionQueries.cardBills($0, accountID: accountID, from: from, to: to) }
     }
 
+    /// Who owes whom, and one settlement as JSON.
+    public func peopleBalances() throws -> PeopleBalances { try read { try ProjectionQueries.peopleBalances($0) } }
+    public func settlementJSON(id: String) throws -> JSONText? { try readOneSelect { try ProjectionQueries.settlementJSON($0, id: id) } }
+
     /// Transfers, newest first (at most `limit`), as JSON; one by id.
     public func transfersJSON(limit: Int) throws -> JSONText { try readOneSelect { try ProjectionQueries.transfersJSON($0, limit: limit) } }
     public func transferJSON(id: String) throws -> JSONText? { try readOneSelect { try ProjectionQueries.transferJSON($0, id: id) } }

@@ -21,6 +21,9 @@ struct ExpenseCommand: ParsableCommand {
         @Option(name: .customLong("tag"), help: "A tag (repeatable; on update, replaces all tags).") var tags: [String] = []
         @Option(help: FlagInput.help(.expense, .repeat)) var `repeat`: String?
         @Option(help: FlagInput.help(.expense, .accountId)) var account: String?
+        @Option(help: FlagInput.help(.expense, .paidBy)) var paidBy: String?
+        @Option(help: FlagInput.help(.expense, .split)) var split: String?
+        @Option(help: FlagInput.help(.expense, .shares)) var shares: String?
         @Option(name: .customLong("attach"), help: "A receipt photo or file to store and attach (repeatable; on update, replaces the attachments).")
         var attach: [String] = []
 
@@ -32,7 +35,8 @@ struct ExpenseCommand: ParsableCommand {
                 [
                     (.kind, "kind", kind), (.amount, "amount", amount), (.currency, "currency", currency), (.date, "date", date),
                     (.categoryId, "category", category), (.payee, "payee", payee), (.payment, "payment", payment), (.memo, "memo", memo),
-                    (.repeat, "repeat", `repeat`), (.accountId, "account", account),
+                    (.repeat, "repeat", `repeat`), (.accountId, "account", account), (.paidBy, "paid-by", paidBy), (.split, "split", split),
+                    (.shares, "shares", shares),
                 ])
             if !tags.isEmpty { map[.tags] = .strings(tags) }
             return map

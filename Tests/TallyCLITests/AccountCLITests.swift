@@ -44,3 +44,20 @@ import TallyTestSupport
         #expect(bad.status != 0 && bad.stderr.contains("--months"), "\(bad.stderr)")
     }
 }
+
+/// `tally people` and `tally settlement`: who owes whom from the command line.
+@Suite struct PeopleCLITests {
+    @Test func sharedExpensesAndSettlingUpFromTheCommandLine() throws {
+        let replica = try CLIReplica()
+        _ = try replica.ok(["expense", "add", "--amount", "30000", "--paid-by", "minji", "--split", "equal", "--shares", "minji=1,jisoo=1,hana=1"])
+        var people = try replica.ok(["people"])
+        #expect(people.contains("hana pays minji 10,000 KRW") && people.contains("jisoo pays minji 10,000 KRW"), "\(people)")
+        _ = try replica.ok(["settlement", "add", "--from", "hana", "--to", "minji", "--amount", "10000"])
+        people = try replica.ok(["people", "--json"])
+        #expect(people.contains(#""settle":[{"from":"jisoo","to":"minji","amount":10000,"currency":"KRW"}]"#), "\(people)")
+        let bad = try replica.run(["expense", "add", "--amount", "100", "--paid-by", "a", "--shares", "a=0"])
+        #expect(bad.status != 0 && bad.stderr.contains("shares"), "\(bad.stderr)")
+        let garbled = try replica.run(["expense", "add", "--amount", "100", "--paid-by", "a", "--shares", "a"])
+        #expect(garbled.status != 0 && garbled.stderr.contains("NAME=NUMBER"), "\(garbled.stderr)")
+    }
+}

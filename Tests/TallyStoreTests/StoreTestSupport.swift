@@ -65,7 +65,7 @@ enum RandomHistory {
             case .setting:
                 entityID = .settingKey(["theme", "defaultCurrency"].randomElement(using: &rng)!)
                 properties = [.value: .json("\(step)")]
-            case .recurring, .importBatch, .rule, .rate:  // not drawn above; rules and imports have their own tests
+            case .recurring, .importBatch, .rule, .rate, .settlement:  // not drawn above; they have their own tests
                 entityID = .uuid(budgetIDs[0])
             case .account:
                 entityID = .uuid(accountIDs.randomElement(using: &rng)!)
