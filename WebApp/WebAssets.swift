@@ -22,6 +22,7 @@ public enum WebAssets {
         ("members.js", "text/javascript; charset=utf-8", PackageResources.members_js),
         ("accounts.js", "text/javascript; charset=utf-8", PackageResources.accounts_js),
         ("reports.js", "text/javascript; charset=utf-8", PackageResources.reports_js),
+        ("people.js", "text/javascript; charset=utf-8", PackageResources.people_js),
         ("icon.svg", "image/svg+xml", PackageResources.icon_svg),
     ]
 }

@@ -4,13 +4,25 @@
 
 import { api } from "./api.js";
 import { clearErrors, field, h, replace, showError } from "./dom.js";
-import { money, t, toMinorUnits } from "./i18n.js";
+import { money, monthName, t, toMinorUnits } from "./i18n.js";
+import { shiftMonth, thisMonth } from "./month.js";
 
 const kinds = ["bank", "card", "cash", "savings", "loan"];
 
+// A card's statements worth showing: the three latest with something charged or cancelled on
+// them, else the newest one (next month's, with nothing on it yet).
+function shownBills(bills) {
+  const active = bills.filter((bill) => bill.charged || bill.cancelled);
+  return active.length ? active.slice(-3).reverse() : bills.slice(-1);
+}
+
 export async function render(main, { session, announce, stillShown }) {
   async function draw() {
-    const balances = await api("/v1/balances");
+    const [balances, accounts] = await Promise.all([api("/v1/balances"), api("/v1/accounts")]);
+    const cards = accounts.items.filter((account) => account.closingDay);
+    // The last year's statements: those with something on them (latest first), else the next one.
+    const from = shiftMonth(thisMonth(), -11);
+    const bills = await Promise.all(cards.map((card) => api(`/v1/accounts/${encodeURIComponent(card.id)}/bills?from=${from}`)));
     if (!stillShown()) return;
     const byId = new Map(balances.items.map((account) => [account.id, account]));
     replace(main, h("h1", {}, t("accounts")),
@@ -26,6 +38,15 @@ export async function render(main, { session, announce, stillShown }) {
         balances.totals.length
           ? h("dl", { class: "totals" }, balances.totals.flatMap((total) => [h("dt", {}, t("totalIn", { currency: total.currency })), h("dd", {}, money(total.balance, total.currency))]))
           : null),
+      cards.length ? h("section", { class: "card", "aria-labelledby": "card-bills" },
+        h("h2", { id: "card-bills" }, t("cardBills")),
+        cards.map((card, index) => h("div", { class: "bills" },
+          h("h3", {}, card.name),
+          h("ul", { class: "settle" }, shownBills(bills[index].items).map((bill) => h("li", { class: `bill ${bill.status}` },
+            h("span", {}, t("statement", { month: monthName(bill.month), from: bill.from, to: bill.to })),
+            h("span", { class: "account-balance" }, money(bill.amount, card.currency)),
+            h("span", { class: bill.status === "overdue" ? "expense" : "muted" }, t(`bill_${bill.status}`, { due: bill.due }))))))))
+        : null,
       session.canWrite ? accountForm() : null,
       session.canWrite && balances.items.length >= 2 ? transferForm(balances.items, byId) : null);
   }

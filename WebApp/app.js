@@ -18,6 +18,7 @@ const screens = {
   members: { load: () => import("./members.js"), label: "members" },
   accounts: { load: () => import("./accounts.js"), label: "accounts" },
   reports: { load: () => import("./reports.js"), label: "reports" },
+  people: { load: () => import("./people.js"), label: "people" },
 };
 
 const main = document.getElementById("main");

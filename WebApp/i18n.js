@@ -71,6 +71,11 @@ const words = {
     transferFrom: "From", transferTo: "To", moveMoney: "Move", reports: "Reports", reportIn: "The last 12 months in {currency}",
     spendingByMonth: "Spending by month", reportTable: "Spending by category and month, and the totals, in {currency}", netWorth: "Net worth",
     noReport: "Nothing to report yet.",
+    cardBills: "Card bills", statement: "{month} statement ({from} – {to})", bill_paid: "paid", bill_nothing: "nothing to pay", bill_due: "due {due}", bill_overdue: "overdue since {due}",
+    people: "Settle up", whoOwes: "Who owes whom", owes: "owes {amount}", isOwed: "is owed {amount}", settled: "settled",
+    noSharing: "No shared expenses yet: an expense's \"paid by\" and \"shared with\" make them.", settleUp: "The fewest payments that settle it",
+    pays: "{from} pays {to} {amount}", markPaid: "Paid", allSettled: "Everyone is settled.",
+    needsAttention: "{n} shared expenses have parts that no longer add up: look at them.", needsAttentionOne: "1 shared expense has parts that no longer add up: look at it.",
   },
   ko: {
     appName: "탤리", skip: "본문으로 건너뛰기", language: "언어", signOut: "로그아웃", loading: "불러오는 중…", screens: "화면",
@@ -136,6 +141,11 @@ const words = {
     transferFrom: "보내는 곳", transferTo: "받는 곳", moveMoney: "이체하기", reports: "리포트", reportIn: "최근 12개월 ({currency})",
     spendingByMonth: "월별 지출", reportTable: "분류별·월별 지출과 합계 ({currency})", netWorth: "순자산",
     noReport: "아직 리포트할 내용이 없습니다.",
+    cardBills: "카드 청구서", statement: "{month} 청구 ({from} – {to})", bill_paid: "납부 완료", bill_nothing: "청구 없음", bill_due: "{due} 결제 예정", bill_overdue: "{due}부터 연체",
+    people: "정산", whoOwes: "누가 누구에게", owes: "{amount} 갚을 돈", isOwed: "{amount} 받을 돈", settled: "정산 완료",
+    noSharing: "아직 나눠 낸 지출이 없습니다.", settleUp: "가장 적은 송금으로 정산하기",
+    pays: "{from} → {to} {amount}", markPaid: "보냈음", allSettled: "모두 정산되었습니다.",
+    needsAttention: "나눈 금액이 합계와 맞지 않는 지출 {n}건이 있습니다. 확인해 주세요.",
   },
 };
 

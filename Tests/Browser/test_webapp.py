@@ -256,6 +256,65 @@ class WebApp(unittest.TestCase):
         self.go(desktop_ko, "#/reports", "table.report")
         self.shoot(desktop_ko, "report-desktop-ko")
 
+    def test_a_card_bill_and_settling_up_a_shared_expense(self):
+        # Issue 34: a card's statement with its due day, and who owes whom settled with a tap,
+        # on a phone and a desktop, in English and Korean. Dated before the seeded months and
+        # shared by people the other tests never meet, so their screens stay as seeded.
+        status, card = self.api("POST", "/v1/accounts", {"name": "Samsung card", "kind": "card", "closingDay": 14, "paymentDay": 1,
+                                                          "openingDate": "2024-01-01T00:00:00+09:00"})
+        self.assertEqual(201, status, card)
+        # January's statement: a purchase paid from a wallet (the wallet's opening balance covers
+        # it, so the household's net worth — which another test reads — stays as seeded).
+        status, wallet = self.api("POST", "/v1/accounts", {"name": "Wallet", "kind": "cash", "openingBalance": 52000, "openingDate": "2024-01-01T00:00:00+09:00"})
+        self.assertEqual(201, status, wallet)
+        # Eleven months ago: within the screen's year of statements, before the seeded months.
+        today = datetime.date.today()
+        month = datetime.date(today.year - (1 if today.month <= 11 else 0), (today.month - 11 - 1) % 12 + 1, 1)
+        self.assertEqual(201, self.api("POST", "/v1/expenses", {"amount": 52000, "accountId": card["id"], "payee": "Emart",
+                                                               "date": f"{month:%Y-%m}-10T12:00:00+09:00"})[0])
+        self.assertEqual(201, self.api("POST", "/v1/transfers", {"accountId": wallet["id"], "toAccountId": card["id"], "amount": 52000,
+                                                                "date": f"{month:%Y-%m}-20T12:00:00+09:00"})[0])
+        status, bills = self.api("GET", f"/v1/accounts/{card['id']}/bills?from={month:%Y-%m}&to={month:%Y-%m}")
+        self.assertEqual(200, status, bills)
+        self.assertEqual((52000, 52000, "paid"), (bills["items"][0]["amount"], bills["items"][0]["paid"], bills["items"][0]["status"]))
+        status, made = self.api("POST", "/v1/expenses", {"amount": 90000, "paidBy": "Bo-ra", "split": "equal",
+                                                          "shares": {"Bo-ra": 1, "Dae-ho": 1, "Eun-ji": 1}, "date": "2024-02-01T12:00:00+09:00"})
+        self.assertEqual(201, status, made)
+        driver = self.browser()
+        self.sign_in(driver)
+        self.go(driver, "#/accounts", "#card-bills")
+        self.wait(driver).until(lambda d: "Samsung card" in self.text(d) and "₩52,000" in self.text(d) and "paid" in self.text(d))
+        self.assert_accessible(driver, "card bills")
+        shown = []
+        self.until_done(driver, lambda d: shown.append(d.execute_script("arguments[0].scrollIntoView(); return true", d.find_element(By.ID, "card-bills"))),
+                        lambda d: bool(shown))
+        driver.save_screenshot(os.path.join(SCREENSHOTS, "card-bill-phone-en.png"))
+        self.go(driver, "#/people", "ul.settle")
+        self.wait(driver).until(lambda d: "Dae-ho pays Bo-ra ₩30,000" in self.text(d))
+        self.assert_accessible(driver, "settle up")
+        self.shoot(driver, "settle-up-phone-en")
+        self.click(driver, "//li[contains(., 'Dae-ho pays Bo-ra')]//button[normalize-space()='Paid']")
+        self.wait(driver).until(lambda d: "Dae-ho pays Bo-ra" not in self.text(d) and "Eun-ji pays Bo-ra ₩30,000" in self.text(d))
+        people = {p["name"]: p["balance"] for p in self.api("GET", "/v1/people")[1]["items"]}
+        self.assertEqual({"Bo-ra": 30000, "Dae-ho": 0, "Eun-ji": -30000}, {k: people[k] for k in ("Bo-ra", "Dae-ho", "Eun-ji")})
+        self.assertEqual([], self.console_errors(driver))
+        korean = self.browser("phone", "ko")
+        self.sign_in(korean)
+        self.go(korean, "#/people", "ul.settle")
+        self.wait(korean).until(lambda d: "정산" in self.text(d))
+        self.shoot(korean, "settle-up-phone-ko")
+        desktop = self.browser("desktop")
+        self.sign_in(desktop)
+        self.go(desktop, "#/people", "ul.settle")
+        self.shoot(desktop, "settle-up-desktop-en")
+        self.go(desktop, "#/accounts", "#card-bills")
+        self.shoot(desktop, "card-bill-desktop-en")
+        desktop_ko = self.browser("desktop", "ko")
+        self.sign_in(desktop_ko)
+        self.go(desktop_ko, "#/accounts", "#card-bills")
+        self.wait(desktop_ko).until(lambda d: "카드 청구서" in self.text(d))
+        self.shoot(desktop_ko, "card-bill-desktop-ko")
+
     def test_set_a_budget_see_it_against_spending_and_delete_it(self):
         driver = self.browser()
         self.sign_in(driver)
