@@ -16,3 +16,6 @@ CREATE TABLE settlements (
     date_ms   INTEGER NOT NULL,
     month     TEXT NOT NULL
 ) WITHOUT ROWID;
+
+-- The latest transfers, newest first, read off an index (issue 34's review).
+CREATE INDEX transfers_by_date ON transfers (date_ms, id);

@@ -24,7 +24,8 @@ export async function render(main, { session, announce, stillShown }) {
         people.settle.length
           ? h("ul", { class: "settle" }, people.settle.map((step) => h("li", {},
             h("span", {}, t("pays", { from: step.from, to: step.to, amount: money(step.amount, step.currency) })),
-            session.canWrite ? h("button", { type: "button", class: "primary", onclick: async () => {
+            session.canWrite ? h("button", { type: "button", class: "primary", onclick: async (event) => {
+              event.currentTarget.disabled = true;  // one tap, one settlement
               try {
                 await api("/v1/settlements", { method: "POST", body: { paidBy: step.from, paidTo: step.to, amount: step.amount, currency: step.currency } });
                 announce(t("saved"));

@@ -43,6 +43,16 @@ public struct CardCycle: Sendable, Equatable {
         return day <= closes(here) ? here : here + 1
     }
 
+    /// The statement a payment made on `day` pays: the oldest one that closed before it and is
+    /// not yet past its due day — so that closing on the 30th and paying on the 31st, a payment
+    /// on May 31st pays April's statement (due that day), not May's (closed the day before) —
+    /// else the one that closed last before it.
+    public func statementPaid(onDay day: Int) -> MonthIndex {
+        let lastClosed = statement(ofDay: day) - 1
+        let before = lastClosed - 1
+        return closes(before) < day && day <= due(before) ? before : lastClosed
+    }
+
     /// The day the statement of `month` is due: the first payment day after it closes.
     public func due(_ month: MonthIndex) -> Int {
         let close = closes(month)

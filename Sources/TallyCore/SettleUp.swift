@@ -53,7 +53,7 @@ public enum SettleUp {
     /// as either has left, until nobody has anything left — at most n − 1 transfers, as each
     /// settles at least one person. Deterministic: ties by name.
     public static func plan(_ balances: [String: Int64]) -> [(from: String, to: String, amount: Int64)] {
-        var debtors = balances.filter { $0.value < 0 }.map { (name: $0.key, left: -$0.value) }
+        var debtors = balances.filter { $0.value < 0 && $0.value != .min }.map { (name: $0.key, left: -$0.value) }
         var creditors = balances.filter { $0.value > 0 }.map { (name: $0.key, left: $0.value) }
         var transfers: [(from: String, to: String, amount: Int64)] = []
         func order(_ a: (name: String, left: Int64), _ b: (name: String, left: Int64)) -> Bool { (a.left, b.name) > (b.left, a.name) }

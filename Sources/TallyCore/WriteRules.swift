@@ -39,6 +39,13 @@ public enum WriteRules {
             if let from = account(.accountId), from == account(.toAccountId) {
                 throw ValidationError(field: "toAccountId", "a transfer moves money between two different accounts", kind: .conflictsWithState)
             }
+            // Between two currencies, what arrives is not what left: it must be given.
+            if case .uuid(let from)? = account(.accountId), case .uuid(let to)? = account(.toAccountId),
+                let source = try state.live(.uuid(from))?.values[.currency], let target = try state.live(.uuid(to))?.values[.currency], source != target,
+                account(.toAmount) == nil || account(.toAmount) == .null
+            {
+                throw ValidationError(field: "toAmount", "the two accounts are in different currencies: say what arrives (toAmount)", kind: .conflictsWithState)
+            }
         }
         if draft.entityType == .settlement, draft.operation != .delete {
             let current = try state.live(draft.entityID)

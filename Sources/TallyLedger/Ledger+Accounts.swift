@@ -70,7 +70,7 @@ extension LedgerViews {
     /// the six months through next month, at most 120): each with its cycle, due day, what was
     /// charged and cancelled in it, the amount, and what was paid into the card before its
     /// next close — `paid` when that covers the amount, else `due` (or `overdue` after the day);
-    /// `nothing` when there is nothing to pay.
+    /// `nothing` when there is nothing to pay (or only refunds).
     public func cardBillsDocument(accountID: UUID, from: String?, to: String?) throws -> JSONText {
         func index(_ text: String, _ field: String) throws -> Int {
             let month = try ExpenseQuery.month(text)
@@ -93,7 +93,7 @@ extension LedgerViews {
                 .array(
                     bills.map { bill in
                         let settled = (bill.paid.value ?? 0) >= (bill.amount.value ?? .max)
-                        let status = bill.amount.value == 0 ? "nothing" : settled ? "paid" : (bill.due < today ? "overdue" : "due")
+                        let status = (bill.amount.value ?? 1) <= 0 ? "nothing" : settled ? "paid" : (bill.due < today ? "overdue" : "due")
                         return .object([
                             ("month", .string(bill.month)), ("from", .string(bill.from)), ("to", .string(bill.to)), ("due", .string(bill.due)),
                             ("charged", amount(bill.charged)), ("cancelled", amount(bill.cancelled)), ("amount", amount(bill.amount)),

@@ -30,7 +30,7 @@ extension ProjectionQueries {
         else { return nil }
         let currency: String = account["currency"]
         // The rows of the days the statements span, with a day's margin for time zones.
-        let first = cycle.closes(from - 1) - 1, last = cycle.closes(to + 1) + 1
+        let first = cycle.closes(from - 1) - 1, last = max(cycle.closes(to + 1), cycle.due(to)) + 1
         let (low, high) = (Int64(first) * 86_400_000, Int64(last + 1) * 86_400_000)
         var charged: [Int: AmountSum] = [:], cancelled: [Int: AmountSum] = [:], paid: [Int: AmountSum] = [:]
         for row in try Row.fetchAll(
@@ -50,8 +50,7 @@ extension ProjectionQueries {
             arguments: [id, low, high])
         {
             guard let date = DateTime(iso8601: row["date"]) else { continue }
-            // Paid toward the statement that closed last before the payment's day.
-            paid[cycle.statement(ofDay: date.localDayNumber) - 1, default: AmountSum()].add(AmountSum(row["arriving"]))
+            paid[cycle.statementPaid(onDay: date.localDayNumber), default: AmountSum()].add(AmountSum(row["arriving"]))
         }
         return (from...max(from, to)).map { month in
             CardBill(

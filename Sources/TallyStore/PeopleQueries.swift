@@ -20,7 +20,8 @@ extension ProjectionQueries {
         var overflowed: Set<String> = []
         func add(_ currency: String, _ person: String, _ amount: Int64) {
             let (sum, overflow) = result.balances[currency, default: [:]][person, default: 0].addingReportingOverflow(amount)
-            if overflow { overflowed.insert(person) } else { result.balances[currency, default: [:]][person] = sum }
+            // Int64.min has no opposite: as good as overflowed (a settle-up negates balances).
+            if overflow || sum == .min { overflowed.insert(person) } else { result.balances[currency, default: [:]][person] = sum }
         }
         for row in try Row.fetchAll(
             db, sql: "SELECT id, amount, currency, paid_by, split, shares FROM expenses WHERE paid_by IS NOT NULL AND kind = 'expense' ORDER BY id")
@@ -42,7 +43,7 @@ extension ProjectionQueries {
         }
         for row in try Row.fetchAll(db, sql: "SELECT paid_by, paid_to, amount, currency FROM settlements") {
             add(row["currency"], row["paid_by"], row["amount"])
-            add(row["currency"], row["paid_to"], -(row["amount"] as Int64))
+            add(row["currency"], row["paid_to"], 0 &- (row["amount"] as Int64))  // amounts are 1 … 10^15
         }
         result.overflowed = overflowed.sorted()
         for person in overflowed { for currency in result.balances.keys { result.balances[currency]?[person] = nil } }

@@ -74,6 +74,7 @@ import TallyTestSupport
         let fixture = try ServerFixture()
         try await fixture.test { client in
             let bank = try await post(client, fixture, "/v1/accounts", #"{"name": "Bank"}"#)
+            let dollars = try await post(client, fixture, "/v1/accounts", #"{"name": "Dollars", "currency": "USD"}"#)
             let before = fixture.service.ledger.appendedIndex
             let cases: [(String, String, HTTPResponse.Status)] = [
                 ("/v1/transfers", #"{"accountId": "\#(bank)", "toAccountId": "\#(bank)", "amount": 1000}"#, .conflict),
@@ -84,6 +85,7 @@ import TallyTestSupport
                 ("/v1/accounts", #"{"name": "Kind", "kind": "crypto"}"#, .badRequest),
                 ("/v1/accounts", #"{"name": ""}"#, .badRequest),
                 ("/v1/expenses", #"{"amount": 1000, "accountId": "\#(UUID().uuidString)"}"#, .conflict),
+                ("/v1/transfers", #"{"accountId": "\#(bank)", "toAccountId": "\#(dollars)", "amount": 1000}"#, .conflict),
             ]
             for (path, body, status) in cases {
                 let response = try await client.send(.post, path, token: fixture.readWrite, json: body)
