@@ -54,6 +54,37 @@ public struct ReplicaQueries: Sendable {
     /// Every event that touched an entity, oldest first: who wrote what, when, on which replica.
     public func history(of id: UUID) throws -> [LoggedEvent] { try views.audit(.uuid(id)).events }
 
+    /// Every account's balance at `at` (now by default), in its currency (issue 34).
+    public func balances(at date: Date = Date()) throws -> [AccountBalance] {
+        let millis = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        guard millis.isFinite, let at = Int64(exactly: millis) else { throw ValidationError(field: "at", "must be a real date") }
+        return try views.accountBalances(at: at)
+    }
+
+    /// A card's statements closing in the months `from` … `to` (at most 120 of them); nil when
+    /// the account is no card with a closing day.
+    public func cardBills(of account: UUID, from: (year: Int, month: Int), to: (year: Int, month: Int)) throws -> [CardBill]? {
+        guard (1...9999).contains(from.year), (1...12).contains(from.month), (1...9999).contains(to.year), (1...12).contains(to.month) else {
+            throw ValidationError(field: "month", "must be a month of years 1 to 9999")
+        }
+        return try views.cardBills(
+            of: account, from: CardCycle.index(year: from.year, month: from.month), to: CardCycle.index(year: to.year, month: to.month))
+    }
+
+    /// Who paid and who owes: each person's balance per currency (and `SettleUp.plan` of one
+    /// currency's balances gives the fewest transfers that settle it).
+    public func people() throws -> PeopleBalances { try views.peopleBalances() }
+
+    /// Income and spending per month, category and currency, for `from` … `to` (`YYYY-MM`).
+    public func monthTotals(from: String, to: String) throws -> [MonthCategoryTotal] {
+        try views.monthTotals(from: try ExpenseQuery.month(from), to: try ExpenseQuery.month(to))
+    }
+
+    /// Recurring entries, categorisation rules and exchange rates, as the API shows them.
+    public func recurringRules() throws -> [JSONText] { try views.recurringRuleEntities().map { try LedgerViews.ruleJSON($0) } }
+    public func rules() throws -> [JSONText] { try views.rules() }
+    public func rates() throws -> [JSONText] { try views.rates() }
+
     /// The log index these answers are as of.
     public func projectedIndex() throws -> UInt64 { try views.projectedIndex() }
 }

@@ -6,6 +6,21 @@ import TallyStore
 /// them, and each account's balance at a moment — with the net worth across accounts, in one
 /// currency when asked (converted at each day's rate, as a month's summary is).
 extension LedgerViews {
+    /// Every live account's balance at the end of millisecond `at` (UTC epoch), typed.
+    public func accountBalances(at millis: Int64) throws -> [AccountBalance] { try store.accountBalances(at: millis) }
+
+    /// A card's statements closing in months `from` … `to` (`CardCycle.index`); nil when the
+    /// account is no card with a closing day.
+    public func cardBills(of account: UUID, from: CardCycle.MonthIndex, to: CardCycle.MonthIndex) throws -> [CardBill]? {
+        try store.cardBills(accountID: account.lowercased, from: from, to: max(from, min(to, from + 119)))
+    }
+
+    /// Who owes whom, typed.
+    public func peopleBalances() throws -> PeopleBalances { try store.peopleBalances() }
+
+    /// Income and spending per month (`YYYY-MM`, from … to), category and currency, typed.
+    public func monthTotals(from: String, to: String) throws -> [MonthCategoryTotal] { try store.monthTotals(from: from, to: to) }
+
     /// Every live account, by name.
     public func accountsDocument() throws -> JSONText { .object([("items", try store.accountsJSON())]) }
 
