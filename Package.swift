@@ -79,7 +79,8 @@ let package = Package(
                         .embedInCode("0007_projection_history.sql"),
                         .embedInCode("0008_accounts_and_transfers.sql"), .embedInCode("0009_account_days.sql"),
                         .embedInCode("0010_month_totals.sql"), .embedInCode("0011_card_days.sql"),
-                        .embedInCode("0012_who_paid.sql")]
+                        .embedInCode("0012_who_paid.sql"),
+                        .embedInCode("0013_lines_and_reconciliation.sql")]
         ),
         // The web app (issue 17): HTML, CSS, JavaScript modules and an icon, written here (no
         // Node build step) and compiled into the binary; TallyServer serves them at `/`.

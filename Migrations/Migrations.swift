@@ -22,5 +22,6 @@ public enum TallyMigrations {
         ("0010_month_totals", String(decoding: PackageResources._010_month_totals_sql, as: UTF8.self)),
         ("0011_card_days", String(decoding: PackageResources._011_card_days_sql, as: UTF8.self)),
         ("0012_who_paid", String(decoding: PackageResources._012_who_paid_sql, as: UTF8.self)),
+        ("0013_lines_and_reconciliation", String(decoding: PackageResources._013_lines_and_reconciliation_sql, as: UTF8.self)),
     ]
 }

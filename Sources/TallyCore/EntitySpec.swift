@@ -24,6 +24,7 @@ public struct EntitySpec: Sendable {
         case .account: account
         case .transfer: transfer
         case .settlement: settlement
+        case .line: line
         }
     }
 
@@ -33,6 +34,7 @@ public struct EntitySpec: Sendable {
         case .budget, .recurring: 3
         case .importBatch, .rule, .rate: 4
         case .account, .transfer, .settlement: 6
+        case .line: 7
         default: 1
         }
     }
@@ -139,6 +141,24 @@ public struct EntitySpec: Sendable {
             FieldSpec(
                 .paymentDay, .count(max: 31), nullable: true, since: 6,
                 help: "A card's payment day, 1–31: a bill is due on the first such day after it closes (none: its closing day)."),
+            FieldSpec(
+                .reconciledThrough, .dateTime, nullable: true, since: 7,
+                help: "Reconciled against a statement up to this moment (ISO 8601; none: never): what it shows is cleared."),
+            FieldSpec(
+                .statementBalance, .signedAmount, nullable: true, since: 7,
+                help: "The statement's balance at reconciledThrough, in integer minor units: the difference from the balance is shown."),
+        ])
+
+    /// One line of a split receipt (issue 34, docs/HOUSEHOLD.md "Split receipts"): part of an
+    /// expense's amount in a category of its own. The lines of an expense should add up to it;
+    /// where merged edits leave them not adding up, the receipt is shown as needing attention.
+    public static let line = EntitySpec(
+        type: .line,
+        fields: [
+            FieldSpec(.expenseId, .reference, required: true, since: 7, help: "The expense (the payment) this line is part of."),
+            FieldSpec(.categoryId, .reference, nullable: true, since: 7, help: "The line's category (null or 'none': the expense's own)."),
+            FieldSpec(.amount, .amount, required: true, since: 7, help: "The line's part of the payment, in the expense's minor units."),
+            FieldSpec(.memo, .text(maxLength: Limits.maxMemoLength, nonEmpty: false), nullable: true, since: 7, help: "What the line was for."),
         ])
 
     /// Money moved between two accounts (issue 34): not spending, so summaries and budgets leave
@@ -278,6 +298,7 @@ public struct EntitySpec: Sendable {
             [.kind: .string("bank"), .currency: .string(defaultCurrency), .openingBalance: .int(0), .openingDate: .dateTime(now), .isArchived: .bool(false)]
         case .transfer: [.date: .dateTime(now)]
         case .settlement: [.currency: .string(defaultCurrency), .date: .dateTime(now)]
+        case .line: [:]
         }
     }
 }

@@ -20,6 +20,9 @@ public enum EntityType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     case transfer = 11
     /// Money one person of the household paid another back (settling up); since event schema version 6.
     case settlement = 12
+    /// One line of a split receipt: part of an expense's amount in a category of its own; since
+    /// event schema version 7.
+    case line = 13
 
     /// The lowercase name used in the CLI, JSON and audit output.
     public var description: String {
@@ -36,6 +39,7 @@ public enum EntityType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
         case .account: "account"
         case .transfer: "transfer"
         case .settlement: "settlement"
+        case .line: "line"
         }
     }
 

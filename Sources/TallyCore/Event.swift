@@ -34,9 +34,11 @@ public struct Event: Hashable, Sendable {
     /// Version 2 adds an expense's `payee`; version 3 adds budgets (entity type 5, `fromMonth`,
     /// `toMonth`); version 4 adds imports, rules and rates; version 5 refuses unpaired
     /// directional controls in text (`bidiRuleSchemaVersion`); version 6 adds accounts,
-    /// transfers (entity types 10, 11) and an expense's `accountId`. An older event means the
-    /// same under the newer version.
-    public static let currentSchemaVersion: UInt16 = 6
+    /// transfers (entity types 10, 11), settlements (12) and an expense's `accountId`, `paidBy`,
+    /// `split` and `shares`; version 7 adds split receipts' lines (entity type 13) and an
+    /// account's reconciliation (`reconciledThrough`, `statementBalance`). An older event means
+    /// the same under the newer version.
+    public static let currentSchemaVersion: UInt16 = 7
 
     /// From this version on, text holds no unpaired directional control (`BidiControls`).
     /// Events of older versions keep what they hold: history is not rewritten, and the web app

@@ -41,4 +41,6 @@ extension Limits {
 
     /// The most people one expense is shared among.
     public static let maxSharePeople = 20
+    /// Lines of one split receipt.
+    public static let maxLinesPerExpense = 100
 }

@@ -55,6 +55,9 @@ public enum PropertyName: UInt8, CaseIterable, Sendable, Comparable, CustomStrin
     case split = 45
     case shares = 46
     case paidTo = 47
+    case expenseId = 48
+    case reconciledThrough = 49
+    case statementBalance = 50
 
     /// The JSON field name.
     public var jsonName: String {
@@ -106,6 +109,9 @@ public enum PropertyName: UInt8, CaseIterable, Sendable, Comparable, CustomStrin
         case .split: "split"
         case .shares: "shares"
         case .paidTo: "paidTo"
+        case .expenseId: "expenseId"
+        case .reconciledThrough: "reconciledThrough"
+        case .statementBalance: "statementBalance"
         }
     }
 

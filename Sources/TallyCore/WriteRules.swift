@@ -47,6 +47,18 @@ public enum WriteRules {
                 throw ValidationError(field: "toAmount", "the two accounts are in different currencies: say what arrives (toAmount)", kind: .conflictsWithState)
             }
         }
+        if draft.entityType == .line, draft.operation != .delete {
+            // A line is part of a live expense, and stays with it (moving a line is deleting it
+            // here and adding it there).
+            if draft.operation == .update, draft.properties[.expenseId] != nil {
+                throw ValidationError(field: "expenseId", "a line stays with its expense: delete it and add one to the other", kind: .conflictsWithState)
+            }
+            if case .uuid(let target)? = draft.properties[.expenseId] {
+                guard let expense = try state.live(.uuid(target)), expense.type == .expense else {
+                    throw ValidationError(field: "expenseId", "no expense with id \(target.lowercased)", kind: .conflictsWithState)
+                }
+            }
+        }
         if draft.entityType == .settlement, draft.operation != .delete {
             let current = try state.live(draft.entityID)
             func person(_ name: PropertyName) -> PropertyValue? { draft.properties[name] ?? current?.values[name] }

@@ -79,6 +79,7 @@ public struct LedgerViews: Sendable {
         case .account: return try store.accountJSON(id: id)
         case .transfer: return try store.transferJSON(id: id)
         case .settlement: return try store.settlementJSON(id: id)
+        case .line: return try store.lineJSON(id: id)
         case .recurring: return try recurringRuleEntities().first { $0.id.description == id }.map { try Self.ruleJSON($0) }
         case .rule: return try store.liveEntities(.rule).first { $0.id.description == id }.map(Self.ruleEntityJSON)
         case .rate: return try rates().first { if case .object(let fields) = $0, case .string(id)? = fields.first?.1 { true } else { false } }

@@ -20,6 +20,7 @@ enum OpenAPIDocument {
     static let accountFields = writableFields(.account)
     static let transferFields = writableFields(.transfer)
     static let settlementFields = writableFields(.settlement)
+    static let lineFields = writableFields(.line)
     static let recurringFields = writableFields(.recurring)
     static let todoAdded = [
         ("percentage", #"{type: number, description: "derived: checks done / checks × 100"}"#),
@@ -185,6 +186,54 @@ enum OpenAPIDocument {
               minProperties: 1
               properties:
         \(settlementFields)
+            Line:
+              type: object
+              properties:
+        \(shownFields(.line, added: []))
+            LineCreate:
+              type: object
+              additionalProperties: false
+              required: [\(createRequired(.line))]
+              properties:
+                id: {type: string, format: uuid}
+        \(lineFields)
+            LinePatch:
+              type: object
+              additionalProperties: false
+              minProperties: 1
+              properties:
+        \(lineFields)
+            SplitLines:
+              type: object
+              additionalProperties: false
+              required: [lines]
+              properties:
+                lines:
+                  type: array
+                  maxItems: \(Limits.maxLinesPerExpense)
+                  items:
+                    type: object
+                    additionalProperties: false
+                    required: [amount]
+                    properties:
+                      id: {type: string, format: uuid, description: "an existing line of this expense, kept (changed where it differs); none: a new line"}
+                      categoryId: {type: [string, "null"], format: uuid}
+                      amount: {type: integer, minimum: 1, maximum: \(Limits.maxAmount)}
+                      memo: {type: [string, "null"], maxLength: \(Limits.maxMemoLength)}
+            SplitReceipt:
+              type: object
+              properties:
+                expenseId: {type: string, format: uuid}
+                kind: {type: string}
+                amount: {type: integer}
+                currency: {type: string}
+                date: {type: string}
+                payee: {type: [string, "null"]}
+                categoryId: {type: [string, "null"]}
+                assigned: {type: [integer, "null"], description: "what the lines add up to"}
+                unassigned: {type: [integer, "null"], description: "amount less assigned: counted in the expense's own category"}
+                needsAttention: {type: boolean, description: "the expense has lines and they do not add up to it (after merged edits)"}
+                lines: {type: array, items: {$ref: "#/components/schemas/Line"}}
             RateCreate:
               type: object
               additionalProperties: false
@@ -372,6 +421,32 @@ enum OpenAPIDocument {
             get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The settlement., content: {application/json: {schema: {$ref: "#/components/schemas/Settlement"}}}}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
             patch:
               requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/SettlementPatch"}}}}
+              responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
+            delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
+          /v1/splits:
+            get:
+              description: "Split receipts: every expense with lines, those whose lines no longer add up to it (needsAttention, after merged edits) first; unattached: lines whose expense this replica does not hold (a peer's line for an expense not received, or deleted), counted nowhere."
+              parameters: [{$ref: "#/components/parameters/asOf"}]
+              responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "{receipts: [SplitReceipt], unattached: [Line]}"}, "400": {$ref: "#/components/responses/Error"}}
+          /v1/expenses/{id}/lines:
+            parameters: [{$ref: "#/components/parameters/id"}]
+            get:
+              parameters: [{$ref: "#/components/parameters/asOf"}]
+              responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "The expense as a split receipt (no lines: not split).", content: {application/json: {schema: {$ref: "#/components/schemas/SplitReceipt"}}}}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}
+            put:
+              description: "Splits the expense into these lines as one write: lines named by id are kept (changed where they differ), the others added, lines not named deleted. They must add up to the expense's amount; no lines: not split."
+              requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/SplitLines"}}}}
+              responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The receipt., content: {application/json: {schema: {$ref: "#/components/schemas/SplitReceipt"}}}}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
+          /v1/lines:
+            post:
+              description: "One line of a split receipt, on a live expense. A split is better written whole (PUT /v1/expenses/{id}/lines), which checks that it adds up."
+              requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/LineCreate"}}}}
+              responses: {default: {$ref: "#/components/responses/Error"}, "201": {description: Created., content: {application/json: {schema: {$ref: "#/components/schemas/Line"}}}}, "400": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
+          /v1/lines/{id}:
+            parameters: [{$ref: "#/components/parameters/id"}]
+            get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: The line., content: {application/json: {schema: {$ref: "#/components/schemas/Line"}}}}, "404": {$ref: "#/components/responses/Error"}, "400": {$ref: "#/components/responses/Error"}}}
+            patch:
+              requestBody: {required: true, content: {application/json: {schema: {$ref: "#/components/schemas/LinePatch"}}}}
               responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: Updated.}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}, "409": {$ref: "#/components/responses/Error"}}
             delete: {responses: {default: {$ref: "#/components/responses/Error"}, "204": {description: Deleted.}, "404": {$ref: "#/components/responses/Error"}}}
           /v1/balances:

@@ -50,6 +50,21 @@ struct QueryRoutes {
             let (from, to) = (parameters.get("from"), parameters.get("to"))
             return try await service.answer(try asOfParameter(request)) { views in try views.cardBillsDocument(accountID: uuid, from: from, to: to) }
         }
+        // Split receipts: every one (those needing attention first), one expense's, and a
+        // split written whole (its lines must add up to the expense).
+        group.getDocument("splits") { views in try views.splitReceiptsDocument() }
+        group.get("expenses/:id/lines") { request, context in
+            let service = try context.service()
+            let uuid = try uuidParameter(context)
+            return try await service.answer(try asOfParameter(request)) { views in try views.splitReceiptDocument(expense: uuid) }
+        }
+        group.put("expenses/:id/lines") { request, context in
+            let service = try context.service()
+            let uuid = try uuidParameter(context)
+            let lines = try Ledger.SplitLine.lines(fromJSON: try await jsonBody(request, timeout: service.bodyTimeout))
+            let actor = actor(context)
+            return json(try await service.ledger.setLines(of: uuid, lines, actor: actor))
+        }
         // Who owes whom, and the transfers that settle it.
         group.getDocument("people") { views in try views.peopleDocument() }
         group.get("balances") { request, context in

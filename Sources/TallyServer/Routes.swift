@@ -106,6 +106,7 @@ private func addLedgerRoutes(
     EntityRoutes(type: .account, path: "accounts").add(to: v1)
     EntityRoutes(type: .transfer, path: "transfers").add(to: v1)
     EntityRoutes(type: .settlement, path: "settlements").add(to: v1)
+    EntityRoutes(type: .line, path: "lines").add(to: v1)
     SettingRoutes().add(to: v1)
     QueryRoutes().add(to: v1)
     StatusRoutes().add(to: v1)

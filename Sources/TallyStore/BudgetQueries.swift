@@ -61,8 +61,12 @@ extension ProjectionQueries {
                 arguments += StatementArguments(ids)
                 name = try String.fetchOne(db, sql: "SELECT name FROM categories WHERE id = ?", arguments: [category])
             }
-            let row = try Row.fetchOne(db, sql: "SELECT \(splitSum("amount")) FROM expenses WHERE \(conditions)", arguments: arguments)
-            let spent = row.map { AmountSum($0, SpentColumn.spent.rawValue) } ?? AmountSum()
+            // The expenses' own spending, then split receipts' lines moving amounts into or out of it.
+            var spent = AmountSum()
+            for source in ["expenses", "(\(lineShiftsSQL))"] {
+                let row = try Row.fetchOne(db, sql: "SELECT \(splitSum("amount")) FROM \(source) WHERE \(conditions)", arguments: arguments)
+                spent.add(row.map { AmountSum($0, SpentColumn.spent.rawValue) } ?? AmountSum())
+            }
             return BudgetStatus(budget: budget, categoryName: name, spent: spent)
         }
     }

@@ -33,12 +33,14 @@ enum CategoryViews {
         let newWinners = Dictionary(uniqueKeysWithValues: merges.map { ($0.loser, $0.winner) })
         // An expense written against category X shows under X's winner (X itself if none):
         // moving from the old winner to the new one finds the rows by the old winner's index.
-        // Budgets follow their category the same way.
+        // Budgets and split receipts' lines follow their category the same way.
         let repoint = try db.cachedStatement(sql: "UPDATE expenses SET category_id = ? WHERE category_id = ? AND category_ref = ?")
         let repointBudgets = try db.cachedStatement(sql: "UPDATE budgets SET category_id = ? WHERE category_id = ? AND category_ref = ?")
+        let repointLines = try db.cachedStatement(sql: "UPDATE expense_lines SET category_id = ? WHERE category_id = ? AND category_ref = ?")
         for id in Set(oldWinners.keys).union(newWinners.keys).sorted() where oldWinners[id] != newWinners[id] {
-            try repoint.execute(arguments: [newWinners[id] ?? id, oldWinners[id] ?? id, id])
-            try repointBudgets.execute(arguments: [newWinners[id] ?? id, oldWinners[id] ?? id, id])
+            for statement in [repoint, repointBudgets, repointLines] {
+                try statement.execute(arguments: [newWinners[id] ?? id, oldWinners[id] ?? id, id])
+            }
         }
     }
 }

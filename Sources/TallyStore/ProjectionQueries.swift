@@ -251,12 +251,17 @@ public enum ProjectionQueries {
         var totals: [String: MonthSummary.Total] = [:]
         var byCategory: [String: MonthSummary.Group] = [:]
         var byPayment: [String: MonthSummary.Group] = [:]
-        let rows = try Row.fetchCursor(
+        // The expenses' own rows, then split receipts' lines moving amounts between categories
+        // (counted as no expense of their own).
+        let rows = try Row.fetchAll(
             db,
             sql: """
                 SELECT kind, currency, category_id, payment, \(splitSum("amount")), COUNT(*) FROM expenses WHERE month = ?
                 GROUP BY kind, currency, category_id, payment
-                """, arguments: [month])
+                UNION ALL
+                SELECT kind, currency, category_id, payment, \(splitSum("amount")), 0 FROM (\(lineShiftsSQL)) WHERE month = ?
+                GROUP BY kind, currency, category_id, payment
+                """, arguments: [month, month])
         func addTo(
             _ groups: inout [String: MonthSummary.Group], _ key: String, _ start: @autoclosure () -> MonthSummary.Group,
             _ amount: AmountSum, _ count: Int
@@ -266,7 +271,7 @@ public enum ProjectionQueries {
             group.count += count
             groups[key] = group
         }
-        while let row = try rows.next() {
+        for row in rows {
             typealias C = GroupColumn
             let kind: String = row[C.kind.rawValue], currency: String = row[C.currency.rawValue]
             let category: String? = row[C.categoryID.rawValue], payment: String? = row[C.payment.rawValue]

@@ -17,17 +17,36 @@ extension ProjectionQueries {
     /// `month_totals` (kept by triggers, `0010_month_totals.sql`): months and categories in
     /// order, none left out that has an expense.
     public static func monthTotals(_ db: Database, from: String, to: String) throws -> [MonthCategoryTotal] {
-        try Row.fetchAll(
+        struct Key: Hashable, Comparable {
+            var month, category, kind, currency: String
+            static func < (a: Key, b: Key) -> Bool { (a.month, a.category, a.kind, a.currency) < (b.month, b.category, b.kind, b.currency) }
+        }
+        var totals: [Key: (total: AmountSum, count: Int)] = [:]
+        for row in try Row.fetchAll(
+            db, sql: "SELECT month, category_id, kind, currency, high, low, n FROM month_totals WHERE month >= ? AND month <= ? AND n > 0",
+            arguments: [from, to])
+        {
+            totals[Key(month: row["month"], category: row["category_id"], kind: row["kind"], currency: row["currency"])] = (
+                AmountSum(high: row["high"], low: row["low"]), row["n"]
+            )
+        }
+        // Split receipts' lines move amounts between categories (counted as no expense of their own).
+        for row in try Row.fetchAll(
             db,
             sql: """
-                SELECT month, category_id, kind, currency, high, low, n FROM month_totals
-                WHERE month >= ? AND month <= ? AND n > 0 ORDER BY month, category_id, kind, currency
-                """, arguments: [from, to]
-        ).map { row in
-            let category: String = row["category_id"]
-            return MonthCategoryTotal(
-                month: row["month"], categoryId: category.isEmpty ? nil : category, kind: row["kind"], currency: row["currency"],
-                total: AmountSum(high: row["high"], low: row["low"]), count: row["n"])
+                SELECT month, COALESCE(category_id, '') AS category_id, kind, currency, \(splitSum("amount")) FROM (\(lineShiftsSQL))
+                WHERE month >= ? AND month <= ? GROUP BY month, COALESCE(category_id, ''), kind, currency
+                """, arguments: [from, to])
+        {
+            let key = Key(month: row["month"], category: row["category_id"], kind: row["kind"], currency: row["currency"])
+            var entry = totals[key] ?? (AmountSum(), 0)
+            entry.total.add(AmountSum(high: row[4], low: row[5]))
+            totals[key] = entry
+        }
+        return totals.filter { $0.value.count > 0 || $0.value.total != AmountSum() }.sorted { $0.key < $1.key }.map { key, entry in
+            MonthCategoryTotal(
+                month: key.month, categoryId: key.category.isEmpty ? nil : key.category, kind: key.kind, currency: key.currency,
+                total: entry.total, count: entry.count)
         }
     }
 }

@@ -27,7 +27,7 @@ public struct ViewChecksum: Sendable, Equatable {
     static let tableKeys: [(name: String, key: String)] = [
         ("projection_checkpoint", "id"), ("entity_state", "id"), ("expenses", "id"), ("expense_tags", "expense_id, tag"),
         ("categories", "id"), ("category_merges", "loser_id"), ("todos", "id"), ("settings", "scope, key"), ("budgets", "id"), ("accounts", "id"),
-        ("transfers", "id"), ("settlements", "id"),
+        ("transfers", "id"), ("settlements", "id"), ("expense_lines", "id"),
         ("conflicts", "entity_id, property, loser_hlc, loser_origin"),
     ]
 

@@ -33,6 +33,7 @@ public enum ViewRecordJSON {
         static let accounts = Selection(.accounts, alias: "a")
         static let transfers = Selection(.transfers, alias: "x")
         static let settlements = Selection(.settlements, alias: "s")
+        static let lines = Selection(.lines, alias: "l")
 
         /// The selection of `table` read as `alias`; `categoryNames` adds the shown category's
         /// name and its parent's, from categories joined as `c` and `p`.

@@ -25,6 +25,7 @@ enum ViewRows {
         var account: [DatabaseValue]?
         var transfer: [DatabaseValue]?
         var settlement: [DatabaseValue]?
+        var line: [DatabaseValue]?
 
         /// An entity that shows nothing (never seen, deleted, or missing a required property).
         static let none = Rows()
@@ -58,6 +59,8 @@ enum ViewRows {
             rows.transfer = ViewTable.transfers.values(of: entity, winners: winners)
         case .settlement:
             rows.settlement = ViewTable.settlements.values(of: entity, winners: winners)
+        case .line:
+            rows.line = ViewTable.lines.values(of: entity, winners: winners)
         case .category, .recurring, .importBatch, .rule, .rate:
             // Categories: `CategoryViews`. Recurring rules have no table: they are read from
             // `entity_state`, and their occurrences are ordinary expenses.
@@ -85,6 +88,7 @@ enum ViewRows {
         try writeRow(ViewTable.accounts, old: old.account, new: new.account, db)
         try writeRow(ViewTable.transfers, old: old.transfer, new: new.transfer, db)
         try writeRow(ViewTable.settlements, old: old.settlement, new: new.settlement, db)
+        try writeRow(ViewTable.lines, old: old.line, new: new.line, db)
         if old.setting != new.setting {
             if let old = old.setting {
                 try db.cachedStatement(sql: "DELETE FROM settings WHERE scope = ? AND key = ?").execute(arguments: [old[0], old[1]])

@@ -95,7 +95,10 @@ struct ViewTable: Sendable {
         .todo, "todos", derived: [Column(name: "checks_done", source: .checksDone), Column(name: "percentage", source: .percentage)],
         extras: [.percentage, .streaks])
     static let budgets = ViewTable(.budget, "budgets", shownCategories: [.categoryId], extras: [.writtenForCategory])
-    static let accounts = ViewTable(.account, "accounts", derived: [Column(name: "opening_ms", source: .epochMillis(.openingDate))])
+    static let accounts = ViewTable(
+        .account, "accounts",
+        derived: [Column(name: "opening_ms", source: .epochMillis(.openingDate)), Column(name: "reconciled_ms", source: .epochMillis(.reconciledThrough))])
+    static let lines = ViewTable(.line, "expense_lines", shownCategories: [.categoryId])
     static let settlements = ViewTable(
         .settlement, "settlements", derived: [Column(name: "date_ms", source: .epochMillis(.date)), Column(name: "month", source: .month(.date))])
     static let transfers = ViewTable(

@@ -156,6 +156,13 @@ public struct Views: Sendable {
         try read { try ProjectionQueries.cardBills($0, accountID: accountID, from: from, to: to) }
     }
 
+    /// Split receipts (every one, or one expense's), one line, and the lines of an expense.
+    public func splitReceiptsJSON(expenseID: String? = nil) throws -> JSONText? {
+        try read { try ProjectionQueries.splitReceiptsJSON($0, expenseID: expenseID) }
+    }
+    public func lineJSON(id: String) throws -> JSONText? { try readOneSelect { try ProjectionQueries.lineJSON($0, id: id) } }
+    public func lineIDs(expenseID: String) throws -> [String] { try read { try ProjectionQueries.lineIDs($0, expenseID: expenseID) } }
+
     /// Who owes whom, and one settlement as JSON.
     public func peopleBalances() throws -> PeopleBalances { try read { try ProjectionQueries.peopleBalances($0) } }
     public func settlementJSON(id: String) throws -> JSONText? { try readOneSelect { try ProjectionQueries.settlementJSON($0, id: id) } }

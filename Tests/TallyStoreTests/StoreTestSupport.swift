@@ -19,13 +19,15 @@ enum RandomHistory {
         let budgetIDs = (0..<3).map { _ in RandomEvents.uuid(&rng) }
         let accountIDs = (0..<3).map { _ in RandomEvents.uuid(&rng) }
         let transferIDs = (0..<5).map { _ in RandomEvents.uuid(&rng) }
+        let lineIDs = (0..<6).map { _ in RandomEvents.uuid(&rng) }
         var sequences: [ReplicaID: UInt64] = [:]
         var events: [Event] = []
         for step in 0..<count {
             let origin = origins.randomElement(using: &rng)!
             sequences[origin, default: 0] += 1
-            let type = [EntityType.expense, .expense, .expense, .category, .todo, .setting, .budget, .account, .transfer, .transfer].randomElement(
-                using: &rng)!
+            let type = [EntityType.expense, .expense, .expense, .category, .todo, .setting, .budget, .account, .transfer, .transfer, .line, .line]
+                .randomElement(
+                    using: &rng)!
             let operation: EventOperation = [.create, .create, .update, .update, .update, .delete].randomElement(using: &rng)!
             let entityID: EntityID
             var properties = PropertyMap()
@@ -92,6 +94,15 @@ enum RandomHistory {
                 if Bool.random(using: &rng) { properties[.amount] = .int(Int64.random(in: 1...100_000, using: &rng)) }
                 if Bool.random(using: &rng) { properties[.toAmount] = Bool.random(using: &rng) ? .int(Int64.random(in: 1...100_000, using: &rng)) : .null }
                 if Bool.random(using: &rng) { properties[.toAccountId] = .uuid(accountIDs.randomElement(using: &rng)!) }
+            case .line:
+                // A split receipt's line; its expense may never have been created, or deleted.
+                entityID = .uuid(lineIDs.randomElement(using: &rng)!)
+                if operation == .create {
+                    properties = [.expenseId: .uuid(expenseIDs.randomElement(using: &rng)!), .amount: .int(Int64.random(in: 1...50_000, using: &rng))]
+                }
+                if Bool.random(using: &rng) { properties[.amount] = .int(Int64.random(in: 1...50_000, using: &rng)) }
+                if Bool.random(using: &rng) { properties[.categoryId] = Bool.random(using: &rng) ? .uuid(categoryIDs.randomElement(using: &rng)!) : .null }
+                if Bool.random(using: &rng) { properties[.expenseId] = .uuid(expenseIDs.randomElement(using: &rng)!) }
             case .budget:
                 entityID = .uuid(budgetIDs.randomElement(using: &rng)!)
                 let month = { "2026-0\(Int.random(in: 1...3, using: &rng))" }

@@ -167,7 +167,7 @@ final class SimulatedReplica {
             case .category: properties = [.name: .string(names.randomElement(using: &rng)!)]  // renames create and remove collisions
             case .todo: properties = [.checks: .bools((0..<Int.random(in: 0...4, using: &rng)).map { _ in Bool.random(using: &rng) })]
             case .setting: properties = [.value: .json("\(Int.random(in: 0...99, using: &rng))")]
-            case .recurring, .importBatch, .rule, .rate, .account, .transfer, .settlement:  // never created here
+            case .recurring, .importBatch, .rule, .rate, .account, .transfer, .settlement, .line:  // never created here
                 properties = [.amount: .int(Int64.random(in: 1...9_999, using: &rng))]
             case .budget:
                 properties = [[.amount: .int(Int64.random(in: 1...9_999, using: &rng))], [.categoryId: categoryReference(&rng, known)]].randomElement(

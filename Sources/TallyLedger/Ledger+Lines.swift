@@ -1,0 +1,121 @@
+import Foundation
+import TallyCore
+import TallyStore
+
+/// Split receipts (issue 34, docs/HOUSEHOLD.md "Split receipts"): one payment shared out
+/// among lines of their own categories.
+///
+/// Lines are entities of their own (type `line`), so that two replicas editing two lines of
+/// one receipt both keep their edit. A local split is written whole (`setLines`), checked to
+/// add up to its payment; merged edits may leave one that does not, which is shown as
+/// needing attention and never changed by itself (docs/MERGE.md).
+extension Ledger {
+    /// One line of a split as asked for: an existing line's id keeps that line (changed where
+    /// it differs), none makes a new one.
+    public struct SplitLine: Sendable, Equatable {
+        public var id: UUID?
+        public var categoryId: UUID?
+        public var amount: Int64
+        public var memo: String?
+
+        public init(id: UUID? = nil, categoryId: UUID?, amount: Int64, memo: String? = nil) {
+            (self.id, self.categoryId, self.amount, self.memo) = (id, categoryId, amount, memo)
+        }
+
+        /// The lines of a body `{"lines": [{"id"?, "categoryId"?, "amount", "memo"?}, …]}`, each
+        /// field checked as a line's field is (an expenseId is the path's, never the body's).
+        public static func lines(fromJSON body: JSONValue) throws -> [SplitLine] {
+            guard case .object(let members) = body, members.count == 1, members[0].0 == "lines", case .array(let items) = members[0].1 else {
+                throw ValidationError(field: "lines", "the body must be {\"lines\": [{\"categoryId\", \"amount\", \"memo\"}, …]}", kind: .malformed)
+            }
+            guard items.count <= Limits.maxLinesPerExpense else { throw ValidationError(field: "lines", "at most \(Limits.maxLinesPerExpense) lines") }
+            return try items.enumerated().map { index, item in
+                let (id, properties) = try EntitySpec.line.decode(item)
+                if properties[.expenseId] != nil { throw ValidationError(field: "lines[\(index)].expenseId", "a line's expense is the one in the path") }
+                guard case .int(let amount)? = properties[.amount] else { throw ValidationError(field: "lines[\(index)].amount", "required") }
+                var category: UUID?
+                if case .uuid(let uuid)? = properties[.categoryId] { category = uuid }
+                var memo: String?
+                if case .string(let text)? = properties[.memo] { memo = text }
+                return SplitLine(id: id, categoryId: category, amount: amount, memo: memo)
+            }
+        }
+    }
+
+    /// Replaces the lines of expense `expense` with `lines` as one durable batch — lines kept,
+    /// changed, added and deleted — and returns the receipt (`LedgerViews.splitReceiptDocument`).
+    /// The lines must add up to the expense's amount (none: the expense is no longer split);
+    /// anything refused writes nothing.
+    public func setLines(of expense: UUID, _ lines: [SplitLine], actor: String) async throws -> JSONText {
+        guard lines.count <= Limits.maxLinesPerExpense else {
+            throw ValidationError(field: "lines", "at most \(Limits.maxLinesPerExpense) lines")
+        }
+        let existing = try views.store.lineIDs(expenseID: expense.lowercased)
+        try await BlockingThreads.run { [session] in
+            _ = try session.writeAll(actor: actor) { lookup in try Self.lineDrafts(of: expense, lines, existing: existing, actor: actor, lookup) }
+        }
+        return try views.splitReceiptDocument(expense: expense)
+    }
+
+    /// The events that turn an expense's `existing` lines into `lines`.
+    private static func lineDrafts(
+        of expense: UUID, _ lines: [SplitLine], existing: [String], actor: String, _ lookup: some LedgerLookup
+    ) throws -> [EventDraft] {
+        guard let payment = try lookup.live(.uuid(expense)), payment.type == .expense else {
+            throw ValidationError(field: "id", "no expense with id \(expense.lowercased)", kind: .notFound)
+        }
+        guard case .int(let amount)? = payment.values[.amount] else { throw ValidationError(field: "amount", "the expense has no amount") }
+        var total: Int64 = 0
+        for (index, line) in lines.enumerated() {
+            guard line.amount > 0 else { throw ValidationError(field: "lines[\(index)].amount", "must be more than 0") }
+            let (sum, overflow) = total.addingReportingOverflow(line.amount)
+            guard !overflow else { throw ValidationError(field: "lines", "the lines add up to more than the expense") }
+            total = sum
+        }
+        if !lines.isEmpty, total != amount {
+            throw ValidationError(field: "lines", "the lines add up to \(total), not the expense's \(amount): they must add up to it")
+        }
+        let kept = Set(lines.compactMap(\.id))
+        guard kept.count == lines.compactMap(\.id).count else { throw ValidationError(field: "lines", "a line is named twice") }
+        var drafts: [EventDraft] = []
+        for line in lines {
+            var properties: PropertyMap = [
+                .categoryId: line.categoryId.map { .uuid($0) } ?? .null, .amount: .int(line.amount), .memo: line.memo.map { .string($0) } ?? .null,
+            ]
+            guard let id = line.id else {
+                properties[.expenseId] = .uuid(expense)
+                drafts.append(EventDraft(entityType: .line, entityID: .uuid(.random()), operation: .create, properties: properties, actor: actor))
+                continue
+            }
+            guard let current = try lookup.live(.uuid(id)), current.type == .line, current.values[.expenseId] == .uuid(expense) else {
+                throw ValidationError(field: "lines", "no line \(id.lowercased) of this expense", kind: .conflictsWithState)
+            }
+            // Only what differs is written: an untouched line keeps its stamps (no conflict with
+            // another replica's edit of it).
+            var changed = PropertyMap()
+            for (name, value) in properties where (current.values[name] ?? .null) != value { changed[name] = value }
+            if !changed.isEmpty {
+                drafts.append(EventDraft(entityType: .line, entityID: .uuid(id), operation: .update, properties: changed, actor: actor))
+            }
+        }
+        for id in existing.compactMap(UUID.init(uuidString:)) where !kept.contains(id) {
+            if try lookup.live(.uuid(id)) != nil { drafts.append(EventDraft(entityType: .line, entityID: .uuid(id), operation: .delete, actor: actor)) }
+        }
+        return drafts
+    }
+}
+
+extension LedgerViews {
+    /// Every split receipt (those needing attention first) and the lines whose expense these
+    /// views do not hold: `{receipts: [...], unattached: [...]}`.
+    public func splitReceiptsDocument() throws -> JSONText { try store.splitReceiptsJSON() ?? .null }
+
+    /// One expense as a receipt: `{expenseId, amount, currency, …, assigned, unassigned,
+    /// needsAttention, lines}` (no lines: not split).
+    public func splitReceiptDocument(expense: UUID) throws -> JSONText {
+        guard let receipt = try store.splitReceiptsJSON(expenseID: expense.lowercased) else {
+            throw ValidationError(field: "id", "no expense with id \(expense.lowercased)", kind: .notFound)
+        }
+        return receipt
+    }
+}
