@@ -75,8 +75,25 @@ extension Ledger {
         if !lines.isEmpty, total != amount {
             throw ValidationError(field: "lines", "the lines add up to \(total), not the expense's \(amount): they must add up to it")
         }
-        let kept = Set(lines.compactMap(\.id))
+        var kept = Set(lines.compactMap(\.id))
         guard kept.count == lines.compactMap(\.id).count else { throw ValidationError(field: "lines", "a line is named twice") }
+        // A line given without an id takes the place of an existing line not named, of the same
+        // category and memo: a re-split that keeps a line (from a form or the CLI) keeps its id,
+        // so that another replica's edit of it is merged, not lost with a deleted line.
+        var unnamed: [(id: UUID, entity: LedgerState.Entity)] = []
+        for id in existing.compactMap(UUID.init(uuidString:)) where !kept.contains(id) {
+            if let entity = try lookup.live(.uuid(id)), entity.type == .line { unnamed.append((id, entity)) }
+        }
+        let lines = lines.map { line in
+            guard line.id == nil else { return line }
+            let category: PropertyValue = line.categoryId.map { .uuid($0) } ?? .null
+            let memo: PropertyValue = line.memo.map { .string($0) } ?? .null
+            guard let match = unnamed.firstIndex(where: { ($0.entity.values[.categoryId] ?? .null) == category && ($0.entity.values[.memo] ?? .null) == memo })
+            else { return line }
+            let id = unnamed.remove(at: match).id
+            kept.insert(id)
+            return SplitLine(id: id, categoryId: line.categoryId, amount: line.amount, memo: line.memo)
+        }
         var drafts: [EventDraft] = []
         for line in lines {
             var properties: PropertyMap = [

@@ -393,6 +393,12 @@ enum OpenAPIDocument {
               description: "A card's bills: the statements closing in the months from…to (default the six months through next month), each with its cycle (after the previous closing day through this one; a closing day past a month's end is its last day), due day (the first payment day after the close), what was charged and cancelled in it, the amount, what was paid into the card before the next close, and status paid, due or overdue."
               parameters: [{$ref: "#/components/parameters/asOf"}, {name: from, in: query, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])$"}}, {name: to, in: query, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])$"}}]
               responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "{items: [{month, from, to, due, charged, cancelled, amount, paid, status}]}"}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
+          /v1/accounts/{id}/reconciliation:
+            parameters: [{$ref: "#/components/parameters/id"}]
+            get:
+              description: "The account reconciled against a statement (set its reconciledThrough and statementBalance with PATCH /v1/accounts/{id}): the balance the views compute at reconciledThrough, the statement's less it (difference), how many lines are cleared (dated up to reconciledThrough), and the cleared lines changed or added after the reconciliation was written (changedSince), latest first."
+              parameters: [{$ref: "#/components/parameters/asOf"}]
+              responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "{accountId, currency, reconciledThrough, statementBalance, balance, difference, reconciledAt, clearedCount, changedSince: [{type, id, date, amount, changedAt}]}"}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
           /v1/transfers:
             get: {parameters: [{$ref: "#/components/parameters/asOf"}, {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: \(Limits.maxPageSize)}}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "The latest transfers {items: [Transfer]}, newest first."}, "400": {$ref: "#/components/responses/Error"}}}
             post:

@@ -50,6 +50,12 @@ struct QueryRoutes {
             let (from, to) = (parameters.get("from"), parameters.get("to"))
             return try await service.answer(try asOfParameter(request)) { views in try views.cardBillsDocument(accountID: uuid, from: from, to: to) }
         }
+        // An account's reconciliation: the difference from its statement, what was changed since.
+        group.get("accounts/:id/reconciliation") { request, context in
+            let service = try context.service()
+            let uuid = try uuidParameter(context)
+            return try await service.answer(try asOfParameter(request)) { views in try views.reconciliationDocument(accountID: uuid) }
+        }
         // Split receipts: every one (those needing attention first), one expense's, and a
         // split written whole (its lines must add up to the expense).
         group.getDocument("splits") { views in try views.splitReceiptsDocument() }

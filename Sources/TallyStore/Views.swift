@@ -163,6 +163,9 @@ public struct Views: Sendable {
     public func lineJSON(id: String) throws -> JSONText? { try readOneSelect { try ProjectionQueries.lineJSON($0, id: id) } }
     public func lineIDs(expenseID: String) throws -> [String] { try read { try ProjectionQueries.lineIDs($0, expenseID: expenseID) } }
 
+    /// An account's reconciliation against its statement; nil when there is no such account.
+    public func reconciliation(accountID: String) throws -> Reconciliation? { try read { try ProjectionQueries.reconciliation($0, accountID: accountID) } }
+
     /// Who owes whom, and one settlement as JSON.
     public func peopleBalances() throws -> PeopleBalances { try read { try ProjectionQueries.peopleBalances($0) } }
     public func settlementJSON(id: String) throws -> JSONText? { try readOneSelect { try ProjectionQueries.settlementJSON($0, id: id) } }

@@ -20,6 +20,8 @@ struct AccountCommand: ParsableCommand {
         @Option(help: FlagInput.help(.account, .isArchived)) var archived: String?
         @Option(help: FlagInput.help(.account, .closingDay)) var closingDay: String?
         @Option(help: FlagInput.help(.account, .paymentDay)) var paymentDay: String?
+        @Option(help: FlagInput.help(.account, .reconciledThrough)) var reconciledThrough: String?
+        @Option(parsing: .unconditional, help: FlagInput.help(.account, .statementBalance)) var statementBalance: String?
 
         func properties() throws -> PropertyMap {
             try FlagInput.properties(
@@ -28,6 +30,7 @@ struct AccountCommand: ParsableCommand {
                     (.name, "name", name), (.kind, "kind", kind), (.currency, "currency", currency), (.openingBalance, "opening-balance", openingBalance),
                     (.openingDate, "opening-date", openingDate), (.isArchived, "archived", archived),
                     (.closingDay, "closing-day", closingDay), (.paymentDay, "payment-day", paymentDay),
+                    (.reconciledThrough, "reconciled-through", reconciledThrough), (.statementBalance, "statement-balance", statementBalance),
                 ])
         }
 
@@ -70,7 +73,8 @@ struct TransferCommand: ParsableCommand {
 /// `tally accounts list|balances`.
 struct AccountsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "accounts", abstract: "List accounts, or their balances.", subcommands: [List.self, Balances.self])
+        commandName: "accounts", abstract: "List accounts, their balances, or one's reconciliation.",
+        subcommands: [List.self, Balances.self, Reconciliation.self])
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Every account.")
@@ -102,6 +106,45 @@ struct AccountsCommand: ParsableCommand {
             }
             if json { return print(document.serialized) }
             print(AccountsCommand.table(document))
+        }
+    }
+
+    struct Reconciliation: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "An account against its statement: the difference, and the cleared lines changed since it was reconciled.",
+            discussion: "Reconcile with: tally account update ID --reconciled-through DAY --statement-balance AMOUNT")
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var asOf: AsOfOption
+        @Argument(help: "The account's id.") var id: String
+        @Flag(help: "Print JSON, as GET /v1/accounts/{id}/reconciliation answers.") var json = false
+
+        func run() throws {
+            let document = try asOf.openViews(global).reconciliationDocument(accountID: try FlagInput.id(id))
+            if json { return print(document.serialized) }
+            let currency = ReportCommand.string(document.member("currency")) ?? ""
+            func money(_ name: String) -> String {
+                guard case .int(let amount)? = document.member(name) else { return "-" }
+                return Currency.format(amount, currency: currency) + " " + currency
+            }
+            guard let through = ReportCommand.string(document.member("reconciledThrough")) else {
+                return print("Not reconciled. Reconcile with: tally account update \(id) --reconciled-through DAY --statement-balance AMOUNT")
+            }
+            print("Reconciled through \(through)")
+            print("Statement balance: \(money("statementBalance"))")
+            print("Balance then:      \(money("balance"))")
+            print("Difference:        \(money("difference"))")
+            if case .int(let cleared)? = document.member("clearedCount") { print("Cleared lines:     \(cleared)") }
+            let changed = ReportCommand.items(document.member("changedSince")).map { line -> [String] in
+                guard case .int(let amount)? = line.member("amount") else { return [] }
+                return [
+                    ReportCommand.string(line.member("changedAt")) ?? "", ReportCommand.string(line.member("type")) ?? "",
+                    ReportCommand.string(line.member("date")) ?? "", Currency.format(amount, currency: currency), ReportCommand.string(line.member("id")) ?? "",
+                ]
+            }
+            if !changed.isEmpty {
+                print("\nChanged after it was reconciled:")
+                print(Table.render(header: ["CHANGED", "TYPE", "DATE", "AMOUNT", "ID"], rows: changed, rightAligned: [3]))
+            }
         }
     }
 

@@ -41,7 +41,16 @@ struct ReportCommand: ParsableCommand {
         print(Table.render(header: header, rows: rows, rightAligned: Set(2..<header.count)))
     }
 
-    static func items(_ value: JSONText?) -> [JSONText] { if case .array(let items)? = value { items } else { [] } }
+    /// The items of an array (raw text, as the views write lists, is parsed first).
+    static func items(_ value: JSONText?) -> [JSONText] {
+        switch value {
+        case .array(let items)?: return items
+        case .raw(let text)?:
+            guard case .array(let items)? = try? StrictJSON.parse(Array(text.utf8)) else { return [] }
+            return items.map(JSONText.init)
+        default: return []
+        }
+    }
     static func string(_ value: JSONText?) -> String? { if case .string(let text)? = value { text } else { nil } }
     static func strings(_ value: JSONText?) -> [String] { items(value).compactMap(string) }
     static func numbers(_ value: JSONText?) -> [String] {
