@@ -87,7 +87,7 @@ let package = Package(
         .target(
             name: "TallyWebApp",
             path: "WebApp",
-            resources: [.embedInCode("index.html"), .embedInCode("app.css"), .embedInCode("app.js"), .embedInCode("api.js"), .embedInCode("dom.js"), .embedInCode("i18n.js"), .embedInCode("charts.js"), .embedInCode("month.js"), .embedInCode("expenses.js"), .embedInCode("categories.js"), .embedInCode("todos.js"), .embedInCode("recurring.js"), .embedInCode("import.js"), .embedInCode("history.js"), .embedInCode("sync.js"), .embedInCode("members.js"), .embedInCode("accounts.js"), .embedInCode("reports.js"), .embedInCode("people.js"),
+            resources: [.embedInCode("index.html"), .embedInCode("app.css"), .embedInCode("app.js"), .embedInCode("api.js"), .embedInCode("dom.js"), .embedInCode("i18n.js"), .embedInCode("charts.js"), .embedInCode("month.js"), .embedInCode("expenses.js"), .embedInCode("categories.js"), .embedInCode("todos.js"), .embedInCode("recurring.js"), .embedInCode("import.js"), .embedInCode("history.js"), .embedInCode("sync.js"), .embedInCode("members.js"), .embedInCode("accounts.js"), .embedInCode("reports.js"), .embedInCode("people.js"), .embedInCode("split.js"),
                         .embedInCode("icon.svg")]
         ),
         // SQLite projections via GRDB: migrator, projector, rebuilder, queries.

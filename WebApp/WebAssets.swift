@@ -23,6 +23,7 @@ public enum WebAssets {
         ("accounts.js", "text/javascript; charset=utf-8", PackageResources.accounts_js),
         ("reports.js", "text/javascript; charset=utf-8", PackageResources.reports_js),
         ("people.js", "text/javascript; charset=utf-8", PackageResources.people_js),
+        ("split.js", "text/javascript; charset=utf-8", PackageResources.split_js),
         ("icon.svg", "image/svg+xml", PackageResources.icon_svg),
     ]
 }

@@ -1,5 +1,7 @@
-// Accounts: where the money is — each account's balance now, the totals per currency, and
-// forms to add an account and to move money between two (a transfer, which is not spending).
+// Accounts: where the money is — each account's balance now, the totals per currency, card
+// bills, reconciliation against a statement (the difference, and the cleared lines changed
+// since), and forms to add an account, to move money between two (a transfer, which is not
+// spending) and to reconcile one.
 // Route: #/accounts
 
 import { api } from "./api.js";
@@ -23,6 +25,8 @@ export async function render(main, { session, announce, stillShown }) {
     // The last year's statements: those with something on them (latest first), else the next one.
     const from = shiftMonth(thisMonth(), -11);
     const bills = await Promise.all(cards.map((card) => api(`/v1/accounts/${encodeURIComponent(card.id)}/bills?from=${from}`)));
+    const reconciled = accounts.items.filter((account) => account.reconciledThrough);
+    const reconciliations = await Promise.all(reconciled.map((account) => api(`/v1/accounts/${encodeURIComponent(account.id)}/reconciliation`)));
     if (!stillShown()) return;
     const byId = new Map(balances.items.map((account) => [account.id, account]));
     replace(main, h("h1", {}, t("accounts")),
@@ -47,8 +51,60 @@ export async function render(main, { session, announce, stillShown }) {
             h("span", { class: "account-balance" }, money(bill.amount, card.currency)),
             h("span", { class: bill.status === "overdue" ? "expense" : "muted" }, t(`bill_${bill.status}`, { due: bill.due }))))))))
         : null,
+      reconciled.length ? h("section", { class: "card", "aria-labelledby": "reconciliations" },
+        h("h2", { id: "reconciliations" }, t("reconcile")),
+        reconciled.map((account, index) => reconciliationOf(account, reconciliations[index]))) : null,
       session.canWrite ? accountForm() : null,
+      session.canWrite && accounts.items.length ? reconcileForm(accounts.items) : null,
       session.canWrite && balances.items.length >= 2 ? transferForm(balances.items, byId) : null);
+  }
+
+  // One account against its statement: the difference, and the cleared lines changed since.
+  function reconciliationOf(account, reconciliation) {
+    const difference = reconciliation.difference;
+    return h("div", { class: "reconciliation" },
+      h("h3", {}, account.name),
+      h("p", {}, t("reconciledThrough", { day: reconciliation.reconciledThrough.slice(0, 10) }), " · ",
+        h("span", { class: difference ? "expense" : "ok" },
+          difference ? t("difference", { amount: money(difference, account.currency) }) : t("noDifference")), " · ",
+        h("span", { class: "muted" }, t("clearedLines", { n: reconciliation.clearedCount }))),
+      reconciliation.changedSince.length ? [
+        h("p", { class: "note" }, t("changedSince")),
+        h("ul", { class: "settle" }, reconciliation.changedSince.map((line) => h("li", {},
+          line.type === "expense" ? h("a", { href: `#/expenses/id/${line.id}` }, line.date.slice(0, 10)) : h("span", {}, line.date.slice(0, 10)),
+          h("span", { class: "account-balance" }, money(line.amount, account.currency))))),
+      ] : null);
+  }
+
+  function reconcileForm(accounts) {
+    const formError = h("p", { class: "form-error", role: "alert", hidden: true });
+    const account = h("select", { id: "reconcile-account", name: "account" }, accounts.filter((a) => !a.isArchived).map((a) => h("option", { value: a.id }, a.name)));
+    const today = new Date(Date.now() - new Date().getTimezoneOffset() * 60000).toISOString().slice(0, 10);
+    const through = h("input", { id: "reconcile-through", name: "reconciledThrough", type: "date", value: today, required: true });
+    const balance = h("input", { id: "reconcile-balance", name: "statementBalance", inputmode: "decimal", required: true, autocomplete: "off" });
+    const form = h("form", { class: "card", "aria-labelledby": "reconcile-title", onsubmit: async (event) => {
+      event.preventDefault();
+      clearErrors(form);
+      const chosen = accounts.find((a) => a.id === account.value);
+      const minor = toMinorUnits(balance.value.trim().replace(/^-/, ""), chosen?.currency ?? "KRW");
+      // Through the end of the statement's day, in this device's time zone.
+      const offset = -new Date().getTimezoneOffset();
+      const zone = `${offset < 0 ? "-" : "+"}${String(Math.floor(Math.abs(offset) / 60)).padStart(2, "0")}:${String(Math.abs(offset) % 60).padStart(2, "0")}`;
+      const body = {
+        reconciledThrough: through.value ? `${through.value}T23:59:59${zone}` : through.value,
+        statementBalance: minor === null ? balance.value : (balance.value.trim().startsWith("-") ? -minor : minor),
+      };
+      try {
+        await api(`/v1/accounts/${encodeURIComponent(account.value)}`, { method: "PATCH", body });
+        announce(t("saved"));
+        await draw();
+      } catch (error) { showError(form, formError, error); }
+    } },
+      h("h2", { id: "reconcile-title" }, t("reconcile")),
+      h("p", { class: "hint" }, t("reconcileHint")),
+      field(t("reconcileAccount"), account), field(t("reconcileThrough"), through), field(t("statementBalance"), balance), formError,
+      h("button", { type: "submit", class: "primary" }, t("reconcile")));
+    return form;
   }
 
   function accountForm() {

@@ -1,6 +1,7 @@
 // Expenses: a month's list with filters and infinite scroll over the API's cursor, and the
 // form to add, edit or delete one, with a receipt photo from the phone's camera.
-// Routes: #/expenses/YYYY-MM (list), #/expenses/new, #/expenses/id/ID (edit, or view when read-only)
+// Routes: #/expenses/YYYY-MM (list), #/expenses/new, #/expenses/id/ID (edit, or view when read-only),
+// #/expenses/split/ID (split a receipt into lines of several categories: split.js)
 
 import { api, attachmentURL, query } from "./api.js";
 import { clearErrors, deleteButton, field, h, replace, showError } from "./dom.js";
@@ -18,6 +19,7 @@ export async function render(main, context) {
   const [first, second] = context.params;
   if (first === "new") return expenseForm(main, context, null);
   if (first === "id" && /^[0-9a-f-]{36}$/.test(second ?? "")) return expenseForm(main, context, second);
+  if (first === "split" && /^[0-9a-f-]{36}$/.test(second ?? "")) return (await import("./split.js")).splitForm(main, context, second);
   return list(main, context, validMonth(first));
 }
 
@@ -267,6 +269,7 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
       }, (error) => showError(form, formError, error)) : null));
 
   replace(main, h("h1", {}, expense ? t("editExpense") : t("newExpense")), form,
+    expense ? h("p", {}, h("a", { class: "button", id: "split-link", href: `#/expenses/split/${id}` }, t("splitReceipt"))) : null,
     expense ? h("p", {}, h("a", { href: `#/history/${id}` }, t("showHistory"))) : null);
   amount.focus();
   // A form is never redrawn under a person's hands (an armed delete, a half-made choice): live
