@@ -138,20 +138,30 @@ export async function render(main, { session, announce, stillShown }) {
     const to = h("select", { id: "transfer-to", name: "toAccountId" }, options());
     if (to.options.length > 1) to.selectedIndex = 1;
     const amount = h("input", { id: "transfer-amount", name: "amount", inputmode: "decimal", required: true });
+    // Between two currencies, what arrives is not what left: asked for only then.
+    const arriving = h("input", { id: "transfer-to-amount", name: "toAmount", inputmode: "decimal" });
+    const arrivingField = field(t("amountArriving"), arriving, t("amountArrivingHint"));
+    const currencies = () => [byId.get(from.value)?.currency ?? "KRW", byId.get(to.value)?.currency ?? "KRW"];
+    const showArriving = () => { const [a, b] = currencies(); arrivingField.hidden = a === b; };
+    from.addEventListener("change", showArriving);
+    to.addEventListener("change", showArriving);
+    showArriving();
     const form = h("form", { class: "card", "aria-labelledby": "add-transfer", onsubmit: async (event) => {
       event.preventDefault();
       clearErrors(form);
-      const currency = byId.get(from.value)?.currency ?? "KRW";
+      const [currency, toCurrency] = currencies();
       const minor = toMinorUnits(amount.value, currency);
+      const body = { accountId: from.value, toAccountId: to.value, amount: minor ?? amount.value };
+      if (currency !== toCurrency) body.toAmount = toMinorUnits(arriving.value, toCurrency) ?? arriving.value;
       try {
-        await api("/v1/transfers", { method: "POST", body: { accountId: from.value, toAccountId: to.value, amount: minor ?? amount.value } });
+        await api("/v1/transfers", { method: "POST", body });
         announce(t("saved"));
         await draw();
       } catch (error) { showError(form, formError, error); }
     } },
       h("h2", { id: "add-transfer" }, t("addTransfer")),
       h("p", { class: "hint" }, t("transferHint")),
-      field(t("transferFrom"), from), field(t("transferTo"), to), field(t("amount"), amount), formError,
+      field(t("transferFrom"), from), field(t("transferTo"), to), field(t("amount"), amount), arrivingField, formError,
       h("button", { type: "submit", class: "primary" }, t("moveMoney")));
     return form;
   }

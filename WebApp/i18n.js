@@ -84,6 +84,11 @@ const words = {
     reconcileThrough: "Statement date", statementBalance: "Statement balance", reconcileAccount: "Account",
     reconciledThrough: "Reconciled through {day}", difference: "Difference {amount}", noDifference: "Matches the statement",
     clearedLines: "{n} cleared lines", changedSince: "Changed after it was reconciled:",
+    amountArriving: "Amount arriving", amountArrivingHint: "In the receiving account's currency.",
+    countedBy: "Count card purchases", byPurchase: "By purchase date", byBill: "By bill (when due)",
+    yearInReview: "{year} in review", yearIncome: "Income", yearSpending: "Spending", yearBefore: "the year before: {amount}",
+    busiestMonth: "Busiest month: {month} ({amount})", whereItWent: "Where it went", largestExpenses: "Largest expenses",
+    netWorthYear: "Net worth: {start} → {end}", noYear: "Nothing was recorded this year.",
     needsAttention: "{n} shared expenses have parts that no longer add up: look at them.", needsAttentionOne: "1 shared expense has parts that no longer add up: look at it.",
   },
   ko: {
@@ -163,6 +168,11 @@ const words = {
     reconcileThrough: "명세서 기준일", statementBalance: "명세서 잔액", reconcileAccount: "계좌",
     reconciledThrough: "{day}까지 대사 완료", difference: "차액 {amount}", noDifference: "명세서와 일치",
     clearedLines: "확인된 내역 {n}건", changedSince: "대사 후에 바뀐 내역:",
+    amountArriving: "받는 금액", amountArrivingHint: "받는 계좌의 통화로.",
+    countedBy: "카드 사용액 집계 기준", byPurchase: "사용일 기준", byBill: "결제일(청구서) 기준",
+    yearInReview: "{year}년 결산", yearIncome: "수입", yearSpending: "지출", yearBefore: "지난해: {amount}",
+    busiestMonth: "가장 많이 쓴 달: {month} ({amount})", whereItWent: "어디에 썼나", largestExpenses: "가장 큰 지출",
+    netWorthYear: "순자산: {start} → {end}", noYear: "올해 기록이 없습니다.",
     needsAttention: "나눈 금액이 합계와 맞지 않는 지출 {n}건이 있습니다. 확인해 주세요.",
   },
 };

@@ -1,5 +1,6 @@
 // Month: totals per currency, spending by category (tap a category to see its
-// sub-categories), by payment method, and every month's spending as a bar chart.
+// sub-categories), by payment method, and every month's spending as a bar chart; counted by
+// purchase date, or by bill (card purchases in the month their bill is due).
 // Route: #/month/YYYY-MM[/CATEGORY-ID]
 
 import { api, query } from "./api.js";
@@ -30,13 +31,28 @@ export function monthSwitcher(month, hrefOf) {
     h("a", { class: "button quiet", href: hrefOf(shiftMonth(month, 1)), "aria-label": t("nextMonth") }, "›"));
 }
 
+// Kept while the page lives: how the month counts card purchases.
+let countedBy = "purchase";
+
+// "By purchase date | By bill": two radio buttons in a fieldset.
+function countedBySwitch(redraw) {
+  const choice = (value) => {
+    const id = `counted-by-${value}`;
+    return h("span", { class: "check" },
+      h("input", { type: "radio", id, name: "counted-by", value, checked: countedBy === value,
+        onchange: () => { countedBy = value; redraw(); } }),
+      h("label", { for: id }, t(value === "bill" ? "byBill" : "byPurchase")));
+  };
+  return h("fieldset", { class: "counted-by" }, h("legend", {}, t("countedBy")), choice("purchase"), choice("bill"));
+}
+
 export async function render(main, { params, session, announce, stillShown }) {
   const month = validMonth(params[0]);
   const category = /^[0-9a-f-]{36}$/.test(params[1] ?? "") ? params[1] : null;
 
   async function draw() {
     const [summary, months, categories] = await Promise.all([
-      api(`/v1/summary${query({ month, category })}`),
+      api(`/v1/summary${query({ month, category, by: countedBy === "bill" ? "bill" : undefined })}`),
       api("/v1/summary/months"),
       api("/v1/categories"),
     ]);
@@ -79,6 +95,7 @@ export async function render(main, { params, session, announce, stillShown }) {
     replace(main,
       monthSwitcher(month, (m) => `#/month/${m}`),
       category ? h("p", { class: "muted" }, t("thisMonthsTotals")) : null,
+      countedBySwitch(draw),
       totals,
       h("section", { class: "card", "aria-labelledby": "by-category" },
         h("h2", { id: "by-category" }, category ? t("inCategory", { name: categoryName }) : t("byCategory")),

@@ -60,6 +60,12 @@ public struct CardCycle: Sendable, Equatable {
         return same > close ? same : Self.day(clamping: paymentDay, in: month + 1)
     }
 
+    /// The month a purchase made on `day` is paid in: the month its statement is due.
+    public func billMonth(ofDay day: Int) -> MonthIndex {
+        let (year, month, _) = DateTime.civil(fromDays: due(statement(ofDay: day)))
+        return Self.index(year: year, month: month)
+    }
+
     /// Day `day` of `month`, or the month's last day where it has fewer.
     static func day(clamping day: Int, in month: MonthIndex) -> Int {
         let (year, number) = Self.month(month)

@@ -108,15 +108,20 @@ public struct AccountFields: EntityFields {
     public var isArchived: Bool?
     public var closingDay: Int??
     public var paymentDay: Int??
+    /// Reconciled against a statement up to this moment, and the statement's balance then
+    /// (`Replica.reconciliation(of:)` shows the difference and what changed since).
+    public var reconciledThrough: Date??
+    public var statementBalance: Int64??
 
     public init(
         name: String? = nil, kind: Kind? = nil, currency: String? = nil, openingBalance: Int64? = nil, openingDate: Date? = nil, timeZone: TimeZone = .current,
-        isArchived: Bool? = nil, closingDay: Int?? = nil, paymentDay: Int?? = nil
+        isArchived: Bool? = nil, closingDay: Int?? = nil, paymentDay: Int?? = nil, reconciledThrough: Date?? = nil, statementBalance: Int64?? = nil
     ) {
         (self.name, self.kind, self.currency, self.openingBalance, self.openingDate, self.timeZone) = (
             name, kind, currency, openingBalance, openingDate, timeZone
         )
         (self.isArchived, self.closingDay, self.paymentDay) = (isArchived, closingDay, paymentDay)
+        (self.reconciledThrough, self.statementBalance) = (reconciledThrough, statementBalance)
     }
 
     public func properties() throws -> PropertyMap {
@@ -129,6 +134,10 @@ public struct AccountFields: EntityFields {
         map[.isArchived] = isArchived.map { .bool($0) }
         map[.closingDay] = closingDay.map { $0.map { .int(Int64($0)) } ?? .null }
         map[.paymentDay] = paymentDay.map { $0.map { .int(Int64($0)) } ?? .null }
+        if let reconciledThrough {
+            map[.reconciledThrough] = try reconciledThrough.map { .dateTime(try FieldValues.dateTime($0, in: timeZone, field: "reconciledThrough")) } ?? .null
+        }
+        map[.statementBalance] = statementBalance.map { $0.map { .int($0) } ?? .null }
         return map
     }
 }

@@ -34,15 +34,25 @@ public struct ExpenseFields: EntityFields {
     public var `repeat`: Repeat?
     /// Digests of attachments this replica holds (`Replica.addAttachment`).
     public var attachments: [String]?
+    /// The account it was paid from or into (issue 34).
+    public var accountId: UUID??
+    /// Who paid it, and how it is shared among whom: equally (the names, any number each), by
+    /// shares (weights) or by amounts (each one's part in minor units) — docs/HOUSEHOLD.md.
+    public var paidBy: String??
+    public var split: Split??
+    public var shares: [String: Int64]??
+    public enum Split: String, Sendable { case equal, shares, amounts }
 
     public init(
         kind: Kind? = nil, amount: Int64? = nil, currency: String? = nil, date: Date? = nil, timeZone: TimeZone = .current,
         categoryID: UUID?? = nil, payee: String?? = nil, payment: String?? = nil, memo: String?? = nil, tags: [String]? = nil,
-        repeat: Repeat? = nil, attachments: [String]? = nil
+        repeat: Repeat? = nil, attachments: [String]? = nil, accountId: UUID?? = nil, paidBy: String?? = nil, split: Split?? = nil,
+        shares: [String: Int64]?? = nil
     ) {
         (self.kind, self.amount, self.currency, self.date, self.timeZone) = (kind, amount, currency, date, timeZone)
         (self.categoryID, self.payee, self.payment, self.memo, self.tags) = (categoryID, payee, payment, memo, tags)
         (self.repeat, self.attachments) = (`repeat`, attachments)
+        (self.accountId, self.paidBy, self.split, self.shares) = (accountId, paidBy, split, shares)
     }
 
     public func properties() throws -> PropertyMap {
@@ -58,6 +68,11 @@ public struct ExpenseFields: EntityFields {
         map[.tags] = tags.map { .strings($0) }
         map[.repeat] = `repeat`.map { .string($0.rawValue) }
         map[.attachments] = attachments.map { .strings($0) }
+        map[.accountId] = accountId.map { $0.map { .uuid($0) } ?? .null }
+        map[.paidBy] = FieldValues.optionalText(paidBy)
+        map[.split] = split.map { $0.map { .string($0.rawValue) } ?? .null }
+        // An object of names to numbers, keys in order (`EntitySchema.validate` checks it).
+        map[.shares] = shares.map { $0.map { .json(JSONText.object($0.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) }).serialized) } ?? .null }
         return map
     }
 }

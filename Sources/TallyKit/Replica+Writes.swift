@@ -47,4 +47,12 @@ extension Replica {
         let actor = actor
         try await writing { ledger in try await ledger.deleteSetting(key, actor: actor) }
     }
+
+    /// Splits an expense into lines of several categories (issue 34), written whole: they must
+    /// add up to its amount; none: not split. A line given with an existing line's id (or
+    /// without one, of the same category and memo) keeps that line.
+    public func setLines(of expense: UUID, _ lines: [Ledger.SplitLine]) async throws {
+        let actor = actor
+        _ = try await writing { ledger in try await ledger.setLines(of: expense, lines, actor: actor) }
+    }
 }

@@ -75,6 +75,16 @@ public struct ReplicaQueries: Sendable {
     /// currency's balances gives the fewest transfers that settle it).
     public func people() throws -> PeopleBalances { try views.peopleBalances() }
 
+    /// An account against its statement: the difference, the cleared lines and those changed
+    /// since it was reconciled; nil when there is no such account.
+    public func reconciliation(of account: UUID) throws -> Reconciliation? { try views.reconciliation(of: account) }
+
+    /// An expense as a split receipt (its lines, what they add up to, whether it needs
+    /// attention), and every split receipt with the lines whose expense has not arrived — as the
+    /// API shows them.
+    public func splitReceipt(of expense: UUID) throws -> JSONText { try views.splitReceiptDocument(expense: expense) }
+    public func splitReceipts() throws -> JSONText { try views.splitReceiptsDocument() }
+
     /// Income and spending per month, category and currency, for `from` … `to` (`YYYY-MM`).
     public func monthTotals(from: String, to: String) throws -> [MonthCategoryTotal] {
         try views.monthTotals(from: try ExpenseQuery.month(from), to: try ExpenseQuery.month(to))

@@ -6,10 +6,13 @@ import TallyStore
 /// `reconciledThrough` and `statementBalance` are written as any of its fields are (PATCH
 /// /v1/accounts/{id}, `tally account reconcile`); this is what they mean now.
 extension LedgerViews {
+    /// An account's reconciliation, typed; nil when there is no such account.
+    public func reconciliation(of account: UUID) throws -> Reconciliation? { try store.reconciliation(accountID: account.lowercased) }
+
     /// `{accountId, currency, reconciledThrough, statementBalance, balance, difference,
     /// reconciledAt, clearedCount, changedSince: [{type, id, date, amount, changedAt}]}`.
     public func reconciliationDocument(accountID: UUID) throws -> JSONText {
-        guard let reconciliation = try store.reconciliation(accountID: accountID.lowercased) else {
+        guard let reconciliation = try reconciliation(of: accountID) else {
             throw ValidationError(field: "id", "no account with id \(accountID.lowercased)", kind: .notFound)
         }
         func amount(_ sum: AmountSum?) -> JSONText { sum?.value.map { .int($0) } ?? .null }

@@ -27,14 +27,7 @@ extension LedgerViews {
     public func reportDocument(to: String?, count: Int = 12) throws -> JSONText {
         let months = try Self.months(endingWith: to ?? DateTime.nowHere.localMonth, count: count)
         let totals = try store.monthTotals(from: months[0], to: months[months.count - 1])
-        let tree = try categoryTree().map(\.category)
-        let byID = Dictionary(uniqueKeysWithValues: tree.map { ($0.id, $0) })
-        func top(_ id: String?) -> String? {
-            var current = id.flatMap { byID[$0] }
-            var steps = 0
-            while let parent = current?.parentId.flatMap({ byID[$0] }), steps < 64 { (current, steps) = (parent, steps + 1) }
-            return current?.id ?? id
-        }
+        let (byID, top) = try topLevelCategories()
         let position = Dictionary(uniqueKeysWithValues: months.enumerated().map { ($1, $0) })
         func amount(_ sum: AmountSum) -> JSONText { sum.value.map { .int($0) } ?? .null }
 
@@ -50,7 +43,8 @@ extension LedgerViews {
             spending[Key(category: top(total.categoryId), currency: total.currency), default: Array(repeating: AmountSum(), count: months.count)][index].add(
                 total.total)
         }
-        let categories: [JSONText] = spending.sorted {
+        // A category whose expenses were all split into others' lines spent nothing of its own.
+        let categories: [JSONText] = spending.filter { $0.value.contains { $0 != AmountSum() } }.sorted {
             ($0.key.currency, byID[$0.key.category ?? ""]?.name ?? "\u{10FFFF}") < ($1.key.currency, byID[$1.key.category ?? ""]?.name ?? "\u{10FFFF}")
         }
         .map { key, perMonth in
@@ -79,6 +73,20 @@ extension LedgerViews {
         return .object([
             ("months", .array(months.map { .string($0) })), ("categories", .array(categories)), ("trend", .array(trendJSON)), ("netWorth", .array(worth)),
         ])
+    }
+
+    /// Every category by id, and the top-level category a category counts in (itself at the
+    /// top; an unknown id as it is).
+    func topLevelCategories() throws -> (byID: [String: CategoryRow], top: (String?) -> String?) {
+        let tree = try categoryTree().map(\.category)
+        let byID = Dictionary(uniqueKeysWithValues: tree.map { ($0.id, $0) })
+        func top(_ id: String?) -> String? {
+            var current = id.flatMap { byID[$0] }
+            var steps = 0
+            while let parent = current?.parentId.flatMap({ byID[$0] }), steps < 64 { (current, steps) = (parent, steps + 1) }
+            return current?.id ?? id
+        }
+        return (byID, top)
     }
 
     /// The last millisecond of `month` (UTC), for the balances at its end.

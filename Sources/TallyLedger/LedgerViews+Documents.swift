@@ -43,11 +43,23 @@ extension LedgerViews {
 
     /// A month's summary (of one category and its sub-categories, if given), and with `into`
     /// a currency, the month converted into it (`in`).
-    public func summaryDocument(month: String, category: String?, into: String?) throws -> JSONText {
-        let summary = ViewJSON.summary(try self.summary(month: month, category: category))
+    /// `by`: `purchase` (default) or `bill` (card purchases in the month their bill is due).
+    public func summaryDocument(month: String, category: String?, into: String?, by: String? = nil) throws -> JSONText {
+        let byBill = try Self.byBill(by)
+        if byBill, into != nil { throw ValidationError(field: "in", "a converted month is by purchase date: leave out by=bill") }
+        let summary = ViewJSON.summary(try self.summary(month: month, category: category, byBill: byBill))
         guard let into, case .object(var fields) = summary else { return summary }
         fields.append(("in", try convertedSummary(month: month, into: into)))
         return .object(fields)
+    }
+
+    /// `by` as a flag: `purchase` (or none) false, `bill` true.
+    public static func byBill(_ by: String?) throws -> Bool {
+        switch by {
+        case nil, "purchase"?: return false
+        case "bill"?: return true
+        default: throw ValidationError(field: "by", "must be purchase or bill")
+        }
     }
 
     /// Every month's totals.

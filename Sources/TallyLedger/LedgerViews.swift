@@ -109,11 +109,12 @@ public struct LedgerViews: Sendable {
     }
 
     /// A month's totals, by category and by payment (`month` checked as `YYYY-MM`); with
-    /// `category`, spending by that category's children (a merged duplicate's id stands for its winner).
-    public func summary(month: String, category: String? = nil) throws -> MonthSummary {
+    /// `category`, spending by that category's children (a merged duplicate's id stands for its
+    /// winner); `byBill`, card purchases in the month their bill is due.
+    public func summary(month: String, category: String? = nil, byBill: Bool = false) throws -> MonthSummary {
         let month = try ExpenseQuery.month(month)
         if let category, UUID(uuidString: category) == nil { throw ValidationError(field: "category", "must be a category id (a UUID)") }
-        guard let summary = try store.summary(month: month, category: category?.lowercased()) else {
+        guard let summary = try store.summary(month: month, category: category?.lowercased(), byBill: byBill) else {
             throw ValidationError(field: "category", "no category \(category ?? "")", kind: .notFound)
         }
         return summary

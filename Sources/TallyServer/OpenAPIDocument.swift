@@ -465,6 +465,11 @@ enum OpenAPIDocument {
               description: "The months ending with to (default this month): categories — spending per top-level category (sub-categories in their parent) and currency, one amount per month; trend — each month's income, expense and net per currency; netWorth — the accounts' balances at each month's end, per currency. Transfers are not spending and are in none of it."
               parameters: [{$ref: "#/components/parameters/asOf"}, {name: to, in: query, schema: {type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])$"}}, {name: months, in: query, schema: {type: integer, minimum: 1, maximum: 120}}]
               responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "{months, categories: [{categoryId, name, currency, expense: [per month]}], trend: [{currency, income, expense, net}], netWorth: [{month, totals: [{currency, balance}]}]}"}, "400": {$ref: "#/components/responses/Error"}}
+          /v1/reports/year:
+            get:
+              description: "The year in review, per currency (never converted): income, spending, net and how many entries, against the year before; spending per month and the busiest month; the top-level categories it went to (with their share); the largest expenses; and the net worth at the start and end of the year. Transfers are not spending."
+              parameters: [{$ref: "#/components/parameters/asOf"}, {name: year, in: query, schema: {type: string, pattern: "^[0-9]{4}$"}}]
+              responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "{year, currencies: [{currency, income, expense, net, count, previous: {income, expense}, months, busiestMonth: {month, expense}, topCategories: [{categoryId, name, expense, share}], largest: [{id, date, payee, amount, categoryId}]}], netWorth: {start, end: [{currency, balance}]}}"}, "400": {$ref: "#/components/responses/Error"}}
           /v1/rates:
             get: {parameters: [{$ref: "#/components/parameters/asOf"}], responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "Every exchange rate {items: [{id, currency, toCurrency, rate, date}]}."}, "400": {$ref: "#/components/responses/Error"}}}
             post:
@@ -538,6 +543,7 @@ enum OpenAPIDocument {
                 - {$ref: "#/components/parameters/asOf"}
                 - {name: month, in: query, required: true, schema: {type: string, pattern: "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])$"}}
                 - {name: category, in: query, description: "Spending by this category's children instead of by top-level category", schema: {type: string, format: uuid}}
+                - {name: by, in: query, description: "purchase (default): every expense in the month it was made; bill: a purchase on a card with a closing day in the month its statement is due (the top payees and budgets stay by purchase date; not with in)", schema: {type: string, enum: [purchase, bill]}}
                 - {name: in, in: query, description: "Also the month's totals in this currency ('in': income, expense, net, converted, unconvertedCount, unconverted — the expenses without a rate on or before their day)", schema: {type: string, enum: [\(currencies)]}}
               responses: {default: {$ref: "#/components/responses/Error"}, "200": {description: "A month's totals by currency, category and payment, top payees, and the challenges running that month with their streaks."}, "400": {$ref: "#/components/responses/Error"}, "404": {$ref: "#/components/responses/Error"}}
           /v1/summary/months:

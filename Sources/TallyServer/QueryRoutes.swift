@@ -93,6 +93,14 @@ struct QueryRoutes {
             let to = parameters.get("to")
             return try await service.answer(try asOfParameter(request)) { views in try views.reportDocument(to: to, count: count) }
         }
+        // The year in review: `?year=` (default this year).
+        group.get("reports/year") { request, context in
+            let service = try context.service()
+            let parameters = request.uri.queryParameters
+            if let unknown = parameters.first(where: { !["year", "asOf"].contains($0.key) }) { throw LedgerError.unknownParameter(String(unknown.key)) }
+            let year = parameters.get("year")
+            return try await service.answer(try asOfParameter(request)) { views in try views.yearInReviewDocument(year: year) }
+        }
         // Every exchange rate.
         group.getDocument("rates") { views in try views.ratesDocument() }
         // Every categorisation rule.
@@ -114,7 +122,10 @@ struct QueryRoutes {
             guard let month = request.uri.queryParameters.get("month") else { throw ValidationError(field: "month", "required, YYYY-MM") }
             let category = request.uri.queryParameters.get("category")
             let into = request.uri.queryParameters.get("in")
-            return try await service.answer(try asOfParameter(request)) { views in try views.summaryDocument(month: month, category: category, into: into) }
+            let by = request.uri.queryParameters.get("by")
+            return try await service.answer(try asOfParameter(request)) { views in
+                try views.summaryDocument(month: month, category: category, into: into, by: by)
+            }
         }
         group.getDocument("summary/months") { views in try views.monthsDocument() }
         group.get("audit/:id") { request, context in

@@ -12,15 +12,15 @@ import TallyCore
 /// budgets, reports) add these rows to the expenses' own. A line whose expense these views do
 /// not hold is in no total (`unattached`).
 extension ProjectionQueries {
-    /// Rows `(month, kind, currency, category_id, payment, amount)` that move each attached
-    /// line's amount from its expense's category to its own (a line with no category keeps
-    /// its expense's, and moves nothing).
+    /// Rows `(month, kind, currency, category_id, payment, amount, expense_id, account_id)` that
+    /// move each attached line's amount from its expense's category to its own (a line with no
+    /// category keeps its expense's, and moves nothing).
     static let lineShiftsSQL = """
         SELECT e.month AS month, e.kind AS kind, e.currency AS currency, COALESCE(l.category_id, e.category_id) AS category_id,
-               e.payment AS payment, l.amount AS amount
+               e.payment AS payment, l.amount AS amount, e.id AS expense_id, e.account_id AS account_id
         FROM expense_lines l JOIN expenses e ON e.id = l.expense_id
         UNION ALL
-        SELECT e.month, e.kind, e.currency, e.category_id, e.payment, -l.amount
+        SELECT e.month, e.kind, e.currency, e.category_id, e.payment, -l.amount, e.id, e.account_id
         FROM expense_lines l JOIN expenses e ON e.id = l.expense_id
         """
 

@@ -56,6 +56,8 @@ public struct MonthSummary: Sendable, Equatable {
     }
 
     public var month: String
+    /// Card purchases counted in the month their bill is due (else in the month they were made).
+    public var byBill = false
     public var totals: [Total]
     public var byCategory: [Group]
     public var byPayment: [Group]
@@ -229,7 +231,10 @@ public enum ProjectionQueries {
     /// `byCategory` rolls spending up to the top-level categories, or — given `within`, a
     /// category's id — to that category's direct children (its own expenses under itself, and
     /// expenses outside it left out): the drill-down of the web app's chart.
-    public static func summary(_ db: Database, month: String, within root: String? = nil) throws -> MonthSummary {
+    ///
+    /// `byBill`: a purchase on a card with a closing day counts in the month its bill is due,
+    /// not the month it was made (`monthParts`); the top payees and the budgets stay by purchase date.
+    public static func summary(_ db: Database, month: String, within root: String? = nil, byBill: Bool = false) throws -> MonthSummary {
         let parents = Dictionary(
             uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT id, parent_id, name FROM categories").map {
                 typealias C = ParentColumn
@@ -251,17 +256,7 @@ public enum ProjectionQueries {
         var totals: [String: MonthSummary.Total] = [:]
         var byCategory: [String: MonthSummary.Group] = [:]
         var byPayment: [String: MonthSummary.Group] = [:]
-        // The expenses' own rows, then split receipts' lines moving amounts between categories
-        // (counted as no expense of their own).
-        let rows = try Row.fetchAll(
-            db,
-            sql: """
-                SELECT kind, currency, category_id, payment, \(splitSum("amount")), COUNT(*) FROM expenses WHERE month = ?
-                GROUP BY kind, currency, category_id, payment
-                UNION ALL
-                SELECT kind, currency, category_id, payment, \(splitSum("amount")), 0 FROM (\(lineShiftsSQL)) WHERE month = ?
-                GROUP BY kind, currency, category_id, payment
-                """, arguments: [month, month])
+        let parts = try monthParts(db, month: month, byBill: byBill)
         func addTo(
             _ groups: inout [String: MonthSummary.Group], _ key: String, _ start: @autoclosure () -> MonthSummary.Group,
             _ amount: AmountSum, _ count: Int
@@ -271,11 +266,8 @@ public enum ProjectionQueries {
             group.count += count
             groups[key] = group
         }
-        for row in rows {
-            typealias C = GroupColumn
-            let kind: String = row[C.kind.rawValue], currency: String = row[C.currency.rawValue]
-            let category: String? = row[C.categoryID.rawValue], payment: String? = row[C.payment.rawValue]
-            let amount = AmountSum(row, C.amount.rawValue), count: Int = row[C.count.rawValue]
+        for part in parts {
+            let (kind, currency, category, payment, amount, count) = (part.kind, part.currency, part.category, part.payment, part.amount, part.count)
             var total = totals[currency] ?? MonthSummary.Total(currency: currency, income: AmountSum(), expense: AmountSum(), count: 0)
             if kind == "income" { total.income.add(amount) } else { total.expense.add(amount) }
             total.count += count
@@ -301,7 +293,7 @@ public enum ProjectionQueries {
             return String(start.prefix(7)) <= month && (todo.endDate.map { String($0.prefix(7)) >= month } ?? true)
         }
         return MonthSummary(
-            month: month, totals: totals.values.sorted { $0.currency < $1.currency },
+            month: month, byBill: byBill, totals: totals.values.sorted { $0.currency < $1.currency },
             byCategory: byCategory.values.sorted(by: order), byPayment: byPayment.values.sorted(by: order),
             topPayees: try topPayees(db, month: month).sorted(by: order), challenges: challenges,
             budgets: try budgetStatuses(db, month: month))

@@ -50,3 +50,36 @@ extension ProjectionQueries {
         }
     }
 }
+
+/// One of a year's largest expenses (the year in review).
+public struct LargeExpense: Sendable, Equatable {
+    public var id: String
+    public var date: String
+    public var payee: String?
+    public var amount: Int64
+    public var currency: String
+    public var categoryId: String?
+}
+
+extension ProjectionQueries {
+    /// The `limit` largest expenses (not incomes) of each currency in months `from` … `to`.
+    public static func largestExpenses(_ db: Database, from: String, to: String, limit: Int) throws -> [LargeExpense] {
+        let currencies = try String.fetchAll(
+            db, sql: "SELECT DISTINCT currency FROM month_totals WHERE month >= ? AND month <= ? AND kind = 'expense' AND n > 0 ORDER BY currency",
+            arguments: [from, to])
+        var largest: [LargeExpense] = []
+        for currency in currencies {
+            largest += try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, date, payee, amount, currency, category_id FROM expenses
+                    WHERE month >= ? AND month <= ? AND kind = 'expense' AND currency = ? ORDER BY amount DESC, id LIMIT ?
+                    """, arguments: [from, to, currency, limit]
+            ).map { row in
+                LargeExpense(
+                    id: row["id"], date: row["date"], payee: row["payee"], amount: row["amount"], currency: row["currency"], categoryId: row["category_id"])
+            }
+        }
+        return largest
+    }
+}

@@ -52,6 +52,7 @@ public enum ViewJSON {
         }
         return .object([
             ("month", .string(summary.month)),
+            ("by", .string(summary.byBill ? "bill" : "purchase")),
             ("totals", .array(summary.totals.map(total))),
             ("byCategory", .array(summary.byCategory.map { group($0, keyName: "categoryId") })),
             ("byPayment", .array(summary.byPayment.map { group($0, keyName: "payment") })),

@@ -125,11 +125,12 @@ public struct Views: Sendable {
 
     /// A month's totals; with `category`, spending by that category's children (a merged
     /// duplicate's id stands for its winner). Nil when there is no such category.
-    public func summary(month: String, category: String?) throws -> MonthSummary? {
+    /// `byBill`: card purchases in the month their bill is due.
+    public func summary(month: String, category: String?, byBill: Bool = false) throws -> MonthSummary? {
         try read { db in
-            guard let category else { return try ProjectionQueries.summary(db, month: month) }
+            guard let category else { return try ProjectionQueries.summary(db, month: month, byBill: byBill) }
             guard let root = try ProjectionQueries.category(db, id: category) else { return nil }
-            return try ProjectionQueries.summary(db, month: month, within: root.id)
+            return try ProjectionQueries.summary(db, month: month, within: root.id, byBill: byBill)
         }
     }
 
@@ -162,6 +163,11 @@ public struct Views: Sendable {
     }
     public func lineJSON(id: String) throws -> JSONText? { try readOneSelect { try ProjectionQueries.lineJSON($0, id: id) } }
     public func lineIDs(expenseID: String) throws -> [String] { try read { try ProjectionQueries.lineIDs($0, expenseID: expenseID) } }
+
+    /// The `limit` largest expenses of each currency in months `from` … `to`.
+    public func largestExpenses(from: String, to: String, limit: Int) throws -> [LargeExpense] {
+        try read { try ProjectionQueries.largestExpenses($0, from: from, to: to, limit: limit) }
+    }
 
     /// An account's reconciliation against its statement; nil when there is no such account.
     public func reconciliation(accountID: String) throws -> Reconciliation? { try read { try ProjectionQueries.reconciliation($0, accountID: accountID) } }

@@ -142,6 +142,7 @@ struct SummaryCommand: ParsableCommand {
     @Option(help: "A category id: spending by its sub-categories instead of by top-level category.") var category: String?
     @Flag(help: "Totals of every month instead.") var months = false
     @Option(name: .customLong("in"), help: "Also the month's totals in this currency, each expense at the rate of its day (see tally rates).") var into: String?
+    @Option(help: "purchase (default): expenses in the month they were made; bill: card purchases in the month their bill is due.") var by: String?
     @Flag(help: "Print JSON, as GET /v1/summary (or /v1/summary/months) answers.") var json = false
 
     func run() throws {
@@ -165,7 +166,11 @@ struct SummaryCommand: ParsableCommand {
         }
         let month = self.month ?? DateTime.nowHere.localMonth
         let summary: MonthSummary
-        do { summary = try views.summary(month: month, category: category) } catch let error as TallyCore.ValidationError {
+        do {
+            let byBill = try LedgerViews.byBill(by)
+            if byBill, into != nil { throw CLIError("--by bill and --in cannot be used together: a converted month is by purchase date") }
+            summary = try views.summary(month: month, category: category, byBill: byBill)
+        } catch let error as TallyCore.ValidationError {
             throw CLIError("invalid --\(error.field ?? "month"): \(error.message)")
         }
         var converted: JSONText?
@@ -175,10 +180,10 @@ struct SummaryCommand: ParsableCommand {
             }
         }
         if json {
-            print(try views.summaryDocument(month: month, category: category, into: into?.uppercased()).serialized)
+            print(try views.summaryDocument(month: month, category: category, into: into?.uppercased(), by: by).serialized)
             return
         }
-        print("Summary of \(month)\n")
+        print("Summary of \(month)\(summary.byBill ? " (card purchases by the month their bill is due)" : "")\n")
         if case .object(let fields)? = converted {
             func value(_ name: String) -> JSONText? { fields.first { $0.0 == name }?.1 }
             let code = into?.uppercased() ?? ""

@@ -19,7 +19,7 @@ struct Tally: AsyncParsableCommand {
             InitCommand.self, StatusCommand.self, ServeCommand.self, TokenCommand.self,
             ExpenseCommand.self, CategoryCommand.self, TodoCommand.self, BudgetCommand.self, RecurringCommand.self, SettingCommand.self,
             AccountCommand.self, TransferCommand.self, AccountsCommand.self, TransfersCommand.self, ReportCommand.self, PeopleCommand.self,
-            SettlementCommand.self, SplitCommand.self, SplitsCommand.self,
+            SettlementCommand.self, SplitCommand.self, SplitsCommand.self, YearCommand.self,
             ExpensesCommand.self, CategoriesCommand.self, TodosCommand.self, BudgetsCommand.self, SettingsCommand.self, SummaryCommand.self,
             RebuildCommand.self, VectorCommand.self, SegmentsCommand.self, SyncCommand.self, PeersCommand.self, KeysCommand.self, AttachmentCommand.self,
             AttachmentsCommand.self, ConflictsCommand.self, LogCommand.self, SnapshotsCommand.self, ImportCommand.self, ExportCommand.self, RuleCommand.self,

@@ -397,6 +397,35 @@ class WebApp(unittest.TestCase):
         # Put the passbook back at zero for the other tests' net worth.
         self.assertEqual(200, self.api("PATCH", f"/v1/expenses/{fee['id']}", {"amount": 30000})[0])
 
+    def test_the_month_by_bill_and_the_year_in_review(self):
+        # Issue 34: the month counted by bill (card purchases in the month their bill is due) is
+        # a switch on the month screen; the reports screen ends with the year in review.
+        driver = self.browser()
+        self.sign_in(driver)
+        self.go(driver, "#/month", "#counted-by-bill")
+        purchase_total = self.text(driver)
+        self.click(driver, "//label[@for='counted-by-bill']")
+        self.wait(driver).until(lambda d: d.find_element(By.ID, "counted-by-bill").is_selected())
+        self.assert_accessible(driver, "month by bill")
+        self.shoot(driver, "month-by-bill-phone-en")
+        self.click(driver, "//label[@for='counted-by-purchase']")
+        self.wait(driver).until(lambda d: d.find_element(By.ID, "counted-by-purchase").is_selected() and self.text(d) == purchase_total)
+        year = datetime.date.today().year
+        status, review = self.api("GET", f"/v1/reports/year?year={year}")
+        self.assertEqual(200, status, review)
+        self.go(driver, "#/reports", "#year-in-review")
+        self.wait(driver).until(lambda d: f"{year} in review" in self.text(d) and "Where it went" in self.text(d) and "Largest expenses" in self.text(d))
+        self.assert_accessible(driver, "year in review")
+        driver.execute_script("document.getElementById('year-in-review').scrollIntoView()")
+        driver.save_screenshot(os.path.join(SCREENSHOTS, "year-in-review-phone-en.png"))
+        self.assertEqual([], self.console_errors(driver))
+        korean = self.browser("desktop", "ko")
+        self.sign_in(korean)
+        self.go(korean, "#/reports", "#year-in-review")
+        self.wait(korean).until(lambda d: f"{year}년 결산" in self.text(d))
+        korean.execute_script("document.getElementById('year-in-review').scrollIntoView()")
+        korean.save_screenshot(os.path.join(SCREENSHOTS, "year-in-review-desktop-ko.png"))
+
     def test_set_a_budget_see_it_against_spending_and_delete_it(self):
         driver = self.browser()
         self.sign_in(driver)

@@ -52,4 +52,30 @@ import TallyTestSupport
         let bad = try replica.run(["accounts", "reconciliation", "nope"])
         #expect(bad.status != 0, "\(bad.stderr)")
     }
+
+    @Test func theYearInReviewAndAMonthByBillFromTheCommandLine() throws {
+        let replica = try CLIReplica()
+        let card = try replica.ok([
+            "account", "add", "--name", "Card", "--kind", "card", "--closing-day", "14", "--payment-day", "1", "--opening-date", "2026-01-01",
+        ])
+        _ = try replica.ok(["expense", "add", "--amount", "50000", "--payee", "Hotel", "--account", card, "--date", "2026-03-20"])
+        _ = try replica.ok(["expense", "add", "--amount", "7000", "--payee", "Lunch", "--date", "2026-03-21"])
+        let march = try replica.ok(["summary", "--month", "2026-03", "--by", "bill", "--json"])
+        let may = try replica.ok(["summary", "--month", "2026-05", "--by", "bill", "--json"])
+        func expense(_ json: String) -> Int? {
+            (((try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any])?["totals"] as? [[String: Any]])?.first?["expense"] as? Int
+        }
+        #expect(expense(march) == 7_000 && expense(may) == 50_000, "\(march) \(may)")
+        let bad = try replica.run(["summary", "--month", "2026-05", "--by", "week"])
+        #expect(bad.status != 0 && bad.stderr.contains("--by"), "\(bad.stderr)")
+
+        let year = try replica.ok(["year", "2026"])
+        #expect(year.contains("2026 in KRW") && year.contains("Busiest month: 2026-03") && year.contains("Hotel"), "\(year)")
+        let json = try replica.ok(["year", "2026", "--json"])
+        #expect(json.contains(#""largest":[{"#), "\(json)")
+        let none = try replica.ok(["year", "1999"])
+        #expect(none.contains("Nothing was recorded in 1999"), "\(none)")
+        let wrong = try replica.run(["year", "twenty"])
+        #expect(wrong.status != 0 && wrong.stderr.contains("year"), "\(wrong.stderr)")
+    }
 }

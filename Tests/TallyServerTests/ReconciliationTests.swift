@@ -13,11 +13,7 @@ import TallyTestSupport
     @Test func aReconciledAccountFlagsLaterEditsOfItsClearedLines() async throws {
         let fixture = try ServerFixture()
         try await fixture.test { client in
-            func create(_ path: String, _ body: String) async throws -> String {
-                let response = try await client.send(.post, path, token: fixture.readWrite, json: body)
-                #expect(response.status == .created, "\(body): \(String(buffer: response.body))")
-                return response.object["id"] as? String ?? ""
-            }
+            func create(_ path: String, _ body: String) async throws -> String { try await client.create(path, body, token: fixture.readWrite) }
             func reconciliation(_ id: String) async throws -> [String: Any] {
                 try await client.send(.get, "/v1/accounts/\(id)/reconciliation", token: fixture.readOnly).object
             }

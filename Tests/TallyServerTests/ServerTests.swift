@@ -45,6 +45,13 @@ extension TestClientProtocol {
         if json != nil { headers[.contentType] = contentType }
         return try await execute(uri: uri, method: method, headers: headers, body: json.map { ByteBuffer(string: $0) })
     }
+
+    /// POSTs `body` to `path`, expects 201 Created, and returns the new entity's id.
+    func create(_ path: String, _ body: String, token: String?, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        let response = try await send(.post, path, token: token, json: body)
+        #expect(response.status == .created, "\(path) \(body): \(String(buffer: response.body))", sourceLocation: sourceLocation)
+        return response.object["id"] as? String ?? ""
+    }
 }
 
 extension TestResponse {

@@ -12,9 +12,7 @@ import TallyTestSupport
 /// write nothing.
 @Suite struct SplitReceiptHTTPTests {
     func create(_ client: some TestClientProtocol, _ fixture: ServerFixture, _ path: String, _ body: String) async throws -> String {
-        let response = try await client.send(.post, path, token: fixture.readWrite, json: body)
-        #expect(response.status == .created, "\(path) \(body): \(String(buffer: response.body))")
-        return response.object["id"] as? String ?? ""
+        try await client.create(path, body, token: fixture.readWrite)
     }
 
     @Test func aSplitReceiptCountsEachLineInItsCategory() async throws {
