@@ -143,10 +143,13 @@ function thumbnailImage(digest, missing, what) {
 }
 
 async function expenseForm(main, { session, navigate, announce, stillShown }, id) {
-  const [categories, expense, defaultCurrency] = await Promise.all([
+  const [categories, expense, defaultCurrency, people] = await Promise.all([
     api("/v1/categories").then((c) => c.items),
     id ? api(`/v1/expenses/${id}`) : null,
-    id ? null : api("/v1/settings/defaultCurrency").then((s) => (typeof s.value === "string" ? s.value : null)).catch(() => null),
+    // From the list of settings: a ledger without one answers it with nothing, not a 404.
+    id ? null : api("/v1/settings").then((s) => s.items.find((setting) => setting.key === "defaultCurrency")?.value)
+      .then((value) => (typeof value === "string" ? value : null)).catch(() => null),
+    householdNames(),
   ]);
   if (!stillShown()) return {};
   if (id && !session.canWrite) return view(main, expense, categories, session.readOnlyNote);
@@ -167,6 +170,13 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
   const memo = control("memo", h("textarea", { rows: 2 }, expense?.memo ?? ""));
   const tags = control("tags", h("input", { type: "text", value: expense?.tags.join(", ") ?? "", autocomplete: "off" }));
   const photo = control("attachments", h("input", { type: "file", accept: "image/*,application/pdf", capture: "environment" }));
+  // Who paid and who shares it (issue 34): names from the household — its members, and every
+  // name already used — offered as the person types; a member signed in is the payer of a new one.
+  const paidBy = control("paidBy", h("input", { type: "text", value: expense?.paidBy ?? (expense ? "" : session.member ?? ""), autocomplete: "off",
+    list: "people-names", maxlength: 64 }));
+  const split = control("split", h("select", {}, ["equal", "shares", "amounts"].map((s) => h("option", { value: s, selected: (expense?.split ?? "equal") === s }, t(`split_${s}`)))));
+  const shares = control("shares", h("input", { type: "text", autocomplete: "off", value: sharesText(expense), placeholder: t("sharesPlaceholder") }));
+  const peopleNames = h("datalist", { id: "people-names" }, people.map((name) => h("option", { value: name })));
   const formError = h("p", { class: "form-error", role: "alert", hidden: true });
   const status = h("p", { class: "muted", role: "status" });
   const submit = h("button", { type: "submit", class: "primary" }, t("save"));
@@ -186,11 +196,17 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
       // Typed money becomes minor units; text that is not money goes to the API as typed, and
       // its answer says what is wrong — beside the field.
       amount: toMinorUnits(amount.value, currencySelect.value) ?? amount.value,
+      paidBy: paidBy.value.trim() || null,
     };
+    // Shared with nobody: no split either. Typed shares become {name: number} (amounts as money).
+    const typedShares = shares.value.trim() ? sharesObject(shares.value, split.value, currencySelect.value) : null;
+    const sharing = typedShares === null ? { split: null, shares: null } : { split: split.value, shares: typedShares };
     const typedTags = tags.value.split(",").map((tag) => tag.trim()).filter(Boolean);
-    if (!expense) return { ...now, date: date.value, tags: typedTags };
+    if (!expense) return { ...now, date: date.value, tags: typedTags, ...(typedShares === null ? {} : sharing) };
     const body = {};
     for (const [name, value] of Object.entries(now)) if (value !== (expense[name] ?? null)) body[name] = value;
+    if (sharing.split !== (expense.split ?? null)) body.split = sharing.split;
+    if (JSON.stringify(sharing.shares) !== JSON.stringify(expense.shares ?? null)) body.shares = sharing.shares;
     if (tags.value !== expense.tags.join(", ")) body.tags = typedTags;
     if (date.value !== expense.date.slice(0, 10)) body.date = date.value;
     return body;
@@ -254,6 +270,10 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
     h("datalist", { id: "payment-methods" }, ["card", "cash", "transfer"].map((v) => h("option", { value: v }))),
     field(t("memo"), memo),
     field(t("tags"), tags, t("tagsHint")),
+    h("details", { class: "sharing", open: Boolean(expense?.paidBy || expense?.shares) },
+      h("summary", {}, t("whoPaid")),
+      field(t("paidBy"), paidBy), peopleNames,
+      h("div", { class: "row" }, field(t("sharedWith"), shares, t("sharesHint")), field(t("splitHow"), split))),
     existing,
     field(t("receipt"), photo, t("receiptHint")),
     formError, status,
@@ -275,6 +295,35 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
   // A form is never redrawn under a person's hands (an armed delete, a half-made choice): live
   // changes wait until it is saved, cancelled or deleted. An edit sends only the fields changed.
   return { isBusy: () => true };
+}
+
+// Every name of the household: its members (a hosted ledger's) and the people already named.
+async function householdNames() {
+  const [members, people] = await Promise.all([
+    api("/v1/members").then((m) => m.items.map((member) => member.name)).catch(() => []),
+    api("/v1/people").then((p) => p.items.map((person) => person.name)).catch(() => []),
+  ]);
+  return [...new Set([...members, ...people])].sort();
+}
+
+// An expense's shares as typed: "minji, jisoo" (equal) or "minji=2, jisoo=1".
+function sharesText(expense) {
+  if (!expense?.shares) return "";
+  return Object.entries(expense.shares).map(([name, value]) =>
+    expense.split === "equal" ? name : `${name}=${expense.split === "amounts" ? fromMinorUnits(value, expense.currency) : value}`).join(", ");
+}
+
+// Typed shares as the API's object, names in order: equal gives each 1; amounts are money.
+// A part that is not a number goes as typed, and the API's answer says what is wrong.
+function sharesObject(text, split, currency) {
+  const pairs = text.split(",").map((part) => part.trim()).filter(Boolean).map((part) => {
+    const at = part.lastIndexOf("=");
+    const name = (at < 0 ? part : part.slice(0, at)).trim();
+    const number = at < 0 ? "1" : part.slice(at + 1).trim();
+    const value = split === "equal" ? 1 : split === "amounts" ? toMinorUnits(number, currency) : (/^\d+$/.test(number) ? Number(number) : null);
+    return [name, value ?? number];
+  });
+  return Object.fromEntries(pairs.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 // A read-only view of one expense (a read-only token, or the ledger as it was).

@@ -426,6 +426,41 @@ class WebApp(unittest.TestCase):
         korean.execute_script("document.getElementById('year-in-review').scrollIntoView()")
         korean.save_screenshot(os.path.join(SCREENSHOTS, "year-in-review-desktop-ko.png"))
 
+    def test_who_paid_and_who_shares_an_expense_from_its_form(self):
+        # Issue 34: the expense form records who paid and who shares it; the settle-up screen
+        # then shows who owes whom. Dated in 2024 and shared by people no other test meets.
+        driver = self.browser()
+        self.sign_in(driver)
+        self.go(driver, "#/expenses/new", "#expense-amount").send_keys("60000")
+        driver.find_element(By.ID, "expense-payee").send_keys("Picnic")
+        driver.execute_script("arguments[0].value = '2024-05-05'", driver.find_element(By.ID, "expense-date"))
+        driver.find_element(By.CSS_SELECTOR, "details.sharing summary").click()
+        self.wait(driver).until(EC.visibility_of_element_located((By.ID, "expense-paidBy"))).send_keys("Ji-ho")
+        driver.find_element(By.ID, "expense-shares").send_keys("Ji-ho=1, Se-ah=2")
+        Select(driver.find_element(By.ID, "expense-split")).select_by_value("shares")
+        self.assert_accessible(driver, "expense form with who paid")
+        driver.execute_script("document.querySelector('details.sharing').scrollIntoView()")
+        driver.save_screenshot(os.path.join(SCREENSHOTS, "who-paid-phone-en.png"))
+        driver.find_element(By.CSS_SELECTOR, ".expense-form button[type=submit]").click()
+        self.wait(driver).until(lambda d: "#/expenses/2024-05" in d.current_url)
+        picnic = [e for e in self.api("GET", "/v1/expenses?month=2024-05&text=Picnic")[1]["items"]]
+        self.assertEqual(1, len(picnic))
+        self.assertEqual(("Ji-ho", "shares", {"Ji-ho": 1, "Se-ah": 2}), (picnic[0]["paidBy"], picnic[0]["split"], picnic[0]["shares"]))
+        self.go(driver, "#/people", "ul.settle")
+        self.wait(driver).until(lambda d: "Se-ah pays Ji-ho ₩40,000" in self.text(d))
+        # Edited: the form shows what was recorded, and a change of the shares is saved.
+        self.go(driver, f"#/expenses/id/{picnic[0]['id']}", "#expense-shares")
+        shares = driver.find_element(By.ID, "expense-shares")
+        self.assertEqual("Ji-ho=1, Se-ah=2", shares.get_attribute("value"))
+        shares.clear()
+        shares.send_keys("Ji-ho, Se-ah")
+        Select(driver.find_element(By.ID, "expense-split")).select_by_value("equal")
+        driver.find_element(By.CSS_SELECTOR, ".expense-form button[type=submit]").click()
+        self.wait(driver).until(lambda d: "#/expenses/2024-05" in d.current_url)
+        status, edited = self.api("GET", f"/v1/expenses/{picnic[0]['id']}")
+        self.assertEqual(("equal", {"Ji-ho": 1, "Se-ah": 1}), (edited["split"], edited["shares"]))
+        self.assertEqual([], self.console_errors(driver))
+
     def test_set_a_budget_see_it_against_spending_and_delete_it(self):
         driver = self.browser()
         self.sign_in(driver)
