@@ -121,6 +121,8 @@ struct StoreBenchmarks {
                         VALUES (?, ?, 'bank', 'KRW', 1000000, '2024-01-01T00:00:00+09:00', 0, 1704034800000)
                         """, arguments: ["account-\(account)", "Account \(account)"])
             }
+            // The first a card closing on the 14th and paying on the 1st: a fifth of the expenses are card purchases.
+            try db.execute(sql: "UPDATE accounts SET kind = 'card', closing_day = 14, payment_day = 1 WHERE id = 'account-0'")
             let transfer = try db.makeStatement(
                 sql: "INSERT INTO transfers (id, account_id, to_account_id, amount, date, date_ms, month) VALUES (?, ?, ?, 50000, ?, ?, ?)")
             for row in stride(from: 0, to: expenseRows, by: 100) {
@@ -153,7 +155,20 @@ struct StoreBenchmarks {
             _ = try ProjectionQueries.monthTotals(db, from: "2025-01", to: "2025-12")
             for month in 0..<12 { _ = try ProjectionQueries.accountBalances(db, at: 1_735_657_200_000 + Int64(month) * 2_629_800_000) }
         }
+        let byBill = try p50 { db in _ = try ProjectionQueries.summary(db, month: "2025-06", byBill: true) }
+        // The year in review's reads: two years of month totals, the largest expenses, the balances at both ends.
+        let year = try p50 { db in
+            _ = try ProjectionQueries.monthTotals(db, from: "2024-01", to: "2025-12")
+            _ = try ProjectionQueries.largestExpenses(db, from: "2025-01", to: "2025-12", limit: 5)
+            for at: Int64 in [1_735_657_199_999, 1_767_193_199_999] { _ = try ProjectionQueries.accountBalances(db, at: at) }
+        }
         return [
+            BenchmarkResult(
+                name: "summary_month_by_bill_p50", value: byBill, unit: "ms", baseline: summary,
+                baselineName: "summary_month_p50 at \(expenseRows) rows, same run"),
+            BenchmarkResult(
+                name: "year_in_review_p50", value: year, unit: "ms", baseline: summary,
+                baselineName: "summary_month_p50 at \(expenseRows) rows, same run"),
             BenchmarkResult(
                 name: "report_12_months_p50", value: report, unit: "ms", baseline: summary,
                 baselineName: "summary_month_p50 at \(expenseRows) rows, same run"),
