@@ -65,8 +65,10 @@ export async function render(main, { session, announce, stillShown }) {
     return h("div", { class: "reconciliation" },
       h("h3", {}, account.name),
       h("p", {}, t("reconciledThrough", { day: reconciliation.reconciledThrough.slice(0, 10) }), " · ",
-        h("span", { class: difference ? "expense" : "ok" },
-          difference ? t("difference", { amount: money(difference, account.currency) }) : t("noDifference")), " · ",
+        difference === null
+          ? h("span", { class: "muted" }, t("noStatementBalance"))
+          : h("span", { class: difference ? "expense" : "ok" },
+            difference ? t("difference", { amount: money(difference, account.currency) }) : t("noDifference")), " · ",
         h("span", { class: "muted" }, t("clearedLines", { n: reconciliation.clearedCount }))),
       reconciliation.changedSince.length ? [
         h("p", { class: "note" }, t("changedSince")),

@@ -28,8 +28,12 @@ export async function splitForm(main, { session, navigate, announce, stillShown 
 
   function addRow(line) {
     const n = rows.length + 1;
+    // No category of its own: the expense's (sent as null, so it follows the expense's). A
+    // category since deleted stays chosen, named as such, until the person picks another.
     const category = h("select", { id: `line-category-${n}`, "aria-label": t("lineCategory", { n }) },
-      categoryOptions(categories, line?.categoryId ?? receipt.categoryId, { none: t("noCategory") }));
+      categoryOptions(categories, line?.categoryId ?? null, { none: t("expensesOwnCategory") }),
+      line?.categoryId && !categories.some((c) => c.id === line.categoryId)
+        ? h("option", { value: line.categoryId, selected: true }, t("deletedCategory")) : null);
     const amount = h("input", { id: `line-amount-${n}`, inputmode: "decimal", autocomplete: "off", "aria-label": t("lineAmount", { n }),
       value: line ? fromMinorUnits(line.amount, currency) : "", oninput: update });
     const memo = h("input", { id: `line-memo-${n}`, autocomplete: "off", maxlength: 4000, "aria-label": t("lineMemo", { n }), value: line?.memo ?? "", placeholder: t("memo") });
@@ -48,6 +52,7 @@ export async function splitForm(main, { session, navigate, announce, stillShown 
 
   async function save(event) {
     event.preventDefault();
+    if (submit.disabled) return;  // one tap, one split
     clearErrors(form);
     const lines = rows.map((row) => ({
       ...(row.id ? { id: row.id } : {}),
@@ -55,13 +60,15 @@ export async function splitForm(main, { session, navigate, announce, stillShown 
       amount: toMinorUnits(row.amount.value, currency) ?? row.amount.value,
       memo: row.memo.value.trim() || null,
     }));
+    submit.disabled = true;
     try {
       await api(`/v1/expenses/${id}/lines`, { method: "PUT", body: { lines } });
       announce(t("saved"));
       navigate(`#/expenses/${receipt.date.slice(0, 7)}`);
       window.dispatchEvent(new Event("tally:idle"));
-    } catch (error) { showError(form, formError, error); }
+    } catch (error) { showError(form, formError, error); } finally { submit.disabled = false; }
   }
+  const submit = h("button", { type: "submit", class: "primary" }, t("save"));
 
   for (const line of receipt.lines) addRow(line);
   if (!receipt.lines.length) { addRow(null); }
@@ -74,7 +81,7 @@ export async function splitForm(main, { session, navigate, announce, stillShown 
     list, remaining, formError,
     session.canWrite ? h("div", { class: "actions" },
       h("button", { type: "button", class: "quiet", id: "add-line", onclick: () => addRow(null).focus() }, `+ ${t("addLine")}`),
-      h("button", { type: "submit", class: "primary" }, t("save")),
+      submit,
       receipt.lines.length ? h("button", { type: "button", class: "quiet", onclick: async () => {
         try {
           await api(`/v1/expenses/${id}/lines`, { method: "PUT", body: { lines: [] } });

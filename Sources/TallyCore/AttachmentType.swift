@@ -1,6 +1,9 @@
 /// What an attachment is, told from its first bytes — never from a file name or a client's
 /// word: JPEG, PNG, HEIC/HEIF (an iPhone's photos), WebP, GIF and PDF.
 public enum AttachmentType {
+    /// The thumbnail sizes a server makes and a client may ask for (the longest side, in pixels).
+    public static let thumbnailSizes = [128, 256, 512, 1024]
+
     /// The media types told apart, for configuration and documentation.
     public static let known = ["image/jpeg", "image/png", "image/heic", "image/heif", "image/webp", "image/gif", "application/pdf"]
 

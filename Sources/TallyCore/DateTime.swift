@@ -133,6 +133,17 @@ public struct DateTime: Hashable, Comparable, Sendable, CustomStringConvertible 
     }
 
     /// Parses ISO 8601: `YYYY-MM-DDTHH:MM[:SS[.fff]](Z|±HH:MM)`, or a bare `YYYY-MM-DD`,
+    /// A `Date` as the log stores it: whole milliseconds, and `timeZone`'s offset at that
+    /// moment; nil for a date that is no real moment (not finite, or beyond an Int64 of
+    /// milliseconds) or a zone whose offset is no whole number of minutes that fits.
+    public init?(date: Date, timeZone: TimeZone) {
+        let millis = (date.timeIntervalSince1970 * 1000).rounded()
+        guard millis.isFinite, let epochMillis = Int64(exactly: millis), let offset = Int16(exactly: timeZone.secondsFromGMT(for: date) / 60) else {
+            return nil
+        }
+        self.init(epochMillis: epochMillis, offsetMinutes: offset)
+    }
+
     /// which means local midnight of that day in `timeZone`.
     public init?(iso8601 text: String, timeZone: TimeZone = .current) {
         let bytes = Array(text.utf8)

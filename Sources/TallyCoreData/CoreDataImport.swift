@@ -258,10 +258,9 @@ public enum CoreDataImport {
 }
 
 extension DateTime {
-    /// A `Date` as the log stores it: milliseconds, and `timeZone`'s offset then.
+    /// A `Date` of the store as the log stores it (`DateTime(date:timeZone:)`); the reader
+    /// already refused dates that are no real moment, so the fallback is never taken.
     init(_ date: Date, in timeZone: TimeZone) {
-        let millis = (date.timeIntervalSince1970 * 1000).rounded()
-        self.init(
-            epochMillis: Int64(exactly: millis) ?? 0, offsetMinutes: Int16(clamping: timeZone.secondsFromGMT(for: date) / 60))
+        self = DateTime(date: date, timeZone: timeZone) ?? DateTime(epochMillis: 0, offsetMinutes: 0)
     }
 }

@@ -9,7 +9,7 @@ import TallyLog
 /// `blobs/thumbnails/DIGEST-SIZE` names the thumbnail blob of each photo and size.
 public struct Thumbnailer: Sendable {
     /// The sizes served (the longest side, in pixels).
-    public static let sizes = [128, 256, 512, 1024]
+    public static let sizes = AttachmentType.thumbnailSizes
     /// The media types a thumbnail is made of.
     public static let imageTypes: Set<String> = ["image/jpeg", "image/png", "image/heic", "image/heif", "image/webp", "image/gif"]
 

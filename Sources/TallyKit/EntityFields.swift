@@ -169,11 +169,7 @@ enum FieldValues {
 
     /// A date in a time zone as the log stores it (milliseconds and the zone's offset then).
     static func dateTime(_ date: Date, in timeZone: TimeZone, field: String) throws(ValidationError) -> DateTime {
-        let millis = (date.timeIntervalSince1970 * 1000).rounded()
-        guard millis.isFinite, let epochMillis = Int64(exactly: millis) else { throw ValidationError(field: field, "must be a real date") }
-        guard let offsetMinutes = Int16(exactly: timeZone.secondsFromGMT(for: date) / 60) else {
-            throw ValidationError(field: field, "has no usable time zone")
-        }
-        return DateTime(epochMillis: epochMillis, offsetMinutes: offsetMinutes)
+        guard let value = DateTime(date: date, timeZone: timeZone) else { throw ValidationError(field: field, "must be a real date in a usable time zone") }
+        return value
     }
 }

@@ -44,7 +44,9 @@ extension Replica {
     /// `attachment(_:)` has the photo itself there).
     public func thumbnail(_ digest: String, size: Int = 256, from server: SyncServer) async throws -> Data? {
         guard BlobStore.isDigest(digest) else { throw ValidationError(field: "attachment", "must be a SHA-256 digest (64 lowercase hex digits)") }
-        guard [128, 256, 512, 1024].contains(size) else { throw ValidationError(field: "size", "must be 128, 256, 512 or 1024") }
+        guard AttachmentType.thumbnailSizes.contains(size) else {
+            throw ValidationError(field: "size", "must be one of \(AttachmentType.thumbnailSizes.map(String.init).joined(separator: ", "))")
+        }
         let folder = path + "/thumbnails"
         let file = folder + "/\(digest)-\(size)"
         if let kept = FileManager.default.contents(atPath: file) { return kept }

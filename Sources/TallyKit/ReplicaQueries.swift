@@ -41,7 +41,7 @@ public struct ReplicaQueries: Sendable {
     /// Every setting (replicated and this replica's own `local.…` ones).
     public func settings() throws -> [SettingRow] { try views.settings() }
     /// One setting's value as JSON text, or nil.
-    public func setting(_ key: String) throws -> String? { try views.settings().first { $0.key == key }?.value }
+    public func setting(_ key: String) throws -> String? { try views.settingValue(key) }
 
     /// A month's totals by currency, category and payment.
     public func summary(month: String) throws -> MonthSummary { try views.summary(month: month) }

@@ -50,16 +50,32 @@ extension Ledger {
         guard lines.count <= Limits.maxLinesPerExpense else {
             throw ValidationError(field: "lines", "at most \(Limits.maxLinesPerExpense) lines")
         }
-        let existing = try views.store.lineIDs(expenseID: expense.lowercased)
+        // One split of an expense at a time: two at once would each keep the lines they read
+        // and add their own (a double tap on Save would leave lines that add up to twice it).
+        guard splitsUnderWay.withLock({ $0.insert(expense).inserted }) else {
+            throw ValidationError(field: "id", "a split of this expense is being written: try again in a moment", kind: .conflictsWithState)
+        }
+        defer { _ = splitsUnderWay.withLock { $0.remove(expense) } }
+        let existing = try views.store.lineCategories(expenseID: expense.lowercased)
         try await BlockingThreads.run { [session] in
             _ = try session.writeAll(actor: actor) { lookup in try Self.lineDrafts(of: expense, lines, existing: existing, actor: actor, lookup) }
         }
         return try views.splitReceiptDocument(expense: expense)
     }
 
-    /// The events that turn an expense's `existing` lines into `lines`.
+    /// A line written on its own (`POST /v1/lines`) finds room on its expense: at most
+    /// `Limits.maxLinesPerExpense`, as a whole split.
+    func checkLineRoom(_ properties: PropertyMap) throws {
+        guard case .uuid(let expense)? = properties[.expenseId] else { return }
+        if try views.store.lineCategories(expenseID: expense.lowercased).count >= Limits.maxLinesPerExpense {
+            throw ValidationError(field: "expenseId", "an expense has at most \(Limits.maxLinesPerExpense) lines", kind: .conflictsWithState)
+        }
+    }
+
+    /// The events that turn an expense's `existing` lines (id → the category the views show
+    /// for it, merged duplicates resolved) into `lines`.
     private static func lineDrafts(
-        of expense: UUID, _ lines: [SplitLine], existing: [String], actor: String, _ lookup: some LedgerLookup
+        of expense: UUID, _ lines: [SplitLine], existing: [String: String?], actor: String, _ lookup: some LedgerLookup
     ) throws -> [EventDraft] {
         guard let payment = try lookup.live(.uuid(expense)), payment.type == .expense else {
             throw ValidationError(field: "id", "no expense with id \(expense.lowercased)", kind: .notFound)
@@ -77,18 +93,26 @@ extension Ledger {
         }
         var kept = Set(lines.compactMap(\.id))
         guard kept.count == lines.compactMap(\.id).count else { throw ValidationError(field: "lines", "a line is named twice") }
+        /// Whether `category` (as given) is the category `id` shows: the one written, or the one
+        /// that stands for it since duplicates merged.
+        func shows(_ id: UUID, _ category: UUID?, _ entity: LedgerState.Entity) -> Bool {
+            (entity.values[.categoryId] ?? .null) == (category.map { .uuid($0) } ?? .null) || existing[id.lowercased] == .some(category?.lowercased)
+        }
+        func memo(_ text: String?) -> PropertyValue {
+            guard let text else { return .null }
+            return (try? EntitySpec.line.field(.memo)?.normalize(.string(text))) ?? .string(text)
+        }
         // A line given without an id takes the place of an existing line not named, of the same
         // category and memo: a re-split that keeps a line (from a form or the CLI) keeps its id,
         // so that another replica's edit of it is merged, not lost with a deleted line.
         var unnamed: [(id: UUID, entity: LedgerState.Entity)] = []
-        for id in existing.compactMap(UUID.init(uuidString:)) where !kept.contains(id) {
+        for id in existing.keys.sorted().compactMap(UUID.init(uuidString:)) where !kept.contains(id) {
             if let entity = try lookup.live(.uuid(id)), entity.type == .line { unnamed.append((id, entity)) }
         }
         let lines = lines.map { line in
             guard line.id == nil else { return line }
-            let category: PropertyValue = line.categoryId.map { .uuid($0) } ?? .null
-            let memo: PropertyValue = line.memo.map { .string($0) } ?? .null
-            guard let match = unnamed.firstIndex(where: { ($0.entity.values[.categoryId] ?? .null) == category && ($0.entity.values[.memo] ?? .null) == memo })
+            guard
+                let match = unnamed.firstIndex(where: { shows($0.id, line.categoryId, $0.entity) && ($0.entity.values[.memo] ?? .null) == memo(line.memo) })
             else { return line }
             let id = unnamed.remove(at: match).id
             kept.insert(id)
@@ -108,14 +132,17 @@ extension Ledger {
                 throw ValidationError(field: "lines", "no line \(id.lowercased) of this expense", kind: .conflictsWithState)
             }
             // Only what differs is written: an untouched line keeps its stamps (no conflict with
-            // another replica's edit of it).
+            // another replica's edit of it), and a category given as the one that now stands for
+            // the line's (merged duplicates) is no change.
             var changed = PropertyMap()
             for (name, value) in properties where (current.values[name] ?? .null) != value { changed[name] = value }
+            if shows(id, line.categoryId, current) { changed[.categoryId] = nil }
+            if changed[.memo] != nil, memo(line.memo) == (current.values[.memo] ?? .null) { changed[.memo] = nil }
             if !changed.isEmpty {
                 drafts.append(EventDraft(entityType: .line, entityID: .uuid(id), operation: .update, properties: changed, actor: actor))
             }
         }
-        for id in existing.compactMap(UUID.init(uuidString:)) where !kept.contains(id) {
+        for id in existing.keys.sorted().compactMap(UUID.init(uuidString:)) where !kept.contains(id) {
             if try lookup.live(.uuid(id)) != nil { drafts.append(EventDraft(entityType: .line, entityID: .uuid(id), operation: .delete, actor: actor)) }
         }
         return drafts

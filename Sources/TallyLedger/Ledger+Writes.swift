@@ -22,6 +22,7 @@ extension Ledger {
         defer { claim?.release() }
         if idempotencyKey != nil, let existing = try views.entityJSON(type, id: uuid) { return (existing, true) }
         try checkAttachmentsHeld(properties)
+        if type == .line { try checkLineRoom(properties) }
         _ = try await session.write(actor: actor, creating(type, uuid, properties, actor: actor))
         if type == .recurring { await materializeNewRule() }
         return (try written(type, uuid), false)

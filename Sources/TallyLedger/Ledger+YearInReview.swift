@@ -49,7 +49,8 @@ extension LedgerViews {
         let largest = try store.largestExpenses(from: thisYear[0], to: thisYear[11], limit: Self.yearTopCount)
         let currencies: [JSONText] = years.filter { $0.value.count > 0 }.sorted { $0.key < $1.key }.map { currency, entry in
             let months = perMonth[currency] ?? Array(repeating: AmountSum(), count: 12)
-            let busiest = months.indices.max { (months[$0].value ?? .max, $1) < (months[$1].value ?? .max, $0) }
+            // The month with the most spending (the earliest of equals); none when nothing was spent.
+            let busiest = months.indices.filter { months[$0] != AmountSum() }.max { (months[$0].value ?? .max, $1) < (months[$1].value ?? .max, $0) }
             let categories = (perCategory[currency] ?? [:]).filter { $0.value != AmountSum() }.sorted {
                 ($0.value.value ?? .max, $1.key ?? "") > ($1.value.value ?? .max, $0.key ?? "")
             }

@@ -29,6 +29,8 @@ public final class Ledger: Sendable {
     let session: LedgerSession
     /// The entities being created under an `Idempotency-Key` right now (`Ledger+Writes`).
     let idempotentCreates = Mutex<Set<UUID>>([])
+    /// Expenses whose split is being written (`setLines`): one at a time each.
+    let splitsUnderWay = Mutex<Set<UUID>>([])
     /// Statement imports reading or writing now (`importFile`), at most `maxImportsAtOnce`.
     let importsUnderWay = Mutex(0)
     /// Deliveries of events from outside (pulls, pushes, bundles) take turns (`DeliveryTurn`).

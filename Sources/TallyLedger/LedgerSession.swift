@@ -82,6 +82,10 @@ struct LedgerSession: Sendable {
                 draft.actor = actor
                 draft.properties = try EntitySchema.validate(draft.entityType, draft.operation, draft.properties)
                 try WriteRules.check(draft, against: lookup)
+                // What an update overwrites, as `checkedDraft` records it: a later edit, not a conflict.
+                if draft.operation == .update, let current = try lookup.entity(draft.entityID) {
+                    draft.basis = current.stamps.filter { draft.properties[$0.key] != nil }
+                }
                 return draft
             }
         }

@@ -103,6 +103,9 @@ public struct LedgerViews: Sendable {
     /// Every setting.
     public func settings() throws -> [SettingRow] { try store.settings() }
 
+    /// One setting's value as canonical JSON text; nil if there is none.
+    public func settingValue(_ key: String) throws -> String? { try store.setting(key: key)?.value }
+
     /// One setting as JSON; nil if there is none.
     public func setting(_ key: String) throws -> JSONText? {
         try store.setting(key: key).map(ViewJSON.setting)

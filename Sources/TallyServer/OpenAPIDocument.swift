@@ -697,7 +697,7 @@ enum OpenAPIDocument {
           /v1/attachments/{digest}/thumbnail:
             parameters: [{name: digest, in: path, required: true, schema: {type: string, pattern: "^[0-9a-f]{64}$"}}]
             get:
-              parameters: [{name: size, in: query, schema: {type: integer, enum: [128, 256, 512, 1024]}}]
+              parameters: [{name: size, in: query, schema: {type: integer, enum: [\(AttachmentType.thumbnailSizes.map(String.init).joined(separator: ", "))]}}]
               responses:
                 default: {$ref: "#/components/responses/Error"}
                 "200": {description: "A JPEG that fits in size×size, upright, without metadata.", content: {image/jpeg: {schema: {type: string, format: binary}}}}

@@ -18,67 +18,63 @@ extension ProjectionQueries {
         var count: Int
     }
 
-    /// The month's parts by purchase date (`byBill` false) or by bill.
+    /// The month's parts by purchase date (`byBill` false) or by bill. A purchase is billed when
+    /// it is on a card with a closing day, in the card's currency (what the card's bills hold:
+    /// one in another currency is on no bill, and counts by purchase date).
     static func monthParts(_ db: Database, month: String, byBill: Bool) throws -> [MonthPart] {
-        let cards = byBill ? try cardCycles(db) : [:]
-        // The cards' ids are the views' own lower-case UUIDs: written into the SQL as they are.
-        let notOnCards =
-            cards.isEmpty ? "" : " AND (account_id IS NULL OR account_id NOT IN (\(cards.keys.sorted().map { "'\($0)'" }.joined(separator: ","))))"
+        let cards =
+            byBill ? try Row.fetchAll(db, sql: "SELECT id, currency, closing_day, payment_day FROM accounts WHERE closing_day IS NOT NULL ORDER BY id") : []
+        // Not on a card's bill: on none of the cards in its currency (a few cards, compared in the row).
+        let notBilled = String(repeating: " AND NOT (account_id IS ? AND currency = ?)", count: cards.count)
+        let cardArguments = StatementArguments(cards.flatMap { [$0["id"] as DatabaseValue, $0["currency"] as DatabaseValue] })
         var parts = try Row.fetchAll(
             db,
             sql: """
-                SELECT kind, currency, category_id, payment, \(splitSum("amount")), COUNT(*) FROM expenses WHERE month = ?\(notOnCards)
+                SELECT kind, currency, category_id, payment, \(splitSum("amount")), COUNT(*) FROM expenses WHERE month = ?\(notBilled)
                 GROUP BY kind, currency, category_id, payment
                 UNION ALL
-                SELECT kind, currency, category_id, payment, \(splitSum("amount")), 0 FROM (\(lineShiftsSQL)) WHERE month = ?\(notOnCards)
+                SELECT kind, currency, category_id, payment, \(splitSum("amount")), 0 FROM (\(lineShiftsSQL)) WHERE month = ?\(notBilled)
                 GROUP BY kind, currency, category_id, payment
-                """, arguments: [month, month]
+                """, arguments: [month] + cardArguments + [month] + cardArguments
         ).map(part)
-        guard !cards.isEmpty, let (year, number) = monthNumbers(month) else { return parts }
-        // A card purchase is due at most two months after the month it was made in.
+        guard byBill, let (year, number) = monthNumbers(month) else { return parts }
         let index = CardCycle.index(year: year, month: number)
-        var billed: [String] = []
-        for row in try Row.fetchAll(
-            db,
-            sql: """
-                SELECT id, account_id, kind, currency, category_id, payment, amount, date FROM expenses
-                WHERE account_id IN (\(cards.keys.sorted().map { "'\($0)'" }.joined(separator: ","))) AND month >= ? AND month <= ?
-                """, arguments: [CardCycle.text(index - 2), month])
-        {
-            guard let cycle = cards[row["account_id"]], let date = DateTime(iso8601: row["date"]) else { continue }
-            guard cycle.billMonth(ofDay: date.localDayNumber) == index else { continue }
-            billed.append(row["id"])
-            parts.append(
-                MonthPart(
-                    kind: row["kind"], currency: row["currency"], category: row["category_id"], payment: row["payment"], amount: AmountSum(row["amount"]),
-                    count: 1))
-        }
-        // The lines of the split receipts among them, 500 ids at a time.
-        var start = 0
-        while start < billed.count {
-            let chunk = Array(billed[start..<min(billed.count, start + 500)])
-            parts += try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT kind, currency, category_id, payment, \(splitSum("amount")), 0 FROM (\(lineShiftsSQL))
-                    WHERE expense_id IN (\(chunk.map { _ in "?" }.joined(separator: ","))) GROUP BY kind, currency, category_id, payment
-                    """, arguments: StatementArguments(chunk)
-            ).map(part)
-            start += 500
+        // A card purchase is due at most two months after the month it was made in: each card's
+        // purchases from then (a day's margin for time zones) through the month, by its index,
+        // summed per day of their own time zone; a day is billed whole.
+        guard let from = DateTime(iso8601: CardCycle.text(index - 2) + "-01T00:00:00Z"),
+            let through = DateTime(iso8601: CardCycle.text(index + 1) + "-01T00:00:00Z")
+        else { return parts }
+        for card in cards {
+            guard let closing = card["closing_day"] as Int?, let cycle = CardCycle(closingDay: closing, paymentDay: card["payment_day"]) else { continue }
+            let arguments: StatementArguments = [card["id"], card["currency"], from.epochMillis - 86_400_000, through.epochMillis + 86_400_000]
+            for source in ["expenses", "(\(lineShiftsSQL))"] {
+                for row in try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT kind, currency, category_id, payment, \(splitSum("amount")), \(source == "expenses" ? "COUNT(*)" : "0"), day FROM (
+                            SELECT kind, currency, category_id, payment, amount, \(localDaySQL) AS day FROM \(source)
+                            WHERE account_id = ? AND currency = ? AND date_ms >= ? AND date_ms < ?)
+                        GROUP BY day, kind, currency, category_id, payment
+                        """, arguments: arguments)
+                where cycle.billMonth(ofDay: row[7]) == index {
+                    parts.append(part(row))
+                }
+            }
         }
         return parts
     }
 
-    /// Every card with a closing day, by id.
-    static func cardCycles(_ db: Database) throws -> [String: CardCycle] {
-        var cycles: [String: CardCycle] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT id, closing_day, payment_day FROM accounts WHERE closing_day IS NOT NULL") {
-            if let closing = row["closing_day"] as Int?, let cycle = CardCycle(closingDay: closing, paymentDay: row["payment_day"]) {
-                cycles[row["id"]] = cycle
-            }
-        }
-        return cycles
-    }
+    /// A row's day in its own time zone (`DateTime.localDayNumber`): `date_ms` moved by the
+    /// offset its `date` text ends with (`Z` or `±HH:MM`), floored to whole days.
+    static let localDaySQL: String = {
+        let local = """
+            (date_ms + 60000 * CASE WHEN substr(date, -1) = 'Z' THEN 0
+                ELSE (CASE substr(date, -6, 1) WHEN '-' THEN -1 ELSE 1 END) * (CAST(substr(date, -5, 2) AS INTEGER) * 60 + CAST(substr(date, -2, 2) AS INTEGER))
+                END)
+            """
+        return "(CASE WHEN \(local) >= 0 THEN \(local) / 86400000 ELSE (\(local) - 86399999) / 86400000 END)"
+    }()
 
     /// `YYYY-MM` as numbers.
     static func monthNumbers(_ month: String) -> (Int, Int)? {

@@ -4,8 +4,11 @@ import TallyCore
 
 /// An account reconciled against a statement (issue 34, docs/HOUSEHOLD.md "Reconciliation"):
 /// what it shows up to `reconciledThrough` is cleared; the statement's balance then against
-/// the balance the views compute for that moment is the difference; a cleared line changed
-/// (or added) after the reconciliation was written is flagged, not silently taken in.
+/// the balance the views compute for that moment is the difference; a cleared line whose
+/// amount, date, account, kind or currency changed (or that was added) after the
+/// reconciliation was written — by the stamps, so every replica flags the same lines — is
+/// flagged, not silently taken in. (An edit stamped before the reconciliation that reached
+/// this replica after it, a line deleted or moved out of the period: the difference shows them.)
 public struct Reconciliation: Sendable, Equatable {
     /// A line dated within the reconciled period whose latest change came after the
     /// reconciliation: an expense or a transfer, when it changed and what it is now.
@@ -34,6 +37,10 @@ public struct Reconciliation: Sendable, Equatable {
 }
 
 extension ProjectionQueries {
+    /// What a line's part in a balance is made of: a change of anything else (a memo, a tag, a
+    /// category) is no change to what was reconciled.
+    static let balanceProperties: Set<PropertyName> = [.amount, .toAmount, .date, .accountId, .toAccountId, .kind, .currency]
+
     /// The reconciliation of account `id`, or nil when the views hold no such account.
     public static func reconciliation(_ db: Database, accountID: String) throws -> Reconciliation? {
         guard
@@ -52,15 +59,16 @@ extension ProjectionQueries {
         let cleared = try Row.fetchAll(
             db,
             sql: """
-                SELECT 1 AS type, id, date, amount FROM expenses WHERE account_id = ?1 AND date_ms <= ?2
+                SELECT 1 AS type, id, date, amount FROM expenses WHERE account_id = ?1 AND date_ms <= ?2 AND currency = ?3
                 UNION ALL SELECT 11, id, date, amount FROM transfers WHERE account_id = ?1 AND date_ms <= ?2
                 UNION ALL SELECT 11, id, date, COALESCE(to_amount, amount) FROM transfers WHERE to_account_id = ?1 AND date_ms <= ?2
-                """, arguments: [accountID, through])
+                """, arguments: [accountID, through, result.currency])
         result.clearedCount = cleared.count
         let states = try db.cachedStatement(sql: "SELECT id, state FROM entity_state WHERE id = ?")
         for line in cleared {
-            guard let row = try Row.fetchOne(states, arguments: [line["id"] as String]), let latest = try entityState(row).stamps.values.max(),
-                latest > reconciled, let type = EntityType(rawValue: line["type"])
+            guard let row = try Row.fetchOne(states, arguments: [line["id"] as String]),
+                let latest = try entityState(row).stamps.filter({ Self.balanceProperties.contains($0.key) }).values.max(), latest > reconciled,
+                let type = EntityType(rawValue: line["type"])
             else { continue }
             result.changedSince.append(
                 Reconciliation.ChangedLine(

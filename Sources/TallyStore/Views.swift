@@ -162,7 +162,9 @@ public struct Views: Sendable {
         try read { try ProjectionQueries.splitReceiptsJSON($0, expenseID: expenseID) }
     }
     public func lineJSON(id: String) throws -> JSONText? { try readOneSelect { try ProjectionQueries.lineJSON($0, id: id) } }
-    public func lineIDs(expenseID: String) throws -> [String] { try read { try ProjectionQueries.lineIDs($0, expenseID: expenseID) } }
+    public func lineCategories(expenseID: String) throws -> [String: String?] {
+        try read { try ProjectionQueries.lineCategories($0, expenseID: expenseID) }
+    }
 
     /// The `limit` largest expenses of each currency in months `from` … `to`.
     public func largestExpenses(from: String, to: String, limit: Int) throws -> [LargeExpense] {

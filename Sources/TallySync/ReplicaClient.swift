@@ -189,7 +189,7 @@ extension ReplicaClient {
     /// The service's thumbnail of an image attachment (`GET …/attachments/DIGEST/thumbnail`,
     /// scope `read`), at most `limit` bytes; nil when it holds no such attachment.
     public func fetchThumbnail(_ digest: String, size: Int, limit: Int = 4 << 20) async throws -> [UInt8]? {
-        guard BlobStore.isDigest(digest), [128, 256, 512, 1024].contains(size) else { return nil }
+        guard BlobStore.isDigest(digest), AttachmentType.thumbnailSizes.contains(size) else { return nil }
         let response = try await Self.http.execute(request("/attachments/\(digest)/thumbnail?size=\(size)", method: .GET), timeout: .seconds(60))
         if response.status.code == 404 { return nil }
         try await Self.check(response, "\(label): GET /attachments/\(digest)/thumbnail")

@@ -16,9 +16,11 @@ import TallyTestSupport
             func create(_ path: String, _ body: String) async throws -> String { try await client.create(path, body, token: fixture.readWrite) }
             func summary(_ query: String) async throws -> (expense: Int?, categories: [String: Int], by: String?) {
                 let answer = try await client.send(.get, "/v1/summary?\(query)", token: fixture.readOnly).object
-                let expense = (answer["totals"] as? [[String: Any]])?.first?["expense"] as? Int
+                let expense = (answer["totals"] as? [[String: Any]])?.first { $0["currency"] as? String == "KRW" }?["expense"] as? Int
                 let categories = Dictionary(
-                    uniqueKeysWithValues: (answer["byCategory"] as? [[String: Any]] ?? []).map { ($0["label"] as? String ?? "", $0["amount"] as? Int ?? 0) })
+                    uniqueKeysWithValues: (answer["byCategory"] as? [[String: Any]] ?? []).filter { $0["currency"] as? String == "KRW" }.map {
+                        ($0["label"] as? String ?? "", $0["amount"] as? Int ?? 0)
+                    })
                 return (expense, categories, answer["by"] as? String)
             }
             let food = try await create("/v1/categories", #"{"name": "Food"}"#)
@@ -36,6 +38,10 @@ import TallyTestSupport
                 json: #"{"lines": [{"categoryId": "\#(food)", "amount": 100000}, {"categoryId": "\#(home)", "amount": 200000}]}"#)
             #expect(split.status == .ok)
 
+            // In another currency than the card's: on no bill, so by purchase date either way.
+            _ = try await create("/v1/expenses", #"{"amount": 4200, "currency": "USD", "accountId": "\#(card)", "date": "2026-03-20T12:00:00+09:00"}"#)
+            let dollars = try await client.send(.get, "/v1/summary?month=2026-03&by=bill", token: fixture.readOnly).object
+            #expect((dollars["totals"] as? [[String: Any]])?.first { $0["currency"] as? String == "USD" }?["expense"] as? Int == 4_200, "\(dollars)")
             let byPurchase = try await summary("month=2026-03")
             #expect(byPurchase.expense == 321_000 && byPurchase.by == "purchase" && byPurchase.categories == ["Food": 121_000, "Home": 200_000])
             #expect(try await summary("month=2026-03&by=bill").expense == 1_000)

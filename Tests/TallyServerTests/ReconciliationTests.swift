@@ -34,6 +34,9 @@ import TallyTestSupport
             #expect(answer["balance"] as? Int == 150_000 && answer["difference"] as? Int == 1_000 && answer["clearedCount"] as? Int == 2, "\(answer)")
             #expect((answer["changedSince"] as? [Any])?.isEmpty == true)
 
+            // A note added to a cleared line changes nothing that was reconciled: not flagged.
+            _ = try await client.send(.patch, "/v1/expenses/\(rent)", token: fixture.readWrite, json: #"{"memo": "October"}"#)
+            #expect((try await reconciliation(bank)["changedSince"] as? [Any])?.isEmpty == true)
             // A later edit of a cleared line, and a line added into the reconciled month: both flagged.
             _ = try await client.send(.patch, "/v1/expenses/\(rent)", token: fixture.readWrite, json: #"{"amount": 299000}"#)
             let late = try await create("/v1/expenses", #"{"amount": 1000, "accountId": "\#(bank)", "date": "2026-10-30"}"#)

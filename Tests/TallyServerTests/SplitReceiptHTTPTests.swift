@@ -55,6 +55,9 @@ import TallyTestSupport
             receipt = resplit.object
             #expect((receipt["lines"] as? [[String: Any]])?.map { $0["id"] as? String } == [keep, (receipt["lines"] as? [[String: Any]])?[1]["id"] as? String])
             #expect((receipt["lines"] as? [[String: Any]])?.count == 2 && receipt["needsAttention"] as? Bool == false, "\(receipt)")
+            // A re-split is a later edit of the lines it keeps, not a conflict with them.
+            let conflicts = try await client.send(.get, "/v1/conflicts", token: fixture.readOnly).object
+            #expect((conflicts["items"] as? [Any])?.isEmpty == true, "\(conflicts)")
 
             // A line edited on its own no longer adds up: the receipt needs attention, listed first.
             _ = try await client.send(.patch, "/v1/lines/\(keep)", token: fixture.readWrite, json: #"{"amount": 90000}"#)
@@ -107,6 +110,29 @@ import TallyTestSupport
             #expect(fixture.service.ledger.appendedIndex == before, "nothing was written")
             let readOnly = try await client.send(.put, lines, token: fixture.readOnly, json: #"{"lines": []}"#)
             #expect(readOnly.status == .forbidden)
+        }
+    }
+
+    @Test func twoSplitsAtOnceLeaveOneThatAddsUpAndALineHasRoomForAHundred() async throws {
+        let fixture = try ServerFixture()
+        try await fixture.test { client in
+            let expense = try await create(client, fixture, "/v1/expenses", #"{"amount": 120000}"#)
+            let body = #"{"lines": [{"amount": 80000, "memo": "food"}, {"amount": 40000, "memo": "soap"}]}"#
+            async let first = client.send(.put, "/v1/expenses/\(expense)/lines", token: fixture.readWrite, json: body)
+            async let second = client.send(.put, "/v1/expenses/\(expense)/lines", token: fixture.readWrite, json: body)
+            let statuses = [try await first.status, try await second.status]
+            #expect(statuses.contains(.ok) && statuses.allSatisfy { $0 == .ok || $0 == .conflict }, "\(statuses)")
+            let receipt = try await client.send(.get, "/v1/expenses/\(expense)/lines", token: fixture.readOnly).object
+            #expect((receipt["lines"] as? [Any])?.count == 2 && receipt["needsAttention"] as? Bool == false, "\(receipt)")
+
+            // A hundred lines, then one more on its own: refused.
+            let many = try await create(client, fixture, "/v1/expenses", #"{"amount": 100}"#)
+            let hundred = "{\"lines\": [" + Array(repeating: #"{"amount": 1}"#, count: 100).joined(separator: ",") + "]}"
+            #expect(try await client.send(.put, "/v1/expenses/\(many)/lines", token: fixture.readWrite, json: hundred).status == .ok)
+            let before = fixture.service.ledger.appendedIndex
+            let extra = try await client.send(.post, "/v1/lines", token: fixture.readWrite, json: #"{"expenseId": "\#(many)", "amount": 1}"#)
+            #expect(extra.status == .conflict && extra.object["error"] != nil, "\(String(buffer: extra.body))")
+            #expect(fixture.service.ledger.appendedIndex == before)
         }
     }
 }

@@ -28,11 +28,13 @@ import TallyTestSupport
                 .put, "/v1/expenses/\(mixed)/lines", token: fixture.readWrite,
                 json: #"{"lines": [{"categoryId": "\#(food)", "amount": 60000}, {"categoryId": "\#(rent)", "amount": 40000}]}"#)
             _ = try await create("/v1/expenses", #"{"amount": 9, "currency": "USD", "date": "2026-07-01"}"#)
+            _ = try await create("/v1/expenses", #"{"kind": "income", "amount": 500, "currency": "EUR", "date": "2026-07-01"}"#)
 
             let answer = try await client.send(.get, "/v1/reports/year?year=2026", token: fixture.readOnly).object
             let currencies = answer["currencies"] as? [[String: Any]] ?? []
-            #expect(currencies.map { $0["currency"] as? String } == ["KRW", "USD"], "\(answer)")
-            let won = currencies.first ?? [:]
+            #expect(currencies.map { $0["currency"] as? String } == ["EUR", "KRW", "USD"], "\(answer)")
+            #expect(currencies.first?["busiestMonth"] is NSNull, "nothing spent in euros: no busiest month")
+            let won = currencies.count > 1 ? currencies[1] : [:]
             #expect(won["income"] as? Int == 3_000_000 && won["expense"] as? Int == 1_000_000 && won["net"] as? Int == 2_000_000 && won["count"] as? Int == 4)
             #expect((won["previous"] as? [String: Any])?["expense"] as? Int == 50_000)
             #expect((won["busiestMonth"] as? [String: Any])?["month"] as? String == "2026-02")
