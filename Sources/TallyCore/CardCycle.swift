@@ -61,9 +61,12 @@ public struct CardCycle: Sendable, Equatable {
     }
 
     /// The month a purchase made on `day` is paid in: the month its statement is due.
-    public func billMonth(ofDay day: Int) -> MonthIndex {
-        let (year, month, _) = DateTime.civil(fromDays: due(statement(ofDay: day)))
-        return Self.index(year: year, month: month)
+    public func billMonth(ofDay day: Int) -> MonthIndex { Self.monthIndex(ofDay: due(statement(ofDay: day))) }
+
+    /// The month `day` is in.
+    public static func monthIndex(ofDay day: Int) -> MonthIndex {
+        let (year, month, _) = DateTime.civil(fromDays: day)
+        return index(year: year, month: month)
     }
 
     /// Day `day` of `month`, or the month's last day where it has fewer.

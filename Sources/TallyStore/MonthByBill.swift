@@ -16,36 +16,40 @@ extension ProjectionQueries {
         var payment: String?
         var amount: AmountSum
         var count: Int
+
+        /// The same taken away.
+        var negated: MonthPart {
+            var part = self
+            (part.amount, part.count) = (AmountSum().minus(amount), -count)
+            return part
+        }
     }
 
     /// The month's parts by purchase date (`byBill` false) or by bill. A purchase is billed when
     /// it is on a card with a closing day, in the card's currency (what the card's bills hold:
     /// one in another currency is on no bill, and counts by purchase date).
+    ///
+    /// By bill is by purchase date, less the billed purchases made in the month, plus those
+    /// whose bill is due in it: both read in one pass over each card's purchases of the months
+    /// around it, summed per day of their own time zone (a day is billed whole).
     static func monthParts(_ db: Database, month: String, byBill: Bool) throws -> [MonthPart] {
-        let cards =
-            byBill ? try Row.fetchAll(db, sql: "SELECT id, currency, closing_day, payment_day FROM accounts WHERE closing_day IS NOT NULL ORDER BY id") : []
-        // Not on a card's bill: on none of the cards in its currency (a few cards, compared in the row).
-        let notBilled = String(repeating: " AND NOT (account_id IS ? AND currency = ?)", count: cards.count)
-        let cardArguments = StatementArguments(cards.flatMap { [$0["id"] as DatabaseValue, $0["currency"] as DatabaseValue] })
         var parts = try Row.fetchAll(
             db,
             sql: """
-                SELECT kind, currency, category_id, payment, \(splitSum("amount")), COUNT(*) FROM expenses WHERE month = ?\(notBilled)
+                SELECT kind, currency, category_id, payment, \(splitSum("amount")), COUNT(*) FROM expenses WHERE month = ?
                 GROUP BY kind, currency, category_id, payment
                 UNION ALL
-                SELECT kind, currency, category_id, payment, \(splitSum("amount")), 0 FROM (\(lineShiftsSQL)) WHERE month = ?\(notBilled)
+                SELECT kind, currency, category_id, payment, \(splitSum("amount")), 0 FROM (\(lineShiftsSQL)) WHERE month = ?
                 GROUP BY kind, currency, category_id, payment
-                """, arguments: [month] + cardArguments + [month] + cardArguments
+                """, arguments: [month, month]
         ).map(part)
         guard byBill, let (year, number) = monthNumbers(month) else { return parts }
         let index = CardCycle.index(year: year, month: number)
-        // A card purchase is due at most two months after the month it was made in: each card's
-        // purchases from then (a day's margin for time zones) through the month, by its index,
-        // summed per day of their own time zone; a day is billed whole.
+        // A card purchase is due at most two months after the month it was made in.
         guard let from = DateTime(iso8601: CardCycle.text(index - 2) + "-01T00:00:00Z"),
             let through = DateTime(iso8601: CardCycle.text(index + 1) + "-01T00:00:00Z")
         else { return parts }
-        for card in cards {
+        for card in try Row.fetchAll(db, sql: "SELECT id, currency, closing_day, payment_day FROM accounts WHERE closing_day IS NOT NULL ORDER BY id") {
             guard let closing = card["closing_day"] as Int?, let cycle = CardCycle(closingDay: closing, paymentDay: card["payment_day"]) else { continue }
             let arguments: StatementArguments = [card["id"], card["currency"], from.epochMillis - 86_400_000, through.epochMillis + 86_400_000]
             for source in ["expenses", "(\(lineShiftsSQL))"] {
@@ -57,8 +61,12 @@ extension ProjectionQueries {
                             WHERE account_id = ? AND currency = ? AND date_ms >= ? AND date_ms < ?)
                         GROUP BY day, kind, currency, category_id, payment
                         """, arguments: arguments)
-                where cycle.billMonth(ofDay: row[7]) == index {
-                    parts.append(part(row))
+                {
+                    let day: Int = row[7]
+                    let madeIn = CardCycle.monthIndex(ofDay: day), billedIn = cycle.billMonth(ofDay: day)
+                    guard madeIn != billedIn else { continue }  // in this month either way, or in neither
+                    if madeIn == index { parts.append(part(row).negated) }
+                    if billedIn == index { parts.append(part(row)) }
                 }
             }
         }

@@ -292,9 +292,12 @@ public enum ProjectionQueries {
             guard todo.isChallenge, let start = todo.startDate else { return false }
             return String(start.prefix(7)) <= month && (todo.endDate.map { String($0.prefix(7)) >= month } ?? true)
         }
+        // A group nothing is left in (by bill: every purchase of it billed in another month).
+        func shown(_ group: MonthSummary.Group) -> Bool { group.count != 0 || group.amount != AmountSum() }
         return MonthSummary(
-            month: month, byBill: byBill, totals: totals.values.sorted { $0.currency < $1.currency },
-            byCategory: byCategory.values.sorted(by: order), byPayment: byPayment.values.sorted(by: order),
+            month: month, byBill: byBill,
+            totals: totals.values.filter { $0.count != 0 || $0.income != AmountSum() || $0.expense != AmountSum() }.sorted { $0.currency < $1.currency },
+            byCategory: byCategory.values.filter(shown).sorted(by: order), byPayment: byPayment.values.filter(shown).sorted(by: order),
             topPayees: try topPayees(db, month: month).sorted(by: order), challenges: challenges,
             budgets: try budgetStatuses(db, month: month))
     }
