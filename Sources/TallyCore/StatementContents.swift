@@ -61,6 +61,8 @@ public struct StatementContents: Sendable {
     public var layouts: [(sheet: String, layout: String)]
     /// How the text was decoded (CSV: a `StatementEncoding`'s name; nil for a workbook).
     public var encoding: String?
+    /// The ledger's account every row names (`accountId`), if the statement is of one.
+    public var accountId: UUID?
 
     public init(rows: [StatementRow], skipped: [StatementNote], bad: [StatementNote], layouts: [(sheet: String, layout: String)], encoding: String?) {
         (self.rows, self.skipped, self.bad, self.layouts, self.encoding) = (rows, skipped, bad, layouts, encoding)

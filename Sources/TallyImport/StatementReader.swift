@@ -14,6 +14,9 @@ public struct StatementOptions: Sendable {
     /// Which account the statement is of: part of every import key without a bank's id, so the
     /// same purchase on two cards is two transactions.
     public var account = ""
+    /// The ledger's account the statement is of (a card statement → that card's account): every
+    /// row it makes names it, and without an `account`, its id is the import keys' scope.
+    public var accountId: UUID?
     /// Dates without an offset are local time here.
     public var timeZone = TimeZone.current
     /// In a one-column statement, a positive amount is spending (a card statement) or income
@@ -44,12 +47,17 @@ public enum StatementReader {
         else {
             throw ValidationError(field: "account", "must be at most \(Limits.maxShortTextLength) characters without control characters")
         }
+        var options = options
+        if options.account.isEmpty, let account = options.accountId { options.account = account.lowercased }
+        var statement: StatementContents
         switch format {
-        case "csv": return try csv(bytes, options: options)
-        case "xlsx": return try xlsx(Data(bytes), options: options)
-        case "ofx": return try OFXReader.read(bytes, options: options)
+        case "csv": statement = try csv(bytes, options: options)
+        case "xlsx": statement = try xlsx(Data(bytes), options: options)
+        case "ofx": statement = try OFXReader.read(bytes, options: options)
         default: throw ValidationError(field: "format", "must be csv, xlsx or ofx")
         }
+        statement.accountId = options.accountId
+        return statement
     }
 
     /// Reads a CSV file's bytes (any of `StatementEncoding`) as one sheet.

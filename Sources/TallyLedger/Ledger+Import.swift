@@ -116,6 +116,7 @@ extension Ledger {
                 ]
                 if let payee = row.payee { properties[.payee] = .string(payee) }
                 if let memo = row.memo { properties[.memo] = .string(memo) }
+                if let account = statement.accountId { properties[.accountId] = .uuid(account) }
                 if let payment = row.payment {
                     properties[.payment] = .string(payment)
                 } else if workbook, !row.sheet.isEmpty {

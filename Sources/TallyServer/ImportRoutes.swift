@@ -12,7 +12,7 @@ struct ImportRoutes {
     /// The largest statement file taken.
     static let maxBytes = 64 << 20
     static let parameters: Set<String> = [
-        "format", "name", "dryRun", "skipBadRows", "mapping", "account", "currency", "encoding", "delimiter", "headerRow", "positiveIs",
+        "format", "name", "dryRun", "skipBadRows", "mapping", "account", "accountId", "currency", "encoding", "delimiter", "headerRow", "positiveIs",
     ]
 
     func add(to group: RouterGroup<TallyRequestContext>) {
@@ -115,6 +115,10 @@ struct ImportRoutes {
         guard Currency.isValid(currency) else { throw ValidationError(field: "currency", "must be an ISO 4217 code in capitals") }
         options.currency = currency
         if let account = query.get("account") { options.account = account }
+        if let text = query.get("accountId") {
+            guard let account = UUID(uuidString: text) else { throw ValidationError(field: "accountId", "must be an account's id (a UUID)") }
+            options.accountId = account
+        }
         if let name = query.get("encoding") {
             guard let encoding = StatementEncoding(name: name) else { throw ValidationError(field: "encoding", "must be utf-8, utf-16le, utf-16be or cp949") }
             options.encoding = encoding

@@ -643,6 +643,7 @@ enum OpenAPIDocument {
                 - {name: skipBadRows, in: query, schema: {type: string, enum: ["true", "false"]}}
                 - {name: mapping, in: query, description: "A built-in layout, or one saved with tally import mappings save (its name, letters, digits, - and _)", schema: {type: string, enum: [\(StatementLayout.builtIn.map(\.name).joined(separator: ", "))]}}
                 - {name: account, in: query, description: "Which account or card: part of each row's import key", schema: {type: string, maxLength: \(Limits.maxShortTextLength)}}
+                - {name: accountId, in: query, description: "The ledger's account the statement is of (a card statement: that card's account): every imported row names it (a live account, else 409), and without account its id scopes the import keys", schema: {type: string, format: uuid}}
                 - {name: currency, in: query, schema: {type: string, enum: [\(currencies)]}}
                 - {name: encoding, in: query, schema: {type: string, enum: [utf-8, utf-16le, utf-16be, cp949, euc-kr]}}
                 - {name: delimiter, in: query, schema: {type: string, enum: [",", ";", tab]}}

@@ -21,6 +21,8 @@ struct ImportCommand: ParsableCommand {
         @Option(help: "The header's row number (0: no header row); default: found by its column names.") var headerRow: Int?
         @Option(help: "Currency of rows without a currency column (default: setting defaultCurrency, else KRW).") var currency: String?
         @Option(help: "Which account or card the statement is of: part of each row's import key (default: none).") var account = ""
+        @Option(name: .customLong("account-id"), help: "The ledger's account the statement is of (its id): every imported row names it.")
+        var accountID: String?
         @Option(help: "In a one-column statement, what a positive amount is: expense (card statements) or income (a bank's signed column).")
         var positiveIs = "expense"
         @Flag(help: "Show what would be created; write nothing.") var dryRun = false
@@ -55,6 +57,10 @@ struct ImportCommand: ParsableCommand {
             guard Currency.isValid(code) else { throw CLIError("invalid --currency '\(code)': an ISO 4217 code") }
             options.currency = code
             options.account = account
+            if let accountID {
+                guard let uuid = UUID(uuidString: accountID) else { throw CLIError("invalid --account-id '\(accountID)': not an account's id") }
+                options.accountId = uuid
+            }
             guard ["expense", "income"].contains(positiveIs) else { throw CLIError("invalid --positive-is '\(positiveIs)': expense or income") }
             options.positiveIsIncome = positiveIs == "income"
             return options

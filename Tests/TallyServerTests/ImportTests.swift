@@ -335,6 +335,34 @@ extension ImportTests {
         return try await client.execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(bytes: bytes))
     }
 
+    @Test func aCardStatementImportedIntoItsAccountNamesIt() async throws {
+        let fixture = try ServerFixture()
+        try await fixture.test { client in
+            let card = try await client.create("/v1/accounts", #"{"name": "Card", "kind": "card", "openingDate": "2026-01-01"}"#, token: fixture.readWrite)
+            let other = try await client.create("/v1/accounts", #"{"name": "Other", "kind": "card", "openingDate": "2026-01-01"}"#, token: fixture.readWrite)
+            let statement = Array("Date,Description,Amount\n2026-11-01,Coffee,4500\n2026-11-02,Lunch,9000\n".utf8)
+            let imported = try await Self.post(client, "/v1/imports?accountId=\(card)", token: fixture.readWrite, bytes: statement)
+            #expect(imported.status == .created && (imported.object["created"] as? [Any])?.count == 2, "\(String(buffer: imported.body))")
+            func balance(_ name: String) async throws -> Int? {
+                let items = try await client.send(.get, "/v1/balances", token: fixture.readOnly).object["items"] as? [[String: Any]] ?? []
+                return items.first { $0["name"] as? String == name }?["balance"] as? Int
+            }
+            #expect(try await balance("Card") == -13_500)
+            // The same purchases on another card are other transactions (the account scopes the keys).
+            let again = try await Self.post(client, "/v1/imports?accountId=\(other)", token: fixture.readWrite, bytes: statement)
+            #expect(again.status == .created && (again.object["created"] as? [Any])?.count == 2)
+            let (otherBalance, cardBalance) = (try await balance("Other"), try await balance("Card"))
+            #expect(otherBalance == -13_500 && cardBalance == -13_500)
+
+            let before = fixture.service.ledger.appendedIndex
+            let notID = try await Self.post(client, "/v1/imports?accountId=card", token: fixture.readWrite, bytes: statement)
+            #expect(notID.status == .badRequest && notID.object["error"] != nil)
+            let missing = try await Self.post(client, "/v1/imports?accountId=\(UUID().uuidString)&account=x", token: fixture.readWrite, bytes: statement)
+            #expect(missing.status == .conflict && missing.object["error"] != nil, "\(String(buffer: missing.body))")
+            #expect(fixture.service.ledger.appendedIndex == before, "nothing was written")
+        }
+    }
+
     @Test func theAPIImportsAStatementOnceAndRefusesWhatItCannotRead() async throws {
         let fixture = try ServerFixture()
         let card = try StatementEncoding.encodeCP949(Self.cardCSV)
