@@ -69,6 +69,9 @@ public struct CardCycle: Sendable, Equatable {
         return index(year: year, month: month)
     }
 
+    /// The first day of `month`.
+    public static func firstDay(of month: MonthIndex) -> Int { day(clamping: 1, in: month) }
+
     /// Day `day` of `month`, or the month's last day where it has fewer.
     static func day(clamping day: Int, in month: MonthIndex) -> Int {
         let (year, number) = Self.month(month)

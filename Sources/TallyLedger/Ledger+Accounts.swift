@@ -12,7 +12,31 @@ extension LedgerViews {
     /// A card's statements closing in months `from` … `to` (`CardCycle.index`); nil when the
     /// account is no card with a closing day.
     public func cardBills(of account: UUID, from: CardCycle.MonthIndex, to: CardCycle.MonthIndex) throws -> [CardBill]? {
-        try store.cardBills(accountID: account.lowercased, from: from, to: max(from, min(to, from + 119)))
+        try store.cardBills(
+            accountID: account.lowercased, from: from, to: max(from, min(to, from + 119)), schedule: try cardSchedule(of: account.lowercased))
+    }
+
+    /// A card's closing and payment days over time, from its history (the audit trail, as of
+    /// these views): each write of them applies from the statement of the month after the one
+    /// it was made in (its stamp's UTC day), so a change re-draws no statement that closed. The
+    /// first days ever set apply to every month before too. Writes are taken in stamp order,
+    /// so the days now are those the merge chose, on every replica alike.
+    /// Nil when no event set them (the views' days now stand for every month).
+    public func cardSchedule(of id: String) throws -> CardSchedule? {
+        let events = try audit(EntityID(parsing: id)).events.map(\.event)
+            .sorted { WriteStamp(timestamp: $0.timestamp, origin: $0.origin) < WriteStamp(timestamp: $1.timestamp, origin: $1.origin) }
+        var (closing, payment): (Int?, Int?) = (nil, nil)
+        func day(_ value: PropertyValue) -> Int? { if case .int(let number) = value { Int(exactly: number) } else { nil } }
+        var changes: [CardSchedule.Change] = []
+        for event in events where event.properties[.closingDay] != nil || event.properties[.paymentDay] != nil {
+            if let value = event.properties[.closingDay] { closing = day(value) }
+            if let value = event.properties[.paymentDay] { payment = day(value) }
+            let cycle = closing.flatMap { CardCycle(closingDay: $0, paymentDay: payment) }
+            guard !changes.isEmpty || cycle != nil else { continue }  // before the first days: none
+            let madeOn = Int(clamping: Int64(clamping: event.timestamp.millis) / 86_400_000)
+            changes.append(CardSchedule.Change(from: changes.isEmpty ? .min : CardCycle.monthIndex(ofDay: madeOn) + 1, cycle: cycle))
+        }
+        return changes.isEmpty ? nil : CardSchedule(changes)
     }
 
     /// Who owes whom, typed.
@@ -97,7 +121,8 @@ extension LedgerViews {
         let last = try to.map { try index($0, "to") } ?? thisMonth + 1
         let first = try from.map { try index($0, "from") } ?? last - 6
         guard first <= last, last - first < 120 else { throw ValidationError(field: "from", "must be at most 120 months before to") }
-        guard let bills = try store.cardBills(accountID: accountID.lowercased, from: first, to: last) else {
+        guard let bills = try store.cardBills(accountID: accountID.lowercased, from: first, to: last, schedule: try cardSchedule(of: accountID.lowercased))
+        else {
             throw ValidationError(field: "id", "no card with a closing day has id \(accountID.lowercased)", kind: .notFound)
         }
         let today = CardCycle.dayText(now.localDayNumber)

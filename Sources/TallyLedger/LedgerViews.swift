@@ -117,7 +117,9 @@ public struct LedgerViews: Sendable {
     public func summary(month: String, category: String? = nil, byBill: Bool = false) throws -> MonthSummary {
         let month = try ExpenseQuery.month(month)
         if let category, UUID(uuidString: category) == nil { throw ValidationError(field: "category", "must be a category id (a UUID)") }
-        guard let summary = try store.summary(month: month, category: category?.lowercased(), byBill: byBill) else {
+        var schedules: [String: CardSchedule] = [:]
+        if byBill { for id in try store.cardIDs() { schedules[id] = try cardSchedule(of: id) } }
+        guard let summary = try store.summary(month: month, category: category?.lowercased(), byBill: byBill, schedules: schedules) else {
             throw ValidationError(field: "category", "no category \(category ?? "")", kind: .notFound)
         }
         return summary

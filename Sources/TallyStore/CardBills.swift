@@ -24,21 +24,25 @@ extension ProjectionQueries {
     /// The statements of card `id` that close in months `from` … `to` (month indexes), from its
     /// expenses in its currency and the transfers into it; nil when it is not an account with
     /// a closing day.
-    public static func cardBills(_ db: Database, accountID id: String, from: CardCycle.MonthIndex, to: CardCycle.MonthIndex) throws -> [CardBill]? {
+    public static func cardBills(
+        _ db: Database, accountID id: String, from: CardCycle.MonthIndex, to: CardCycle.MonthIndex, schedule given: CardSchedule? = nil
+    ) throws -> [CardBill]? {
         guard let account = try Row.fetchOne(db, sql: "SELECT currency, closing_day, payment_day FROM accounts WHERE id = ?", arguments: [id]),
             let closing = account["closing_day"] as Int?, let cycle = CardCycle(closingDay: closing, paymentDay: account["payment_day"])
         else { return nil }
+        // The card's days over time (`LedgerViews.cardSchedule`), else its days now for every month.
+        let schedule = given ?? CardSchedule(cycle)
         let currency: String = account["currency"]
         // The rows of the days the statements span, with a day's margin for time zones.
-        let first = cycle.closes(from - 1) - 1, last = max(cycle.closes(to + 1), cycle.due(to)) + 1
+        let first = (schedule.closes(from - 1) ?? CardCycle.firstDay(of: from - 1)) - 1
+        let last = max(schedule.closes(to + 1) ?? CardCycle.firstDay(of: to + 2), schedule.due(to) ?? 0) + 1
         let (low, high) = (Int64(first) * 86_400_000, Int64(last + 1) * 86_400_000)
         var charged: [Int: AmountSum] = [:], cancelled: [Int: AmountSum] = [:], paid: [Int: AmountSum] = [:]
         for row in try Row.fetchAll(
             db, sql: "SELECT kind, amount, date FROM expenses WHERE account_id = ? AND currency = ? AND date_ms >= ? AND date_ms < ?",
             arguments: [id, currency, low, high])
         {
-            guard let date = DateTime(iso8601: row["date"]) else { continue }
-            let statement = cycle.statement(ofDay: date.localDayNumber)
+            guard let date = DateTime(iso8601: row["date"]), let statement = schedule.statement(ofDay: date.localDayNumber) else { continue }
             if row["kind"] as String == "income" {
                 cancelled[statement, default: AmountSum()].add(AmountSum(row["amount"]))
             } else {
@@ -49,14 +53,15 @@ extension ProjectionQueries {
             db, sql: "SELECT COALESCE(to_amount, amount) AS arriving, date FROM transfers WHERE to_account_id = ? AND date_ms >= ? AND date_ms < ?",
             arguments: [id, low, high])
         {
-            guard let date = DateTime(iso8601: row["date"]) else { continue }
-            paid[cycle.statementPaid(onDay: date.localDayNumber), default: AmountSum()].add(AmountSum(row["arriving"]))
+            guard let date = DateTime(iso8601: row["date"]), let statement = schedule.statementPaid(onDay: date.localDayNumber) else { continue }
+            paid[statement, default: AmountSum()].add(AmountSum(row["arriving"]))
         }
-        return (from...max(from, to)).map { month in
-            CardBill(
-                month: CardCycle.text(month), from: CardCycle.dayText(cycle.closes(month - 1) + 1), to: CardCycle.dayText(cycle.closes(month)),
-                due: CardCycle.dayText(cycle.due(month)), charged: charged[month] ?? AmountSum(), cancelled: cancelled[month] ?? AmountSum(),
-                paid: paid[month] ?? AmountSum())
+        return (from...max(from, to)).compactMap { month in
+            guard let close = schedule.closes(month), let due = schedule.due(month) else { return nil }  // no statement that month
+            return CardBill(
+                month: CardCycle.text(month), from: CardCycle.dayText((schedule.closes(month - 1) ?? CardCycle.firstDay(of: month - 1) - 1) + 1),
+                to: CardCycle.dayText(close), due: CardCycle.dayText(due), charged: charged[month] ?? AmountSum(),
+                cancelled: cancelled[month] ?? AmountSum(), paid: paid[month] ?? AmountSum())
         }
     }
 }

@@ -32,7 +32,9 @@ extension ProjectionQueries {
     /// By bill is by purchase date, less the billed purchases made in the month, plus those
     /// whose bill is due in it: both read in one pass over each card's purchases of the months
     /// around it, summed per day of their own time zone (a day is billed whole).
-    static func monthParts(_ db: Database, month: String, byBill: Bool) throws -> [MonthPart] {
+    /// `schedules`: each card's days over time by id (`LedgerViews.cardSchedule`); a card not
+    /// in it has its days now for every month.
+    static func monthParts(_ db: Database, month: String, byBill: Bool, schedules: [String: CardSchedule] = [:]) throws -> [MonthPart] {
         var parts = try Row.fetchAll(
             db,
             sql: """
@@ -51,6 +53,7 @@ extension ProjectionQueries {
         else { return parts }
         for card in try Row.fetchAll(db, sql: "SELECT id, currency, closing_day, payment_day FROM accounts WHERE closing_day IS NOT NULL ORDER BY id") {
             guard let closing = card["closing_day"] as Int?, let cycle = CardCycle(closingDay: closing, paymentDay: card["payment_day"]) else { continue }
+            let schedule = schedules[card["id"]] ?? CardSchedule(cycle)
             let arguments: StatementArguments = [card["id"], card["currency"], from.epochMillis - 86_400_000, through.epochMillis + 86_400_000]
             for source in ["expenses", "(\(lineShiftsSQL))"] {
                 for row in try Row.fetchAll(
@@ -63,8 +66,9 @@ extension ProjectionQueries {
                         """, arguments: arguments)
                 {
                     let day: Int = row[7]
-                    let madeIn = CardCycle.monthIndex(ofDay: day), billedIn = cycle.billMonth(ofDay: day)
-                    guard madeIn != billedIn else { continue }  // in this month either way, or in neither
+                    // On no statement (the card had none then): by purchase date, as it already is.
+                    let madeIn = CardCycle.monthIndex(ofDay: day)
+                    guard let billedIn = schedule.billMonth(ofDay: day), madeIn != billedIn else { continue }  // in this month either way, or in neither
                     if madeIn == index { parts.append(part(row).negated) }
                     if billedIn == index { parts.append(part(row)) }
                 }

@@ -234,7 +234,9 @@ public enum ProjectionQueries {
     ///
     /// `byBill`: a purchase on a card with a closing day counts in the month its bill is due,
     /// not the month it was made (`monthParts`); the top payees and the budgets stay by purchase date.
-    public static func summary(_ db: Database, month: String, within root: String? = nil, byBill: Bool = false) throws -> MonthSummary {
+    public static func summary(
+        _ db: Database, month: String, within root: String? = nil, byBill: Bool = false, schedules: [String: CardSchedule] = [:]
+    ) throws -> MonthSummary {
         let parents = Dictionary(
             uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT id, parent_id, name FROM categories").map {
                 typealias C = ParentColumn
@@ -256,7 +258,7 @@ public enum ProjectionQueries {
         var totals: [String: MonthSummary.Total] = [:]
         var byCategory: [String: MonthSummary.Group] = [:]
         var byPayment: [String: MonthSummary.Group] = [:]
-        let parts = try monthParts(db, month: month, byBill: byBill)
+        let parts = try monthParts(db, month: month, byBill: byBill, schedules: schedules)
         func addTo(
             _ groups: inout [String: MonthSummary.Group], _ key: String, _ start: @autoclosure () -> MonthSummary.Group,
             _ amount: AmountSum, _ count: Int

@@ -126,12 +126,17 @@ public struct Views: Sendable {
     /// A month's totals; with `category`, spending by that category's children (a merged
     /// duplicate's id stands for its winner). Nil when there is no such category.
     /// `byBill`: card purchases in the month their bill is due.
-    public func summary(month: String, category: String?, byBill: Bool = false) throws -> MonthSummary? {
+    public func summary(month: String, category: String?, byBill: Bool = false, schedules: [String: CardSchedule] = [:]) throws -> MonthSummary? {
         try read { db in
-            guard let category else { return try ProjectionQueries.summary(db, month: month, byBill: byBill) }
+            guard let category else { return try ProjectionQueries.summary(db, month: month, byBill: byBill, schedules: schedules) }
             guard let root = try ProjectionQueries.category(db, id: category) else { return nil }
-            return try ProjectionQueries.summary(db, month: month, within: root.id, byBill: byBill)
+            return try ProjectionQueries.summary(db, month: month, within: root.id, byBill: byBill, schedules: schedules)
         }
+    }
+
+    /// The ids of the accounts that are cards with a closing day.
+    public func cardIDs() throws -> [String] {
+        try read { try String.fetchAll($0, sql: "SELECT id FROM accounts WHERE closing_day IS NOT NULL ORDER BY id") }
     }
 
     /// Every month's totals per currency.
@@ -153,8 +158,8 @@ public struct Views: Sendable {
     public func monthTotals(from: String, to: String) throws -> [MonthCategoryTotal] { try read { try ProjectionQueries.monthTotals($0, from: from, to: to) } }
 
     /// A card's statements closing in months `from` … `to` (nil: not a card with a closing day).
-    public func cardBills(accountID: String, from: Int, to: Int) throws -> [CardBill]? {
-        try read { try ProjectionQueries.cardBills($0, accountID: accountID, from: from, to: to) }
+    public func cardBills(accountID: String, from: Int, to: Int, schedule: CardSchedule? = nil) throws -> [CardBill]? {
+        try read { try ProjectionQueries.cardBills($0, accountID: accountID, from: from, to: to, schedule: schedule) }
     }
 
     /// Split receipts (every one, or one expense's), one line, and the lines of an expense.

@@ -105,6 +105,34 @@ import TallyTestSupport
     /// A Korean card closing on the 14th and paid on the 1st: March's statement runs from
     /// February 15th to March 14th, is due April 1st, nets a cancellation, and is paid by a
     /// transfer from the bank.
+    /// A card whose closing day is changed keeps its statements that closed: the new days apply
+    /// from next month's statement (the change is made now, by the real clock).
+    @Test func aCardWhoseClosingDayChangesKeepsItsPastStatements() async throws {
+        let fixture = try ServerFixture()
+        try await fixture.test { client in
+            let card = try await post(
+                client, fixture, "/v1/accounts", #"{"name": "Card", "kind": "card", "closingDay": 14, "paymentDay": 1, "openingDate": "2020-01-01T00:00:00Z"}"#)
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = TimeZone(identifier: "UTC")!
+            let now = calendar.dateComponents([.year, .month], from: Date())
+            let (year, month) = (now.year!, now.month!)
+            let (nextYear, next) = month == 12 ? (year + 1, 1) : (year, month + 1)
+            let (thisMonth, nextMonth) = (String(format: "%04d-%02d", year, month), String(format: "%04d-%02d", nextYear, next))
+            func bills() async throws -> [String: String] {
+                let answer = try await client.send(.get, "/v1/accounts/\(card)/bills?from=\(thisMonth)&to=\(nextMonth)", token: fixture.readOnly).object
+                return Dictionary(
+                    uniqueKeysWithValues: (answer["items"] as? [[String: Any]] ?? []).map { ($0["month"] as? String ?? "", $0["to"] as? String ?? "") })
+            }
+            #expect(try await bills() == [thisMonth: "\(thisMonth)-14", nextMonth: "\(nextMonth)-14"])
+            let changed = try await client.send(.patch, "/v1/accounts/\(card)", token: fixture.readWrite, json: #"{"closingDay": 25}"#)
+            #expect(changed.status == .ok)
+            #expect(try await bills() == [thisMonth: "\(thisMonth)-14", nextMonth: "\(nextMonth)-25"], "this month's statement keeps its day")
+            // Changed again in the same month: the last change applies from next month.
+            _ = try await client.send(.patch, "/v1/accounts/\(card)", token: fixture.readWrite, json: #"{"closingDay": 20}"#)
+            #expect(try await bills() == [thisMonth: "\(thisMonth)-14", nextMonth: "\(nextMonth)-20"], "the last change of a month wins")
+        }
+    }
+
     @Test func aCardsBillsFollowItsClosingAndPaymentDays() async throws {
         let fixture = try ServerFixture()
         try await fixture.test { client in

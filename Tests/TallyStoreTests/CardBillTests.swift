@@ -38,6 +38,15 @@ import TallyTestSupport
         return (components.year!, components.month!)
     }
 
+    /// The card `card`, with its days now.
+    static func insertCard(_ db: Database, closing: Int, payment: Int) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO accounts (id, name, kind, currency, opening_balance, opening_date, is_archived, opening_ms, closing_day, payment_day)
+                VALUES ('card', 'Card', 'card', 'KRW', 0, '2026-01-01T00:00:00Z', 0, 0, ?, ?)
+                """, arguments: [closing, payment])
+    }
+
     @Test func billsEqualABruteForceAssignmentOfPurchasesToCycles() async {
         await propertyCheck(count: 50, input: Gen.uint64(in: 0...UInt64.max)) { seed in
             var rng = SplitMix64(seed: seed)
@@ -46,11 +55,7 @@ import TallyTestSupport
             let queue = try! emptyViews()
             var expected: [String: (charged: Int64, cancelled: Int64)] = [:]
             try! queue.write { db in
-                try db.execute(
-                    sql: """
-                        INSERT INTO accounts (id, name, kind, currency, opening_balance, opening_date, is_archived, opening_ms, closing_day, payment_day)
-                        VALUES ('card', 'Card', 'card', 'KRW', 0, '2026-01-01T00:00:00Z', 0, 0, ?, ?)
-                        """, arguments: [closing, payment])
+                try Self.insertCard(db, closing: closing, payment: payment)
                 for number in 0..<60 {
                     let offset = [540, 0, -300].randomElement(using: &rng)!
                     let local = Int64(Int.random(in: 0..<365, using: &rng)) * 86_400_000 + Int64.random(in: 0..<86_400_000, using: &rng)
@@ -86,6 +91,68 @@ import TallyTestSupport
                 #expect(bill.due == String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!), "seed \(seed)")
             }
             #expect(bills.count == 13)
+        }
+    }
+
+    /// A card whose closing and payment days changed: each statement month closes and is due by
+    /// the days of its own month (`CardSchedule`), a purchase after one month's close on the
+    /// next month's statement, against the same walk with each month's closing day.
+    @Test func aCardWhoseDaysChangedKeepsEachMonthsOwnDays() async {
+        await propertyCheck(count: 50, input: Gen.uint64(in: 0...UInt64.max)) { seed in
+            var rng = SplitMix64(seed: seed)
+            let days = (0..<3).map { _ in
+                ([1, 14, 15, 28, 29, 30, 31, Int.random(in: 1...31, using: &rng)].randomElement(using: &rng)!, Int.random(in: 1...31, using: &rng))
+            }
+            let changes = [
+                Int.min, CardCycle.index(year: 2026, month: Int.random(in: 2...6, using: &rng)),
+                CardCycle.index(year: 2026, month: Int.random(in: 7...12, using: &rng)),
+            ]
+            let schedule = CardSchedule(zip(changes, days).map { CardSchedule.Change(from: $0, cycle: CardCycle(closingDay: $1.0, paymentDay: $1.1)) })
+            func daysOf(_ year: Int, _ month: Int) -> (closing: Int, payment: Int) {
+                let index = CardCycle.index(year: year, month: month)
+                return days[changes.lastIndex { $0 <= index } ?? 0]
+            }
+            let queue = try! emptyViews()
+            var expected: [String: Int64] = [:]
+            try! queue.write { db in
+                try Self.insertCard(db, closing: days[2].0, payment: days[2].1)
+                for number in 0..<60 {
+                    let local = Int64(Int.random(in: 31..<365, using: &rng)) * 86_400_000 + Int64.random(in: 0..<86_400_000, using: &rng)
+                    let date = DateTime(epochMillis: 1_767_225_600_000 + local - 540 * 60_000, offsetMinutes: 540)
+                    let amount = Int64.random(in: 1...500_000, using: &rng)
+                    try db.execute(
+                        sql: """
+                            INSERT INTO expenses (id, kind, amount, currency, date, date_ms, month, repeat, tags, attachments, account_id)
+                            VALUES (?, 'expense', ?, 'KRW', ?, ?, ?, 'none', '[]', '[]', 'card')
+                            """, arguments: ["e\(number)", amount, date.description, date.epochMillis, date.localMonth])
+                    // Walk statements forward, each month closing by its own day.
+                    let day = Date(timeIntervalSince1970: Double(date.localDayNumber) * 86_400)
+                    let parts = Self.calendar.dateComponents([.year, .month], from: day)
+                    var (year, month) = (parts.year!, parts.month! - 1)
+                    if month == 0 { (year, month) = (year - 1, 12) }
+                    while Self.close(year, month, daysOf(year, month).closing) < day {
+                        month += 1
+                        if month == 13 { (year, month) = (year + 1, 1) }
+                    }
+                    expected[String(format: "%04d-%02d", year, month), default: 0] += amount
+                }
+            }
+            let bills = try! queue.read {
+                try ProjectionQueries.cardBills(
+                    $0, accountID: "card", from: CardCycle.index(year: 2026, month: 2), to: CardCycle.index(year: 2027, month: 1), schedule: schedule)
+            }!
+            for bill in bills {
+                #expect(bill.charged.value == expected[bill.month] ?? 0, "seed \(seed): \(bill.month)")
+                let (year, month) = (Int(bill.month.prefix(4))!, Int(bill.month.suffix(2))!)
+                let (closing, payment) = daysOf(year, month)
+                let close = Self.close(year, month, closing)
+                #expect(bill.to == String(format: "%04d-%02d-%02d", year, month, Self.calendar.component(.day, from: close)), "seed \(seed)")
+                var due = Self.close(year, month, payment)
+                if due <= close { due = Self.close(month == 12 ? year + 1 : year, month == 12 ? 1 : month + 1, payment) }
+                let dueParts = Self.calendar.dateComponents([.year, .month, .day], from: due)
+                #expect(bill.due == String(format: "%04d-%02d-%02d", dueParts.year!, dueParts.month!, dueParts.day!), "seed \(seed)")
+            }
+            #expect(bills.count == 12)
         }
     }
 }
