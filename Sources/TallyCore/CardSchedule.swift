@@ -39,21 +39,36 @@ public struct CardSchedule: Sendable, Equatable {
     /// The day the statement of `month` is due.
     public func due(_ month: CardCycle.MonthIndex) -> Int? { cycle(for: month)?.due(month) }
 
+    /// How far a statement looks past months with no statements (the card's closing day was
+    /// cleared a while): two years.
+    public static let furthestGap = 24
+
+    /// The month of the first statement closing after `month`, if any within `furthestGap`.
+    public func nextClosing(after month: CardCycle.MonthIndex) -> CardCycle.MonthIndex? {
+        (1...Self.furthestGap).lazy.map { month + $0 }.first { closes($0) != nil }
+    }
+
+    /// The month of the last statement closing before `month`, if any within `furthestGap`.
+    public func previousClosing(before month: CardCycle.MonthIndex) -> CardCycle.MonthIndex? {
+        (1...Self.furthestGap).lazy.map { month - $0 }.first { closes($0) != nil }
+    }
+
     /// The statement a purchase on `day` is on: its own month's, if that closes on or after it,
-    /// else the next month's; nil when that month has no statement.
+    /// else the next statement's (after months with none, the first there is); nil when none follows.
     public func statement(ofDay day: Int) -> CardCycle.MonthIndex? {
         let here = CardCycle.monthIndex(ofDay: day)
         if let close = closes(here), day <= close { return here }
-        return closes(here + 1) == nil ? nil : here + 1
+        return nextClosing(after: here)
     }
 
-    /// The statement a payment on `day` pays (as `CardCycle.statementPaid`, month by month).
+    /// The statement a payment on `day` pays (as `CardCycle.statementPaid`, month by month):
+    /// the one before the last that closed before it, while that one is not yet past its due
+    /// day; else the last that closed before it (across months with no statements).
     public func statementPaid(onDay day: Int) -> CardCycle.MonthIndex? {
         let here = CardCycle.monthIndex(ofDay: day)
-        let lastClosed = (closes(here).map { day > $0 } ?? false) ? here : here - 1
-        let before = lastClosed - 1
-        if let close = closes(before), let due = due(before), close < day, day <= due { return before }
-        return closes(lastClosed) == nil ? nil : lastClosed
+        guard let lastClosed = (closes(here).map { day > $0 } ?? false) ? here : previousClosing(before: here) else { return nil }
+        if let before = previousClosing(before: lastClosed), let close = closes(before), let due = due(before), close < day, day <= due { return before }
+        return lastClosed
     }
 
     /// The month a purchase on `day` is paid in (the month its statement is due); nil when it

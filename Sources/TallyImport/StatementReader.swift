@@ -15,7 +15,8 @@ public struct StatementOptions: Sendable {
     /// same purchase on two cards is two transactions.
     public var account = ""
     /// The ledger's account the statement is of (a card statement → that card's account): every
-    /// row it makes names it, and without an `account`, its id is the import keys' scope.
+    /// row it makes names it. It is not part of the import keys (rows imported before it was
+    /// given stay the same transactions); `account` is.
     public var accountId: UUID?
     /// Dates without an offset are local time here.
     public var timeZone = TimeZone.current
@@ -47,8 +48,6 @@ public enum StatementReader {
         else {
             throw ValidationError(field: "account", "must be at most \(Limits.maxShortTextLength) characters without control characters")
         }
-        var options = options
-        if options.account.isEmpty, let account = options.accountId { options.account = account.lowercased }
         var statement: StatementContents
         switch format {
         case "csv": statement = try csv(bytes, options: options)

@@ -20,10 +20,14 @@ extension LedgerViews {
     /// these views): each write of them applies from the statement of the month after the one
     /// it was made in (its stamp's UTC day), so a change re-draws no statement that closed. The
     /// first days ever set apply to every month before too. Writes are taken in stamp order,
-    /// so the days now are those the merge chose, on every replica alike.
+    /// so the days now are those the merge chose, on every replica alike. (A change is dated by
+    /// its writer's clock: one that ran slow re-draws statements from its month on; peers'
+    /// stamps are held to `HybridClock`'s bound on clocks ahead.)
     /// Nil when no event set them (the views' days now stand for every month).
     public func cardSchedule(of id: String) throws -> CardSchedule? {
-        let events = try audit(EntityID(parsing: id)).events.map(\.event)
+        // Only what the views show: an event appended but not yet projected is not in them either.
+        let shown = try projectedIndex()
+        let events = try audit(EntityID(parsing: id)).events.filter { $0.index <= shown }.map(\.event)
             .sorted { WriteStamp(timestamp: $0.timestamp, origin: $0.origin) < WriteStamp(timestamp: $1.timestamp, origin: $1.origin) }
         var (closing, payment): (Int?, Int?) = (nil, nil)
         func day(_ value: PropertyValue) -> Int? { if case .int(let number) = value { Int(exactly: number) } else { nil } }

@@ -27,15 +27,22 @@ extension ProjectionQueries {
     public static func cardBills(
         _ db: Database, accountID id: String, from: CardCycle.MonthIndex, to: CardCycle.MonthIndex, schedule given: CardSchedule? = nil
     ) throws -> [CardBill]? {
-        guard let account = try Row.fetchOne(db, sql: "SELECT currency, closing_day, payment_day FROM accounts WHERE id = ?", arguments: [id]),
-            let closing = account["closing_day"] as Int?, let cycle = CardCycle(closingDay: closing, paymentDay: account["payment_day"])
-        else { return nil }
-        // The card's days over time (`LedgerViews.cardSchedule`), else its days now for every month.
-        let schedule = given ?? CardSchedule(cycle)
+        guard let account = try Row.fetchOne(db, sql: "SELECT currency, closing_day, payment_day FROM accounts WHERE id = ?", arguments: [id]) else {
+            return nil
+        }
+        // The card's days over time (`LedgerViews.cardSchedule`: statements that closed stay,
+        // even once its closing day is cleared), else its days now for every month.
+        let now = (account["closing_day"] as Int?).flatMap { CardCycle(closingDay: $0, paymentDay: account["payment_day"]) }
+        guard let schedule = given ?? now.map(CardSchedule.init), schedule.changes.contains(where: { $0.cycle != nil }) else { return nil }
         let currency: String = account["currency"]
+        /// The day after the statement before `month` closed (the first day a purchase on it can have).
+        func opens(_ month: CardCycle.MonthIndex) -> Int {
+            schedule.previousClosing(before: month).flatMap(schedule.closes).map { $0 + 1 } ?? CardCycle.firstDay(of: month - CardSchedule.furthestGap)
+        }
         // The rows of the days the statements span, with a day's margin for time zones.
-        let first = (schedule.closes(from - 1) ?? CardCycle.firstDay(of: from - 1)) - 1
-        let last = max(schedule.closes(to + 1) ?? CardCycle.firstDay(of: to + 2), schedule.due(to) ?? 0) + 1
+        let first = opens(from) - 2
+        let last =
+            max(schedule.nextClosing(after: to).flatMap(schedule.closes) ?? CardCycle.firstDay(of: to + CardSchedule.furthestGap), schedule.due(to) ?? 0) + 1
         let (low, high) = (Int64(first) * 86_400_000, Int64(last + 1) * 86_400_000)
         var charged: [Int: AmountSum] = [:], cancelled: [Int: AmountSum] = [:], paid: [Int: AmountSum] = [:]
         for row in try Row.fetchAll(
@@ -59,7 +66,7 @@ extension ProjectionQueries {
         return (from...max(from, to)).compactMap { month in
             guard let close = schedule.closes(month), let due = schedule.due(month) else { return nil }  // no statement that month
             return CardBill(
-                month: CardCycle.text(month), from: CardCycle.dayText((schedule.closes(month - 1) ?? CardCycle.firstDay(of: month - 1) - 1) + 1),
+                month: CardCycle.text(month), from: CardCycle.dayText(opens(month)),
                 to: CardCycle.dayText(close), due: CardCycle.dayText(due), charged: charged[month] ?? AmountSum(),
                 cancelled: cancelled[month] ?? AmountSum(), paid: paid[month] ?? AmountSum())
         }

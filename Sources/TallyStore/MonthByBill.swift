@@ -47,13 +47,17 @@ extension ProjectionQueries {
         ).map(part)
         guard byBill, let (year, number) = monthNumbers(month) else { return parts }
         let index = CardCycle.index(year: year, month: number)
-        // A card purchase is due at most two months after the month it was made in.
-        guard let from = DateTime(iso8601: CardCycle.text(index - 2) + "-01T00:00:00Z"),
-            let through = DateTime(iso8601: CardCycle.text(index + 1) + "-01T00:00:00Z")
-        else { return parts }
-        for card in try Row.fetchAll(db, sql: "SELECT id, currency, closing_day, payment_day FROM accounts WHERE closing_day IS NOT NULL ORDER BY id") {
-            guard let closing = card["closing_day"] as Int?, let cycle = CardCycle(closingDay: closing, paymentDay: card["payment_day"]) else { continue }
-            let schedule = schedules[card["id"]] ?? CardSchedule(cycle)
+        for card in try Row.fetchAll(db, sql: "SELECT id, currency, closing_day, payment_day FROM accounts ORDER BY id") {
+            let now = (card["closing_day"] as Int?).flatMap { CardCycle(closingDay: $0, paymentDay: card["payment_day"]) }
+            guard let schedule = schedules[card["id"]] ?? now.map(CardSchedule.init) else { continue }  // no card
+            // What is due this month is on last month's statement or this month's, and holds the
+            // purchases after the close before it (months with none in between reach further).
+            // (None of them: still this month's purchases, which may be billed later.)
+            let earliest = [index - 1, index].first { schedule.closes($0) != nil }
+            let opensMonth = earliest.map { schedule.previousClosing(before: $0) ?? $0 - CardSchedule.furthestGap } ?? index
+            guard let from = DateTime(iso8601: CardCycle.text(opensMonth) + "-01T00:00:00Z"),
+                let through = DateTime(iso8601: CardCycle.text(index + 1) + "-01T00:00:00Z")
+            else { continue }
             let arguments: StatementArguments = [card["id"], card["currency"], from.epochMillis - 86_400_000, through.epochMillis + 86_400_000]
             for source in ["expenses", "(\(lineShiftsSQL))"] {
                 for row in try Row.fetchAll(

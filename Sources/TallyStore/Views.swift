@@ -134,9 +134,9 @@ public struct Views: Sendable {
         }
     }
 
-    /// The ids of the accounts that are cards with a closing day.
+    /// The ids of the accounts that are cards, or have a closing day.
     public func cardIDs() throws -> [String] {
-        try read { try String.fetchAll($0, sql: "SELECT id FROM accounts WHERE closing_day IS NOT NULL ORDER BY id") }
+        try read { try String.fetchAll($0, sql: "SELECT id FROM accounts WHERE closing_day IS NOT NULL OR kind = 'card' ORDER BY id") }
     }
 
     /// Every month's totals per currency.

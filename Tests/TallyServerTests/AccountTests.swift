@@ -130,6 +130,9 @@ import TallyTestSupport
             // Changed again in the same month: the last change applies from next month.
             _ = try await client.send(.patch, "/v1/accounts/\(card)", token: fixture.readWrite, json: #"{"closingDay": 20}"#)
             #expect(try await bills() == [thisMonth: "\(thisMonth)-14", nextMonth: "\(nextMonth)-20"], "the last change of a month wins")
+            // Cleared: no statement from next month on; the ones that closed stay, and so do their bills.
+            _ = try await client.send(.patch, "/v1/accounts/\(card)", token: fixture.readWrite, json: #"{"closingDay": null}"#)
+            #expect(try await bills() == [thisMonth: "\(thisMonth)-14"])
         }
     }
 

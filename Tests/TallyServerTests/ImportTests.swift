@@ -348,8 +348,12 @@ extension ImportTests {
                 return items.first { $0["name"] as? String == name }?["balance"] as? Int
             }
             #expect(try await balance("Card") == -13_500)
-            // The same purchases on another card are other transactions (the account scopes the keys).
-            let again = try await Self.post(client, "/v1/imports?accountId=\(other)", token: fixture.readWrite, bytes: statement)
+            // The same statement again, naming another account: the same transactions, nothing new
+            // (the import keys are the statement's, scoped by `account` alone).
+            let same = try await Self.post(client, "/v1/imports?accountId=\(other)", token: fixture.readWrite, bytes: statement)
+            #expect(same.status == .ok && (same.object["created"] as? [Any])?.isEmpty == true, "\(String(buffer: same.body))")
+            // The same purchases on another card, said so with `account`: other transactions.
+            let again = try await Self.post(client, "/v1/imports?accountId=\(other)&account=other", token: fixture.readWrite, bytes: statement)
             #expect(again.status == .created && (again.object["created"] as? [Any])?.count == 2)
             let (otherBalance, cardBalance) = (try await balance("Other"), try await balance("Card"))
             #expect(otherBalance == -13_500 && cardBalance == -13_500)

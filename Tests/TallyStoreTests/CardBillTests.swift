@@ -107,10 +107,16 @@ import TallyTestSupport
                 Int.min, CardCycle.index(year: 2026, month: Int.random(in: 2...6, using: &rng)),
                 CardCycle.index(year: 2026, month: Int.random(in: 7...12, using: &rng)),
             ]
-            let schedule = CardSchedule(zip(changes, days).map { CardSchedule.Change(from: $0, cycle: CardCycle(closingDay: $1.0, paymentDay: $1.1)) })
-            func daysOf(_ year: Int, _ month: Int) -> (closing: Int, payment: Int) {
+            // A third of the time, the middle change clears the closing day: months with no statement.
+            let cleared = Int.random(in: 0..<3, using: &rng) == 0
+            let schedule = CardSchedule(
+                zip(changes, days).enumerated().map { index, change in
+                    CardSchedule.Change(from: change.0, cycle: cleared && index == 1 ? nil : CardCycle(closingDay: change.1.0, paymentDay: change.1.1))
+                })
+            func daysOf(_ year: Int, _ month: Int) -> (closing: Int, payment: Int)? {
                 let index = CardCycle.index(year: year, month: month)
-                return days[changes.lastIndex { $0 <= index } ?? 0]
+                let which = changes.lastIndex { $0 <= index } ?? 0
+                return cleared && which == 1 ? nil : days[which]
             }
             let queue = try! emptyViews()
             var expected: [String: Int64] = [:]
@@ -130,7 +136,7 @@ import TallyTestSupport
                     let parts = Self.calendar.dateComponents([.year, .month], from: day)
                     var (year, month) = (parts.year!, parts.month! - 1)
                     if month == 0 { (year, month) = (year - 1, 12) }
-                    while Self.close(year, month, daysOf(year, month).closing) < day {
+                    while daysOf(year, month).map({ Self.close(year, month, $0.closing) < day }) ?? true {
                         month += 1
                         if month == 13 { (year, month) = (year + 1, 1) }
                     }
@@ -144,7 +150,10 @@ import TallyTestSupport
             for bill in bills {
                 #expect(bill.charged.value == expected[bill.month] ?? 0, "seed \(seed): \(bill.month)")
                 let (year, month) = (Int(bill.month.prefix(4))!, Int(bill.month.suffix(2))!)
-                let (closing, payment) = daysOf(year, month)
+                guard let (closing, payment) = daysOf(year, month) else {
+                    Issue.record("seed \(seed): a statement in \(bill.month), a month with none")
+                    continue
+                }
                 let close = Self.close(year, month, closing)
                 #expect(bill.to == String(format: "%04d-%02d-%02d", year, month, Self.calendar.component(.day, from: close)), "seed \(seed)")
                 var due = Self.close(year, month, payment)
@@ -152,7 +161,11 @@ import TallyTestSupport
                 let dueParts = Self.calendar.dateComponents([.year, .month, .day], from: due)
                 #expect(bill.due == String(format: "%04d-%02d-%02d", dueParts.year!, dueParts.month!, dueParts.day!), "seed \(seed)")
             }
-            #expect(bills.count == 12)
+            let months = (2...13).filter { daysOf($0 > 12 ? 2027 : 2026, $0 > 12 ? 1 : $0) != nil }
+            #expect(bills.count == months.count, "seed \(seed): one bill per month with statements")
+            // Every purchase of the statements' span is on one of them.
+            let billed = bills.reduce(Int64(0)) { $0 + ($1.charged.value ?? 0) }
+            #expect(billed == expected.filter { $0.key >= "2026-02" && $0.key <= "2027-01" }.values.reduce(0, +), "seed \(seed)")
         }
     }
 }

@@ -9,19 +9,28 @@ import TallyTestSupport
 /// A month by bill (issue 34) against a brute-force assignment: random purchases on cards with
 /// random closing and payment days, in three time zones and at the edges of days, each counted
 /// in the month `CardCycle.billMonth` gives for the day of its own time zone (parsed from its
-/// text, as the card bills do); the rest by purchase date. Every purchase is counted once.
+/// text, as the card bills do) — one card's days changing, with months of no statements
+/// between — the rest by purchase date. Every purchase is counted once.
 @Suite struct MonthByBillStoreTests {
     @Test func everyPurchaseCountsInTheMonthItsBillIsDue() async {
         await propertyCheck(count: 40, input: Gen.uint64(in: 0...UInt64.max)) { seed in
             var rng = SplitMix64(seed: seed)
             let queue = try! emptyViews()
             var expected: [String: Int64] = [:]
+            // The second card's days changed, and for some months it had none: a schedule.
+            let later = CardCycle(closingDay: Int.random(in: 1...31, using: &rng), paymentDay: Int.random(in: 1...31, using: &rng))
+            let gapFrom = CardCycle.index(year: 2026, month: Int.random(in: 6...9, using: &rng))
+            var schedules: [String: CardSchedule] = [:]
             try! queue.write { db in
                 let cards = (0..<2).map { index in
                     (
                         id: "card-\(index)", cycle: CardCycle(closingDay: Int.random(in: 1...31, using: &rng), paymentDay: Int.random(in: 1...31, using: &rng))!
                     )
                 }
+                schedules["card-1"] = CardSchedule([
+                    CardSchedule.Change(from: .min, cycle: cards[1].cycle), CardSchedule.Change(from: gapFrom, cycle: nil),
+                    CardSchedule.Change(from: gapFrom + Int.random(in: 1...3, using: &rng), cycle: later),
+                ])
                 for card in cards {
                     try db.execute(
                         sql: """
@@ -45,7 +54,8 @@ import TallyTestSupport
                             """, arguments: ["e\(row)", amount, currency, date.description, date.epochMillis, date.localMonth, account])
                     var month = date.localMonth
                     if let card = cards.first(where: { $0.id == account }), currency == "KRW", let parsed = DateTime(iso8601: date.description) {
-                        month = CardCycle.text(card.cycle.billMonth(ofDay: parsed.localDayNumber))
+                        let schedule = schedules[card.id] ?? CardSchedule(card.cycle)
+                        month = schedule.billMonth(ofDay: parsed.localDayNumber).map(CardCycle.text) ?? month
                     }
                     expected["\(month) \(currency)", default: 0] += amount
                 }
@@ -53,7 +63,8 @@ import TallyTestSupport
             var counted: [String: Int64] = [:]
             for index in CardCycle.index(year: 2026, month: 1)...CardCycle.index(year: 2027, month: 3) {
                 let month = CardCycle.text(index)
-                for total in try! queue.read({ try ProjectionQueries.summary($0, month: month, byBill: true) }).totals where total.expense != AmountSum() {
+                for total in try! queue.read({ try ProjectionQueries.summary($0, month: month, byBill: true, schedules: schedules) }).totals
+                where total.expense != AmountSum() {
                     counted["\(month) \(total.currency)"] = total.expense.value
                 }
             }
