@@ -73,8 +73,8 @@ struct TransferCommand: ParsableCommand {
 /// `tally accounts list|balances`.
 struct AccountsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "accounts", abstract: "List accounts, their balances, or one's reconciliation.",
-        subcommands: [List.self, Balances.self, Reconciliation.self])
+        commandName: "accounts", abstract: "List accounts, their balances, a card's bills, or one's reconciliation.",
+        subcommands: [List.self, Balances.self, Bills.self, Reconciliation.self])
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Every account.")
@@ -106,6 +106,42 @@ struct AccountsCommand: ParsableCommand {
             }
             if json { return print(document.serialized) }
             print(AccountsCommand.table(document))
+        }
+    }
+
+    struct Bills: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A card's bills: each statement's cycle, due day, what was charged, cancelled and paid, and whether it is paid.")
+        @OptionGroup var global: GlobalOptions
+        @OptionGroup var asOf: AsOfOption
+        @Argument(help: "The card's id.") var id: String
+        @Option(help: "The first statement month, YYYY-MM (default: six months before --to).") var from: String?
+        @Option(help: "The last statement month, YYYY-MM (default: next month).") var to: String?
+        @Flag(help: "Print JSON, as GET /v1/accounts/{id}/bills answers.") var json = false
+
+        func run() throws {
+            let (views, card) = (try asOf.openViews(global), try FlagInput.id(id))
+            let document: JSONText
+            do { document = try views.cardBillsDocument(accountID: card, from: from, to: to) } catch let error as TallyCore.ValidationError {
+                throw CLIError(error.field == "id" ? error.message : "invalid --\(error.field ?? "from"): \(error.message)")
+            }
+            if json { return print(document.serialized) }
+            let currency = ReportCommand.string(try views.entityJSON(.account, id: card)?.member("currency")) ?? ""
+            func money(_ bill: JSONText, _ name: String) -> String {
+                guard case .int(let amount)? = bill.member(name) else { return "(overflow)" }
+                return Currency.format(amount, currency: currency)
+            }
+            let rows = ReportCommand.items(document.member("items")).map { bill -> [String] in
+                [
+                    ReportCommand.string(bill.member("month")) ?? "",
+                    "\(ReportCommand.string(bill.member("from")) ?? "") – \(ReportCommand.string(bill.member("to")) ?? "")",
+                    ReportCommand.string(bill.member("due")) ?? "", money(bill, "charged"), money(bill, "cancelled"), money(bill, "amount"),
+                    money(bill, "paid"), ReportCommand.string(bill.member("status")) ?? "",
+                ]
+            }
+            print(
+                Table.render(
+                    header: ["STATEMENT", "CYCLE", "DUE", "CHARGED", "CANCELLED", "AMOUNT", "PAID", "STATUS"], rows: rows, rightAligned: [3, 4, 5, 6]))
         }
     }
 

@@ -60,4 +60,21 @@ import TallyTestSupport
         let garbled = try replica.run(["expense", "add", "--amount", "100", "--paid-by", "a", "--shares", "a"])
         #expect(garbled.status != 0 && garbled.stderr.contains("NAME=NUMBER"), "\(garbled.stderr)")
     }
+
+    @Test func aCardsBillsFromTheCommandLine() throws {
+        let replica = try CLIReplica()
+        let card = try replica.ok([
+            "account", "add", "--name", "Card", "--kind", "card", "--closing-day", "14", "--payment-day", "1", "--opening-date", "2026-01-01",
+        ])
+        _ = try replica.ok(["expense", "add", "--amount", "52000", "--account", card, "--date", "2026-03-10"])
+        let table = try replica.ok(["accounts", "bills", card, "--from", "2026-03", "--to", "2026-04"])
+        #expect(table.contains("2026-02-15 – 2026-03-14") && table.contains("2026-04-01") && table.contains("52,000"), "\(table)")
+        let json = try replica.ok(["accounts", "bills", card, "--from", "2026-03", "--to", "2026-03", "--json"])
+        #expect(json.contains(#""charged":52000"#), "\(json)")
+        let backwards = try replica.run(["accounts", "bills", card, "--from", "2026-05", "--to", "2026-04"])
+        #expect(backwards.status != 0 && backwards.stderr.contains("--from"), "\(backwards.stderr)")
+        let bank = try replica.ok(["account", "add", "--name", "Bank"])
+        let notCard = try replica.run(["accounts", "bills", bank])
+        #expect(notCard.status != 0 && notCard.stderr.contains("no card"), "\(notCard.stderr)")
+    }
 }
