@@ -26,6 +26,14 @@ public struct CardCycle: Sendable, Equatable {
 
     public static func index(year: Int, month: Int) -> MonthIndex { year * 12 + month - 1 }
 
+    /// The index of a month written `YYYY-MM` (as `text` writes it); nil for anything else.
+    public static func index(parsing text: String) -> MonthIndex? {
+        let halves = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard halves.count == 2, halves[0].count == 4, halves[1].count == 2, let year = Int(halves[0]), let month = Int(halves[1]), (1...12).contains(month)
+        else { return nil }
+        return index(year: year, month: month)
+    }
+
     /// `YYYY-MM` of a month index.
     public static func text(_ index: MonthIndex) -> String {
         let (year, month) = month(index)
@@ -59,9 +67,6 @@ public struct CardCycle: Sendable, Equatable {
         let same = Self.day(clamping: paymentDay, in: month)
         return same > close ? same : Self.day(clamping: paymentDay, in: month + 1)
     }
-
-    /// The month a purchase made on `day` is paid in: the month its statement is due.
-    public func billMonth(ofDay day: Int) -> MonthIndex { Self.monthIndex(ofDay: due(statement(ofDay: day))) }
 
     /// The month `day` is in.
     public static func monthIndex(ofDay day: Int) -> MonthIndex {

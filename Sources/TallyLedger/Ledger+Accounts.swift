@@ -116,9 +116,8 @@ extension LedgerViews {
     /// `nothing` when there is nothing to pay (or only refunds).
     public func cardBillsDocument(accountID: UUID, from: String?, to: String?) throws -> JSONText {
         func index(_ text: String, _ field: String) throws -> Int {
-            let month = try ExpenseQuery.month(text)
-            guard let year = Int(month.prefix(4)), let number = Int(month.suffix(2)) else { throw ValidationError(field: field, "must be YYYY-MM") }
-            return CardCycle.index(year: year, month: number)
+            guard let index = CardCycle.index(parsing: try ExpenseQuery.month(text)) else { throw ValidationError(field: field, "must be YYYY-MM") }
+            return index
         }
         let now = DateTime.nowHere
         let thisMonth = try index(now.localMonth, "to")

@@ -45,8 +45,7 @@ extension ProjectionQueries {
                 GROUP BY kind, currency, category_id, payment
                 """, arguments: [month, month]
         ).map(part)
-        guard byBill, let (year, number) = monthNumbers(month) else { return parts }
-        let index = CardCycle.index(year: year, month: number)
+        guard byBill, let index = CardCycle.index(parsing: month) else { return parts }
         for card in try Row.fetchAll(db, sql: "SELECT id, currency, closing_day, payment_day FROM accounts ORDER BY id") {
             let now = (card["closing_day"] as Int?).flatMap { CardCycle(closingDay: $0, paymentDay: card["payment_day"]) }
             guard let schedule = schedules[card["id"]] ?? now.map(CardSchedule.init) else { continue }  // no card
@@ -55,10 +54,9 @@ extension ProjectionQueries {
             // (None of them: still this month's purchases, which may be billed later.)
             let earliest = [index - 1, index].first { schedule.closes($0) != nil }
             let opensMonth = earliest.map { schedule.previousClosing(before: $0) ?? $0 - CardSchedule.furthestGap } ?? index
-            guard let from = DateTime(iso8601: CardCycle.text(opensMonth) + "-01T00:00:00Z"),
-                let through = DateTime(iso8601: CardCycle.text(index + 1) + "-01T00:00:00Z")
-            else { continue }
-            let arguments: StatementArguments = [card["id"], card["currency"], from.epochMillis - 86_400_000, through.epochMillis + 86_400_000]
+            // From the first day of `opensMonth` through this month's last, a day's margin each side.
+            let (from, through) = (Int64(CardCycle.firstDay(of: opensMonth) - 1), Int64(CardCycle.firstDay(of: index + 1) + 1))
+            let arguments: StatementArguments = [card["id"], card["currency"], from * 86_400_000, through * 86_400_000]
             for source in ["expenses", "(\(lineShiftsSQL))"] {
                 for row in try Row.fetchAll(
                     db,
@@ -91,13 +89,6 @@ extension ProjectionQueries {
             """
         return "(CASE WHEN \(local) >= 0 THEN \(local) / 86400000 ELSE (\(local) - 86399999) / 86400000 END)"
     }()
-
-    /// `YYYY-MM` as numbers.
-    static func monthNumbers(_ month: String) -> (Int, Int)? {
-        let halves = month.split(separator: "-")
-        guard halves.count == 2, let year = Int(halves[0]), let number = Int(halves[1]), (1...12).contains(number) else { return nil }
-        return (year, number)
-    }
 
     private static func part(_ row: Row) -> MonthPart {
         typealias C = GroupColumn

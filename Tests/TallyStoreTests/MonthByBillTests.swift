@@ -8,7 +8,7 @@ import TallyTestSupport
 
 /// A month by bill (issue 34) against a brute-force assignment: random purchases on cards with
 /// random closing and payment days, in three time zones and at the edges of days, each counted
-/// in the month `CardCycle.billMonth` gives for the day of its own time zone (parsed from its
+/// in the month `CardSchedule.billMonth` gives for the day of its own time zone (parsed from its
 /// text, as the card bills do) — one card's days changing, with months of no statements
 /// between — the rest by purchase date. Every purchase is counted once.
 @Suite struct MonthByBillStoreTests {
