@@ -48,7 +48,7 @@ function yearInReview(year) {
       const worth = year.netWorth.end.find((total) => total.currency === cur);
       return h("div", { class: "year" },
         year.currencies.length > 1 ? h("h3", {}, cur) : null,
-        h("dl", { class: "totals" },
+        h("dl", { class: "year-totals" },
           h("dt", {}, t("yearIncome")), h("dd", { class: "income" }, money(entry.income, cur), " ",
             h("span", { class: "muted" }, t("yearBefore", { amount: money(entry.previous.income, cur) }))),
           h("dt", {}, t("yearSpending")), h("dd", { class: "expense" }, money(entry.expense, cur), " ",
