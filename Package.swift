@@ -246,7 +246,10 @@ let package = Package(
         ),
         .testTarget(
             name: "TallyClusterTests",
-            dependencies: ["TallyCluster", "TallyLog", "TallyCore", "TallyTestSupport", .product(name: "PostgresNIO", package: "postgres-nio"), .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "TallyCluster", "TallyLog", "TallyCore", "TallyTestSupport", .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
         .testTarget(
             name: "TallyImportTests",

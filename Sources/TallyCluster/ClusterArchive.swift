@@ -82,6 +82,17 @@ public struct ClusterArchive: Sendable {
                 """, logger: logger)
             try await connection.query(
                 "CREATE TABLE IF NOT EXISTS tally_nodes (node text PRIMARY KEY, url text NOT NULL, seen_at timestamptz NOT NULL)", logger: logger)
+            // A blob's name is its SHA-256: PostgreSQL refuses bytes that do not hash to it.
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS tally_blobs (
+                  ledger text NOT NULL REFERENCES tally_ledgers ON DELETE CASCADE,
+                  digest text COLLATE "C" NOT NULL CHECK (digest = encode(sha256(bytes), 'hex')),
+                  bytes bytea NOT NULL,
+                  stored_at timestamptz NOT NULL DEFAULT now(),
+                  PRIMARY KEY (ledger, digest)
+                )
+                """, logger: logger)
         }
     }
 

@@ -1,15 +1,18 @@
 import Dispatch
+import Foundation
 import Synchronization
 import TallyLog
 
-/// A ledger's writer's `SegmentArchive` on a cluster: each write goes to PostgreSQL
-/// (`ClusterArchive.archive`) under the lease this node holds, and the writer writes it
-/// locally only once PostgreSQL has committed it.
+/// A hosted ledger's archive on a cluster (`LedgerArchive`): each write of its log goes to
+/// PostgreSQL (`ClusterArchive.archive`) under the lease this node holds, and the writer writes
+/// it locally only once PostgreSQL has committed it; each attachment goes there before the
+/// upload is answered (`ClusterArchive.storeBlob`), and a node that lacks one reads it there.
 ///
-/// The writer calls `archive` on its flushing thread and must wait for the commit, so this
-/// blocks that thread on a detached task: it must never be one of Swift's cooperative threads
-/// (a ledger's writes run on `BlockingThreads`), or the wait could starve the task it waits for.
-public final class LeasedArchive: SegmentArchive {
+/// The writer and the blob store call it on blocking threads and must wait for PostgreSQL, so
+/// this blocks the calling thread on a detached task: it must never be one of Swift's
+/// cooperative threads (a ledger's writes run on `BlockingThreads`), or the wait could starve
+/// the task it waits for.
+public final class LeasedArchive: LedgerArchive {
     let archive: ClusterArchive
     /// The lease writes are archived under (renewing it keeps its epoch; a new one needs a new
     /// writer, opened after catching up).
@@ -19,26 +22,50 @@ public final class LeasedArchive: SegmentArchive {
 
     /// How long a write waits for PostgreSQL's answer (its transaction times out in 10 s).
     static let answerTimeoutSeconds = 10
+    /// How long a blob's store or read waits (up to 25 MiB over the network).
+    static let blobTimeoutSeconds = 60
 
     public func archive(_ appends: [SegmentAppend]) throws {
         let (archive, lease) = (archive, lease)
-        let outcome = Outcome()
+        try wait(Self.answerTimeoutSeconds) { try await archive.archive(appends, under: lease) }
+    }
+
+    public func archive(blob digest: String, file: String) throws {
+        let (archive, lease) = (archive, lease)
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+        try wait(Self.blobTimeoutSeconds) { try await archive.storeBlob(digest, bytes: bytes, under: lease) }
+    }
+
+    public func bytes(ofBlob digest: String) throws -> [UInt8]? {
+        let (archive, ledger) = (archive, lease.ledger)
+        return try wait(Self.blobTimeoutSeconds) { try await archive.blob(digest, of: ledger) }
+    }
+
+    public func remove(blob digest: String) throws {
+        let (archive, lease) = (archive, lease)
+        try wait(Self.answerTimeoutSeconds) { try await archive.removeBlob(digest, under: lease) }
+    }
+
+    /// Runs `body` on a detached task and blocks this thread for its outcome, at most `seconds`.
+    /// An answer that never comes (a connection cut without a reset) is a failure: for a write,
+    /// the writer stops, and a retry later finds it archived or not (`ClusterArchive.archive`).
+    private func wait<Value: Sendable>(_ seconds: Int, _ body: @escaping @Sendable () async throws -> Value) throws -> Value {
+        let outcome = Outcome<Value>()
         Task.detached {
-            let result = await Result(catching: { try await archive.archive(appends, under: lease) })
+            let result = await Result(catching: body)
             outcome.result.withLock { $0 = result }
             outcome.done.signal()
         }
-        // An answer that never comes (a connection cut without a reset) is a failed archive: the
-        // writer stops, and a retry later finds the write archived or not (`ClusterArchive.archive`).
-        guard outcome.done.wait(timeout: .now() + .seconds(Self.answerTimeoutSeconds)) == .success else {
-            throw ClusterRefusal.invalid("PostgreSQL did not answer within \(Self.answerTimeoutSeconds) s (ledger '\(lease.ledger)')")
+        guard outcome.done.wait(timeout: .now() + .seconds(seconds)) == .success else {
+            throw ClusterRefusal.invalid("PostgreSQL did not answer within \(seconds) s (ledger '\(lease.ledger)')")
         }
-        try outcome.result.withLock { $0 }?.get()
+        guard let result = outcome.result.withLock({ $0 }) else { throw ClusterRefusal.invalid("PostgreSQL's answer was lost") }
+        return try result.get()
     }
 
-    /// What the detached task hands back to the waiting writer.
-    private final class Outcome: Sendable {
-        let result = Mutex<Result<Void, any Error>?>(nil)
+    /// What the detached task hands back to the waiting thread.
+    private final class Outcome<Value: Sendable>: Sendable {
+        let result = Mutex<Result<Value, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
     }
 }

@@ -66,7 +66,7 @@ public struct Thumbnailer: Sendable {
     /// Blocks for the decode; `ThumbnailQueue` bounds how many run at once.
     public func thumbnail(of digest: String, size: Int) throws -> BlobInfo? {
         guard Self.sizes.contains(size) else { throw Failure.unsupportedSize(size) }
-        guard let _ = try store.size(of: digest) else { return nil }
+        guard let _ = try store.fetch(digest) else { return nil }  // a node that took a hosted ledger over brings it from the archive
         if let made = try cached(digest, size: size) { return made }
         let type = try store.contentType(of: digest) ?? "application/octet-stream"
         guard Self.imageTypes.contains(type) else { throw Failure.notAnImage(type) }
@@ -74,7 +74,7 @@ public struct Thumbnailer: Sendable {
         let jpeg =
             try limits.workerCommand.map { command in try ThumbnailWorker.run(command, path: file, size: size, limits: limits) }
             ?? Self.jpegThumbnail(of: try Data(contentsOf: URL(fileURLWithPath: file)), size: size, limits: limits)
-        let info = try store.store(jpeg)
+        let info = try store.local.store(jpeg)  // derived: any node makes it again, so it is not archived
         try FileManager.default.createDirectory(atPath: store.path + "/thumbnails", withIntermediateDirectories: true)
         try writeDurably(Data(info.digest.utf8), to: indexPath(digest, size), mode: 0o600)
         return info

@@ -9,16 +9,27 @@ import TallyStore
 extension Ledger {
     /// This replica's blobs. `package`: the service streams uploads into it and serves files
     /// from it; an app embedding the ledger goes through the attachment operations.
-    package var blobs: BlobStore { BlobStore(directory: directory) }
+    package var blobs: BlobStore { BlobStore(directory: directory, archive: archive) }
 
     /// The largest blob a sync takes from a peer (a peer's own limit may be set up to 4 GiB).
     static let maxReplicatedBlobBytes = 4 << 30
 
-    /// Throws if `properties` attach a digest this replica holds no blob of.
-    func checkAttachmentsHeld(_ properties: PropertyMap) throws {
+    /// The size of the blob `digest`, or nil if this replica holds none — on a hosted ledger's
+    /// node, after bringing it from the cluster's archive if only the archive holds it (the node
+    /// that took the upload may be gone).
+    package func heldSize(ofBlob digest: String) async throws -> Int? {
+        let blobs = blobs
+        if let size = try blobs.size(of: digest) { return size }
+        guard blobs.archive != nil else { return nil }
+        return try await BlockingThreads.run { try blobs.fetch(digest) }
+    }
+
+    /// Throws if `properties` attach a digest this replica holds no blob of (a hosted ledger's
+    /// node brings one its archive holds first).
+    func checkAttachmentsHeld(_ properties: PropertyMap) async throws {
         guard case .strings(let digests)? = properties[.attachments] else { return }
         for digest in digests {
-            guard try blobs.size(of: digest) != nil else {
+            guard try await heldSize(ofBlob: digest) != nil else {
                 throw ValidationError(
                     field: "attachments", "no attachment \(digest) on this replica; upload it first (POST /v1/attachments, or tally attachment add)",
                     kind: .conflictsWithState)
@@ -48,13 +59,14 @@ extension LedgerViews {
 /// back still finds it), counted from when gc first saw it unreferenced and from its last
 /// upload, then deleted with its thumbnails. The audit history still names its digest.
 public struct AttachmentCollector: Sendable {
-    public let directory: DataDirectory
+    /// The blobs it collects (with a hosted ledger's archive, from which they go first).
+    public let store: BlobStore
     public let retention: TimeInterval
 
     public static let defaultRetention: TimeInterval = 30 * 86_400
 
-    public init(directory: DataDirectory, retention: TimeInterval = AttachmentCollector.defaultRetention) {
-        (self.directory, self.retention) = (directory, retention)
+    public init(_ store: BlobStore, retention: TimeInterval = AttachmentCollector.defaultRetention) {
+        (self.store, self.retention) = (store, retention)
     }
 
     /// What a run found.
@@ -69,7 +81,6 @@ public struct AttachmentCollector: Sendable {
 
     /// Runs once against the views as `views` shows them.
     public func run(views: LedgerViews, dryRun: Bool, now: Date = Date()) throws -> Report {
-        let store = BlobStore(directory: directory)
         let referenced = try views.referencedAttachments()
         let thumbnails = thumbnailIndex(store)
         var live = referenced

@@ -101,7 +101,8 @@ extension Ledger {
             let writer = try blobs.writer(limit: Self.maxReplicatedBlobBytes)
             defer { writer.abort() }
             guard try await peer.fetchBlob(digest, into: { try writer.write($0.readableBytesView) }) else { continue }
-            do { _ = try writer.finish(expecting: digest) } catch let error as BlobError {
+            // Off the cooperative threads: it fsyncs, and a hosted ledger's archive waits for PostgreSQL.
+            do { _ = try await BlockingThreads.run { try writer.finish(expecting: digest) } } catch let error as BlobError {
                 refused = SyncRejection(source: "\(peer.label): blob \(digest)", reason: "\(error)")
                 continue
             }

@@ -21,7 +21,7 @@ extension Ledger {
         let claim = try claimIdempotentCreate(uuid, key: idempotencyKey)
         defer { claim?.release() }
         if idempotencyKey != nil, let existing = try views.entityJSON(type, id: uuid) { return (existing, true) }
-        try checkAttachmentsHeld(properties)
+        try await checkAttachmentsHeld(properties)
         if type == .line { try checkLineRoom(properties) }
         _ = try await session.write(actor: actor, creating(type, uuid, properties, actor: actor))
         if type == .recurring { await materializeNewRule() }
@@ -60,7 +60,7 @@ extension Ledger {
 
     /// Sets the given properties of an entity (only those) and returns it as JSON.
     public func update(_ type: EntityType, id: UUID, _ properties: PropertyMap, actor: String) async throws -> JSONText {
-        try checkAttachmentsHeld(properties)
+        try await checkAttachmentsHeld(properties)
         _ = try await session.write(actor: actor, updating(type, id, properties, actor: actor))
         if type == .recurring { await materializeNewRule() }
         return try written(type, id)

@@ -39,6 +39,9 @@ public final class Ledger: Sendable {
     public static let maxImportsAtOnce = 2
     /// What the last open found and did, for the caller to log.
     public let opening: Opening
+    /// Where a hosted ledger on a cluster puts its log's bytes and its attachments before it
+    /// acknowledges them; nil for a ledger on its own.
+    let archive: (any LedgerArchive)?
 
     /// What opening did: a torn tail cut from the log, events projected to catch up.
     public struct Opening: Sendable {
@@ -49,12 +52,14 @@ public final class Ledger: Sendable {
     /// Opens the replica at `directory` for writing: takes the writer lock (waiting up to
     /// `lockTimeout` seconds for another writer), migrates and catches up the views. With an
     /// `archive` (a hosted ledger on a cluster), every byte the writer appends is archived
-    /// before it is written (`LogConfiguration.archive`).
+    /// before it is written (`LogConfiguration.archive`), and every attachment before it is
+    /// held (`BlobStore.archive`).
     public init(
         directory: DataDirectory, lockTimeout: Double = 10, maximumSkewMillis: UInt64 = 300_000, viewConnections: ViewConnections = ViewConnections(),
-        archive: (any SegmentArchive)? = nil
+        archive: (any LedgerArchive)? = nil
     ) throws {
         self.directory = directory
+        self.archive = archive
         self.maximumSkewMillis = maximumSkewMillis
         var configuration = LogConfiguration()
         configuration.lockTimeout = lockTimeout

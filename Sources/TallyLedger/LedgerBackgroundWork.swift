@@ -82,8 +82,8 @@ public struct LedgerBackgroundWork: Service {
     private func retainAttachments() async {
         while await pause(schedule.attachmentRetention) {
             do {
-                let (ledger, directory) = (ledger, ledger.directory)
-                let report = try await BlockingThreads.run { try AttachmentCollector(directory: directory).run(views: ledger.views, dryRun: false) }
+                let ledger = ledger
+                let report = try await BlockingThreads.run { try AttachmentCollector(ledger.blobs).run(views: ledger.views, dryRun: false) }
                 if !report.removed.isEmpty {
                     logger.info("attachments collected", metadata: ["blobs.removed": "\(report.removed.count)", "blobs.waiting": "\(report.waiting)"])
                 }

@@ -38,14 +38,27 @@ public enum BlobError: Error, Sendable, CustomStringConvertible, Equatable {
 /// proves its content. A blob is written to `blobs/incoming/`, fsynced, renamed into place and
 /// its directory fsynced: a kill leaves either the whole blob or none (leftovers in `incoming/`
 /// are removed when the store next opens for writing).
+///
+/// With an `archive` (a hosted ledger on a cluster), a blob is archived before it becomes
+/// visible here, removed from the archive with its file, and brought back from the archive by
+/// `fetch` on a node that does not hold it.
 public struct BlobStore: Sendable {
     /// `DATA_DIR/blobs`.
     public let path: String
+    /// Where every blob goes before it is held here, if anywhere (`BlobArchive`).
+    public let archive: (any BlobArchive)?
 
-    public init(directory: DataDirectory) { path = directory.path + "/blobs" }
+    public init(directory: DataDirectory, archive: (any BlobArchive)? = nil) { (path, self.archive) = (directory.path + "/blobs", archive) }
 
     /// The store of the data directory whose log is `logDirectory`.
-    public init(logDirectory: String) { path = (logDirectory as NSString).deletingLastPathComponent + "/blobs" }
+    public init(logDirectory: String) { (path, archive) = ((logDirectory as NSString).deletingLastPathComponent + "/blobs", nil) }
+
+    /// The blobs in the folder `path`.
+    public init(path: String, archive: (any BlobArchive)? = nil) { (self.path, self.archive) = (path, archive) }
+
+    /// The same folder without its archive: for blobs any node derives again (thumbnails), and
+    /// for those brought from the archive, which holds them already.
+    public var local: BlobStore { BlobStore(path: path) }
 
     /// Whether `text` is a digest as blobs are named: 64 lowercase hex digits.
     public static func isDigest(_ text: String) -> Bool {
@@ -119,9 +132,22 @@ public struct BlobStore: Sendable {
         }
     }
 
-    /// Deletes a held blob (retention: `tally attachments gc`).
+    /// The size of the blob `digest`, brought from the archive first when only the archive
+    /// holds it (a node that took a hosted ledger over); nil when neither holds it. Blocks
+    /// while the archive answers: call it on a blocking thread.
+    public func fetch(_ digest: String) throws -> Int? {
+        if let size = try size(of: digest) { return size }
+        guard let archive, let bytes = try archive.bytes(ofBlob: digest) else { return nil }
+        let writer = try local.writer(limit: .max)
+        defer { writer.abort() }
+        try writer.write(bytes)
+        return try writer.finish(expecting: digest).size
+    }
+
+    /// Deletes a held blob (retention: `tally attachments gc`), from the archive first.
     public func remove(_ digest: String) throws {
         let file = try file(of: digest)
+        try archive?.remove(blob: digest)
         guard unlink(file) == 0 || errno == ENOENT else { throw LogError.io(operation: "unlink", path: file, errno: errno) }
     }
 }
@@ -206,6 +232,7 @@ public final class BlobWriter: @unchecked Sendable {
         }
         if let quota, try store.totalBytes() + size > quota { throw BlobError.overQuota(quota: quota) }
         try seal()
+        try store.archive?.archive(blob: digest, file: temporary)  // archived before it is visible here
         let folder = (file as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         guard rename(temporary, file) == 0 else { throw LogError.io(operation: "rename", path: file, errno: errno) }

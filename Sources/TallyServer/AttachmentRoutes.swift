@@ -126,7 +126,7 @@ struct AttachmentRoutes {
         let service = try context.service()
         let blobs = service.ledger.blobs
         guard BlobStore.isDigest(digest) else { throw BlobError.invalidDigest(digest) }
-        guard let size = try blobs.size(of: digest) else {
+        guard let size = try await service.ledger.heldSize(ofBlob: digest) else {
             throw APIError(.notFound, "not_found", "this replica holds no attachment \(digest) (not uploaded, or not arrived yet by sync)")
         }
         let file = try blobs.file(of: digest)

@@ -52,7 +52,7 @@ public final class HostedLedgers: LedgerRegistry, Service {
     let logger: Logger
     /// Opens one ledger's service (the service's options, a shared thumbnail queue), writing
     /// through the archive given (on a cluster).
-    let open: @Sendable (DataDirectory, (any SegmentArchive)?) throws -> TallyService
+    let open: @Sendable (DataDirectory, (any LedgerArchive)?) throws -> TallyService
     /// The cluster this server is a node of (`--cluster`), or nil: every ledger's lease is
     /// then taken before it opens, and a ledger another node holds is forwarded there.
     let cluster: ClusterHosting?
@@ -101,7 +101,7 @@ public final class HostedLedgers: LedgerRegistry, Service {
 
     public init(
         root: String, limits: HostingLimits = HostingLimits(), cluster: ClusterHosting? = nil, logger: Logger,
-        open: @escaping @Sendable (DataDirectory, (any SegmentArchive)?) throws -> TallyService
+        open: @escaping @Sendable (DataDirectory, (any LedgerArchive)?) throws -> TallyService
     ) {
         self.root = root
         self.limits = limits

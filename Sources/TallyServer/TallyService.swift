@@ -52,7 +52,7 @@ public final class TallyService: Sendable {
     public init(
         directory: DataDirectory, logger: Logger, lockTimeout: Double = 0, maxStreamsPerToken: Int = 4,
         bodyTimeout: Duration = .seconds(30), attachmentLimits: AttachmentLimits = AttachmentLimits(), thumbnails: ThumbnailQueue? = nil,
-        bcryptCost: UInt8 = 12, viewConnections: ViewConnections = ViewConnections(), archive: (any SegmentArchive)? = nil
+        bcryptCost: UInt8 = 12, viewConnections: ViewConnections = ViewConnections(), archive: (any LedgerArchive)? = nil
     ) throws {
         self.logger = logger
         let quota = try LedgerQuota.read(folder: directory.path)

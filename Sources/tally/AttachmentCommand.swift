@@ -78,7 +78,7 @@ struct AttachmentsCommand: ParsableCommand {
         func run() throws {
             guard (0...3_650).contains(retentionDays) else { throw CLIError("invalid --retention-days \(retentionDays): 0 to 3650") }
             let directory = try global.open()
-            let collector = AttachmentCollector(directory: directory, retention: TimeInterval(retentionDays) * 86_400)
+            let collector = AttachmentCollector(BlobStore(directory: directory), retention: TimeInterval(retentionDays) * 86_400)
             let report = try collector.run(views: try global.openViews(), dryRun: dryRun)
             if json {
                 print(

@@ -11,13 +11,14 @@ struct ClusterCommand: AsyncParsableCommand {
         commandName: "cluster", abstract: "Look at a cluster of 'tally serve --ledgers … --cluster …' nodes.", subcommands: [Status.self])
 
     struct Status: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "The nodes (last seen), each ledger's lease (owner, epoch, live) and archive's end.")
+        static let configuration = CommandConfiguration(
+            abstract: "The nodes (last seen), each ledger's lease (owner, epoch, live) and the attachments archived for it.")
         @Option(help: "The cluster's PostgreSQL (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE).") var cluster: String
         @Flag(help: "Print JSON.") var json = false
 
         func run() async throws {
-            let (nodes, leases, ledgers) = try await ClusterCommand.withArchive(cluster) { archive in
-                (try await archive.nodes(), try await archive.leases(), try await archive.ledgers())
+            let (nodes, leases, ledgers, blobs) = try await ClusterCommand.withArchive(cluster) { archive in
+                (try await archive.nodes(), try await archive.leases(), try await archive.ledgers(), try await archive.blobUsage())
             }
             let held = Dictionary(leases.map { ($0.ledger, $0) }, uniquingKeysWith: { first, _ in first })
             if json {
@@ -39,6 +40,7 @@ struct ClusterCommand: AsyncParsableCommand {
                                     .object([
                                         ("ledger", .string(name)), ("owner", held[name].map { .string($0.owner) } ?? .null),
                                         ("epoch", .int(held[name]?.epoch ?? 0)), ("live", .bool(held[name]?.live ?? false)),
+                                        ("blobs", .int(Int64(blobs[name]?.count ?? 0))), ("blobBytes", .int(blobs[name]?.bytes ?? 0)),
                                     ])
                                 })
                         ),
@@ -49,9 +51,12 @@ struct ClusterCommand: AsyncParsableCommand {
             print()
             print(
                 Table.render(
-                    header: ["LEDGER", "OWNER", "EPOCH", "LEASE"],
+                    header: ["LEDGER", "OWNER", "EPOCH", "LEASE", "BLOBS", "BLOB BYTES"],
                     rows: ledgers.map { name in
-                        [name, held[name]?.owner ?? "-", held[name].map { "\($0.epoch)" } ?? "-", held[name]?.live == true ? "live" : "free"]
+                        [
+                            name, held[name]?.owner ?? "-", held[name].map { "\($0.epoch)" } ?? "-", held[name]?.live == true ? "live" : "free",
+                            "\(blobs[name]?.count ?? 0)", "\(blobs[name]?.bytes ?? 0)",
+                        ]
                     }))
         }
     }

@@ -93,16 +93,25 @@ final class ClusterNode: @unchecked Sendable {
     func request(
         _ method: HTTPMethod, _ path: String, token: String, json: String? = nil, headers: [(String, String)] = []
     ) async throws -> (status: Int, body: String) {
+        let answer = try await request(method, path, token: token, body: json.map { ("application/json", Data($0.utf8)) }, headers: headers)
+        return (answer.status, String(decoding: answer.bytes, as: UTF8.self))
+    }
+
+    /// The same with a body of any type, answering the response's bytes.
+    func request(
+        _ method: HTTPMethod, _ path: String, token: String, body: (contentType: String, bytes: Data)?, headers: [(String, String)] = []
+    ) async throws -> (status: Int, bytes: Data) {
         var request = HTTPClientRequest(url: url + path)
         request.method = method
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
         for (name, value) in headers { request.headers.add(name: name, value: value) }
-        if let json {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(string: json))
+        if let body {
+            request.headers.add(name: "Content-Type", value: body.contentType)
+            request.body = .bytes(ByteBuffer(bytes: body.bytes))
         }
         let response = try await LiveServer.client.execute(request, timeout: .seconds(60))
-        return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 16 << 20)))
+        let buffer = try await response.body.collect(upTo: 16 << 20)
+        return (Int(response.status.code), Data(buffer.readableBytesView))
     }
 
     /// Adds an expense whose memo is `memo`; the status.

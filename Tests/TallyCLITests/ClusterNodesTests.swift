@@ -203,6 +203,44 @@ struct ClusterNodesTests {
         b.stop(SIGTERM)
     }
 
+    @Test func attachmentsUploadedThroughANodeThatDiesAreServedAndAttachedThroughTheNext() async throws {
+        let ledger = "\(prefix)-t"
+        let token = try createClusterLedger(ledger, staging: folder.file("staging"))
+        let (a, b) = (try ClusterNode("\(prefix)-a", folder: folder.file("a")), try ClusterNode("\(prefix)-b", folder: folder.file("b")))
+        #expect(await a.addExpense(ledger, memo: "first", token: token) == 201)  // "a" serves it
+        let receipt = PNGFixture.zeros(width: 8, height: 8, bitDepth: 8, interlaced: false, trailer: Array(prefix.utf8))
+        let photo = PNGFixture.zeros(width: 16, height: 16, bitDepth: 8, interlaced: false, trailer: Array(prefix.utf8))
+        var digests: [String] = []
+        for bytes in [receipt, photo] {
+            let uploaded = try await a.request(.POST, "/v1/ledgers/\(ledger)/attachments", token: token, body: ("image/png", bytes))
+            #expect(uploaded.status == 201, "\(String(decoding: uploaded.bytes, as: UTF8.self))")
+            let answer = try #require(try JSONSerialization.jsonObject(with: uploaded.bytes) as? [String: Any])
+            digests.append(try #require(answer["digest"] as? String))
+        }
+        let status = try TallyBinary.run(["cluster", "status", "--json", "--cluster", try #require(ClusterPostgres.url)])
+        #expect(status.stdout.contains("\"blobs\":2"), "the cluster holds both: \(status.stdout)")
+        // "a" dies before anything attached them; "b" takes the ledger over, holding neither.
+        a.stop(SIGKILL)
+        let body = #"{"amount":5000,"currency":"KRW","date":"2026-11-29","memo":"with receipt","attachments":["\#(digests[0])"]}"#
+        var created = (status: 0, body: "")
+        let killed = ContinuousClock.now
+        while created.status != 201, ContinuousClock.now - killed < .seconds(30) {
+            created = try await b.request(.POST, "/v1/ledgers/\(ledger)/expenses", token: token, json: body)
+            if created.status != 201 { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        #expect(created.status == 201, "attached on the node that took over: \(created.body)")
+        #expect(try clusterOwners()[ledger] == b.name)
+        let downloaded = try await b.request(.GET, "/v1/ledgers/\(ledger)/attachments/\(digests[0])", token: token, body: nil)
+        #expect(downloaded.status == 200)
+        #expect(downloaded.bytes == receipt, "the bytes uploaded through the node that died")
+        let thumbnail = try await b.request(.GET, "/v1/ledgers/\(ledger)/attachments/\(digests[1])/thumbnail?size=128", token: token, body: nil)
+        #expect(thumbnail.status == 200, "a thumbnail of a photo only the archive held")
+        #expect(thumbnail.bytes.starts(with: [0xFF, 0xD8]), "a JPEG")
+        let unknown = String(repeating: "0", count: 64)
+        #expect(try await b.request(.GET, "/v1/ledgers/\(ledger)/attachments/\(unknown)", token: token, body: nil).status == 404)
+        b.stop(SIGTERM)
+    }
+
     func segmentFiles(_ log: String) throws -> [String: Data] {
         var files: [String: Data] = [:]
         for name in try FileManager.default.contentsOfDirectory(atPath: log) where name.hasSuffix(".tseg") {

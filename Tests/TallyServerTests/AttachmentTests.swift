@@ -294,7 +294,7 @@ func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes))
         guard case .string(let id)? = entity.member("id") else { Issue.record("no id"); return }
         try await ledger.delete(.expense, id: UUID(uuidString: id)!, actor: "cli:test")
 
-        let collector = AttachmentCollector(directory: directory)
+        let collector = AttachmentCollector(BlobStore(directory: directory))
         let now = Date()
         let first = try collector.run(views: ledger.views, dryRun: false, now: now)
         #expect(first.removed.isEmpty && first.waiting == 3 && first.kept == 2, "within retention nothing goes: \(first)")

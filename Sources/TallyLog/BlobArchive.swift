@@ -1,0 +1,21 @@
+/// Something that must hold every attachment a ledger is given before it is acknowledged: a
+/// cluster's PostgreSQL (issue 32), where an upload answered by one node must survive that
+/// node's loss, as its log's bytes do (`SegmentArchive`).
+///
+/// The blob store (`BlobStore`) hands it a blob's file once the bytes are whole and fsynced and
+/// makes the blob visible only if `archive` returns; a node that does not hold a blob asks it
+/// for the bytes (`BlobStore.fetch`) and keeps them once they hash to their name. Derived
+/// blobs (thumbnails) are not archived: any node makes them again.
+///
+/// Called on blocking threads (never Swift's cooperative ones): an implementation may wait.
+public protocol BlobArchive: Sendable {
+    /// Stores the blob `digest`, whose bytes are in `file`; a blob stored already is no error.
+    func archive(blob digest: String, file: String) throws
+    /// The bytes of the blob `digest`, or nil if the archive holds none.
+    func bytes(ofBlob digest: String) throws -> [UInt8]?
+    /// Deletes the blob `digest` (retention: no live entity references it any longer).
+    func remove(blob digest: String) throws
+}
+
+/// Where everything a hosted ledger acknowledges goes first: its log's bytes and its attachments.
+public typealias LedgerArchive = SegmentArchive & BlobArchive
