@@ -13,19 +13,24 @@ import TallyLog
 extension ClusterArchive {
     /// Stores the blob `digest` of the lease's ledger; one stored already is kept as it is.
     /// PostgreSQL refuses bytes that do not hash to `digest`.
-    public func storeBlob(_ digest: String, bytes: [UInt8], under lease: ClusterLease) async throws {
+    public func storeBlob(_ digest: String, bytes: ByteBuffer, under lease: ClusterLease) async throws {
         try Self.checkDigest(digest)
-        let stored = try await transaction { connection in
-            try await connection.query("SELECT set_config('synchronous_commit', 'on', true)", logger: logger)
+        let inserted = try await transaction { connection in
+            // A transfer cut off must not keep its row locked (a retry of the same digest waits on it).
+            try await connection.query(
+                """
+                SELECT set_config('synchronous_commit', 'on', true), set_config('statement_timeout', '60s', true),
+                       set_config('idle_in_transaction_session_timeout', '60s', true)
+                """, logger: logger)
             var inserted = false
             for try await _ in try await connection.query(
                 """
                 INSERT INTO tally_blobs (ledger, digest, bytes)
-                SELECT \(lease.ledger), \(digest), \(ByteBuffer(bytes: bytes))
+                SELECT \(lease.ledger), \(digest), \(bytes)
                 WHERE EXISTS (
                   SELECT 1 FROM tally_leases
                   WHERE ledger = \(lease.ledger) AND epoch = \(lease.epoch) AND owner = \(lease.node) AND expires_at > statement_timestamp())
-                ON CONFLICT (ledger, digest) DO UPDATE SET stored_at = now()
+                ON CONFLICT (ledger, digest) DO NOTHING
                 RETURNING 1
                 """, logger: logger)
             {
@@ -33,7 +38,18 @@ extension ClusterArchive {
             }
             return inserted
         }
-        guard stored else { throw ClusterRefusal.fenced(ledger: lease.ledger, epoch: lease.epoch) }
+        // Nothing inserted: held already (fine, if the lease is still this node's) or fenced.
+        if !inserted, try await !isHeld(lease) { throw ClusterRefusal.fenced(ledger: lease.ledger, epoch: lease.epoch) }
+    }
+
+    /// Whether the cluster holds the blob `digest` of `ledger`.
+    public func holdsBlob(_ digest: String, of ledger: String) async throws -> Bool {
+        try Self.checkDigest(digest)
+        var held = false
+        for try await _ in try await client.query("SELECT 1 FROM tally_blobs WHERE ledger = \(ledger) AND digest = \(digest)", logger: logger) {
+            held = true
+        }
+        return held
     }
 
     /// The bytes of the blob `digest` of `ledger`, or nil if the cluster holds none.
@@ -46,6 +62,17 @@ extension ClusterArchive {
             bytes = Array(stored.readableBytesView)
         }
         return bytes
+    }
+
+    /// The blobs of `ledger` the cluster holds, with their sizes, by digest.
+    public func blobs(of ledger: String) async throws -> [BlobInfo] {
+        var blobs: [BlobInfo] = []
+        for try await (digest, size) in try await client.query(
+            "SELECT digest, length(bytes) FROM tally_blobs WHERE ledger = \(ledger) ORDER BY digest", logger: logger
+        ).decode((String, Int).self) {
+            blobs.append(BlobInfo(digest: digest, size: size))
+        }
+        return blobs
     }
 
     /// Deletes the blob `digest` of the lease's ledger (retention), under the lease.

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import NIOCore
 import Synchronization
 import TallyLog
 
@@ -24,6 +25,12 @@ public final class LeasedArchive: LedgerArchive {
     static let answerTimeoutSeconds = 10
     /// How long a blob's store or read waits (up to 25 MiB over the network).
     static let blobTimeoutSeconds = 60
+    /// The largest blob archived: a `bytea` holds at most 1 GiB, and a blob is held in memory
+    /// while it goes to PostgreSQL or comes back.
+    public let maxBlobBytes = 256 << 20
+    /// Blobs on their way to or from PostgreSQL at once, in this process: their connections are
+    /// taken from the pool every ledger's writes archive through, and their bytes are in memory.
+    static let blobTransfers = DispatchSemaphore(value: 4)
 
     public func archive(_ appends: [SegmentAppend]) throws {
         let (archive, lease) = (archive, lease)
@@ -32,13 +39,29 @@ public final class LeasedArchive: LedgerArchive {
 
     public func archive(blob digest: String, file: String) throws {
         let (archive, lease) = (archive, lease)
-        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+        Self.blobTransfers.wait()
+        defer { Self.blobTransfers.signal() }
+        let data = try Data(contentsOf: URL(fileURLWithPath: file))
+        guard data.count <= maxBlobBytes else { throw BlobError.tooLarge(limit: maxBlobBytes) }
+        let bytes = ByteBuffer(bytes: data)
         try wait(Self.blobTimeoutSeconds) { try await archive.storeBlob(digest, bytes: bytes, under: lease) }
+    }
+
+    public func holds(blob digest: String) throws -> Bool {
+        let (archive, ledger) = (archive, lease.ledger)
+        return try wait(Self.answerTimeoutSeconds) { try await archive.holdsBlob(digest, of: ledger) }
     }
 
     public func bytes(ofBlob digest: String) throws -> [UInt8]? {
         let (archive, ledger) = (archive, lease.ledger)
+        Self.blobTransfers.wait()
+        defer { Self.blobTransfers.signal() }
         return try wait(Self.blobTimeoutSeconds) { try await archive.blob(digest, of: ledger) }
+    }
+
+    public func blobs() throws -> [BlobInfo] {
+        let (archive, ledger) = (archive, lease.ledger)
+        return try wait(Self.answerTimeoutSeconds) { try await archive.blobs(of: ledger) }
     }
 
     public func remove(blob digest: String) throws {

@@ -28,6 +28,7 @@ extension Ledger {
     /// node brings one its archive holds first).
     func checkAttachmentsHeld(_ properties: PropertyMap) async throws {
         guard case .strings(let digests)? = properties[.attachments] else { return }
+        let blobs = blobs
         for digest in digests {
             guard try await heldSize(ofBlob: digest) != nil else {
                 throw ValidationError(
@@ -35,6 +36,7 @@ extension Ledger {
                     kind: .conflictsWithState)
             }
             utimes(try blobs.file(of: digest), nil)  // attached now: retention (gc) starts over for it
+            if blobs.archive != nil { try await BlockingThreads.run { try blobs.ensureArchived(digest) } }
         }
     }
 }
@@ -91,7 +93,11 @@ public struct AttachmentCollector: Sendable {
         let expired: [BlobInfo] = try ledger.update { since in
             var expired: [BlobInfo] = []
             var seen: [String: Date] = [:]
-            for blob in try store.all() {
+            // A hosted ledger's archive may hold blobs this node never fetched.
+            let local = try store.all()
+            let held = Set(local.map(\.digest))
+            let archivedOnly = try store.archive?.blobs().filter { !held.contains($0.digest) } ?? []
+            for blob in local + archivedOnly {
                 if live.contains(blob.digest) { report.kept += 1; continue }
                 let first = since[blob.digest] ?? now
                 seen[blob.digest] = first
@@ -107,8 +113,10 @@ public struct AttachmentCollector: Sendable {
         }
         report.removed = expired
         guard !dryRun else { return report }
-        let gone = Set(expired.map(\.digest))
-        for blob in expired { try store.remove(blob.digest) }
+        // Uploaded or attached again since it was looked at: kept (its time was touched).
+        report.removed = expired.filter { now.timeIntervalSince(lastUpload($0.digest, store)) >= retention }
+        let gone = Set(report.removed.map(\.digest))
+        for blob in report.removed { try store.remove(blob.digest) }
         for (key, file) in thumbnailFiles(store) where gone.contains(key.source) || gone.contains(key.thumbnail) { unlink(file) }
         return report
     }

@@ -93,8 +93,9 @@ public struct BlobStore: Sendable {
         return blobs
     }
 
-    /// Total bytes held.
-    public func totalBytes() throws -> Int { try all().reduce(0) { $0 + $1.size } }
+    /// The bytes of the ledger's blobs: those its archive holds, if it has one (a node that took
+    /// a hosted ledger over holds on its disk only those it has needed since), else those held here.
+    public func totalBytes() throws -> Int { try (archive?.blobs() ?? all()).reduce(0) { $0 + $1.size } }
 
     /// Re-hashes a held blob; false if it is missing or its bytes no longer match its name.
     public func verify(_ digest: String) throws -> Bool {
@@ -138,10 +139,18 @@ public struct BlobStore: Sendable {
     public func fetch(_ digest: String) throws -> Int? {
         if let size = try size(of: digest) { return size }
         guard let archive, let bytes = try archive.bytes(ofBlob: digest) else { return nil }
-        let writer = try local.writer(limit: .max)
+        let writer = try local.writer(limit: archive.maxBlobBytes)
         defer { writer.abort() }
         try writer.write(bytes)
         return try writer.finish(expecting: digest).size
+    }
+
+    /// Archives the held blob `digest` if the archive lacks it (one held here from before the
+    /// ledger had an archive, or one the archive's retention removed while another node served
+    /// the ledger): called when it is uploaded or attached again, before that is acknowledged.
+    public func ensureArchived(_ digest: String) throws {
+        guard let archive, try !archive.holds(blob: digest) else { return }
+        try archive.archive(blob: digest, file: try file(of: digest))
     }
 
     /// Deletes a held blob (retention: `tally attachments gc`), from the archive first.
@@ -228,8 +237,10 @@ public final class BlobWriter: @unchecked Sendable {
         let file = try store.file(of: digest)
         if (try store.size(of: digest)) != nil {
             utimes(file, nil)  // uploaded again: its retention (`tally attachments gc`) starts over
+            try store.ensureArchived(digest)
             return BlobInfo(digest: digest, size: size)
         }
+        if let archive = store.archive, size > archive.maxBlobBytes { throw BlobError.tooLarge(limit: archive.maxBlobBytes) }
         if let quota, try store.totalBytes() + size > quota { throw BlobError.overQuota(quota: quota) }
         try seal()
         try store.archive?.archive(blob: digest, file: temporary)  // archived before it is visible here

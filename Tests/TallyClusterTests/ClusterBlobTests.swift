@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import NIOCore
 import Testing
 import TallyCluster
 import TallyCore
@@ -21,12 +22,15 @@ struct ClusterBlobTests {
         try await TestPostgres.withNodes(["a", "b"]) { nodes in
             try await nodes[0].register(ledger, files: [:])
             let lease = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30))
-            try await nodes[0].storeBlob(digest, bytes: receipt, under: lease)
-            try await nodes[0].storeBlob(digest, bytes: receipt, under: lease)  // stored again: kept as it is
+            try await nodes[0].storeBlob(digest, bytes: ByteBuffer(bytes: receipt), under: lease)
+            try await nodes[0].storeBlob(digest, bytes: ByteBuffer(bytes: receipt), under: lease)  // stored again: kept as it is
             #expect(try await nodes[1].blob(digest, of: ledger) == receipt)
             #expect(try await nodes[1].blob(Self.digest([1]), of: ledger) == nil)
             #expect(try await nodes[1].blob(digest, of: ledger + "-other") == nil, "a blob is its ledger's only")
             #expect(try await nodes[1].blobUsage()[ledger].map { [$0.count, Int($0.bytes)] } == [1, receipt.count])
+            #expect(try await nodes[1].holdsBlob(digest, of: ledger))
+            #expect(try await !nodes[1].holdsBlob(Self.digest([1]), of: ledger))
+            #expect(try await nodes[1].blobs(of: ledger) == [BlobInfo(digest: digest, size: receipt.count)])
         }
     }
 
@@ -37,11 +41,11 @@ struct ClusterBlobTests {
             let lease = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30))
             let named = Self.digest([1, 2, 3])
             await #expect(throws: (any Error).self, "PostgreSQL's check refuses them") {
-                try await nodes[0].storeBlob(named, bytes: receipt, under: lease)
+                try await nodes[0].storeBlob(named, bytes: ByteBuffer(bytes: receipt), under: lease)
             }
             #expect(try await nodes[0].blob(named, of: ledger) == nil)
             for hostile in ["../../etc/passwd", String(repeating: "A", count: 64), "", String(repeating: "a", count: 10_000)] {
-                await #expect(throws: ClusterRefusal.self) { try await nodes[0].storeBlob(hostile, bytes: receipt, under: lease) }
+                await #expect(throws: ClusterRefusal.self) { try await nodes[0].storeBlob(hostile, bytes: ByteBuffer(bytes: receipt), under: lease) }
                 await #expect(throws: ClusterRefusal.self) { _ = try await nodes[0].blob(hostile, of: ledger) }
             }
             #expect(try await nodes[0].blobUsage()[ledger] == nil)
@@ -53,12 +57,12 @@ struct ClusterBlobTests {
         try await TestPostgres.withNodes(["a", "b"]) { nodes in
             try await nodes[0].register(ledger, files: [:])
             let former = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30))
-            try await nodes[0].storeBlob(digest, bytes: receipt, under: former)
+            try await nodes[0].storeBlob(digest, bytes: ByteBuffer(bytes: receipt), under: former)
             try await nodes[0].release(former)
             let current = try await nodes[1].takeLease(ledger, localEnd: nil, for: .seconds(30))
             let other = Array("another receipt".utf8)
             await #expect(throws: ClusterRefusal.fenced(ledger: ledger, epoch: former.epoch)) {
-                try await nodes[0].storeBlob(Self.digest(other), bytes: other, under: former)
+                try await nodes[0].storeBlob(Self.digest(other), bytes: ByteBuffer(bytes: other), under: former)
             }
             await #expect(throws: ClusterRefusal.fenced(ledger: ledger, epoch: former.epoch)) { try await nodes[0].removeBlob(digest, under: former) }
             #expect(try await nodes[1].blob(digest, of: ledger) == receipt)
