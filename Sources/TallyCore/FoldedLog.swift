@@ -8,6 +8,10 @@ public struct FoldedLog: Sendable {
 
     public init() {}
 
+    /// A fold about to take `events` events: room made for as many entities (up to a million;
+    /// a bigger fold grows as it goes).
+    public init(expecting events: UInt64) { state.reserveCapacity(Int(min(events, 1_000_000))) }
+
     /// The state alone, this fold given up: whoever holds the last copy of a state frees it,
     /// which for a whole ledger takes a while (`ProjectionRebuilder.writeViews`).
     public consuming func intoState() -> LedgerState { state }

@@ -140,6 +140,9 @@ public struct LedgerState: Sendable {
     /// An empty ledger.
     public init() {}
 
+    /// Makes room for `count` entities (a fold of a log of as many events).
+    public mutating func reserveCapacity(_ count: Int) { entities.reserveCapacity(count) }
+
     /// Applies one event by the merge rules.
     public mutating func apply(_ event: Event) {
         // In place (the `default:` subscript): copying the entity out and back would copy its

@@ -193,6 +193,7 @@ public final class RememberingLookup: LedgerLookup {
             }
         }
         let found = try base.held(among: unknown)
+        known.reserveCapacity(known.count + unknown.count - found.count)
         for id in unknown where !found.contains(id) { known[id] = .some(nil) }
         return held.union(found)
     }

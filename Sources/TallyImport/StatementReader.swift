@@ -44,7 +44,7 @@ public enum StatementReader {
     /// Reads a statement file's bytes of `format` (csv, xlsx or ofx) — what the CLI and the API
     /// hand `Ledger.importFile` as its reader.
     public static func file(_ bytes: [UInt8], format: String, options: StatementOptions) throws -> StatementContents {
-        guard options.account.count <= Limits.maxShortTextLength, !options.account.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        guard options.account.count <= Limits.maxShortTextLength, !ControlCharacters.occur(in: options.account)
         else {
             throw ValidationError(field: "account", "must be at most \(Limits.maxShortTextLength) characters without control characters")
         }
@@ -131,32 +131,53 @@ public enum StatementReader {
                 throw StatementError("\(label)layout '\(layout.name)' finds no date and amount (or debit/credit) column")
             }
             statement.layouts.append((sheet.name, layout.name))
-            for row in sheet.rows[start...] {
-                try bounds.checkTime(row: row.number)
-                // A bank's text, not a person's: an unpaired directional control in it is
-                // dropped (the ledger refuses text holding one), not a reason to refuse the file.
-                let cells = row.cells.map { BidiControls.neutralized(trimmed($0)) }
-                if cells.allSatisfy(\.isEmpty) {
-                    statement.skipped.append(StatementNote(sheet: sheet.name, row: row.number, reason: "blank"))
-                    continue
-                }
-                let dated =
-                    columns[.date].map {
-                        cells.indices.contains($0) && (try? StatementValues.date(cells[$0], timeZone: options.timeZone, serialDays: serialDays)) != nil
-                    } ?? false
-                if !dated, cells.contains(where: { $0.utf8.count <= 40 && totalMarks.contains(StatementLayout.normalize($0)) }) {
-                    statement.skipped.append(StatementNote(sheet: sheet.name, row: row.number, reason: "total"))
-                    continue
-                }
-                do throws(StatementError) {
-                    statement.rows.append(try transaction(cells, columns, sheet: sheet.name, row: row.number, options: options, serialDays: serialDays))
-                } catch {
-                    statement.bad.append(StatementNote(sheet: sheet.name, row: row.number, reason: error.description))
+            // Each row alone, on every core (a statement may hold 100,000), then kept in order.
+            let (name, found) = (sheet.name, columns)
+            let outcomes = try InParallel.map(Array(sheet.rows[start...])) { row throws(StatementError) in
+                try readRow(row, sheet: name, columns: found, options: options, serialDays: serialDays, bounds: bounds)
+            }
+            for outcome in outcomes {
+                switch outcome {
+                case .transaction(let row): statement.rows.append(row)
+                case .skipped(let note): statement.skipped.append(note)
+                case .bad(let note): statement.bad.append(note)
                 }
             }
         }
         statement.rows = keys(statement.rows, account: options.account, multipleSheets: sheets.count > 1)
         return statement
+    }
+
+    /// What one row of a statement's body is.
+    enum RowOutcome: Sendable {
+        case transaction(StatementRow)
+        /// Blank, or a total.
+        case skipped(StatementNote)
+        /// Unreadable, with why.
+        case bad(StatementNote)
+    }
+
+    /// Reads one row of a sheet's body, whose header found `columns`.
+    static func readRow(
+        _ row: (number: Int, cells: [String]), sheet: String, columns: [ColumnRole: Int], options: StatementOptions, serialDays: Bool, bounds: StatementBounds
+    ) throws(StatementError) -> RowOutcome {
+        try bounds.checkTime(row: row.number)
+        // A bank's text, not a person's: an unpaired directional control in it is
+        // dropped (the ledger refuses text holding one), not a reason to refuse the file.
+        let cells = row.cells.map { BidiControls.neutralized(trimmed($0)) }
+        if cells.allSatisfy(\.isEmpty) { return .skipped(StatementNote(sheet: sheet, row: row.number, reason: "blank")) }
+        let dated =
+            columns[.date].map {
+                cells.indices.contains($0) && (try? StatementValues.date(cells[$0], timeZone: options.timeZone, serialDays: serialDays)) != nil
+            } ?? false
+        if !dated, cells.contains(where: { $0.utf8.count <= 40 && totalMarks.contains(StatementLayout.normalize($0)) }) {
+            return .skipped(StatementNote(sheet: sheet, row: row.number, reason: "total"))
+        }
+        do throws(StatementError) {
+            return .transaction(try transaction(cells, columns, sheet: sheet, row: row.number, options: options, serialDays: serialDays))
+        } catch {
+            return .bad(StatementNote(sheet: sheet, row: row.number, reason: error.description))
+        }
     }
 
     /// A cell without surrounding blanks (most have none: checked before Foundation trims).
@@ -194,7 +215,7 @@ public enum StatementReader {
         guard signed != 0 else { throw StatementError("an amount of 0") }
         guard signed.magnitude <= UInt64(Limits.maxAmount) else { throw StatementError("an amount past \(Limits.maxAmount) minor units") }
         for role in [ColumnRole.payee, .memo, .payment, .tags, .category] {
-            if let text = cell(role), text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" && $0 != "\t" }) {
+            if let text = cell(role), ControlCharacters.occur(in: text, allowingTabAndNewline: true) {
                 throw StatementError("the \(role.rawValue) holds control characters")
             }
         }
@@ -243,27 +264,42 @@ public enum StatementReader {
     }
 
     static func keys(_ rows: [StatementRow], account: String, multipleSheets: Bool) -> [StatementRow] {
-        var seen: [String: Int] = [:]
-        return rows.map { row in
+        // Each row's text on every core; then, in order, the rows without a reference numbered
+        // among those alike. Counted by their UTF-8 bytes: a `String` key hashes its text
+        // normalised, which for Korean payees was most of what reading a statement cost. (Two
+        // rows that differ only in their Unicode normalisation get different keys either way.)
+        let texts = InParallel.map(rows) { row in keyText(of: row, account: account, multipleSheets: multipleSheets) }
+        var seen: [[UInt8]: Int] = [:]
+        seen.reserveCapacity(rows.count)
+        return zip(rows, texts).map { row, text in
             var row = row
-            let scope = (row.account ?? account) + (multipleSheets ? "\u{1F}" + row.sheet : "")
-            // The date as written (its wall-clock fields), not as an instant: the same file read
-            // under another time zone gives the same keys.
-            let f = row.date.localFields
-            let written =
-                padded(f.year, 4) + "-" + padded(f.month, 2) + "-" + padded(f.day, 2) + "T"
-                + padded(f.hour, 2) + ":" + padded(f.minute, 2) + ":" + padded(f.second, 2)
-            let money = [row.kind, String(row.amount), row.currency].joined(separator: "\u{1F}")
-            if let reference = row.reference {
-                // A cancellation or an instalment often carries its purchase's approval number:
-                // the day, kind and amount keep them apart.
-                row.importKey = "ref:" + [scope, reference, String(written.prefix(10)), money].joined(separator: "\u{1F}")
+            if row.reference != nil {
+                row.importKey = text
             } else {
-                let fields = [scope, written, money, row.payee ?? "", row.memo ?? ""].joined(separator: "\u{1F}")
-                seen[fields, default: 0] += 1
-                row.importKey = "row:" + fields + "\u{1F}" + String(seen[fields]!)
+                let key = Array(text.utf8)
+                let count = seen[key, default: 0] + 1
+                seen[key] = count
+                row.importKey = "row:" + text + "\u{1F}" + String(count)
             }
             return row
         }
+    }
+
+    /// A row's import key when it has a reference, else the fields rows alike share.
+    static func keyText(of row: StatementRow, account: String, multipleSheets: Bool) -> String {
+        let scope = (row.account ?? account) + (multipleSheets ? "\u{1F}" + row.sheet : "")
+        // The date as written (its wall-clock fields), not as an instant: the same file read
+        // under another time zone gives the same keys.
+        let f = row.date.localFields
+        let written =
+            padded(f.year, 4) + "-" + padded(f.month, 2) + "-" + padded(f.day, 2) + "T"
+            + padded(f.hour, 2) + ":" + padded(f.minute, 2) + ":" + padded(f.second, 2)
+        let money = [row.kind, String(row.amount), row.currency].joined(separator: "\u{1F}")
+        if let reference = row.reference {
+            // A cancellation or an instalment often carries its purchase's approval number:
+            // the day, kind and amount keep them apart.
+            return "ref:" + [scope, reference, String(written.prefix(10)), money].joined(separator: "\u{1F}")
+        }
+        return [scope, written, money, row.payee ?? "", row.memo ?? ""].joined(separator: "\u{1F}")
     }
 }

@@ -27,7 +27,7 @@ public struct ExpenseQuery: Sendable {
             case "payee": filter.payee = value
             case "text":
                 guard !value.isEmpty, value.count <= Limits.maxShortTextLength,
-                    !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+                    !ControlCharacters.occur(in: value)
                 else {
                     throw ValidationError(field: name, "must be 1 to \(Limits.maxShortTextLength) characters, none of them control characters")
                 }

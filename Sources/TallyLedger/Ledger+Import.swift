@@ -97,11 +97,12 @@ extension Ledger {
         func draftsForNewRows(_ lookup: any LedgerLookup) throws -> [EventDraft] {
             report.created = []
             report.duplicates = []
-            var drafts: [EventDraft] = []
             var made: Set<UUID> = []
-            let ids = statement.rows.map { Self.expenseID(importKey: $0.importKey) }
-            let held = try lookup.held(among: ids.map { .uuid($0) })  // a few hundred rows per query
-            for (row, id) in zip(statement.rows, ids) {
+            // Two SHA-256 a row: on every core.
+            let keyed = InParallel.map(statement.rows) { row in (id: Self.expenseID(importKey: row.importKey), storedKey: Self.storedKey(row.importKey)) }
+            let held = try lookup.held(among: keyed.map { .uuid($0.id) })  // a few hundred rows per query
+            var new: [(row: StatementRow, id: UUID, storedKey: String)] = []
+            for (row, (id, storedKey)) in zip(statement.rows, keyed) {
                 // A Tally export's id column names the expense itself: imported into its own ledger, it is there.
                 let exported = row.reference.flatMap(UUID.init(uuidString:)).map { EntityID.uuid($0) }
                 if try made.contains(id) || held.contains(.uuid(id)) || exported.map({ try lookup.entity($0)?.type == .expense }) == true {
@@ -110,13 +111,20 @@ extension Ledger {
                 }
                 report.created.append((row, id))
                 made.insert(id)
+                new.append((row, id, storedKey))
+            }
+            // A rule's category counts only if it is still there: asked once per rule.
+            let ruleCategories = Set(try rules.compactMap(\.categoryId).filter { try lookup.live(.uuid($0))?.type == .category })
+            let accountID = statement.accountId
+            var drafts = InParallel.map(new) { new in
+                let row = new.row
                 var properties: PropertyMap = [
                     .kind: .string(row.kind), .amount: .int(row.amount), .currency: .string(row.currency), .date: .dateTime(row.date),
-                    .repeat: .string("none"), .importKey: .string(Self.storedKey(row.importKey)), .importId: .uuid(recordID),
+                    .repeat: .string("none"), .importKey: .string(new.storedKey), .importId: .uuid(recordID),
                 ]
                 if let payee = row.payee { properties[.payee] = .string(payee) }
                 if let memo = row.memo { properties[.memo] = .string(memo) }
-                if let account = statement.accountId { properties[.accountId] = .uuid(account) }
+                if let accountID { properties[.accountId] = .uuid(accountID) }
                 if let payment = row.payment {
                     properties[.payment] = .string(payment)
                 } else if workbook, !row.sheet.isEmpty {
@@ -129,10 +137,10 @@ extension Ledger {
                 if !tags.isEmpty { properties[.tags] = .strings(Array(tags)) }
                 if let path = row.categoryPath, let category = categories[path] {
                     properties[.categoryId] = .uuid(category)
-                } else if let category = rule?.categoryId, try lookup.live(.uuid(category))?.type == .category {
+                } else if let category = rule?.categoryId, ruleCategories.contains(category) {
                     properties[.categoryId] = .uuid(category)
                 }
-                drafts.append(EventDraft(entityType: .expense, entityID: .uuid(id), operation: .create, properties: properties, actor: actor))
+                return EventDraft(entityType: .expense, entityID: .uuid(new.id), operation: .create, properties: properties, actor: actor)
             }
             // The record last: a batch cut short by a crash has no record, and the same import
             // run again makes the rest (the ids are the same) and then the record.

@@ -141,7 +141,7 @@ public struct Projector: Sendable {
         else { return try catchUp() }
         defer { lock.release() }
         let startSecond = ProjectionHistory.currentSecond()
-        var folded = FoldedLog()
+        var folded = FoldedLog(expecting: last)
         try directory.reader.forEachEventChunk { chunk in
             for logged in chunk { folded.apply(logged.event) }
         }
