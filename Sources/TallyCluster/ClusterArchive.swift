@@ -302,15 +302,35 @@ public struct ClusterArchive: Sendable {
         return appends
     }
 
-    /// Who holds each ledger's lease, and whether it is live, by PostgreSQL's clock (`tally cluster status`).
-    public func leases() async throws -> [(ledger: String, owner: String, epoch: Int64, live: Bool)] {
-        var leases: [(ledger: String, owner: String, epoch: Int64, live: Bool)] = []
-        for try await (ledger, owner, epoch, live) in try await client.query(
-            "SELECT ledger, owner, epoch, expires_at > statement_timestamp() FROM tally_leases ORDER BY ledger", logger: logger
-        ).decode((String, String, Int64, Bool).self) {
-            leases.append((ledger, owner, epoch, live))
+    /// Who holds each ledger's lease, whether it is live and in how many seconds it expires
+    /// (negative: expired that long ago), by PostgreSQL's clock (`tally cluster status`).
+    public func leases() async throws -> [(ledger: String, owner: String, epoch: Int64, live: Bool, expiresIn: Double)] {
+        var leases: [(ledger: String, owner: String, epoch: Int64, live: Bool, expiresIn: Double)] = []
+        for try await (ledger, owner, epoch, live, expiresIn) in try await client.query(
+            """
+            SELECT ledger, owner, epoch, expires_at > statement_timestamp(),
+                   CASE WHEN expires_at = '-infinity' THEN -1e9 ELSE extract(epoch FROM expires_at - statement_timestamp())::float8 END
+            FROM tally_leases ORDER BY ledger
+            """, logger: logger
+        ).decode((String, String, Int64, Bool, Double).self) {
+            leases.append((ledger, owner, epoch, live, expiresIn))
         }
         return leases
+    }
+
+    /// Each ledger's archived log: its bytes, and how many seconds ago its last write was
+    /// archived (`tally cluster status`).
+    public func archiveUsage() async throws -> [String: (bytes: Int64, secondsSinceWrite: Double)] {
+        var usage: [String: (bytes: Int64, secondsSinceWrite: Double)] = [:]
+        for try await (ledger, bytes, seconds) in try await client.query(
+            """
+            SELECT ledger, sum(length(bytes))::bigint, extract(epoch FROM statement_timestamp() - max(archived_at))::float8
+            FROM tally_appends GROUP BY ledger
+            """, logger: logger
+        ).decode((String, Int64, Double).self) {
+            usage[ledger] = (bytes, seconds)
+        }
+        return usage
     }
 
     /// Runs `body` in one transaction under READ COMMITTED whatever the server's default,

@@ -24,6 +24,15 @@ extension Ledger {
         return try await BlockingThreads.run { try blobs.fetch(digest) }
     }
 
+    /// On a hosted ledger's node: every attachment the views reference and this node lacks,
+    /// brought from the cluster's archive (a node that took the ledger over holds none of them),
+    /// so that they show as held and download at once. Returns how many came. Blocks.
+    func fetchMissingAttachmentsFromArchive() throws -> Int {
+        guard archive != nil else { return 0 }
+        let blobs = blobs
+        return try views.missingAttachments().reduce(0) { fetched, digest in fetched + (try blobs.fetch(digest) != nil ? 1 : 0) }
+    }
+
     /// Throws if `properties` attach a digest this replica holds no blob of (a hosted ledger's
     /// node brings one its archive holds first).
     func checkAttachmentsHeld(_ properties: PropertyMap) async throws {

@@ -40,6 +40,20 @@ public struct LedgerBackgroundWork: Service {
             group.addTask { await retainAttachments() }
             group.addTask { await materializeRecurrences() }
             group.addTask { await takeSnapshots() }
+            group.addTask { await fetchArchivedAttachments() }
+        }
+    }
+
+    /// Once, at open, on a hosted ledger's node of a cluster: the attachments it lacks, from
+    /// the cluster's archive (`Ledger.fetchMissingAttachmentsFromArchive`).
+    private func fetchArchivedAttachments() async {
+        guard ledger.archive != nil else { return }
+        do {
+            let ledger = ledger
+            let fetched = try await BlockingThreads.run { try ledger.fetchMissingAttachmentsFromArchive() }
+            if fetched > 0 { logger.info("brought attachments from the cluster", metadata: ["blobs.fetched": "\(fetched)"]) }
+        } catch {
+            logger.warning("bringing attachments from the cluster failed", metadata: ["error": "\(error)"])
         }
     }
 

@@ -12,52 +12,49 @@ struct ClusterCommand: AsyncParsableCommand {
 
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "The nodes (last seen), each ledger's lease (owner, epoch, live) and the attachments archived for it.")
+            abstract:
+                "The nodes (last seen) and each ledger's lease (owner, epoch, live, expiry), archived log (bytes, last write) and attachments.")
         @Option(help: "The cluster's PostgreSQL (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE).") var cluster: String
         @Flag(help: "Print JSON.") var json = false
 
         func run() async throws {
-            let (nodes, leases, ledgers, blobs) = try await ClusterCommand.withArchive(cluster) { archive in
-                (try await archive.nodes(), try await archive.leases(), try await archive.ledgers(), try await archive.blobUsage())
+            let (nodes, leases, ledgers, archived, blobs) = try await ClusterCommand.withArchive(cluster) { archive in
+                (
+                    try await archive.nodes(), try await archive.leases(), try await archive.ledgers(), try await archive.archiveUsage(),
+                    try await archive.blobUsage()
+                )
             }
             let held = Dictionary(leases.map { ($0.ledger, $0) }, uniquingKeysWith: { first, _ in first })
             if json {
-                print(
-                    JSONText.object([
-                        (
-                            "nodes",
-                            .array(
-                                nodes.map {
-                                    .object([
-                                        ("node", .string($0.node)), ("url", .string($0.url)), ("secondsSinceSeen", .int(Int64($0.secondsSinceSeen.rounded()))),
-                                    ])
-                                })
-                        ),
-                        (
-                            "ledgers",
-                            .array(
-                                ledgers.map { name in
-                                    .object([
-                                        ("ledger", .string(name)), ("owner", held[name].map { .string($0.owner) } ?? .null),
-                                        ("epoch", .int(held[name]?.epoch ?? 0)), ("live", .bool(held[name]?.live ?? false)),
-                                        ("blobs", .int(Int64(blobs[name]?.count ?? 0))), ("blobBytes", .int(blobs[name]?.bytes ?? 0)),
-                                    ])
-                                })
-                        ),
-                    ]).serialized)
+                let nodeItems: [JSONText] = nodes.map {
+                    .object([("node", .string($0.node)), ("url", .string($0.url)), ("secondsSinceSeen", .int(Int64($0.secondsSinceSeen.rounded())))])
+                }
+                let ledgerItems: [JSONText] = ledgers.map { name in
+                    let lease = held[name]
+                    return .object([
+                        ("ledger", .string(name)), ("owner", lease.map { .string($0.owner) } ?? .null), ("epoch", .int(lease?.epoch ?? 0)),
+                        ("live", .bool(lease?.live ?? false)),
+                        ("leaseExpiresInSeconds", lease.flatMap { $0.live ? .int(Int64($0.expiresIn.rounded())) : nil } ?? .null),
+                        ("archivedBytes", .int(archived[name]?.bytes ?? 0)),
+                        ("secondsSinceLastWrite", archived[name].map { .int(Int64($0.secondsSinceWrite.rounded())) } ?? .null),
+                        ("blobs", .int(Int64(blobs[name]?.count ?? 0))), ("blobBytes", .int(blobs[name]?.bytes ?? 0)),
+                    ])
+                }
+                print(JSONText.object([("nodes", .array(nodeItems)), ("ledgers", .array(ledgerItems))]).serialized)
                 return
             }
             print(Table.render(header: ["NODE", "URL", "SEEN"], rows: nodes.map { [$0.node, $0.url, "\(Int($0.secondsSinceSeen.rounded())) s ago"] }))
             print()
-            print(
-                Table.render(
-                    header: ["LEDGER", "OWNER", "EPOCH", "LEASE", "BLOBS", "BLOB BYTES"],
-                    rows: ledgers.map { name in
-                        [
-                            name, held[name]?.owner ?? "-", held[name].map { "\($0.epoch)" } ?? "-", held[name]?.live == true ? "live" : "free",
-                            "\(blobs[name]?.count ?? 0)", "\(blobs[name]?.bytes ?? 0)",
-                        ]
-                    }))
+            let rows = ledgers.map { name in
+                let lease = held[name]
+                let state = lease.map { $0.live ? "live, \(Int($0.expiresIn.rounded())) s left" : "free" } ?? "free"
+                return [
+                    name, lease?.owner ?? "-", lease.map { "\($0.epoch)" } ?? "-", state, "\(archived[name]?.bytes ?? 0)",
+                    archived[name].map { "\(Int($0.secondsSinceWrite.rounded())) s ago" } ?? "never", "\(blobs[name]?.count ?? 0)",
+                    "\(blobs[name]?.bytes ?? 0)",
+                ]
+            }
+            print(Table.render(header: ["LEDGER", "OWNER", "EPOCH", "LEASE", "LOG BYTES", "LAST WRITE", "BLOBS", "BLOB BYTES"], rows: rows))
         }
     }
 

@@ -218,8 +218,15 @@ struct ClusterNodesTests {
             digests.append(try #require(answer["digest"] as? String))
         }
         let status = try TallyBinary.run(["cluster", "status", "--json", "--cluster", try #require(ClusterPostgres.url)])
-        #expect(status.stdout.contains("\"blobs\":2"), "the cluster holds both: \(status.stdout)")
-        // "a" dies before anything attached them; "b" takes the ledger over, holding neither.
+        let ledgers = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])["ledgers"] as? [[String: Any]]
+        let listed = try #require(ledgers?.first { $0["ledger"] as? String == ledger }, "\(status.stdout)")
+        #expect(listed["blobs"] as? Int == 2, "the cluster holds both")
+        #expect((listed["archivedBytes"] as? Int ?? 0) > 0 && (listed["secondsSinceLastWrite"] as? Int).map { (0...60).contains($0) } == true)
+        #expect(listed["live"] as? Bool == true && (listed["leaseExpiresInSeconds"] as? Int).map { (0...3).contains($0) } == true, "\(listed)")
+        // The photo is attached through "a"; "a" dies before the receipt is. "b" takes the
+        // ledger over, holding neither.
+        let withPhoto = #"{"amount":100,"currency":"KRW","date":"2026-11-29","attachments":["\#(digests[1])"]}"#
+        #expect(try await a.request(.POST, "/v1/ledgers/\(ledger)/expenses", token: token, json: withPhoto).status == 201)
         a.stop(SIGKILL)
         let body = #"{"amount":5000,"currency":"KRW","date":"2026-11-29","memo":"with receipt","attachments":["\#(digests[0])"]}"#
         var created = (status: 0, body: "")
@@ -230,6 +237,11 @@ struct ClusterNodesTests {
         }
         #expect(created.status == 201, "attached on the node that took over: \(created.body)")
         #expect(try clusterOwners()[ledger] == b.name)
+        // The attached photo comes to "b" by itself, once it opened the ledger.
+        let photoFile = folder.file("b") + "/\(ledger)/blobs/" + digests[1].prefix(2) + "/" + digests[1].dropFirst(2)
+        let opened = ContinuousClock.now
+        while !FileManager.default.fileExists(atPath: photoFile), ContinuousClock.now - opened < .seconds(20) { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(FileManager.default.fileExists(atPath: photoFile), "an attachment the views reference was brought from the cluster")
         let downloaded = try await b.request(.GET, "/v1/ledgers/\(ledger)/attachments/\(digests[0])", token: token, body: nil)
         #expect(downloaded.status == 200)
         #expect(downloaded.bytes == receipt, "the bytes uploaded through the node that died")
