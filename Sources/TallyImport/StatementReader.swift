@@ -166,15 +166,14 @@ public enum StatementReader {
         // dropped (the ledger refuses text holding one), not a reason to refuse the file.
         let cells = row.cells.map { BidiControls.neutralized(trimmed($0)) }
         if cells.allSatisfy(\.isEmpty) { return .skipped(StatementNote(sheet: sheet, row: row.number, reason: "blank")) }
-        let dated =
-            columns[.date].map {
-                cells.indices.contains($0) && (try? StatementValues.date(cells[$0], timeZone: options.timeZone, serialDays: serialDays)) != nil
-            } ?? false
-        if !dated, cells.contains(where: { $0.utf8.count <= 40 && totalMarks.contains(StatementLayout.normalize($0)) }) {
+        let date = columns[.date].flatMap { column in
+            cells.indices.contains(column) ? try? StatementValues.date(cells[column], timeZone: options.timeZone, serialDays: serialDays) : nil
+        }
+        if date == nil, cells.contains(where: { $0.utf8.count <= 40 && totalMarks.contains(StatementLayout.normalize($0)) }) {
             return .skipped(StatementNote(sheet: sheet, row: row.number, reason: "total"))
         }
         do throws(StatementError) {
-            return .transaction(try transaction(cells, columns, sheet: sheet, row: row.number, options: options, serialDays: serialDays))
+            return .transaction(try transaction(cells, columns, sheet: sheet, row: row.number, options: options, serialDays: serialDays, date: date))
         } catch {
             return .bad(StatementNote(sheet: sheet, row: row.number, reason: error.description))
         }
@@ -183,7 +182,7 @@ public enum StatementReader {
     /// A cell without surrounding blanks (most have none: checked before Foundation trims).
     static func trimmed(_ cell: String) -> String {
         guard let first = cell.unicodeScalars.first, let last = cell.unicodeScalars.last,
-            first.properties.isWhitespace || last.properties.isWhitespace
+            Whitespace.contains(first) || Whitespace.contains(last)
         else { return cell }
         return cell.trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -191,14 +190,15 @@ public enum StatementReader {
     /// One transaction from a row's cells.
     static func transaction(
         _ cells: [String], _ columns: [ColumnRole: Int], sheet: String, row: Int, options: StatementOptions,
-        serialDays: Bool
+        serialDays: Bool, date parsed: DateTime?
     ) throws(StatementError) -> StatementRow {
         func cell(_ role: ColumnRole) -> String? {
             guard let index = columns[role], cells.indices.contains(index), !cells[index].isEmpty else { return nil }
             return cells[index]
         }
         guard let dateText = cell(.date) else { throw StatementError("no date") }
-        let date = try StatementValues.date(dateText, timeZone: options.timeZone, serialDays: serialDays)
+        let date: DateTime
+        if let parsed { date = parsed } else { date = try StatementValues.date(dateText, timeZone: options.timeZone, serialDays: serialDays) }
         let currency = cell(.currency)?.uppercased() ?? options.currency
         guard Currency.isValid(currency) else { throw StatementError("'\(currency.prefix(10))' is not a currency code") }
         var signed: Int64
@@ -269,19 +269,32 @@ public enum StatementReader {
         // normalised, which for Korean payees was most of what reading a statement cost. (Two
         // rows that differ only in their Unicode normalisation get different keys either way.)
         let texts = InParallel.map(rows) { row in keyText(of: row, account: account, multipleSheets: multipleSheets) }
-        var seen: [[UInt8]: Int] = [:]
+        var seen: [UTF8Key: Int] = [:]
         seen.reserveCapacity(rows.count)
         return zip(rows, texts).map { row, text in
             var row = row
             if row.reference != nil {
                 row.importKey = text
             } else {
-                let key = Array(text.utf8)
+                let key = UTF8Key(text: text)
                 let count = seen[key, default: 0] + 1
                 seen[key] = count
                 row.importKey = "row:" + text + "\u{1F}" + String(count)
             }
             return row
+        }
+    }
+
+    /// A text compared and hashed by its UTF-8 bytes, all at once (a `String` normalises its
+    /// text to hash it, and an array of bytes hashes them one by one).
+    struct UTF8Key: Hashable {
+        let text: String
+
+        static func == (left: UTF8Key, right: UTF8Key) -> Bool { left.text.utf8.elementsEqual(right.text.utf8) }
+
+        func hash(into hasher: inout Hasher) {
+            var text = text
+            text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         }
     }
 

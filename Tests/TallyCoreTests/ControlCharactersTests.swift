@@ -23,3 +23,10 @@ import TallyCore
         #expect(disagreements.isEmpty, "disagrees at \(disagreements.map { String($0, radix: 16) })")
     }
 }
+
+@Suite struct WhitespaceTests {
+    @Test func everyScalarIsToldAsUnicodeTellsIt() {
+        let disagreements = (UInt32(0)...0x10FFFF).compactMap(Unicode.Scalar.init).filter { Whitespace.contains($0) != $0.properties.isWhitespace }
+        #expect(disagreements.isEmpty, "disagrees at \(disagreements.prefix(10).map { String($0.value, radix: 16) })")
+    }
+}
