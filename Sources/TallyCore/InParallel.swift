@@ -18,14 +18,15 @@ public enum InParallel {
             return outputs
         }
         let chunkSize = (items.count + threads - 1) / threads
+        let chunkCount = (items.count + chunkSize - 1) / chunkSize  // at most `threads`, none empty
         // One slot per chunk, each written by the one thread that maps that chunk.
-        nonisolated(unsafe) let chunks = UnsafeMutableBufferPointer<Result<[Output], Failure>?>.allocate(capacity: threads)
+        nonisolated(unsafe) let chunks = UnsafeMutableBufferPointer<Result<[Output], Failure>?>.allocate(capacity: chunkCount)
         chunks.initialize(repeating: nil)
         defer {
             _ = chunks.deinitialize()
             chunks.deallocate()
         }
-        DispatchQueue.concurrentPerform(iterations: threads) { chunk in
+        DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
             let range = (chunk * chunkSize)..<min(items.count, (chunk + 1) * chunkSize)
             var outputs: [Output] = []
             outputs.reserveCapacity(range.count)

@@ -265,18 +265,23 @@ public enum StatementReader {
 
     static func keys(_ rows: [StatementRow], account: String, multipleSheets: Bool) -> [StatementRow] {
         // Each row's text on every core; then, in order, the rows without a reference numbered
-        // among those alike. Counted by their UTF-8 bytes: a `String` key hashes its text
-        // normalised, which for Korean payees was most of what reading a statement cost. (Two
-        // rows that differ only in their Unicode normalisation get different keys either way.)
-        let texts = InParallel.map(rows) { row in keyText(of: row, account: account, multipleSheets: multipleSheets) }
+        // among those alike — alike as `String`s are, canonically equivalent (an NFC payee and
+        // its NFD twin count as one text, as they always did), but hashed by the bytes of their
+        // NFC form: a `String` key hashes its text normalised, which for Korean payees was most
+        // of what reading a statement cost.
+        let texts = InParallel.map(rows) { row in
+            let text = keyText(of: row, account: account, multipleSheets: multipleSheets)
+            return (text: text, alike: UTF8Key(text: row.reference == nil ? canonical(text) : ""))
+        }
         var seen: [UTF8Key: Int] = [:]
         seen.reserveCapacity(rows.count)
-        return zip(rows, texts).map { row, text in
+        return zip(rows, texts).map { row, texts in
             var row = row
+            let text = texts.text
             if row.reference != nil {
                 row.importKey = text
             } else {
-                let key = UTF8Key(text: text)
+                let key = texts.alike
                 let count = seen[key, default: 0] + 1
                 seen[key] = count
                 row.importKey = "row:" + text + "\u{1F}" + String(count)
@@ -296,6 +301,13 @@ public enum StatementReader {
             var text = text
             text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         }
+    }
+
+    /// `text` in Unicode's composed normal form (NFC): as it is when every scalar is one NFC
+    /// keeps as it is whatever follows (below U+0300, or a precomposed Hangul syllable — a
+    /// statement's usual text), else composed by Foundation.
+    static func canonical(_ text: String) -> String {
+        text.unicodeScalars.allSatisfy { $0.value < 0x300 || (0xAC00...0xD7A3).contains($0.value) } ? text : text.precomposedStringWithCanonicalMapping
     }
 
     /// A row's import key when it has a reference, else the fields rows alike share.

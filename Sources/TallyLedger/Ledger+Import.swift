@@ -206,7 +206,8 @@ extension Ledger {
     /// format's reader, e.g. `StatementReader.file`), then `importStatement`. The file's SHA-256
     /// names its import record.
     ///
-    /// At most `maxImportsAtOnce` run at once on a ledger (reading a file holds a core); one
+    /// At most `maxImportsAtOnce` run at once on a ledger (reading a file holds the cores for a
+    /// moment: its rows are read and keyed on every core, 100,000 in ~0.4 s here); one
     /// more is refused with `LedgerError.tooManyImports`, not queued.
     public func importFile(
         _ bytes: [UInt8], fileName: String, format: String, dryRun: Bool, skipBadRows: Bool, actor: String,

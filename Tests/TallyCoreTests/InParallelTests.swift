@@ -11,6 +11,13 @@ import TallyCore
         }
     }
 
+    @Test func fewItemsInSmallChunksAreMappedWhole() {
+        for count in 1...40 {
+            let items = Array(0..<count)
+            #expect(InParallel.map(items, minimumPerThread: 1) { $0 + 1 } == items.map { $0 + 1 }, "\(count) items")
+        }
+    }
+
     @Test func throwsTheErrorOfTheEarliestChunkThatFailed() {
         let items = Array(0..<20_000)
         // Each chunk of 10,000 fails at its own item; the first chunk's failure is the one thrown.
