@@ -138,7 +138,7 @@ public struct BlobStore: Sendable {
     /// while the archive answers: call it on a blocking thread.
     public func fetch(_ digest: String) throws -> Int? {
         if let size = try size(of: digest) { return size }
-        guard let archive, let bytes = try archive.bytes(ofBlob: digest) else { return nil }
+        guard let archive, let bytes = try asking({ try archive.bytes(ofBlob: digest) }) else { return nil }
         let writer = try local.writer(limit: archive.maxBlobBytes)
         defer { writer.abort() }
         try writer.write(bytes)
@@ -149,14 +149,21 @@ public struct BlobStore: Sendable {
     /// ledger had an archive, or one the archive's retention removed while another node served
     /// the ledger): called when it is uploaded or attached again, before that is acknowledged.
     public func ensureArchived(_ digest: String) throws {
-        guard let archive, try !archive.holds(blob: digest) else { return }
-        try archive.archive(blob: digest, file: try file(of: digest))
+        guard let archive, try asking({ try !archive.holds(blob: digest) }) else { return }
+        let file = try file(of: digest)
+        try asking { try archive.archive(blob: digest, file: file) }
+    }
+
+    /// Asks the archive: a failure that is not about the blob itself (too large) means it did
+    /// not take or answer it — `LogError.notArchived`, as for the log's bytes (a 503 over HTTP).
+    func asking<Value>(_ call: () throws -> Value) throws -> Value {
+        do { return try call() } catch let error as BlobError { throw error } catch { throw LogError.notArchived(cause: "\(error)") }
     }
 
     /// Deletes a held blob (retention: `tally attachments gc`), from the archive first.
     public func remove(_ digest: String) throws {
         let file = try file(of: digest)
-        try archive?.remove(blob: digest)
+        if let archive { try asking { try archive.remove(blob: digest) } }
         guard unlink(file) == 0 || errno == ENOENT else { throw LogError.io(operation: "unlink", path: file, errno: errno) }
     }
 }
@@ -241,9 +248,9 @@ public final class BlobWriter: @unchecked Sendable {
             return BlobInfo(digest: digest, size: size)
         }
         if let archive = store.archive, size > archive.maxBlobBytes { throw BlobError.tooLarge(limit: archive.maxBlobBytes) }
-        if let quota, try store.totalBytes() + size > quota { throw BlobError.overQuota(quota: quota) }
+        if let quota, try store.asking({ try store.totalBytes() }) + size > quota { throw BlobError.overQuota(quota: quota) }
         try seal()
-        try store.archive?.archive(blob: digest, file: temporary)  // archived before it is visible here
+        if let archive = store.archive { try store.asking { try archive.archive(blob: digest, file: temporary) } }  // archived before it is visible here
         let folder = (file as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         guard rename(temporary, file) == 0 else { throw LogError.io(operation: "rename", path: file, errno: errno) }

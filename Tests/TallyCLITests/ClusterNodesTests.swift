@@ -151,9 +151,18 @@ struct ClusterNodesTests {
         } catch {
             Issue.record("no answer while PostgreSQL was down: \(error)")
         }
+        var upload: (status: Int, bytes: Data) = (0, Data())
+        do {
+            let photo = PNGFixture.zeros(width: 4, height: 4, bitDepth: 8, interlaced: false, trailer: Array("down".utf8))
+            upload = try await node.request(.POST, "/v1/ledgers/\(ledger)/attachments", token: token, body: ("image/png", photo))
+        } catch {
+            Issue.record("no answer to an upload while PostgreSQL was down: \(error)")
+        }
         try ClusterPostgres.control("start")
         #expect(down.status == 503, "\(down.body)")
         #expect(down.body.contains("\"error\""))
+        #expect(upload.status == 503, "an upload PostgreSQL did not take is not acknowledged: \(String(decoding: upload.bytes, as: UTF8.self))")
+        #expect(String(decoding: upload.bytes, as: UTF8.self).contains("\"error\""))
         // Back without restarting the node.
         let returned = ContinuousClock.now
         var resumed = false

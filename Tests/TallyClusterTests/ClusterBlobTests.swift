@@ -94,7 +94,7 @@ struct ClusterBlobTests {
             #expect(try await Self.blocking { try storeB.fetch(Self.digest([9])) } == nil)
             // The former owner can no longer archive: its store refuses, holding nothing new.
             let late = Array("late".utf8)
-            await #expect(throws: ClusterRefusal.self) { _ = try await Self.blocking { try storeA.store(Data(late)) } }
+            await #expect(throws: LogError.self, "not archived: fenced") { _ = try await Self.blocking { try storeA.store(Data(late)) } }
             #expect(try storeA.size(of: Self.digest(late)) == nil)
             try await Self.blocking { try storeB.remove(digest) }
             #expect(try storeB.size(of: digest) == nil)
