@@ -170,15 +170,30 @@ public struct ClusterArchive: Sendable {
             """, logger: logger)
     }
 
-    /// Archives one write of the lease's ledger — its appends, in order, in one transaction.
+    /// Archives one write of the lease's ledger — its appends, in order, all or none.
     /// Committed (PostgreSQL's `synchronous_commit` decides how durably) when this returns;
     /// refused with nothing archived when the lease is no longer live and this node's (`fenced`)
     /// or an append does not follow the archive (`notNext`). A retry of a write already
     /// archived under the same lease (its answer lost after the commit) succeeds.
+    ///
+    /// Appends that follow each other in one segment are archived as one (a write's events
+    /// frame and its signature frame: replayed, the same bytes). A write that is then one append
+    /// — nearly all — is one statement, one round trip, which locks the lease row, checks it and
+    /// inserts (`insert`); a write across a seal is a transaction of one statement per append.
     public func archive(_ appends: [SegmentAppend], under lease: ClusterLease) async throws {
         guard !appends.isEmpty else { return }
         for append in appends { try Self.check(append, of: lease.ledger) }
+        let appends = Self.coalesced(appends)
         do {
+            if appends.count == 1 {
+                var inserted = false
+                for try await _ in try await client.query(Self.insert(appends[0], lease), logger: logger) { inserted = true }
+                guard inserted else {
+                    guard try await isHeld(lease) else { throw ClusterRefusal.fenced(ledger: lease.ledger, epoch: lease.epoch) }
+                    throw ClusterRefusal.notNext(ledger: lease.ledger, expected: try await end(of: lease.ledger), got: appends[0])
+                }
+                return
+            }
             try await transaction { connection in
                 try await Self.lockHeld(lease, on: connection, logger: logger)
                 for append in appends {
@@ -224,26 +239,50 @@ public struct ClusterArchive: Sendable {
         guard held else { throw ClusterRefusal.fenced(ledger: lease.ledger, epoch: lease.epoch) }
     }
 
-    /// The insert of `append`, if it starts where the archive ends: the archive is empty and it
-    /// starts the first segment, or it goes on the last segment, or that one is sealed and it
-    /// starts a later one.
+    /// The insert of `append`, if the lease is live and this node's and it starts where the
+    /// archive ends: the archive is empty and it starts the first segment, or it goes on the
+    /// last segment, or that one is sealed and it starts a later one. One statement: it locks
+    /// the lease row `FOR NO KEY UPDATE` (as `lockHeld`: a takeover waits for it, and after
+    /// waiting for a takeover it reads the row as the takeover left it, so an old epoch finds
+    /// none) and commits with `synchronous_commit = on` whatever the server's default. Within a
+    /// transaction that holds the lock already (`lockHeld`), the check finds the row again.
     private static func insert(_ append: SegmentAppend, _ lease: ClusterLease) -> PostgresQuery {
         let (offset, header) = (Int64(append.offset), Int64(SegmentFormat.fileHeaderSize))
         let first = SegmentFormat.fileName(firstIndex: 1)
         return """
-            WITH last AS (
+            WITH held AS (
+              SELECT set_config('synchronous_commit', 'on', true) FROM tally_leases
+              WHERE ledger = \(lease.ledger) AND epoch = \(lease.epoch) AND owner = \(lease.node) AND expires_at > statement_timestamp()
+              FOR NO KEY UPDATE
+            ), last AS (
               SELECT segment, "offset" + length(bytes) AS ending, next_segment FROM tally_appends
               WHERE ledger = \(lease.ledger) ORDER BY segment DESC, "offset" DESC LIMIT 1
             )
             INSERT INTO tally_appends (ledger, segment, "offset", bytes, next_segment, epoch)
             SELECT \(lease.ledger), \(append.segment), \(offset), \(ByteBuffer(bytes: append.bytes)), \(append.nextSegment), \(lease.epoch)
-            WHERE (NOT EXISTS (SELECT 1 FROM last) AND \(append.segment) = \(first) AND \(offset) = \(header))
+            WHERE EXISTS (SELECT 1 FROM held) AND (
+               (NOT EXISTS (SELECT 1 FROM last) AND \(append.segment) = \(first) AND \(offset) = \(header))
                OR EXISTS (
                  SELECT 1 FROM last
                  WHERE (last.next_segment IS NULL AND last.segment = \(append.segment) AND last.ending = \(offset))
-                    OR (last.next_segment = \(append.segment) AND \(offset) = \(header)))
+                    OR (last.next_segment = \(append.segment) AND \(offset) = \(header))))
             RETURNING 1
             """
+    }
+
+    /// `appends` with each run that follows on in one segment (no seal before its end) made
+    /// one append: the same bytes at the same place.
+    static func coalesced(_ appends: [SegmentAppend]) -> [SegmentAppend] {
+        var merged: [SegmentAppend] = []
+        for append in appends {
+            if let last = merged.last, !last.seals, last.segment == append.segment, last.offset + last.bytes.count == append.offset {
+                merged[merged.count - 1] = SegmentAppend(
+                    segment: last.segment, offset: last.offset, bytes: last.bytes + append.bytes, nextSegment: append.nextSegment)
+            } else {
+                merged.append(append)
+            }
+        }
+        return merged
     }
 
     /// Whether every one of `appends` is archived as it is, under `lease`'s epoch.

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import PostgresNIO
 import Testing
-import TallyCluster
+@testable import TallyCluster
 import TallyLog
 
 /// The PostgreSQL the tests use: `scripts/test` starts one (`scripts/postgres`) and names it here.
@@ -48,7 +48,8 @@ struct ClusterArchiveTests {
         try await TestPostgres.withNodes(["a"]) { nodes in
             let lease = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30))
             #expect(lease.epoch == 1)
-            try await nodes[0].archive([append(first, header, 10), append(first, header + 10, 5)], under: lease)
+            try await nodes[0].archive([append(first, header, 10)], under: lease)
+            try await nodes[0].archive([append(first, header + 10, 5)], under: lease)
             try await nodes[0].archive([append(first, header + 15, 3, next: second), append(second, header, 4)], under: lease)
             #expect(try await nodes[0].end(of: ledger) == LogEnd(segment: second, length: header + 4, sealed: false))
             let all = try await nodes[0].appends(of: ledger, after: nil)
@@ -115,7 +116,21 @@ struct ClusterArchiveTests {
             try await nodes[0].archive(write, under: lease)
             try await nodes[0].archive(write, under: lease)  // the same write again: already there, fine
             await #expect(throws: ClusterRefusal.self) { try await nodes[0].archive([append(first, header, 4, fill: 9)], under: lease) }
-            #expect(try await nodes[0].appends(of: ledger, after: nil).count == 2)
+            #expect(try await nodes[0].appends(of: ledger, after: nil).count == 1, "one write's appends that follow on are one")
+        }
+    }
+
+    /// A write's appends that follow on in one segment are archived as one (a write is then one
+    /// statement); across a seal they stay apart. Replayed, the same bytes either way.
+    @Test func appendsThatFollowOnInOneSegmentAreArchivedAsOne() async throws {
+        try await TestPostgres.withNodes(["a"]) { nodes in
+            let lease = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30))
+            let write = [append(first, header, 4, fill: 1), append(first, header + 4, 6, fill: 2), append(first, header + 10, 2, next: second, fill: 3)]
+            try await nodes[0].archive(write + [append(second, header, 3, fill: 4)], under: lease)
+            let stored = try await nodes[0].appends(of: ledger, after: nil).map(\.append)
+            #expect(stored.map { [$0.offset, $0.bytes.count] } == [[header, 12], [header, 3]])
+            #expect(stored[0].bytes == [UInt8](repeating: 1, count: 4) + [UInt8](repeating: 2, count: 6) + [3, 3] && stored[0].nextSegment == second)
+            #expect(ClusterArchive.coalesced([append(first, header, 1), append(first, header + 2, 1)]).count == 2, "a gap is not closed")
         }
     }
 

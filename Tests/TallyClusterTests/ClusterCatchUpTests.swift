@@ -69,13 +69,11 @@ struct ClusterCatchUpTests {
             let all = try await nodes[0].appends(of: ledger, after: nil, limit: 10_000).map(\.append)
             let (first, second) = (all[all.count - 2], all[all.count - 1])
             try #require(first.segment == second.segment && !first.seals)
-            let merged =
-                Array(all.dropLast(2)) + [
-                    SegmentAppend(segment: first.segment, offset: first.offset, bytes: first.bytes + second.bytes, nextSegment: second.nextSegment)
-                ]
             let other = ledger + "-merged"
             let otherLease = try await nodes[0].takeLease(other, localEnd: nil, for: .seconds(30))
-            try await nodes[0].archive(merged, under: otherLease)
+            for append in all.dropLast(2) { try await nodes[0].archive([append], under: otherLease) }  // write by write, as they were
+            let merged = SegmentAppend(segment: first.segment, offset: first.offset, bytes: first.bytes + second.bytes, nextSegment: second.nextSegment)
+            try await nodes[0].archive([merged], under: otherLease)
             // ... and "c" holds that log torn after the write's first frame.
             for (name, bytes) in try segments(log.path) { try bytes.write(to: URL(fileURLWithPath: copy.path + "/" + name)) }
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: copy.path + "/" + first.segment))
