@@ -186,13 +186,19 @@ public struct ClusterArchive: Sendable {
         let appends = Self.coalesced(appends)
         do {
             if appends.count == 1 {
-                var inserted = false
-                for try await _ in try await client.query(Self.insert(appends[0], lease), logger: logger) { inserted = true }
-                guard inserted else {
-                    guard try await isHeld(lease) else { throw ClusterRefusal.fenced(ledger: lease.ledger, epoch: lease.epoch) }
-                    throw ClusterRefusal.notNext(ledger: lease.ledger, expected: try await end(of: lease.ledger), got: appends[0])
+                do {
+                    var inserted = false
+                    for try await _ in try await client.query(Self.insert(appends[0], lease), logger: logger) { inserted = true }
+                    guard inserted else {
+                        guard try await isHeld(lease) else { throw ClusterRefusal.fenced(ledger: lease.ledger, epoch: lease.epoch) }
+                        throw ClusterRefusal.notNext(ledger: lease.ledger, expected: try await end(of: lease.ledger), got: appends[0])
+                    }
+                    return
+                } catch let error as PSQLError where error.serverInfo?[.sqlState] == "40001" {
+                    // A server whose default isolation is stricter than READ COMMITTED refused the
+                    // lock (this node's own renewal committed meanwhile): once more, in a
+                    // transaction under READ COMMITTED. Nothing of the statement was kept.
                 }
-                return
             }
             try await transaction { connection in
                 try await Self.lockHeld(lease, on: connection, logger: logger)
@@ -206,7 +212,11 @@ public struct ClusterArchive: Sendable {
                 }
             }
         } catch let refusal as ClusterRefusal {
-            if case .notNext = refusal, try await isArchived(appends, under: lease) { return }
+            if case .notNext = refusal {
+                if try await isArchived(appends, under: lease) { return }
+                // An insert after the lock finds the lease expired by its own statement's time.
+                guard try await isHeld(lease) else { throw ClusterRefusal.fenced(ledger: lease.ledger, epoch: lease.epoch) }
+            }
             throw refusal
         } catch let error as PSQLError where ["23505", "40001"].contains(error.serverInfo?[.sqlState]) {
             // An append at that position already (another writer got there first), or a

@@ -21,7 +21,8 @@ public final class LeasedArchive: LedgerArchive {
 
     public init(_ archive: ClusterArchive, lease: ClusterLease) { (self.archive, self.lease) = (archive, lease) }
 
-    /// How long a write waits for PostgreSQL's answer (its transaction times out in 10 s).
+    /// How long a write waits for PostgreSQL's answer. (A statement given up on may still
+    /// commit later: the writer has stopped by then, and the next open catches up with it.)
     static let answerTimeoutSeconds = 10
     /// How long a blob's store or read waits (up to 25 MiB over the network).
     static let blobTimeoutSeconds = 60
