@@ -352,13 +352,15 @@ public struct ClusterArchive: Sendable {
     }
 
     /// Who holds each ledger's lease, whether it is live and in how many seconds it expires
-    /// (negative: expired that long ago), by PostgreSQL's clock (`tally cluster status`).
+    /// (negative: expired that long ago; a lease never taken, or a time set by hand to
+    /// ±infinity, -1e9 — a finite number the status can print), by PostgreSQL's clock
+    /// (`tally cluster status`).
     public func leases() async throws -> [(ledger: String, owner: String, epoch: Int64, live: Bool, expiresIn: Double)] {
         var leases: [(ledger: String, owner: String, epoch: Int64, live: Bool, expiresIn: Double)] = []
         for try await (ledger, owner, epoch, live, expiresIn) in try await client.query(
             """
             SELECT ledger, owner, epoch, expires_at > statement_timestamp(),
-                   CASE WHEN expires_at = '-infinity' THEN -1e9 ELSE extract(epoch FROM expires_at - statement_timestamp())::float8 END
+                   CASE WHEN isfinite(expires_at) THEN extract(epoch FROM expires_at - statement_timestamp())::float8 ELSE -1e9 END
             FROM tally_leases ORDER BY ledger
             """, logger: logger
         ).decode((String, String, Int64, Bool, Double).self) {

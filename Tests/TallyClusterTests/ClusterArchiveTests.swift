@@ -216,6 +216,17 @@ struct ClusterArchiveTests {
         }
     }
 
+    /// A lease time set by hand to infinity (an operator's repair) is still a number the status
+    /// can print, not a conversion that traps.
+    @Test func aLeaseExpiringAtInfinityIsListedWithAFiniteExpiry() async throws {
+        try await TestPostgres.withNodes(["a"]) { nodes in
+            _ = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30))
+            try await nodes[0].client.query("UPDATE tally_leases SET expires_at = 'infinity' WHERE ledger = \(ledger)")
+            let listed = try #require(try await nodes[0].leases().first { $0.ledger == ledger })
+            #expect(listed.live && listed.expiresIn.isFinite && Int64(exactly: listed.expiresIn.rounded()) != nil)
+        }
+    }
+
     @Test func aNodeWithoutANameTakesNothing() async throws {
         try await TestPostgres.withNodes([""]) { nodes in
             await #expect(throws: ClusterRefusal.invalid("a node needs a name")) { _ = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30)) }

@@ -17,11 +17,16 @@ struct ClusterBlobTests {
 
     static func digest(_ bytes: [UInt8]) -> String { Hex.lowercase(SHA256.hash(data: bytes)) }
 
+    /// Registers `ledger` in the cluster (blobs belong to a registered ledger) and takes its lease on `node`.
+    static func registered(_ ledger: String, leasedBy node: ClusterArchive) async throws -> ClusterLease {
+        try await node.register(ledger, files: [:])
+        return try await node.takeLease(ledger, localEnd: nil, for: .seconds(30))
+    }
+
     @Test func aBlobIsStoredOnceUnderTheLeaseAndReadByAnyNode() async throws {
         let (ledger, receipt, digest) = (ledger, receipt, digest)
         try await TestPostgres.withNodes(["a", "b"]) { nodes in
-            try await nodes[0].register(ledger, files: [:])
-            let lease = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30))
+            let lease = try await Self.registered(ledger, leasedBy: nodes[0])
             try await nodes[0].storeBlob(digest, bytes: ByteBuffer(bytes: receipt), under: lease)
             try await nodes[0].storeBlob(digest, bytes: ByteBuffer(bytes: receipt), under: lease)  // stored again: kept as it is
             #expect(try await nodes[1].blob(digest, of: ledger) == receipt)
@@ -37,8 +42,7 @@ struct ClusterBlobTests {
     @Test func bytesThatDoNotHashToTheirNameAndNamesThatAreNotDigestsAreRefused() async throws {
         let (ledger, receipt) = (ledger, receipt)
         try await TestPostgres.withNodes(["a"]) { nodes in
-            try await nodes[0].register(ledger, files: [:])
-            let lease = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30))
+            let lease = try await Self.registered(ledger, leasedBy: nodes[0])
             let named = Self.digest([1, 2, 3])
             await #expect(throws: (any Error).self, "PostgreSQL's check refuses them") {
                 try await nodes[0].storeBlob(named, bytes: ByteBuffer(bytes: receipt), under: lease)
@@ -55,8 +59,7 @@ struct ClusterBlobTests {
     @Test func aFormerOwnerCanNeitherStoreNorRemoveABlob() async throws {
         let (ledger, receipt, digest) = (ledger, receipt, digest)
         try await TestPostgres.withNodes(["a", "b"]) { nodes in
-            try await nodes[0].register(ledger, files: [:])
-            let former = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30))
+            let former = try await Self.registered(ledger, leasedBy: nodes[0])
             try await nodes[0].storeBlob(digest, bytes: ByteBuffer(bytes: receipt), under: former)
             try await nodes[0].release(former)
             let current = try await nodes[1].takeLease(ledger, localEnd: nil, for: .seconds(30))
@@ -79,8 +82,7 @@ struct ClusterBlobTests {
         let folders = (TemporaryDirectory("blobs-a"), TemporaryDirectory("blobs-b"))
         let (pathA, pathB) = (folders.0.path, folders.1.path)
         try await TestPostgres.withNodes(["a", "b"]) { nodes in
-            try await nodes[0].register(ledger, files: [:])
-            let leaseA = try await nodes[0].takeLease(ledger, localEnd: nil, for: .seconds(30))
+            let leaseA = try await Self.registered(ledger, leasedBy: nodes[0])
             let storeA = BlobStore(path: pathA + "/blobs", archive: LeasedArchive(nodes[0], lease: leaseA))
             let stored = try await Self.blocking { try storeA.store(Data(receipt)) }
             #expect(stored.digest == digest)
