@@ -282,6 +282,12 @@ public struct EntitySpec: Sendable {
             FieldSpec(.tags, .textSet(maxCount: Limits.maxTags, maxLength: Limits.maxShortTextLength), since: 3, help: "Tags each occurrence gets."),
         ])
 
+    /// The fields a create must name: required, with no default.
+    public var fieldsACreateNames: [FieldSpec] {
+        let defaults = defaults(defaultCurrency: Currency.fallbackDefault, now: DateTime(epochMillis: 0, offsetMinutes: 0))
+        return fields.filter { $0.isRequired && defaults[$0.name] == nil }
+    }
+
     /// Values a create gets for the properties it leaves out.
     public func defaults(defaultCurrency: String, now: DateTime) -> PropertyMap {
         switch type {

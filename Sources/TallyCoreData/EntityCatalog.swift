@@ -36,9 +36,9 @@ struct EntityCatalog {
         let rows = try Row.fetchCursor(db, sql: "SELECT Z_ENT, Z_NAME, Z_SUPER FROM Z_PRIMARYKEY LIMIT \(Self.maxEntries + 1)")
         while let row = try rows.next() {
             rowCount += 1
-            let numberValue: DatabaseValue = row[0]
-            let nameValue: DatabaseValue = row[1]
-            let parentValue: DatabaseValue = row[2]
+            let numberValue: DatabaseValue = row["Z_ENT"]
+            let nameValue: DatabaseValue = row["Z_NAME"]
+            let parentValue: DatabaseValue = row["Z_SUPER"]
             guard case .int64(let number) = numberValue.storage, case .string(let name) = nameValue.storage else { continue }
             var parent: Int64 = 0
             if case .int64(let value) = parentValue.storage { parent = value }

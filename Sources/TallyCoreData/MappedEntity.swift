@@ -113,8 +113,8 @@ struct MappedEntity: Sendable {
                 values.append(StoredValue(value, oversize: oversize))
                 index += 2
             }
-            let primaryKey: DatabaseValue = row[0]
-            let entityNumber: DatabaseValue = row[1]
+            let primaryKey: DatabaseValue = row["Z_PK"]
+            let entityNumber: DatabaseValue = row["Z_ENT"]
             rows.append(FetchedRow(primaryKey: primaryKey, entityNumber: entityNumber, fields: values))
         }
         return rows

@@ -20,7 +20,14 @@ extension Ledger {
         let uuid = id ?? idempotencyKey.map { IdempotencyKey.entityID(actor: actor, key: $0, type: type) } ?? .random()
         let claim = try claimIdempotentCreate(uuid, key: idempotencyKey)
         defer { claim?.release() }
-        if idempotencyKey != nil, let existing = try views.entityJSON(type, id: uuid) { return (existing, true) }
+        if idempotencyKey != nil {
+            // Only a request that could have made the entity is answered with it: one that
+            // lacks what a create needs is refused, as it would have been the first time.
+            for field in EntitySpec.of(type).fieldsACreateNames where properties[field.name] == nil || properties[field.name] == .null {
+                throw ValidationError(field: field.name.jsonName, "required when creating \(type.withArticle)")
+            }
+            if let existing = try views.entityJSON(type, id: uuid) { return (existing, true) }
+        }
         try await checkAttachmentsHeld(properties)
         if type == .line { try checkLineRoom(properties) }
         _ = try await session.write(actor: actor, creating(type, uuid, properties, actor: actor))

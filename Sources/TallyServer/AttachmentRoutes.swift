@@ -15,8 +15,21 @@ import TallyLog
 /// /v1/attachments/{digest}` stream it back with `ETag`, `Content-Type`, `Content-Length`,
 /// `Range` and long-lived caching.
 struct AttachmentRoutes {
-    func add(to group: RouterGroup<TallyRequestContext>) {
-        group.post("attachments") { request, context in
+    func add(to group: APIRoutes) {
+        let upload = APIOperation(
+            "Stores a receipt photo or file (JPEG, PNG, HEIC/HEIF, WebP, GIF or PDF, told by its bytes; at most 25 MiB by default, refused with 413 as it arrives). The body is the file itself, or a multipart/form-data form whose file part (a filename, or the name 'file') is taken.",
+            body:
+                "{required: true, content: {application/octet-stream: {schema: {type: string, format: binary}}, image/jpeg: {schema: {type: string, format: binary}}, multipart/form-data: {schema: {type: object, properties: {file: {type: string, format: binary}}}}}}",
+            responses: [
+                (
+                    201,
+                    APIResponse.content(
+                        "Stored (or held already)",
+                        #"application/json: {schema: {type: object, required: [digest, size, contentType], properties: {digest: {type: string, pattern: "^[0-9a-f]{64}$"}, size: {type: integer}, contentType: {type: string}}}}"#
+                    )
+                )
+            ], errors: [400, 408, 413, 415, 503, 507])
+        group.post("attachments", upload) { request, context in
             let service = try context.service()
             let limits = service.attachmentLimits
             if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limits.maxBytes + Self.multipartAllowance {
@@ -43,11 +56,33 @@ struct AttachmentRoutes {
             let info = try await service.run { try writer.finish() }
             return json(.object([("digest", .string(info.digest)), ("size", .int(Int64(info.size))), ("contentType", .string(type))]), status: .created)
         }
-        group.get("attachments/:digest") { request, context in try await download(request, context, bodyless: false) }
-        group.head("attachments/:digest") { request, context in try await download(request, context, bodyless: true) }
+        let file = APIOperation(
+            parameters: [APIParameter.header("Range"), APIParameter.header("If-None-Match")],
+            responses: [
+                (
+                    200,
+                    APIResponse.content(
+                        "The file, streamed, with ETag (its digest) and long-lived caching; Content-Type from its bytes.",
+                        "image/jpeg: {}, image/png: {}, image/heic: {}, image/heif: {}, image/webp: {}, image/gif: {}, application/pdf: {}, application/octet-stream: {}"
+                    )
+                ), (206, APIResponse.text("The requested byte range.")), (304, APIResponse.text("Not modified (If-None-Match).")),
+                (416, APIResponse.text("Range not satisfiable.")),
+            ], errors: [400, 404])
+        group.get("attachments/:digest", file) { request, context in try await download(request, context, bodyless: false) }
+        let head = APIOperation(
+            parameters: file.parameters, responses: [(200, APIResponse.text("As GET, without the body.")), (304, APIResponse.text("Not modified."))],
+            errors: [400, 404])
+        group.head("attachments/:digest", head) { request, context in try await download(request, context, bodyless: true) }
         // A thumbnail of an image attachment (`?size=` 128, 256 — the default —, 512 or 1024),
         // made on first request and kept as a blob of its own.
-        group.get("attachments/:digest/thumbnail") { request, context in
+        let thumbnail = APIOperation(
+            parameters: [
+                APIParameter.query("size", schema: "{type: integer, enum: [\(AttachmentType.thumbnailSizes.map(String.init).joined(separator: ", "))]}")
+            ],
+            responses: [
+                (200, APIResponse.content("A JPEG that fits in size×size, upright, without metadata.", "image/jpeg: {schema: {type: string, format: binary}}"))
+            ], errors: [400, 404, 415, 422, 503])
+        group.get("attachments/:digest/thumbnail", thumbnail) { request, context in
             let service = try context.service()
             let digest = context.parameters.get("digest") ?? ""
             guard BlobStore.isDigest(digest) else { throw BlobError.invalidDigest(digest) }
@@ -82,8 +117,12 @@ struct AttachmentRoutes {
     /// The replication routes of blobs, added to the `/v1/replication` group: which blobs this
     /// replica lacks, a blob's bytes, and a blob sent by a peer — kept only if it arrived whole
     /// and hashes to its name.
-    func addReplication(to group: RouterGroup<TallyRequestContext>) {
-        group.post("blobs/missing") { request, context in
+    func addReplication(to group: APIRoutes) {
+        let missing = APIOperation(
+            body: APIBody.jsonSchema(
+                #"{type: object, required: [digests], additionalProperties: false, properties: {digests: {type: array, maxItems: 100000, items: {type: string, pattern: "^[0-9a-f]{64}$"}}}}"#
+            ), responses: [(200, APIResponse.text("{missing: [digest]}: the ones this replica lacks"))], errors: [400, 413, 415])
+        group.post("blobs/missing", missing) { request, context in
             let service = try context.service()
             guard case .object(let fields) = try await jsonBody(request, limit: 8 << 20, timeout: service.bodyTimeout),
                 fields.count == 1, case .array(let items)? = fields.first(where: { $0.0 == "digests" })?.1, items.count <= 100_000
@@ -95,8 +134,13 @@ struct AttachmentRoutes {
             }
             return json(.object([("missing", .array(missing))]))
         }
-        group.get("blobs/:digest") { request, context in try await download(request, context, bodyless: false) }
-        group.put("blobs/:digest") { request, context in
+        let blob = APIOperation(
+            responses: [(200, APIResponse.content("The blob", "application/octet-stream: {schema: {type: string, format: binary}}"))], errors: [400, 404])
+        group.get("blobs/:digest", blob) { request, context in try await download(request, context, bodyless: false) }
+        let keep = APIOperation(
+            body: APIBody.bytes(["application/octet-stream"]), responses: [(201, APIResponse.text("Kept: it hashed to its name"))],
+            errors: [400, 413, 422, 503])
+        group.put("blobs/:digest", keep) { request, context in
             let service = try context.service()
             let digest = context.parameters.get("digest") ?? ""
             guard BlobStore.isDigest(digest) else { throw BlobError.invalidDigest(digest) }

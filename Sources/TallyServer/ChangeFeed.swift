@@ -27,14 +27,23 @@ struct ChangeFeed {
         return after
     }
 
-    func add(to group: RouterGroup<TallyRequestContext>) {
+    static let after = APIParameter.query("after", schema: "{type: integer, minimum: 0}")
+
+    func add(to group: APIRoutes) {
         // HEAD of its own: the GET's handler takes one of the token's feeds and gives it back
         // only when its body ends, and a HEAD (Hummingbird's, from the GET) never runs the body.
-        group.head("changes") { request, context in
+        let check = APIOperation(
+            "Checks the cursor and the credentials, opening no stream.", parameters: [Self.after],
+            responses: [(200, APIResponse.text("The stream would open."))],
+            errors: [400])
+        group.head("changes", check) { request, context in
             _ = try Self.cursor(request)
             return Response(status: .ok, headers: Self.headers)
         }
-        group.get("changes") { request, context in
+        let stream = APIOperation(
+            parameters: [Self.after],
+            responses: [(200, APIResponse.content("Server-sent events, one per log event after the cursor.", "text/event-stream: {}"))], errors: [400, 429])
+        group.get("changes", stream) { request, context in
             let service = try context.service()
             let after = try Self.cursor(request)
             guard let caller = context.caller else { throw APIError(.unauthorized, "unauthorized", "a change feed needs a caller") }

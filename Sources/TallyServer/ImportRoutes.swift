@@ -15,9 +15,46 @@ struct ImportRoutes {
         "format", "name", "dryRun", "skipBadRows", "mapping", "account", "accountId", "currency", "encoding", "delimiter", "headerRow", "positiveIs",
     ]
 
-    func add(to group: RouterGroup<TallyRequestContext>) {
+    /// `POST /v1/imports` as the document describes it.
+    static let importing = APIOperation(
+        "Imports a bank or card statement (docs/IMPORT.md): the body is the file itself, a CSV (UTF-8, UTF-16 with BOM, or CP949), an .xlsx workbook or an OFX/QFX file, told by its bytes unless format says. Each row becomes an expense once: importing the same or an overlapping statement again creates only rows the ledger never had. A row that cannot be read refuses the whole file (422 bad_rows, listing them) unless skipBadRows.",
+        parameters: [
+            APIParameter.query("format", schema: "{type: string, enum: [csv, xlsx, ofx]}"),
+            APIParameter.query("name", "The file's name, kept in the import's record", schema: "{type: string, maxLength: 100}"),
+            APIParameter.query("dryRun", "Report what would be created; write nothing", schema: #"{type: string, enum: ["true", "false"]}"#),
+            APIParameter.query("skipBadRows", schema: #"{type: string, enum: ["true", "false"]}"#),
+            APIParameter.query(
+                "mapping", "A built-in layout, or one saved with tally import mappings save (its name, letters, digits, - and _)",
+                schema: "{type: string, enum: [\(StatementLayout.builtIn.map(\.name).joined(separator: ", "))]}"),
+            APIParameter.query(
+                "account", "Which account or card: part of each row's import key", schema: "{type: string, maxLength: \(Limits.maxShortTextLength)}"),
+            APIParameter.query(
+                "accountId",
+                "The ledger's account the statement is of (a card statement: that card's account): every imported row names it (a live account, else 409), and without account its id scopes the import keys",
+                schema: "{type: string, format: uuid}"),
+            APIParameter.query("currency", schema: "{type: string, enum: [\(OpenAPIDocument.currencies)]}"),
+            APIParameter.query("encoding", schema: "{type: string, enum: [utf-8, utf-16le, utf-16be, cp949, euc-kr]}"),
+            APIParameter.query("delimiter", schema: #"{type: string, enum: [",", ";", tab]}"#),
+            APIParameter.query("headerRow", schema: "{type: integer, minimum: 0, maximum: 1000000}"),
+            APIParameter.query("positiveIs", schema: "{type: string, enum: [expense, income]}"),
+        ],
+        body: APIBody.bytes(["text/csv", "application/octet-stream", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"], minLength: 1),
+        responses: [
+            (200, APIResponse.text("A dry run, or nothing new: {dryRun, importId: null, layouts, encoding, created, duplicates, skipped, bad}")),
+            (201, APIResponse.text("Imported, durably, as one batch: the same report with importId")),
+        ], errors: [400, 408, 409, 413, 422])
+
+    func add(to group: APIRoutes) {
         // The data out: `format=csv` (expenses in [from, to), UTF-8 with BOM) or `jsonl` (every entity).
-        group.get("export") { request, context in
+        let export = APIOperation(
+            "The data out: format=csv gives every expense dated in [from, to), oldest first, in UTF-8 with a BOM (date, kind, amount, currency, category path, payee, payment, memo, tags, attachments, id) — importable again; format=jsonl gives every live entity, one JSON object a line (from and to, if given, choose which expenses).",
+            parameters: [
+                APIParameter.query("format", schema: "{type: string, enum: [csv, jsonl]}"),
+                APIParameter.query("from", "A day, YYYY-MM-DD (the CLI also takes a date-time)", schema: APIParameter.dayPattern),
+                APIParameter.query("to", "A day, YYYY-MM-DD, exclusive", schema: APIParameter.dayPattern),
+            ], responses: [(200, APIResponse.content("The export", "text/csv: {schema: {type: string}}, application/jsonl: {schema: {type: string}}"))],
+            errors: [400])
+        group.get("export", export) { request, context in
             let service = try context.service()
             let query = request.uri.queryParameters
             if let unknown = query.first(where: { !["format", "from", "to"].contains(String($0.key)) }) {
@@ -45,11 +82,12 @@ struct ImportRoutes {
             default: throw ValidationError(field: "format", "must be csv or jsonl")
             }
         }
-        group.get("imports") { _, context in
+        let imports = APIOperation(responses: [(200, APIResponse.text("Every statement import: {items: [{id, fileName, digest, format, count}]}."))])
+        group.get("imports", imports) { _, context in
             let service = try context.service()
             return json(try await service.run { try service.views.importsDocument() })
         }
-        group.post("imports") { request, context in
+        group.post("imports", Self.importing) { request, context in
             let service = try context.service()
             let query = request.uri.queryParameters
             if let unknown = query.first(where: { !Self.parameters.contains(String($0.key)) }) { throw LedgerError.unknownParameter(String(unknown.key)) }

@@ -47,9 +47,7 @@ extension OpenAPIDocument {
 
     /// The fields a create must name: required, with no default.
     static func createRequired(_ type: EntityType) -> String {
-        let spec = EntitySpec.of(type)
-        let defaults = spec.defaults(defaultCurrency: Currency.fallbackDefault, now: DateTime(epochMillis: 0, offsetMinutes: 0))
-        return spec.fields.filter { $0.isRequired && defaults[$0.name] == nil }.map(\.name.jsonName).joined(separator: ", ")
+        EntitySpec.of(type).fieldsACreateNames.map(\.name.jsonName).joined(separator: ", ")
     }
 
     static func schema(_ field: FieldSpec) -> String {
@@ -77,7 +75,7 @@ extension OpenAPIDocument {
         case .json: return "{description: any JSON value}"
         case .shares(let maxCount):
             return
-                "{type: \(type("object")), minProperties: 1, maxProperties: \(maxCount), additionalProperties: {type: integer, minimum: 1, maximum: \(Limits.maxAmount)}}"
+                "{type: \(type("object")), minProperties: 1, maxProperties: \(maxCount), propertyNames: {minLength: 1, maxLength: 64, pattern: \(printableNonBlank)}, additionalProperties: {type: integer, minimum: 1, maximum: \(Limits.maxAmount)}}"
         }
     }
 }

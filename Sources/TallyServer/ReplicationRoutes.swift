@@ -24,12 +24,19 @@ struct ReplicationRoutes {
     }
 
     /// Adds the routes to `group`, the `/v1/replication` group.
-    func add(to group: RouterGroup<TallyRequestContext>) {
-        group.get("vector") { _, context in
+    func add(to group: APIRoutes) {
+        group.get("vector", APIOperation(responses: [(200, APIResponse.text("This replica's version vector (replicate scope)."))], errors: [403])) {
+            _, context in
             let service = try context.service()
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: service.ledger.vector.json)))
         }
-        group.post("pull") { request, context in
+        let pull = APIOperation(
+            body: APIBody.jsonSchema(
+                "{type: object, required: [origins], properties: {origins: {type: object, propertyNames: {format: uuid}, additionalProperties: {type: integer, minimum: 0, maximum: 18446744073709551615}}}}"
+            ),
+            responses: [(200, APIResponse.content("The events the caller lacks: length-prefixed encoded events.", "application/octet-stream: {}"))],
+            errors: [400, 413, 415])
+        group.post("pull", pull) { request, context in
             let service = try context.service()
             let body = try await jsonBody(request, limit: 1 << 20, timeout: service.bodyTimeout)
             let vector: VersionVector
@@ -39,7 +46,19 @@ struct ReplicationRoutes {
             let stream = service.ledger.records(lacking: vector)
             return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: ResponseBody(asyncSequence: stream))
         }
-        group.post("push") { request, context in
+        let push = APIOperation(
+            "Events the service lacks, verified before anything is appended. With a token of scope replicate: any replica's, as they were signed. With a member's session (owner or member role, X-CSRF-Token): only that member's own events (actor member:NAME, or the ledger's recurrences); any other refuses its batch (422).",
+            body: "{required: true, content: {application/octet-stream: {}}}",
+            responses: [
+                (200, APIResponse.text("{applied, alreadyHeld}")),
+                (
+                    409,
+                    APIResponse.json(
+                        "forked_chain: the events hold another chain of an origin than this replica holds; the error's 'origin' names it (the sender may be a restored copy of that replica: docs/TALLYKIT.md)",
+                        schema: "Error")
+                ),
+            ], errors: [400, 415, 422])
+        group.post("push", push) { request, context in
             let service = try context.service()
             guard request.headers[.contentType] == "application/octet-stream" else {
                 throw APIError(.unsupportedMediaType, "unsupported_media_type", "send events as application/octet-stream records")
@@ -57,7 +76,11 @@ struct ReplicationRoutes {
                 throw error
             }
         }
-        group.post("sync") { request, context in
+        let sync = APIOperation(
+            body: APIBody.jsonSchema(
+                #"{type: object, required: [peer], additionalProperties: false, properties: {peer: {type: string, description: "a peer configured with 'tally peers add'; the service never syncs with a URL a client names"}}}"#
+            ), responses: [(200, APIResponse.text("{pulled, pushed, alreadyHeld, newConflicts, newMerges}"))], errors: [400, 403, 404, 502])
+        group.post("sync", sync) { request, context in
             let service = try context.service()
             // The server's own syncs with its peers: a replicate token's, never a member's (who
             // may reach the other replication routes to sync an app's replica).

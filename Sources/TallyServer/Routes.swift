@@ -18,17 +18,28 @@ public func buildRouter(_ service: TallyService) -> Router<TallyRequestContext> 
 /// `/v1/…`, `/health`, `/metrics`, `/openapi.yaml` and the web app at `/`.
 public func buildRouter(_ registry: some LedgerRegistry, metrics: Metrics) -> Router<TallyRequestContext> {
     let (router, routes) = baseRouter(registry, metrics: metrics)
-    // 200 only when writes can be taken and the views read; otherwise 503 with the reason.
-    router.get("/health") { _, context in try await health(try context.service()) }
-    // Every other route needs a scope: `read` or `write` by method, `replicate` for replication.
+    // Every route but `/health` needs a scope: `read` or `write` by method, `replicate` for replication.
     let api = router.group().add(middleware: ScopeMiddleware.readOrWrite)
+    func documented(_ group: RouterGroup<TallyRequestContext>, _ path: String) -> APIRoutes { APIRoutes(group: group, documentedPath: path) }
     addLedgerRoutes(
-        api: api, v1: api.group("v1").add(middleware: QuotaMiddleware()),
-        replication: router.group("v1/replication").add(middleware: ScopeMiddleware.replicate).add(middleware: QuotaMiddleware()),
-        people: api.group("v1"), open: router.group("v1"))
+        health: documented(router.group(), ""), api: documented(api, ""), v1: documented(api.group("v1").add(middleware: QuotaMiddleware()), "/v1"),
+        replication: documented(
+            router.group("v1/replication").add(middleware: ScopeMiddleware.replicate).add(middleware: QuotaMiddleware()), "/v1/replication"),
+        people: documented(api.group("v1"), "/v1"), open: documented(router.group("v1"), "/v1"))
     WebAppRoutes().add(to: router)
     routes.fill(from: router)
     return router
+}
+
+/// One ledger's operations as `tally serve --data-dir` serves them (`/v1/…`), written without a
+/// router or a ledger: what the OpenAPI document lists.
+func ledgerOperations() -> APIBook {
+    let book = APIBook()
+    func documented(_ path: String) -> APIRoutes { APIRoutes(group: nil, documentedPath: path, book: book) }
+    addLedgerRoutes(
+        health: documented(""), api: documented(""), v1: documented("/v1"), replication: documented("/v1/replication"), people: documented("/v1"),
+        open: documented("/v1"))
+    return book
 }
 
 /// The router over a folder of ledgers (`tally serve --ledgers`): each ledger's API at
@@ -47,11 +58,15 @@ public func buildHostedRouter(_ ledgers: HostedLedgers, metrics: Metrics) -> Rou
             body: .init(byteBuffer: ByteBuffer(bytes: metrics.renderHosting(ledgers.counts()))))
     }
     let api = router.group("v1/ledgers/:ledger").add(middleware: ScopeMiddleware.readOrWrite)
-    api.get("health") { _, context in try await health(try context.service()) }
+    // The same operations as one ledger's, under the ledger's path (the document gives one ledger's).
+    func documented(_ group: RouterGroup<TallyRequestContext>, _ path: String) -> APIRoutes { APIRoutes(group: group, documentedPath: path) }
     addLedgerRoutes(
-        api: api, v1: router.group("v1/ledgers/:ledger").add(middleware: ScopeMiddleware.readOrWrite).add(middleware: QuotaMiddleware()),
-        replication: router.group("v1/ledgers/:ledger/replication").add(middleware: ScopeMiddleware.replicate).add(middleware: QuotaMiddleware()),
-        people: api, open: router.group("v1/ledgers/:ledger"))
+        health: documented(api, ""), api: documented(api, ""),
+        v1: documented(router.group("v1/ledgers/:ledger").add(middleware: ScopeMiddleware.readOrWrite).add(middleware: QuotaMiddleware()), "/v1"),
+        replication: documented(
+            router.group("v1/ledgers/:ledger/replication").add(middleware: ScopeMiddleware.replicate).add(middleware: QuotaMiddleware()),
+            "/v1/replication"),
+        people: documented(api, "/v1"), open: documented(router.group("v1/ledgers/:ledger"), "/v1"))
     WebAppRoutes().add(to: router)
     routes.fill(from: router)
     return router
@@ -77,36 +92,27 @@ private func baseRouter(_ registry: some LedgerRegistry, metrics: Metrics, clust
     return (router, routes)
 }
 
-/// One ledger's routes: `/metrics` and `/openapi.yaml` on `api`, the API on `v1` (both
-/// scoped `read`/`write` by method; `v1`'s writes held to the ledger's quota), replication on
-/// `replication` (scope `replicate`, pushes held to the quota), the household's members on
-/// `people` (scoped, not counted against the quota of events), and signing in and out on
-/// `open` (no scope).
-private func addLedgerRoutes(
-    api: RouterGroup<TallyRequestContext>, v1: RouterGroup<TallyRequestContext>, replication: RouterGroup<TallyRequestContext>,
-    people: RouterGroup<TallyRequestContext>, open: RouterGroup<TallyRequestContext>
-) {
-    api.get("metrics") { _, context in
+/// One ledger's routes: its health (no scope where one ledger is served), `/metrics` and
+/// `/openapi.yaml` on `api`, the API on `v1` (both scoped `read`/`write` by method; `v1`'s
+/// writes held to the ledger's quota), replication on `replication` (scope `replicate`,
+/// pushes held to the quota), the household's members on `people` (scoped, not counted against
+/// the quota of events), and signing in and out on `open` (no scope).
+private func addLedgerRoutes(health: APIRoutes, api: APIRoutes, v1: APIRoutes, replication: APIRoutes, people: APIRoutes, open: APIRoutes) {
+    // 200 only when writes can be taken and the views read; otherwise 503 with the reason.
+    health.get("health", APIOperation(isPublic: true, responses: [(200, APIResponse.text("The service is up."))], errors: [503])) { _, context in
+        try await ledgerHealth(try context.service())
+    }
+    api.get("metrics", APIOperation(responses: [(200, APIResponse.content("Prometheus metrics.", "text/plain: {}"))], errors: [401])) { _, context in
         let service = try context.service()
         let (appended, projected) = try await service.run { (service.ledger.appendedIndex, try service.views.projectedIndex()) }
         return Response(
             status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
             body: .init(byteBuffer: ByteBuffer(bytes: service.metrics.render(appendedIndex: appended, projectedIndex: projected))))
     }
-    api.get("openapi.yaml") { _, _ in
+    api.get("openapi.yaml", APIOperation(responses: [(200, APIResponse.content("This document.", "application/yaml: {}"))])) { _, _ in
         Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
     }
-    EntityRoutes(type: .expense, path: "expenses").add(to: v1)
-    EntityRoutes(type: .category, path: "categories").add(to: v1)
-    EntityRoutes(type: .todo, path: "todos").add(to: v1)
-    EntityRoutes(type: .budget, path: "budgets").add(to: v1)
-    EntityRoutes(type: .recurring, path: "recurring").add(to: v1)
-    EntityRoutes(type: .rule, path: "rules").add(to: v1)
-    EntityRoutes(type: .rate, path: "rates").add(to: v1)
-    EntityRoutes(type: .account, path: "accounts").add(to: v1)
-    EntityRoutes(type: .transfer, path: "transfers").add(to: v1)
-    EntityRoutes(type: .settlement, path: "settlements").add(to: v1)
-    EntityRoutes(type: .line, path: "lines").add(to: v1)
+    for routes in EntityRoutes.all { routes.add(to: v1) }
     SettingRoutes().add(to: v1)
     QueryRoutes().add(to: v1)
     StatusRoutes().add(to: v1)
@@ -120,7 +126,7 @@ private func addLedgerRoutes(
 
 /// A ledger's health: 200 only when writes can be taken and the views read; otherwise 503
 /// with the reason (a stopped writer needs a restart once its cause — a full disk? — is fixed).
-private func health(_ service: TallyService) async throws -> Response {
+private func ledgerHealth(_ service: TallyService) async throws -> Response {
     let replica: (String, JSONText) = ("replicaId", .string(service.directory.identity.replicaId))
     if let stopped = service.ledger.stoppedBecause {
         return json(
@@ -179,14 +185,74 @@ func uuidParameter(_ context: TallyRequestContext) throws -> UUID {
     return uuid
 }
 
-/// Create, get, update (PATCH: only the given fields), delete of expenses, categories, todos.
+/// Create, get, update (PATCH: only the given fields) and delete of one kind of entity, each
+/// documented from its `EntitySpec`: its `NameCreate` and `NamePatch` schemas, and its view's
+/// `Name` where the document has one (`OpenAPIDocument.viewSchemas`).
 struct EntityRoutes {
     let type: EntityType
     let path: String
+    /// What a create, an update and a delete do, where the fields do not say it all.
+    var creating: String? = nil
+    var updating: String? = nil
+    var deleted = "Deleted."
 
-    func add(to group: RouterGroup<TallyRequestContext>) {
-        let spec = EntitySpec.of(type)
-        group.post(RouterPath(path)) { request, context in
+    /// Every kind of entity the API writes, at its path.
+    static let all = [
+        EntityRoutes(type: .expense, path: "expenses"),
+        EntityRoutes(type: .category, path: "categories"),
+        EntityRoutes(type: .todo, path: "todos"),
+        EntityRoutes(type: .budget, path: "budgets"),
+        EntityRoutes(
+            type: .recurring, path: "recurring",
+            creating: "Creates a rule; its occurrences up to today become expenses at once (ids derived from the rule and the day).",
+            updating: "Changes the rule: occurrences still to come follow it; those already made stay as they are. Setting endDate ends it.",
+            deleted: "Deleted (its occurrences stay)."),
+        EntityRoutes(
+            type: .rule, path: "rules",
+            creating:
+                "A categorisation rule: an imported row whose payee or memo contains the pattern (or, match=matches, matches it with * and ?) gets its category and tags; the longest matching pattern wins."
+        ),
+        EntityRoutes(
+            type: .rate, path: "rates",
+            creating:
+                "An exchange rate: one currency is rate toCurrency from date's day on (until a later day's rate of the pair; a pair written the other way round is used inverted). tally rates set keeps one rate per pair and day."
+        ),
+        EntityRoutes(
+            type: .account, path: "accounts",
+            creating: "An account: a bank account, a card, cash, savings or a loan, with its opening balance (negative: owed) from its opening day."),
+        EntityRoutes(
+            type: .transfer, path: "transfers",
+            creating:
+                "Money moved between two different accounts: not spending (summaries and budgets leave it out). toAmount is what arrives when the accounts' currencies differ."
+        ),
+        EntityRoutes(type: .settlement, path: "settlements", creating: "Money one person paid another back: settles what they owed."),
+        EntityRoutes(
+            type: .line, path: "lines",
+            creating:
+                "One line of a split receipt, on a live expense. A split is better written whole (PUT /v1/expenses/{id}/lines), which checks that it adds up."),
+    ]
+
+    /// The entity's schemas' names: `Expense`, `ExpenseCreate`, `ExpensePatch`.
+    var schema: String { type.description.prefix(1).uppercased() + type.description.dropFirst() }
+
+    /// An answer of the entity as the views show it, where the document describes that.
+    func answer(_ description: String) -> String {
+        OpenAPIDocument.viewSchemas.contains(type) ? APIResponse.json(description, schema: schema) : APIResponse.text(description)
+    }
+
+    func add(to group: APIRoutes) {
+        let (spec, type) = (EntitySpec.of(type), type)
+        let create = APIOperation(
+            creating,
+            parameters: [
+                APIParameter.header(
+                    "Idempotency-Key",
+                    "A retry with the same key returns the entity created the first time (200); while a request with the key is being answered, another gets 409 idempotency_key_in_use."
+                )
+            ],
+            body: APIBody.json(schema + "Create"),
+            responses: [(200, answer("Replayed (Idempotency-Key seen before).")), (201, answer("Created (durable)."))], errors: [400, 409, 413, 415])
+        group.post(path, create) { request, context in
             let service = try context.service()
             let (id, properties) = try spec.decode(try await jsonBody(request, timeout: service.bodyTimeout))
             let (actor, key) = (actor(context), request.headers[HTTPField.Name("Idempotency-Key")!])
@@ -195,7 +261,8 @@ struct EntityRoutes {
             if replayed { response.headers[HTTPField.Name("Idempotent-Replayed")!] = "true" }
             return response
         }
-        group.get(RouterPath("\(path)/:id")) { request, context in
+        group.get("\(path)/:id", APIOperation(parameters: [APIParameter.asOf], responses: [(200, answer("The \(type)."))], errors: [400, 404])) {
+            request, context in
             let service = try context.service()
             let uuid = try uuidParameter(context)
             if let asOf = try asOfParameter(request) {
@@ -211,7 +278,9 @@ struct EntityRoutes {
             }
             return json(entity)
         }
-        group.patch(RouterPath("\(path)/:id")) { request, context in
+        let update = APIOperation(
+            updating, body: APIBody.json(schema + "Patch"), responses: [(200, answer("Updated."))], errors: [400, 404, 409, 413, 415])
+        group.patch("\(path)/:id", update) { request, context in
             let service = try context.service()
             let uuid = try uuidParameter(context)
             let (bodyID, properties) = try spec.decode(try await jsonBody(request, timeout: service.bodyTimeout))
@@ -219,7 +288,7 @@ struct EntityRoutes {
             let actor = actor(context)
             return json(try await service.ledger.update(type, id: uuid, properties, actor: actor))
         }
-        group.delete(RouterPath("\(path)/:id")) { _, context in
+        group.delete("\(path)/:id", APIOperation(responses: [(204, APIResponse.text(deleted))], errors: [404])) { _, context in
             let service = try context.service()
             let uuid = try uuidParameter(context)
             let actor = actor(context)
@@ -232,9 +301,13 @@ struct EntityRoutes {
 /// Settings by key: PUT {"value": any JSON, "scope": "replicated" | "local"}, GET, DELETE.
 /// Keys `local.…` are local-only, every other key replicated; a "scope" must agree with the key.
 struct SettingRoutes {
-    func add(to group: RouterGroup<TallyRequestContext>) {
-        group.getDocument("settings") { views in try views.settingsDocument() }
-        group.get("settings/:key") { request, context in
+    func add(to group: APIRoutes) {
+        group.getDocument("settings", APIOperation(parameters: [APIParameter.asOf], responses: [(200, APIResponse.text("Settings: {items}."))], errors: [400]))
+        {
+            views in try views.settingsDocument()
+        }
+        let read = APIOperation(parameters: [APIParameter.asOf], responses: [(200, APIResponse.text("The setting."))], errors: [400, 404])
+        group.get("settings/:key", read) { request, context in
             let service = try context.service()
             let key = try key(context)
             return try await service.answer(try asOfParameter(request)) { views in
@@ -242,7 +315,11 @@ struct SettingRoutes {
                 return setting
             }
         }
-        group.put("settings/:key") { request, context in
+        let body = APIBody.jsonSchema(
+            #"{type: object, additionalProperties: false, required: [value], properties: {value: {description: "any JSON value; keys local.… are local-only, all others replicated (a 'scope' field, if sent, must agree)"}, scope: {type: string, enum: [replicated, local]}}}"#
+        )
+        group.put("settings/:key", APIOperation(body: body, responses: [(200, APIResponse.text("Set."))], errors: [400, 413, 415])) {
+            request, context in
             let service = try context.service()
             let key = try key(context)
             guard case .object(let fields) = try await jsonBody(request, timeout: service.bodyTimeout) else {
@@ -263,7 +340,7 @@ struct SettingRoutes {
             let (actor, local) = (actor(context), isLocal)
             return json(try await service.ledger.setSetting(key, json: text, isLocal: local, actor: actor))
         }
-        group.delete("settings/:key") { _, context in
+        group.delete("settings/:key", APIOperation(responses: [(204, APIResponse.text("Deleted."))], errors: [400, 404])) { _, context in
             let service = try context.service()
             let key = try key(context)
             let actor = actor(context)

@@ -46,8 +46,14 @@ struct SessionRoutes {
         return path == "/v1/session" || path == "/v1/invites/accept"
     }
 
-    func add(to group: RouterGroup<TallyRequestContext>, public open: RouterGroup<TallyRequestContext>) {
-        open.post("session") { request, context in
+    func add(to group: APIRoutes, public open: APIRoutes) {
+        let signIn = APIOperation(
+            "Sign in as a member with a name and password: sets the session cookie (HttpOnly, SameSite=Strict) and answers the CSRF token every write with the cookie must send as X-CSRF-Token. After five failures an account (and an address) waits, doubling: 429 with Retry-After.",
+            isPublic: true,
+            body: APIBody.jsonSchema(
+                "{type: object, additionalProperties: false, required: [name, password], properties: {name: {type: string, maxLength: 64}, password: {type: string, maxLength: 200}}}"
+            ), responses: [(200, APIResponse.text("Signed in: {member, role, csrf, expiresAt}"))], errors: [400, 401, 429])
+        open.post("session", signIn) { request, context in
             let body = try await Self.fields(request, ["name", "password"])
             let (name, password) = (body["name"] ?? "", body["password"] ?? "")
             // The account is the ledger's member, however the path was spelled (a trailing
@@ -82,7 +88,13 @@ struct SessionRoutes {
             try await credentials.afterChange?()
             return Self.signedIn(session, credentials, request, status: .ok)
         }
-        open.post("invites/accept") { request, context in
+        let accept = APIOperation(
+            "Join the household with an invitation's code, as a new member who is then signed in (the cookie, as POST /v1/session). A code works once, within its time.",
+            isPublic: true,
+            body: APIBody.jsonSchema(
+                "{type: object, additionalProperties: false, required: [code, name, password], properties: {code: {type: string, maxLength: 64}, name: {type: string, maxLength: 64}, password: {type: string, minLength: 10, maxLength: 200}}}"
+            ), responses: [(201, APIResponse.text("Joined and signed in: {member, role, csrf, expiresAt}"))], errors: [400, 404, 409, 429])
+        open.post("invites/accept", accept) { request, context in
             let body = try await Self.fields(request, ["code", "name", "password"])
             let keys = ["address:" + (context.channel.remoteAddress?.ipAddress ?? "?")]
             let throttle = try Self.throttle(context)
@@ -106,7 +118,9 @@ struct SessionRoutes {
             }
         }
         // On the public group (no scope needed: a read-only member signs out too), with a caller.
-        open.delete("session") { request, context in
+        let signOut = APIOperation(
+            "Sign out (the session ends everywhere it was copied) and clear the cookie.", responses: [(204, APIResponse.text("Signed out."))])
+        open.delete("session", signOut) { request, context in
             let credentials = try Self.credentials(context)
             if case .member = context.caller, let secret = SessionCookie.value(in: request) {
                 try credentials.members.signOut(secret)
@@ -114,7 +128,9 @@ struct SessionRoutes {
             }
             return Response(status: .noContent, headers: [.setCookie: SessionCookie.header(nil, path: credentials.apiPath, request: request)])
         }
-        group.get("members") { _, context in
+        group.get("members", APIOperation("The household's members: {items: [{name, role, createdAt}]}.", responses: [(200, APIResponse.text("The members."))]))
+        {
+            _, context in
             let members = try Self.credentials(context).members.all()
             return json(
                 .object([
@@ -125,7 +141,11 @@ struct SessionRoutes {
                     )
                 ]))
         }
-        group.post("members/invites") { request, context in
+        let invite = APIOperation(
+            "An owner's one-time invitation (7 days): {code, role, expiresAt}. Only a signed-in owner.",
+            body: APIBody.jsonSchema("{type: object, additionalProperties: false, properties: {role: {type: string, enum: [owner, member, read-only]}}}"),
+            responses: [(201, APIResponse.text("The invitation."))], errors: [400, 403])
+        group.post("members/invites", invite) { request, context in
             let owner = try Self.owner(context)
             let body = try await Self.fields(request, ["role"])
             guard let role = MemberRole(rawValue: body["role"] ?? "member") else {
@@ -142,7 +162,11 @@ struct SessionRoutes {
         }
         // The name in the query (`?name=Kim%20Lee`): a member's name may hold spaces and any
         // letters, and paths of this API are never percent-encoded.
-        group.delete("members") { request, context in
+        let remove = APIOperation(
+            "Remove a member (an owner only; never the last owner): their sessions end at once, and the invitations they made are withdrawn.",
+            parameters: [APIParameter.query("name", required: true, schema: "{type: string, maxLength: 64}")],
+            responses: [(204, APIResponse.text("Removed."))], errors: [403, 404, 409])
+        group.delete("members", remove) { request, context in
             _ = try Self.owner(context)
             guard let name = request.uri.queryParameters.get("name") else { throw ValidationError(field: "name", "give the member: ?name=NAME") }
             let credentials = try Self.credentials(context)

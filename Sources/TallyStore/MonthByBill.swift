@@ -67,7 +67,7 @@ extension ProjectionQueries {
                         GROUP BY day, kind, currency, category_id, payment
                         """, arguments: arguments)
                 {
-                    let day: Int = row[7]
+                    let day: Int = row[GroupColumn.day.rawValue]  // the month's groups, and then each one's day
                     // On no statement (the card had none then): by purchase date, as it already is.
                     let madeIn = CardCycle.monthIndex(ofDay: day)
                     guard let billedIn = schedule.billMonth(ofDay: day), madeIn != billedIn else { continue }  // in this month either way, or in neither

@@ -474,8 +474,11 @@ extension AmountSum {
 // the month summary's rows by name made it ~30 % slower (`asof_summary_p50`, issue 30).
 // A summed amount is two columns (`splitSum`): the case names the first.
 
-/// `summary`'s rows grouped by kind, currency, category and payment.
-enum GroupColumn: Int { case kind, currency, categoryID, payment, amount, amountLow, count }
+/// `summary`'s rows grouped by kind, currency, category and payment (the month by bill's,
+/// by their day too).
+enum GroupColumn: Int { case kind, currency, categoryID, payment, amount, amountLow, count, day }
+/// The 12-month report's split lines, summed by month, category, kind and currency.
+enum LineShiftColumn: Int { case month, categoryID, kind, currency, amount, amountLow }
 /// `topPayees`' rows.
 enum PayeeColumn: Int { case currency, payee, amount, amountLow, count }
 /// `monthlyTotals`' rows.

@@ -40,7 +40,7 @@ extension ProjectionQueries {
         {
             let key = Key(month: row["month"], category: row["category_id"], kind: row["kind"], currency: row["currency"])
             var entry = totals[key] ?? (AmountSum(), 0)
-            entry.total.add(AmountSum(high: row[4], low: row[5]))
+            entry.total.add(AmountSum(row, LineShiftColumn.amount.rawValue))
             totals[key] = entry
         }
         return totals.filter { $0.value.count > 0 || $0.value.total != AmountSum() }.sorted { $0.key < $1.key }.map { key, entry in

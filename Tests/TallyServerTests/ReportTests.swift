@@ -50,7 +50,7 @@ import TallyTestSupport
             let worth = (response.object["netWorth"] as? [[String: Any]] ?? []).map { (($0["totals"] as? [[String: Any]])?.first?["balance"] as? Int) ?? -1 }
             #expect(worth == [470000, 2770000, 2758000], "the transfer moves money, the total stays")
 
-            for query in ["?months=0", "?months=121", "?to=2026-13", "?to=yesterday", "?months=x", "?window=3"] {
+            for query in ["?months=0", "?months=121", "?to=2026-13", "?to=yesterday", "?months=x", "?window=3", "?to=0001-01"] {
                 let refused = try await client.send(.get, "/v1/reports/months" + query, token: fixture.readOnly)
                 #expect(refused.status == .badRequest, "\(query): \(String(buffer: refused.body))")
             }

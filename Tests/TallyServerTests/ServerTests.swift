@@ -449,6 +449,10 @@ extension TestResponse {
             #expect(first.status == .created && retry.status == .ok)
             #expect(first.object["id"] as? String == retry.object["id"] as? String)
             #expect(retry.headers[HTTPField.Name("Idempotent-Replayed")!] == "true")
+            // A "retry" that could not have made the entity (no amount) is refused as a first
+            // request would be, not answered with the entity the key made.
+            let lacking = try await client.execute(uri: "/v1/expenses", method: .post, headers: headers, body: ByteBuffer(string: #"{"payee": "x"}"#))
+            #expect(lacking.status == .badRequest && lacking.errorCode == "invalid_field", "\(lacking.status)")
             let list = try await client.send(.get, "/v1/expenses", token: fixture.readOnly)
             #expect((list.object["items"] as? [Any])?.count == 1, "no duplicate")
         }
