@@ -143,16 +143,17 @@ function thumbnailImage(digest, missing, what) {
 }
 
 async function expenseForm(main, { session, navigate, announce, stillShown }, id) {
-  const [categories, expense, defaultCurrency, people] = await Promise.all([
+  const [categories, expense, defaultCurrency, people, accounts] = await Promise.all([
     api("/v1/categories").then((c) => c.items),
     id ? api(`/v1/expenses/${id}`) : null,
     // From the list of settings: a ledger without one answers it with nothing, not a 404.
     id ? null : api("/v1/settings").then((s) => s.items.find((setting) => setting.key === "defaultCurrency")?.value)
       .then((value) => (typeof value === "string" ? value : null)).catch(() => null),
     householdNames(),
+    api("/v1/accounts").then((a) => a.items),
   ]);
   if (!stillShown()) return {};
-  if (id && !session.canWrite) return view(main, expense, categories, session.readOnlyNote);
+  if (id && !session.canWrite) return view(main, expense, categories, accounts, session.readOnlyNote);
   const currency = expense?.currency ?? defaultCurrency ?? "KRW";
   const control = (name, element) => { element.id = `expense-${name}`; element.name = name; return element; };
   const kind = control("kind", h("select", {},
@@ -166,6 +167,11 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
   const date = control("date", h("input", { type: "date", required: true, value: expense ? expense.date.slice(0, 10) : today }));
   const category = control("categoryId", h("select", {}, categoryOptions(categories, expense?.categoryId)));
   const payee = control("payee", h("input", { type: "text", value: expense?.payee ?? "", autocomplete: "off", maxlength: TEXT_LIMIT }));
+  // Which account or card it was paid from (a card's purchases make its bills): the open ones,
+  // and the one it names even if archived since.
+  const account = control("accountId", h("select", {}, h("option", { value: "" }, t("noAccount")),
+    accounts.filter((a) => !a.isArchived || a.id === expense?.accountId)
+      .map((a) => h("option", { value: a.id, selected: a.id === expense?.accountId }, `${a.name} (${a.currency})`))));
   const payment = control("payment", h("input", { type: "text", value: expense?.payment ?? "", autocomplete: "off", list: "payment-methods", maxlength: TEXT_LIMIT }));
   const memo = control("memo", h("textarea", { rows: 2 }, expense?.memo ?? ""));
   const tags = control("tags", h("input", { type: "text", value: expense?.tags.join(", ") ?? "", autocomplete: "off" }));
@@ -193,6 +199,7 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
     const now = {
       kind: kind.value, currency: currencySelect.value, categoryId: category.value || null,
       payee: payee.value.trim() || null, payment: payment.value.trim() || null, memo: memo.value.trim() || null,
+      accountId: account.value || null,
       // Typed money becomes minor units; text that is not money goes to the API as typed, and
       // its answer says what is wrong — beside the field.
       amount: toMinorUnits(amount.value, currencySelect.value) ?? amount.value,
@@ -266,6 +273,7 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
     field(t("date"), date),
     field(t("category"), category),
     field(t("payee"), payee),
+    accounts.length ? field(t("account"), account) : null,
     field(t("payment"), payment),
     h("datalist", { id: "payment-methods" }, ["card", "cash", "transfer"].map((v) => h("option", { value: v }))),
     field(t("memo"), memo),
@@ -327,14 +335,15 @@ function sharesObject(text, split, currency) {
 }
 
 // A read-only view of one expense (a read-only token, or the ledger as it was).
-function view(main, expense, categories, readOnlyNote) {
+function view(main, expense, categories, accounts, readOnlyNote) {
   const category = categories.find((c) => c.id === expense.categoryId);
+  const account = accounts.find((a) => a.id === expense.accountId);
   const item = (label, value) => (value ? [h("dt", {}, label), h("dd", {}, value)] : null);
   replace(main, h("h1", {}, expense.payee ?? t("expenseKind")),
     h("p", { class: "muted" }, readOnlyNote),
     h("dl", { class: "card details" },
       item(t("amount"), money(expense.amount, expense.currency)), item(t("kind"), t(expense.kind === "income" ? "incomeKind" : "expenseKind")),
-      item(t("date"), day(expense.date)), item(t("category"), category?.name), item(t("payment"), expense.payment),
+      item(t("date"), day(expense.date)), item(t("category"), category?.name), item(t("account"), account?.name), item(t("payment"), expense.payment),
       item(t("memo"), expense.memo), item(t("tags"), expense.tags.join(", "))),
     expense.attachments.length ? h("div", { class: "thumbs" }, expense.attachments.map((d) => thumbnailImage(d, expense.missingAttachments.includes(d), expense.payee ?? ""))) : null,
     h("p", {}, h("a", { href: `#/history/${expense.id}` }, t("showHistory"))),

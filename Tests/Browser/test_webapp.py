@@ -270,8 +270,9 @@ class WebApp(unittest.TestCase):
         # Eleven months ago: within the screen's year of statements, before the seeded months.
         today = datetime.date.today()
         month = datetime.date(today.year - (1 if today.month <= 11 else 0), (today.month - 11 - 1) % 12 + 1, 1)
-        self.assertEqual(201, self.api("POST", "/v1/expenses", {"amount": 52000, "accountId": card["id"], "payee": "Emart",
-                                                               "date": f"{month:%Y-%m}-10T12:00:00+09:00"})[0])
+        status, emart = self.api("POST", "/v1/expenses", {"amount": 52000, "accountId": card["id"], "payee": "Emart",
+                                                           "date": f"{month:%Y-%m}-10T12:00:00+09:00"})
+        self.assertEqual(201, status, emart)
         self.assertEqual(201, self.api("POST", "/v1/transfers", {"accountId": wallet["id"], "toAccountId": card["id"], "amount": 52000,
                                                                 "date": f"{month:%Y-%m}-20T12:00:00+09:00"})[0])
         status, bills = self.api("GET", f"/v1/accounts/{card['id']}/bills?from={month:%Y-%m}&to={month:%Y-%m}")
@@ -289,6 +290,18 @@ class WebApp(unittest.TestCase):
         self.until_done(driver, lambda d: shown.append(d.execute_script("arguments[0].scrollIntoView(); return true", d.find_element(By.ID, "card-bills"))),
                         lambda d: bool(shown))
         driver.save_screenshot(os.path.join(SCREENSHOTS, "card-bill-phone-en.png"))
+        # The expense's form says which card paid it, and moving it to another account and back
+        # is two edits of that one field (the bill above is as it was afterwards).
+        for to in (wallet, card):
+            self.go(driver, f"#/expenses/id/{emart['id']}", "#expense-accountId")
+            chosen = Select(driver.find_element(By.ID, "expense-accountId"))
+            self.assertEqual("Samsung card (KRW)" if to is wallet else "Wallet (KRW)", chosen.first_selected_option.text)
+            chosen.select_by_value(to["id"])
+            if to is wallet:
+                driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", driver.find_element(By.ID, "expense-accountId"))
+                driver.save_screenshot(os.path.join(SCREENSHOTS, "expense-account-phone-en.png"))
+            driver.find_element(By.CSS_SELECTOR, ".expense-form button[type=submit]").click()
+            self.wait(driver).until(lambda d: self.api("GET", f"/v1/expenses/{emart['id']}")[1].get("accountId") == to["id"])
         self.go(driver, "#/people", "ul.settle")
         self.wait(driver).until(lambda d: "Dae-ho pays Bo-ra ₩30,000" in self.text(d))
         self.assert_accessible(driver, "settle up")
