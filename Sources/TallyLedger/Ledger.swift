@@ -33,6 +33,8 @@ public final class Ledger: Sendable {
     let splitsUnderWay = Mutex<Set<UUID>>([])
     /// Statement imports reading or writing now (`importFile`), at most `maxImportsAtOnce`.
     let importsUnderWay = Mutex(0)
+    /// Reads of the ledger as it was take turns (`Ledger+Reads`).
+    let asOfTurns = AsOfTurns()
     /// Deliveries of events from outside (pulls, pushes, bundles) take turns (`DeliveryTurn`).
     let deliveries = DeliveryTurn()
     /// The most statement imports one ledger runs at once.

@@ -15,6 +15,9 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
     /// As many imports as a ledger reads at once are under way (HTTP 429): try again when one
     /// has finished.
     case tooManyImports(limit: Int)
+    /// As many reads of the ledger as it was are running or waiting as take turns (HTTP 503):
+    /// retry in a few seconds.
+    case asOfBusy(readers: Int)
 
     /// A stable code for APIs and scripts.
     public var code: String {
@@ -24,6 +27,7 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
         case .viewsBehind: "written_views_behind"
         case .idempotencyKeyInUse: "idempotency_key_in_use"
         case .tooManyImports: "too_many_imports"
+        case .asOfBusy: "as_of_busy"
         }
     }
 
@@ -38,6 +42,8 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
             "a request with Idempotency-Key '\(key)' is being answered right now; retry it, and it returns the entity that one creates"
         case .tooManyImports(let limit):
             "\(limit) imports are under way on this ledger, the most it reads at once; try again when one has finished"
+        case .asOfBusy(let readers):
+            "\(readers) reads of the ledger as it was are already running or waiting; retry in a few seconds"
         }
     }
 }

@@ -50,6 +50,7 @@ public struct APIError: Error, Sendable {
             case .viewsBehind: return APIError(.accepted, error.code, error.description)
             case .idempotencyKeyInUse: return APIError(.conflict, error.code, error.description)
             case .tooManyImports: return APIError(.tooManyRequests, error.code, error.description)
+            case .asOfBusy: return APIError(.serviceUnavailable, error.code, error.description)
             }
         case let error as BlobError:
             switch error {

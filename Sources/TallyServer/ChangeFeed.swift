@@ -67,7 +67,7 @@ struct ChangeFeed {
                 var lookAtViews = true
                 try await guardian.writing { try await writer.write(ByteBuffer(string: ": tally change feed\n\n")) }
                 while !Task.isCancelled, !Task.isShuttingDownGracefully, try caller.isCurrent(in: service) {
-                    if lookAtViews, try await service.run({ try service.views.projectedIndex() }) > cursor {
+                    if lookAtViews, try await service.ledger.read({ views in try views.projectedIndex() }) > cursor {
                         // One pass over the log up to what the views show, a page (one write) at a time.
                         let pages = ChangePageQueue(views: service.views, after: cursor)
                         defer { pages.cancel() }

@@ -67,15 +67,14 @@ struct ImportRoutes {
                 }
             }
             let (from, to) = (try date("from"), try date("to"))
-            let views = service.views
             switch query.get("format") ?? "csv" {
             case "csv":
-                let bytes = try await service.run { try StatementWriter.csv(try views.exportTable(from: from, to: to)) }
+                let bytes = try await service.ledger.read { views in try StatementWriter.csv(try views.exportTable(from: from, to: to)) }
                 return Response(
                     status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"tally-expenses.csv\""],
                     body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
             case "jsonl":
-                let bytes = try await service.run { try views.exportJSONLines(from: from, to: to) }
+                let bytes = try await service.ledger.read { views in try views.exportJSONLines(from: from, to: to) }
                 return Response(
                     status: .ok, headers: [.contentType: "application/jsonl; charset=utf-8", .contentDisposition: "attachment; filename=\"tally.jsonl\""],
                     body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
@@ -85,7 +84,7 @@ struct ImportRoutes {
         let imports = APIOperation(responses: [(200, APIResponse.text("Every statement import: {items: [{id, fileName, digest, format, count}]}."))])
         group.get("imports", imports) { _, context in
             let service = try context.service()
-            return json(try await service.run { try service.views.importsDocument() })
+            return json(try await service.ledger.read { views in try views.importsDocument() })
         }
         group.post("imports", Self.importing) { request, context in
             let service = try context.service()

@@ -312,55 +312,9 @@ extension TallyService {
     /// for in `Tally-As-Of-Index` (a moment or an index past the views' is answered as now).
     func answer(_ asOf: AsOf?, _ query: @escaping @Sendable (LedgerViews) throws -> JSONText) async throws -> Response {
         let logger = logger
-        let read = { [views] in
-            try await self.run {
-                let answering = try asOf.map { try views.asOf($0, warn: { logger.warning("\($0)") }) } ?? views
-                return (try query(answering), answering.asOfIndex)
-            }
-        }
-        let (body, index): (JSONText, UInt64?)
-        if asOf == nil {
-            (body, index) = try await read()
-        } else {
-            try await asOfGate.enter()
-            do {
-                (body, index) = try await read()
-                await asOfGate.leave()
-            } catch {
-                await asOfGate.leave()
-                throw error
-            }
-        }
+        let (body, index) = try await ledger.read(asOf: asOf, warn: { logger.warning("\($0)") }, query)
         var response = json(body)
         if let index { response.headers[HTTPField.Name("Tally-As-Of-Index")!] = String(index) }
         return response
-    }
-}
-
-/// As-of reads one at a time: each applies up to a snapshot interval of events (about half a
-/// second) and holds its snapshot's write lock meanwhile, so running several at once only
-/// makes them wait on each other inside SQLite. A few more wait their turn here; beyond that a
-/// client is told to retry (503) instead of holding a thread for a minute.
-actor AsOfGate {
-    private var running = false
-    private var waiting: [CheckedContinuation<Void, Never>] = []
-    private let maxWaiting: Int
-
-    init(maxWaiting: Int = 16) { self.maxWaiting = maxWaiting }
-
-    func enter() async throws {
-        guard running else {
-            running = true
-            return
-        }
-        guard waiting.count < maxWaiting else {
-            throw APIError(
-                .serviceUnavailable, "as_of_busy", "\(maxWaiting + 1) reads of the ledger as it was are already running or waiting; retry in a few seconds")
-        }
-        await withCheckedContinuation { waiting.append($0) }
-    }
-
-    func leave() {
-        if waiting.isEmpty { running = false } else { waiting.removeFirst().resume() }
     }
 }

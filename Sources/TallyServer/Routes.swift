@@ -104,7 +104,7 @@ private func addLedgerRoutes(health: APIRoutes, api: APIRoutes, v1: APIRoutes, r
     }
     api.get("metrics", APIOperation(responses: [(200, APIResponse.content("Prometheus metrics.", "text/plain: {}"))], errors: [401])) { _, context in
         let service = try context.service()
-        let (appended, projected) = try await service.run { (service.ledger.appendedIndex, try service.views.projectedIndex()) }
+        let (appended, projected) = (service.ledger.appendedIndex, try await service.ledger.read { views in try views.projectedIndex() })
         return Response(
             status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
             body: .init(byteBuffer: ByteBuffer(bytes: service.metrics.render(appendedIndex: appended, projectedIndex: projected))))
@@ -133,11 +133,11 @@ private func ledgerHealth(_ service: TallyService) async throws -> Response {
             .object([("status", .string("unhealthy")), replica, ("reason", .string("the log writer stopped: \(stopped)"))]), status: .serviceUnavailable)
     }
     let events: UInt64
-    do { events = try await service.run { try service.views.projectedIndex() } } catch {
+    do { events = try await service.ledger.read { views in try views.projectedIndex() } } catch {
         return json(
             .object([("status", .string("unhealthy")), replica, ("reason", .string("the views cannot be read: \(error)"))]), status: .serviceUnavailable)
     }
-    let missing = try await service.run { try service.views.missingAttachments().count }
+    let missing = try await service.ledger.read { views in try views.missingAttachments().count }
     return json(.object([("status", .string("ok")), replica, ("projectedIndex", .int(Int64(events))), ("missingAttachments", .int(Int64(missing)))]))
 }
 

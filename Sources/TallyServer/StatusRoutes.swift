@@ -24,7 +24,7 @@ struct StatusRoutes {
         group.get("session", session) { _, context in
             let service = try context.service()
             guard let caller = context.caller else { throw APIError(.unauthorized, "unauthorized", "no caller") }
-            let (appended, projected) = try await service.run { (service.ledger.appendedIndex, try service.views.projectedIndex()) }
+            let (appended, projected) = (service.ledger.appendedIndex, try await service.ledger.read { views in try views.projectedIndex() })
             let who: [(String, JSONText)]
             switch caller {
             case .token(let token): who = [("token", .string(token.name))]

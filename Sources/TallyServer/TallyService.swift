@@ -45,8 +45,6 @@ public final class TallyService: Sendable {
         return openStreams.count(for: record.sha256)
     }
     public let logger: Logger
-    /// As-of reads, one at a time (`AsOfGate`).
-    let asOfGate = AsOfGate()
 
     /// Opens the replica: takes the writer lock, migrates and catches up the views.
     public init(
