@@ -35,7 +35,14 @@ export function categoryOptions(categories, selected, { none = t("noCategory"), 
   for (const c of categories) if (excluded.has(c.parentId)) excluded.add(c.id);  // parents come before children
   return [h("option", { value: "" }, none),
     categories.filter((c) => !excluded.has(c.id)).map((c) =>
-      h("option", { value: c.id, selected: c.id === selected }, `${"— ".repeat(c.depth)}${c.icon ? c.icon + " " : ""}${c.name}`))];
+      h("option", { value: c.id, selected: c.id === selected }, `${"— ".repeat(c.depth)}${c.icon ? c.icon + " " : ""}${c.name}`)),
+    missingOption(selected, categories)];
+}
+
+// A choice the list does not hold (deleted, or not yet received here), kept as it is: saving
+// the form must not clear what it cannot show.
+export function missingOption(selected, items) {
+  return selected && !items.some((item) => item.id === selected) ? h("option", { value: selected, selected: true }, t("notHeldHere")) : null;
 }
 
 async function list(main, { session, stillShown }, month) {
@@ -171,7 +178,8 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
   // and the one it names even if archived since.
   const account = control("accountId", h("select", {}, h("option", { value: "" }, t("noAccount")),
     accounts.filter((a) => !a.isArchived || a.id === expense?.accountId)
-      .map((a) => h("option", { value: a.id, selected: a.id === expense?.accountId }, `${a.name} (${a.currency})`))));
+      .map((a) => h("option", { value: a.id, selected: a.id === expense?.accountId }, `${a.name} (${a.currency})`)),
+    missingOption(expense?.accountId, accounts)));
   const payment = control("payment", h("input", { type: "text", value: expense?.payment ?? "", autocomplete: "off", list: "payment-methods", maxlength: TEXT_LIMIT }));
   const memo = control("memo", h("textarea", { rows: 2 }, expense?.memo ?? ""));
   const tags = control("tags", h("input", { type: "text", value: expense?.tags.join(", ") ?? "", autocomplete: "off" }));
@@ -273,7 +281,7 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
     field(t("date"), date),
     field(t("category"), category),
     field(t("payee"), payee),
-    accounts.length ? field(t("account"), account) : null,
+    accounts.length || expense?.accountId ? field(t("account"), account) : null,
     field(t("payment"), payment),
     h("datalist", { id: "payment-methods" }, ["card", "cash", "transfer"].map((v) => h("option", { value: v }))),
     field(t("memo"), memo),

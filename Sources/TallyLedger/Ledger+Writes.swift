@@ -10,17 +10,23 @@ import TallyStore
 extension Ledger {
     /// Creates an entity from `properties` (defaults filled in) and returns it as JSON.
     ///
-    /// With an `idempotencyKey`, the id derives from the actor and the key: a retry after a
-    /// timeout names the same entity, finds it created, and gets it back (`replayed`) instead
-    /// of a duplicate.
+    /// With an `idempotencyKey` (and no `id`), the id derives from the actor and the key: a
+    /// retry after a timeout names the same entity, finds it created, and gets it back
+    /// (`replayed`) instead of a duplicate. A create that names another `id` than the key's
+    /// is idempotent by that id: a retry is refused as `alreadyExists` — never answered with an
+    /// entity another caller may have made under it.
     public func create(
         _ type: EntityType, id: UUID? = nil, _ properties: PropertyMap, actor: String,
         idempotencyKey: String? = nil
     ) async throws -> (entity: JSONText, replayed: Bool) {
-        let uuid = id ?? idempotencyKey.map { IdempotencyKey.entityID(actor: actor, key: $0, type: type) } ?? .random()
-        let claim = try claimIdempotentCreate(uuid, key: idempotencyKey)
+        let keyed = idempotencyKey.map { IdempotencyKey.entityID(actor: actor, key: $0, type: type) }
+        let uuid = id ?? keyed ?? .random()
+        // Only the id the key derives (for this actor) is replayed: never an entity someone
+        // else may have made under an id the body names.
+        let replays = keyed != nil && uuid == keyed
+        let claim = try claimIdempotentCreate(uuid, key: replays ? idempotencyKey : nil)
         defer { claim?.release() }
-        if idempotencyKey != nil {
+        if replays {
             // Only a request that could have made the entity is answered with it: one that
             // lacks what a create needs is refused, as it would have been the first time.
             for field in EntitySpec.of(type).fieldsACreateNames where properties[field.name] == nil || properties[field.name] == .null {

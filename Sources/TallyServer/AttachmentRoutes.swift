@@ -70,8 +70,7 @@ struct AttachmentRoutes {
             ], errors: [400, 404])
         group.get("attachments/:digest", file) { request, context in try await download(request, context, bodyless: false) }
         let head = APIOperation(
-            parameters: file.parameters, responses: [(200, APIResponse.text("As GET, without the body.")), (304, APIResponse.text("Not modified."))],
-            errors: [400, 404])
+            parameters: file.parameters, responses: file.responses.map { ($0.status, APIResponse.text("As GET, without the body.")) }, errors: [400, 404])
         group.head("attachments/:digest", head) { request, context in try await download(request, context, bodyless: true) }
         // A thumbnail of an image attachment (`?size=` 128, 256 — the default —, 512 or 1024),
         // made on first request and kept as a blob of its own.
@@ -135,7 +134,12 @@ struct AttachmentRoutes {
             return json(.object([("missing", .array(missing))]))
         }
         let blob = APIOperation(
-            responses: [(200, APIResponse.content("The blob", "application/octet-stream: {schema: {type: string, format: binary}}"))], errors: [400, 404])
+            parameters: [APIParameter.header("Range"), APIParameter.header("If-None-Match")],
+            responses: [
+                (200, APIResponse.content("The blob", "application/octet-stream: {schema: {type: string, format: binary}}")),
+                (206, APIResponse.text("The requested byte range.")), (304, APIResponse.text("Not modified (If-None-Match).")),
+                (416, APIResponse.text("Range not satisfiable.")),
+            ], errors: [400, 404])
         group.get("blobs/:digest", blob) { request, context in try await download(request, context, bodyless: false) }
         let keep = APIOperation(
             body: APIBody.bytes(["application/octet-stream"]), responses: [(201, APIResponse.text("Kept: it hashed to its name"))],

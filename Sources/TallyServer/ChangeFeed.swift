@@ -27,13 +27,16 @@ struct ChangeFeed {
         return after
     }
 
-    static let after = APIParameter.query("after", schema: "{type: integer, minimum: 0}")
+    static let after = [
+        APIParameter.query("after", "The log index to start after (default: Last-Event-ID, else 0)", schema: "{type: integer, minimum: 0}"),
+        APIParameter.header("Last-Event-ID", "The last event's id a reconnecting EventSource received: where to go on from, without after"),
+    ]
 
     func add(to group: APIRoutes) {
         // HEAD of its own: the GET's handler takes one of the token's feeds and gives it back
         // only when its body ends, and a HEAD (Hummingbird's, from the GET) never runs the body.
         let check = APIOperation(
-            "Checks the cursor and the credentials, opening no stream.", parameters: [Self.after],
+            "Checks the cursor and the credentials, opening no stream.", parameters: Self.after,
             responses: [(200, APIResponse.text("The stream would open."))],
             errors: [400])
         group.head("changes", check) { request, context in
@@ -41,7 +44,7 @@ struct ChangeFeed {
             return Response(status: .ok, headers: Self.headers)
         }
         let stream = APIOperation(
-            parameters: [Self.after],
+            parameters: Self.after,
             responses: [(200, APIResponse.content("Server-sent events, one per log event after the cursor.", "text/event-stream: {}"))], errors: [400, 429])
         group.get("changes", stream) { request, context in
             let service = try context.service()

@@ -247,7 +247,7 @@ struct EntityRoutes {
             parameters: [
                 APIParameter.header(
                     "Idempotency-Key",
-                    "A retry with the same key returns the entity created the first time (200); while a request with the key is being answered, another gets 409 idempotency_key_in_use."
+                    "A retry with the same key returns the entity created the first time (200); while a request with the key is being answered, another gets 409 idempotency_key_in_use. A body that names its own id is idempotent by that id instead (a retry: 409 already_exists)."
                 )
             ],
             body: APIBody.json(schema + "Create"),

@@ -302,6 +302,21 @@ class WebApp(unittest.TestCase):
                 driver.save_screenshot(os.path.join(SCREENSHOTS, "expense-account-phone-en.png"))
             driver.find_element(By.CSS_SELECTOR, ".expense-form button[type=submit]").click()
             self.wait(driver).until(lambda d: self.api("GET", f"/v1/expenses/{emart['id']}")[1].get("accountId") == to["id"])
+        # An account the form cannot list (deleted since) is kept as it is when something else
+        # is edited: the form says it is not on this device instead of showing "None".
+        status, old_card = self.api("POST", "/v1/accounts", {"name": "Old card", "kind": "card", "openingDate": "2020-01-01T00:00:00+09:00"})
+        self.assertEqual(201, status, old_card)
+        status, old = self.api("POST", "/v1/expenses", {"amount": 1000, "accountId": old_card["id"], "payee": "Old shop",
+                                                         "date": "2020-01-05T12:00:00+09:00"})
+        self.assertEqual(201, status, old)
+        self.addCleanup(lambda: self.api("DELETE", f"/v1/expenses/{old['id']}"))
+        self.assertEqual(204, self.api("DELETE", f"/v1/accounts/{old_card['id']}")[0])
+        self.go(driver, f"#/expenses/id/{old['id']}", "#expense-accountId")
+        self.assertEqual("(not on this device)", Select(driver.find_element(By.ID, "expense-accountId")).first_selected_option.text)
+        driver.find_element(By.ID, "expense-memo").send_keys("kept")
+        driver.find_element(By.CSS_SELECTOR, ".expense-form button[type=submit]").click()
+        self.wait(driver).until(lambda d: self.api("GET", f"/v1/expenses/{old['id']}")[1].get("memo") == "kept")
+        self.assertEqual(old_card["id"], self.api("GET", f"/v1/expenses/{old['id']}")[1].get("accountId"))
         self.go(driver, "#/people", "ul.settle")
         self.wait(driver).until(lambda d: "Dae-ho pays Bo-ra ₩30,000" in self.text(d))
         self.assert_accessible(driver, "settle up")

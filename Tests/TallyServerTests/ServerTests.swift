@@ -455,6 +455,14 @@ extension TestResponse {
             #expect(lacking.status == .badRequest && lacking.errorCode == "invalid_field", "\(lacking.status)")
             let list = try await client.send(.get, "/v1/expenses", token: fixture.readOnly)
             #expect((list.object["items"] as? [Any])?.count == 1, "no duplicate")
+            // A body naming its own id is idempotent by that id: never answered with an entity
+            // someone else made under it (a write-only caller would read it so).
+            let theirs = try await client.send(.post, "/v1/expenses", token: fixture.readWrite, json: #"{"amount": 700, "memo": "private"}"#)
+            let id = theirs.object["id"] as? String ?? ""
+            headers[HTTPField.Name("Idempotency-Key")!] = "order-8"
+            let named = try await client.execute(
+                uri: "/v1/expenses", method: .post, headers: headers, body: ByteBuffer(string: #"{"id": "\#(id)", "amount": 1}"#))
+            #expect(named.status == .conflict && named.errorCode == "already_exists" && !String(buffer: named.body).contains("private"), "\(named.status)")
         }
     }
 
