@@ -31,21 +31,30 @@ enum OpenAPIDocument {
         ),
     ]
 
-    /// The document: its components here (entity schemas from their `EntitySpec`s), its paths
-    /// from the operations one ledger's routes are added with (`ledgerOperations`).
-    static let yaml = components + "\n" + paths(ledgerOperations().all) + "\n"
+    /// The document of one ledger served by `tally serve --data-dir`: its components here
+    /// (entity schemas from their `EntitySpec`s), its paths from the operations one ledger's
+    /// routes are added with (`ledgerOperations`).
+    static let yaml = components(servers: "  - url: http://127.0.0.1:8080") + "\n" + paths(ledgerOperations(hosted: false).all) + "\n"
+
+    /// The document of a ledger on a hosting server (`tally serve --ledgers`): the same
+    /// operations, at paths under the ledger's own base URL (`/v1/ledgers/{ledger}`), where its
+    /// health needs a token too.
+    static let hostedYAML =
+        components(servers: #"  - {url: "http://127.0.0.1:8080/v1/ledgers/{ledger}", variables: {ledger: {default: home, description: "The ledger's name"}}}"#)
+        + "\n" + paths(ledgerOperations(hosted: true).all) + "\n"
 
     /// The entities whose view a component schema describes (GET by id answers it).
     static let viewSchemas: Set<EntityType> = [.expense, .category, .todo, .budget, .account, .transfer, .settlement, .line]
 
-    static let components = """
+    static func components(servers: String) -> String {
+        """
         openapi: 3.1.0
         info:
           title: Tally
           version: "1"
           description: An event-sourced household ledger. Every write is a durable event; views are projections of the log.
         servers:
-          - url: http://127.0.0.1:8080
+        \(servers)
         security:
           - bearer: []
         components:
@@ -286,4 +295,5 @@ enum OpenAPIDocument {
               type: object
               properties: {key: {type: string}, value: {}, scope: {type: string, enum: [replicated, local]}}
         """
+    }
 }

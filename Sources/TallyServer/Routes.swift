@@ -22,7 +22,8 @@ public func buildRouter(_ registry: some LedgerRegistry, metrics: Metrics) -> Ro
     let api = router.group().add(middleware: ScopeMiddleware.readOrWrite)
     func documented(_ group: RouterGroup<TallyRequestContext>, _ path: String) -> APIRoutes { APIRoutes(group: group, documentedPath: path) }
     addLedgerRoutes(
-        health: documented(router.group(), ""), api: documented(api, ""), v1: documented(api.group("v1").add(middleware: QuotaMiddleware()), "/v1"),
+        health: documented(router.group(), ""), hosted: false, api: documented(api, ""),
+        v1: documented(api.group("v1").add(middleware: QuotaMiddleware()), "/v1"),
         replication: documented(
             router.group("v1/replication").add(middleware: ScopeMiddleware.replicate).add(middleware: QuotaMiddleware()), "/v1/replication"),
         people: documented(api.group("v1"), "/v1"), open: documented(router.group("v1"), "/v1"))
@@ -31,14 +32,17 @@ public func buildRouter(_ registry: some LedgerRegistry, metrics: Metrics) -> Ro
     return router
 }
 
-/// One ledger's operations as `tally serve --data-dir` serves them (`/v1/…`), written without a
-/// router or a ledger: what the OpenAPI document lists.
-func ledgerOperations() -> APIBook {
+/// One ledger's operations, written without a router or a ledger: what the OpenAPI document
+/// lists. As `tally serve --data-dir` serves them (`/v1/…`, health public), or `hosted` as a
+/// hosting server does under the ledger's base URL (`/v1/ledgers/{ledger}/…`: the paths
+/// without `/v1`, health behind a token).
+func ledgerOperations(hosted: Bool) -> APIBook {
     let book = APIBook()
     func documented(_ path: String) -> APIRoutes { APIRoutes(group: nil, documentedPath: path, book: book) }
+    let v1 = hosted ? "" : "/v1"
     addLedgerRoutes(
-        health: documented(""), api: documented(""), v1: documented("/v1"), replication: documented("/v1/replication"), people: documented("/v1"),
-        open: documented("/v1"))
+        health: documented(""), hosted: hosted, api: documented(""), v1: documented(v1), replication: documented(v1 + "/replication"),
+        people: documented(v1), open: documented(v1))
     return book
 }
 
@@ -61,7 +65,7 @@ public func buildHostedRouter(_ ledgers: HostedLedgers, metrics: Metrics) -> Rou
     // The same operations as one ledger's, under the ledger's path (the document gives one ledger's).
     func documented(_ group: RouterGroup<TallyRequestContext>, _ path: String) -> APIRoutes { APIRoutes(group: group, documentedPath: path) }
     addLedgerRoutes(
-        health: documented(api, ""), api: documented(api, ""),
+        health: documented(api, ""), hosted: true, api: documented(api, ""),
         v1: documented(router.group("v1/ledgers/:ledger").add(middleware: ScopeMiddleware.readOrWrite).add(middleware: QuotaMiddleware()), "/v1"),
         replication: documented(
             router.group("v1/ledgers/:ledger/replication").add(middleware: ScopeMiddleware.replicate).add(middleware: QuotaMiddleware()),
@@ -92,14 +96,17 @@ private func baseRouter(_ registry: some LedgerRegistry, metrics: Metrics, clust
     return (router, routes)
 }
 
-/// One ledger's routes: its health (no scope where one ledger is served), `/metrics` and
+/// One ledger's routes — `hosted`: on a hosting server, under its own base URL — : its health
+/// (public where one ledger is served), `/metrics` and
 /// `/openapi.yaml` on `api`, the API on `v1` (both scoped `read`/`write` by method; `v1`'s
 /// writes held to the ledger's quota), replication on `replication` (scope `replicate`,
 /// pushes held to the quota), the household's members on `people` (scoped, not counted against
 /// the quota of events), and signing in and out on `open` (no scope).
-private func addLedgerRoutes(health: APIRoutes, api: APIRoutes, v1: APIRoutes, replication: APIRoutes, people: APIRoutes, open: APIRoutes) {
+private func addLedgerRoutes(
+    health: APIRoutes, hosted: Bool, api: APIRoutes, v1: APIRoutes, replication: APIRoutes, people: APIRoutes, open: APIRoutes
+) {
     // 200 only when writes can be taken and the views read; otherwise 503 with the reason.
-    health.get("health", APIOperation(isPublic: true, responses: [(200, APIResponse.text("The service is up."))], errors: [503])) { _, context in
+    health.get("health", APIOperation(isPublic: !hosted, responses: [(200, APIResponse.text("The service is up."))], errors: [503])) { _, context in
         try await ledgerHealth(try context.service())
     }
     api.get("metrics", APIOperation(responses: [(200, APIResponse.content("Prometheus metrics.", "text/plain: {}"))], errors: [401])) { _, context in
@@ -110,7 +117,9 @@ private func addLedgerRoutes(health: APIRoutes, api: APIRoutes, v1: APIRoutes, r
             body: .init(byteBuffer: ByteBuffer(bytes: service.metrics.render(appendedIndex: appended, projectedIndex: projected))))
     }
     api.get("openapi.yaml", APIOperation(responses: [(200, APIResponse.content("This document.", "application/yaml: {}"))])) { _, _ in
-        Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
+        // Read when asked, not here: the document itself is written by adding these routes.
+        let document = hosted ? OpenAPIDocument.hostedYAML : OpenAPIDocument.yaml
+        return Response(status: .ok, headers: [.contentType: "application/yaml"], body: .init(byteBuffer: ByteBuffer(string: document)))
     }
     for routes in EntityRoutes.all { routes.add(to: v1) }
     SettingRoutes().add(to: v1)

@@ -375,4 +375,40 @@ struct HostedFixture {
             #expect(listed.status == .ok && String(buffer: listed.body).contains(#""amount":5"#))
         }
     }
+
+    /// A hosted ledger's own document names its base URL and describes every route served
+    /// under it, with its methods, and no other; its health needs a token there.
+    @Test func aHostedLedgersDocumentDescribesItsRoutesUnderItsBaseURL() async throws {
+        let fixture = try HostedFixture(["kim"])
+        var served: [String: Set<String>] = [:]
+        for route in buildHostedRouter(fixture.hosted, metrics: Metrics()).routes where route.method != .head {
+            let path = route.path.description
+            guard path.hasPrefix("/v1/ledgers/{ledger}/") else { continue }
+            served[String(path.dropFirst("/v1/ledgers/{ledger}".count)), default: []].insert(route.method.rawValue)
+        }
+        try await fixture.test { client in
+            let token = try #require(fixture.tokens["kim"]?[.read])
+            let document = String(buffer: try await client.send(.get, "/v1/ledgers/kim/openapi.yaml", token: token).body)
+            #expect(document == OpenAPIDocument.hostedYAML)
+            #expect(document.contains(#"url: "http://127.0.0.1:8080/v1/ledgers/{ledger}""#))
+        }
+        var documented: [String: Set<String>] = [:]
+        var path: String?
+        var security: [String: Bool] = [:]
+        for line in OpenAPIDocument.hostedYAML.split(separator: "\n").drop(while: { $0 != "paths:" }).dropFirst() {
+            if line.hasPrefix("  /") {
+                path = String(line.dropFirst(2).dropLast())
+            } else if let path, line.hasPrefix("    "), !line.hasPrefix("     "), let method = line.dropFirst(4).split(separator: ":").first,
+                method != "head"  // HEAD goes with every GET
+            {
+                documented[path, default: []].insert(method.uppercased())
+            } else if let path, line == "      security: []" {
+                security[path] = true
+            }
+        }
+        #expect(served.count > 30)
+        #expect(documented == served, "\(documented.keys.sorted()) against \(served.keys.sorted())")
+        #expect(security["/health"] == nil, "a hosted ledger's health needs a token")
+        #expect(security["/session"] == true && documented["/v1/expenses"] == nil)
+    }
 }
