@@ -23,8 +23,9 @@ struct ReplicationRoutes {
         }
     }
 
-    /// Adds the routes to `group`, the `/v1/replication` group.
-    func add(to group: APIRoutes) {
+    /// Adds the routes to `group`, the `/v1/replication` group, and the server's own sync to
+    /// `serverSync`, the same path for replicate tokens only.
+    func add(to group: APIRoutes, serverSync: APIRoutes) {
         group.get("vector", APIOperation(responses: [(200, APIResponse.text("This replica's version vector (replicate scope)."))], errors: [403])) {
             _, context in
             let service = try context.service()
@@ -80,13 +81,10 @@ struct ReplicationRoutes {
             body: APIBody.jsonSchema(
                 #"{type: object, required: [peer], additionalProperties: false, properties: {peer: {type: string, description: "a peer configured with 'tally peers add'; the service never syncs with a URL a client names"}}}"#
             ), responses: [(200, APIResponse.text("{pulled, pushed, alreadyHeld, newConflicts, newMerges}"))], errors: [400, 403, 404, 502])
-        group.post("sync", sync) { request, context in
+        // The server's own syncs with its peers: a replicate token's, never a member's (who
+        // may reach the other replication routes to sync an app's replica).
+        serverSync.post("sync", sync) { request, context in
             let service = try context.service()
-            // The server's own syncs with its peers: a replicate token's, never a member's (who
-            // may reach the other replication routes to sync an app's replica).
-            guard context.caller?.scopes.contains(.replicate) == true else {
-                throw APIError(.forbidden, "forbidden", "only a token with the 'replicate' scope makes the server sync with its peers")
-            }
             guard case .object(let fields) = try await jsonBody(request, timeout: service.bodyTimeout) else {
                 throw ValidationError(field: nil, "the body must be a JSON object", kind: .malformed)
             }

@@ -25,7 +25,9 @@ public func buildRouter(_ registry: some LedgerRegistry, metrics: Metrics) -> Ro
         health: documented(router.group(), ""), hosted: false, api: documented(api, ""),
         v1: documented(api.group("v1").add(middleware: QuotaMiddleware()), "/v1"),
         replication: documented(
-            router.group("v1/replication").add(middleware: ScopeMiddleware.replicate).add(middleware: QuotaMiddleware()), "/v1/replication"),
+            router.group("v1/replication").add(middleware: ScopeMiddleware.replicateOrMemberWhoWrites).add(middleware: QuotaMiddleware()),
+            "/v1/replication"),
+        serverSync: documented(router.group("v1/replication").add(middleware: ScopeMiddleware.replicate), "/v1/replication"),
         people: documented(api.group("v1"), "/v1"), open: documented(router.group("v1"), "/v1"))
     WebAppRoutes().add(to: router)
     routes.fill(from: router)
@@ -42,6 +44,7 @@ func ledgerOperations(hosted: Bool) -> APIBook {
     let v1 = hosted ? "" : "/v1"
     addLedgerRoutes(
         health: documented(""), hosted: hosted, api: documented(""), v1: documented(v1), replication: documented(v1 + "/replication"),
+        serverSync: documented(v1 + "/replication"),
         people: documented(v1), open: documented(v1))
     return book
 }
@@ -68,8 +71,9 @@ public func buildHostedRouter(_ ledgers: HostedLedgers, metrics: Metrics) -> Rou
         health: documented(api, ""), hosted: true, api: documented(api, ""),
         v1: documented(router.group("v1/ledgers/:ledger").add(middleware: ScopeMiddleware.readOrWrite).add(middleware: QuotaMiddleware()), "/v1"),
         replication: documented(
-            router.group("v1/ledgers/:ledger/replication").add(middleware: ScopeMiddleware.replicate).add(middleware: QuotaMiddleware()),
+            router.group("v1/ledgers/:ledger/replication").add(middleware: ScopeMiddleware.replicateOrMemberWhoWrites).add(middleware: QuotaMiddleware()),
             "/v1/replication"),
+        serverSync: documented(router.group("v1/ledgers/:ledger/replication").add(middleware: ScopeMiddleware.replicate), "/v1/replication"),
         people: documented(api, "/v1"), open: documented(router.group("v1/ledgers/:ledger"), "/v1"))
     WebAppRoutes().add(to: router)
     routes.fill(from: router)
@@ -99,11 +103,13 @@ private func baseRouter(_ registry: some LedgerRegistry, metrics: Metrics, clust
 /// One ledger's routes — `hosted`: on a hosting server, under its own base URL — : its health
 /// (public where one ledger is served), `/metrics` and
 /// `/openapi.yaml` on `api`, the API on `v1` (both scoped `read`/`write` by method; `v1`'s
-/// writes held to the ledger's quota), replication on `replication` (scope `replicate`,
-/// pushes held to the quota), the household's members on `people` (scoped, not counted against
+/// writes held to the ledger's quota), replication on `replication` (scope `replicate`, or a
+/// member who writes syncing an app; pushes held to the quota), the server's own syncs with its
+/// peers on `serverSync` (scope `replicate` only), the household's members on `people` (scoped, not counted against
 /// the quota of events), and signing in and out on `open` (no scope).
 private func addLedgerRoutes(
-    health: APIRoutes, hosted: Bool, api: APIRoutes, v1: APIRoutes, replication: APIRoutes, people: APIRoutes, open: APIRoutes
+    health: APIRoutes, hosted: Bool, api: APIRoutes, v1: APIRoutes, replication: APIRoutes, serverSync: APIRoutes, people: APIRoutes,
+    open: APIRoutes
 ) {
     // 200 only when writes can be taken and the views read; otherwise 503 with the reason.
     health.get("health", APIOperation(isPublic: !hosted, responses: [(200, APIResponse.text("The service is up."))], errors: [503])) { _, context in
@@ -127,7 +133,7 @@ private func addLedgerRoutes(
     StatusRoutes().add(to: v1)
     ChangeFeed().add(to: v1)
     AttachmentRoutes().add(to: v1)
-    ReplicationRoutes().add(to: replication)
+    ReplicationRoutes().add(to: replication, serverSync: serverSync)
     AttachmentRoutes().addReplication(to: replication)
     ImportRoutes().add(to: v1)
     SessionRoutes().add(to: people, public: open)

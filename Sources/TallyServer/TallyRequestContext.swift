@@ -95,20 +95,22 @@ struct AuthMiddleware<Registry: LedgerRegistry>: RouterMiddleware {
 struct ScopeMiddleware: RouterMiddleware {
     /// The scope every route of the group needs; nil: `read` or `write` by method.
     let needed: TokenScope?
+    /// A signed-in member who may write is let in too: an app's replica of the ledger syncs
+    /// with its member's name and password (its vector, pulls, and pushes of the member's own
+    /// events: `ReplicationRoutes.admit`).
+    var orMemberWhoWrites = false
 
+    /// The server's own syncs with its peers: a replicate token's only.
     static let replicate = ScopeMiddleware(needed: .replicate)
+    /// Replication: a replicate token's, or a member's app syncing.
+    static let replicateOrMemberWhoWrites = ScopeMiddleware(needed: .replicate, orMemberWhoWrites: true)
     static let readOrWrite = ScopeMiddleware(needed: nil)
 
     func handle(_ request: Request, context: TallyRequestContext, next: (Request, TallyRequestContext) async throws -> Response) async throws -> Response {
         guard let caller = context.caller else { throw APIError(.unauthorized, "unauthorized", "send 'Authorization: Bearer <token>'") }
         let needed = needed ?? (request.method == .get || request.method == .head ? .read : .write)
-        // A member who may write may also sync an app's replica of the ledger: its vector, pulls
-        // and pushes of their own events (`ReplicationRoutes.admit`) — not the server's own syncs.
-        // (The sync route checks for itself too: the router also takes "…/sync/" for it.)
-        var path = Substring(request.uri.path)
-        while path.hasSuffix("/") { path = path.dropLast() }
-        let memberSync = needed == .replicate && caller.scopes.contains(.write) && !path.hasSuffix("/sync")
-        guard caller.scopes.contains(needed) || (memberSync && caller.isMember) else {
+        let memberWhoWrites = orMemberWhoWrites && caller.isMember && caller.scopes.contains(.write)
+        guard caller.scopes.contains(needed) || memberWhoWrites else {
             throw APIError(.forbidden, "forbidden", "\(caller.description) lacks the '\(needed.rawValue)' scope this route needs")
         }
         return try await next(request, context)

@@ -127,10 +127,7 @@ struct AccountsCommand: ParsableCommand {
             }
             if json { return print(document.serialized) }
             let currency = ReportCommand.string(try views.entityJSON(.account, id: card)?.member("currency")) ?? ""
-            func money(_ bill: JSONText, _ name: String) -> String {
-                guard case .int(let amount)? = bill.member(name) else { return "(overflow)" }
-                return Currency.format(amount, currency: currency)
-            }
+            func money(_ bill: JSONText, _ name: String) -> String { ReportCommand.money(bill.member(name), currency) }
             let rows = ReportCommand.items(document.member("items")).map { bill -> [String] in
                 [
                     ReportCommand.string(bill.member("month")) ?? "",
@@ -159,8 +156,8 @@ struct AccountsCommand: ParsableCommand {
             if json { return print(document.serialized) }
             let currency = ReportCommand.string(document.member("currency")) ?? ""
             func money(_ name: String) -> String {
-                guard case .int(let amount)? = document.member(name) else { return "-" }
-                return Currency.format(amount, currency: currency) + " " + currency
+                guard case .int = document.member(name) else { return "-" }
+                return ReportCommand.money(document.member(name), currency) + " " + currency
             }
             guard let through = ReportCommand.string(document.member("reconciledThrough")) else {
                 return print("Not reconciled. Reconcile with: tally account update \(id) --reconciled-through DAY --statement-balance AMOUNT")
@@ -199,8 +196,7 @@ struct AccountsCommand: ParsableCommand {
             }
         }
         func money(_ object: JSONText, _ amountKey: String, _ currencyKey: String = "currency") -> String {
-            guard case .int(let amount)? = field(object, amountKey) else { return "(overflow)" }
-            return Currency.format(amount, currency: text(field(object, currencyKey)))
+            ReportCommand.money(field(object, amountKey), text(field(object, currencyKey)))
         }
         var out = ""
         if case .array(let items)? = fields.first(where: { $0.0 == "items" })?.1 {

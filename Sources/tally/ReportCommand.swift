@@ -52,6 +52,12 @@ struct ReportCommand: ParsableCommand {
         }
     }
     static func string(_ value: JSONText?) -> String? { if case .string(let text)? = value { text } else { nil } }
+    /// An amount member of a document in `currency`'s format, or `otherwise` where it is not a
+    /// whole number (a sum too large for one, written as null; or not there).
+    static func money(_ value: JSONText?, _ currency: String, otherwise: String = "(overflow)") -> String {
+        guard case .int(let amount)? = value else { return otherwise }
+        return Currency.format(amount, currency: currency)
+    }
     static func strings(_ value: JSONText?) -> [String] { items(value).compactMap(string) }
     static func numbers(_ value: JSONText?) -> [String] {
         items(value).map { if case .int(let number) = $0 { String(number) } else { "(overflow)" } }

@@ -54,10 +54,7 @@ struct SplitCommand: AsyncParsableCommand {
     /// A receipt as text: the payment, its lines, and whether they add up.
     static func describe(_ receipt: JSONText) -> String {
         let currency = ReportCommand.string(receipt.member("currency")) ?? ""
-        func money(_ value: JSONText?) -> String {
-            guard case .int(let amount)? = value else { return "(overflow)" }
-            return Currency.format(amount, currency: currency)
-        }
+        func money(_ value: JSONText?) -> String { ReportCommand.money(value, currency) }
         var out =
             "\(ReportCommand.string(receipt.member("date")) ?? "") \(ReportCommand.string(receipt.member("payee")) ?? "") \(money(receipt.member("amount"))) \(currency)"
         let lines = ReportCommand.items(receipt.member("lines"))
@@ -92,10 +89,7 @@ struct SplitsCommand: ParsableCommand {
         if json { return print(document.serialized) }
         let rows = ReportCommand.items(document.member("receipts")).map { receipt -> [String] in
             let currency = ReportCommand.string(receipt.member("currency")) ?? ""
-            func money(_ name: String) -> String {
-                guard case .int(let amount)? = receipt.member(name) else { return "(overflow)" }
-                return Currency.format(amount, currency: currency)
-            }
+            func money(_ name: String) -> String { ReportCommand.money(receipt.member(name), currency) }
             let status = if case .bool(true)? = receipt.member("needsAttention") { "needs attention" } else { "adds up" }
             return [
                 String((ReportCommand.string(receipt.member("date")) ?? "").prefix(10)), ReportCommand.string(receipt.member("payee")) ?? "", money("amount"),

@@ -23,10 +23,7 @@ struct YearCommand: ParsableCommand {
         if currencies.isEmpty { return print("Nothing was recorded in \(year).") }
         for entry in currencies {
             let currency = ReportCommand.string(entry.member("currency")) ?? ""
-            func money(_ value: JSONText?) -> String {
-                guard case .int(let amount)? = value else { return "-" }
-                return Currency.format(amount, currency: currency)
-            }
+            func money(_ value: JSONText?) -> String { ReportCommand.money(value, currency, otherwise: "-") }
             print("\(year) in \(currency)")
             print("  Income \(money(entry.member("income"))), spending \(money(entry.member("expense"))), net \(money(entry.member("net")))")
             if let previous = entry.member("previous") {
@@ -54,10 +51,7 @@ struct YearCommand: ParsableCommand {
         for total in end {
             let currency = ReportCommand.string(total.member("currency")) ?? ""
             let before = start.first { ReportCommand.string($0.member("currency")) == currency }
-            func money(_ value: JSONText?) -> String {
-                guard case .int(let amount)? = value else { return "0" }
-                return Currency.format(amount, currency: currency)
-            }
+            func money(_ value: JSONText?) -> String { ReportCommand.money(value, currency, otherwise: "0") }
             print("Net worth in \(currency): \(money(before?.member("balance"))) at the start, \(money(total.member("balance"))) at the end")
         }
     }
