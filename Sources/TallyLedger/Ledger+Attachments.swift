@@ -24,6 +24,20 @@ extension Ledger {
         return try await BlockingThreads.run { try blobs.fetch(digest) }
     }
 
+    /// Which of `digests` this replica lacks (what a peer asks before it sends blobs). On a
+    /// hosted ledger's node a blob the cluster's archive holds is not lacking: the node brings
+    /// it when it is asked for, so a peer need not send it again. One listing of the archive,
+    /// asked only if the node lacks any.
+    package func missingBlobs(among digests: [String]) async throws -> [String] {
+        let blobs = blobs
+        return try await BlockingThreads.run {
+            let lacking = try digests.filter { try blobs.size(of: $0) == nil }
+            guard !lacking.isEmpty, let archive = blobs.archive else { return lacking }
+            let archived = Set(try archive.blobs().map(\.digest))
+            return lacking.filter { !archived.contains($0) }
+        }
+    }
+
     /// On a hosted ledger's node: every attachment the views reference and this node lacks,
     /// brought from the cluster's archive (a node that took the ledger over holds none of them),
     /// so that they show as held and download at once. Returns how many came. Blocks.

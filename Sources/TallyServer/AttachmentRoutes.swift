@@ -126,12 +126,12 @@ struct AttachmentRoutes {
             guard case .object(let fields) = try await jsonBody(request, limit: 8 << 20, timeout: service.bodyTimeout),
                 fields.count == 1, case .array(let items)? = fields.first(where: { $0.0 == "digests" })?.1, items.count <= 100_000
             else { throw ValidationError(field: "digests", "send {\"digests\": [up to 100,000 SHA-256 hex digests]}", kind: .malformed) }
-            var missing: [JSONText] = []
-            for item in items {
+            let digests = try items.map { item in
                 guard case .string(let digest) = item, BlobStore.isDigest(digest) else { throw BlobError.invalidDigest("\(item)") }
-                if try service.ledger.blobs.size(of: digest) == nil { missing.append(.string(digest)) }
+                return digest
             }
-            return json(.object([("missing", .array(missing))]))
+            let missing = try await service.ledger.missingBlobs(among: digests)
+            return json(.object([("missing", .array(missing.map { .string($0) }))]))
         }
         let blob = APIOperation(
             parameters: [APIParameter.header("Range"), APIParameter.header("If-None-Match")],

@@ -63,6 +63,20 @@ import TallyTestSupport
         await #expect(throws: ValidationError.self) { _ = try await ledger.create(.expense, expense(attaching: nobody), actor: "cli:test") }
     }
 
+    /// What a peer asks before it sends blobs: one only the archive holds is not missing (the
+    /// node brings it when asked for it), one neither holds is.
+    @Test func aBlobOnlyTheArchiveHoldsIsNotMissingForAPeer() async throws {
+        let archive = MemoryArchive()
+        let ledger = try Ledger(directory: try DataDirectory.create(path: folder.file("m"), name: "m"), archive: archive)
+        defer { ledger.close() }
+        let here = try ledger.blobs.store(Data(AttachmentTests.jpeg(2_000, seed: 3)))
+        let archivedOnly = try ledger.blobs.store(Data(AttachmentTests.jpeg(2_000, seed: 4)))
+        unlink(try ledger.blobs.file(of: archivedOnly.digest))  // another node took the upload
+        let nobody = String(repeating: "cd", count: 32)
+        #expect(try await ledger.missingBlobs(among: [here.digest, archivedOnly.digest, nobody]) == [nobody])
+        #expect(try await ledger.missingBlobs(among: [here.digest]) == [])
+    }
+
     @Test func aBlobHeldOnlyOnThisNodeIsArchivedWhenUploadedOrAttachedAgain() async throws {
         let archive = MemoryArchive()
         let ledger = try Ledger(directory: try DataDirectory.create(path: folder.file("b"), name: "b"), archive: archive)
