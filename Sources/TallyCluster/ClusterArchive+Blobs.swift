@@ -75,6 +75,18 @@ extension ClusterArchive {
         return blobs
     }
 
+    /// The bytes of every blob of `ledger` the cluster holds, summed by PostgreSQL (an upload's
+    /// quota check: no row per blob comes back).
+    public func blobBytes(of ledger: String) async throws -> Int {
+        var total = 0
+        for try await (sum, ) in try await client.query(
+            "SELECT COALESCE(sum(length(bytes)), 0)::bigint FROM tally_blobs WHERE ledger = \(ledger)", logger: logger
+        ).decode((Int,).self) {
+            total = sum
+        }
+        return total
+    }
+
     /// Deletes the blob `digest` of the lease's ledger (retention), under the lease.
     public func removeBlob(_ digest: String, under lease: ClusterLease) async throws {
         try Self.checkDigest(digest)

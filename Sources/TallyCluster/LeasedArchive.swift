@@ -65,6 +65,11 @@ public final class LeasedArchive: LedgerArchive {
         return try wait(Self.answerTimeoutSeconds) { try await archive.blobs(of: ledger) }
     }
 
+    public func totalBytes() throws -> Int {
+        let (archive, ledger) = (archive, lease.ledger)
+        return try wait(Self.answerTimeoutSeconds) { try await archive.blobBytes(of: ledger) }
+    }
+
     public func remove(blob digest: String) throws {
         let (archive, lease) = (archive, lease)
         try wait(Self.answerTimeoutSeconds) { try await archive.removeBlob(digest, under: lease) }

@@ -20,8 +20,15 @@ public protocol BlobArchive: Sendable {
     func bytes(ofBlob digest: String) throws -> [UInt8]?
     /// Every blob it holds for the ledger, with its size.
     func blobs() throws -> [BlobInfo]
+    /// The bytes of every blob it holds for the ledger (what an attachment quota counts).
+    func totalBytes() throws -> Int
     /// Deletes the blob `digest` (retention: no live entity references it any longer).
     func remove(blob digest: String) throws
+}
+
+extension BlobArchive {
+    /// The sizes of `blobs()`, added up (an archive that can sum for itself says so).
+    public func totalBytes() throws -> Int { try blobs().reduce(0) { $0 + $1.size } }
 }
 
 /// Where everything a hosted ledger acknowledges goes first: its log's bytes and its attachments.

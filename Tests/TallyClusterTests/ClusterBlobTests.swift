@@ -36,6 +36,8 @@ struct ClusterBlobTests {
             #expect(try await nodes[1].holdsBlob(digest, of: ledger))
             #expect(try await !nodes[1].holdsBlob(Self.digest([1]), of: ledger))
             #expect(try await nodes[1].blobs(of: ledger) == [BlobInfo(digest: digest, size: receipt.count)])
+            #expect(try await nodes[1].blobBytes(of: ledger) == receipt.count)
+            #expect(try await nodes[1].blobBytes(of: ledger + "-other") == 0)
         }
     }
 
