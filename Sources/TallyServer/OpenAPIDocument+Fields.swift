@@ -14,6 +14,20 @@ extension OpenAPIDocument {
     /// A real calendar day, `YYYY-MM-DD` (the date part of `datePattern`).
     static let dayPattern = String(datePattern[..<datePattern.range(of: "([T ]")!.lowerBound]) + "$"
 
+    /// The create and update bodies (`NameCreate`, `NamePatch`) of every entity the API writes
+    /// (`EntityRoutes.all`), from its `EntitySpec`: schemas of the document's `components:`.
+    static var writableSchemas: String {
+        EntityRoutes.all.map { routes in
+            let fields = writableFields(routes.type)
+            return [
+                "    \(routes.schema)Create:", "      type: object", "      additionalProperties: false",
+                "      required: [\(createRequired(routes.type))]", "      properties:", "        id: {type: string, format: uuid}", fields,
+                "    \(routes.schema)Patch:", "      type: object", "      additionalProperties: false", "      minProperties: 1", "      properties:",
+                fields,
+            ].joined(separator: "\n")
+        }.joined(separator: "\n")
+    }
+
     /// One `name: {schema}` line per field of `type`, indented for a schema's `properties:`.
     static func writableFields(_ type: EntityType) -> String {
         EntitySpec.of(type).fields.map { "        \($0.name.jsonName): \(schema($0))" }.joined(separator: "\n")

@@ -12,17 +12,6 @@ enum OpenAPIDocument {
     /// The currencies `Currency.isValid` accepts.
     static let currencies = Currency.minorUnitDigits.keys.sorted().joined(separator: ", ")
 
-    static let expenseFields = writableFields(.expense)
-    static let categoryFields = writableFields(.category)
-    static let todoFields = writableFields(.todo)
-    static let budgetFields = writableFields(.budget)
-    static let ruleFields = writableFields(.rule)
-    static let rateFields = writableFields(.rate)
-    static let accountFields = writableFields(.account)
-    static let transferFields = writableFields(.transfer)
-    static let settlementFields = writableFields(.settlement)
-    static let lineFields = writableFields(.line)
-    static let recurringFields = writableFields(.recurring)
     static let todoAdded = [
         ("percentage", #"{type: number, description: "derived: checks done / checks × 100"}"#),
         (
@@ -84,19 +73,6 @@ enum OpenAPIDocument {
               type: object
               properties:
         \(shownFields(.expense, added: categoryNames + missingAttachments))
-            ExpenseCreate:
-              type: object
-              additionalProperties: false
-              required: [\(createRequired(.expense))]
-              properties:
-                id: {type: string, format: uuid}
-        \(expenseFields)
-            ExpensePatch:
-              type: object
-              additionalProperties: false
-              minProperties: 1
-              properties:
-        \(expenseFields)
             Category:
               type: object
               properties:
@@ -106,19 +82,6 @@ enum OpenAPIDocument {
                 icon: {type: [string, "null"]}
                 kind: {type: string, enum: [income, expense]}
                 depth: {type: integer}
-            CategoryCreate:
-              type: object
-              additionalProperties: false
-              required: [\(createRequired(.category))]
-              properties:
-                id: {type: string, format: uuid}
-        \(categoryFields)
-            CategoryPatch:
-              type: object
-              additionalProperties: false
-              minProperties: 1
-              properties:
-        \(categoryFields)
             Todo:
               type: object
               properties:
@@ -127,100 +90,22 @@ enum OpenAPIDocument {
               type: object
               properties:
         \(shownFields(.budget, added: [("writtenForCategoryId", #"{type: string, format: uuid, description: "the category it was written for, when a merge made categoryId stand for it"}"#)]))
-            TodoCreate:
-              type: object
-              additionalProperties: false
-              required: [\(createRequired(.todo))]
-              properties:
-                id: {type: string, format: uuid}
-        \(todoFields)
-            TodoPatch:
-              type: object
-              additionalProperties: false
-              minProperties: 1
-              properties:
-        \(todoFields)
-            BudgetCreate:
-              type: object
-              additionalProperties: false
-              required: [\(createRequired(.budget))]
-              properties:
-                id: {type: string, format: uuid}
-        \(budgetFields)
-            BudgetPatch:
-              type: object
-              additionalProperties: false
-              minProperties: 1
-              properties:
-        \(budgetFields)
             Account:
               type: object
               properties:
         \(shownFields(.account, added: []))
-            AccountCreate:
-              type: object
-              additionalProperties: false
-              required: [\(createRequired(.account))]
-              properties:
-                id: {type: string, format: uuid}
-        \(accountFields)
-            AccountPatch:
-              type: object
-              additionalProperties: false
-              minProperties: 1
-              properties:
-        \(accountFields)
             Transfer:
               type: object
               properties:
         \(shownFields(.transfer, added: []))
-            TransferCreate:
-              type: object
-              additionalProperties: false
-              required: [\(createRequired(.transfer))]
-              properties:
-                id: {type: string, format: uuid}
-        \(transferFields)
-            TransferPatch:
-              type: object
-              additionalProperties: false
-              minProperties: 1
-              properties:
-        \(transferFields)
             Settlement:
               type: object
               properties:
         \(shownFields(.settlement, added: []))
-            SettlementCreate:
-              type: object
-              additionalProperties: false
-              required: [\(createRequired(.settlement))]
-              properties:
-                id: {type: string, format: uuid}
-        \(settlementFields)
-            SettlementPatch:
-              type: object
-              additionalProperties: false
-              minProperties: 1
-              properties:
-        \(settlementFields)
             Line:
               type: object
               properties:
         \(shownFields(.line, added: []))
-            LineCreate:
-              type: object
-              additionalProperties: false
-              required: [\(createRequired(.line))]
-              properties:
-                id: {type: string, format: uuid}
-        \(lineFields)
-            LinePatch:
-              type: object
-              additionalProperties: false
-              minProperties: 1
-              properties:
-        \(lineFields)
             SplitLines:
               type: object
               additionalProperties: false
@@ -252,45 +137,7 @@ enum OpenAPIDocument {
                 unassigned: {type: [integer, "null"], description: "amount less assigned: counted in the expense's own category"}
                 needsAttention: {type: boolean, description: "the expense has lines and they do not add up to it (after merged edits)"}
                 lines: {type: array, items: {$ref: "#/components/schemas/Line"}}
-            RateCreate:
-              type: object
-              additionalProperties: false
-              required: [\(createRequired(.rate))]
-              properties:
-                id: {type: string, format: uuid}
-        \(rateFields)
-            RatePatch:
-              type: object
-              additionalProperties: false
-              minProperties: 1
-              properties:
-        \(rateFields)
-            RuleCreate:
-              type: object
-              additionalProperties: false
-              required: [\(createRequired(.rule))]
-              properties:
-                id: {type: string, format: uuid}
-        \(ruleFields)
-            RulePatch:
-              type: object
-              additionalProperties: false
-              minProperties: 1
-              properties:
-        \(ruleFields)
-            RecurringCreate:
-              type: object
-              additionalProperties: false
-              required: [\(createRequired(.recurring))]
-              properties:
-                id: {type: string, format: uuid}
-        \(recurringFields)
-            RecurringPatch:
-              type: object
-              additionalProperties: false
-              minProperties: 1
-              properties:
-        \(recurringFields)
+        \(writableSchemas)
             Setting:
               type: object
               properties: {key: {type: string}, value: {}, scope: {type: string, enum: [replicated, local]}}
