@@ -27,7 +27,7 @@ public func buildRouter(_ registry: some LedgerRegistry, metrics: Metrics) -> Ro
         replication: documented(
             router.group("v1/replication").add(middleware: ScopeMiddleware.replicateOrMemberWhoWrites).add(middleware: QuotaMiddleware()),
             "/v1/replication"),
-        serverSync: documented(router.group("v1/replication").add(middleware: ScopeMiddleware.replicate), "/v1/replication"),
+        serverSync: documented(router.group("v1/replication").add(middleware: ScopeMiddleware.replicate).add(middleware: QuotaMiddleware()), "/v1/replication"),
         people: documented(api.group("v1"), "/v1"), open: documented(router.group("v1"), "/v1"))
     WebAppRoutes().add(to: router)
     routes.fill(from: router)
@@ -73,7 +73,9 @@ public func buildHostedRouter(_ ledgers: HostedLedgers, metrics: Metrics) -> Rou
         replication: documented(
             router.group("v1/ledgers/:ledger/replication").add(middleware: ScopeMiddleware.replicateOrMemberWhoWrites).add(middleware: QuotaMiddleware()),
             "/v1/replication"),
-        serverSync: documented(router.group("v1/ledgers/:ledger/replication").add(middleware: ScopeMiddleware.replicate), "/v1/replication"),
+        serverSync: documented(
+            router.group("v1/ledgers/:ledger/replication").add(middleware: ScopeMiddleware.replicate).add(middleware: QuotaMiddleware()),
+            "/v1/replication"),
         people: documented(api, "/v1"), open: documented(router.group("v1/ledgers/:ledger"), "/v1"))
     WebAppRoutes().add(to: router)
     routes.fill(from: router)
@@ -105,7 +107,7 @@ private func baseRouter(_ registry: some LedgerRegistry, metrics: Metrics, clust
 /// `/openapi.yaml` on `api`, the API on `v1` (both scoped `read`/`write` by method; `v1`'s
 /// writes held to the ledger's quota), replication on `replication` (scope `replicate`, or a
 /// member who writes syncing an app; pushes held to the quota), the server's own syncs with its
-/// peers on `serverSync` (scope `replicate` only), the household's members on `people` (scoped, not counted against
+/// peers on `serverSync` (scope `replicate` only; held to the quota too), the household's members on `people` (scoped, not counted against
 /// the quota of events), and signing in and out on `open` (no scope).
 private func addLedgerRoutes(
     health: APIRoutes, hosted: Bool, api: APIRoutes, v1: APIRoutes, replication: APIRoutes, serverSync: APIRoutes, people: APIRoutes,

@@ -23,7 +23,8 @@ struct YearCommand: ParsableCommand {
         if currencies.isEmpty { return print("Nothing was recorded in \(year).") }
         for entry in currencies {
             let currency = ReportCommand.string(entry.member("currency")) ?? ""
-            func money(_ value: JSONText?) -> String { ReportCommand.money(value, currency, otherwise: "-") }
+            // A sum too large for a whole number is null in the document: "(overflow)".
+            func money(_ value: JSONText?) -> String { ReportCommand.money(value, currency) }
             print("\(year) in \(currency)")
             print("  Income \(money(entry.member("income"))), spending \(money(entry.member("expense"))), net \(money(entry.member("net")))")
             if let previous = entry.member("previous") {
@@ -51,8 +52,9 @@ struct YearCommand: ParsableCommand {
         for total in end {
             let currency = ReportCommand.string(total.member("currency")) ?? ""
             let before = start.first { ReportCommand.string($0.member("currency")) == currency }
-            func money(_ value: JSONText?) -> String { ReportCommand.money(value, currency, otherwise: "0") }
-            print("Net worth in \(currency): \(money(before?.member("balance"))) at the start, \(money(total.member("balance"))) at the end")
+            // No balance in the currency at the start: none yet, 0.
+            let atStart = before.map { ReportCommand.money($0.member("balance"), currency) } ?? Currency.format(0, currency: currency)
+            print("Net worth in \(currency): \(atStart) at the start, \(ReportCommand.money(total.member("balance"), currency)) at the end")
         }
     }
 }

@@ -36,6 +36,12 @@ import TallyTestSupport
             #expect(refused.status == .tooManyRequests && refused.errorCode == "quota_exceeded" && refused.headers[.retryAfter] != nil)
             #expect(String(buffer: refused.body).contains("3 events for today"))
             #expect(fixture.service.ledger.appendedIndex == before, "nothing of it was written")
+            // Nor can the server's own sync with a peer bring events in (its route has a group
+            // of its own: held to the quota as the other replication routes are).
+            for path in ["/v1/replication/sync", "/v1/replication/push"] {
+                let sync = try await client.send(.post, path, token: fixture.replicate, json: #"{"peer": "anyone"}"#)
+                #expect(sync.status == .tooManyRequests && sync.errorCode == "quota_exceeded", "\(path): \(sync.status)")
+            }
             #expect(try await client.send(.get, "/v1/expenses", token: fixture.readOnly).status == .ok, "reads go on")
             // Raised while running: taken from the next write.
             var raised = LedgerQuota()
