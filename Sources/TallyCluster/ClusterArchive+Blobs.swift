@@ -52,6 +52,18 @@ extension ClusterArchive {
         return held
     }
 
+    /// Which of `digests` the cluster holds for `ledger`: one query, whatever their number.
+    public func heldBlobs(_ digests: [String], of ledger: String) async throws -> Set<String> {
+        for digest in digests { try Self.checkDigest(digest) }
+        var held: Set<String> = []
+        for try await (digest, ) in try await client.query(
+            "SELECT digest FROM tally_blobs WHERE ledger = \(ledger) AND digest = ANY(\(digests))", logger: logger
+        ).decode((String,).self) {
+            held.insert(digest)
+        }
+        return held
+    }
+
     /// The bytes of the blob `digest` of `ledger`, or nil if the cluster holds none.
     public func blob(_ digest: String, of ledger: String) async throws -> [UInt8]? {
         try Self.checkDigest(digest)

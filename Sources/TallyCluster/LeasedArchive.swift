@@ -53,6 +53,11 @@ public final class LeasedArchive: LedgerArchive {
         return try wait(Self.answerTimeoutSeconds) { try await archive.holdsBlob(digest, of: ledger) }
     }
 
+    public func held(among digests: [String]) throws -> Set<String> {
+        let (archive, ledger) = (archive, lease.ledger)
+        return try wait(Self.answerTimeoutSeconds) { try await archive.heldBlobs(digests, of: ledger) }
+    }
+
     public func bytes(ofBlob digest: String) throws -> [UInt8]? {
         let (archive, ledger) = (archive, lease.ledger)
         Self.blobTransfers.wait()

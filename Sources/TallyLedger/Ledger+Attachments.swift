@@ -26,14 +26,14 @@ extension Ledger {
 
     /// Which of `digests` this replica lacks (what a peer asks before it sends blobs). On a
     /// hosted ledger's node a blob the cluster's archive holds is not lacking: the node brings
-    /// it when it is asked for, so a peer need not send it again. One listing of the archive,
+    /// it when it is asked for, so a peer need not send it again. One question to the archive,
     /// asked only if the node lacks any.
     package func missingBlobs(among digests: [String]) async throws -> [String] {
         let blobs = blobs
         return try await BlockingThreads.run {
             let lacking = try digests.filter { try blobs.size(of: $0) == nil }
             guard !lacking.isEmpty, let archive = blobs.archive else { return lacking }
-            let archived = Set(try archive.blobs().map(\.digest))
+            let archived = try archive.held(among: lacking)
             return lacking.filter { !archived.contains($0) }
         }
     }

@@ -16,6 +16,8 @@ public protocol BlobArchive: Sendable {
     func archive(blob digest: String, file: String) throws
     /// Whether it holds the blob `digest`.
     func holds(blob digest: String) throws -> Bool
+    /// Which of `digests` it holds (a peer's question of which blobs a replica lacks).
+    func held(among digests: [String]) throws -> Set<String>
     /// The bytes of the blob `digest`, or nil if the archive holds none.
     func bytes(ofBlob digest: String) throws -> [UInt8]?
     /// Every blob it holds for the ledger, with its size.
@@ -29,6 +31,11 @@ public protocol BlobArchive: Sendable {
 extension BlobArchive {
     /// The sizes of `blobs()`, added up (an archive that can sum for itself says so).
     public func totalBytes() throws -> Int { try blobs().reduce(0) { $0 + $1.size } }
+
+    /// `digests` that `blobs()` lists (an archive that can look them up for itself says so).
+    public func held(among digests: [String]) throws -> Set<String> {
+        Set(try blobs().map(\.digest)).intersection(digests)
+    }
 }
 
 /// Where everything a hosted ledger acknowledges goes first: its log's bytes and its attachments.

@@ -38,6 +38,9 @@ struct ClusterBlobTests {
             #expect(try await nodes[1].blobs(of: ledger) == [BlobInfo(digest: digest, size: receipt.count)])
             #expect(try await nodes[1].blobBytes(of: ledger) == receipt.count)
             #expect(try await nodes[1].blobBytes(of: ledger + "-other") == 0)
+            #expect(try await nodes[1].heldBlobs([digest, Self.digest([1])], of: ledger) == [digest])
+            #expect(try await nodes[1].heldBlobs([digest], of: ledger + "-other") == [])
+            #expect(try await nodes[1].heldBlobs([], of: ledger) == [])
         }
     }
 
