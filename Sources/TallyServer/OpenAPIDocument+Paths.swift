@@ -4,7 +4,9 @@ import TallyCore
 /// The document's `paths:`, written from the operations the routes were added with (`APIBook`).
 extension OpenAPIDocument {
     /// Each path once, in the order its first route was added, with its operations in theirs.
-    static func paths(_ entries: [APIBook.Entry]) -> String {
+    /// `hosted`: the paths are under a hosted ledger's base URL, and so are those the
+    /// descriptions name (`/v1/expenses` is `/expenses` there).
+    static func paths(_ entries: [APIBook.Entry], hosted: Bool) -> String {
         var order: [String] = []
         var byPath: [String: [APIBook.Entry]] = [:]
         for entry in entries {
@@ -14,16 +16,18 @@ extension OpenAPIDocument {
         var lines = ["paths:"]
         for path in order {
             lines.append("  \(path):")
-            for entry in byPath[path] ?? [] { lines += operation(entry, path: path) }
+            for entry in byPath[path] ?? [] { lines += operation(entry, path: path, hosted: hosted) }
         }
         return lines.joined(separator: "\n")
     }
 
     /// One operation's lines, indented under its path.
-    static func operation(_ entry: APIBook.Entry, path: String) -> [String] {
+    static func operation(_ entry: APIBook.Entry, path: String, hosted: Bool) -> [String] {
         let operation = entry.operation
         var lines = ["    \(entry.method.rawValue.lowercased()):"]
-        if let description = operation.description { lines.append("      description: \(quoted(description))") }
+        if let description = operation.description {
+            lines.append("      description: \(quoted(hosted ? description.replacingOccurrences(of: " /v1/", with: " /") : description))")
+        }
         if operation.isPublic { lines.append("      security: []") }
         let names = path.split(separator: "/").filter { $0.hasPrefix("{") }.map { String($0.dropFirst().dropLast()) }
         let parameters = names.map { operation.pathParameters[$0] ?? pathParameter($0) } + operation.parameters

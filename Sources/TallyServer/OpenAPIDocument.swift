@@ -23,14 +23,14 @@ enum OpenAPIDocument {
     /// The document of one ledger served by `tally serve --data-dir`: its components here
     /// (entity schemas from their `EntitySpec`s), its paths from the operations one ledger's
     /// routes are added with (`ledgerOperations`).
-    static let yaml = components(servers: "  - url: http://127.0.0.1:8080") + "\n" + paths(ledgerOperations(hosted: false).all) + "\n"
+    static let yaml = components(servers: "  - url: http://127.0.0.1:8080") + "\n" + paths(ledgerOperations(hosted: false).all, hosted: false) + "\n"
 
     /// The document of a ledger on a hosting server (`tally serve --ledgers`): the same
     /// operations, at paths under the ledger's own base URL (`/v1/ledgers/{ledger}`), where its
     /// health needs a token too.
     static let hostedYAML =
         components(servers: #"  - {url: "http://127.0.0.1:8080/v1/ledgers/{ledger}", variables: {ledger: {default: home, description: "The ledger's name"}}}"#)
-        + "\n" + paths(ledgerOperations(hosted: true).all) + "\n"
+        + "\n" + paths(ledgerOperations(hosted: true).all, hosted: true) + "\n"
 
     /// The entities whose view a component schema describes (GET by id answers it).
     static let viewSchemas: Set<EntityType> = [.expense, .category, .todo, .budget, .account, .transfer, .settlement, .line]
