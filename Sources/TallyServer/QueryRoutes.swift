@@ -9,9 +9,10 @@ import TallyStore
 /// each reads its parameters and hands them to `LedgerViews`, which checks them.
 struct QueryRoutes {
     func add(to group: APIRoutes) {
-        let expenses = APIOperation(
+        let expenses = Self.list(
+            "Expenses, newest first: {items, nextCursor}.",
             parameters: [
-                APIParameter.asOf, APIParameter.month, APIParameter.query("from", schema: APIParameter.dayPattern),
+                APIParameter.month, APIParameter.query("from", schema: APIParameter.dayPattern),
                 APIParameter.query("to", schema: APIParameter.dayPattern), APIParameter.query("category", schema: "{type: string, format: uuid}"),
                 APIParameter.query("tag", schema: "{type: string}"), APIParameter.query("payee", schema: "{type: string}"),
                 APIParameter.query(
@@ -20,7 +21,7 @@ struct QueryRoutes {
                 APIParameter.query("kind", schema: "{type: string, enum: [income, expense]}"), APIParameter.limit,
                 APIParameter.query(
                     "cursor", schema: #"{type: string, pattern: "^-?[0-9]{1,18}_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"}"#),
-            ], responses: [(200, APIResponse.text("Expenses, newest first: {items, nextCursor}."))], errors: [400])
+            ])
         group.get("expenses", expenses) { request, context in
             let service = try context.service()
             let asOf = try asOfParameter(request)
@@ -42,16 +43,9 @@ struct QueryRoutes {
             )
         ) { views in try views.todosDocument() }
         // Every budget as written; with `?month=`, those that apply to the month, with spending.
-        let budgets = APIOperation(
-            parameters: [APIParameter.asOf, APIParameter.month],
-            responses: [
-                (
-                    200,
-                    APIResponse.text(
-                        "Every budget {items: [{id, categoryId, amount, currency, fromMonth, toMonth}]}; with month, the budgets that apply to it {month, items: [{budgetId, categoryId, categoryName, currency, budgeted, spent, remaining, over}]}."
-                    )
-                )
-            ], errors: [400])
+        let budgets = Self.list(
+            "Every budget {items: [{id, categoryId, amount, currency, fromMonth, toMonth}]}; with month, the budgets that apply to it {month, items: [{budgetId, categoryId, categoryName, currency, budgeted, spent, remaining, over}]}.",
+            parameters: [APIParameter.month])
         group.get("budgets", budgets) { request, context in
             let service = try context.service()
             let parameters = request.uri.queryParameters
@@ -62,10 +56,9 @@ struct QueryRoutes {
         // Every account, the latest transfers, and every account's balance at a moment
         // (`?at=` a day or a date-time, default now; `?in=` a currency: the net worth in it).
         group.getDocument("accounts", Self.list("Every account {items: [Account]}, by name.")) { views in try views.accountsDocument() }
-        let transfers = APIOperation(
-            parameters: [APIParameter.asOf, APIParameter.limit],
-            responses: [(200, APIResponse.text("The latest transfers {items: [Transfer]}, newest first."))],
-            errors: [400])
+        let transfers = Self.list(
+            "The latest transfers {items: [Transfer]}, newest first.",
+            parameters: [APIParameter.limit])
         group.get("transfers", transfers) { request, context in
             let service = try context.service()
             let parameters = request.uri.queryParameters
@@ -75,12 +68,15 @@ struct QueryRoutes {
             return try await service.answer(try asOfParameter(request)) { views in try views.transfersDocument(limit: limit) }
         }
         // A card's bills: `?from=` and `?to=` months (default the six months through next month).
-        let bills = APIOperation(
-            "A card's bills: the statements closing in the months from…to (default the six months through next month), each with its cycle (after the previous closing day through this one; a closing day past a month's end is its last day), due day (the first payment day after the close), what was charged and cancelled in it, the amount, what was paid into the card before the next close, and status paid, due or overdue.",
+        let bills = Self.list(
+            "{items: [{month, from, to, due, charged, cancelled, amount, paid, status}]}",
+            about:
+                "A card's bills: the statements closing in the months from…to (default the six months through next month), each with its cycle (after the previous closing day through this one; a closing day past a month's end is its last day), due day (the first payment day after the close), what was charged and cancelled in it, the amount, what was paid into the card before the next close, and status paid, due or overdue.",
             parameters: [
-                APIParameter.asOf, APIParameter.query("from", schema: APIParameter.monthSchema),
+                APIParameter.query("from", schema: APIParameter.monthSchema),
                 APIParameter.query("to", schema: APIParameter.monthSchema),
-            ], responses: [(200, APIResponse.text("{items: [{month, from, to, due, charged, cancelled, amount, paid, status}]}"))], errors: [400, 404])
+            ],
+            errors: [400, 404])
         group.get("accounts/:id/bills", bills) { request, context in
             let service = try context.service()
             let uuid = try uuidParameter(context)
@@ -90,17 +86,11 @@ struct QueryRoutes {
             return try await service.answer(try asOfParameter(request)) { views in try views.cardBillsDocument(accountID: uuid, from: from, to: to) }
         }
         // An account's reconciliation: the difference from its statement, what was changed since.
-        let reconciliation = APIOperation(
-            "The account reconciled against a statement (set its reconciledThrough and statementBalance with PATCH /v1/accounts/{id}): the balance the views compute at reconciledThrough, the statement's less it (difference), how many lines are cleared (dated up to reconciledThrough), and the cleared lines changed or added after the reconciliation was written (changedSince), latest first.",
-            parameters: [APIParameter.asOf],
-            responses: [
-                (
-                    200,
-                    APIResponse.text(
-                        "{accountId, currency, reconciledThrough, statementBalance, balance, difference, reconciledAt, clearedCount, changedSince: [{type, id, date, amount, changedAt}]}"
-                    )
-                )
-            ], errors: [400, 404])
+        let reconciliation = Self.list(
+            "{accountId, currency, reconciledThrough, statementBalance, balance, difference, reconciledAt, clearedCount, changedSince: [{type, id, date, amount, changedAt}]}",
+            about:
+                "The account reconciled against a statement (set its reconciledThrough and statementBalance with PATCH /v1/accounts/{id}): the balance the views compute at reconciledThrough, the statement's less it (difference), how many lines are cleared (dated up to reconciledThrough), and the cleared lines changed or added after the reconciliation was written (changedSince), latest first.",
+            errors: [400, 404])
         group.get("accounts/:id/reconciliation", reconciliation) { request, context in
             let service = try context.service()
             let uuid = try uuidParameter(context)
@@ -144,20 +134,14 @@ struct QueryRoutes {
                     "Who paid and who owes: each person's balance per currency from the expenses that name who paid (paidBy) and how they are shared (split, shares), and the settlements; the fewest transfers that settle each currency (at most one fewer than the people); expenses whose parts do not add up, left out to be looked at."
             )
         ) { views in try views.peopleDocument() }
-        let balances = APIOperation(
-            "Every account's balance at a moment: its opening balance (from its opening day), plus the incomes and less the expenses that name it in its currency, plus the transfers in and less those out; the totals per currency; with in, the net worth in that currency at each day's rate (balances without a rate listed in unconverted).",
+        let balances = Self.list(
+            "{at, items: [{id, name, kind, currency, isArchived, balance, otherCurrencyExpenses}], totals: [{currency, balance}], netWorth?: {currency, amount, unconverted}}",
+            about:
+                "Every account's balance at a moment: its opening balance (from its opening day), plus the incomes and less the expenses that name it in its currency, plus the transfers in and less those out; the totals per currency; with in, the net worth in that currency at each day's rate (balances without a rate listed in unconverted).",
             parameters: [
-                APIParameter.asOf, APIParameter.query("at", "A day (its end) or a date-time; default now", schema: APIParameter.momentSchema),
+                APIParameter.query("at", "A day (its end) or a date-time; default now", schema: APIParameter.momentSchema),
                 APIParameter.query("in", schema: "{type: string, enum: [\(OpenAPIDocument.currencies)]}"),
-            ],
-            responses: [
-                (
-                    200,
-                    APIResponse.text(
-                        "{at, items: [{id, name, kind, currency, isArchived, balance, otherCurrencyExpenses}], totals: [{currency, balance}], netWorth?: {currency, amount, unconverted}}"
-                    )
-                )
-            ], errors: [400])
+            ])
         group.get("balances", balances) { request, context in
             let service = try context.service()
             let parameters = request.uri.queryParameters
@@ -167,20 +151,14 @@ struct QueryRoutes {
         }
         // Spending per category per month, income against spending, the net worth at each
         // month's end: the `months` (default 12) months ending with `to` (default this month).
-        let months = APIOperation(
-            "The months ending with to (default this month): categories — spending per top-level category (sub-categories in their parent) and currency, one amount per month; trend — each month's income, expense and net per currency; netWorth — the accounts' balances at each month's end, per currency. Transfers are not spending and are in none of it.",
+        let months = Self.list(
+            "{months, categories: [{categoryId, name, currency, expense: [per month]}], trend: [{currency, income, expense, net}], netWorth: [{month, totals: [{currency, balance}]}]}",
+            about:
+                "The months ending with to (default this month): categories — spending per top-level category (sub-categories in their parent) and currency, one amount per month; trend — each month's income, expense and net per currency; netWorth — the accounts' balances at each month's end, per currency. Transfers are not spending and are in none of it.",
             parameters: [
-                APIParameter.asOf, APIParameter.query("to", schema: APIParameter.monthSchema),
+                APIParameter.query("to", schema: APIParameter.monthSchema),
                 APIParameter.query("months", schema: "{type: integer, minimum: 1, maximum: 120}"),
-            ],
-            responses: [
-                (
-                    200,
-                    APIResponse.text(
-                        "{months, categories: [{categoryId, name, currency, expense: [per month]}], trend: [{currency, income, expense, net}], netWorth: [{month, totals: [{currency, balance}]}]}"
-                    )
-                )
-            ], errors: [400])
+            ])
         group.get("reports/months", months) { request, context in
             let service = try context.service()
             let parameters = request.uri.queryParameters
@@ -193,19 +171,11 @@ struct QueryRoutes {
             return try await service.answer(try asOfParameter(request)) { views in try views.reportDocument(to: to, count: count) }
         }
         // The year in review: `?year=` (default this year).
-        let year = APIOperation(
-            "The year in review, per currency (never converted): income, spending, net and how many entries, against the year before; spending per month and the busiest month; the top-level categories it went to (with their share); the largest expenses; and the net worth at the start and end of the year. Transfers are not spending.",
-            parameters: [
-                APIParameter.asOf, APIParameter.query("year", schema: #"{type: string, pattern: "^(000[2-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})$"}"#),
-            ],
-            responses: [
-                (
-                    200,
-                    APIResponse.text(
-                        "{year, currencies: [{currency, income, expense, net, count, previous: {income, expense}, months, busiestMonth: {month, expense}, topCategories: [{categoryId, name, expense, share}], largest: [{id, date, payee, amount, categoryId}]}], netWorth: {start, end: [{currency, balance}]}}"
-                    )
-                )
-            ], errors: [400])
+        let year = Self.list(
+            "{year, currencies: [{currency, income, expense, net, count, previous: {income, expense}, months, busiestMonth: {month, expense}, topCategories: [{categoryId, name, expense, share}], largest: [{id, date, payee, amount, categoryId}]}], netWorth: {start, end: [{currency, balance}]}}",
+            about:
+                "The year in review, per currency (never converted): income, spending, net and how many entries, against the year before; spending per month and the busiest month; the top-level categories it went to (with their share); the largest expenses; and the net worth at the start and end of the year. Transfers are not spending.",
+            parameters: [APIParameter.query("year", schema: #"{type: string, pattern: "^(000[2-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})$"}"#)])
         group.get("reports/year", year) { request, context in
             let service = try context.service()
             let parameters = request.uri.queryParameters
@@ -239,9 +209,9 @@ struct QueryRoutes {
             let actor = actor(context)
             return json(try await service.ledger.skipOccurrence(rule: uuid, day: day, actor: actor))
         }
-        let summary = APIOperation(
+        let summary = Self.list(
+            "A month's totals by currency, category and payment, top payees, and the challenges running that month with their streaks.",
             parameters: [
-                APIParameter.asOf,
                 APIParameter.query("month", required: true, schema: APIParameter.monthSchema),
                 APIParameter.query("category", "Spending by this category's children instead of by top-level category", schema: "{type: string, format: uuid}"),
                 APIParameter.query(
@@ -253,13 +223,7 @@ struct QueryRoutes {
                     "Also the month's totals in this currency ('in': income, expense, net, converted, unconvertedCount, unconverted — the expenses without a rate on or before their day)",
                     schema: "{type: string, enum: [\(OpenAPIDocument.currencies)]}"),
             ],
-            responses: [
-                (
-                    200,
-                    APIResponse.text(
-                        "A month's totals by currency, category and payment, top payees, and the challenges running that month with their streaks.")
-                )
-            ], errors: [400, 404])
+            errors: [400, 404])
         group.get("summary", summary) { request, context in
             let service = try context.service()
             guard let month = request.uri.queryParameters.get("month") else { throw ValidationError(field: "month", "required, YYYY-MM") }
@@ -286,9 +250,9 @@ struct QueryRoutes {
                 return LedgerViews.auditJSON(trail)
             }
         }
-        let conflicts = APIOperation(
-            parameters: [APIParameter.asOf, APIParameter.query("entity", schema: "{type: string}")],
-            responses: [(200, APIResponse.text("Concurrent writes that lost: {items}."))], errors: [400])
+        let conflicts = Self.list(
+            "Concurrent writes that lost: {items}.",
+            parameters: [APIParameter.query("entity", schema: "{type: string}")])
         group.get("conflicts", conflicts) { request, context in
             let service = try context.service()
             let entity = request.uri.queryParameters.get("entity")
@@ -296,9 +260,10 @@ struct QueryRoutes {
         }
     }
 
-    /// A list or summary read now or as of `?asOf=`: what it answers, in words.
-    static func list(_ answer: String, about description: String? = nil) -> APIOperation {
-        APIOperation(description, parameters: [APIParameter.asOf], responses: [(200, APIResponse.text(answer))], errors: [400])
+    /// A list, summary or report read now or as of `?asOf=` (and `parameters`): what it
+    /// answers, in words.
+    static func list(_ answer: String, about description: String? = nil, parameters: [String] = [], errors: [Int] = [400]) -> APIOperation {
+        APIOperation(description, parameters: [APIParameter.asOf] + parameters, responses: [(200, APIResponse.text(answer))], errors: errors)
     }
 }
 
