@@ -56,10 +56,7 @@ struct ImportRoutes {
             errors: [400])
         group.get("export", export) { request, context in
             let service = try context.service()
-            let query = request.uri.queryParameters
-            if let unknown = query.first(where: { !["format", "from", "to"].contains(String($0.key)) }) {
-                throw LedgerError.unknownParameter(String(unknown.key))
-            }
+            let query = try queryParameters(request, taking: ["format", "from", "to"])
             func date(_ name: String) throws -> DateTime? {
                 try query.get(name).map { text in
                     guard let date = DateTime(iso8601: text) else { throw ValidationError(field: name, "must be an ISO 8601 date or date-time") }
@@ -88,8 +85,7 @@ struct ImportRoutes {
         }
         group.post("imports", Self.importing) { request, context in
             let service = try context.service()
-            let query = request.uri.queryParameters
-            if let unknown = query.first(where: { !Self.parameters.contains(String($0.key)) }) { throw LedgerError.unknownParameter(String(unknown.key)) }
+            let query = try queryParameters(request, taking: Self.parameters)
             func flag(_ name: String) throws -> Bool {
                 switch query.get(name) {
                 case nil, "false": return false

@@ -48,8 +48,7 @@ struct QueryRoutes {
             parameters: [APIParameter.month])
         group.get("budgets", budgets) { request, context in
             let service = try context.service()
-            let parameters = request.uri.queryParameters
-            if let unknown = parameters.first(where: { $0.key != "month" && $0.key != "asOf" }) { throw LedgerError.unknownParameter(String(unknown.key)) }
+            let parameters = try queryParameters(request, taking: ["month", "asOf"])
             let month = parameters.get("month")
             return try await service.answer(try asOfParameter(request)) { views in try views.budgetsDocument(month: month) }
         }
@@ -61,8 +60,7 @@ struct QueryRoutes {
             parameters: [APIParameter.limit])
         group.get("transfers", transfers) { request, context in
             let service = try context.service()
-            let parameters = request.uri.queryParameters
-            if let unknown = parameters.first(where: { $0.key != "limit" && $0.key != "asOf" }) { throw LedgerError.unknownParameter(String(unknown.key)) }
+            let parameters = try queryParameters(request, taking: ["limit", "asOf"])
             let text = parameters.get("limit") ?? String(Limits.defaultPageSize)
             guard let limit = Int(text) else { throw ValidationError(field: "limit", "must be 1 to \(Limits.maxPageSize)") }
             return try await service.answer(try asOfParameter(request)) { views in try views.transfersDocument(limit: limit) }
@@ -80,8 +78,7 @@ struct QueryRoutes {
         group.get("accounts/:id/bills", bills) { request, context in
             let service = try context.service()
             let uuid = try uuidParameter(context)
-            let parameters = request.uri.queryParameters
-            if let unknown = parameters.first(where: { !["from", "to", "asOf"].contains($0.key) }) { throw LedgerError.unknownParameter(String(unknown.key)) }
+            let parameters = try queryParameters(request, taking: ["from", "to", "asOf"])
             let (from, to) = (parameters.get("from"), parameters.get("to"))
             return try await service.answer(try asOfParameter(request)) { views in try views.cardBillsDocument(accountID: uuid, from: from, to: to) }
         }
@@ -144,8 +141,7 @@ struct QueryRoutes {
             ])
         group.get("balances", balances) { request, context in
             let service = try context.service()
-            let parameters = request.uri.queryParameters
-            if let unknown = parameters.first(where: { !["at", "in", "asOf"].contains($0.key) }) { throw LedgerError.unknownParameter(String(unknown.key)) }
+            let parameters = try queryParameters(request, taking: ["at", "in", "asOf"])
             let (at, into) = (parameters.get("at"), parameters.get("in"))
             return try await service.answer(try asOfParameter(request)) { views in try views.balancesDocument(at: at, into: into) }
         }
@@ -161,10 +157,7 @@ struct QueryRoutes {
             ])
         group.get("reports/months", months) { request, context in
             let service = try context.service()
-            let parameters = request.uri.queryParameters
-            if let unknown = parameters.first(where: { !["to", "months", "asOf"].contains($0.key) }) {
-                throw LedgerError.unknownParameter(String(unknown.key))
-            }
+            let parameters = try queryParameters(request, taking: ["to", "months", "asOf"])
             let text = parameters.get("months") ?? "12"
             guard let count = Int(text) else { throw ValidationError(field: "months", "must be 1 to 120") }
             let to = parameters.get("to")
@@ -178,8 +171,7 @@ struct QueryRoutes {
             parameters: [APIParameter.query("year", schema: #"{type: string, pattern: "^(000[2-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})$"}"#)])
         group.get("reports/year", year) { request, context in
             let service = try context.service()
-            let parameters = request.uri.queryParameters
-            if let unknown = parameters.first(where: { !["year", "asOf"].contains($0.key) }) { throw LedgerError.unknownParameter(String(unknown.key)) }
+            let parameters = try queryParameters(request, taking: ["year", "asOf"])
             let year = parameters.get("year")
             return try await service.answer(try asOfParameter(request)) { views in try views.yearInReviewDocument(year: year) }
         }
@@ -265,6 +257,14 @@ struct QueryRoutes {
     static func list(_ answer: String, about description: String? = nil, parameters: [String] = [], errors: [Int] = [400]) -> APIOperation {
         APIOperation(description, parameters: [APIParameter.asOf] + parameters, responses: [(200, APIResponse.text(answer))], errors: errors)
     }
+}
+
+/// The request's query parameters, all of them among `names` (`unknownParameter`, a 400, names
+/// the first that is not: a misspelt filter must not be ignored silently).
+func queryParameters(_ request: Request, taking names: Set<String>) throws -> Parameters {
+    let parameters = request.uri.queryParameters
+    if let unknown = parameters.first(where: { !names.contains(String($0.key)) }) { throw LedgerError.unknownParameter(String(unknown.key)) }
+    return parameters
 }
 
 /// `?asOf=`: a log index or a moment (`AsOf`); nil when not given.
