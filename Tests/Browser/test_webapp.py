@@ -301,7 +301,10 @@ class WebApp(unittest.TestCase):
                 driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", driver.find_element(By.ID, "expense-accountId"))
                 driver.save_screenshot(os.path.join(SCREENSHOTS, "expense-account-phone-en.png"))
             driver.find_element(By.CSS_SELECTOR, ".expense-form button[type=submit]").click()
-            self.wait(driver).until(lambda d: self.api("GET", f"/v1/expenses/{emart['id']}")[1].get("accountId") == to["id"])
+            # Saved when the app has gone back to the list (the write may land first: going to
+            # the form's own address before then would change nothing, and the app would leave it).
+            self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".expense-list")))
+            self.assertEqual(to["id"], self.api("GET", f"/v1/expenses/{emart['id']}")[1].get("accountId"))
         # An account the form cannot list (deleted since) is kept as it is when something else
         # is edited: the form says it is not on this device instead of showing "None".
         status, old_card = self.api("POST", "/v1/accounts", {"name": "Old card", "kind": "card", "openingDate": "2020-01-01T00:00:00+09:00"})
@@ -315,7 +318,8 @@ class WebApp(unittest.TestCase):
         self.assertEqual("(not on this device)", Select(driver.find_element(By.ID, "expense-accountId")).first_selected_option.text)
         driver.find_element(By.ID, "expense-memo").send_keys("kept")
         driver.find_element(By.CSS_SELECTOR, ".expense-form button[type=submit]").click()
-        self.wait(driver).until(lambda d: self.api("GET", f"/v1/expenses/{old['id']}")[1].get("memo") == "kept")
+        self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".expense-list")))
+        self.assertEqual("kept", self.api("GET", f"/v1/expenses/{old['id']}")[1].get("memo"))
         self.assertEqual(old_card["id"], self.api("GET", f"/v1/expenses/{old['id']}")[1].get("accountId"))
         self.go(driver, "#/people", "ul.settle")
         self.wait(driver).until(lambda d: "Dae-ho pays Bo-ra ₩30,000" in self.text(d))
