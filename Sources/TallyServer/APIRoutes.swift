@@ -45,7 +45,8 @@ enum APIParameter {
     /// A day (its end) or a date-time, as `AsOf` reads one (`asOf` without its log index).
     static let momentSchema =
         #"{type: string, pattern: "^([0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])(T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?(Z|[+-](0[0-9]|1[0-7]):[0-5][0-9])?)?$"}"#
-    static let dayPattern = #"{type: string, pattern: "^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"}"#
+    /// A real calendar day, `YYYY-MM-DD` (`OpenAPIDocument.dayPattern`).
+    static let daySchema = #"{type: string, pattern: "\#(OpenAPIDocument.dayPattern)"}"#
     static let limit = query("limit", schema: "{type: integer, minimum: 1, maximum: \(Limits.maxPageSize)}")
 
     /// A query parameter.

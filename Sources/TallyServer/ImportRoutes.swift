@@ -50,8 +50,8 @@ struct ImportRoutes {
             "The data out: format=csv gives every expense dated in [from, to), oldest first, in UTF-8 with a BOM (date, kind, amount, currency, category path, payee, payment, memo, tags, attachments, id) — importable again; format=jsonl gives every live entity, one JSON object a line (from and to, if given, choose which expenses).",
             parameters: [
                 APIParameter.query("format", schema: "{type: string, enum: [csv, jsonl]}"),
-                APIParameter.query("from", "A day, YYYY-MM-DD (the CLI also takes a date-time)", schema: APIParameter.dayPattern),
-                APIParameter.query("to", "A day, YYYY-MM-DD, exclusive", schema: APIParameter.dayPattern),
+                APIParameter.query("from", "A day, YYYY-MM-DD (the CLI also takes a date-time)", schema: APIParameter.daySchema),
+                APIParameter.query("to", "A day, YYYY-MM-DD, exclusive", schema: APIParameter.daySchema),
             ], responses: [(200, APIResponse.content("The export", "text/csv: {schema: {type: string}}, application/jsonl: {schema: {type: string}}"))],
             errors: [400])
         group.get("export", export) { request, context in

@@ -12,8 +12,8 @@ struct QueryRoutes {
         let expenses = Self.list(
             "Expenses, newest first: {items, nextCursor}.",
             parameters: [
-                APIParameter.month, APIParameter.query("from", schema: APIParameter.dayPattern),
-                APIParameter.query("to", schema: APIParameter.dayPattern), APIParameter.query("category", schema: "{type: string, format: uuid}"),
+                APIParameter.month, APIParameter.query("from", schema: APIParameter.daySchema),
+                APIParameter.query("to", schema: APIParameter.daySchema), APIParameter.query("category", schema: "{type: string, format: uuid}"),
                 APIParameter.query("tag", schema: "{type: string}"), APIParameter.query("payee", schema: "{type: string}"),
                 APIParameter.query(
                     "text", "Text the payee, memo or payment method contains (matched literally)",
