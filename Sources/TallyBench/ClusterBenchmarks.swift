@@ -16,7 +16,8 @@ import TallyTestSupport
 ///
 /// - creates through the three nodes (64 writers, 100 ledgers, Zipf-picked, each request to a
 ///   node picked at random: most are forwarded to the ledger's owner), against the same load
-///   on one hosted node (goal: ratio ≥ 0.5);
+///   on one hosted node (goal: ratio ≥ 0.5); and the same load with each request sent to the
+///   ledger's owner (`cluster_creates_to_owner`: the cluster without forwards);
 /// - one writer's create latency, p50, through the ledger's owner, against the same on one
 ///   hosted node (the archive's overhead; goal: ratio ≤ 2);
 /// - catching a ledger up from PostgreSQL into an empty folder (events/s; goal ≥ 100,000),
@@ -82,6 +83,12 @@ struct ClusterBenchmarks {
             let port = ports[Int(random.next() % 3)]
             return ("http://127.0.0.1:\(port)/v1/ledgers/\(prefix)-\(index)/expenses", tokens[index])
         }
+        // The same load, each request sent to the ledger's owner (node index % 3 opened it): what
+        // the cluster serves without forwarding, the bound for the load above.
+        let direct = try await load(client, writers: writers) { random in
+            let index = zipf.sample(&random)
+            return ("http://127.0.0.1:\(ports[index % 3])/v1/ledgers/\(prefix)-\(index)/expenses", tokens[index])
+        }
         // One writer through the owner of ledger 0 (node 0 opened it).
         let clusteredOne = try await load(client, writers: 1) { _ in ("http://127.0.0.1:\(ports[0])/v1/ledgers/\(prefix)-0/expenses", tokens[0]) }
 
@@ -116,6 +123,9 @@ struct ClusterBenchmarks {
             BenchmarkResult(
                 name: "cluster_creates", value: clustered.rate, unit: "req/s", baseline: alone.rate,
                 baselineName: "one hosted node without a cluster, same 64 writers and 100 ledgers (goal: ratio >= 0.5)"),
+            BenchmarkResult(
+                name: "cluster_creates_to_owner", value: direct.rate, unit: "req/s", baseline: alone.rate,
+                baselineName: "one hosted node without a cluster (each request sent to the ledger's owner: the load above without forwards)"),
             BenchmarkResult(
                 name: "cluster_create_p50", value: quantile(clusteredOne.latencies, 0.5) * 1000, unit: "ms",
                 baseline: quantile(aloneOne.latencies, 0.5) * 1000, baselineName: "one writer on one hosted node without a cluster (goal: ratio <= 2)"),

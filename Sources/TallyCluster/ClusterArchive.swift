@@ -179,7 +179,7 @@ public struct ClusterArchive: Sendable {
     /// Appends that follow each other in one segment are archived as one (a write's events
     /// frame and its signature frame: replayed, the same bytes). A write that is then one append
     /// — nearly all — is one statement, one round trip, which locks the lease row, checks it and
-    /// inserts (`insert`); a write across a seal is a transaction of one statement per append.
+    /// inserts (`InsertAppend`); a write across a seal is a transaction of one statement per append.
     public func archive(_ appends: [SegmentAppend], under lease: ClusterLease) async throws {
         guard !appends.isEmpty else { return }
         for append in appends { try Self.check(append, of: lease.ledger) }
@@ -188,7 +188,7 @@ public struct ClusterArchive: Sendable {
             if appends.count == 1 {
                 do {
                     var inserted = false
-                    for try await _ in try await client.query(Self.insert(appends[0], lease), logger: logger) { inserted = true }
+                    for try await _ in try await client.execute(InsertAppend(appends[0], lease), logger: logger) { inserted = true }
                     guard inserted else {
                         guard try await isHeld(lease) else { throw ClusterRefusal.fenced(ledger: lease.ledger, epoch: lease.epoch) }
                         throw ClusterRefusal.notNext(ledger: lease.ledger, expected: try await end(of: lease.ledger), got: appends[0])
@@ -204,7 +204,7 @@ public struct ClusterArchive: Sendable {
                 try await Self.lockHeld(lease, on: connection, logger: logger)
                 for append in appends {
                     var inserted = false
-                    for try await _ in try await connection.query(Self.insert(append, lease), logger: logger) { inserted = true }
+                    for try await _ in try await connection.execute(InsertAppend(append, lease), logger: logger) { inserted = true }
                     guard inserted else {
                         throw ClusterRefusal.notNext(
                             ledger: lease.ledger, expected: try await Self.end(of: lease.ledger, on: connection, logger: logger), got: append)
@@ -256,28 +256,51 @@ public struct ClusterArchive: Sendable {
     /// waiting for a takeover it reads the row as the takeover left it, so an old epoch finds
     /// none) and commits with `synchronous_commit = on` whatever the server's default. Within a
     /// transaction that holds the lock already (`lockHeld`), the check finds the row again.
-    private static func insert(_ append: SegmentAppend, _ lease: ClusterLease) -> PostgresQuery {
-        let (offset, header) = (Int64(append.offset), Int64(SegmentFormat.fileHeaderSize))
-        let first = SegmentFormat.fileName(firstIndex: 1)
-        return """
+    ///
+    /// Prepared once per connection (every write of every hosted ledger runs it: parsing and
+    /// planning it each time was about 8 % of the cluster's CPU under load). A pooler in front of
+    /// PostgreSQL must keep prepared statements per server connection (PgBouncer ≥ 1.21 does,
+    /// with `max_prepared_statements`; docs/OPERATIONS.md).
+    struct InsertAppend: PostgresPreparedStatement {
+        typealias Row = Int32
+        static let sql = """
             WITH held AS (
               SELECT set_config('synchronous_commit', 'on', true) FROM tally_leases
-              WHERE ledger = \(lease.ledger) AND epoch = \(lease.epoch) AND owner = \(lease.node) AND expires_at > statement_timestamp()
+              WHERE ledger = $1 AND epoch = $2 AND owner = $3 AND expires_at > statement_timestamp()
               FOR NO KEY UPDATE
             ), last AS (
               SELECT segment, "offset" + length(bytes) AS ending, next_segment FROM tally_appends
-              WHERE ledger = \(lease.ledger) ORDER BY segment DESC, "offset" DESC LIMIT 1
+              WHERE ledger = $1 ORDER BY segment DESC, "offset" DESC LIMIT 1
             )
             INSERT INTO tally_appends (ledger, segment, "offset", bytes, next_segment, epoch)
-            SELECT \(lease.ledger), \(append.segment), \(offset), \(ByteBuffer(bytes: append.bytes)), \(append.nextSegment), \(lease.epoch)
+            SELECT $1, $4, $5, $6, $7, $2
             WHERE EXISTS (SELECT 1 FROM held) AND (
-               (NOT EXISTS (SELECT 1 FROM last) AND \(append.segment) = \(first) AND \(offset) = \(header))
+               (NOT EXISTS (SELECT 1 FROM last) AND $4 = '\(SegmentFormat.fileName(firstIndex: 1))' AND $5 = \(SegmentFormat.fileHeaderSize))
                OR EXISTS (
                  SELECT 1 FROM last
-                 WHERE (last.next_segment IS NULL AND last.segment = \(append.segment) AND last.ending = \(offset))
-                    OR (last.next_segment = \(append.segment) AND \(offset) = \(header))))
+                 WHERE (last.next_segment IS NULL AND last.segment = $4 AND last.ending = $5)
+                    OR (last.next_segment = $4 AND $5 = \(SegmentFormat.fileHeaderSize))))
             RETURNING 1
             """
+        static let bindingDataTypes: [PostgresDataType] = [.text, .int8, .text, .text, .int8, .bytea, .text]
+        let append: SegmentAppend
+        let lease: ClusterLease
+
+        init(_ append: SegmentAppend, _ lease: ClusterLease) { (self.append, self.lease) = (append, lease) }
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 7)
+            bindings.append(lease.ledger)
+            bindings.append(lease.epoch)
+            bindings.append(lease.node)
+            bindings.append(append.segment)
+            bindings.append(Int64(append.offset))
+            bindings.append(ByteBuffer(bytes: append.bytes))
+            bindings.append(append.nextSegment)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Int32 { try row.decode(Int32.self) }
     }
 
     /// `appends` with each run that follows on in one segment (no seal before its end) made

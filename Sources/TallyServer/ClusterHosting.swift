@@ -193,7 +193,13 @@ public final class ClusterHosting: Sendable {
         }
     }
 
-    /// Sends `request` to the node at `url` and streams its answer back as it comes.
+    /// Bodies up to this size, with their length known, are forwarded whole (a write's JSON,
+    /// its answer): read at once and sent in one piece, which costs a forward less than
+    /// streaming them. Longer ones, and those of unknown length (a change feed), stream.
+    static let wholeBodyLimit = 64 << 10
+
+    /// Sends `request` to the node at `url` and passes its answer back: whole when it is short
+    /// and its length known (`wholeBodyLimit`), else streamed as it comes.
     func forward(_ request: Request, to url: String) async throws -> Response {
         var outgoing = HTTPClientRequest(url: url + request.uri.path + (request.uri.query.map { "?" + $0 } ?? ""))
         outgoing.method = .init(rawValue: request.method.rawValue)
@@ -202,7 +208,11 @@ public final class ClusterHosting: Sendable {
         }
         outgoing.headers.add(name: Self.forwardedBy.rawName, value: archive.node)
         let length = request.headers[.contentLength].flatMap { Int64($0) }
-        outgoing.body = .stream(request.body, length: length.map { .known($0) } ?? .unknown)
+        if let length, length >= 0, length <= Self.wholeBodyLimit {
+            outgoing.body = .bytes(try await request.body.collect(upTo: Int(length)))
+        } else {
+            outgoing.body = .stream(request.body, length: length.map { .known($0) } ?? .unknown)
+        }
         let answer: HTTPClientResponse
         do {
             answer = try await Self.http.execute(outgoing, deadline: .now() + .hours(24), logger: logger)
@@ -215,9 +225,15 @@ public final class ClusterHosting: Sendable {
         for header in answer.headers where !Self.hopByHop.contains(header.name.lowercased()) {
             if let name = HTTPField.Name(header.name) { headers.append(HTTPField(name: name, value: header.value)) }
         }
+        let status = HTTPResponse.Status(code: Int(answer.status.code), reasonPhrase: answer.status.reasonPhrase)
+        if request.method != .head, let length = answer.headers.first(name: "content-length").flatMap(Int.init), length >= 0,
+            length <= Self.wholeBodyLimit
+        {
+            return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: try await answer.body.collect(upTo: length)))
+        }
         let body = answer.body
         return Response(
-            status: HTTPResponse.Status(code: Int(answer.status.code), reasonPhrase: answer.status.reasonPhrase), headers: headers,
+            status: status, headers: headers,
             body: ResponseBody { writer in
                 for try await chunk in body { try await writer.write(chunk) }
                 try await writer.finish(nil)
