@@ -83,22 +83,40 @@ struct ClusterBenchmarks {
             let port = ports[Int(random.next() % 3)]
             return ("http://127.0.0.1:\(port)/v1/ledgers/\(prefix)-\(index)/expenses", tokens[index])
         }
-        // The same load, each request sent to the ledger's owner (node index % 3 opened it): what
+        // The same load, each request sent to the ledger's owner (as PostgreSQL has it now): what
         // the cluster serves without forwarding, the bound for the load above.
+        let owners = try await withArchive { [ledgerCount] archive in
+            var owners: [Int] = []
+            for index in 0..<ledgerCount {
+                owners.append(try await servingPort(of: "\(prefix)-\(index)", ports: ports, prefix: prefix, archive) ?? ports[index % 3])
+            }
+            return owners
+        }
         let direct = try await load(client, writers: writers) { random in
             let index = zipf.sample(&random)
-            return ("http://127.0.0.1:\(ports[index % 3])/v1/ledgers/\(prefix)-\(index)/expenses", tokens[index])
+            return ("http://127.0.0.1:\(owners[index])/v1/ledgers/\(prefix)-\(index)/expenses", tokens[index])
         }
-        // One writer through the owner of ledger 0 (node 0 opened it).
-        let clusteredOne = try await load(client, writers: 1) { _ in ("http://127.0.0.1:\(ports[0])/v1/ledgers/\(prefix)-0/expenses", tokens[0]) }
+        // One writer through the owner of ledger 0.
+        let clusteredOne = try await load(client, writers: 1) { _ in ("http://127.0.0.1:\(owners[0])/v1/ledgers/\(prefix)-0/expenses", tokens[0]) }
 
         progress("failover, \(kills) kills")
-        // Failover: kill the owner of ledger 0 (a write through it makes it the owner first).
+        // Failover: kill the owner of ledger 0 (after a write, so that some node holds it; which
+        // one, PostgreSQL says — a lease can have moved under load), then write through another.
         var failovers: [Double] = []
         for kill in 0..<kills {
-            let owner = kill % 3
+            // A node restarted a moment ago, or a lease on its way to another node, answers 503
+            // for a moment: written once it is through.
+            var status = try await create(client, port: ports[kill % 3], ledger: "\(prefix)-0", token: tokens[0])
+            let asked = now()
+            while status != 201, now() - asked < 30 {
+                try await Task.sleep(for: .milliseconds(100))
+                status = try await create(client, port: ports[kill % 3], ledger: "\(prefix)-0", token: tokens[0])
+            }
+            let serving = try await withArchive { try await $0.servingNode(of: "\(prefix)-0") }
+            guard status == 201, let serving, let owner = ports.firstIndex(where: { "\(prefix)-\($0)" == serving.node }) else {
+                throw BenchError("after a write through node \(kill % 3) (\(status)), no node of this run holds ledger 0: \(String(describing: serving))")
+            }
             let survivor = (owner + 1) % 3
-            _ = try await create(client, port: ports[owner], ledger: "\(prefix)-0", token: tokens[0])
             Foundation.kill(nodes[owner].processIdentifier, SIGKILL)
             nodes[owner].waitUntilExit()
             let killed = now()
@@ -161,6 +179,23 @@ struct ClusterBenchmarks {
         return response.status.code
     }
 
+    /// `body` with the cluster's archive (a client of its own, closed after).
+    func withArchive<Value: Sendable>(_ body: @escaping @Sendable (ClusterArchive) async throws -> Value) async throws -> Value {
+        let client = PostgresClient(configuration: try PostgresURL.configuration(postgres))
+        let logger = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            return try await body(ClusterArchive(client: client, node: "bench", logger: logger))
+        }
+    }
+
+    /// The port of the node that holds `ledger`'s live lease (nil: none does).
+    func servingPort(of ledger: String, ports: [Int], prefix: String, _ archive: ClusterArchive) async throws -> Int? {
+        guard let node = try await archive.servingNode(of: ledger)?.node else { return nil }
+        return ports.first { "\(prefix)-\($0)" == node }
+    }
+
     /// `writers` writers creating expenses for `seconds` (`loadCreates`).
     func load(_ client: HTTPClient, writers: Int, _ pick: @escaping @Sendable (inout SplitMix64) -> (String, String)) async throws -> (
         rate: Double, latencies: [Double]
@@ -173,15 +208,10 @@ struct ClusterBenchmarks {
     func catchUp(root: String, ledger: String) async throws -> (Double, Double) {
         let (written, copy, keys) = (root + "/catchup-written", root + "/catchup-copy", root + "/catchup-keys")
         for folder in [written, copy, keys] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
-        let client = PostgresClient(configuration: try PostgresURL.configuration(postgres))
-        let logger = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
-            let archive = ClusterArchive(client: client, node: "bench", logger: logger)
+        let events = catchUpEvents
+        return try await withArchive { archive in
             try await archive.migrate()
             let lease = try await archive.takeLease(ledger, localEnd: nil, for: .seconds(600))
-            let events = catchUpEvents
             try await Task.detached {  // the writer blocks on PostgreSQL: not on a cooperative thread
                 var configuration = LogConfiguration()
                 configuration.archive = LeasedArchive(archive, lease: lease)
