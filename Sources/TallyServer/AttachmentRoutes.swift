@@ -318,21 +318,6 @@ enum ByteRange: Equatable {
     }
 }
 
-/// Runs `body`, throwing 408 if it has not finished within `timeout`.
-func withDeadline(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> Void) async throws {
-    try await withThrowingTaskGroup(of: Bool.self) { group in
-        group.addTask {
-            try await body(); return true
-        }
-        group.addTask {
-            try await Task.sleep(for: timeout); return false
-        }
-        let finished = try await group.next() ?? false
-        group.cancelAll()
-        guard finished else { throw APIError(.requestTimeout, "body_timeout", "the body did not arrive within \(timeout)") }
-    }
-}
-
 /// MultipartKit 4.7.1 looks each byte of a part's header *names* up in a 128-entry table, so a
 /// byte ≥ 0x80 there crashes the whole process (an index out of range; found by schemathesis).
 /// This guard refuses such a byte (400) before the parser sees it, erring on the safe side: it

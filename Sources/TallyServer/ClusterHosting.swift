@@ -32,6 +32,8 @@ public final class ClusterHosting: Sendable {
     /// How long a lease lasts unrenewed: the longest a ledger waits for a new owner after
     /// its node died.
     public let leaseDuration: Duration
+    /// How long a forwarded request's body may take to arrive (the served node's body timeout).
+    let bodyTimeout: Duration
     let logger: Logger
     private let catchUp: ClusterCatchUp
     /// Ledgers another node was found to serve, and where, until when: a request for one is
@@ -43,8 +45,8 @@ public final class ClusterHosting: Sendable {
     /// it between them.
     static let forwardedBy = HTTPField.Name("Tally-Forwarded-By")!
 
-    public init(archive: ClusterArchive, url: String, leaseDuration: Duration = .seconds(6), logger: Logger) {
-        (self.archive, self.leaseDuration, self.logger) = (archive, leaseDuration, logger)
+    public init(archive: ClusterArchive, url: String, leaseDuration: Duration = .seconds(6), bodyTimeout: Duration = .seconds(30), logger: Logger) {
+        (self.archive, self.leaseDuration, self.bodyTimeout, self.logger) = (archive, leaseDuration, bodyTimeout, logger)
         advertised = Mutex(url)
         catchUp = ClusterCatchUp(archive: archive) { work in try await BlockingThreads.run(work) }
     }
@@ -209,7 +211,10 @@ public final class ClusterHosting: Sendable {
         outgoing.headers.add(name: Self.forwardedBy.rawName, value: archive.node)
         let length = request.headers[.contentLength].flatMap { Int64($0) }
         if let length, length >= 0, length <= Self.wholeBodyLimit {
-            outgoing.body = .bytes(try await request.body.collect(upTo: Int(length)))
+            // Within the body timeout, as the node that serves it would read it: a client that
+            // trickles a body must not hold a forward (and its connection) open forever.
+            let body = request.body
+            outgoing.body = .bytes(try await withDeadline(bodyTimeout) { try await body.collect(upTo: Int(length)) })
         } else {
             outgoing.body = .stream(request.body, length: length.map { .known($0) } ?? .unknown)
         }

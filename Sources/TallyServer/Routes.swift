@@ -173,22 +173,28 @@ func jsonBody(_ request: Request, limit: Int = 1 << 20, timeout: Duration) async
         throw APIError(.unsupportedMediaType, "unsupported_media_type", "send the body as Content-Type: application/json")
     }
     let body = request.body
-    let buffer: ByteBuffer? = try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
-        group.addTask {
-            do { return try await body.collect(upTo: limit) } catch {
-                throw APIError(.contentTooLarge, "body_too_large", "the body is larger than \(limit) bytes")
-            }
+    let buffer = try await withDeadline(timeout) {
+        do { return try await body.collect(upTo: limit) } catch {
+            throw APIError(.contentTooLarge, "body_too_large", "the body is larger than \(limit) bytes")
         }
+    }
+    return try StrictJSON.parse(Array(buffer.readableBytesView))
+}
+
+/// What `body` gives (reading a request's body, most often), or a 408 `body_timeout` if it has
+/// not finished within `timeout`.
+func withDeadline<Value: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
+    try await withThrowingTaskGroup(of: Value?.self) { group in
+        group.addTask { try await body() }
         group.addTask {
             try await Task.sleep(for: timeout)
             return nil
         }
         let first = try await group.next() ?? nil
         group.cancelAll()
+        guard let first else { throw APIError(.requestTimeout, "body_timeout", "the body did not arrive within \(timeout)") }
         return first
     }
-    guard let buffer else { throw APIError(.requestTimeout, "body_timeout", "the body did not arrive within \(timeout)") }
-    return try StrictJSON.parse(Array(buffer.readableBytesView))
 }
 
 /// The caller's identity recorded in events: the token's name.

@@ -175,7 +175,11 @@ extension ServeCommand {
         else { throw CLIError("invalid --advertise '\(url)': http://HOST:PORT") }
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         let archive = ClusterArchive(client: client, node: name, logger: logger)
-        return (client, ClusterHosting(archive: archive, url: url, leaseDuration: .seconds(leaseSeconds), logger: logger))
+        return (
+            client,
+            ClusterHosting(
+                archive: archive, url: url, leaseDuration: .seconds(leaseSeconds), bodyTimeout: .milliseconds(Int64(idleTimeout * 1000)), logger: logger)
+        )
     }
 }
 

@@ -40,11 +40,13 @@ final class ClusterNode: @unchecked Sendable {
     let name: String
     let folder: String
     let leaseSeconds: Int
+    /// More of `tally serve`'s options.
+    let options: [String]
     private(set) var process = Process()
     private(set) var port = 0
 
-    init(_ name: String, folder: String, leaseSeconds: Int = 3) throws {
-        (self.name, self.folder, self.leaseSeconds) = (name, folder, leaseSeconds)
+    init(_ name: String, folder: String, leaseSeconds: Int = 3, options: [String] = []) throws {
+        (self.name, self.folder, self.leaseSeconds, self.options) = (name, folder, leaseSeconds, options)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try start()
     }
@@ -52,10 +54,11 @@ final class ClusterNode: @unchecked Sendable {
     func start() throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: TallyBinary.path)
-        process.arguments = [
-            "serve", "--ledgers", folder, "--port", "0", "--cluster", try #require(ClusterPostgres.url), "--node", name, "--lease-seconds",
-            "\(leaseSeconds)", "--idle-close-seconds", "3600",
-        ]
+        process.arguments =
+            [
+                "serve", "--ledgers", folder, "--port", "0", "--cluster", try #require(ClusterPostgres.url), "--node", name, "--lease-seconds",
+                "\(leaseSeconds)", "--idle-close-seconds", "3600",
+            ] + options
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

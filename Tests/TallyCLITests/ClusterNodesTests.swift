@@ -137,6 +137,41 @@ struct ClusterNodesTests {
         b.stop(SIGTERM)
     }
 
+    /// A client that sends a write's headers to a node that does not hold the ledger and then
+    /// a trickle of its body is cut off by that node's body timeout (408), as the owner would
+    /// cut it off: the forward reads a short body whole before sending it on, and must not wait
+    /// for it forever. Nothing is written.
+    @Test func aTrickledBodyIsCutOffByTheForwardingNodesBodyTimeout() async throws {
+        let ledger = "\(prefix)-t"
+        let token = try createClusterLedger(ledger, staging: folder.file("staging-t"))
+        let a = try ClusterNode("\(prefix)-ta", folder: folder.file("ta"))
+        let b = try ClusterNode("\(prefix)-tb", folder: folder.file("tb"), options: ["--idle-timeout", "1"])
+        #expect(await a.addExpense(ledger, memo: "first", token: token) == 201)
+        let fd = SlowClientTests.halfSentRequest(
+            port: b.port,
+            "POST /v1/ledgers/\(ledger)/expenses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"am"
+        )
+        #expect(fd >= 0)
+        defer { close(fd) }
+        // A byte of body every 0.3 s: never idle for the 1 s idle timeout, never done either.
+        var timeout = timeval(tv_sec: 0, tv_usec: 300_000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        var answer = ""
+        let deadline = Date().addingTimeInterval(10)
+        while answer.isEmpty, Date() < deadline {
+            _ = send(fd, " ", 1, Int32(MSG_NOSIGNAL))
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 { answer = String(decoding: buffer.prefix(count), as: UTF8.self) }
+            if count == 0 { break }  // closed without an answer
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 408"), "within 10 s: \(answer)")
+        #expect(answer.contains("body_timeout"))
+        #expect(try await a.memos(ledger, token: token) == ["first"])
+        a.stop(SIGTERM)
+        b.stop(SIGTERM)
+    }
+
     @Test(.enabled(if: ClusterPostgres.folder != nil, "needs TALLY_TEST_POSTGRES_FOLDER to stop and start it"))
     func whilePostgreSQLIsDownWritesAre503AndTheNodesResumeWhenItReturns() async throws {
         let ledger = "\(prefix)-d"
