@@ -218,14 +218,10 @@ public final class ClusterHosting: Sendable {
         } else {
             outgoing.body = .stream(request.body, length: length.map { .known($0) } ?? .unknown)
         }
+        var unavailable = APIError(.serviceUnavailable, "ledger_unavailable", "the node serving this ledger does not answer; try again shortly")
+        unavailable.retryAfter = 1
         let answer: HTTPClientResponse
-        do {
-            answer = try await Self.http.execute(outgoing, deadline: .now() + .hours(24), logger: logger)
-        } catch {
-            var unavailable = APIError(.serviceUnavailable, "ledger_unavailable", "the node serving this ledger does not answer; try again shortly")
-            unavailable.retryAfter = 1
-            throw unavailable
-        }
+        do { answer = try await Self.http.execute(outgoing, deadline: .now() + .hours(24), logger: logger) } catch { throw unavailable }
         var headers = HTTPFields()
         for header in answer.headers where !Self.hopByHop.contains(header.name.lowercased()) {
             if let name = HTTPField.Name(header.name) { headers.append(HTTPField(name: name, value: header.value)) }
@@ -234,7 +230,10 @@ public final class ClusterHosting: Sendable {
         if request.method != .head, let length = answer.headers.first(name: "content-length").flatMap(Int.init), length >= 0,
             length <= Self.wholeBodyLimit
         {
-            return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: try await answer.body.collect(upTo: length)))
+            // A node that dies before its whole answer is sent: unavailable, as if it had not answered.
+            do { return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: try await answer.body.collect(upTo: length))) } catch {
+                throw unavailable
+            }
         }
         let body = answer.body
         return Response(
