@@ -90,14 +90,14 @@ struct ClusterBenchmarks {
                 try await loadCreates(client, writers: writers, seconds: slice) { random in
                     let ledger = local[zipf.sample(&random)]
                     return ("http://127.0.0.1:18990/v1/ledgers/\(ledger.name)/expenses", ledger.token)
-                })
+                }, over: slice)
             // Each request to a node picked at random: most are forwarded to the ledger's owner.
             clustered.add(
                 try await loadCreates(client, writers: writers, seconds: slice) { random in
                     let index = zipf.sample(&random)
                     let port = ports[Int(random.next() % 3)]
                     return ("http://127.0.0.1:\(port)/v1/ledgers/\(prefix)-\(index)/expenses", tokens[index])
-                })
+                }, over: slice)
             // The same load, each request sent to the ledger's owner (as PostgreSQL has it now): what
             // the cluster serves without forwarding, the bound for the load above.
             let owners = try await withArchive { [ledgerCount] archive in
@@ -111,7 +111,7 @@ struct ClusterBenchmarks {
                 try await loadCreates(client, writers: writers, seconds: slice) { random in
                     let index = zipf.sample(&random)
                     return ("http://127.0.0.1:\(owners[index])/v1/ledgers/\(prefix)-\(index)/expenses", tokens[index])
-                })
+                }, over: slice)
             // One writer, on one ledger of the single node, and through the owner of ledger 0.
             aloneOne += try await loadCreates(client, writers: 1, seconds: slice) { _ in
                 ("http://127.0.0.1:18990/v1/ledgers/\(local[0].name)/expenses", local[0].token)
@@ -144,10 +144,12 @@ struct ClusterBenchmarks {
             Foundation.kill(nodes[owner].processIdentifier, SIGKILL)
             nodes[owner].waitUntilExit()
             let killed = now()
-            while now() - killed < 60 {
-                if (try? await create(client, port: ports[survivor], ledger: "\(prefix)-0", token: tokens[0])) == 201 { break }
-                try await Task.sleep(for: .milliseconds(50))
+            var written = false
+            while !written, now() - killed < 60 {
+                written = (try? await create(client, port: ports[survivor], ledger: "\(prefix)-0", token: tokens[0])) == 201
+                if !written { try await Task.sleep(for: .milliseconds(50)) }
             }
+            guard written else { throw BenchError("no write through node \(survivor) within 60 s of killing node \(owner)") }
             failovers.append(now() - killed)
             nodes[owner] = try startNode(port: ports[owner], root: root, prefix: prefix)
             try await waitForHealth("http://127.0.0.1:\(ports[owner])/health")
@@ -226,9 +228,10 @@ struct ClusterBenchmarks {
         var seconds = 0.0
         var rate: Double { Double(requests) / seconds }
 
-        mutating func add(_ load: (rate: Double, latencies: [Double])) {
+        /// A load that ran for `slice` seconds.
+        mutating func add(_ load: (rate: Double, latencies: [Double]), over slice: Double) {
             requests += load.latencies.count
-            seconds += Double(load.latencies.count) / load.rate
+            seconds += load.latencies.isEmpty ? slice : Double(load.latencies.count) / load.rate
         }
     }
 

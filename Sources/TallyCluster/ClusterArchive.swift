@@ -187,9 +187,7 @@ public struct ClusterArchive: Sendable {
         do {
             if appends.count == 1 {
                 do {
-                    var inserted = false
-                    for try await _ in try await client.execute(InsertAppend(appends[0], lease), logger: logger) { inserted = true }
-                    guard inserted else {
+                    guard try await insert(appends[0], under: lease) else {
                         guard try await isHeld(lease) else { throw ClusterRefusal.fenced(ledger: lease.ledger, epoch: lease.epoch) }
                         throw ClusterRefusal.notNext(ledger: lease.ledger, expected: try await end(of: lease.ledger), got: appends[0])
                     }
@@ -204,7 +202,7 @@ public struct ClusterArchive: Sendable {
                 try await Self.lockHeld(lease, on: connection, logger: logger)
                 for append in appends {
                     var inserted = false
-                    for try await _ in try await connection.execute(InsertAppend(append, lease), logger: logger) { inserted = true }
+                    for try await _ in try await connection.query(try InsertAppend(append, lease).asQuery(), logger: logger) { inserted = true }
                     guard inserted else {
                         throw ClusterRefusal.notNext(
                             ledger: lease.ledger, expected: try await Self.end(of: lease.ledger, on: connection, logger: logger), got: append)
@@ -225,6 +223,26 @@ public struct ClusterArchive: Sendable {
             guard try await isHeld(lease) else { throw ClusterRefusal.fenced(ledger: lease.ledger, epoch: lease.epoch) }
             throw ClusterRefusal.notNext(ledger: lease.ledger, expected: try await end(of: lease.ledger), got: appends[0])
         }
+    }
+
+    /// Runs `InsertAppend` for `append` on a connection of the pool: whether it inserted. A
+    /// statement PostgreSQL refused for the write's sake (a serialization failure, the place
+    /// taken) is thrown; any other failure is tried once more as a plain query. PostgresNIO
+    /// remembers a prepare that failed on a connection (cancelled, timed out, or waiting on a
+    /// lock held through its parse) and fails that statement on that connection from then on,
+    /// without asking the server: the plain query still works there. (A write retried after a
+    /// commit whose answer was lost is recognised by the caller, as any retry is.)
+    private func insert(_ append: SegmentAppend, under lease: ClusterLease) async throws -> Bool {
+        var inserted = false
+        do {
+            for try await _ in try await client.execute(InsertAppend(append, lease), logger: logger) { inserted = true }
+        } catch let error as PSQLError where ["40001", "23505"].contains(error.serverInfo?[.sqlState]) {
+            throw error
+        } catch {
+            logger.debug("the prepared insert failed; once more as a plain query", metadata: ["error": "\(error)"])
+            for try await _ in try await client.query(try InsertAppend(append, lease).asQuery(), logger: logger) { inserted = true }
+        }
+        return inserted
     }
 
     /// Sets up a write under `lease` in the transaction of `connection`, in one statement (one
@@ -301,6 +319,11 @@ public struct ClusterArchive: Sendable {
         }
 
         func decodeRow(_ row: PostgresRow) throws -> Int32 { try row.decode(Int32.self) }
+
+        /// The same statement as a plain query, parsed and planned where it runs: within a
+        /// transaction (an error there ends it, so nothing can be tried again), and after the
+        /// prepared one failed on a connection.
+        func asQuery() throws -> PostgresQuery { PostgresQuery(unsafeSQL: Self.sql, binds: try makeBindings()) }
     }
 
     /// `appends` with each run that follows on in one segment (no seal before its end) made

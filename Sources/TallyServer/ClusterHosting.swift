@@ -214,7 +214,12 @@ public final class ClusterHosting: Sendable {
             // Within the body timeout, as the node that serves it would read it: a client that
             // trickles a body must not hold a forward (and its connection) open forever.
             let body = request.body
-            outgoing.body = .bytes(try await withDeadline(bodyTimeout) { try await body.collect(upTo: Int(length)) })
+            outgoing.body = .bytes(
+                try await withDeadline(bodyTimeout) {
+                    do { return try await body.collect(upTo: Int(length)) } catch {
+                        throw APIError(.badRequest, "body_incomplete", "the body ended before the \(length) bytes its Content-Length names")
+                    }
+                })
         } else {
             outgoing.body = .stream(request.body, length: length.map { .known($0) } ?? .unknown)
         }
@@ -230,9 +235,12 @@ public final class ClusterHosting: Sendable {
         if request.method != .head, let length = answer.headers.first(name: "content-length").flatMap(Int.init), length >= 0,
             length <= Self.wholeBodyLimit
         {
-            // A node that dies before its whole answer is sent: unavailable, as if it had not answered.
+            // The serving node stopped part-way through its answer: what was asked may have been
+            // done (a write answered 201 before its body), so no "try again" (a retry without an
+            // Idempotency-Key could write twice).
             do { return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: try await answer.body.collect(upTo: length))) } catch {
-                throw unavailable
+                throw APIError(
+                    .badGateway, "answer_cut_off", "the node serving this ledger stopped part-way through its answer; what was asked may have been done")
             }
         }
         let body = answer.body
@@ -356,10 +364,13 @@ struct ClusterMiddleware: RouterMiddleware {
         return try await next(request, context).holding(held)
     }
 
-    /// Forwards to `url`; a node that does not answer is forgotten as the ledger's server.
+    /// Forwards to `url`; a node that does not answer, or stops part-way, is forgotten as the
+    /// ledger's server (not for the client's own failings: a body too slow or cut short).
     private func forward(_ request: Request, _ name: LedgerName, to url: String) async throws -> Response {
         do {
             return try await cluster.forward(request, to: url)
+        } catch let error as APIError where ["body_timeout", "body_incomplete"].contains(error.code) {
+            throw error
         } catch {
             cluster.remember(name, servedAt: nil)
             throw error

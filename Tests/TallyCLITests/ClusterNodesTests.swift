@@ -140,7 +140,7 @@ struct ClusterNodesTests {
     /// A client that sends a write's headers to a node that does not hold the ledger and then
     /// a trickle of its body is cut off by that node's body timeout (408), as the owner would
     /// cut it off: the forward reads a short body whole before sending it on, and must not wait
-    /// for it forever. Nothing is written.
+    /// for it forever; a body cut short is a 400. Nothing is written.
     @Test func aTrickledBodyIsCutOffByTheForwardingNodesBodyTimeout() async throws {
         let ledger = "\(prefix)-t"
         let token = try createClusterLedger(ledger, staging: folder.file("staging-t"))
@@ -167,6 +167,19 @@ struct ClusterNodesTests {
         }
         #expect(answer.hasPrefix("HTTP/1.1 408"), "within 10 s: \(answer)")
         #expect(answer.contains("body_timeout"))
+        // A body cut short (the client stops sending): the client's error, 400, not the node's.
+        let short = SlowClientTests.halfSentRequest(
+            port: b.port,
+            "POST /v1/ledgers/\(ledger)/expenses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"am"
+        )
+        #expect(short >= 0)
+        defer { close(short) }
+        shutdown(short, Int32(SHUT_WR))
+        var longer = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(short, SOL_SOCKET, SO_RCVTIMEO, &longer, socklen_t(MemoryLayout<timeval>.size))
+        let count = buffer.withUnsafeMutableBytes { recv(short, $0.baseAddress, $0.count, 0) }
+        let cut = count > 0 ? String(decoding: buffer.prefix(count), as: UTF8.self) : ""
+        #expect(cut.hasPrefix("HTTP/1.1 400") && cut.contains("body_incomplete"), "\(cut)")
         #expect(try await a.memos(ledger, token: token) == ["first"])
         a.stop(SIGTERM)
         b.stop(SIGTERM)

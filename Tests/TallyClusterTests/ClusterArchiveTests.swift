@@ -251,6 +251,56 @@ struct ClusterArchiveTests {
         }
     }
 
+    /// PostgresNIO keeps a prepare that failed on a connection failed for that connection's
+    /// life, without asking the server again (found by a hostile review: one prepare cancelled
+    /// while it waited on a lock left the pool's connection refusing every write after). A
+    /// node with one connection, whose first prepare is cancelled, still archives what follows.
+    /// In a database of its own: the table is locked for a moment.
+    @Test func aPrepareCancelledOnAConnectionDoesNotStopTheWritesThatFollow() async throws {
+        try await TestPostgres.withNodes(["setup"]) { nodes in _ = try? await nodes[0].client.query("CREATE DATABASE tally_prepare") }
+        try await TestPostgres.withNodes(["locker"], database: "tally_prepare") { lockers in
+            var text = try #require(TestPostgres.url)
+            text = String(text[...text.lastIndex(of: "/")!]) + "tally_prepare"
+            var configuration = try PostgresURL.configuration(text)
+            configuration.options.maximumConnections = 1
+            let single = PostgresClient(configuration: configuration)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await single.run() }
+                defer { group.cancelAll() }
+                let node = ClusterArchive(client: single, node: "a", logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+                let lease = try await node.takeLease(ledger, localEnd: nil, for: .seconds(60))
+                // The first prepare of the insert waits on a lock, and is cancelled there.
+                let wasCancelled = try await lockers[0].client.withConnection { locker in
+                    try await locker.query("BEGIN", logger: lockers[0].logger)
+                    try await locker.query("LOCK TABLE tally_appends IN ACCESS EXCLUSIVE MODE", logger: lockers[0].logger)
+                    let write = Task { try? await node.archive([append(first, header, 5)], under: lease) }
+                    var cancelled = false
+                    for _ in 0..<100 where !cancelled {
+                        for try await done in try await locker.query(
+                            """
+                            SELECT pg_cancel_backend(pid) FROM pg_stat_activity
+                            WHERE datname = 'tally_prepare' AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'
+                            """, logger: lockers[0].logger
+                        ).decode(Bool.self) {
+                            cancelled = cancelled || done
+                        }
+                        if !cancelled { try await Task.sleep(for: .milliseconds(50)) }
+                    }
+                    try await locker.query("COMMIT", logger: lockers[0].logger)
+                    _ = await write.value
+                    return cancelled
+                }
+                #expect(wasCancelled, "the prepare was found waiting and cancelled")
+                // Whatever became of that write, the ones after it are archived, on the same connection.
+                for _ in 0..<3 {
+                    let end = try await node.end(of: ledger)
+                    try await node.archive([append(first, end?.length ?? header, 5)], under: lease)
+                }
+                #expect(try await node.end(of: ledger)?.length ?? 0 >= header + 15)
+            }
+        }
+    }
+
     @Test func clusterURLsAreCheckedBeforeAnyConnection() throws {
         for bad in [
             "", "postgres:", "http://tally@127.0.0.1/tally", "postgres://127.0.0.1/tally", "postgres://tally@/tally",
