@@ -12,10 +12,9 @@ import TallyTestSupport
 
 /// `scripts/bench cluster` (issue 32): three `tally serve --ledgers … --cluster` nodes on one
 /// PostgreSQL (`scripts/bench` starts a throw-away one on loopback and names it in
-/// `TALLY_BENCH_POSTGRES`), against one hosted node without a cluster in the same run:
-///
-/// The loads below run in `rounds` slices each, interleaved, the single node and the three
-/// cluster nodes up at once, so that each ratio's two sides meet the same neighbours.
+/// `TALLY_BENCH_POSTGRES`), against one hosted node without a cluster in the same run (the
+/// loads run in `rounds` slices each, interleaved, the single node and the three cluster nodes
+/// up at once, so that each ratio's two sides meet the same neighbours):
 ///
 /// - creates through the three nodes (64 writers, 100 ledgers, Zipf-picked, each request to a
 ///   node picked at random: most are forwarded to the ledger's owner), against the same load
