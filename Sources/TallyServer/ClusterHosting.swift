@@ -195,13 +195,15 @@ public final class ClusterHosting: Sendable {
         }
     }
 
-    /// Bodies up to this size, with their length known, are forwarded whole (a write's JSON,
-    /// its answer): read at once and sent in one piece, which costs a forward less than
-    /// streaming them. Longer ones, and those of unknown length (a change feed), stream.
+    /// JSON bodies up to this size, with their length known, are forwarded whole (a write's
+    /// JSON), and so are answers of any type (its answer): read at once and sent in one piece,
+    /// which costs a forward less than streaming them. Longer ones, those of unknown length (a
+    /// change feed) and other requests (an upload or an import, whose own time limits the
+    /// serving node applies) stream.
     static let wholeBodyLimit = 64 << 10
 
-    /// Sends `request` to the node at `url` and passes its answer back: whole when it is short
-    /// and its length known (`wholeBodyLimit`), else streamed as it comes.
+    /// Sends `request` to the node at `url` and passes its answer back: each whole when it is
+    /// short and its length known (`wholeBodyLimit`), else streamed as it comes.
     func forward(_ request: Request, to url: String) async throws -> Response {
         var outgoing = HTTPClientRequest(url: url + request.uri.path + (request.uri.query.map { "?" + $0 } ?? ""))
         outgoing.method = .init(rawValue: request.method.rawValue)
@@ -210,7 +212,8 @@ public final class ClusterHosting: Sendable {
         }
         outgoing.headers.add(name: Self.forwardedBy.rawName, value: archive.node)
         let length = request.headers[.contentLength].flatMap { Int64($0) }
-        if let length, length >= 0, length <= Self.wholeBodyLimit {
+        let isJSON = request.headers[.contentType]?.lowercased().hasPrefix("application/json") == true
+        if isJSON, let length, length >= 0, length <= Self.wholeBodyLimit {
             // Within the body timeout, as the node that serves it would read it: a client that
             // trickles a body must not hold a forward (and its connection) open forever.
             let body = request.body
