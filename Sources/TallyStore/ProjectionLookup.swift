@@ -14,8 +14,20 @@ public struct ProjectionLookup: LedgerLookup {
     }
 
     /// One query per 500 ids (a statement's parameters are bounded); only the full-size
-    /// statement is cached, so a connection keeps one of them, not one per chunk size.
+    /// statement is cached, so a connection keeps one of them, not one per chunk size. Asked
+    /// about more ids than the ledger has ever held (a first import into a young ledger), it
+    /// reads the ledger's ids instead: cheaper than asking about each.
     public func held(among ids: [EntityID]) throws -> Set<EntityID> {
+        if ids.count > 500, try Int.fetchOne(db, sql: "SELECT count(*) FROM entity_state") ?? 0 < ids.count {
+            let asked = Set(ids)
+            var held: Set<EntityID> = []
+            let everHeld = try String.fetchCursor(db, sql: "SELECT id FROM entity_state")
+            while let text = try everHeld.next() {
+                let id = EntityID(parsing: text)
+                if asked.contains(id) { held.insert(id) }
+            }
+            return held
+        }
         var held: Set<EntityID> = []
         for start in stride(from: 0, to: ids.count, by: 500) {
             let chunk = ids[start..<min(start + 500, ids.count)]

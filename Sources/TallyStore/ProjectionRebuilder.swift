@@ -42,7 +42,8 @@ public struct RebuildReport: Sendable {
 /// next rebuild replaces.
 public enum ProjectionRebuilder {
     /// Writes every entity of a folded state, in id order, and the checkpoint, into empty views
-    /// in the caller's transaction (the expense tables' indexes are built after their rows).
+    /// in the caller's transaction (the expense tables' indexes built after their rows, and the
+    /// running totals summed from them: `TotalsSetAside`).
     /// States are encoded and row values built on a second thread, a chunk ahead of the SQLite
     /// writes on this one. A new generation is filled by `fillNewGeneration` instead.
     ///
@@ -53,16 +54,18 @@ public enum ProjectionRebuilder {
     public static func writeViews(of state: consuming LedgerState, lastIndex: UInt64, _ db: Database, progress: (Int, Int) -> Void = { _, _ in }) throws {
         let order = inWritingOrder(state.entities)
         let indexes = try ProjectionDatabase.dropIndexes(of: ["expenses", "expense_tags"], db)
+        let totals = try TotalsSetAside.forFilling(db)
         try writeRows(of: state, in: order, withStates: true, db, progress: progress)
         freeElsewhere(consume state)
         try ProjectionDatabase.createIndexes(indexes, db)
+        try totals.restore(db)
         try finish(lastIndex: lastIndex, db)
     }
 
     /// Fills a new generation (empty, no journal, at `path`) from a folded state, on both
     /// cores: SQLite writes one database from one thread at a time, so the entity states go
     /// into a side file from a second connection while this one writes the view rows and builds
-    /// their indexes; then the states are copied in whole (SQLite's transfer of a table into an
+    /// their indexes and totals; then the states are copied in whole (SQLite's transfer of a table into an
     /// identical one copies records without decoding them, a tenth of inserting them).
     static func fillNewGeneration(
         _ queue: DatabaseQueue, at path: String, from state: consuming LedgerState, lastIndex: UInt64,
@@ -99,9 +102,11 @@ public enum ProjectionRebuilder {
             and: {
                 try queue.inTransaction { db in
                     let indexes = try ProjectionDatabase.dropIndexes(of: ["expenses", "expense_tags"], db)
+                    let totals = try TotalsSetAside.forFilling(db)
                     try writeRows(of: owned!, in: order, withStates: false, db, progress: progress)
                     freeElsewhere(owned.take()!)
                     try ProjectionDatabase.createIndexes(indexes, db)
+                    try totals.restore(db)
                     return .commit
                 }
             })

@@ -63,3 +63,66 @@ import TallyTestSupport
         #expect(try ProjectionRebuilder.rebuild(directory, verifyOnly: true).differences.isEmpty)
     }
 }
+
+/// A batch's drafts are validated on every core and checked against the ledger in order: the
+/// error a refused batch gives names its first bad draft, whichever check finds it, and
+/// nothing of the batch is written.
+@Suite struct BatchCheckTests {
+    let folder = TemporaryDirectory("tally-batch-check")
+
+    @Test func aRefusedBatchNamesItsFirstBadDraftAndWritesNothing() async throws {
+        let ledger = try Ledger(directory: try DataDirectory.create(path: folder.file("ledger"), name: "ledger"))
+        defer { ledger.close() }
+        let missing = UUID()
+        var drafts = uncategorised(6_000)
+        // Draft 10 names a category the ledger does not have (found by the in-order check);
+        // draft 5,000 has an amount no schema allows (found by the parallel validation).
+        drafts[10].properties[.categoryId] = .uuid(missing)
+        drafts[5_000].properties[.amount] = .string("lots")
+        #expect {
+            _ = try ledger.session.writeAll(actor: "t") { _ in drafts }
+        } throws: { error in
+            "\(error)".contains(missing.lowercased)
+        }
+        drafts[10].properties[.categoryId] = nil
+        #expect {
+            _ = try ledger.session.writeAll(actor: "t") { _ in drafts }
+        } throws: { error in
+            (error as? ValidationError)?.field == "amount"
+        }
+        #expect(ledger.writer.head.lastIndex == 0, "nothing of either batch was written")
+        drafts[5_000].properties[.amount] = .int(1)
+        #expect(try ledger.session.writeAll(actor: "t") { _ in drafts } == 6_000)
+    }
+}
+
+/// Whether ids were ever held, asked in bulk (what an import asks of every row): the answer is
+/// the same whether the lookup asks about each id or, asked about more ids than the ledger
+/// holds, reads every id the ledger holds.
+@Suite struct HeldAmongTests {
+    let folder = TemporaryDirectory("tally-held-among")
+
+    @Test func bothWaysOfAskingGiveTheSameIds() async throws {
+        let ledger = try Ledger(directory: try DataDirectory.create(path: folder.file("ledger"), name: "ledger"))
+        defer { ledger.close() }
+        let drafts = uncategorised(1_200)
+        _ = try ledger.session.writeAll(actor: "t") { _ in drafts }
+        let deleted = drafts[7].entityID
+        _ = try ledger.session.writeAll(actor: "t") { _ in [EventDraft(entityType: .expense, entityID: deleted, operation: .delete, actor: "t")] }
+        let held = Set(drafts.prefix(300).map(\.entityID))  // a deleted one among them: it was held
+        let few = Array(held) + (0..<100).map { _ in EntityID.uuid(UUID()) }  // fewer than the ledger holds: one query per 500
+        let many = Array(held) + (0..<2_000).map { _ in EntityID.uuid(UUID()) }  // more: the ledger's ids read
+        #expect(try ledger.views.store.withLookup { try $0.held(among: few) } == held)
+        #expect(try ledger.views.store.withLookup { try $0.held(among: many) } == held)
+        #expect(held.contains(deleted))
+    }
+}
+
+/// `count` expense creates that name no category (the samples name one a new ledger lacks).
+private func uncategorised(_ count: Int) -> [EventDraft] {
+    (0..<count).map {
+        var draft = SampleEvents.expenseCreate(amount: Int64($0 + 1))
+        draft.properties[.categoryId] = nil
+        return draft
+    }
+}
