@@ -203,7 +203,8 @@ extension Ledger {
         from source: String, admit: (@Sendable (Event) -> String?)? = nil, _ deliver: (_ feed: (ByteBuffer) throws -> Void) async throws -> Void
     ) async throws -> Received {
         try await deliveries.run {
-            var receiver = try StreamReceiver(writer: writer, source: source, maximumSkewMillis: maximumSkewMillis, admit: admit)
+            var receiver = try StreamReceiver(
+                writer: writer, source: source, maximumSkewMillis: maximumSkewMillis, foldingBulksFrom: Int(projector.freshGenerationFrom), admit: admit)
             do {
                 try await deliver { try receiver.feed($0.readableBytesView) }
                 try receiver.finish()
@@ -219,12 +220,17 @@ extension Ledger {
 
     /// Brings the views up to a delivery just appended, as a bulk (`Projector.catchUpInBulk`:
     /// a delivery that outnumbers what the views show is loaded as a new generation), or as a
-    /// first load from `folded` — the events a new replica's first delivery folded on the way in.
+    /// first load — each from `folded` when the receiver kept the log folded on the way in.
     private func projectDelivery(_ folded: consuming FoldedLog?) throws {
-        if let folded = consume folded {
+        let intoEmptyViews = try projector.checkpoint() == 0
+        guard let folded = consume folded else {
+            try projector.catchUpInBulk(through: writer.head.lastIndex)
+            return
+        }
+        if intoEmptyViews {
             try projector.catchUp(startingFrom: folded)
         } else {
-            try projector.catchUpInBulk(through: writer.head.lastIndex)
+            try projector.catchUpInBulk(through: writer.head.lastIndex, startingFrom: folded)
         }
     }
 }

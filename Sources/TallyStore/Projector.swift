@@ -133,16 +133,19 @@ public struct Projector: Sendable {
     ///
     /// Writes projected into the replaced generation meanwhile are in the log: the new one
     /// catches up from where its fold ended (lost work, not lost data, as for a first load).
+    ///
+    /// `startingFrom`: the log's first events already folded (a delivery folded as it arrived,
+    /// `StreamReceiver.takeFolded`); only the events after them are read.
     @discardableResult
-    public func catchUpInBulk(through last: UInt64) throws -> Int {
+    public func catchUpInBulk(through last: UInt64, startingFrom given: consuming FoldedLog? = nil) throws -> Int {
         let projected = try checkpoint()
         guard last > projected, last - projected >= max(projected, freshGenerationFrom),
             let lock = try ProjectionDatabase.lockGenerations(directory)  // else a rebuild or a first load is writing one
         else { return try catchUp() }
         defer { lock.release() }
         let startSecond = ProjectionHistory.currentSecond()
-        var folded = FoldedLog(expecting: last)
-        try directory.reader.forEachEventChunk { chunk in
+        var folded = (consume given) ?? FoldedLog(expecting: last)
+        try directory.reader.forEachEventChunk(from: folded.lastIndex + 1) { chunk in
             for logged in chunk { folded.apply(logged.event) }
         }
         let reached = folded.lastIndex

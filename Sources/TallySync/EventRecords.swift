@@ -110,23 +110,29 @@ public struct StreamReceiver {
     public var applied: Int { appender.applied }
     /// Events skipped as already held.
     public var alreadyHeld: Int { incoming.alreadyHeld }
-    /// When the log was empty at the start and only this receiver has appended to it: its
-    /// events folded by the merge rules, for `Projector.catchUp(startingFrom:)` (a new
-    /// replica's first sync then does not read its whole log back to project it). Take it, once,
-    /// after `finish` or `stop`: the first load then holds the only copy and can free it early.
+    /// The whole log folded by the merge rules, when this receiver could keep it: from the
+    /// start if the log was empty (for `Projector.catchUp(startingFrom:)`: a new replica's
+    /// first sync then does not read its whole log back to project it), and from the moment a
+    /// delivery into a log that was not empty reached `foldingBulksFrom` events and the log's
+    /// own size (for `Projector.catchUpInBulk(through:startingFrom:)`, which writes such a
+    /// delivery's views from the whole log folded). Nil if another append got in between. Take
+    /// it, once, after `finish` or `stop`: the projection then holds the only copy.
     public func takeFolded() -> FoldedLog? { appender.takeFolded() }
     let source: String
     let batchSize: Int
 
     /// `admit`, if given, decides who may bring each new event (`IncomingEvents.admit`).
+    /// `foldingBulksFrom`: the size from which a delivery into a log that holds events is
+    /// folded as it is appended (see `takeFolded`); nil, never.
     public init(
-        writer: LogWriter, source: String, maximumSkewMillis: UInt64, batchSize: Int = 20_000, admit: (@Sendable (Event) -> String?)? = nil
+        writer: LogWriter, source: String, maximumSkewMillis: UInt64, batchSize: Int = 20_000, foldingBulksFrom: Int? = nil,
+        admit: (@Sendable (Event) -> String?)? = nil
     ) throws {
         self.source = source
         self.batchSize = batchSize
         incoming = try IncomingEvents(receivingInto: writer, maximumSkewMillis: maximumSkewMillis)
         incoming.admit = admit
-        appender = BatchAppender(writer: writer)
+        appender = BatchAppender(writer: writer, foldingBulksFrom: foldingBulksFrom)
     }
 
     /// Feeds a piece of the stream. A bad event refuses its whole batch: the events verified
@@ -217,18 +223,25 @@ public struct StreamReceiver {
 /// verifies the next: two cores instead of one. At most one batch is in flight, so memory stays
 /// bounded; after a failure nothing more is appended and `append`/`wait` throw it.
 final class BatchAppender: @unchecked Sendable {
-    // @unchecked: `appliedCount`, `fold` and `failure` are guarded by `lock`.
+    // @unchecked: `appliedCount`, `fold`, `folding` and `failure` are guarded by `lock`.
     private let writer: LogWriter
     private let queue = DispatchQueue(label: "tally.batch-appender")
     private let inFlight = DispatchGroup()
     private let lock = NSLock()
     private var appliedCount = 0
     private var fold: FoldedLog?
+    /// Whether `fold` follows the appends (or once did: a fold dropped is not started again).
+    private var folding: Bool
+    /// How many events this delivery must have appended before the log is folded (`StreamReceiver.takeFolded`).
+    private let foldFrom: Int?
     private var failure: (any Error)?
 
-    init(writer: LogWriter) {
+    init(writer: LogWriter, foldingBulksFrom: Int?) {
         self.writer = writer
-        fold = writer.head.lastIndex == 0 ? FoldedLog() : nil
+        let held = writer.head.lastIndex
+        folding = held == 0
+        fold = folding ? FoldedLog() : nil
+        foldFrom = foldingBulksFrom.map { max($0, held > UInt64(Int.max) ? .max : Int(held)) }
     }
 
     var applied: Int { lock.withLock { appliedCount } }
@@ -244,12 +257,30 @@ final class BatchAppender: @unchecked Sendable {
             defer { inFlight.leave() }
             do {
                 let last = try covered.append(to: writer)
-                lock.withLock {
+                let (applied, isFolding) = lock.withLock {
                     appliedCount += batch.count
-                    if fold?.lastIndex == last - UInt64(batch.count) {
-                        for (_, event) in batch { fold!.apply(event) }
-                    } else {
-                        fold = nil  // another append got in between: the fold no longer matches the log
+                    return (appliedCount, folding)
+                }
+                if !isFolding, let foldFrom, applied >= foldFrom {
+                    // A delivery this large is projected from the whole log folded: the log so
+                    // far is read once now, on this queue, beside the verification of what follows.
+                    // A log that cannot be read now only costs the projection its own read.
+                    var started = FoldedLog(expecting: last)
+                    let read =
+                        (try? LogReader(directory: writer.directory).forEachEventChunk { chunk in
+                            for logged in chunk { started.apply(logged.event) }
+                        }) != nil
+                    lock.withLock {
+                        folding = true
+                        fold = read && started.lastIndex == last ? started : nil  // else appended to meanwhile
+                    }
+                } else {
+                    lock.withLock {
+                        if fold?.lastIndex == last - UInt64(batch.count) {
+                            for (_, event) in batch { fold!.apply(event) }
+                        } else {
+                            fold = nil  // another append got in between: the fold no longer matches the log
+                        }
                     }
                 }
             } catch {

@@ -150,6 +150,17 @@ func clusterOwners() throws -> [String: String] {
     return owners
 }
 
+/// The node that holds `ledger`'s live lease, waiting up to `patience` for one to take it (the
+/// writers going on take it; on a loaded machine a lease can lapse between two renewals).
+func eventualOwner(of ledger: String, patience: Duration = .seconds(15)) async throws -> String? {
+    let start = ContinuousClock.now
+    while true {
+        if let owner = try clusterOwners()[ledger] { return owner }
+        guard ContinuousClock.now - start < patience else { return nil }
+        try await Task.sleep(for: .milliseconds(200))
+    }
+}
+
 /// Registers a ledger in the cluster with a read-write token; returns the token.
 func createClusterLedger(_ name: String, staging: String) throws -> String {
     let result = try TallyBinary.run(["ledgers", "create", name, "--ledgers", staging, "--cluster", try #require(ClusterPostgres.url), "--token", "app"])

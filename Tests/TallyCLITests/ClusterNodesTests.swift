@@ -55,7 +55,7 @@ struct ClusterNodesTests {
         var failovers: [Duration] = []
         try await Task.sleep(for: .seconds(2))
         for kill in 0..<3 {
-            let owner = try #require(try clusterOwners()[ledgers[0]], "someone serves \(ledgers[0])")
+            let owner = try #require(try await eventualOwner(of: ledgers[0]), "someone serves \(ledgers[0])")
             let victim = try #require(nodes.first { $0.name == owner })
             let survivor = try #require(nodes.first { $0.name != owner })
             victim.stop(SIGKILL)

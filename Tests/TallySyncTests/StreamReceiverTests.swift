@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TallyCore
 import TallyLog
-import TallyStore
+@testable import TallyStore
 import TallySync
 import TallyTestSupport
 
@@ -71,6 +71,55 @@ import TallyTestSupport
         let rebuilt = try ProjectionRebuilder.rebuild(target, verifyOnly: true)
         #expect(rebuilt.differences.isEmpty, "\(rebuilt.differences)")
         #expect(rebuilt.events == (interleaved ? 61 : 60))
+    }
+
+    /// A receiver into a log that holds events folds nothing until its delivery reaches both
+    /// `foldingBulksFrom` and the log's own size; then it reads the log once and folds the rest
+    /// as it arrives. The bulk projection from that fold equals a rebuild. A smaller delivery,
+    /// or one another append got into, hands over no fold.
+    @Test(arguments: [(held: 10, from: 20, folds: true), (held: 70, from: 20, folds: false), (held: 10, from: 100, folds: false)])
+    func aReceiverIntoALogThatHoldsEventsFoldsOnlyABulk(held: Int, from: Int, folds: Bool) throws {
+        let source = try source(events: 60)
+        let target = try DataDirectory.create(path: folder.file("target-held-\(held)-\(from)"), name: "target")
+        let writer = try target.openWriter()
+        _ = try writer.append((0..<held).map { SampleEvents.expenseCreate(amount: Int64(1_000 + $0)) })
+        try Projector(directory: target).catchUp()
+        var receiver = try StreamReceiver(writer: writer, source: "test", maximumSkewMillis: 300_000, batchSize: 7, foldingBulksFrom: from)
+        for chunk in try records(of: source, for: VersionVector([:])).chunks { try receiver.feed(chunk) }
+        try receiver.finish()
+        writer.close()
+        let folded = receiver.takeFolded()
+        #expect((folded != nil) == folds, "folded through \(folded?.lastIndex ?? 0)")
+        if let folded {
+            var fromDisk = FoldedLog()
+            try target.reader.forEachEvent { fromDisk.apply($0.event) }
+            #expect(folded.lastIndex == UInt64(held + 60))
+            #expect(folded.state.entities == fromDisk.state.entities, "the fold is the whole log's")
+        }
+        var projector = try Projector(directory: target)
+        projector.freshGenerationFrom = UInt64(from)
+        #expect(try projector.catchUpInBulk(through: UInt64(held + 60), startingFrom: folded) == 60)
+        #expect(ProjectionDatabase.currentGeneration(target) == (folds ? 2 : 1), "a bulk gets new views")
+        let rebuilt = try ProjectionRebuilder.rebuild(target, verifyOnly: true)
+        #expect(rebuilt.differences.isEmpty, "\(rebuilt.differences)")
+    }
+
+    @Test func aFoldIsDroppedWhenAnotherAppendGetsIntoTheDelivery() throws {
+        let source = try source(events: 60)
+        let target = try DataDirectory.create(path: folder.file("target-held-interleaved"), name: "target")
+        let writer = try target.openWriter()
+        _ = try writer.append([SampleEvents.expenseCreate(amount: 1_000)])
+        var receiver = try StreamReceiver(writer: writer, source: "test", maximumSkewMillis: 300_000, batchSize: 7, foldingBulksFrom: 10)
+        let chunks = try records(of: source, for: VersionVector([:])).chunks
+        for (position, chunk) in chunks.enumerated() {
+            try receiver.feed(chunk)
+            // Late in the stream: the fold began after the first batches (14 events ≥ 10).
+            if position == chunks.count - 3 { try writer.append([SampleEvents.expenseCreate(amount: 999)]) }
+        }
+        try receiver.finish()
+        writer.close()
+        #expect(receiver.applied == 60)
+        #expect(receiver.takeFolded()?.lastIndex == nil)
     }
 
     /// Appends run one batch behind the verification; a failed append is not lost: the
