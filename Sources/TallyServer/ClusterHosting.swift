@@ -212,8 +212,7 @@ public final class ClusterHosting: Sendable {
         }
         outgoing.headers.add(name: Self.forwardedBy.rawName, value: archive.node)
         let length = request.headers[.contentLength].flatMap { Int64($0) }
-        let isJSON = request.headers[.contentType]?.lowercased().hasPrefix("application/json") == true
-        if isJSON, let length, length >= 0, length <= Self.wholeBodyLimit {
+        if isJSON(request), let length, length >= 0, length <= Self.wholeBodyLimit {
             // Within the body timeout, as the node that serves it would read it: a client that
             // trickles a body must not hold a forward (and its connection) open forever.
             let body = request.body
@@ -226,10 +225,12 @@ public final class ClusterHosting: Sendable {
         } else {
             outgoing.body = .stream(request.body, length: length.map { .known($0) } ?? .unknown)
         }
-        var unavailable = APIError(.serviceUnavailable, "ledger_unavailable", "the node serving this ledger does not answer; try again shortly")
-        unavailable.retryAfter = 1
         let answer: HTTPClientResponse
-        do { answer = try await Self.http.execute(outgoing, deadline: .now() + .hours(24), logger: logger) } catch { throw unavailable }
+        do { answer = try await Self.http.execute(outgoing, deadline: .now() + .hours(24), logger: logger) } catch {
+            var unavailable = APIError(.serviceUnavailable, "ledger_unavailable", "the node serving this ledger does not answer; try again shortly")
+            unavailable.retryAfter = 1
+            throw unavailable
+        }
         var headers = HTTPFields()
         for header in answer.headers where !Self.hopByHop.contains(header.name.lowercased()) {
             if let name = HTTPField.Name(header.name) { headers.append(HTTPField(name: name, value: header.value)) }
@@ -372,8 +373,8 @@ struct ClusterMiddleware: RouterMiddleware {
     private func forward(_ request: Request, _ name: LedgerName, to url: String) async throws -> Response {
         do {
             return try await cluster.forward(request, to: url)
-        } catch let error as APIError where ["body_timeout", "body_incomplete"].contains(error.code) {
-            throw error
+        } catch let error as APIError where error.status.code < 500 {
+            throw error  // the client's own: a body too slow or cut short
         } catch {
             cluster.remember(name, servedAt: nil)
             throw error

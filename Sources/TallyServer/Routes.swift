@@ -169,7 +169,7 @@ func json(_ value: JSONText, status: HTTPResponse.Status = .ok) -> Response {
 /// timeout is what stops a client that sends headers and then a trickle of body from holding
 /// a connection forever (the server's idle timeout only covers the request head).
 func jsonBody(_ request: Request, limit: Int = 1 << 20, timeout: Duration) async throws -> JSONValue {
-    guard let type = request.headers[.contentType], type.lowercased().hasPrefix("application/json") else {
+    guard isJSON(request) else {
         throw APIError(.unsupportedMediaType, "unsupported_media_type", "send the body as Content-Type: application/json")
     }
     let body = request.body
@@ -180,6 +180,9 @@ func jsonBody(_ request: Request, limit: Int = 1 << 20, timeout: Duration) async
     }
     return try StrictJSON.parse(Array(buffer.readableBytesView))
 }
+
+/// Whether `request` says its body is JSON (`Content-Type: application/json`, any parameters).
+func isJSON(_ request: Request) -> Bool { request.headers[.contentType]?.lowercased().hasPrefix("application/json") == true }
 
 /// What `body` gives (reading a request's body, most often), or a 408 `body_timeout` if it has
 /// not finished within `timeout`.

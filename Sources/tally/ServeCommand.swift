@@ -32,6 +32,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The most snapshots of the views kept; older ones thin out evenly.") var snapshotsKept = SnapshotPolicy().keep
     @Option(help: "Seconds a connection may send nothing between requests or within a request head, and the most a JSON body may take, before it is cut off.")
     var idleTimeout = 30.0
+    /// The most a JSON body may take to arrive: `--idle-timeout`.
+    var bodyTimeout: Duration { .milliseconds(Int64(idleTimeout * 1000)) }
     @Option(help: "Host every ledger in this folder (made with 'tally ledgers create'), at /v1/ledgers/NAME/…, instead of the one --data-dir.")
     var ledgers: String?
     @Option(
@@ -81,7 +83,7 @@ struct ServeCommand: AsyncParsableCommand {
         do { try DescriptorBudget.raised().check(maxConnections: maxConnections, maxOpenLedgers: nil) } catch { throw CLIError(error.message) }
         let service = try TallyService(
             directory: try global.open(), logger: logger, lockTimeout: global.lockTimeout, maxStreamsPerToken: maxStreamsPerToken,
-            bodyTimeout: .milliseconds(Int64(idleTimeout * 1000)), attachmentLimits: attachments)
+            bodyTimeout: bodyTimeout, attachmentLimits: attachments)
         let directory = service.directory
         let app = buildApplication(service, options, logger: logger) { address, boundPort in
             try? LocalServer.write(directory, url: "http://127.0.0.1:\(boundPort)", tokens: service.tokens)
@@ -130,7 +132,7 @@ extension ServeCommand {
         (limits.maxOpen, limits.idleClose, limits.schedule) = (maxOpenLedgers, .seconds(idleCloseSeconds), options.schedule)
         limits.hardMaxOpen = budget.maxOpenLedgers(maxConnections: options.maxConnections)
         let thumbnails = TallyService.thumbnailQueue(attachments)
-        let (streams, bodyTimeout) = (maxStreamsPerToken, Duration.milliseconds(Int64(idleTimeout * 1000)))
+        let (streams, bodyTimeout) = (maxStreamsPerToken, bodyTimeout)
         let node = try clusterNode(options, logger: logger)
         let hosted = HostedLedgers(root: (folder as NSString).standardizingPath, limits: limits, cluster: node?.hosting, logger: logger) {
             directory, archive in
@@ -178,7 +180,7 @@ extension ServeCommand {
         return (
             client,
             ClusterHosting(
-                archive: archive, url: url, leaseDuration: .seconds(leaseSeconds), bodyTimeout: .milliseconds(Int64(idleTimeout * 1000)), logger: logger)
+                archive: archive, url: url, leaseDuration: .seconds(leaseSeconds), bodyTimeout: bodyTimeout, logger: logger)
         )
     }
 }
