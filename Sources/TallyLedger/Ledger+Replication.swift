@@ -204,7 +204,8 @@ extension Ledger {
     ) async throws -> Received {
         try await deliveries.run {
             var receiver = try StreamReceiver(
-                writer: writer, source: source, maximumSkewMillis: maximumSkewMillis, foldingBulksFrom: Int(projector.freshGenerationFrom), admit: admit)
+                writer: writer, source: source, maximumSkewMillis: maximumSkewMillis, foldingBulksFrom: Int(clamping: projector.freshGenerationFrom),
+                admit: admit)
             do {
                 try await deliver { try receiver.feed($0.readableBytesView) }
                 try receiver.finish()

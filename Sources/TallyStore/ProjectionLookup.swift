@@ -18,7 +18,10 @@ public struct ProjectionLookup: LedgerLookup {
     /// about more ids than the ledger has ever held (a first import into a young ledger), it
     /// reads the ledger's ids instead: cheaper than asking about each.
     public func held(among ids: [EntityID]) throws -> Set<EntityID> {
-        if ids.count > 500, try Int.fetchOne(db, sql: "SELECT count(*) FROM entity_state") ?? 0 < ids.count {
+        // Counted only up to `ids.count`: a full count would read every state of a large ledger.
+        if ids.count > 500,
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM (SELECT 1 FROM entity_state LIMIT ?)", arguments: [ids.count]) ?? 0 < ids.count
+        {
             let asked = Set(ids)
             var held: Set<EntityID> = []
             let everHeld = try String.fetchCursor(db, sql: "SELECT id FROM entity_state")

@@ -141,7 +141,10 @@ public struct Projector: Sendable {
         let projected = try checkpoint()
         guard last > projected, last - projected >= max(projected, freshGenerationFrom),
             let lock = try ProjectionDatabase.lockGenerations(directory)  // else a rebuild or a first load is writing one
-        else { return try catchUp() }
+        else {
+            given = nil  // not held through the catch-up
+            return try catchUp()
+        }
         defer { lock.release() }
         let startSecond = ProjectionHistory.currentSecond()
         var folded = (consume given) ?? FoldedLog(expecting: last)

@@ -11,10 +11,17 @@ struct TotalsSetAside {
     /// The `CREATE TRIGGER` statements of the triggers dropped.
     private let triggers: [String]
 
-    /// Drops the triggers of `expenses` and `transfers`.
+    /// The triggers `sums` stands in for; any other trigger stays in place during a fill.
+    static let names = [
+        "month_totals_insert", "month_totals_delete", "month_totals_update", "account_days_expense_insert", "account_days_expense_delete",
+        "account_days_expense_update", "account_days_transfer_insert", "account_days_transfer_delete", "account_days_transfer_update",
+    ]
+
+    /// Drops the triggers that keep the totals.
     static func forFilling(_ db: Database) throws -> TotalsSetAside {
+        let marks = Array(repeating: "?", count: names.count).joined(separator: ", ")
         let triggers = try Row.fetchAll(
-            db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name IN ('expenses', 'transfers') ORDER BY name")
+            db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN (\(marks)) ORDER BY name", arguments: StatementArguments(names))
         for trigger in triggers { try db.execute(sql: "DROP TRIGGER \((trigger["name"] as String).quotedDatabaseIdentifier)") }
         return TotalsSetAside(triggers: triggers.map { $0["sql"] })
     }

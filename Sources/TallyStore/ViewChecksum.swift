@@ -24,16 +24,20 @@ public struct ViewChecksum: Sendable, Equatable {
     public var tables: [Table]
 
     /// The tables compared, with their primary keys and the rows that count. A running total
-    /// whose rows were all deleted stays as a row counting none (the triggers only subtract);
-    /// views written from scratch have no such row, so only totals of some rows are compared.
+    /// whose rows were all deleted stays as a row of zeros (the triggers only subtract); views
+    /// written from scratch have no such row, so a row of zeros is not compared — one that
+    /// counts no rows but holds an amount is, as the drift it is.
     static let tableKeys: [(name: String, key: String, counted: String)] = [
         ("projection_checkpoint", "id", "true"), ("entity_state", "id", "true"), ("expenses", "id", "true"),
         ("expense_tags", "expense_id, tag", "true"), ("categories", "id", "true"), ("category_merges", "loser_id", "true"),
         ("todos", "id", "true"), ("settings", "scope, key", "true"), ("budgets", "id", "true"), ("accounts", "id", "true"),
         ("transfers", "id", "true"), ("settlements", "id", "true"), ("expense_lines", "id", "true"),
         ("conflicts", "entity_id, property, loser_hlc, loser_origin", "true"),
-        ("month_totals", "month, category_id, kind, currency", "n <> 0"), ("account_days", "account_id, day, currency", "n <> 0"),
+        ("month_totals", "month, category_id, kind, currency", Self.someTotal), ("account_days", "account_id, day, currency", Self.someTotal),
     ]
+
+    /// A running total's row that is not all zeros.
+    static let someTotal = "NOT (n = 0 AND high = 0 AND low = 0)"
 
     /// Reads and hashes every table.
     public static func compute(_ db: Database) throws -> ViewChecksum {

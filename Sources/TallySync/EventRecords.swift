@@ -275,13 +275,14 @@ final class BatchAppender: @unchecked Sendable {
                         fold = read && started.lastIndex == last ? started : nil  // else appended to meanwhile
                     }
                 } else {
-                    lock.withLock {
-                        if fold?.lastIndex == last - UInt64(batch.count) {
-                            for (_, event) in batch { fold!.apply(event) }
-                        } else {
-                            fold = nil  // another append got in between: the fold no longer matches the log
-                        }
+                    // Another append got in between: the fold no longer matches the log, and is
+                    // let go of outside the lock (freeing a whole ledger's state takes a while).
+                    let dropped: FoldedLog? = lock.withLock {
+                        guard fold?.lastIndex == last - UInt64(batch.count) else { return fold.take() }
+                        for (_, event) in batch { fold!.apply(event) }
+                        return nil
                     }
+                    _ = consume dropped
                 }
             } catch {
                 lock.withLock { failure = error }

@@ -114,7 +114,7 @@ import TallyTestSupport
         let many = Array(held) + (0..<2_000).map { _ in EntityID.uuid(UUID()) }  // more: the ledger's ids read
         #expect(try ledger.views.store.withLookup { try $0.held(among: few) } == held)
         #expect(try ledger.views.store.withLookup { try $0.held(among: many) } == held)
-        #expect(held.contains(deleted))
+        #expect(try ledger.views.store.withLookup { try $0.live(deleted) } == nil, "deleted, yet held once")
     }
 }
 
