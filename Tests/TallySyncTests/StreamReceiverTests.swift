@@ -104,22 +104,23 @@ import TallyTestSupport
         #expect(rebuilt.differences.isEmpty, "\(rebuilt.differences)")
     }
 
-    @Test func aFoldIsDroppedWhenAnotherAppendGetsIntoTheDelivery() throws {
+    /// The same delivery folds when nothing else appends, and drops its fold when another
+    /// append gets in late, after the fold began (the first batches, 14 events ≥ 10).
+    @Test(arguments: [false, true]) func aFoldIsDroppedWhenAnotherAppendGetsIntoTheDelivery(interleaved: Bool) throws {
         let source = try source(events: 60)
-        let target = try DataDirectory.create(path: folder.file("target-held-interleaved"), name: "target")
+        let target = try DataDirectory.create(path: folder.file("target-held-interleaved-\(interleaved)"), name: "target")
         let writer = try target.openWriter()
         _ = try writer.append([SampleEvents.expenseCreate(amount: 1_000)])
         var receiver = try StreamReceiver(writer: writer, source: "test", maximumSkewMillis: 300_000, batchSize: 7, foldingBulksFrom: 10)
         let chunks = try records(of: source, for: VersionVector([:])).chunks
         for (position, chunk) in chunks.enumerated() {
             try receiver.feed(chunk)
-            // Late in the stream: the fold began after the first batches (14 events ≥ 10).
-            if position == chunks.count - 3 { try writer.append([SampleEvents.expenseCreate(amount: 999)]) }
+            if interleaved, position == chunks.count - 3 { try writer.append([SampleEvents.expenseCreate(amount: 999)]) }
         }
         try receiver.finish()
         writer.close()
         #expect(receiver.applied == 60)
-        #expect(receiver.takeFolded()?.lastIndex == nil)
+        #expect(receiver.takeFolded()?.lastIndex == (interleaved ? nil : 61))
     }
 
     /// Appends run one batch behind the verification; a failed append is not lost: the
