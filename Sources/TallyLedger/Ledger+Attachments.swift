@@ -53,13 +53,20 @@ extension Ledger {
         guard case .strings(let digests)? = properties[.attachments] else { return }
         let blobs = blobs
         for digest in digests {
-            guard try await heldSize(ofBlob: digest) != nil else {
+            _ = try await heldSize(ofBlob: digest)  // brought from the archive, if only it holds it
+            let held = try await BlockingThreads.run {
+                try blobs.whileRetentionWaits {
+                    guard try blobs.size(of: digest) != nil else { return false }
+                    utimes(try blobs.file(of: digest), nil)  // attached now: retention (gc) starts over for it
+                    try blobs.ensureArchived(digest)
+                    return true
+                }
+            }
+            guard held else {
                 throw ValidationError(
                     field: "attachments", "no attachment \(digest) on this replica; upload it first (POST /v1/attachments, or tally attachment add)",
                     kind: .conflictsWithState)
             }
-            utimes(try blobs.file(of: digest), nil)  // attached now: retention (gc) starts over for it
-            if blobs.archive != nil { try await BlockingThreads.run { try blobs.ensureArchived(digest) } }
         }
     }
 }
@@ -136,10 +143,16 @@ public struct AttachmentCollector: Sendable {
         }
         report.removed = expired
         guard !dryRun else { return report }
-        // Uploaded or attached again since it was looked at: kept (its time was touched).
-        report.removed = expired.filter { now.timeIntervalSince(lastUpload($0.digest, store)) >= retention }
+        // Uploaded or attached again since it was looked at: kept (its time was touched). Looked
+        // at again and removed while nothing relies on a held blob (`whileRetentionRemoves`).
+        report.removed = try expired.filter { blob in
+            try store.whileRetentionRemoves {
+                guard now.timeIntervalSince(lastUpload(blob.digest, store)) >= retention else { return false }
+                try store.remove(blob.digest)
+                return true
+            }
+        }
         let gone = Set(report.removed.map(\.digest))
-        for blob in report.removed { try store.remove(blob.digest) }
         for (key, file) in thumbnailFiles(store) where gone.contains(key.source) || gone.contains(key.thumbnail) { unlink(file) }
         return report
     }

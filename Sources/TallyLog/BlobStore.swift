@@ -160,6 +160,23 @@ public struct BlobStore: Sendable {
         do { return try call() } catch let error as BlobError { throw error } catch { throw LogError.notArchived(cause: "\(error)") }
     }
 
+    /// Runs `body`, which relies on blobs being held (an upload or a peer's copy of bytes held
+    /// already, an attachment of a held blob), while retention removes none. Retention removes
+    /// a blob in `whileRetentionRemoves` after looking at it again, so a blob is either removed
+    /// first (then written anew, or its attachment refused) or relied on first (its time
+    /// touched, and retention keeps it). A lock on `blobs/retention.lock`: across processes too,
+    /// for `tally attachments gc` beside a running service.
+    public func whileRetentionWaits<Value>(_ body: () throws -> Value) throws -> Value {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return try FileLock.whileHeld(path: path + "/retention.lock", shared: true, body)
+    }
+
+    /// Runs `body`, retention's last look at a blob and its removal, alone.
+    public func whileRetentionRemoves<Value>(_ body: () throws -> Value) throws -> Value {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return try FileLock.whileHeld(path: path + "/retention.lock", shared: false, body)
+    }
+
     /// Deletes a held blob (retention: `tally attachments gc`), from the archive first.
     public func remove(_ digest: String) throws {
         let file = try file(of: digest)
@@ -240,6 +257,10 @@ public final class BlobWriter: @unchecked Sendable {
     /// bytes held already are kept as they are. Checks the quota against what the store holds.
     public func finish() throws -> BlobInfo {
         defer { abort() }
+        return try store.whileRetentionWaits { try finishWhileRetentionWaits() }
+    }
+
+    private func finishWhileRetentionWaits() throws -> BlobInfo {
         let digest = Hex.lowercase(hasher.finalize())
         let file = try store.file(of: digest)
         if (try store.size(of: digest)) != nil {

@@ -46,6 +46,18 @@ public final class FileLock: Sendable {
         return fd
     }
 
+    /// Runs `body` holding the lock on `path` — shared (beside other shared holders) or
+    /// exclusive — waiting for it as long as it takes: for short sections only.
+    public static func whileHeld<Value>(path: String, shared: Bool, _ body: () throws -> Value) throws -> Value {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw LogError.io(operation: "open", path: path, errno: errno) }
+        defer { close(fd) }
+        while flock(fd, shared ? LOCK_SH : LOCK_EX) != 0 {
+            guard errno == EINTR else { throw LogError.io(operation: "flock", path: path, errno: errno) }
+        }
+        return try body()
+    }
+
     /// Releases the lock (idempotent).
     public func release() {
         descriptor.withLock { fd in

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import Synchronization
 import Testing
 import TallyCore
 import TallyImages
@@ -308,6 +309,58 @@ func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes))
         // The audit history still names what was attached.
         let trail = try ledger.views.audit(.uuid(UUID(uuidString: id)!))
         #expect(trail.events.contains { $0.event.properties[.attachments] == .strings([dropped.digest]) })
+    }
+
+    /// Runs `work` on another thread; the returned wait gives whether it had finished by then
+    /// and blocks until it has.
+    static func inBackground(_ work: @escaping @Sendable () throws -> Void) -> (finished: @Sendable () -> Bool, wait: @Sendable () -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        let finished = Mutex(false)
+        DispatchQueue.global().async {
+            try? work()
+            finished.withLock { $0 = true }
+            done.signal()
+        }
+        return ({ finished.withLock { $0 } }, { done.wait() })
+    }
+
+    @Test func anUploadOfHeldBytesWaitsForRetentionsRemovalAndThenWritesThemAnew() throws {
+        let store = BlobStore(path: folder.file("upload-race"))
+        let bytes = Data(AttachmentTests.jpeg(3_000, seed: 4))
+        let blob = try store.store(bytes)
+        let upload = try store.whileRetentionRemoves {
+            let upload = Self.inBackground { _ = try store.store(bytes) }
+            Thread.sleep(forTimeInterval: 0.3)
+            #expect(!upload.finished(), "the upload waits while retention removes")
+            try store.remove(blob.digest)
+            return upload
+        }
+        upload.wait()
+        #expect(try store.size(of: blob.digest) == bytes.count, "the acknowledged upload's bytes are held")
+    }
+
+    @Test func retentionLooksAgainUnderItsLockAndKeepsABlobReliedOnMeanwhile() async throws {
+        let directory = try DataDirectory.create(path: folder.file("gc-race"), name: "g")
+        let ledger = try Ledger(directory: directory)
+        defer { ledger.close() }
+        let blob = try ledger.blobs.store(Data(AttachmentTests.jpeg(3_000, seed: 5)))
+        let collector = AttachmentCollector(ledger.blobs, retention: 3_600)
+        let twoHoursAgo = Date().addingTimeInterval(-7_200)
+        _ = try collector.run(views: ledger.views, dryRun: false, now: twoHoursAgo)  // first seen unreferenced then
+        var times = [timeval(tv_sec: Int(twoHoursAgo.timeIntervalSince1970), tv_usec: 0), timeval(tv_sec: Int(twoHoursAgo.timeIntervalSince1970), tv_usec: 0)]
+        #expect(utimes(try ledger.blobs.file(of: blob.digest), &times) == 0)
+        let views = ledger.views
+        let report = Mutex<AttachmentCollector.Report?>(nil)
+        let gc = try ledger.blobs.whileRetentionWaits {
+            let gc = Self.inBackground { report.withLock { $0 = try? collector.run(views: views, dryRun: false, now: Date()) } }
+            Thread.sleep(forTimeInterval: 0.3)
+            #expect(!gc.finished(), "retention waits while a held blob is relied on")
+            utimes(try ledger.blobs.file(of: blob.digest), nil)  // uploaded again
+            return gc
+        }
+        gc.wait()
+        #expect(report.withLock { $0?.removed.isEmpty } == true)
+        #expect(try ledger.blobs.size(of: blob.digest) != nil, "the blob relied on is kept")
     }
 
     @Test func auditVerifyNamesADamagedAndAMissingBlob() async throws {
