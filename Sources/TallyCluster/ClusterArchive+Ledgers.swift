@@ -58,22 +58,41 @@ extension ClusterArchive {
     }
 
     /// Writes `files` (changed or new) of the lease's ledger, and removes `removed`, under the
-    /// lease: refused (`fenced`) when it is no longer live and this node's.
-    public func store(_ files: [String: [UInt8]], removing removed: [String] = [], of lease: ClusterLease) async throws {
+    /// lease: refused (`fenced`) when it is no longer live and this node's. The operator's edits
+    /// applied to them (`answered`: each edit's id and why it was refused, nil when made) are
+    /// answered in the same transaction.
+    public func store(
+        _ files: [String: [UInt8]], removing removed: [String] = [], answering answered: [EditAnswer] = [], of lease: ClusterLease
+    ) async throws {
         try LedgerFiles.check(files, of: lease.ledger)
-        guard !files.isEmpty || !removed.isEmpty else { return }
+        guard !files.isEmpty || !removed.isEmpty || !answered.isEmpty else { return }
         try await transaction { connection in
             try await Self.lockHeld(lease, on: connection, logger: logger)
-            for (name, bytes) in files.sorted(by: { $0.key < $1.key }) {
-                try await connection.query(
-                    """
-                    INSERT INTO tally_ledger_files (ledger, name, bytes) VALUES (\(lease.ledger), \(name), \(ByteBuffer(bytes: bytes)))
-                    ON CONFLICT (ledger, name) DO UPDATE SET bytes = EXCLUDED.bytes, updated_at = now()
-                    """, logger: logger)
-            }
-            for name in removed {
-                try await connection.query("DELETE FROM tally_ledger_files WHERE ledger = \(lease.ledger) AND name = \(name)", logger: logger)
-            }
+            try await Self.write(files, removing: removed, answering: answered, of: lease.ledger, on: connection, logger: logger)
+        }
+    }
+
+    /// `store`'s writes, in a transaction that holds what allows them.
+    static func write(
+        _ files: [String: [UInt8]], removing removed: [String], answering answered: [EditAnswer], of ledger: String,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        for (name, bytes) in files.sorted(by: { $0.key < $1.key }) {
+            try await connection.query(
+                """
+                INSERT INTO tally_ledger_files (ledger, name, bytes) VALUES (\(ledger), \(name), \(ByteBuffer(bytes: bytes)))
+                ON CONFLICT (ledger, name) DO UPDATE SET bytes = EXCLUDED.bytes, updated_at = now()
+                """, logger: logger)
+        }
+        for name in removed {
+            try await connection.query("DELETE FROM tally_ledger_files WHERE ledger = \(ledger) AND name = \(name)", logger: logger)
+        }
+        for answer in answered {
+            try await connection.query(
+                """
+                UPDATE tally_file_edits SET answered_at = now(), refusal = \(answer.refusal)
+                WHERE id = \(answer.id) AND ledger = \(ledger) AND answered_at IS NULL
+                """, logger: logger)
         }
     }
 

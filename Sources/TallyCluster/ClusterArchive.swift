@@ -82,6 +82,21 @@ public struct ClusterArchive: Sendable {
                 """, logger: logger)
             try await connection.query(
                 "CREATE TABLE IF NOT EXISTS tally_nodes (node text PRIMARY KEY, url text NOT NULL, seen_at timestamptz NOT NULL)", logger: logger)
+            // The operator's edits of a ledger's files (`ClusterArchive+Edits`): answered by
+            // the node that serves the ledger, or by the CLI when none does.
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS tally_file_edits (
+                  id bigserial PRIMARY KEY,
+                  ledger text NOT NULL REFERENCES tally_ledgers ON DELETE CASCADE,
+                  edit bytea NOT NULL,
+                  made_at timestamptz NOT NULL DEFAULT now(),
+                  answered_at timestamptz,
+                  refusal text
+                )
+                """, logger: logger)
+            try await connection.query(
+                "CREATE INDEX IF NOT EXISTS tally_file_edits_pending ON tally_file_edits (ledger, id) WHERE answered_at IS NULL", logger: logger)
             // A blob's name is its SHA-256: PostgreSQL refuses bytes that do not hash to it.
             try await connection.query(
                 """

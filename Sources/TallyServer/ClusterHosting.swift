@@ -115,7 +115,13 @@ public final class ClusterHosting: Sendable {
                     // they were first read (its lease ran out but nobody had taken it yet).
                     let current = try await answered("the files of '\(name)'", within: Self.answerLimit) { try await archive.files(of: name.text) }
                     try await BlockingThreads.run { try LedgerFiles.write(current ?? files, folder: folder) }
-                    return (lease, LeaseValidity(until: asked + leaseDuration - Self.margin), StoredFiles(lease: lease, folder: folder))
+                    let stored = StoredFiles(lease: lease, folder: folder)
+                    do {
+                        try await answered("the edits of '\(name)'", within: Self.answerLimit) { try await Self.applyQueuedEdits(archive, to: stored) }
+                    } catch {
+                        logger.warning("could not apply the operator's edits of a ledger yet", metadata: ["ledger": "\(name)", "error": "\(error)"])
+                    }
+                    return (lease, LeaseValidity(until: asked + leaseDuration - Self.margin), stored)
                 } catch ClusterRefusal.leaseHeld {
                     continue  // taken meanwhile: forwarded next time round
                 } catch ClusterRefusal.notCaughtUp {
@@ -166,6 +172,7 @@ public final class ClusterHosting: Sendable {
             do {
                 let (archive, duration) = (archive, leaseDuration)
                 try await answered("a renewal of '\(lease.ledger)'", within: renewEvery) {
+                    try await Self.applyQueuedEdits(archive, to: files)
                     try await files.store(in: archive)
                     try await archive.renew(lease, for: duration)
                 }
@@ -178,6 +185,19 @@ public final class ClusterHosting: Sendable {
             } catch {
                 logger.warning("could not renew a ledger's lease", metadata: ["ledger": "\(lease.ledger)", "error": "\(error)"])
             }
+        }
+    }
+
+    /// Applies the operator's edits of the ledger queued in PostgreSQL (`CredentialEdit`) to
+    /// its folder here; each is answered with the next store of the folder's files. Asked at
+    /// every renewal, so an edit takes effect within a third of a lease.
+    static func applyQueuedEdits(_ archive: ClusterArchive, to files: StoredFiles) async throws {
+        for (id, bytes) in try await archive.pendingEdits(of: files.lease.ledger) where !files.hasApplied(id) {
+            let folder = files.folder
+            let refusal = try await BlockingThreads.run {
+                CredentialEdit(bytes: bytes).map { $0.apply(folder: folder) } ?? "not an edit this node can read (made by a newer tally?)"
+            }
+            files.applied(EditAnswer(id: id, refusal: refusal))
         }
     }
 
@@ -277,6 +297,9 @@ final class StoredFiles: Sendable {
     let lease: ClusterLease
     let folder: String
     private let stored: Mutex<[String: FileVersion]>
+    /// The operator's edits applied to the folder under this lease, and those of them not
+    /// answered in PostgreSQL yet.
+    private let edits = Mutex<(applied: Set<Int64>, unanswered: [EditAnswer])>(([], []))
     /// The store under way or last made: the next waits for it.
     private let last = Mutex<Task<Void, any Error>?>(nil)
 
@@ -284,6 +307,17 @@ final class StoredFiles: Sendable {
     init(lease: ClusterLease, folder: String) {
         (self.lease, self.folder) = (lease, folder)
         stored = Mutex(LedgerFiles.names.reduce(into: [String: FileVersion]()) { $0[$1] = FileVersion(path: folder + "/" + $1) })
+    }
+
+    /// Whether the edit `id` was applied to the folder here (answered, or to be with the next store).
+    func hasApplied(_ id: Int64) -> Bool { edits.withLock { $0.applied.contains(id) } }
+
+    /// Notes an edit applied to the folder, to be answered with the next store.
+    func applied(_ answer: EditAnswer) {
+        edits.withLock { edits in
+            edits.applied.insert(answer.id)
+            edits.unanswered.append(answer)
+        }
     }
 
     /// Stores the files changed since the last store, after it.
@@ -310,8 +344,10 @@ final class StoredFiles: Sendable {
             now[name] = version
             if let data = FileManager.default.contents(atPath: folder + "/" + name) { changed[name] = Array(data) } else { removed.append(name) }
         }
-        try await archive.store(changed, removing: removed, of: lease)
+        let answering = edits.withLock { $0.unanswered }
+        try await archive.store(changed, removing: removed, answering: answering, of: lease)
         stored.withLock { $0 = now }
+        edits.withLock { $0.unanswered.removeAll { answer in answering.contains(answer) } }
     }
 }
 

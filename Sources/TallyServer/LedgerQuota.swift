@@ -29,6 +29,18 @@ public struct LedgerQuota: Sendable, Codable, Equatable {
 
     public static func write(_ quota: LedgerQuota, folder: String) throws { try file(folder).replace(with: quota) }
 
+    /// This quota (none, with `clearing`) with the limits `change` sets; those it leaves nil
+    /// are left as they were.
+    public func changed(by change: LedgerQuota, clearing: Bool) -> LedgerQuota {
+        var quota = clearing ? LedgerQuota() : self
+        if let value = change.eventsPerDay { quota.eventsPerDay = value }
+        if let value = change.logBytes { quota.logBytes = value }
+        if let value = change.attachmentBytes { quota.attachmentBytes = value }
+        if let value = change.members { quota.members = value }
+        if let value = change.streams { quota.streams = value }
+        return quota
+    }
+
     /// The limits as `name: value` pairs, for an operator.
     public var shown: [(String, Int?)] {
         [("eventsPerDay", eventsPerDay), ("logBytes", logBytes), ("attachmentBytes", attachmentBytes), ("members", members), ("streams", streams)]

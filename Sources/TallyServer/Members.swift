@@ -84,15 +84,28 @@ public final class MemberStore: Sendable {
 
     /// Adds a member; refuses a name taken, a name or password out of rule.
     public func add(_ name: String, role: MemberRole, password: String) throws {
-        try Self.checkName(name)
-        try Self.checkPassword(password)
-        let hash = Bcrypt.hash(Self.bcryptInput(password), cost: cost)
+        try add(try Self.member(name, role: role, password: password, cost: cost))
+    }
+
+    /// A new member with their password hashed at `cost`, not stored yet (the CLI on a cluster
+    /// sends it to the node that serves the ledger: `CredentialEdit`); refuses a name or
+    /// password out of rule.
+    public static func member(_ name: String, role: MemberRole, password: String, cost: UInt8 = 12) throws -> Member {
+        try checkName(name)
+        try checkPassword(password)
+        let hash = Bcrypt.hash(bcryptInput(password), cost: cost)
+        return Member(name: name, role: role, passwordHash: hash, createdAt: ISO8601DateFormatter().string(from: Date()))
+    }
+
+    /// Stores a member made by `member(_:role:password:)`; refuses a name taken or a household full.
+    public func add(_ member: Member) throws {
+        try Self.checkName(member.name)
         try members.update { members in
-            guard !members.contains(where: { $0.name == name }) else {
-                throw ValidationError(field: "name", "a member named '\(name)' exists", kind: .alreadyExists)
+            guard !members.contains(where: { $0.name == member.name }) else {
+                throw ValidationError(field: "name", "a member named '\(member.name)' exists", kind: .alreadyExists)
             }
             try self.checkRoom(for: members)
-            members.append(Member(name: name, role: role, passwordHash: hash, createdAt: ISO8601DateFormatter().string(from: Date())))
+            members.append(member)
         }
     }
 
@@ -217,14 +230,25 @@ public final class MemberStore: Sendable {
 
     /// A one-time invitation to join as `role`: its code (shown once).
     public func invite(role: MemberRole, by owner: String, now: Date = Date()) throws -> (code: String, expiresAt: Date) {
-        let code = Self.randomSecret()
-        let expiresAt = now.addingTimeInterval(Self.invitationLifetime)
+        let (code, invitation) = Self.invitation(role: role, by: owner, now: now)
+        try add(invitation, now: now)
+        return (code, invitation.expiresAt)
+    }
+
+    /// A new invitation's code and the record that stores its hash, not stored yet (the CLI on
+    /// a cluster sends it to the node that serves the ledger: `CredentialEdit`).
+    public static func invitation(role: MemberRole, by owner: String, now: Date = Date()) -> (code: String, invitation: Invitation) {
+        let code = randomSecret()
+        return (code, Invitation(sha256: digest(code), role: role, invitedBy: owner, expiresAt: now.addingTimeInterval(invitationLifetime), used: false))
+    }
+
+    /// Stores an invitation made by `invitation(role:by:)` (the used and expired ones dropped).
+    public func add(_ invitation: Invitation, now: Date = Date()) throws {
         try invitations.update { invitations in
             invitations.removeAll { $0.used || $0.expiresAt <= now }
             guard invitations.count < Self.maxInvitations else { throw ValidationError(field: nil, "at most \(Self.maxInvitations) invitations may be open") }
-            invitations.append(Invitation(sha256: Self.digest(code), role: role, invitedBy: owner, expiresAt: expiresAt, used: false))
+            invitations.append(invitation)
         }
-        return (code, expiresAt)
     }
 
     /// Joins with an invitation's code as a new member `name`, signed in. Refused (nothing

@@ -73,19 +73,34 @@ public final class TokenStore: @unchecked Sendable {
 
     /// Creates a token and returns its secret, which is shown once and stored only as a hash.
     public func create(name: String, scopes: [TokenScope]) throws -> String {
-        guard Self.isValidName(name) else { throw LogError.rejected(reason: "invalid token name: \(Self.nameRule)") }
+        let (secret, record) = try Self.make(name: name, scopes: scopes)
+        try add(record)
+        return secret
+    }
+
+    /// A new token's secret and the record that stores its hash, not stored yet (the CLI on a
+    /// cluster sends the record to the node that serves the ledger: `CredentialEdit`).
+    public static func make(name: String, scopes: [TokenScope]) throws -> (secret: String, record: TokenRecord) {
+        guard isValidName(name) else { throw LogError.rejected(reason: "invalid token name: \(nameRule)") }
         var bytes = [UInt8](repeating: 0, count: 32)
         for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255) }
         let secret =
             "tly_"
             + Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        return (secret, TokenRecord(name: name, scopes: scopes, sha256: digest(secret), createdAt: ISO8601DateFormatter().string(from: Date())))
+    }
+
+    /// Stores a token made by `make`; refuses a name taken.
+    public func add(_ record: TokenRecord) throws {
+        guard Self.isValidName(record.name) else { throw LogError.rejected(reason: "invalid token name: \(Self.nameRule)") }
         try file.update { tokens in
-            guard !tokens.contains(where: { $0.name == name }) else { throw LogError.rejected(reason: "a token named '\(name)' exists; revoke it first") }
-            tokens.append(TokenRecord(name: name, scopes: scopes, sha256: Self.digest(secret), createdAt: ISO8601DateFormatter().string(from: Date())))
+            guard !tokens.contains(where: { $0.name == record.name }) else {
+                throw LogError.rejected(reason: "a token named '\(record.name)' exists; revoke it first")
+            }
+            tokens.append(record)
         }
         lock.withLock { cache = nil }
-        return secret
     }
 
     /// Removes a token by name; false if there was none.

@@ -4,6 +4,7 @@ import Logging
 import PostgresNIO
 import TallyCluster
 import TallyCore
+import TallyServer
 
 /// `tally cluster`: what an operator asks of a cluster of nodes on PostgreSQL (issue 32).
 struct ClusterCommand: AsyncParsableCommand {
@@ -77,5 +78,43 @@ struct ClusterCommand: AsyncParsableCommand {
             }
             return try await body(archive)
         }
+    }
+}
+
+/// `--cluster URL --ledger NAME`: a change to the tokens, members or invitations of a hosted
+/// ledger of a cluster, made through its PostgreSQL for whichever node serves it
+/// (`CredentialEdit`), instead of to a data directory (`--data-dir`).
+struct ClusterLedgerOptions: ParsableArguments {
+    @Option(help: "Make the change to --ledger of the cluster on this PostgreSQL (postgres://…), for the node that serves it.")
+    var cluster: String?
+    @Option(help: "With --cluster: the hosted ledger.") var ledger: String?
+
+    /// The cluster and ledger named; nil without --cluster.
+    func target() throws -> ClusterLedger? {
+        guard let cluster else {
+            if ledger != nil { throw CLIError("--ledger names a ledger of a cluster: give --cluster too (or --data-dir for a ledger's folder)") }
+            return nil
+        }
+        guard let ledger else { throw CLIError("--cluster needs --ledger NAME") }
+        return ClusterLedger(url: cluster, ledger: try LedgersCommand.name(ledger))
+    }
+}
+
+/// A hosted ledger of the cluster on the PostgreSQL at `url`.
+struct ClusterLedger {
+    let url: String
+    let ledger: LedgerName
+
+    /// Makes `edit` of the ledger; throws the refusal (or that no node answered in time).
+    func make(_ edit: CredentialEdit) async throws {
+        let ledger = ledger.text
+        let refusal = try await ClusterCommand.withArchive(url) { archive in
+            do { return try await archive.make(edit, of: ledger) } catch let refusal as ClusterRefusal { throw CLIError("\(refusal)") } catch let late
+                as EditNotAnswered
+            {
+                throw CLIError("\(late)")
+            }
+        }
+        if let refusal { throw CLIError(refusal) }
     }
 }

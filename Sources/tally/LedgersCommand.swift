@@ -121,11 +121,13 @@ struct LedgersCommand: AsyncParsableCommand {
         }
     }
 
-    struct Quota: ParsableCommand {
+    struct Quota: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Set what a ledger may use; a server holds it from the ledger's next write. A limit left out is left as it was.",
             discussion: "Over quota, writes are refused whole (429 for events, 507 for bytes), reads go on.")
-        @OptionGroup var folder: Folder
+        @Option(help: "The folder of ledgers.") var ledgers: String?
+        @Option(help: "Instead of --ledgers: the ledger of the cluster on this PostgreSQL (postgres://…), for the node that serves it.")
+        var cluster: String?
         @Argument(help: "The ledger.") var name: String
         @Option(help: "Events a UTC day (its own writes, imports and pushes).") var eventsPerDay: Int?
         @Option(help: "MiB its log may hold on disk.") var logMib: Int?
@@ -134,23 +136,32 @@ struct LedgersCommand: AsyncParsableCommand {
         @Option(help: "Change feeds it may hold open at once.") var streams: Int?
         @Flag(help: "Remove every limit first.") var clear = false
 
-        func run() throws {
+        func run() async throws {
             let name = try LedgersCommand.name(name)
-            let directory: DataDirectory
-            do { directory = try folder.folder.open(name) } catch let error as LedgerFolderError { throw CLIError("\(error)") }
             for (flag, value) in [
                 ("events-per-day", eventsPerDay), ("log-mib", logMib), ("attachment-mib", attachmentMib), ("members", members), ("streams", streams),
             ] {
                 if let value, !(0...1 << 30).contains(value) { throw CLIError("invalid --\(flag) \(value): 0 to 2^30") }
             }
-            var quota = clear ? LedgerQuota() : try LedgerQuota.read(folder: directory.path)
-            if let eventsPerDay { quota.eventsPerDay = eventsPerDay }
-            if let logMib { quota.logBytes = logMib << 20 }
-            if let attachmentMib { quota.attachmentBytes = attachmentMib << 20 }
-            if let members { quota.members = members }
-            if let streams { quota.streams = streams }
-            try LedgerQuota.write(quota, folder: directory.path)
-            print("Quota of \(name): " + quota.shown.map { "\($0) \($1.map(String.init) ?? "none")" }.joined(separator: ", "))
+            var change = LedgerQuota()
+            change.eventsPerDay = eventsPerDay
+            change.logBytes = logMib.map { $0 << 20 }
+            change.attachmentBytes = attachmentMib.map { $0 << 20 }
+            change.members = members
+            change.streams = streams
+            switch (ledgers, cluster) {
+            case (nil, let url?):
+                try await ClusterLedger(url: url, ledger: name).make(.changeQuota(limits: change, clearing: clear))
+                print("Changed the quota of \(name) in the cluster.")
+            case (let ledgers?, nil):
+                let directory: DataDirectory
+                do { directory = try LedgerFolder(root: ledgers).open(name) } catch let error as LedgerFolderError { throw CLIError("\(error)") }
+                let quota = try LedgerQuota.read(folder: directory.path).changed(by: change, clearing: clear)
+                try LedgerQuota.write(quota, folder: directory.path)
+                print("Quota of \(name): " + quota.shown.map { "\($0) \($1.map(String.init) ?? "none")" }.joined(separator: ", "))
+            default:
+                throw CLIError("give --ledgers DIR (a folder of ledgers) or --cluster URL (a cluster's ledger), one of them")
+            }
         }
     }
 

@@ -23,16 +23,22 @@ struct MembersCommand: ParsableCommand {
         return role
     }
 
-    struct Add: ParsableCommand {
+    struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a member; the password is read from standard input.")
         @OptionGroup var global: GlobalOptions
+        @OptionGroup var hosted: ClusterLedgerOptions
         @Argument(help: "The member's name (what they sign in with).") var name: String
         @Option(help: "owner, member or read-only.") var role = "member"
 
-        func run() throws {
+        func run() async throws {
             let role = try MembersCommand.role(role)
-            let store = MemberStore(directory: try global.open())
-            do { try store.add(name, role: role, password: try MembersCommand.readPassword()) } catch let error as TallyCore.ValidationError {
+            do {
+                if let target = try hosted.target() {
+                    try await target.make(.addMember(try MemberStore.member(name, role: role, password: try MembersCommand.readPassword())))
+                } else {
+                    try MemberStore(directory: try global.open()).add(name, role: role, password: try MembersCommand.readPassword())
+                }
+            } catch let error as TallyCore.ValidationError {
                 throw CLIError("\(error.message)")
             }
             print("Added \(role.rawValue) \(name).")
@@ -54,25 +60,41 @@ struct MembersCommand: ParsableCommand {
         }
     }
 
-    struct Remove: ParsableCommand {
+    struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a member; their sessions end at once.")
         @OptionGroup var global: GlobalOptions
+        @OptionGroup var hosted: ClusterLedgerOptions
         @Argument(help: "The member.") var name: String
 
-        func run() throws {
-            guard try MemberStore(directory: try global.open()).remove(name) else { throw CLIError("no member named '\(name)'") }
+        func run() async throws {
+            if let target = try hosted.target() {
+                try await target.make(.removeMember(name: name))
+            } else {
+                do {
+                    guard try MemberStore(directory: try global.open()).remove(name) else { throw CLIError("no member named '\(name)'") }
+                } catch let error as TallyCore.ValidationError {
+                    throw CLIError("\(error.message)")
+                }
+            }
             print("Removed \(name).")
         }
     }
 
-    struct Invite: ParsableCommand {
+    struct Invite: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Make a one-time invitation (7 days) and print its code.")
         @OptionGroup var global: GlobalOptions
+        @OptionGroup var hosted: ClusterLedgerOptions
         @Option(help: "The role it gives: owner, member or read-only.") var role = "member"
 
-        func run() throws {
-            let invitation = try MemberStore(directory: try global.open()).invite(role: try MembersCommand.role(role), by: "operator")
-            print(invitation.code)
+        func run() async throws {
+            let role = try MembersCommand.role(role)
+            if let target = try hosted.target() {
+                let (code, invitation) = MemberStore.invitation(role: role, by: "operator")
+                try await target.make(.addInvitation(invitation))
+                print(code)
+                return
+            }
+            print(try MemberStore(directory: try global.open()).invite(role: role, by: "operator").code)
         }
     }
 }

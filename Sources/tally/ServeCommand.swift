@@ -190,14 +190,15 @@ struct TokenCommand: ParsableCommand {
         commandName: "token", abstract: "Manage this replica's API tokens (stored as hashes; never replicated).",
         subcommands: [Create.self, List.self, Revoke.self])
 
-    struct Create: ParsableCommand {
+    struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a token and print it once.")
         @OptionGroup var global: GlobalOptions
+        @OptionGroup var hosted: ClusterLedgerOptions
         @Option(help: "A name for the token (recorded as the actor of its writes).") var name: String
         @Option(help: "Comma-separated scopes: read, write, replicate.") var scope = "read"
         @Flag(help: "Print JSON.") var json = false
 
-        func run() throws {
+        func run() async throws {
             var scopes: [TokenScope] = []
             for part in scope.split(separator: ",") {
                 guard let scope = TokenScope(rawValue: part.trimmingCharacters(in: .whitespaces)) else {
@@ -206,7 +207,14 @@ struct TokenCommand: ParsableCommand {
                 scopes.append(scope)
             }
             guard TokenStore.isValidName(name) else { throw CLIError("invalid --name: \(TokenStore.nameRule)") }
-            let secret = try TokenStore(directory: try global.open()).create(name: name, scopes: scopes)
+            let secret: String
+            if let target = try hosted.target() {
+                let (made, record) = try TokenStore.make(name: name, scopes: scopes)
+                try await target.make(.addToken(record))
+                secret = made
+            } else {
+                secret = try TokenStore(directory: try global.open()).create(name: name, scopes: scopes)
+            }
             if json {
                 print(
                     JSONText.object([("name", .string(name)), ("scopes", .array(scopes.map { .string($0.rawValue) })), ("token", .string(secret))]).serialized)
@@ -241,12 +249,17 @@ struct TokenCommand: ParsableCommand {
         }
     }
 
-    struct Revoke: ParsableCommand {
+    struct Revoke: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Revoke a token; a running server refuses it at once.")
         @OptionGroup var global: GlobalOptions
+        @OptionGroup var hosted: ClusterLedgerOptions
         @Argument(help: "The token's name.") var name: String
 
-        func run() throws {
+        func run() async throws {
+            if let target = try hosted.target() {
+                try await target.make(.revokeToken(name: name))
+                return
+            }
             guard try TokenStore(directory: try global.open()).revoke(name: name) else { throw CLIError("no token named '\(name)'") }
         }
     }

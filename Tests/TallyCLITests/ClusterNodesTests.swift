@@ -137,6 +137,56 @@ struct ClusterNodesTests {
         b.stop(SIGTERM)
     }
 
+    /// The operator changes a hosted ledger's tokens and members with the CLI from any machine
+    /// that reaches PostgreSQL (`--cluster URL --ledger NAME`), not in a node's folder: the node
+    /// serving the ledger applies each change and stores it before the command returns, a later
+    /// store of its own files does not undo it, and with no node serving the ledger the command
+    /// changes what PostgreSQL holds, which the next owner serves.
+    @Test func theOperatorsCredentialChangesReachTheNodeThatServesTheLedger() async throws {
+        let ledger = "\(prefix)-k"
+        let url = try #require(ClusterPostgres.url)
+        let token = try createClusterLedger(ledger, staging: folder.file("staging-k"))
+        let (a, b) = (try ClusterNode("\(prefix)-ka", folder: folder.file("ka")), try ClusterNode("\(prefix)-kb", folder: folder.file("kb")))
+        #expect(await a.addExpense(ledger, memo: "first", token: token) == 201)
+        #expect(try clusterOwners()[ledger] == a.name)
+        let made = try TallyBinary.run(["token", "create", "--cluster", url, "--ledger", ledger, "--name", "reader", "--scope", "read"])
+        #expect(made.status == 0, "\(made.stderr)")
+        let reader = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await b.request(.GET, "/v1/ledgers/\(ledger)/expenses", token: reader).status == 200, "through a node that forwards it")
+        #expect(await b.addExpense(ledger, memo: "by a reader", token: reader) == 403)
+        let added = try TallyBinary.command(
+            "/bin/sh",
+            ["-c", "echo 'correct horse battery' | \"$0\" members add mina --role owner --cluster \"$1\" --ledger \"$2\"", TallyBinary.path, url, ledger])
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(try await a.request(.GET, "/v1/ledgers/\(ledger)/members", token: reader).body.contains("\"mina\""))
+        let revoked = try TallyBinary.run(["token", "revoke", "app", "--cluster", url, "--ledger", ledger])
+        #expect(revoked.status == 0, "\(revoked.stderr)")
+        #expect(await a.addExpense(ledger, memo: "revoked", token: token) == 401, "refused as soon as the command returned")
+        let again = try TallyBinary.run(["token", "revoke", "app", "--cluster", url, "--ledger", ledger])
+        #expect(again.status != 0 && again.stderr.contains("no token named 'app'"), "\(again.stderr)")
+        let unknown = try TallyBinary.run(["token", "revoke", "app", "--cluster", url, "--ledger", "\(prefix)-none"])
+        #expect(unknown.status != 0 && unknown.stderr.contains("no ledger named"), "\(unknown.stderr)")
+        // Renewals store the node's own files after the changes: they stay.
+        try await Task.sleep(for: .seconds(2))
+        #expect(await a.addExpense(ledger, memo: "revoked", token: token) == 401)
+        #expect(try await a.request(.GET, "/v1/ledgers/\(ledger)/expenses", token: reader).status == 200)
+        // Nobody serves it: the change is made to what PostgreSQL holds, and the next owner serves it.
+        a.stop(SIGTERM)
+        b.stop(SIGTERM)
+        let start = ContinuousClock.now
+        while try clusterOwners()[ledger] != nil, ContinuousClock.now - start < .seconds(10) { try await Task.sleep(for: .milliseconds(200)) }
+        let writerMade = try TallyBinary.run(["token", "create", "--cluster", url, "--ledger", ledger, "--name", "writer", "--scope", "read,write"])
+        #expect(writerMade.status == 0, "\(writerMade.stderr)")
+        let removed = try TallyBinary.run(["members", "remove", "mina", "--cluster", url, "--ledger", ledger])
+        #expect(removed.status != 0 && removed.stderr.contains("only owner"), "the last owner stays: \(removed.stderr)")
+        let c = try ClusterNode("\(prefix)-kc", folder: folder.file("kc"))
+        let writer = writerMade.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(await c.addExpense(ledger, memo: "by the writer", token: writer) == 201)
+        #expect(Set(try await c.memos(ledger, token: reader)) == ["first", "by the writer"])
+        #expect(await c.addExpense(ledger, memo: "revoked", token: token) == 401)
+        c.stop(SIGTERM)
+    }
+
     /// A client that sends a write's headers to a node that does not hold the ledger and then
     /// a trickle of its body is cut off by that node's body timeout (408), as the owner would
     /// cut it off: the forward reads a short body whole before sending it on, and must not wait
