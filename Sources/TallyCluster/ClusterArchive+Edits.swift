@@ -22,6 +22,7 @@ extension ClusterArchive {
     /// Queues `edit` of `ledger`; returns its id. A 'no such ledger' refusal (`invalid`) when the
     /// cluster registers none.
     public func queueEdit(_ edit: [UInt8], of ledger: String) async throws -> Int64 {
+        guard edit.count <= Self.maxEditBytes else { throw ClusterRefusal.invalid("an edit of \(edit.count) bytes (at most \(Self.maxEditBytes))") }
         var id: Int64?
         for try await (made, ) in try await client.query(
             """
@@ -34,6 +35,9 @@ extension ClusterArchive {
         guard let id else { throw ClusterRefusal.invalid("no ledger named '\(ledger)' in the cluster") }
         return id
     }
+
+    /// The most bytes one edit may hold (they are small: a token's or a member's record).
+    public static let maxEditBytes = 64 << 10
 
     /// The edits of `ledger` not answered yet, oldest first.
     public func pendingEdits(of ledger: String) async throws -> [(id: Int64, edit: [UInt8])] {
@@ -63,6 +67,16 @@ extension ClusterArchive {
     public func applyWhileUnserved(
         _ id: Int64, of ledger: String, _ apply: ([UInt8], [String: [UInt8]]) throws -> (files: [String: [UInt8]], refusal: String?)
     ) async throws -> EditAnswer? {
+        do {
+            return try await applyUnderTheLeaseRow(id, of: ledger, apply)
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55P03" {
+            return nil  // the lease's row stayed locked (a node taking the ledger): its owner answers
+        }
+    }
+
+    private func applyUnderTheLeaseRow(
+        _ id: Int64, of ledger: String, _ apply: ([UInt8], [String: [UInt8]]) throws -> (files: [String: [UInt8]], refusal: String?)
+    ) async throws -> EditAnswer? {
         try await transaction { connection in
             try await connection.query("SET LOCAL lock_timeout = '2s'", logger: logger)
             // The lease's row, locked as a take locks it: no node takes the ledger until this commits.
@@ -76,6 +90,9 @@ extension ClusterArchive {
                 served = live
             }
             guard !served else { return nil }
+            // A new epoch: the last owner, whose lease ran out untaken, may not renew it and serve
+            // its copy of the files from before this edit (or store that copy over it).
+            try await connection.query("UPDATE tally_leases SET epoch = epoch + 1, owner = '' WHERE ledger = \(ledger)", logger: logger)
             var edit: (bytes: [UInt8], answered: Bool, refusal: String?)?
             for try await (bytes, answered, refusal) in try await connection.query(
                 "SELECT edit, answered_at IS NOT NULL, refusal FROM tally_file_edits WHERE id = \(id) AND ledger = \(ledger) FOR UPDATE", logger: logger

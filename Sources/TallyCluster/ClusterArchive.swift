@@ -162,17 +162,22 @@ public struct ClusterArchive: Sendable {
     }
 
     /// Extends `lease` by `duration` from now, if nobody has taken it since (an expired lease
-    /// nobody took is still this node's: no other node can have archived under it).
-    public func renew(_ lease: ClusterLease, for duration: Duration) async throws {
+    /// nobody took is still this node's: no other node can have archived under it, and the CLI's
+    /// edit of a ledger nobody serves moves its epoch on). Returns whether operator's edits of
+    /// the ledger wait to be applied (`pendingEdits`), asked in the same statement.
+    @discardableResult
+    public func renew(_ lease: ClusterLease, for duration: Duration) async throws -> Bool {
         let milliseconds = Self.milliseconds(duration)
         let rows = try await client.query(
             """
             UPDATE tally_leases SET expires_at = statement_timestamp() + \(milliseconds) * interval '1 millisecond'
-            WHERE ledger = \(lease.ledger) AND epoch = \(lease.epoch) AND owner = \(lease.node) RETURNING epoch
+            WHERE ledger = \(lease.ledger) AND epoch = \(lease.epoch) AND owner = \(lease.node)
+            RETURNING EXISTS (SELECT 1 FROM tally_file_edits e WHERE e.ledger = tally_leases.ledger AND e.answered_at IS NULL)
             """, logger: logger)
-        var renewed = false
-        for try await _ in rows { renewed = true }
-        guard renewed else { throw ClusterRefusal.fenced(ledger: lease.ledger, epoch: lease.epoch) }
+        var renewed: Bool?
+        for try await (editsWait, ) in rows.decode((Bool,).self) { renewed = editsWait }
+        guard let renewed else { throw ClusterRefusal.fenced(ledger: lease.ledger, epoch: lease.epoch) }
+        return renewed
     }
 
     /// Gives `lease` up at once (a node drained before it stops), so another node need not

@@ -31,7 +31,15 @@ extension Ledger {
     package func missingBlobs(among digests: [String]) async throws -> [String] {
         let blobs = blobs
         return try await BlockingThreads.run {
-            let lacking = try digests.filter { try blobs.size(of: $0) == nil }
+            // Those held are touched, as an upload would touch them: the peer is told not to send
+            // them, and retention, which looks at them again under its lock, keeps them.
+            let lacking = try blobs.whileRetentionWaits {
+                try digests.filter { digest in
+                    guard try blobs.size(of: digest) != nil else { return true }
+                    utimes(try blobs.file(of: digest), nil)
+                    return false
+                }
+            }
             guard !lacking.isEmpty, let archive = blobs.archive else { return lacking }
             let archived = try archive.held(among: lacking)
             return lacking.filter { !archived.contains($0) }
@@ -113,10 +121,7 @@ public struct AttachmentCollector: Sendable {
 
     /// Runs once against the views as `views` shows them.
     public func run(views: LedgerViews, dryRun: Bool, now: Date = Date()) throws -> Report {
-        let referenced = try views.referencedAttachments()
-        let thumbnails = thumbnailIndex(store)
-        var live = referenced
-        for (source, thumbnail) in thumbnails where referenced.contains(source) { live.insert(thumbnail) }
+        let live = try liveBlobs(views)
         let ledger = SecretFile<[String: Date]>(path: store.path + "/unreferenced.json", empty: [:])
         var report = Report()
         try FileManager.default.createDirectory(atPath: store.path, withIntermediateDirectories: true)
@@ -143,11 +148,13 @@ public struct AttachmentCollector: Sendable {
         }
         report.removed = expired
         guard !dryRun else { return report }
-        // Uploaded or attached again since it was looked at: kept (its time was touched). Looked
-        // at again and removed while nothing relies on a held blob (`whileRetentionRemoves`).
-        report.removed = try expired.filter { blob in
-            try store.whileRetentionRemoves {
-                guard now.timeIntervalSince(lastUpload(blob.digest, store)) >= retention else { return false }
+        // Looked at again and removed while nothing relies on a held blob
+        // (`whileRetentionRemoves`): one referenced since (an edit from a peer), uploaded,
+        // attached or asked for by a peer again since (its time touched) is kept.
+        report.removed = try store.whileRetentionRemoves {
+            let liveNow = try liveBlobs(views)
+            return try expired.filter { blob in
+                guard !liveNow.contains(blob.digest), now.timeIntervalSince(lastUpload(blob.digest, store)) >= retention else { return false }
                 try store.remove(blob.digest)
                 return true
             }
@@ -155,6 +162,14 @@ public struct AttachmentCollector: Sendable {
         let gone = Set(report.removed.map(\.digest))
         for (key, file) in thumbnailFiles(store) where gone.contains(key.source) || gone.contains(key.thumbnail) { unlink(file) }
         return report
+    }
+
+    /// The blobs live entities reference, and the thumbnails of those.
+    func liveBlobs(_ views: LedgerViews) throws -> Set<String> {
+        let referenced = try views.referencedAttachments()
+        var live = referenced
+        for (source, thumbnail) in thumbnailIndex(store) where referenced.contains(source) { live.insert(thumbnail) }
+        return live
     }
 
     /// When a blob was last written or uploaded again (its file's modification time).

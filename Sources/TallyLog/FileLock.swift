@@ -47,9 +47,11 @@ public final class FileLock: Sendable {
     }
 
     /// Runs `body` holding the lock on `path` — shared (beside other shared holders) or
-    /// exclusive — waiting for it as long as it takes: for short sections only.
+    /// exclusive — waiting for it as long as it takes: for short sections only. The file is
+    /// opened to read (made readable by all if missing: it holds nothing), so a lock file made
+    /// by another user, such as root running a command, still locks.
     public static func whileHeld<Value>(path: String, shared: Bool, _ body: () throws -> Value) throws -> Value {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw LogError.io(operation: "open", path: path, errno: errno) }
         defer { close(fd) }
         while flock(fd, shared ? LOCK_SH : LOCK_EX) != 0 {

@@ -115,11 +115,11 @@ public final class ClusterHosting: Sendable {
                     // they were first read (its lease ran out but nobody had taken it yet).
                     let current = try await answered("the files of '\(name)'", within: Self.answerLimit) { try await archive.files(of: name.text) }
                     try await BlockingThreads.run { try LedgerFiles.write(current ?? files, folder: folder) }
+                    // The operator's edits queued for it, made before it is served.
                     let stored = StoredFiles(lease: lease, folder: folder)
-                    do {
-                        try await answered("the edits of '\(name)'", within: Self.answerLimit) { try await Self.applyQueuedEdits(archive, to: stored) }
-                    } catch {
-                        logger.warning("could not apply the operator's edits of a ledger yet", metadata: ["ledger": "\(name)", "error": "\(error)"])
+                    let edits = try await answered("the edits of '\(name)'", within: Self.answerLimit) { try await archive.pendingEdits(of: name.text) }
+                    if !edits.isEmpty {
+                        try await answered("the edits of '\(name)'", within: Self.answerLimit) { try await stored.store(in: archive, applying: edits) }
                     }
                     return (lease, LeaseValidity(until: asked + leaseDuration - Self.margin), stored)
                 } catch ClusterRefusal.leaseHeld {
@@ -172,9 +172,8 @@ public final class ClusterHosting: Sendable {
             do {
                 let (archive, duration) = (archive, leaseDuration)
                 try await answered("a renewal of '\(lease.ledger)'", within: renewEvery) {
-                    try await Self.applyQueuedEdits(archive, to: files)
-                    try await files.store(in: archive)
-                    try await archive.renew(lease, for: duration)
+                    let editsWait = try await archive.renew(lease, for: duration)
+                    try await files.store(in: archive, applying: editsWait ? try await archive.pendingEdits(of: lease.ledger) : [])
                 }
                 validity.extend(to: asked + leaseDuration - Self.margin)
             } catch ClusterRefusal.fenced {
@@ -185,19 +184,6 @@ public final class ClusterHosting: Sendable {
             } catch {
                 logger.warning("could not renew a ledger's lease", metadata: ["ledger": "\(lease.ledger)", "error": "\(error)"])
             }
-        }
-    }
-
-    /// Applies the operator's edits of the ledger queued in PostgreSQL (`CredentialEdit`) to
-    /// its folder here; each is answered with the next store of the folder's files. Asked at
-    /// every renewal, so an edit takes effect within a third of a lease.
-    static func applyQueuedEdits(_ archive: ClusterArchive, to files: StoredFiles) async throws {
-        for (id, bytes) in try await archive.pendingEdits(of: files.lease.ledger) where !files.hasApplied(id) {
-            let folder = files.folder
-            let refusal = try await BlockingThreads.run {
-                CredentialEdit(bytes: bytes).map { $0.apply(folder: folder) } ?? "not an edit this node can read (made by a newer tally?)"
-            }
-            files.applied(EditAnswer(id: id, refusal: refusal))
         }
     }
 
@@ -309,29 +295,37 @@ final class StoredFiles: Sendable {
         stored = Mutex(LedgerFiles.names.reduce(into: [String: FileVersion]()) { $0[$1] = FileVersion(path: folder + "/" + $1) })
     }
 
-    /// Whether the edit `id` was applied to the folder here (answered, or to be with the next store).
-    func hasApplied(_ id: Int64) -> Bool { edits.withLock { $0.applied.contains(id) } }
+    /// The most edits one store applies (a backlog is worked off a store at a time).
+    static let editsPerStore = 32
 
-    /// Notes an edit applied to the folder, to be answered with the next store.
-    func applied(_ answer: EditAnswer) {
-        edits.withLock { edits in
-            edits.applied.insert(answer.id)
-            edits.unanswered.append(answer)
-        }
-    }
-
-    /// Stores the files changed since the last store, after it.
-    func store(in archive: ClusterArchive) async throws {
+    /// Stores the files changed since the last store, after it — first applying `edits` (the
+    /// operator's, queued in PostgreSQL: `CredentialEdit`) not applied here yet, so that each
+    /// edit's answer is stored in the transaction that stores the files it changed. One store
+    /// at a time: a store left behind by its caller's time limit still holds the next back.
+    func store(in archive: ClusterArchive, applying edits: [(id: Int64, edit: [UInt8])] = []) async throws {
         let store = last.withLock { last in
             let previous = last
             let next = Task {
                 _ = await previous?.result
+                try await self.apply(edits)
                 try await self.storeChanged(in: archive)
             }
             last = next
             return next
         }
         try await store.value
+    }
+
+    private func apply(_ queued: [(id: Int64, edit: [UInt8])]) async throws {
+        let folder = folder
+        for (id, bytes) in queued.prefix(Self.editsPerStore) {
+            guard edits.withLock({ $0.applied.insert(id).inserted }) else { continue }
+            let refusal = try await BlockingThreads.run { () -> String? in
+                guard bytes.count <= CredentialEdit.maxBytes else { return "an edit of more than \(CredentialEdit.maxBytes) bytes" }
+                return CredentialEdit(bytes: bytes).map { $0.apply(folder: folder) } ?? "not an edit this node can read (made by a newer tally?)"
+            }
+            edits.withLock { $0.unanswered.append(EditAnswer(id: id, refusal: refusal)) }
+        }
     }
 
     private func storeChanged(in archive: ClusterArchive) async throws {

@@ -50,6 +50,9 @@ public enum CredentialEdit: Codable, Sendable, Equatable {
         }
     }
 
+    /// The most bytes an edit may hold; a node refuses a larger one unread.
+    public static let maxBytes = ClusterArchive.maxEditBytes
+
     /// The edit as it is queued.
     public var bytes: [UInt8] { Array((try? JSONEncoder().encode(self)) ?? Data()) }
 
@@ -105,6 +108,6 @@ public struct EditNotAnswered: Error, CustomStringConvertible {
     public let waited: Duration
 
     public var description: String {
-        "no node answered the edit of ledger '\(ledger)' within \(waited.components.seconds) s; it stays queued and is made before the ledger is next served"
+        "no node answered the edit of ledger '\(ledger)' within \(waited.components.seconds) s; it stays queued, and the node that serves the ledger makes it at its next renewal (or before it next serves the ledger); a token made so is of no use (its secret was not shown): revoke it"
     }
 }

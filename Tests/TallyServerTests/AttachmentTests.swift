@@ -311,17 +311,38 @@ func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes))
         #expect(trail.events.contains { $0.event.properties[.attachments] == .strings([dropped.digest]) })
     }
 
-    /// Runs `work` on another thread; the returned wait gives whether it had finished by then
-    /// and blocks until it has.
+    /// Runs `work` on another thread and returns once it is about to start it (and 0.3 s more,
+    /// for it to reach a lock it waits on): `finished` says whether it has, `wait` blocks until it has.
     static func inBackground(_ work: @escaping @Sendable () throws -> Void) -> (finished: @Sendable () -> Bool, wait: @Sendable () -> Void) {
-        let done = DispatchSemaphore(value: 0)
+        let (started, done) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
         let finished = Mutex(false)
         DispatchQueue.global().async {
+            started.signal()
             try? work()
             finished.withLock { $0 = true }
             done.signal()
         }
+        started.wait()
+        Thread.sleep(forTimeInterval: 0.3)
         return ({ finished.withLock { $0 } }, { done.wait() })
+    }
+
+    /// A ledger holding one blob nobody references, first seen unreferenced by retention two
+    /// hours ago and last uploaded then, and a retention of an hour: the blob is due.
+    func ledgerWithAnOldUnreferencedBlob(_ name: String, seed: UInt8) throws -> (Ledger, BlobInfo, AttachmentCollector) {
+        let ledger = try Ledger(directory: try DataDirectory.create(path: folder.file(name), name: "g"))
+        let blob = try ledger.blobs.store(Data(AttachmentTests.jpeg(3_000, seed: seed)))
+        let collector = AttachmentCollector(ledger.blobs, retention: 3_600)
+        _ = try collector.run(views: ledger.views, dryRun: false, now: Date().addingTimeInterval(-7_200))  // first seen unreferenced then
+        try Self.makeOld(blob.digest, in: ledger.blobs)
+        return (ledger, blob, collector)
+    }
+
+    /// Sets the blob's modification time (its last upload, to retention) two hours back.
+    static func makeOld(_ digest: String, in store: BlobStore) throws {
+        let old = Int(Date().timeIntervalSince1970) - 7_200
+        var times = [timeval(tv_sec: old, tv_usec: 0), timeval(tv_sec: old, tv_usec: 0)]
+        #expect(utimes(try store.file(of: digest), &times) == 0)
     }
 
     @Test func anUploadOfHeldBytesWaitsForRetentionsRemovalAndThenWritesThemAnew() throws {
@@ -330,7 +351,6 @@ func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes))
         let blob = try store.store(bytes)
         let upload = try store.whileRetentionRemoves {
             let upload = Self.inBackground { _ = try store.store(bytes) }
-            Thread.sleep(forTimeInterval: 0.3)
             #expect(!upload.finished(), "the upload waits while retention removes")
             try store.remove(blob.digest)
             return upload
@@ -340,20 +360,12 @@ func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes))
     }
 
     @Test func retentionLooksAgainUnderItsLockAndKeepsABlobReliedOnMeanwhile() async throws {
-        let directory = try DataDirectory.create(path: folder.file("gc-race"), name: "g")
-        let ledger = try Ledger(directory: directory)
+        let (ledger, blob, collector) = try ledgerWithAnOldUnreferencedBlob("gc-race", seed: 5)
         defer { ledger.close() }
-        let blob = try ledger.blobs.store(Data(AttachmentTests.jpeg(3_000, seed: 5)))
-        let collector = AttachmentCollector(ledger.blobs, retention: 3_600)
-        let twoHoursAgo = Date().addingTimeInterval(-7_200)
-        _ = try collector.run(views: ledger.views, dryRun: false, now: twoHoursAgo)  // first seen unreferenced then
-        var times = [timeval(tv_sec: Int(twoHoursAgo.timeIntervalSince1970), tv_usec: 0), timeval(tv_sec: Int(twoHoursAgo.timeIntervalSince1970), tv_usec: 0)]
-        #expect(utimes(try ledger.blobs.file(of: blob.digest), &times) == 0)
         let views = ledger.views
         let report = Mutex<AttachmentCollector.Report?>(nil)
         let gc = try ledger.blobs.whileRetentionWaits {
             let gc = Self.inBackground { report.withLock { $0 = try? collector.run(views: views, dryRun: false, now: Date()) } }
-            Thread.sleep(forTimeInterval: 0.3)
             #expect(!gc.finished(), "retention waits while a held blob is relied on")
             utimes(try ledger.blobs.file(of: blob.digest), nil)  // uploaded again
             return gc
@@ -361,6 +373,50 @@ func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes))
         gc.wait()
         #expect(report.withLock { $0?.removed.isEmpty } == true)
         #expect(try ledger.blobs.size(of: blob.digest) != nil, "the blob relied on is kept")
+    }
+
+    /// Holds retention off (`whileRetentionWaits`) on a thread of its own until the returned
+    /// release is called.
+    static func holdRetentionOff(_ store: BlobStore) -> @Sendable () -> Void {
+        let (held, release) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        Thread.detachNewThread {
+            try? store.whileRetentionWaits {
+                held.signal()
+                release.wait()
+            }
+        }
+        held.wait()
+        return { release.signal() }
+    }
+
+    @Test func retentionLooksAgainAtWhatIsReferencedAndKeepsABlobAnEditNamedMeanwhile() async throws {
+        let (ledger, blob, collector) = try ledgerWithAnOldUnreferencedBlob("gc-referenced", seed: 6)
+        defer { ledger.close() }
+        let release = Self.holdRetentionOff(ledger.blobs)
+        let views = ledger.views
+        let report = Mutex<AttachmentCollector.Report?>(nil)
+        let gc = Self.inBackground { report.withLock { $0 = try? collector.run(views: views, dryRun: false, now: Date()) } }
+        #expect(!gc.finished(), "retention waits")
+        // An expense names the blob while retention waits (written as a peer's edit arrives:
+        // the blob's time not touched).
+        var properties: PropertyMap = [.kind: .string("expense"), .amount: .int(100), .currency: .string("KRW")]
+        properties[.attachments] = .strings([blob.digest])
+        _ = try await ledger.create(.expense, properties, actor: "cli:test")
+        try Self.makeOld(blob.digest, in: ledger.blobs)
+        release()
+        gc.wait()
+        #expect(report.withLock { $0?.removed.isEmpty } == true)
+        #expect(try ledger.blobs.size(of: blob.digest) != nil, "the blob an expense names is kept")
+    }
+
+    @Test func aPeerToldABlobIsHeldFindsItKeptByRetention() async throws {
+        let (ledger, blob, collector) = try ledgerWithAnOldUnreferencedBlob("gc-peer", seed: 7)
+        defer { ledger.close() }
+        let missing = String(repeating: "ab", count: 32)
+        #expect(try await ledger.missingBlobs(among: [blob.digest, missing]) == [missing])
+        let report = try collector.run(views: ledger.views, dryRun: false, now: Date())
+        #expect(report.removed.isEmpty, "a blob a peer was told is held is touched, as an upload")
+        #expect(try ledger.blobs.size(of: blob.digest) != nil)
     }
 
     @Test func auditVerifyNamesADamagedAndAMissingBlob() async throws {
