@@ -50,6 +50,18 @@ extension ClusterArchive {
         return edits
     }
 
+    /// How many edits of each ledger wait to be answered (`tally cluster status`); a ledger
+    /// with none is left out.
+    public func waitingEdits() async throws -> [String: Int] {
+        var waiting: [String: Int] = [:]
+        for try await (ledger, count) in try await client.query(
+            "SELECT ledger, count(*) FROM tally_file_edits WHERE answered_at IS NULL GROUP BY ledger", logger: logger
+        ).decode((String, Int64).self) {
+            waiting[ledger] = Int(count)
+        }
+        return waiting
+    }
+
     /// The answer to edit `id`; nil while it waits.
     public func answer(ofEdit id: Int64) async throws -> EditAnswer? {
         var answer: EditAnswer?

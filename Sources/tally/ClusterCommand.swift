@@ -14,18 +14,20 @@ struct ClusterCommand: AsyncParsableCommand {
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract:
-                "The nodes (last seen) and each ledger's lease (owner, epoch, live, expiry), archived log (bytes, last write) and attachments.")
+                "The nodes (last seen) and each ledger's lease (owner, epoch, live, expiry), archived log (bytes, last write), attachments and the operator's edits waiting for its owner."
+        )
         @Option(help: "The cluster's PostgreSQL (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE).") var cluster: String
         @Flag(help: "Print JSON.") var json = false
 
         func run() async throws {
-            let (nodes, leases, ledgers, archived, blobs) = try await ClusterCommand.withArchive(cluster) { archive in
+            let (nodes, leases, ledgers, archived, blobs, edits) = try await ClusterCommand.withArchive(cluster) { archive in
                 (
                     try await archive.nodes(), try await archive.leases(), try await archive.ledgers(), try await archive.archiveUsage(),
-                    try await archive.blobUsage()
+                    try await archive.blobUsage(), try await archive.waitingEdits()
                 )
             }
-            let held = Dictionary(leases.map { ($0.ledger, $0) }, uniquingKeysWith: { first, _ in first })
+            // A lease nobody has held yet, or moved on by the CLI's edit of a ledger nobody served, has no owner.
+            let held = Dictionary(leases.filter { !$0.owner.isEmpty }.map { ($0.ledger, $0) }, uniquingKeysWith: { first, _ in first })
             if json {
                 let nodeItems: [JSONText] = nodes.map {
                     .object([("node", .string($0.node)), ("url", .string($0.url)), ("secondsSinceSeen", .int(Int64($0.secondsSinceSeen.rounded())))])
@@ -39,6 +41,7 @@ struct ClusterCommand: AsyncParsableCommand {
                         ("archivedBytes", .int(archived[name]?.bytes ?? 0)),
                         ("secondsSinceLastWrite", archived[name].map { .int(Int64($0.secondsSinceWrite.rounded())) } ?? .null),
                         ("blobs", .int(Int64(blobs[name]?.count ?? 0))), ("blobBytes", .int(blobs[name]?.bytes ?? 0)),
+                        ("editsWaiting", .int(Int64(edits[name] ?? 0))),
                     ])
                 }
                 print(JSONText.object([("nodes", .array(nodeItems)), ("ledgers", .array(ledgerItems))]).serialized)
@@ -52,10 +55,12 @@ struct ClusterCommand: AsyncParsableCommand {
                 return [
                     name, lease?.owner ?? "-", lease.map { "\($0.epoch)" } ?? "-", state, "\(archived[name]?.bytes ?? 0)",
                     archived[name].map { "\(Int($0.secondsSinceWrite.rounded())) s ago" } ?? "never", "\(blobs[name]?.count ?? 0)",
-                    "\(blobs[name]?.bytes ?? 0)",
+                    "\(blobs[name]?.bytes ?? 0)", "\(edits[name] ?? 0)",
                 ]
             }
-            print(Table.render(header: ["LEDGER", "OWNER", "EPOCH", "LEASE", "LOG BYTES", "LAST WRITE", "BLOBS", "BLOB BYTES"], rows: rows))
+            print(
+                Table.render(
+                    header: ["LEDGER", "OWNER", "EPOCH", "LEASE", "LOG BYTES", "LAST WRITE", "BLOBS", "BLOB BYTES", "EDITS WAITING"], rows: rows))
         }
     }
 
@@ -63,7 +68,10 @@ struct ClusterCommand: AsyncParsableCommand {
     static func withArchive<Result: Sendable>(_ url: String, _ body: @Sendable (ClusterArchive) async throws -> Result) async throws -> Result {
         let configuration: PostgresClient.Configuration
         do { configuration = try PostgresURL.configuration(url) } catch { throw CLIError("invalid --cluster: \(error)") }
-        let logger = Logger(label: "tally") { StreamLogHandler.standardError(label: $0) }
+        // The pool's own notes on each failed connection are not the operator's business: the
+        // command says once, within 10 s, that PostgreSQL does not answer.
+        var logger = Logger(label: "tally") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = .error
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
@@ -72,7 +80,7 @@ struct ClusterCommand: AsyncParsableCommand {
             try await Task.sleep(for: .milliseconds(20))
             let archive = ClusterArchive(client: client, node: "tally-cli", logger: logger)
             do {
-                try await archive.migrate()
+                try await answered("a first query", within: .seconds(10)) { try await archive.migrate() }
             } catch {
                 throw CLIError("the cluster's PostgreSQL at \(url) does not answer: \(String(reflecting: error).prefix(300))")
             }

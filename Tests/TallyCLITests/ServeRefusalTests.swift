@@ -58,4 +58,25 @@ import TallyTestSupport
         #expect(status != 0)
         #expect(message.contains("--advertise"), "\(message)")
     }
+
+    /// The operator's commands on a cluster check their options before they connect, and a
+    /// PostgreSQL that does not answer is one clear line within seconds, not a minute of the
+    /// connection pool's retries.
+    @Test func theOperatorsClusterCommandsRefuseBadOptionsAndSayAtOnceThatPostgreSQLDoesNotAnswer() throws {
+        for (arguments, expected) in [
+            (["token", "create", "--name", "x", "--ledger", "abc"], "give --cluster too"),
+            (["token", "revoke", "x", "--cluster", Self.cluster], "--cluster needs --ledger"),
+            (["members", "remove", "x", "--cluster", Self.cluster, "--ledger", "../etc"], "is not a ledger name"),
+            (["ledgers", "quota", "abc", "--members", "3"], "give --ledgers DIR"),
+            (["ledgers", "quota", "abc", "--members=-1", "--cluster", Self.cluster], "invalid --members"),
+        ] {
+            let result = try TallyBinary.run(arguments)
+            #expect(result.status != 0 && result.stderr.contains(expected), "\(arguments): \(result.stderr)")
+        }
+        let start = Date()
+        let unanswered = try TallyBinary.run(["token", "revoke", "x", "--cluster", Self.cluster, "--ledger", "abc"])
+        #expect(unanswered.status != 0 && unanswered.stderr.contains("does not answer"), "\(unanswered.stderr)")
+        #expect(unanswered.stderr.split(separator: "\n").count == 1, "one line: \(unanswered.stderr)")
+        #expect(Date().timeIntervalSince(start) < 30)
+    }
 }

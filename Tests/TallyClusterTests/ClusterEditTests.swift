@@ -45,6 +45,7 @@ struct ClusterEditTests {
             #expect(try await owner.renew(lease, for: .seconds(30)) == false, "no edit waits")
             let made = try await cli.queueEdit(Array("y".utf8), of: ledger)
             #expect(try await owner.renew(lease, for: .seconds(30)) == true, "the renewal says an edit waits")
+            #expect(try await cli.waitingEdits()[ledger] == 1)
             #expect(try await cli.applyWhileUnserved(made, of: ledger, Self.apply) == nil, "the owner's to apply")
             #expect(try await cli.files(of: ledger)?["tokens.json"] == Array("[".utf8))
             let pending = try await owner.pendingEdits(of: ledger)
@@ -54,6 +55,7 @@ struct ClusterEditTests {
             #expect(try await cli.files(of: ledger)?["tokens.json"] == Array("[y".utf8))
             #expect(try await owner.pendingEdits(of: ledger).isEmpty)
             #expect(try await owner.renew(lease, for: .seconds(30)) == false)
+            #expect(try await cli.waitingEdits()[ledger] == nil)
             // A former owner's answer is refused with its files (the epoch fences both).
             let late = try await cli.queueEdit(Array("z".utf8), of: ledger)
             try await owner.release(lease)
