@@ -178,6 +178,15 @@ public enum LedgerFiles {
         return files
     }
 
+    /// Runs `body` on a folder of their own holding `files`, removed after: for the stores that
+    /// read and change a ledger folder's files, on the files PostgreSQL holds.
+    public static func inFolderOfTheirOwn<Value>(_ files: [String: [UInt8]], _ body: (String) throws -> Value) throws -> Value {
+        let folder = FileManager.default.temporaryDirectory.path + "/tally-ledger-files-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try write(files, folder: folder)
+        return try body(folder)
+    }
+
     /// Writes `files` into the ledger folder at `path` (made, 0700, with its `log` folder, if
     /// missing), each durably and readable by its owner only; a file of the folder not among
     /// them is removed, so the folder says what the cluster says.

@@ -62,14 +62,15 @@ public enum CredentialEdit: Codable, Sendable, Equatable {
         self = edit
     }
 
-    /// Applies the edit to `files` (a ledger folder's files as PostgreSQL holds them) in a
-    /// folder of their own: the files after it, and why it was refused (nil when done).
-    func applied(to files: [String: [UInt8]]) throws -> (files: [String: [UInt8]], refusal: String?) {
-        let folder = FileManager.default.temporaryDirectory.path + "/tally-edit-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        try LedgerFiles.write(files, folder: folder)
-        let refusal = apply(folder: folder)
-        return (LedgerFiles.read(folder: folder), refusal)
+    /// Applies the edit queued as `bytes` to `files` (a ledger folder's files as PostgreSQL
+    /// holds them) in a folder of their own: the files after it, and why it was refused (nil
+    /// when done).
+    static func applied(_ bytes: [UInt8], to files: [String: [UInt8]]) throws -> (files: [String: [UInt8]], refusal: String?) {
+        guard let edit = CredentialEdit(bytes: bytes) else { return (files, "not an edit this tally can read") }
+        return try LedgerFiles.inFolderOfTheirOwn(files) { folder in
+            let refusal = edit.apply(folder: folder)
+            return (LedgerFiles.read(folder: folder), refusal)
+        }
     }
 }
 
@@ -77,21 +78,14 @@ extension ClusterArchive {
     /// Makes `edit` of the hosted ledger `ledger` (the CLI's way on a cluster): queued for the
     /// node that serves the ledger, which applies it within a renewal (a third of a lease), or
     /// applied here to the files PostgreSQL holds while no node serves it. Returns the answer:
-    /// nil when made, else why it was refused. Throws when no answer came within `patience`
-    /// (the edit stays queued: the ledger's next owner applies it before it serves the ledger).
+    /// nil when made, else why it was refused. Throws `EditNotAnswered` when no answer came
+    /// within `patience`.
     public func make(_ edit: CredentialEdit, of ledger: String, patience: Duration = .seconds(30)) async throws -> String? {
         let id = try await queueEdit(edit.bytes, of: ledger)
         let start = ContinuousClock.now
         while true {
             // Asked without a lock first: the lease's row is what every write of the ledger locks.
-            if try await servingNode(of: ledger) == nil,
-                let answer = try await applyWhileUnserved(
-                    id, of: ledger,
-                    { bytes, files in
-                        guard let edit = CredentialEdit(bytes: bytes) else { return (files, "not an edit this tally can read") }
-                        return try edit.applied(to: files)
-                    })
-            {
+            if try await servingNode(of: ledger) == nil, let answer = try await applyWhileUnserved(id, of: ledger, CredentialEdit.applied) {
                 return answer.refusal
             }
             if let answer = try await answer(ofEdit: id) { return answer.refusal }
@@ -101,8 +95,8 @@ extension ClusterArchive {
     }
 }
 
-/// No answer came to an operator's edit in time: it stays queued, and the node that serves the
-/// ledger next applies it before it serves the ledger.
+/// No answer came to an operator's edit in time: it stays queued, made by the ledger's owner at
+/// a later renewal, or by the node that takes the ledger before it serves it.
 public struct EditNotAnswered: Error, CustomStringConvertible {
     public let ledger: String
     public let waited: Duration

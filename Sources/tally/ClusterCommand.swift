@@ -113,6 +113,16 @@ struct ClusterLedger {
     let url: String
     let ledger: LedgerName
 
+    /// Runs `body` on a folder holding the ledger's files as PostgreSQL holds them (what its
+    /// owner stored last): for listing its tokens and members.
+    func withFiles<Value: Sendable>(_ body: @escaping @Sendable (String) throws -> Value) async throws -> Value {
+        let ledger = ledger.text
+        return try await ClusterCommand.withArchive(url) { archive in
+            guard let files = try await archive.files(of: ledger) else { throw CLIError("no ledger named '\(ledger)' in the cluster") }
+            return try LedgerFiles.inFolderOfTheirOwn(files, body)
+        }
+    }
+
     /// Makes `edit` of the ledger; throws the refusal (or that no node answered in time).
     func make(_ edit: CredentialEdit) async throws {
         let ledger = ledger.text

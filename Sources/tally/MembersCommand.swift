@@ -45,13 +45,19 @@ struct MembersCommand: ParsableCommand {
         }
     }
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the members and their roles.")
         @OptionGroup var global: GlobalOptions
+        @OptionGroup var hosted: ClusterLedgerOptions
         @Flag(help: "Print JSON.") var json = false
 
-        func run() throws {
-            let members = try MemberStore(directory: try global.open()).all()
+        func run() async throws {
+            let members =
+                if let target = try hosted.target() {
+                    try await target.withFiles { try MemberStore(folder: $0).all() }
+                } else {
+                    try MemberStore(directory: try global.open()).all()
+                }
             if json {
                 print(JSONText.array(members.map { .object([("name", .string($0.name)), ("role", .string($0.role.rawValue))]) }).serialized)
             } else {

@@ -224,13 +224,19 @@ struct TokenCommand: ParsableCommand {
         }
     }
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List tokens (names and scopes; secrets are not stored).")
         @OptionGroup var global: GlobalOptions
+        @OptionGroup var hosted: ClusterLedgerOptions
         @Flag(help: "Print JSON.") var json = false
 
-        func run() throws {
-            let tokens = try TokenStore(directory: try global.open()).all()
+        func run() async throws {
+            let tokens =
+                if let target = try hosted.target() {
+                    try await target.withFiles { try TokenStore(folder: $0).all() }
+                } else {
+                    try TokenStore(directory: try global.open()).all()
+                }
             if json {
                 print(
                     JSONText.array(

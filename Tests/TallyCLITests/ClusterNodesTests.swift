@@ -159,6 +159,11 @@ struct ClusterNodesTests {
             ["-c", "echo 'correct horse battery' | \"$0\" members add mina --role owner --cluster \"$1\" --ledger \"$2\"", TallyBinary.path, url, ledger])
         #expect(added.status == 0, "\(added.stderr)")
         #expect(try await a.request(.GET, "/v1/ledgers/\(ledger)/members", token: reader).body.contains("\"mina\""))
+        // Listed from what PostgreSQL holds: stored with the edit's answer.
+        let tokens = try TallyBinary.run(["token", "list", "--json", "--cluster", url, "--ledger", ledger])
+        #expect(tokens.status == 0 && tokens.stdout.contains("\"reader\"") && tokens.stdout.contains("\"app\""), "\(tokens.stdout)\(tokens.stderr)")
+        let members = try TallyBinary.run(["members", "list", "--json", "--cluster", url, "--ledger", ledger])
+        #expect(members.status == 0 && members.stdout.contains("\"mina\""), "\(members.stdout)\(members.stderr)")
         let revoked = try TallyBinary.run(["token", "revoke", "app", "--cluster", url, "--ledger", ledger])
         #expect(revoked.status == 0, "\(revoked.stderr)")
         #expect(await a.addExpense(ledger, memo: "revoked", token: token) == 401, "refused as soon as the command returned")
