@@ -178,13 +178,23 @@ public enum LedgerFiles {
         return files
     }
 
-    /// Runs `body` on a folder of their own holding `files`, removed after: for the stores that
-    /// read and change a ledger folder's files, on the files PostgreSQL holds.
-    public static func inFolderOfTheirOwn<Value>(_ files: [String: [UInt8]], _ body: (String) throws -> Value) throws -> Value {
+    /// The files the operator's credential commands read and change: tokens, members,
+    /// sessions, invitations and the quota (which bounds the members).
+    public static let credentialNames = ["tokens.json", "members.json", "sessions.json", "invites.json", "quota.json"]
+
+    /// Runs `body` on a folder of their own holding the credential files of `files`
+    /// (`credentialNames`: never the ledger's signing key), removed after: for the stores that
+    /// read and change them, on the files PostgreSQL holds. Returns what `body` returned and
+    /// `files` with the credential files as `body` left them.
+    public static func inFolderOfTheirOwn<Value>(
+        _ files: [String: [UInt8]], _ body: (String) throws -> Value
+    ) throws -> (value: Value, files: [String: [UInt8]]) {
         let folder = FileManager.default.temporaryDirectory.path + "/tally-ledger-files-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        try write(files, folder: folder)
-        return try body(folder)
+        try write(files.filter { credentialNames.contains($0.key) }, folder: folder)
+        let value = try body(folder)
+        let after = read(folder: folder).filter { credentialNames.contains($0.key) }
+        return (value, files.filter { !credentialNames.contains($0.key) }.merging(after) { $1 })
     }
 
     /// Writes `files` into the ledger folder at `path` (made, 0700, with its `log` folder, if

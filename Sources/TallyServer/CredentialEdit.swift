@@ -67,10 +67,8 @@ public enum CredentialEdit: Codable, Sendable, Equatable {
     /// when done).
     static func applied(_ bytes: [UInt8], to files: [String: [UInt8]]) throws -> (files: [String: [UInt8]], refusal: String?) {
         guard let edit = CredentialEdit(bytes: bytes) else { return (files, "not an edit this tally can read") }
-        return try LedgerFiles.inFolderOfTheirOwn(files) { folder in
-            let refusal = edit.apply(folder: folder)
-            return (LedgerFiles.read(folder: folder), refusal)
-        }
+        let (refusal, after) = try LedgerFiles.inFolderOfTheirOwn(files) { edit.apply(folder: $0) }
+        return (after, refusal)
     }
 }
 

@@ -97,6 +97,13 @@ struct ClusterLedgerOptions: ParsableArguments {
     var cluster: String?
     @Option(help: "With --cluster: the hosted ledger.") var ledger: String?
 
+    /// Runs `body` on the ledger's folder: with --cluster, on the files PostgreSQL holds (what
+    /// its owner stored last); else on the data directory `global` names.
+    func onFolder<Value: Sendable>(else global: GlobalOptions, _ body: @escaping @Sendable (String) throws -> Value) async throws -> Value {
+        if let target = try target() { return try await target.withFiles(body) }
+        return try body(try global.open().path)
+    }
+
     /// The cluster and ledger named; nil without --cluster.
     func target() throws -> ClusterLedger? {
         guard let cluster else {
@@ -119,7 +126,7 @@ struct ClusterLedger {
         let ledger = ledger.text
         return try await ClusterCommand.withArchive(url) { archive in
             guard let files = try await archive.files(of: ledger) else { throw CLIError("no ledger named '\(ledger)' in the cluster") }
-            return try LedgerFiles.inFolderOfTheirOwn(files, body)
+            return try LedgerFiles.inFolderOfTheirOwn(files, body).value
         }
     }
 

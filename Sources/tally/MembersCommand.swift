@@ -52,12 +52,7 @@ struct MembersCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run() async throws {
-            let members =
-                if let target = try hosted.target() {
-                    try await target.withFiles { try MemberStore(folder: $0).all() }
-                } else {
-                    try MemberStore(directory: try global.open()).all()
-                }
+            let members = try await hosted.onFolder(else: global) { try MemberStore(folder: $0).all() }
             if json {
                 print(JSONText.array(members.map { .object([("name", .string($0.name)), ("role", .string($0.role.rawValue))]) }).serialized)
             } else {

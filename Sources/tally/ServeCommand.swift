@@ -231,12 +231,7 @@ struct TokenCommand: ParsableCommand {
         @Flag(help: "Print JSON.") var json = false
 
         func run() async throws {
-            let tokens =
-                if let target = try hosted.target() {
-                    try await target.withFiles { try TokenStore(folder: $0).all() }
-                } else {
-                    try TokenStore(directory: try global.open()).all()
-                }
+            let tokens = try await hosted.onFolder(else: global) { try TokenStore(folder: $0).all() }
             if json {
                 print(
                     JSONText.array(

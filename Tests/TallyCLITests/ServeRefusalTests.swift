@@ -79,4 +79,12 @@ import TallyTestSupport
         #expect(unanswered.stderr.split(separator: "\n").count == 1, "one line: \(unanswered.stderr)")
         #expect(Date().timeIntervalSince(start) < 30)
     }
+
+    /// Without --cluster, the token and member lists read the data directory, as before.
+    @Test func tokenAndMemberListsReadTheDataDirectoryWithoutACluster() throws {
+        let replica = try CLIReplica()
+        _ = try replica.ok(["token", "create", "--name", "phone", "--scope", "read"])
+        #expect(try replica.ok(["token", "list", "--json"]).contains("\"phone\""))
+        #expect(try replica.ok(["members", "list", "--json"]) == "[]")
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TallyCluster
 import TallyServer
 import TallyTestSupport
 
@@ -63,6 +64,21 @@ import TallyTestSupport
         #expect(try LedgerQuota.read(folder: path) == expected)
         #expect(CredentialEdit.changeQuota(limits: LedgerQuota(), clearing: true).apply(folder: path) == nil)
         #expect(try LedgerQuota.read(folder: path) == LedgerQuota())
+    }
+
+    @Test func anEditOfPostgreSQLsCopySeesOnlyTheCredentialFilesAndKeepsTheRest() throws {
+        let files: [String: [UInt8]] = [
+            "replica.key": Array("secret key".utf8), "replica.json": Array("{}".utf8), "tokens.json": Array("[]".utf8),
+            "invites.json": Array("[]".utf8),
+        ]
+        let (seen, after) = try LedgerFiles.inFolderOfTheirOwn(files) { folder in
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".json") || $0.hasSuffix(".key") }.sorted()
+            try Data("[1]".utf8).write(to: URL(fileURLWithPath: folder + "/tokens.json"))
+            try FileManager.default.removeItem(atPath: folder + "/invites.json")
+            return names
+        }
+        #expect(seen == ["invites.json", "tokens.json"], "the signing key is never written out for an edit")
+        #expect(after == ["replica.key": Array("secret key".utf8), "replica.json": Array("{}".utf8), "tokens.json": Array("[1]".utf8)])
     }
 
     @Test func anEditIsReadBackFromItsBytesAndOtherBytesAreNone() throws {
