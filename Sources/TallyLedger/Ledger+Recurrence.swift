@@ -30,6 +30,12 @@ extension Ledger {
         if try projector.checkpoint() < writer.head.lastIndex { try projector.catchUp() }
         let rules = try views.recurringRuleEntities()
         let recorded = RecurrenceProgress.load(from: directory)
+        // Nothing can come due: no lookup opened for nothing (a hosted ledger runs a pass at
+        // every open, and a lookup may open a connection to the views, parsing their schema).
+        if rules.isEmpty {
+            if recorded != RecurrenceProgress() { try RecurrenceProgress().save(in: directory) }
+            return 0
+        }
         var progress = RecurrenceProgress()
         // Which occurrences are due and never held: each rule's days since the last pass
         // decided them (`RecurrenceProgress`), checked against the views a few hundred ids per

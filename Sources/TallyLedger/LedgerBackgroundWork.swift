@@ -52,6 +52,8 @@ public struct LedgerBackgroundWork: Service {
             let ledger = ledger
             let fetched = try await BlockingThreads.run { try ledger.fetchMissingAttachmentsFromArchive() }
             if fetched > 0 { logger.info("brought attachments from the cluster", metadata: ["blobs.fetched": "\(fetched)"]) }
+        } catch is CancellationError {
+            // The ledger closed under it (its work is cancelled): nothing failed.
         } catch {
             logger.warning("bringing attachments from the cluster failed", metadata: ["error": "\(error)"])
         }
@@ -101,6 +103,8 @@ public struct LedgerBackgroundWork: Service {
                 if !report.removed.isEmpty {
                     logger.info("attachments collected", metadata: ["blobs.removed": "\(report.removed.count)", "blobs.waiting": "\(report.waiting)"])
                 }
+            } catch is CancellationError {
+                // The ledger closed under it (its work is cancelled): nothing failed.
             } catch {
                 logger.warning("attachment retention failed", metadata: ["error": "\(error)"])
             }
@@ -124,6 +128,8 @@ public struct LedgerBackgroundWork: Service {
                     // Its own writes moved the index: counted as seen, not as news.
                     last = (now.hour, created > 0 ? try await BlockingThreads.run { try ledger.views.projectedIndex() } : now.index)
                 }
+            } catch is CancellationError {
+                // The ledger closed under it (its work is cancelled): nothing failed.
             } catch {
                 logger.warning("recurring occurrences failed", metadata: ["error": "\(error)"])
             }
@@ -139,6 +145,8 @@ public struct LedgerBackgroundWork: Service {
                 if let taken = try await BlockingThreads.run({ try ledger.views.takeSnapshot(policy) }) {
                     logger.info("views snapshot taken", metadata: ["log.index": "\(taken.index)", "bytes": "\(taken.bytes)"])
                 }
+            } catch is CancellationError {
+                // The ledger closed under it (its work is cancelled): nothing failed.
             } catch {
                 logger.warning("views snapshot failed", metadata: ["error": "\(error)"])
             }

@@ -47,6 +47,7 @@ public struct AuditIndex: Sendable {
     }
 
     private func open() throws -> DatabaseQueue {
+        _ = SQLiteLibrary.configured  // before the process's first connection
         var configuration = Configuration()
         configuration.busyMode = .timeout(30)
         let queue = try DatabaseQueue(path: path, configuration: configuration)

@@ -71,6 +71,7 @@ public enum ProjectionDatabase {
     /// Connection settings: WAL (set by DatabasePool), a 64 MiB page cache, foreign keys off
     /// (references may point at entities not received yet).
     static func configuration() -> Configuration {
+        _ = SQLiteLibrary.configured  // before the process's first connection
         var configuration = Configuration()
         configuration.busyMode = .timeout(30)
         configuration.prepareDatabase { db in

@@ -193,7 +193,7 @@ public struct Views: Sendable {
     // MARK: Entities, conflicts, attachments
 
     /// Every live entity of `type`, as merged.
-    public func liveEntities(_ type: EntityType) throws -> [LedgerState.Entity] { try read { try ProjectionQueries.liveEntities($0, type: type) } }
+    public func liveEntities(_ type: EntityType) throws -> [LedgerState.Entity] { try readOneSelect { try ProjectionQueries.liveEntities($0, type: type) } }
 
     /// Every live entity of every type, read together, type by type.
     public func allLiveEntities() throws -> [(type: EntityType, entities: [LedgerState.Entity])] {

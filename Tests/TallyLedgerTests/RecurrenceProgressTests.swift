@@ -29,6 +29,19 @@ import TallyTestSupport
         try ledger.views.expenses(try ExpenseQuery([("payee", "Bakery"), ("limit", "1000")])).rows.map { String($0.date.prefix(10)) }.sorted()
     }
 
+    /// With no rule left, a pass makes nothing and forgets the days it had decided (a rule
+    /// made again later starts from its whole window), without looking anything up.
+    @Test func aPassWithNoRuleLeftForgetsTheDecidedDays() async throws {
+        let (ledger, rule) = try await ledgerWithRule("gone")
+        defer { ledger.close() }
+        #expect(try await ledger.materializeRecurrences(now: Self.at("2030-01-03T12:00:00+09:00")) == 3)
+        #expect(RecurrenceProgress.load(from: ledger.directory).rules[rule.lowercased] != nil)
+        try await ledger.delete(.recurring, id: rule, actor: "t")
+        #expect(try await ledger.materializeRecurrences(now: Self.at("2030-01-05T12:00:00+09:00")) == 0)
+        #expect(RecurrenceProgress.load(from: ledger.directory) == RecurrenceProgress())
+        #expect(try occurrenceDays(ledger) == ["2030-01-01", "2030-01-02", "2030-01-03"])
+    }
+
     @Test func aPassLooksOnlyAtTheDaysAfterThoseDecided() async throws {
         let (ledger, rule) = try await ledgerWithRule("after")
         defer { ledger.close() }

@@ -241,6 +241,31 @@ struct HostedFixture {
         }
     }
 
+    /// A hosted ledger's own work runs while it is open: here its recurring rule's due
+    /// occurrences, made by the pass at its open (which skips its lookup only when there is no rule).
+    @Test func aHostedLedgersRecurrencesComeDueWhenARequestOpensIt() async throws {
+        let fixture = try HostedFixture(["home"])
+        let threeDaysAgo = DateTime(epochMillis: DateTime.nowHere.epochMillis - 3 * 86_400_000 + 60_000, offsetMinutes: 0)
+        let ledger = try Ledger(directory: try fixture.ledgers.open(try LedgerName("home")))
+        _ = try await ledger.create(
+            .recurring, id: UUID(), [.cadence: .string("daily"), .startDate: .dateTime(threeDaysAgo), .amount: .int(1_000), .payee: .string("Bakery")],
+            actor: "t")
+        ledger.close()
+        let token = try #require(fixture.tokens["home"]?[.read])
+        try await fixture.test { client in
+            var occurrences = -1
+            let deadline = ContinuousClock.now + .seconds(15)
+            while ContinuousClock.now < deadline {
+                let response = try await client.send(.get, "/v1/ledgers/home/expenses?payee=Bakery", token: token)
+                #expect(response.status == .ok)
+                occurrences = (response.object["items"] as? [Any])?.count ?? -1
+                if occurrences == 4 { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(occurrences == 4, "the rule's days from three days ago through today")
+        }
+    }
+
     /// A ledger that cannot be opened is that ledger's 503; the others answer.
     @Test func aLedgerThatCannotOpenDoesNotStopTheOthers() async throws {
         let fixture = try HostedFixture(["good", "broken"])
