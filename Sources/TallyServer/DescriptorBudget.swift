@@ -17,7 +17,7 @@ public struct DescriptorBudget: Sendable {
     /// A connection: its socket, and a read's database and WAL files.
     public static let perConnection = 3
     /// An open hosted ledger: its log segment and writer lock, its connections to the views
-    /// kept while idle (`ViewConnections.few`: 15), and one to spare. (A hostile review found
+    /// kept while idle (`ViewConnections.few`: 9), and one to spare. (A hostile review found
     /// 15 held by an idle ledger with the single-ledger defaults, against 8 assumed here then.)
     public static let perOpenLedger = 3 + ViewConnections.few.idleDescriptors
     /// The process's own: its log, the listening socket, NIO's and libdispatch's, a thumbnail

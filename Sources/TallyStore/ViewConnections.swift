@@ -14,8 +14,11 @@ public struct ViewConnections: Sendable {
         (self.poolReaders, self.idleDirectReaders) = (poolReaders, idleDirectReaders)
     }
 
-    /// For a ledger among many open in one process (`tally serve --ledgers`).
-    public static let few = ViewConnections(poolReaders: 2, idleDirectReaders: 4)
+    /// For a ledger among many open in one process (`tally serve --ledgers`). Each connection
+    /// kept holds ~175 KB (its parsed schema ~73 KB, its page cache): with one of GRDB's readers
+    /// and two direct ones kept (two and four before), the hosting bench's server of 900 open
+    /// ledgers held 996 MiB instead of 1,076 (BENCHMARKS.md, hosting), at the same rate.
+    public static let few = ViewConnections(poolReaders: 1, idleDirectReaders: 2)
 
     /// Descriptors these connections hold at most while idle: the writer's and every kept
     /// reader's database and WAL, and the shared memory.
