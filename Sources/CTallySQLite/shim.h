@@ -1,7 +1,8 @@
 #include <sqlite3.h>
 
-// `sqlite3_db_config` is variadic, which Swift cannot call: one fixed-argument wrapper per
-// option Tally sets.
+// `sqlite3_db_config` and `sqlite3_config` are variadic, which Swift cannot call: one
+// fixed-argument wrapper per option Tally sets. SwiftPM does not rebuild the Swift files that
+// call these when this header changes: touch them after editing it.
 
 // Whether closing `db` (when it is the last connection to its database) leaves the WAL as it
 // is instead of checkpointing it (`SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`). Returns an SQLite code.

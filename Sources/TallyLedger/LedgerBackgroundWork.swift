@@ -52,11 +52,16 @@ public struct LedgerBackgroundWork: Service {
             let ledger = ledger
             let fetched = try await BlockingThreads.run { try ledger.fetchMissingAttachmentsFromArchive() }
             if fetched > 0 { logger.info("brought attachments from the cluster", metadata: ["blobs.fetched": "\(fetched)"]) }
-        } catch is CancellationError {
-            // The ledger closed under it (its work is cancelled): nothing failed.
         } catch {
-            logger.warning("bringing attachments from the cluster failed", metadata: ["error": "\(error)"])
+            warn("bringing attachments from the cluster failed", error)
         }
+    }
+
+    /// Logs a round that failed, unless the ledger closed under it: its work was cancelled, and
+    /// nothing failed.
+    private func warn(_ message: Logger.Message, _ error: any Error) {
+        guard !(error is CancellationError) else { return }
+        logger.warning(message, metadata: ["error": "\(error)"])
     }
 
     /// Sleeps `interval`, waking at once at shutdown; false once shutting down.
@@ -103,10 +108,8 @@ public struct LedgerBackgroundWork: Service {
                 if !report.removed.isEmpty {
                     logger.info("attachments collected", metadata: ["blobs.removed": "\(report.removed.count)", "blobs.waiting": "\(report.waiting)"])
                 }
-            } catch is CancellationError {
-                // The ledger closed under it (its work is cancelled): nothing failed.
             } catch {
-                logger.warning("attachment retention failed", metadata: ["error": "\(error)"])
+                warn("attachment retention failed", error)
             }
         }
     }
@@ -128,10 +131,8 @@ public struct LedgerBackgroundWork: Service {
                     // Its own writes moved the index: counted as seen, not as news.
                     last = (now.hour, created > 0 ? try await BlockingThreads.run { try ledger.views.projectedIndex() } : now.index)
                 }
-            } catch is CancellationError {
-                // The ledger closed under it (its work is cancelled): nothing failed.
             } catch {
-                logger.warning("recurring occurrences failed", metadata: ["error": "\(error)"])
+                warn("recurring occurrences failed", error)
             }
         } while await pause(schedule.recurrence)
     }
@@ -145,10 +146,8 @@ public struct LedgerBackgroundWork: Service {
                 if let taken = try await BlockingThreads.run({ try ledger.views.takeSnapshot(policy) }) {
                     logger.info("views snapshot taken", metadata: ["log.index": "\(taken.index)", "bytes": "\(taken.bytes)"])
                 }
-            } catch is CancellationError {
-                // The ledger closed under it (its work is cancelled): nothing failed.
             } catch {
-                logger.warning("views snapshot failed", metadata: ["error": "\(error)"])
+                warn("views snapshot failed", error)
             }
         } while await pause(schedule.snapshotCheck)
     }

@@ -69,7 +69,8 @@ public enum ProjectionDatabase {
     }
 
     /// Connection settings: WAL (set by DatabasePool), a 64 MiB page cache, foreign keys off
-    /// (references may point at entities not received yet).
+    /// (references may point at entities not received yet); SQLite's process-wide settings
+    /// (`SQLiteLibrary`) are made first.
     static func configuration() -> Configuration {
         _ = SQLiteLibrary.configured  // before the process's first connection
         var configuration = Configuration()

@@ -14,6 +14,6 @@ public enum SQLiteLibrary {
     /// connection opened some other way), when the setting can no longer change.
     public static let configured: Bool = tally_sqlite_stop_counting_memory() == SQLITE_OK
 
-    /// Whether SQLite counts the memory it holds: the bytes it counts now, 0 when it does not count.
+    /// The bytes SQLite counts as held now: 0 while it does not count them.
     public static var countedBytes: Int64 { sqlite3_memory_used() }
 }

@@ -16,8 +16,8 @@ public struct ViewConnections: Sendable {
 
     /// For a ledger among many open in one process (`tally serve --ledgers`). Each connection
     /// kept holds ~175 KB (its parsed schema ~73 KB, its page cache): with one of GRDB's readers
-    /// and two direct ones kept (two and four before), the hosting bench's server of 900 open
-    /// ledgers held 996 MiB instead of 1,076 (BENCHMARKS.md, hosting), at the same rate.
+    /// and two direct ones kept (two and four before), the hosting bench's server of 10,000
+    /// ledgers, 900 open, held 996 MiB instead of 1,076 (BENCHMARKS.md, hosting), at the same rate.
     public static let few = ViewConnections(poolReaders: 1, idleDirectReaders: 2)
 
     /// Descriptors these connections hold at most while idle: the writer's and every kept
