@@ -27,46 +27,50 @@ extension Ledger {
         // Decided against views that show the whole log: a delivery appended but not yet
         // projected may hold an occurrence (maybe edited by a peer's user), which a create
         // made now would overwrite with a newer stamp.
-        if try projector.checkpoint() < writer.head.lastIndex { try projector.catchUp() }
+        if try projector.checkpointOnWriter() < writer.head.lastIndex { try projector.catchUp() }
         let rules = try views.recurringRuleEntities()
         let recorded = RecurrenceProgress.load(from: directory)
-        // Nothing can come due: no lookup opened for nothing (a hosted ledger runs a pass at
-        // every open, and a lookup may open a connection to the views, parsing their schema).
-        if rules.isEmpty {
-            if recorded != RecurrenceProgress() { try RecurrenceProgress().save(in: directory) }
-            return 0
-        }
+        // Each rule's days since the last pass decided them (`RecurrenceProgress`). A rule that
+        // cannot be read makes nothing and does not stop the others.
         var progress = RecurrenceProgress()
-        // Which occurrences are due and never held: each rule's days since the last pass
-        // decided them (`RecurrenceProgress`), checked against the views a few hundred ids per
-        // query. A rule that cannot be read, or whose occurrence would not be a valid expense
-        // (a peer's rule missing its amount), makes nothing and does not stop the others.
-        // Decided against the lookup that checks the writes, and written in bulk (`writeAll`:
-        // one durable append, the views caught up with each entity written once).
-        let total = try session.writeAll(actor: Self.recurrenceActor) { lookup in
-            var due: [EventDraft] = []
-            for rule in rules {
-                guard case .uuid(let ruleID) = rule.id, let schedule = try? RecurringRule(rule) else { continue }
-                let version = RecurrenceProgress.version(of: rule)
-                let decided = recorded.decidedThrough(ruleID, version: version, today: schedule.today(now))
-                progress.rules[ruleID.lowercased] = .init(version: version, decidedThrough: schedule.today(now))
-                let days = schedule.dueDays(now: now, after: decided)
-                guard !days.isEmpty else { continue }
-                let ids = days.map { EntityID.uuid(OccurrenceID.of(rule: ruleID, day: $0.number)) }
-                let held = try lookup.held(among: ids)
-                // The occurrences differ only in their dates, which are valid by construction:
-                // the template is checked once, with the first.
-                var template = try occurrenceTemplate(of: rule, lookup: lookup)
-                template[.date] = .dateTime(days[0].date)
-                guard let valid = try? EntitySchema.validate(.expense, .create, template) else { continue }
-                for (day, id) in zip(days, ids) where !held.contains(id) {
-                    var properties = valid
-                    properties[.date] = .dateTime(day.date)
-                    due.append(EventDraft(entityType: .expense, entityID: id, operation: .create, properties: properties, actor: Self.recurrenceActor))
-                }
-            }
-            return due
+        var due: [(rule: LedgerState.Entity, id: UUID, days: [(number: Int, date: DateTime)])] = []
+        for rule in rules {
+            guard case .uuid(let ruleID) = rule.id, let schedule = try? RecurringRule(rule) else { continue }
+            let version = RecurrenceProgress.version(of: rule)
+            let decided = recorded.decidedThrough(ruleID, version: version, today: schedule.today(now))
+            progress.rules[ruleID.lowercased] = .init(version: version, decidedThrough: schedule.today(now))
+            let days = schedule.dueDays(now: now, after: decided)
+            if !days.isEmpty { due.append((rule, ruleID, days)) }
         }
+        // Which of those occurrences were never held, checked against the views a few hundred
+        // ids per query; one whose occurrence would not be a valid expense (a peer's rule
+        // missing its amount) makes nothing. Decided against the lookup that checks the writes,
+        // and written in bulk (`writeAll`: one durable append, the views caught up with each
+        // entity written once). With no day due — no rule, or every day decided already, as
+        // at most opens of a hosted ledger — no lookup is opened (it may open a connection to
+        // the views, parsing their schema).
+        let total =
+            due.isEmpty
+            ? 0
+            : try session.writeAll(actor: Self.recurrenceActor) { lookup in
+                var drafts: [EventDraft] = []
+                for (rule, ruleID, days) in due {
+                    let ids = days.map { EntityID.uuid(OccurrenceID.of(rule: ruleID, day: $0.number)) }
+                    let held = try lookup.held(among: ids)
+                    // The occurrences differ only in their dates, which are valid by
+                    // construction: the template is checked once, with the first.
+                    var template = try occurrenceTemplate(of: rule, lookup: lookup)
+                    template[.date] = .dateTime(days[0].date)
+                    guard let valid = try? EntitySchema.validate(.expense, .create, template) else { continue }
+                    for (day, id) in zip(days, ids) where !held.contains(id) {
+                        var properties = valid
+                        properties[.date] = .dateTime(day.date)
+                        drafts.append(
+                            EventDraft(entityType: .expense, entityID: id, operation: .create, properties: properties, actor: Self.recurrenceActor))
+                    }
+                }
+                return drafts
+            }
         // Only once every occurrence decided is durable (a crash before leaves the old record).
         if progress != recorded { try progress.save(in: directory) }
         return total

@@ -32,3 +32,13 @@ extension LedgerViews {
         return taken
     }
 }
+
+extension Ledger {
+    /// A snapshot of the views when `policy` says one is due, judged by `projectedIndex`
+    /// (known in memory: an open ledger's check every few seconds opens no connection to the
+    /// views); nil when none was taken.
+    public func takeSnapshotIfDue(_ policy: SnapshotPolicy) throws -> ViewSnapshots.Snapshot? {
+        guard ViewSnapshots(directory).isDue(checkpoint: projectedIndex, every: policy.every) else { return nil }
+        return try views.takeSnapshot(policy, always: true)
+    }
+}

@@ -70,6 +70,7 @@ public final class Ledger: Sendable {
         do {
             projector = try Projector(directory: directory, connections: viewConnections)
             var viewsReach = try projector.checkpointOnWriter()
+            projector.progress.advanced(to: viewsReach)  // `projectedIndex` from here on
             // Views ahead of the log: the log was cut since (`tally log repair`), so they show
             // events that are gone, and the next appends would reuse their indexes unprojected.
             if viewsReach > writer.head.lastIndex {
@@ -120,6 +121,10 @@ public final class Ledger: Sendable {
 
     /// The log index of the last event appended.
     public var appendedIndex: UInt64 { writer.head.lastIndex }
+
+    /// The log index the views reflect, as this ledger's projector left them: known in memory
+    /// (every projection of an open ledger is its projector's), so asking opens no connection.
+    public var projectedIndex: UInt64 { projector.progress.index }
 
     /// Why the log's writer stopped (a failed write or fsync: it acknowledges nothing after, and
     /// the ledger must be reopened once the cause is fixed), or nil while it writes.

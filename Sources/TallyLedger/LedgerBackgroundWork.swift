@@ -124,12 +124,12 @@ public struct LedgerBackgroundWork: Service {
         repeat {
             do {
                 // The index is read before the pass: events that arrive during it get another.
-                let now = (hour: DateTime.nowHere.epochMillis / 3_600_000, index: try await BlockingThreads.run { try ledger.views.projectedIndex() })
+                let now = (hour: DateTime.nowHere.epochMillis / 3_600_000, index: ledger.projectedIndex)
                 if last.map({ $0.hour != now.hour || $0.index != now.index }) ?? true {
                     let created = try await ledger.materializeRecurrences()
                     if created > 0 { logger.info("recurring occurrences created", metadata: ["events.count": "\(created)"]) }
                     // Its own writes moved the index: counted as seen, not as news.
-                    last = (now.hour, created > 0 ? try await BlockingThreads.run { try ledger.views.projectedIndex() } : now.index)
+                    last = (now.hour, created > 0 ? ledger.projectedIndex : now.index)
                 }
             } catch {
                 warn("recurring occurrences failed", error)
@@ -143,7 +143,7 @@ public struct LedgerBackgroundWork: Service {
         let (ledger, policy) = (ledger, schedule.snapshots)
         repeat {
             do {
-                if let taken = try await BlockingThreads.run({ try ledger.views.takeSnapshot(policy) }) {
+                if let taken = try await BlockingThreads.run({ try ledger.takeSnapshotIfDue(policy) }) {
                     logger.info("views snapshot taken", metadata: ["log.index": "\(taken.index)", "bytes": "\(taken.bytes)"])
                 }
             } catch {

@@ -134,8 +134,10 @@ final class CurrentViews: Sendable {
         let (inUse, known) = opened.withLock { ($0.pool, $0.generation) }
         guard generation != known, let next = try? ProjectionDatabase.open(directory, poolReaders: connections.poolReaders) else { return inUse }
         for _ in 0..<5 {  // bounded: a writer in this process may keep moving the views in use ahead
-            let nextIndex = (try? next.read(Projector.checkpoint)) ?? 0
-            let inUseIndex = (try? inUse.read(Projector.checkpoint)) ?? 0
+            // Read on each pool's writer, which is always open: the generation in use may be
+            // gone from the folder, and a reader opened for it now could not open its file.
+            let nextIndex = (try? next.writeWithoutTransaction(Projector.checkpoint)) ?? 0
+            let inUseIndex = (try? inUse.writeWithoutTransaction(Projector.checkpoint)) ?? 0
             if nextIndex >= inUseIndex { break }
             _ = try? Projector(directory: directory, database: next).catchUp()
         }

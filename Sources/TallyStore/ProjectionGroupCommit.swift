@@ -26,8 +26,11 @@ public final class ProjectionGroupCommit: @unchecked Sendable {
     /// Handed-over batches kept at most (a gap that never fills must not hold memory forever).
     let capacity = 10_000
 
+    /// Starts where the projector's progress says the views are (the first write after an
+    /// open then finds no gap to look into).
     public init(projector: Projector) {
         self.projector = projector
+        projected = projector.progress.index
     }
 
     /// Returns once the views show `events` (appended in this order, contiguous, durable).
@@ -43,16 +46,10 @@ public final class ProjectionGroupCommit: @unchecked Sendable {
         // broadcast per hand-over woke every waiting writer each time — with 64 of them, ~2,000
         // wake-ups per group commit.
         if target > projected { handedOver.append(events) }
-        while true {
-            try waitUntilProjected(through: target)
-            // The views themselves are the judge: a rebuild may have swapped in a generation
-            // behind what this remembers (its catch-up ended before these writes reached it).
-            condition.unlock()
-            let checkpoint = try? projector.checkpoint()
-            condition.lock()
-            guard let checkpoint, checkpoint < target else { return }
-            settle(at: checkpoint)
-        }
+        // Once the views this remembers show the events, they are shown: a rebuild that swaps
+        // in a generation behind them (its catch-up ended before these writes) is caught up
+        // from the log before anyone uses it (`CurrentViews.followingLink`).
+        try waitUntilProjected(through: target)
     }
 
     /// Brings the views up to a bulk append that reached log index `last` as the leader (its
@@ -79,9 +76,10 @@ public final class ProjectionGroupCommit: @unchecked Sendable {
                 try lead(applying: run)
                 continue
             }
-            // A gap: the next event is not here. Has someone else projected past it?
+            // A gap: the next event is not here. Has someone else projected past it? (Asked
+            // of the views' writer, which is open: no reader is opened for it.)
             condition.unlock()
-            let checkpoint = (try? projector.checkpoint()) ?? projected
+            let checkpoint = (try? projector.checkpointOnWriter()) ?? projected
             condition.lock()
             if checkpoint != projected {
                 settle(at: checkpoint)
@@ -110,10 +108,13 @@ public final class ProjectionGroupCommit: @unchecked Sendable {
                 // A new generation that could not be written (no room for a second copy of
                 // the views) leaves the views to a catch-up in place.
                 if (try? projector.catchUpInBulk(through: bulkThrough)) == nil { try projector.catchUp() }
-            } else if run.isEmpty || (try? projector.apply(run)) == nil {
+                outcome = .success(try projector.checkpoint())
+            } else if !run.isEmpty, let applied = try? projector.apply(run) {
+                outcome = .success(applied.checkpoint)  // read where it was written: no reader opened
+            } else {
                 try projector.catchUp()
+                outcome = .success(try projector.checkpoint())
             }
-            outcome = .success(try projector.checkpoint())
         } catch {
             outcome = .failure(error)
         }

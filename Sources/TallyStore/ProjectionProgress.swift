@@ -28,6 +28,9 @@ public final class ProjectionProgress: Sendable {
         for slot in ready { slot.wake() }
     }
 
+    /// The last index the views were seen to reach (0 before any): never ahead of them.
+    public var index: UInt64 { state.withLock { $0.index } }
+
     /// How many wait now (for tests).
     public var waiting: Int { state.withLock { $0.waiters.count } }
 

@@ -60,6 +60,14 @@ public struct Projector: Sendable {
         try views.followingLink().read { try Self.checkpoint($0) }
     }
 
+    /// The log index the views reflect, read as a query reads them (`readDirectly`), once the
+    /// link has been followed: what a read asks, which opens no reader of the pool for it (a
+    /// hosted ledger's open did, parsing the schema a third time, for this one number).
+    public func checkpointDirectly() throws -> UInt64 {
+        _ = views.followingLink()
+        return try views.readDirectly { try Self.checkpoint($0) }
+    }
+
     /// The log index the views reflect, read on the connection that writes them: what a
     /// ledger's open reads, so that opening views already caught up opens no reader (each new
     /// connection parses the schema: a quarter of a millisecond).
@@ -225,20 +233,28 @@ public struct Projector: Sendable {
         return loaded
     }
 
+    /// What an `apply` did: how many events it applied, and the checkpoint of the views it
+    /// wrote once it committed (read on the connection that wrote them: no reader is needed).
+    public struct Applied: Sendable {
+        public let count: Int
+        public let checkpoint: UInt64
+    }
+
     /// Applies events (in log order, contiguous) that follow the checkpoint; events at or
-    /// before it are skipped, so applying twice is harmless. Returns how many were applied.
+    /// before it are skipped, so applying twice is harmless.
     @discardableResult
-    public func apply(_ events: [LoggedEvent]) throws -> Int {
-        guard !events.isEmpty else { return 0 }
-        let (applied, reached) = try views.followingLink().writeWithoutTransaction { db in
-            var applied = 0
-            try db.inTransaction(.immediate) {
-                applied = try Self.applyBatch(events, db)
-                return .commit
+    public func apply(_ events: [LoggedEvent]) throws -> Applied {
+        let applied = try views.followingLink().writeWithoutTransaction { db in
+            var count = 0
+            if !events.isEmpty {
+                try db.inTransaction(.immediate) {
+                    count = try Self.applyBatch(events, db)
+                    return .commit
+                }
             }
-            return (applied, try Self.checkpoint(db))
+            return Applied(count: count, checkpoint: try Self.checkpoint(db))
         }
-        progress.advanced(to: reached)
+        progress.advanced(to: applied.checkpoint)
         return applied
     }
 

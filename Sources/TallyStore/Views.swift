@@ -33,7 +33,7 @@ public struct Views: Sendable {
     public var directory: DataDirectory { projector.directory }
 
     /// The log index the views reflect now (not as of anything).
-    public func checkpoint() throws -> UInt64 { try projector.checkpoint() }
+    public func checkpoint() throws -> UInt64 { try projector.checkpointDirectly() }
 
     /// How far this process's projector has taken the views (woken on each commit).
     public var progress: ProjectionProgress { projector.progress }

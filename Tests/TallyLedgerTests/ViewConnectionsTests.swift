@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+import TallyCore
+import TallyLedger
+import TallyLog
+import TallyStore
+import TallyTestSupport
+
+/// How many connections to its views a ledger opens to serve a first write and run its own
+/// background round: each new connection parses the views' whole schema (~0.5 ms), and a
+/// hosted ledger is opened again all day. Before this, the write's group commit and the
+/// background round read the views' checkpoint through GRDB's reader pool, which opened a
+/// third connection for that one number.
+@Suite struct ViewConnectionsTests {
+    let folder = TemporaryDirectory("tally-view-connections")
+
+    /// The descriptors this process holds on the views' database file: one per connection.
+    private func connections(to directory: DataDirectory) throws -> Int {
+        let path = URL(fileURLWithPath: try #require(ProjectionDatabase.currentPath(directory))).resolvingSymlinksInPath().path
+        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")
+        return descriptors.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)) == path }.count
+    }
+
+    @Test func aReopenedLedgerWritesAndRunsItsRoundOnTwoConnections() async throws {
+        let directory = try DataDirectory.create(path: folder.file("ledger"), name: "ledger")
+        let first = try Ledger(directory: directory)
+        for amount in 1...3 { _ = try await first.create(.expense, [.amount: .int(Int64(amount))], actor: "t") }
+        first.close()
+
+        let ledger = try Ledger(directory: directory)
+        defer { ledger.close() }
+        #expect(ledger.projectedIndex == 3, "known from the open, without a read")
+        _ = try await ledger.create(.expense, [.amount: .int(4)], actor: "t")
+        #expect(try await ledger.materializeRecurrences() == 0)
+        #expect(try ledger.takeSnapshotIfDue(SnapshotPolicy()) == nil)
+        #expect(ledger.projectedIndex == 4)
+        let open = try connections(to: directory)
+        #expect(open == 2, "the views' writer, and one reader for the write's checks (\(open) open)")
+        #expect(try ledger.views.projectedIndex() == 4)
+    }
+
+    /// A ledger with rules whose days are all decided already (most opens of a household's
+    /// ledger): its pass opens no lookup, so no reader of the pool either.
+    @Test func aPassWithEveryDayDecidedOpensNoConnection() async throws {
+        let directory = try DataDirectory.create(path: folder.file("rules"), name: "rules")
+        let now = DateTime(iso8601: "2030-01-03T12:00:00+09:00")!
+        let first = try Ledger(directory: directory)
+        _ = try await first.create(
+            .recurring, [.cadence: .string("daily"), .startDate: .dateTime(DateTime(iso8601: "2030-01-01T08:30:00+09:00")!), .amount: .int(1_000)],
+            actor: "t")
+        #expect(try await first.materializeRecurrences(now: now) == 3)
+        first.close()
+
+        let ledger = try Ledger(directory: directory)
+        defer { ledger.close() }
+        _ = try await ledger.create(.expense, [.amount: .int(4)], actor: "t")
+        #expect(try await ledger.materializeRecurrences(now: now) == 0)
+        let open = try connections(to: directory)
+        #expect(open == 2, "the views' writer, and one reader for the write's checks and the rules (\(open) open)")
+        #expect(try ledger.views.expenses(ExpenseQuery([("limit", "10")])).rows.count == 4)
+    }
+
+    @Test func aSnapshotIsTakenWhenTheViewsInMemoryArePastThePolicy() async throws {
+        let directory = try DataDirectory.create(path: folder.file("snapshots"), name: "snapshots")
+        let ledger = try Ledger(directory: directory)
+        defer { ledger.close() }
+        for amount in 1...3 { _ = try await ledger.create(.expense, [.amount: .int(Int64(amount))], actor: "t") }
+        #expect(try ledger.takeSnapshotIfDue(SnapshotPolicy(every: 4)) == nil)
+        _ = try await ledger.create(.expense, [.amount: .int(4)], actor: "t")
+        #expect(try ledger.takeSnapshotIfDue(SnapshotPolicy(every: 4))?.index == 4)
+        #expect(try ledger.takeSnapshotIfDue(SnapshotPolicy(every: 4)) == nil, "not due again until four more events")
+    }
+}
