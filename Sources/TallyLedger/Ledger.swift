@@ -70,15 +70,15 @@ public final class Ledger: Sendable {
         do {
             projector = try Projector(directory: directory, connections: viewConnections)
             var viewsReach = try projector.checkpointOnWriter()
-            projector.progress.advanced(to: viewsReach)  // `projectedIndex` from here on
             // Views ahead of the log: the log was cut since (`tally log repair`), so they show
             // events that are gone, and the next appends would reuse their indexes unprojected.
             if viewsReach > writer.head.lastIndex {
                 ViewSnapshots(directory).removeAll(after: writer.head.lastIndex)
                 RecurrenceProgress.remove(from: directory)  // it may count occurrences the cut took
                 _ = try ProjectionRebuilder.rebuild(directory, verifyOnly: false)
-                viewsReach = 0  // whatever the rebuild reached, a catch-up looks
+                viewsReach = try projector.checkpointOnWriter()  // where the rebuild left them
             }
+            projector.progress.advanced(to: viewsReach)  // `projectedIndex` from here on
             // Views that show the whole log need no catch-up: reading the log to find nothing
             // after the checkpoint costs a scan of the open segment. Views far behind (a node
             // that caught a ledger up from the cluster's archive, a copied log) are brought up

@@ -28,7 +28,8 @@ public final class ProjectionProgress: Sendable {
         for slot in ready { slot.wake() }
     }
 
-    /// The last index the views were seen to reach (0 before any): never ahead of them.
+    /// The last index this process's projector took the views to (0 before any); behind
+    /// them when another process or projector moved them since.
     public var index: UInt64 { state.withLock { $0.index } }
 
     /// How many wait now (for tests).

@@ -242,9 +242,16 @@ public struct Projector: Sendable {
 
     /// Applies events (in log order, contiguous) that follow the checkpoint; events at or
     /// before it are skipped, so applying twice is harmless.
+    ///
+    /// The checkpoint returned is that of the views in use once it committed. A rebuild may
+    /// swap in a generation meanwhile, and another thread may have moved to it having seen
+    /// the views before this commit, so without these events: the link is followed again
+    /// after the commit, and if the views in use are no longer those written, their own
+    /// checkpoint is returned (behind these events: the caller projects them again, there).
     @discardableResult
     public func apply(_ events: [LoggedEvent]) throws -> Applied {
-        let applied = try views.followingLink().writeWithoutTransaction { db in
+        let written = views.followingLink()
+        var applied = try written.writeWithoutTransaction { db in
             var count = 0
             if !events.isEmpty {
                 try db.inTransaction(.immediate) {
@@ -254,6 +261,8 @@ public struct Projector: Sendable {
             }
             return Applied(count: count, checkpoint: try Self.checkpoint(db))
         }
+        let inUse = views.followingLink()
+        if inUse !== written { applied = Applied(count: applied.count, checkpoint: try inUse.writeWithoutTransaction { try Self.checkpoint($0) }) }
         progress.advanced(to: applied.checkpoint)
         return applied
     }

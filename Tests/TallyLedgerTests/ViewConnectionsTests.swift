@@ -60,6 +60,30 @@ import TallyTestSupport
         #expect(try ledger.views.expenses(ExpenseQuery([("limit", "10")])).rows.count == 4)
     }
 
+    /// Views found ahead of a shorter log at open (a log restored from an older copy) are
+    /// rebuilt at the log's end: what the ledger knows of them in memory follows them down, so
+    /// the next writes, at indexes the old views had passed, are projected.
+    @Test func viewsFoundAheadOfTheLogAreKnownAtTheLogsEnd() async throws {
+        let directory = try DataDirectory.create(path: folder.file("ahead"), name: "ahead")
+        let first = try Ledger(directory: directory)
+        for amount in 1...2 { _ = try await first.create(.expense, [.amount: .int(Int64(amount))], actor: "t") }
+        first.close()
+        let olderLog = folder.file("older-log")
+        try FileManager.default.copyItem(atPath: directory.logPath, toPath: olderLog)
+        let second = try Ledger(directory: directory)
+        for amount in 3...5 { _ = try await second.create(.expense, [.amount: .int(Int64(amount))], actor: "t") }
+        second.close()
+        try FileManager.default.removeItem(atPath: directory.logPath)
+        try FileManager.default.copyItem(atPath: olderLog, toPath: directory.logPath)
+
+        let ledger = try Ledger(directory: directory)
+        defer { ledger.close() }
+        #expect(ledger.projectedIndex == 2, "the views rebuilt at the log's end, not the 5 they had shown")
+        for amount in 6...7 { _ = try await ledger.create(.expense, [.amount: .int(Int64(amount))], actor: "t") }
+        #expect(ledger.projectedIndex == 4)
+        #expect(try ledger.views.expenses(ExpenseQuery([("limit", "10")])).rows.count == 4)
+    }
+
     @Test func aSnapshotIsTakenWhenTheViewsInMemoryArePastThePolicy() async throws {
         let directory = try DataDirectory.create(path: folder.file("snapshots"), name: "snapshots")
         let ledger = try Ledger(directory: directory)
