@@ -233,8 +233,8 @@ public struct Projector: Sendable {
         return loaded
     }
 
-    /// What an `apply` did: how many events it applied, and the checkpoint of the views it
-    /// wrote once it committed (read on the connection that wrote them: no reader is needed).
+    /// What an `apply` did: how many events it applied, and the checkpoint of the views in
+    /// use once it committed (read on a writer's connection: no reader is needed).
     public struct Applied: Sendable {
         public let count: Int
         public let checkpoint: UInt64

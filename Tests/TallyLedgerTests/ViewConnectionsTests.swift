@@ -10,7 +10,8 @@ import TallyTestSupport
 /// background round: each new connection parses the views' whole schema (~0.5 ms), and a
 /// hosted ledger is opened again all day. Before this, the write's group commit and the
 /// background round read the views' checkpoint through GRDB's reader pool, which opened a
-/// third connection for that one number.
+/// third connection for that one number. What the ledger knows in memory of where its views
+/// stand (`projectedIndex`, which these reads gave way to) is held to them here too.
 @Suite struct ViewConnectionsTests {
     let folder = TemporaryDirectory("tally-view-connections")
 
