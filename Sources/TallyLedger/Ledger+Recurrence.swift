@@ -28,7 +28,9 @@ extension Ledger {
         // projected may hold an occurrence (maybe edited by a peer's user), which a create
         // made now would overwrite with a newer stamp.
         if try projector.checkpointOnWriter() < writer.head.lastIndex { try projector.catchUp() }
-        let rules = try views.recurringRuleEntities()
+        // Read as a write reads its checks: a hosted ledger reads them on the views' writer
+        // when no reader is idle, not on one opened for this (most passes write nothing).
+        let rules = try Views.readingForAWrite { try views.recurringRuleEntities() }
         let recorded = RecurrenceProgress.load(from: directory)
         // Each rule's days since the last pass decided them (`RecurrenceProgress`). A rule that
         // cannot be read makes nothing and does not stop the others.

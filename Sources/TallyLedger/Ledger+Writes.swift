@@ -121,7 +121,7 @@ extension Ledger {
     /// checked: every replica merges the two so that the delete wins) is not found, as it
     /// would have been a moment later.
     func written(_ type: EntityType, _ id: UUID) throws -> JSONText {
-        if let entity = try views.entityJSON(type, id: id) { return entity }
+        if let entity = try Views.readingForAWrite({ try views.entityJSON(type, id: id) }) { return entity }
         _ = try projector.catchUp()
         if let entity = try views.entityJSON(type, id: id) { return entity }
         if let state = try views.store.withLookup({ try $0.entity(.uuid(id)) }), !state.isLive {

@@ -70,8 +70,18 @@ final class CurrentViews: Sendable {
     private func readInUse<T>(_ body: (Database) throws -> T) throws -> T {
         let (pool, readers) = opened.withLock { ($0.pool, $0.readers) }
         guard let readers else { return try pool.unsafeRead(body) }
+        if Self.readingForAWrite, connections.writesReadOnWriter {
+            if let result = try readers.readIfIdle(body) { return result }
+            // Outside a transaction, as on a reader: each statement sees what is committed.
+            return try pool.writeWithoutTransaction(body)
+        }
         return try readers.read(body)
     }
+
+    /// Set while a write reads what it needs: its checks, and the entity it answers with
+    /// (`reading(forAWrite:)`). Views that keep few connections (`writesReadOnWriter`) read
+    /// those on the writer when no reader is idle.
+    @TaskLocal static var readingForAWrite = false
 
     /// Gives back what idle connections hold: the pool's readers are closed and its writer's
     /// cache emptied (GRDB's `releaseMemory`), and so are the direct readers. The next read or

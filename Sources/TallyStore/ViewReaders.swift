@@ -32,6 +32,13 @@ final class ViewReaders: Sendable {
         return try connection.inDatabase(body)
     }
 
+    /// Runs `body` on an idle connection if one is open (nil if none is: nothing is opened).
+    func readIfIdle<T>(_ body: (Database) throws -> T) throws -> T? {
+        guard let connection = idle.withLock({ $0.popLast() }) else { return nil }
+        defer { idle.withLock { if $0.count < kept { $0.append(connection) } } }
+        return try connection.inDatabase(body)
+    }
+
     /// Closes the idle connections (their page caches and descriptors); reads open new ones.
     func closeIdle() {
         let closing = idle.withLock { idle in

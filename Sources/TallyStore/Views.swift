@@ -221,7 +221,14 @@ public struct Views: Sendable {
     /// runs (`Projector.readDirectly`), for a single write's checks, which a snapshot would not
     /// make safer (the views may move before the append either way).
     public func withLookupDirectly<T>(_ body: (any LedgerLookup) throws -> T) throws -> T {
-        try projector.readDirectly { try body(ProjectionLookup($0)) }
+        try Self.readingForAWrite { try projector.readDirectly { try body(ProjectionLookup($0)) } }
+    }
+
+    /// Runs `body`, whose reads are a write's own (its checks, the entity it answers with):
+    /// views that keep few connections (`ViewConnections.writesReadOnWriter`) read them on
+    /// the writer when no reader is idle, rather than opening one.
+    public static func readingForAWrite<T>(_ body: () throws -> T) rethrows -> T {
+        try CurrentViews.$readingForAWrite.withValue(true, operation: body)
     }
 
     // MARK: Snapshots

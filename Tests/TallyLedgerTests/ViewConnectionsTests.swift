@@ -40,6 +40,31 @@ import TallyTestSupport
         #expect(try ledger.views.projectedIndex() == 4)
     }
 
+    /// A hosted ledger (`ViewConnections.few`) reads a write's checks and the entity it
+    /// answers with on the views' writer while no reader is idle: one that is only written
+    /// opens one connection. A read of its own opens a reader, which the next write's reads
+    /// then take while it is idle, so that a ledger being read does not queue them on the writer.
+    @Test func aHostedLedgerOnlyWrittenOpensOneConnection() async throws {
+        let directory = try DataDirectory.create(path: folder.file("hosted"), name: "hosted")
+        let first = try Ledger(directory: directory, viewConnections: .few)
+        for amount in 1...3 { _ = try await first.create(.expense, [.amount: .int(Int64(amount))], actor: "t") }
+        first.close()
+
+        let ledger = try Ledger(directory: directory, viewConnections: .few)
+        defer { ledger.close() }
+        let (written, _) = try await ledger.create(.expense, [.amount: .int(4)], actor: "t")
+        #expect(written.member("amount") == .int(4), "the answer, read back on the writer")
+        #expect(try await ledger.materializeRecurrences() == 0)
+        let onlyWritten = try connections(to: directory)
+        #expect(onlyWritten == 1, "the views' writer alone (\(onlyWritten) open)")
+
+        #expect(try ledger.views.expenses(ExpenseQuery([("limit", "10")])).rows.count == 4)
+        #expect(try connections(to: directory) == 2, "a read opens a reader, kept while idle")
+        _ = try await ledger.create(.expense, [.amount: .int(5)], actor: "t")
+        #expect(try connections(to: directory) == 2, "the next write's reads took the idle reader")
+        #expect(try ledger.views.expenses(ExpenseQuery([("limit", "10")])).rows.count == 5)
+    }
+
     /// A ledger with rules whose days are all decided already (most opens of a household's
     /// ledger): its pass opens no lookup, so no reader of the pool either.
     @Test func aPassWithEveryDayDecidedOpensNoConnection() async throws {
