@@ -132,15 +132,18 @@ struct HostingBenchmarks {
         return (rate, quantile(latencies, 0.99))
     }
 
-    /// One create at `url`: opens its ledger before the load starts, as the load's own writes
+    /// Opens the ledger at `url` before a load starts: with a create, as the load's own writes
     /// open it (a read would also open a reader of its views, which a ledger that is only
-    /// written never opens: the two servers compared would then hold different connections).
-    func warm(_ client: HTTPClient, _ url: String, _ token: String) async throws {
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
+    /// written never opens: the two servers compared would then hold different connections),
+    /// or `byReading` one expense.
+    func warm(_ client: HTTPClient, _ url: String, _ token: String, byReading: Bool = false) async throws {
+        var request = HTTPClientRequest(url: byReading ? url + "?limit=1" : url)
         request.headers.add(name: "Authorization", value: "Bearer \(token)")
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: #"{"amount": 1, "memo": "warm"}"#))
+        if !byReading {
+            request.method = .POST
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: #"{"amount": 1, "memo": "warm"}"#))
+        }
         let response = try await client.execute(request, timeout: .seconds(60))
         _ = try await response.body.collect(upTo: 1 << 20)
         guard response.status.code < 300 else { throw BenchError("\(url) answered \(response.status.code)") }

@@ -37,8 +37,9 @@ struct LedgerSession: Sendable {
     /// may move between the checks and the append either way, which is why every rule that
     /// matters across replicas is also kept by the merge.
     ///
-    /// The checks read the views on the caller's thread, as a GET does; the append and
-    /// projection are awaited, not blocked on.
+    /// The checks read the views on the caller's thread, as a GET does — in views that keep few
+    /// connections, maybe on their writer, waiting at most for a group commit's apply there
+    /// (`CurrentViews.readingForAWrite`); the append and projection are awaited, not blocked on.
     func write(actor: String, _ build: (any LedgerLookup, _ defaultCurrency: String) throws -> EventDraft) async throws -> Event {
         try Self.event(try await batcher.write(try checkedDraft(actor: actor, build)))
     }

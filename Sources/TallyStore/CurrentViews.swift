@@ -54,7 +54,8 @@ final class CurrentViews: Sendable {
     var pool: DatabasePool { opened.withLock { $0.pool } }
 
     /// Runs `body` on the generation in use, outside any transaction, on a connection of its
-    /// own (`ViewReaders`) rather than through the pool's readers. If the read needs a new
+    /// own (`ViewReaders`) rather than through the pool's readers — or, for a write's own reads
+    /// in views that keep few connections, on the writer (`readingForAWrite`). If the read needs a new
     /// connection and that generation's file is gone (a rebuild swapped it out), the link is
     /// followed first — a server that only reads would otherwise never move on; if the new
     /// generation cannot be opened either, the pool's readers answer (they open through the link).
@@ -70,18 +71,39 @@ final class CurrentViews: Sendable {
     private func readInUse<T>(_ body: (Database) throws -> T) throws -> T {
         let (pool, readers) = opened.withLock { ($0.pool, $0.readers) }
         guard let readers else { return try pool.unsafeRead(body) }
-        if Self.readingForAWrite, connections.writesReadOnWriter {
+        if Self.readingForAWrite, connections.writeReadsOnWriter {
             if let result = try readers.readIfIdle(body) { return result }
-            // Outside a transaction, as on a reader: each statement sees what is committed.
-            return try pool.writeWithoutTransaction(body)
+            // On the writer, outside a transaction (as on a reader, each statement sees what is
+            // committed) — unless it is held for long, or another of these reads is under way:
+            // a reader is then opened, and kept while idle for the next.
+            if longWriterUse.try() {
+                defer { longWriterUse.unlock() }
+                return try pool.writeWithoutTransaction(body)
+            }
         }
         return try readers.read(body)
     }
 
-    /// Set while a write reads what it needs: its checks, and the entity it answers with
-    /// (`reading(forAWrite:)`). Views that keep few connections (`writesReadOnWriter`) read
-    /// those on the writer when no reader is idle.
+    /// Set while a write reads what it needs: its checks, the entity it answers with, the
+    /// recurrence pass's rules (`Views.readingForAWrite`). Views that keep few connections
+    /// (`ViewConnections.writeReadsOnWriter`) read those on the writer when no reader is idle.
+    /// Only reads are made in its scope: a write to the views there would queue on the writer
+    /// it may already be on (GRDB traps).
     @TaskLocal static var readingForAWrite = false
+
+    /// Held by a use of the writer that may last long (a catch-up's many commits, a first load
+    /// in place), and by a write's read on it: such a read never waits on the writer's queue
+    /// behind a catch-up, holding one of the few threads Swift's concurrency runs requests on
+    /// (a delivery of a million events projects for seconds). A group commit's apply is short
+    /// and does not take it.
+    private let longWriterUse = NSLock()
+
+    /// Runs `body`, which takes the writer for long (not re-entered: the lock is not recursive).
+    func writingLong<T>(_ body: () throws -> T) rethrows -> T {
+        longWriterUse.lock()
+        defer { longWriterUse.unlock() }
+        return try body()
+    }
 
     /// Gives back what idle connections hold: the pool's readers are closed and its writer's
     /// cache emptied (GRDB's `releaseMemory`), and so are the direct readers. The next read or

@@ -12,7 +12,7 @@ public struct Projector: Sendable {
     /// The views, for reads: the generation in use, which moves to the current one (after a
     /// rebuild or a first load) at the next catch-up, apply or `checkpoint()`.
     public var database: DatabasePool { views.pool }
-    private let views: CurrentViews
+    let views: CurrentViews
     /// How far this projector has taken the views, for whoever waits for news (change feeds).
     public let progress = ProjectionProgress()
     /// Events in the first transaction of a catch-up: a short lag commits quickly (and a kill
@@ -43,8 +43,9 @@ public struct Projector: Sendable {
     }
 
     /// Runs `body` on the views in use outside any transaction (each statement sees the views
-    /// as they are when it runs), on a read-only connection of its own: for a request's read
-    /// of one statement, or checks that need no common snapshot.
+    /// as they are when it runs), on a read-only connection of its own (a write's own reads in
+    /// views that keep few connections: maybe on the writer, `CurrentViews.readingForAWrite`):
+    /// for a request's read of one statement, or checks that need no common snapshot.
     public func readDirectly<T>(_ body: (Database) throws -> T) throws -> T { try views.readDirectly(body) }
 
     /// Closes idle connections to the views and empties caches (a hosted ledger left idle
@@ -96,36 +97,39 @@ public struct Projector: Sendable {
             return loaded
         }
         var applied = 0
-        try views.followingLink().writeWithoutTransaction { db in
-            var fold: ProjectionFold?
-            func commit() throws {
-                guard let finished = fold else { return }
-                fold = nil
-                try finished.write(db)
-                let reached = try Self.checkpoint(db)
-                try db.commit()
-                self.progress.advanced(to: reached)
-                applied += finished.applied
-                progress(applied)
-            }
-            do {
-                try directory.reader.forEachEventChunk(from: try Self.checkpoint(db) + 1) { chunk in
-                    for logged in chunk {
-                        guard logged.index <= last else { throw ReachedLast() }
-                        if fold == nil {
-                            try db.beginTransaction(.immediate)
-                            fold = try ProjectionFold(db)
-                        }
-                        try fold!.add(logged, db)
-                        if fold!.entityCount >= largestFold || fold!.applied >= (applied == 0 ? firstBatch : longestFold) { try commit() }
-                    }
+        // The writer may be held for seconds: a write's reads meanwhile open a reader (`writingLong`).
+        try views.writingLong {
+            try views.followingLink().writeWithoutTransaction { db in
+                var fold: ProjectionFold?
+                func commit() throws {
+                    guard let finished = fold else { return }
+                    fold = nil
+                    try finished.write(db)
+                    let reached = try Self.checkpoint(db)
+                    try db.commit()
+                    self.progress.advanced(to: reached)
+                    applied += finished.applied
+                    progress(applied)
                 }
-                try commit()
-            } catch is ReachedLast {
-                try commit()
-            } catch {
-                if db.isInsideTransaction { try? db.rollback() }
-                throw error
+                do {
+                    try directory.reader.forEachEventChunk(from: try Self.checkpoint(db) + 1) { chunk in
+                        for logged in chunk {
+                            guard logged.index <= last else { throw ReachedLast() }
+                            if fold == nil {
+                                try db.beginTransaction(.immediate)
+                                fold = try ProjectionFold(db)
+                            }
+                            try fold!.add(logged, db)
+                            if fold!.entityCount >= largestFold || fold!.applied >= (applied == 0 ? firstBatch : longestFold) { try commit() }
+                        }
+                    }
+                    try commit()
+                } catch is ReachedLast {
+                    try commit()
+                } catch {
+                    if db.isInsideTransaction { try? db.rollback() }
+                    throw error
+                }
             }
         }
         return applied
@@ -219,15 +223,17 @@ public struct Projector: Sendable {
             progress.advanced(to: last)
             return Int(last)
         }
-        let loaded = try views.followingLink().writeWithoutTransaction { db in
-            var loaded: Int?
-            try db.inTransaction(.immediate) {
-                guard try Self.checkpoint(db) == 0 else { return .rollback }
-                try ProjectionRebuilder.writeViews(of: folded.state, lastIndex: last, db)
-                loaded = Int(last)
-                return .commit
+        let loaded = try views.writingLong {
+            try views.followingLink().writeWithoutTransaction { db in
+                var loaded: Int?
+                try db.inTransaction(.immediate) {
+                    guard try Self.checkpoint(db) == 0 else { return .rollback }
+                    try ProjectionRebuilder.writeViews(of: folded.state, lastIndex: last, db)
+                    loaded = Int(last)
+                    return .commit
+                }
+                return loaded
             }
-            return loaded
         }
         if loaded != nil { progress.advanced(to: last) }
         return loaded

@@ -225,7 +225,7 @@ public struct Views: Sendable {
     }
 
     /// Runs `body`, whose reads are a write's own (its checks, the entity it answers with):
-    /// views that keep few connections (`ViewConnections.writesReadOnWriter`) read them on
+    /// views that keep few connections (`ViewConnections.writeReadsOnWriter`) read them on
     /// the writer when no reader is idle, rather than opening one.
     public static func readingForAWrite<T>(_ body: () throws -> T) rethrows -> T {
         try CurrentViews.$readingForAWrite.withValue(true, operation: body)

@@ -1,9 +1,10 @@
 import Foundation
+import Synchronization
 import Testing
 import TallyCore
-import TallyLedger
+@testable import TallyLedger
 import TallyLog
-import TallyStore
+@testable import TallyStore
 import TallyTestSupport
 
 /// How many connections to its views a ledger opens to serve a first write and run its own
@@ -61,8 +62,44 @@ import TallyTestSupport
         #expect(try ledger.views.expenses(ExpenseQuery([("limit", "10")])).rows.count == 4)
         #expect(try connections(to: directory) == 2, "a read opens a reader, kept while idle")
         _ = try await ledger.create(.expense, [.amount: .int(5)], actor: "t")
-        #expect(try connections(to: directory) == 2, "the next write's reads took the idle reader")
+        #expect(try connections(to: directory) == 2, "the next write opens no other")
         #expect(try ledger.views.expenses(ExpenseQuery([("limit", "10")])).rows.count == 5)
+    }
+
+    /// While the writer is held for long (a catch-up's many commits: a delivery of a million
+    /// events projects for seconds), a write's reads do not wait for it on one of the few
+    /// threads requests run on: they open a reader. (Had the read queued on the writer, the
+    /// holder below would have waited out its ten seconds.)
+    @Test func aWritesReadsOpenAReaderWhileTheWriterIsHeldLong() async throws {
+        let directory = try DataDirectory.create(path: folder.file("held"), name: "held")
+        let ledger = try Ledger(directory: directory, viewConnections: .few)
+        defer { ledger.close() }
+        let (written, _) = try await ledger.create(.expense, [.amount: .int(1)], actor: "t")
+        guard case .string(let text)? = written.member("id"), let id = UUID(uuidString: text) else {
+            Issue.record("no id")
+            return
+        }
+        #expect(try connections(to: directory) == 1)
+
+        let views = ledger.projector.views
+        let (holding, released, done) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        let waitedOut = Mutex(false)
+        DispatchQueue.global().async {
+            views.writingLong {
+                try? views.pool.writeWithoutTransaction { _ in
+                    holding.signal()
+                    if released.wait(timeout: .now() + 10) == .timedOut { waitedOut.withLock { $0 = true } }
+                }
+            }
+            done.signal()
+        }
+        holding.wait()
+        let read = try Views.readingForAWrite { try ledger.views.entityJSON(.expense, id: id) }
+        released.signal()
+        done.wait()
+        #expect(read?.member("amount") == .int(1))
+        #expect(!waitedOut.withLock { $0 }, "the read did not wait for the writer")
+        #expect(try connections(to: directory) == 2, "a reader opened for it, kept while idle")
     }
 
     /// A ledger with rules whose days are all decided already (most opens of a household's
