@@ -74,10 +74,10 @@ final class CurrentViews: Sendable {
         if Self.readingForAWrite, connections.writeReadsOnWriter {
             if let result = try readers.readIfIdle(body) { return result }
             // On the writer, outside a transaction (as on a reader, each statement sees what is
-            // committed) — unless it is held for long, or another of these reads is under way:
-            // a reader is then opened, and kept while idle for the next.
-            if longWriterUse.try() {
-                defer { longWriterUse.unlock() }
+            // committed), if nothing uses it now — an apply, a catch-up, another of these reads:
+            // else a reader is opened, and kept while idle for the next.
+            if writerInUse.try() {
+                defer { writerInUse.unlock() }
                 return try pool.writeWithoutTransaction(body)
             }
         }
@@ -91,17 +91,17 @@ final class CurrentViews: Sendable {
     /// it may already be on (GRDB traps).
     @TaskLocal static var readingForAWrite = false
 
-    /// Held by a use of the writer that may last long (a catch-up's many commits, a first load
-    /// in place), and by a write's read on it: such a read never waits on the writer's queue
-    /// behind a catch-up, holding one of the few threads Swift's concurrency runs requests on
-    /// (a delivery of a million events projects for seconds). A group commit's apply is short
-    /// and does not take it.
-    private let longWriterUse = NSLock()
+    /// Held while the writer projects (an apply, a catch-up's many commits, a first load in
+    /// place), and by a write's read on it: such a read never waits on the writer's queue behind
+    /// them, holding one of the few threads Swift's concurrency runs requests on — a delivery
+    /// of a million events projects for seconds, and an apply's `BEGIN IMMEDIATE` waits up to
+    /// 30 s while another process (`tally rebuild-projections`) holds SQLite's write lock.
+    private let writerInUse = NSLock()
 
-    /// Runs `body`, which takes the writer for long (not re-entered: the lock is not recursive).
-    func writingLong<T>(_ body: () throws -> T) rethrows -> T {
-        longWriterUse.lock()
-        defer { longWriterUse.unlock() }
+    /// Runs `body`, which projects on the writer (not re-entered: the lock is not recursive).
+    func writing<T>(_ body: () throws -> T) rethrows -> T {
+        writerInUse.lock()
+        defer { writerInUse.unlock() }
         return try body()
     }
 

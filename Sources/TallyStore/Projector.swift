@@ -97,8 +97,8 @@ public struct Projector: Sendable {
             return loaded
         }
         var applied = 0
-        // The writer may be held for seconds: a write's reads meanwhile open a reader (`writingLong`).
-        try views.writingLong {
+        // The writer may be held for seconds: a write's reads meanwhile open a reader (`CurrentViews.writing`).
+        try views.writing {
             try views.followingLink().writeWithoutTransaction { db in
                 var fold: ProjectionFold?
                 func commit() throws {
@@ -223,7 +223,7 @@ public struct Projector: Sendable {
             progress.advanced(to: last)
             return Int(last)
         }
-        let loaded = try views.writingLong {
+        let loaded = try views.writing {
             try views.followingLink().writeWithoutTransaction { db in
                 var loaded: Int?
                 try db.inTransaction(.immediate) {
@@ -257,15 +257,17 @@ public struct Projector: Sendable {
     @discardableResult
     public func apply(_ events: [LoggedEvent]) throws -> Applied {
         let written = views.followingLink()
-        var applied = try written.writeWithoutTransaction { db in
-            var count = 0
-            if !events.isEmpty {
-                try db.inTransaction(.immediate) {
-                    count = try Self.applyBatch(events, db)
-                    return .commit
+        var applied = try views.writing {
+            try written.writeWithoutTransaction { db in
+                var count = 0
+                if !events.isEmpty {
+                    try db.inTransaction(.immediate) {
+                        count = try Self.applyBatch(events, db)
+                        return .commit
+                    }
                 }
+                return Applied(count: count, checkpoint: try Self.checkpoint(db))
             }
-            return Applied(count: count, checkpoint: try Self.checkpoint(db))
         }
         let inUse = views.followingLink()
         if inUse !== written { applied = Applied(count: applied.count, checkpoint: try inUse.writeWithoutTransaction { try Self.checkpoint($0) }) }
