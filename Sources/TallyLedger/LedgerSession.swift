@@ -38,7 +38,7 @@ struct LedgerSession: Sendable {
     /// matters across replicas is also kept by the merge.
     ///
     /// The checks read the views on the caller's thread, as a GET does — in views that keep few
-    /// connections, maybe on their writer, only while nothing else uses it
+    /// connections, maybe on their writer, never behind a catch-up there
     /// (`CurrentViews.readingForAWrite`); the append and projection are awaited, not blocked on.
     func write(actor: String, _ build: (any LedgerLookup, _ defaultCurrency: String) throws -> EventDraft) async throws -> Event {
         try Self.event(try await batcher.write(try checkedDraft(actor: actor, build)))

@@ -74,8 +74,8 @@ final class CurrentViews: Sendable {
         if Self.readingForAWrite, connections.writeReadsOnWriter {
             if let result = try readers.readIfIdle(body) { return result }
             // On the writer, outside a transaction (as on a reader, each statement sees what is
-            // committed), if nothing uses it now — an apply, a catch-up, another of these reads:
-            // else a reader is opened, and kept while idle for the next.
+            // committed), unless a catch-up holds it or another of these reads is under way: a
+            // reader is then opened, and kept while idle for the next.
             if writerInUse.try() {
                 defer { writerInUse.unlock() }
                 return try pool.writeWithoutTransaction(body)
@@ -91,11 +91,16 @@ final class CurrentViews: Sendable {
     /// it may already be on (GRDB traps).
     @TaskLocal static var readingForAWrite = false
 
-    /// Held while the writer projects (an apply, a catch-up's many commits, a first load in
+    /// Held while the writer projects for long (a catch-up's many commits, a first load in
     /// place), and by a write's read on it: such a read never waits on the writer's queue behind
-    /// them, holding one of the few threads Swift's concurrency runs requests on — a delivery
-    /// of a million events projects for seconds, and an apply's `BEGIN IMMEDIATE` waits up to
-    /// 30 s while another process (`tally rebuild-projections`) holds SQLite's write lock.
+    /// them, holding one of the few threads Swift's concurrency runs requests on (a delivery of a
+    /// million events projects for seconds). A group commit's apply does not take it: a read
+    /// waits behind one (short), rather than open a reader whenever one is under way — with
+    /// it, every busy ledger kept readers open again (the hosting bench's server of warm ledgers
+    /// held a quarter more descriptors than the one of 10,000). Left: an apply whose
+    /// `BEGIN IMMEDIATE` waits for another process holding SQLite's write lock on these views
+    /// (an operator's command on a served ledger's folder, up to the 30 s busy timeout) holds
+    /// such a read as long.
     private let writerInUse = NSLock()
 
     /// Runs `body`, which projects on the writer (not re-entered: the lock is not recursive).

@@ -257,17 +257,17 @@ public struct Projector: Sendable {
     @discardableResult
     public func apply(_ events: [LoggedEvent]) throws -> Applied {
         let written = views.followingLink()
-        var applied = try views.writing {
-            try written.writeWithoutTransaction { db in
-                var count = 0
-                if !events.isEmpty {
-                    try db.inTransaction(.immediate) {
-                        count = try Self.applyBatch(events, db)
-                        return .commit
-                    }
+        // Not under `CurrentViews.writing`: a write's reads wait behind an apply, which is short,
+        // rather than open readers whenever one is under way (see there).
+        var applied = try written.writeWithoutTransaction { db in
+            var count = 0
+            if !events.isEmpty {
+                try db.inTransaction(.immediate) {
+                    count = try Self.applyBatch(events, db)
+                    return .commit
                 }
-                return Applied(count: count, checkpoint: try Self.checkpoint(db))
             }
+            return Applied(count: count, checkpoint: try Self.checkpoint(db))
         }
         let inUse = views.followingLink()
         if inUse !== written { applied = Applied(count: applied.count, checkpoint: try inUse.writeWithoutTransaction { try Self.checkpoint($0) }) }

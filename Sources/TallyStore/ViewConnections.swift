@@ -8,8 +8,8 @@ public struct ViewConnections: Sendable {
     /// Direct readers kept open while idle (more open under load, closed when given back).
     public var idleDirectReaders = 64
     /// Whether what a write reads (its checks, the entity it answers with, the recurrence
-    /// pass's rules) is read on the views' writer when no direct reader is idle and nothing
-    /// uses the writer (an apply, a catch-up, another such read), rather than on a reader opened for it: a hosted ledger that
+    /// pass's rules) is read on the views' writer when no direct reader is idle and no catch-up
+    /// or other such read uses the writer, rather than on a reader opened for it: a hosted ledger that
     /// is only written then opens one connection, not two (each parses the views' whole
     /// schema, ~0.5 ms). A ledger of its own server reads them beside the writer, as it always did.
     public var writeReadsOnWriter = false

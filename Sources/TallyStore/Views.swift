@@ -227,7 +227,7 @@ public struct Views: Sendable {
     /// Runs `body`, whose reads are a write's own (its checks, the entity it answers with, the
     /// recurrence pass's rules): views that keep few connections
     /// (`ViewConnections.writeReadsOnWriter`) read them on the writer when no reader is idle
-    /// and nothing else uses the writer, rather than opening a reader.
+    /// and no catch-up holds the writer, rather than opening a reader.
     public static func readingForAWrite<T>(_ body: () throws -> T) rethrows -> T {
         try CurrentViews.$readingForAWrite.withValue(true, operation: body)
     }
