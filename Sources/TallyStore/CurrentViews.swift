@@ -71,7 +71,7 @@ final class CurrentViews: Sendable {
     private func readInUse<T>(_ body: (Database) throws -> T) throws -> T {
         let (pool, readers) = opened.withLock { ($0.pool, $0.readers) }
         guard let readers else { return try pool.unsafeRead(body) }
-        if Self.readingForAWrite, connections.writeReadsOnWriter {
+        if connections.writeReadsOnWriter, Self.readingForAWrite {
             if let result = try readers.readIfIdle(body) { return result }
             // On the writer, outside a transaction (as on a reader, each statement sees what is
             // committed), unless a catch-up holds it or another of these reads is under way: a

@@ -12,7 +12,7 @@ public struct Projector: Sendable {
     /// The views, for reads: the generation in use, which moves to the current one (after a
     /// rebuild or a first load) at the next catch-up, apply or `checkpoint()`.
     public var database: DatabasePool { views.pool }
-    let views: CurrentViews
+    let views: CurrentViews  // internal, not private: a test holds its writer
     /// How far this projector has taken the views, for whoever waits for news (change feeds).
     public let progress = ProjectionProgress()
     /// Events in the first transaction of a catch-up: a short lag commits quickly (and a kill

@@ -27,14 +27,17 @@ final class ViewReaders: Sendable {
     /// Runs `body` on an idle connection, outside any transaction: each statement sees the
     /// views as they are when it runs.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
-        let connection = try idle.withLock { $0.popLast() } ?? open()
-        defer { idle.withLock { if $0.count < kept { $0.append(connection) } } }
-        return try connection.inDatabase(body)
+        try read(on: try idle.withLock { $0.popLast() } ?? open(), body)
     }
 
     /// Runs `body` on an idle connection if one is open (nil if none is: nothing is opened).
     func readIfIdle<T>(_ body: (Database) throws -> T) throws -> T? {
         guard let connection = idle.withLock({ $0.popLast() }) else { return nil }
+        return try read(on: connection, body)
+    }
+
+    /// Runs `body` on `connection`, then keeps it idle (unless `kept` already are).
+    private func read<T>(on connection: DatabaseQueue, _ body: (Database) throws -> T) throws -> T {
         defer { idle.withLock { if $0.count < kept { $0.append(connection) } } }
         return try connection.inDatabase(body)
     }

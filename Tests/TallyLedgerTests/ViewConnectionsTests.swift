@@ -43,8 +43,8 @@ import TallyTestSupport
 
     /// A hosted ledger (`ViewConnections.few`) reads a write's checks and the entity it
     /// answers with on the views' writer while no reader is idle: one that is only written
-    /// opens one connection. A read of its own opens a reader, which the next write's reads
-    /// then take while it is idle, so that a ledger being read does not queue them on the writer.
+    /// opens one connection. A read of its own opens a reader, kept while idle; a write after
+    /// it opens no other.
     @Test func aHostedLedgerOnlyWrittenOpensOneConnection() async throws {
         let directory = try DataDirectory.create(path: folder.file("hosted"), name: "hosted")
         let first = try Ledger(directory: directory, viewConnections: .few)
