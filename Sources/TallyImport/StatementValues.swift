@@ -23,11 +23,13 @@ public enum StatementValues {
         if body.hasSuffix("-") { negative = true; body = String(body.dropLast()) }
         if body.hasPrefix("-") { negative = true; body = String(body.dropFirst()) } else if body.hasPrefix("+") { body = String(body.dropFirst()) }
         for unit in ["₩", "￦", "$", "€", "¥"] where body.hasPrefix(unit) { body = String(body.dropFirst(unit.count)) }
-        let parts = body.replacingOccurrences(of: ",", with: "").split(separator: ".", omittingEmptySubsequences: false)
+        let parts = body.split(separator: ".", omittingEmptySubsequences: false)
         let digits = Currency.minorUnitDigits[currency] ?? 2
-        guard (1...2).contains(parts.count), let whole = parts.first, !whole.isEmpty, whole.count <= 15,
-            whole.allSatisfy({ $0.isASCII && $0.isNumber })
-        else {
+        guard (1...2).contains(parts.count), let grouped = parts.first, isGroupedByThousands(grouped) else {
+            throw StatementError("'\(text.prefix(40))' is not an amount")
+        }
+        let whole = grouped.filter { $0 != "," }
+        guard !whole.isEmpty, whole.count <= 15, whole.allSatisfy({ $0.isASCII && $0.isNumber }) else {
             throw StatementError("'\(text.prefix(40))' is not an amount")
         }
         var fraction = parts.count == 2 ? String(parts[1]) : ""
@@ -41,8 +43,17 @@ public enum StatementValues {
         return negative ? -value : value
     }
 
-    /// The common shapes — digits with commas, maybe a `-`, maybe `원` — read in one pass over
-    /// the bytes (an import reads hundreds of thousands); nil for anything else, which the
+    /// Whether the commas of an amount's whole part (if any) group it by thousands: `1,234,000`,
+    /// not `12,50` — a decimal comma, which read as grouping would make $12.50 into $1,250.00
+    /// — nor `1,2,3` or `1,,000`. Such a cell is a bad row, named, not a wrong amount.
+    static func isGroupedByThousands(_ whole: Substring) -> Bool {
+        guard whole.contains(",") else { return true }
+        let groups = whole.split(separator: ",", omittingEmptySubsequences: false)
+        return (1...3).contains(groups[0].count) && groups.dropFirst().allSatisfy { $0.count == 3 }
+    }
+
+    /// The common shapes — digits grouped by commas, maybe a `-`, maybe `원` — read in one pass
+    /// over the bytes (an import reads hundreds of thousands); nil for anything else, which the
     /// general reader then takes (or refuses).
     static func plainAmount(_ text: String, currency: String) -> Int64? {
         var utf8 = Substring(text).utf8[...]
@@ -52,14 +63,21 @@ public enum StatementValues {
         guard !utf8.isEmpty, (Currency.minorUnitDigits[currency] ?? 2) == 0 else { return nil }
         var value: Int64 = 0
         var digits = 0
+        var sinceComma: Int?  // digits since the last comma, once there is one
         for byte in utf8 {
-            if byte == UInt8(ascii: ",") { continue }
+            if byte == UInt8(ascii: ",") {
+                // Thousands only (see `isGroupedByThousands`): else the general reader names it.
+                guard sinceComma.map({ $0 == 3 }) ?? (1...3).contains(digits) else { return nil }
+                sinceComma = 0
+                continue
+            }
             guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
             value = value * 10 + Int64(byte - UInt8(ascii: "0"))
             digits += 1
+            sinceComma? += 1
             if digits > 15 { return nil }
         }
-        guard digits > 0 else { return nil }
+        guard digits > 0, sinceComma.map({ $0 == 3 }) ?? true else { return nil }
         return negative ? -value : value
     }
 

@@ -29,12 +29,18 @@ public enum SegmentFormat {
         return String(repeating: "0", count: 16 - hex.count) + hex + "." + fileExtension
     }
 
+    /// The largest log index a segment may hold. No log comes near it (a million events a
+    /// second for 146,000 years); what it rules out is a name, header or frame — from a
+    /// bundle, an archive, a damaged disk — whose indexes would wrap past `UInt64.max`.
+    public static let maxLogIndex: UInt64 = 1 << 62
+
     /// The first log index encoded in a segment file name, or nil if it is not one: exactly
-    /// the name `fileName` gives (sixteen lowercase hex digits), so "+000000000000001.tseg" or
-    /// an upper-case one — from a bundle's manifest, an archive — is no segment's name.
+    /// the name `fileName` gives (sixteen lowercase hex digits) of an index from 1 to
+    /// `maxLogIndex`, so "+000000000000001.tseg", an upper-case one or "0000000000000000.tseg"
+    /// — from a bundle's manifest, an archive — is no segment's name.
     public static func firstIndex(fromFileName name: String) -> UInt64? {
         guard name.hasSuffix("." + fileExtension), name.count == 16 + 1 + fileExtension.count,
-            let index = UInt64(name.prefix(16), radix: 16), fileName(firstIndex: index) == name
+            let index = UInt64(name.prefix(16), radix: 16), (1...maxLogIndex).contains(index), fileName(firstIndex: index) == name
         else { return nil }
         return index
     }

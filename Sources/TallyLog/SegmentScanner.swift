@@ -90,6 +90,11 @@ enum SegmentScanner {
             guard frame.firstIndex == nextIndex else {
                 throw corrupt(offset, "frame starts at log index \(frame.firstIndex), expected \(nextIndex) (frames missing or reordered)")
             }
+            // Where the next frame starts: checked here, so no reader of this frame adds past it.
+            let afterFrame = nextIndex + UInt64(frame.eventCount)  // both far below UInt64.max: no overflow
+            guard afterFrame <= SegmentFormat.maxLogIndex + 1 else {
+                throw corrupt(offset, "the frame's \(frame.eventCount) events run past the largest log index, \(SegmentFormat.maxLogIndex)")
+            }
             let raw: [UInt8]
             do {
                 switch frame.codec {
@@ -124,7 +129,7 @@ enum SegmentScanner {
                 }
             }
             if frame.type == .events {
-                nextIndex += UInt64(frame.eventCount)
+                nextIndex = afterFrame
                 raw.withUnsafeBytes { window.advance(past: $0) }
             }
             offset = end

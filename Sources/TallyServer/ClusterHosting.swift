@@ -217,8 +217,9 @@ public final class ClusterHosting: Sendable {
             outgoing.headers.add(name: field.name.rawName, value: field.value)
         }
         outgoing.headers.add(name: Self.forwardedBy.rawName, value: archive.node)
-        let length = request.headers[.contentLength].flatMap { Int64($0) }
-        if isJSON(request), let length, length >= 0, length <= Self.wholeBodyLimit {
+        // (NIO's parser refuses a Content-Length that is not digits; a negative one is not passed on either way.)
+        let length = request.headers[.contentLength].flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil }
+        if isJSON(request), let length, length <= Self.wholeBodyLimit {
             // Within the body timeout, as the node that serves it would read it: a client that
             // trickles a body must not hold a forward (and its connection) open forever.
             let body = request.body

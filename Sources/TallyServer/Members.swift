@@ -134,12 +134,20 @@ public final class MemberStore: Sendable {
         guard members.count < limit else { throw ValidationError(field: "name", "this household has its \(limit) members (its quota); remove one first") }
     }
 
-    /// A member's name: 1 to 64 characters, no control or directional characters, not blank.
+    /// A member's name: 1 to 64 characters, no control or directional characters, not blank;
+    /// and short enough in bytes that "member:NAME", who every write of theirs is recorded as,
+    /// passes the actor rule (64 Hangul syllables are 192 bytes: such a member could sign in
+    /// and never write).
     static func checkName(_ name: String) throws {
         guard (1...64).contains(name.count), name.trimmingCharacters(in: .whitespaces) == name, !name.isEmpty,
             !FieldKind.containsControlCharacter(name),
-            !name.unicodeScalars.contains(where: { (0x202A...0x202E).contains($0.value) || (0x2066...0x2069).contains($0.value) })
-        else { throw ValidationError(field: "name", "a member's name is 1 to 64 characters, without control characters or surrounding blanks") }
+            !name.unicodeScalars.contains(where: { (0x202A...0x202E).contains($0.value) || (0x2066...0x2069).contains($0.value) }),
+            (try? EntitySchema.validateActor("member:" + name)) != nil
+        else {
+            throw ValidationError(
+                field: "name",
+                "a member's name is 1 to 64 characters and at most \(Limits.maxActorBytes - 7) bytes, without control characters or surrounding blanks")
+        }
     }
 
     /// A password: 10 to 200 characters, no control characters (bcrypt's C string would end at

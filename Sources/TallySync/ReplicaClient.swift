@@ -141,8 +141,8 @@ public struct ReplicaClient: ReplicaTransport {
         request.body = .stream(records, length: .unknown)
         let response = try await Self.http.execute(request, timeout: .hours(1))
         try await Self.check(response, "\(label): POST /replication/push")
-        let report = try JSONSerialization.jsonObject(with: Data(try await response.body.collect(upTo: 1 << 20).readableBytesView)) as? [String: Any] ?? [:]
-        return SendReport(applied: report["applied"] as? Int ?? 0, alreadyHeld: report["alreadyHeld"] as? Int ?? 0)
+        let answer = Data(try await response.body.collect(upTo: 1 << 20).readableBytesView)
+        return try SendReport(peerAnswer: answer, from: "\(label): POST /replication/push")
     }
 }
 

@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import TallyCore
 
@@ -39,5 +40,26 @@ public struct SendReport: Sendable, Equatable {
 
     public init(applied: Int, alreadyHeld: Int) {
         (self.applied, self.alreadyHeld) = (applied, alreadyHeld)
+    }
+
+    /// The most events one report may count: far more than any push, and small enough that
+    /// a caller adding up reports cannot overflow.
+    static let maxCount = 1 << 48
+
+    /// A peer's answer to a push, `{"applied": N, "alreadyHeld": M}`: refused unless both are
+    /// whole numbers from 0 to `maxCount` (the caller adds them up). The answer itself is not
+    /// repeated in the error: it is the peer's text.
+    public init(peerAnswer json: Data, from source: String) throws {
+        struct Answer: Decodable {
+            let applied: Int
+            let alreadyHeld: Int
+        }
+        guard let answer = try? JSONDecoder().decode(Answer.self, from: json),
+            (0...Self.maxCount).contains(answer.applied), (0...Self.maxCount).contains(answer.alreadyHeld)
+        else {
+            throw SyncRejection(
+                source: source, reason: "the peer's answer to a push does not count what it applied and held (two whole numbers, 0 or more)")
+        }
+        self.init(applied: answer.applied, alreadyHeld: answer.alreadyHeld)
     }
 }

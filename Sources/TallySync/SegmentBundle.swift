@@ -106,16 +106,21 @@ public enum SegmentBundle {
     /// caller keeps them (`finish`) once the events are in, or drops them.
     static func stageBlobs(_ manifest: Manifest, from folder: String, into store: BlobStore) throws -> [BlobWriter] {
         var staged: [BlobWriter] = []
-        let listed = (manifest.blobs ?? []).reduce(0) { $0 + max(0, $1.bytes) }
-        guard listed <= maxBundleBlobBytes else {
-            throw SyncRejection(source: folder, reason: "the bundle's blobs total \(listed) bytes; a bundle may carry at most \(maxBundleBlobBytes)")
-        }
+        // Each size checked before it is added: the total stays below the limit plus one
+        // blob's, so no manifest's sizes can overflow it.
+        var listed = 0
         for blob in manifest.blobs ?? [] {
-            let path = folder + "/blobs/" + blob.digest
             guard BlobStore.isDigest(blob.digest), blob.bytes >= 0, blob.bytes <= maxFileBytes else {
                 throw SyncRejection(
                     source: folder, reason: "the manifest lists a blob '\(blob.digest.prefix(80))' of \(blob.bytes) bytes, which no bundle holds")
             }
+            listed += blob.bytes
+            guard listed <= maxBundleBlobBytes else {
+                throw SyncRejection(source: folder, reason: "the bundle's blobs total more than \(maxBundleBlobBytes) bytes, what a bundle may carry")
+            }
+        }
+        for blob in manifest.blobs ?? [] {
+            let path = folder + "/blobs/" + blob.digest
             let writer = try store.writer(limit: blob.bytes)
             try readBounded(path, expectedBytes: blob.bytes, limit: maxFileBytes) { piece in try writer.write(piece) }
             guard writer.digest == blob.digest else {

@@ -233,8 +233,9 @@ func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes))
         #expect(try BlobStore(directory: b).all().count == 1)
     }
 
-    /// A damaged, truncated or unlisted blob refuses the whole bundle: no event, no blob.
-    @Test(arguments: ["flip", "truncate", "extra", "link"]) func aBadBlobRefusesTheWholeBundle(_ damage: String) async throws {
+    /// A damaged, truncated or unlisted blob refuses the whole bundle: no event, no blob; so
+    /// does a manifest whose listed sizes would add up past `Int.max` ("sizes").
+    @Test(arguments: ["flip", "truncate", "extra", "link", "sizes"]) func aBadBlobRefusesTheWholeBundle(_ damage: String) async throws {
         let (a, digest, _) = try await replicaWithReceipt("a-\(damage)")
         let bundle = try export(a)
         let path = bundle + "/blobs/" + digest
@@ -243,6 +244,17 @@ func SHA256Digest(_ bytes: [UInt8]) -> [UInt8] { Array(SHA256.hash(data: bytes))
         case "flip": bytes[bytes.count / 2] ^= 1; try Data(bytes).write(to: URL(fileURLWithPath: path))
         case "truncate": try Data(bytes.dropLast(10)).write(to: URL(fileURLWithPath: path))
         case "extra": try Data(bytes).write(to: URL(fileURLWithPath: bundle + "/blobs/" + String(repeating: "e", count: 64)))
+        case "sizes":
+            let other = String(repeating: "e", count: 64)
+            try Data([1]).write(to: URL(fileURLWithPath: bundle + "/blobs/" + other))
+            let manifestPath = bundle + "/manifest.json"
+            var manifest = try JSONDecoder().decode(SegmentBundle.Manifest.self, from: Data(contentsOf: URL(fileURLWithPath: manifestPath)))
+            var listed = try #require(manifest.blobs?.first { $0.digest == digest })
+            listed.bytes = Int.max
+            var second = listed
+            (second.digest, second.bytes) = (other, 1)
+            manifest.blobs = [listed, second]
+            try JSONEncoder().encode(manifest).write(to: URL(fileURLWithPath: manifestPath))
         default:
             try FileManager.default.removeItem(atPath: path)
             try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: a.path + "/replica.key")

@@ -145,6 +145,12 @@ import ZIPFoundation
         for bad in ["12.5", "1,2a", "--5", "1e5", "9999999999999999", "１２", "(5", ".5"] {
             #expect(throws: StatementError.self, "\(bad)") { try StatementValues.amount(bad, currency: "KRW") }
         }
+        // Commas group thousands, nothing else: a decimal comma is a bad row, not 100 times the amount.
+        #expect(try StatementValues.amount("$1,234.50", currency: "USD") == 123_450)
+        for bad in ["12,50", "1,2,3", "1,,000", ",000", "1,0000", "1234,567", "1,234,56", "-12,50원", "1,234.5,0"] {
+            #expect(throws: StatementError.self, "\(bad)") { try StatementValues.amount(bad, currency: "KRW") }
+            #expect(throws: StatementError.self, "\(bad)") { try StatementValues.amount(bad, currency: "USD") }
+        }
         // Random amounts written the ways statements write them read back exactly.
         var rng = SplitMix64(seed: 19)
         for _ in 0..<500 {

@@ -151,6 +151,10 @@ import TallyTestSupport
                     body: ByteBuffer(
                         string: JSONText.object([("code", .string(code)), ("name", .string(name)), ("password", .string("a fine long password"))]).serialized))
             }
+            // 64 Hangul syllables are 64 characters but 192 bytes: "member:" and such a name
+            // would pass no write's actor rule, so it is refused, and the code stays unspent.
+            let tooLong = try await accept(String(repeating: "가", count: 64))
+            #expect(tooLong.status == .badRequest && String(buffer: tooLong.body).contains("121 bytes"), "\(String(buffer: tooLong.body))")
             let joined = try await accept("park")
             #expect(joined.status == .created && joined.headers[.setCookie]?.hasPrefix("tally_session=") == true)
             let again = try await accept("choi")

@@ -279,6 +279,17 @@ import TallyTestSupport
         try sparse.expectRejected("differs from the manifest")
     }
 
+    /// A segment named at index 0, or past the largest index a log may hold, is refused by its
+    /// name before it is read (scanning such a file once stopped the process).
+    @Test(arguments: ["0000000000000000.tseg", "ffffffffffffffff.tseg"]) func segmentsNamedOutsideTheIndexRangeAreRefused(name: String) throws {
+        let pair = try Pair()
+        var manifest = try pair.export()
+        try FileManager.default.moveItem(atPath: pair.bundle + "/" + manifest.files[0].name, toPath: pair.bundle + "/" + name)
+        manifest.files[0].name = name
+        try JSONEncoder().encode(manifest).write(to: URL(fileURLWithPath: pair.bundle + "/manifest.json"))
+        try pair.expectRejected("not a segment file name")
+    }
+
     /// A careful forger re-encodes an edited event with valid frame checksums and manifest:
     /// only the hash chain can tell, and it does.
     @Test(arguments: [0, 2]) func aForgedEventIsRejectedByTheHashChain(targetEvents: Int) throws {
