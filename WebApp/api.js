@@ -26,7 +26,7 @@ export const forgetToken = () => { sessionStorage.removeItem(TOKEN_KEY); session
 // The household on a hosting server (null on a server of one ledger), and the API path of a /v1/… path.
 export const ledger = () => sessionStorage.getItem(LEDGER_KEY);
 export const setLedger = (name) => (name ? sessionStorage.setItem(LEDGER_KEY, name) : sessionStorage.removeItem(LEDGER_KEY));
-const apiPath = (v1Path) => (ledger() ? `/v1/ledgers/${ledger()}${v1Path.slice(3)}` : v1Path);
+const apiPath = (v1Path) => (ledger() ? `/v1/ledgers/${encodeURIComponent(ledger())}${v1Path.slice(3)}` : v1Path);
 
 // Who the request is from: the token, or (a member) the CSRF token a write echoes.
 function credentials(method) {
@@ -109,7 +109,7 @@ export async function follow(after, onChange, onState, signal) {
   while (!signal.aborted) {
     let retry = 2000;
     try {
-      const response = await fetch(apiPath(`/v1/changes?after=${cursor}`), { headers: credentials("GET"), signal, cache: "no-store", credentials: "same-origin" });
+      const response = await fetch(apiPath(`/v1/changes?after=${encodeURIComponent(cursor)}`), { headers: credentials("GET"), signal, cache: "no-store", credentials: "same-origin" });
       if (response.status === 401) { window.dispatchEvent(new CustomEvent("tally:unauthorized")); return; }
       if (response.status === 429) { onState("limited"); retry = 15000; throw new Error("too many feeds"); }
       if (!response.ok || !response.body) throw new Error(`change feed: ${response.status}`);
@@ -151,7 +151,7 @@ export async function follow(after, onChange, onState, signal) {
 // remembered for the page's life, since a digest's bytes never change.
 const images = new Map();
 export function attachmentURL(digest, { thumbnail = true } = {}) {
-  const path = `/v1/attachments/${digest}${thumbnail ? "/thumbnail?size=256" : ""}`;
+  const path = `/v1/attachments/${encodeURIComponent(digest)}${thumbnail ? "/thumbnail?size=256" : ""}`;
   if (!images.has(path)) {
     images.set(path, fetch(apiPath(path), { headers: credentials("GET"), credentials: "same-origin" }).then((response) => {
       if (!response.ok) throw new ApiError(response.status, "attachment", "the attachment could not be loaded");

@@ -182,6 +182,13 @@ async function showSignIn(message, joining = null) {
       input.focus();
       return;
     }
+    // The household goes into every API path: only a name as the member form takes it.
+    if (hosting && !/^[a-z0-9][a-z0-9-]{0,62}$/.test(household.value.trim())) {
+      error.textContent = t("householdHint");
+      error.hidden = false;
+      household.focus();
+      return;
+    }
     setLedger(hosting ? household.value.trim() : null);
     setToken(value);
     session = null;

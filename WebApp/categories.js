@@ -76,7 +76,7 @@ export async function render(main, { session, announce, stillShown }) {
       h("span", { class: "item-actions" },
         h("button", { type: "button", class: "quiet", id: `edit-${category.id}`, "aria-label": `${t("rename")}: ${category.name}`,
           onclick: () => { closeEditor(); editing = category.id; draw(); } }, t("rename")),
-        deleteButton(category.name, announce, async () => { await api(`/v1/categories/${category.id}`, { method: "DELETE" }); announce(t("deleted")); await draw(); },
+        deleteButton(category.name, announce, async () => { await api(`/v1/categories/${encodeURIComponent(category.id)}`, { method: "DELETE" }); announce(t("deleted")); await draw(); },
           (error) => alertIn(main, error)))), subtree);
   }
 
@@ -90,7 +90,7 @@ export async function render(main, { session, announce, stillShown }) {
       event.preventDefault();
       clearErrors(form);
       try {
-        await api(`/v1/categories/${category.id}`, { method: "PATCH", body: { name: name.value.trim(), parentId: parent.value || null, icon: icon.value.trim() || null } });
+        await api(`/v1/categories/${encodeURIComponent(category.id)}`, { method: "PATCH", body: { name: name.value.trim(), parentId: parent.value || null, icon: icon.value.trim() || null } });
         closeEditor();
         announce(t("saved"));
         await draw();

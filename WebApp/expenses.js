@@ -152,7 +152,7 @@ function thumbnailImage(digest, missing, what) {
 async function expenseForm(main, { session, navigate, announce, stillShown }, id) {
   const [categories, expense, defaultCurrency, people, accounts] = await Promise.all([
     api("/v1/categories").then((c) => c.items),
-    id ? api(`/v1/expenses/${id}`) : null,
+    id ? api(`/v1/expenses/${encodeURIComponent(id)}`) : null,
     // From the list of settings: a ledger without one answers it with nothing, not a 404.
     id ? null : api("/v1/settings").then((s) => s.items.find((setting) => setting.key === "defaultCurrency")?.value)
       .then((value) => (typeof value === "string" ? value : null)).catch(() => null),
@@ -261,7 +261,7 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
         body.attachments = [...(expense?.attachments ?? []), uploaded.digest];
       }
       const saved = expense
-        ? await api(`/v1/expenses/${id}`, { method: "PATCH", body })
+        ? await api(`/v1/expenses/${encodeURIComponent(id)}`, { method: "PATCH", body })
         : await createOnce(body);
       announce(t("saved"));
       navigate(`#/expenses/${(saved.date ?? body.date ?? today).slice(0, 7)}`);
@@ -298,7 +298,7 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
       h("a", { class: "button quiet", href: `#/expenses/${(expense?.date ?? today).slice(0, 7)}`,
         onclick: () => window.dispatchEvent(new Event("tally:idle")) }, t("cancel")),
       expense ? deleteButton(label, announce, async () => {
-        await api(`/v1/expenses/${id}`, { method: "DELETE" });
+        await api(`/v1/expenses/${encodeURIComponent(id)}`, { method: "DELETE" });
         announce(t("deleted"));
         navigate(`#/expenses/${expense.date.slice(0, 7)}`);
         window.dispatchEvent(new Event("tally:idle"));

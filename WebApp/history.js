@@ -24,7 +24,7 @@ export async function render(main, { params, session, stillShown }) {
 
   async function draw() {
     const [trail, journal, categories] = await Promise.all([
-      id ? api(`/v1/audit/${id}`).catch((error) => (error.status === 404 ? null : Promise.reject(error))) : null,
+      id ? api(`/v1/audit/${encodeURIComponent(id)}`).catch((error) => (error.status === 404 ? null : Promise.reject(error))) : null,
       api(`/v1/conflicts${query({ entity: id })}`),
       api("/v1/categories"),
     ]);

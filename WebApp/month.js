@@ -107,7 +107,7 @@ export async function render(main, { params, session, announce, stillShown }) {
           ? budgetBars(summary.budgets.map((b) => ({ ...b, label: b.categoryName ?? (b.categoryId ? t("deletedCategory") : t("allSpending")) })), {
               label: t("budgets"),
               onDelete: session.canWrite ? (b) => deleteButton(`${t("budget")} ${b.label}`, announce, async () => {
-                await api(`/v1/budgets/${b.budgetId}`, { method: "DELETE" });
+                await api(`/v1/budgets/${encodeURIComponent(b.budgetId)}`, { method: "DELETE" });
                 announce(t("deleted"));
                 await draw();
               }, (error) => main.prepend(h("p", { class: "form-error", role: "alert" }, error.message))) : null,

@@ -32,12 +32,12 @@ export async function render(main, { session, announce, stillShown }) {
       h("p", {}, `${t(rule.cadence)} · ${money(rule.amount, rule.currency)} · ${t("from", { date: day(rule.startDate) })}${ended}`),
       h("p", { class: "muted" }, rule.next.length ? `${t("nextOccurrences")}: ${rule.next.map((d) => day(d)).join(", ")}` : t("noMore")),
       session.canWrite ? h("div", { class: "actions" },
-        rule.next.length ? h("button", { type: "button", onclick: () => act(() => api(`/v1/recurring/${rule.id}/skip`, { method: "POST", body: { date: rule.next[0] } })) },
+        rule.next.length ? h("button", { type: "button", onclick: () => act(() => api(`/v1/recurring/${encodeURIComponent(rule.id)}/skip`, { method: "POST", body: { date: rule.next[0] } })) },
           `${t("skip")} ${day(rule.next[0])}`) : null,
         !rule.endDate || rule.endDate.slice(0, 10) > localToday()
-          ? h("button", { type: "button", onclick: () => act(() => api(`/v1/recurring/${rule.id}`, { method: "PATCH", body: { endDate: localToday() } })) }, t("endToday"))
+          ? h("button", { type: "button", onclick: () => act(() => api(`/v1/recurring/${encodeURIComponent(rule.id)}`, { method: "PATCH", body: { endDate: localToday() } })) }, t("endToday"))
           : null,
-        deleteButton(title, announce, () => act(() => api(`/v1/recurring/${rule.id}`, { method: "DELETE" })),
+        deleteButton(title, announce, () => act(() => api(`/v1/recurring/${encodeURIComponent(rule.id)}`, { method: "DELETE" })),
           (error) => main.prepend(h("p", { class: "form-error", role: "alert" }, error.message)))) : null);
   }
 

@@ -10,7 +10,7 @@ import { fromMinorUnits, money, t, toMinorUnits } from "./i18n.js";
 import { categoryOptions } from "./expenses.js";
 
 export async function splitForm(main, { session, navigate, announce, stillShown }, id) {
-  const [receipt, categories] = await Promise.all([api(`/v1/expenses/${id}/lines`), api("/v1/categories").then((c) => c.items)]);
+  const [receipt, categories] = await Promise.all([api(`/v1/expenses/${encodeURIComponent(id)}/lines`), api("/v1/categories").then((c) => c.items)]);
   if (!stillShown()) return {};
   const currency = receipt.currency;
   const formError = h("p", { class: "form-error", role: "alert", hidden: true });
@@ -62,7 +62,7 @@ export async function splitForm(main, { session, navigate, announce, stillShown 
     }));
     submit.disabled = true;
     try {
-      await api(`/v1/expenses/${id}/lines`, { method: "PUT", body: { lines } });
+      await api(`/v1/expenses/${encodeURIComponent(id)}/lines`, { method: "PUT", body: { lines } });
       announce(t("saved"));
       navigate(`#/expenses/${receipt.date.slice(0, 7)}`);
       window.dispatchEvent(new Event("tally:idle"));
@@ -84,7 +84,7 @@ export async function splitForm(main, { session, navigate, announce, stillShown 
       submit,
       receipt.lines.length ? h("button", { type: "button", class: "quiet", onclick: async () => {
         try {
-          await api(`/v1/expenses/${id}/lines`, { method: "PUT", body: { lines: [] } });
+          await api(`/v1/expenses/${encodeURIComponent(id)}/lines`, { method: "PUT", body: { lines: [] } });
           announce(t("saved"));
           navigate(`#/expenses/id/${id}`);
         } catch (error) { showError(form, formError, error); }

@@ -33,7 +33,7 @@ export async function render(main, { session, announce, stillShown }) {
 
   async function change(todo, body) {
     try {
-      await api(`/v1/todos/${todo.id}`, { method: "PATCH", body });
+      await api(`/v1/todos/${encodeURIComponent(todo.id)}`, { method: "PATCH", body });
       announce(t("saved"));
       await draw();
     } catch (error) {
@@ -55,7 +55,7 @@ export async function render(main, { session, announce, stillShown }) {
         todo.streaks ? ` · ${t("streak", { n: todo.streaks.current })} · ${t("longest", { n: todo.streaks.longest })} · ${t("rate", { p: todo.streaks.completionRate })}` : null),
       todo.isChallenge && todo.startDate ? challenge(todo, index) : null,
       session.canWrite ? h("div", { class: "actions" },
-        deleteButton(todo.title, announce, async () => { await api(`/v1/todos/${todo.id}`, { method: "DELETE" }); announce(t("deleted")); await draw(); },
+        deleteButton(todo.title, announce, async () => { await api(`/v1/todos/${encodeURIComponent(todo.id)}`, { method: "DELETE" }); announce(t("deleted")); await draw(); },
           (error) => main.prepend(h("p", { class: "form-error", role: "alert" }, error.message)))) : null);
   }
 

@@ -95,8 +95,10 @@ public enum WriteRules {
                 throw ValidationError(field: "toCurrency", "a rate converts between two different currencies", kind: .conflictsWithState)
             }
         }
-        if draft.entityType == .recurring, draft.operation != .delete {
-            // A rule's end is not before its start.
+        // A rule's end is not before its start, nor a to-do's (checked when a to-do's dates
+        // change: one written before this rule was kept is still ticked off).
+        let movesTodoDates = draft.entityType == .todo && (draft.properties[.startDate] != nil || draft.properties[.endDate] != nil)
+        if draft.entityType == .recurring || movesTodoDates, draft.operation != .delete {
             let current = try state.live(draft.entityID)
             func date(_ name: PropertyName) -> DateTime? {
                 if let value = draft.properties[name] { if case .dateTime(let date) = value { return date } else { return nil } }
@@ -109,6 +111,16 @@ public enum WriteRules {
         }
         if draft.entityType == .setting, !draft.isLocalOnly, draft.operation != .delete {
             try checkSettingBounds(draft, state)
+        }
+        if draft.entityType == .setting, draft.entityID == .settingKey("defaultCurrency"), draft.operation != .delete,
+            case .json(let value)? = draft.properties[.value]
+        {
+            // Read wherever a write leaves its currency out: a code no write could use was
+            // once stored and silently ignored (every such write then took KRW).
+            let quoted = value.count >= 2 && value.hasPrefix("\"") && value.hasSuffix("\"")
+            guard quoted, Currency.isValid(String(value.dropFirst().dropLast())) else {
+                throw ValidationError(field: "value", "the default currency is an ISO 4217 code in quotes, such as \"KRW\" or \"USD\"")
+            }
         }
     }
 

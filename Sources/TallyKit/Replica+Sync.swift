@@ -34,8 +34,9 @@ public struct RetryPolicy: Sendable {
     public var first: Duration
     public var longest: Duration
 
+    /// `first` and `longest` are taken within 0 … a year (`Intervals`).
     public init(attempts: Int = 6, first: Duration = .milliseconds(500), longest: Duration = .seconds(60)) {
-        (self.attempts, self.first, self.longest) = (max(1, attempts), first, longest)
+        (self.attempts, self.first, self.longest) = (max(1, attempts), Intervals.bounded(first, shortest: .zero), Intervals.bounded(longest, shortest: .zero))
     }
 
     /// The wait before try number `attempt + 1` (`attempt` ≥ 1).
@@ -168,9 +169,11 @@ extension Replica {
 
     /// Syncs with `server` now and then every `interval` until the task is cancelled; a sync
     /// that fails is retried as `retry` says, then waits for the next round (`syncStatus`
-    /// tells the person). An app starts this when it comes to the foreground.
+    /// tells the person). An app starts this when it comes to the foreground. `interval` is
+    /// taken within a second … a year.
     public func syncContinuously(with server: SyncServer, every interval: Duration = .seconds(30), retry: RetryPolicy = RetryPolicy()) -> Task<Void, Never> {
-        Task {
+        let interval = Intervals.bounded(interval, shortest: .seconds(1))
+        return Task {
             while !Task.isCancelled {
                 _ = try? await sync(with: server, retry: retry)
                 try? await Task.sleep(for: interval)

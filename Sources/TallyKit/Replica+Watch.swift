@@ -23,7 +23,7 @@ extension Replica {
                     var last = try query(try self.query)
                     continuation.yield(last)
                     while !Task.isCancelled {
-                        try await Task.sleep(for: interval)
+                        try await Task.sleep(for: Intervals.bounded(interval, shortest: .milliseconds(1)))
                         let queries = try self.query  // the views again, should the replica take a new identity
                         let index = try queries.projectedIndex()
                         guard index != seenIndex else { continue }
@@ -62,7 +62,7 @@ extension Replica {
                                 return !Task.isCancelled
                             }
                         }
-                        try await Task.sleep(for: interval)
+                        try await Task.sleep(for: Intervals.bounded(interval, shortest: .milliseconds(1)))
                     }
                     continuation.finish()
                 } catch is CancellationError {

@@ -56,6 +56,7 @@ public final class Replica: Sendable {
     ) async throws -> Replica {
         try EntitySchema.validateActor(actor)
         guard !actor.isEmpty else { throw ValidationError(field: "actor", "must name who writes (a person's name)") }
+        guard lockTimeout.isFinite, lockTimeout >= 0 else { throw ValidationError(field: "lockTimeout", "must be a number of seconds, 0 or more") }
         // Waits for locks block a thread: one of the blocking pool's, not one of Swift's few.
         let replica = try await BlockingThreads.run {
             try FileManager.default.createDirectory(atPath: (folder as NSString).deletingLastPathComponent, withIntermediateDirectories: true)

@@ -24,7 +24,7 @@ actor ReplicaWriter {
     private var releaseWhenDone = false
 
     init(path: String, lockTimeout: Double, idleRelease: Duration) {
-        (self.path, self.lockTimeout, self.idleRelease) = (path, lockTimeout, idleRelease)
+        (self.path, self.lockTimeout, self.idleRelease) = (path, lockTimeout, Intervals.bounded(idleRelease, shortest: .zero))
     }
 
     /// Runs `body` with the ledger open for writing; the lock is kept until `idleRelease` has

@@ -11,8 +11,9 @@ public final class FileLock: Sendable {
         descriptor = Mutex(fd)
     }
 
-    /// Takes the lock, retrying every 10 ms for up to `timeout` seconds.
+    /// Takes the lock, retrying every 10 ms for up to `timeout` seconds (a NaN: no retry).
     public convenience init(path: String, timeout: Double) throws(LogError) {
+        let timeout = timeout.isNaN ? 0 : timeout  // `waited >= NaN` is never true: it would wait forever
         let start = Date()
         while true {
             if let fd = try Self.take(path) {

@@ -56,6 +56,10 @@ public enum SegmentBundle {
     /// when scanned; later appends are not part of this export). From the first segment that
     /// does not qualify on, events are re-framed into new segments.
     public static func export(_ directory: DataDirectory, to folder: String, for vector: VersionVector?) throws -> Manifest {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), !isFolder.boolValue {
+            throw SyncRejection(source: folder, reason: "is a file, not a folder; export into an empty folder")
+        }
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         if FileManager.default.fileExists(atPath: folder + "/manifest.json") {
             throw SyncRejection(source: folder, reason: "already holds a bundle; export into an empty folder")

@@ -36,7 +36,7 @@ struct AttachmentCommand: ParsableCommand {
             let blobs = BlobStore(directory: try global.open())
             guard let _ = try blobs.size(of: digest) else { throw CLIError("this replica holds no attachment \(digest)") }
             let data = try Data(contentsOf: URL(fileURLWithPath: try blobs.file(of: digest)))
-            guard FileManager.default.createFile(atPath: out, contents: data) else { throw CLIError("cannot write \(out)") }
+            try Output.file(data, at: out)
         }
     }
 }

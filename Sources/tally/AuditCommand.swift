@@ -20,7 +20,7 @@ struct AuditCommand: ParsableCommand {
         func run() throws {
             let directory = try global.open()
             var report = try Ledger.verify(directory) { done in
-                if !json { FileHandle.standardError.write(Data("verified \(done) events…\n".utf8)) }
+                if !json { Output.standardError("verified \(done) events…\n") }
             }
             if attachments {
                 let blobs = try global.openViews().verifyAttachments()
@@ -33,7 +33,7 @@ struct AuditCommand: ParsableCommand {
                         VerificationFinding(
                             segment: "blobs", offset: 0, event: digest, problem: "referenced by a live entity but not held (not arrived yet, or lost)"))
                 }
-                if !json { FileHandle.standardError.write(Data("checked \(blobs.checked) attachments\n".utf8)) }
+                if !json { Output.standardError("checked \(blobs.checked) attachments\n") }
             }
             if json {
                 print(

@@ -11,11 +11,7 @@ struct ExportCommand: ParsableCommand {
         subcommands: [CSV.self, JSONLines.self])
 
     static func write(_ bytes: [UInt8], to path: String?) throws {
-        guard let path else {
-            FileHandle.standardOutput.write(Data(bytes))
-            return
-        }
-        guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else { throw CLIError("cannot write \(path)") }
+        if let path { try Output.file(Data(bytes), at: path) } else { try Output.standardOutput(Data(bytes)) }
     }
 
     struct CSV: ParsableCommand {

@@ -14,6 +14,13 @@ struct GlobalOptions: ParsableArguments {
     @Option(help: "Who is making the change, recorded in every event (default: cli:$USER).")
     var actor: String?
 
+    /// `--lock-timeout nan` would wait forever, a negative one makes no sense.
+    func validate() throws {
+        guard lockTimeout.isFinite, lockTimeout >= 0 else {
+            throw ArgumentParser.ValidationError("--lock-timeout is a number of seconds, 0 or more")
+        }
+    }
+
     /// The data directory path after defaults.
     var resolvedPath: String {
         dataDirectory ?? ProcessInfo.processInfo.environment["TALLY_DATA_DIR"] ?? "./tally-data"

@@ -100,7 +100,7 @@ struct ImportCommand: ParsableCommand {
         } catch let error as StatementError {
             throw CLIError("\(file): \(error)")
         } catch let refused as StatementRefused {
-            FileHandle.standardError.write(Data(refused.bad.map { "  \(where: $0): \($0.reason)\n" }.joined().utf8))
+            Output.standardError(Output.printable(refused.bad.map { "  \(where: $0): \($0.reason)\n" }.joined()))
             throw CLIError("\(file): \(refused.bad.count) row(s) cannot be read (listed above); nothing was imported. Fix them, or --skip-bad-rows")
         }
         ImportOutput.print(report, json: read.json)

@@ -73,8 +73,7 @@ enum WriteOutput {
     /// prints the id — exit 0, since the write stands (running it again would write it twice).
     static func reportingViewsBehind(_ write: () async throws -> Void) async throws {
         do { try await write() } catch LedgerError.viewsBehind(let id, let cause) {
-            FileHandle.standardError.write(
-                Data("warning: written durably, but the views could not show it yet (\(cause)); it appears once they catch up\n".utf8))
+            Output.standardError("warning: written durably, but the views could not show it yet (\(cause)); it appears once they catch up\n")
             print(id)
         }
     }
@@ -86,7 +85,7 @@ enum WriteOutput {
 
 /// Prints a warning on standard error (the output stays clean for scripts).
 func warn(_ message: String) {
-    FileHandle.standardError.write(Data("warning: \(message)\n".utf8))
+    Output.standardError("warning: " + Output.printable(message) + "\n")
 }
 
 /// `--as-of`, on the commands that read the views: a log index or a moment (`AsOf`).
@@ -105,7 +104,7 @@ struct AsOfOption: ParsableArguments {
         let point: AsOf
         do { point = try AsOf(parsing: text) } catch { throw CLIError("invalid --as-of '\(text)': \(error.message)") }
         let past = try views.asOf(point, warn: { warn($0) })
-        FileHandle.standardError.write(Data("as of log index \(past.asOfIndex ?? 0)\n".utf8))
+        Output.standardError("as of log index \(past.asOfIndex ?? 0)\n")
         return past
     }
 }

@@ -17,6 +17,18 @@ struct LedgersCommand: AsyncParsableCommand {
         @Option(help: "The folder of ledgers.") var ledgers: String
 
         var folder: LedgerFolder { LedgerFolder(root: ledgers) }
+
+        /// The folder, which must be one: listing a path that is none (a typo, a file) says so
+        /// rather than printing an empty list or Foundation's error.
+        var existingFolder: LedgerFolder {
+            get throws {
+                var isFolder: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: ledgers, isDirectory: &isFolder), isFolder.boolValue else {
+                    throw CLIError("no folder of ledgers at \(ledgers) ('tally ledgers create --ledgers \(ledgers) NAME' makes one)")
+                }
+                return folder
+            }
+        }
     }
 
     static func name(_ text: String) throws -> LedgerName {
@@ -73,7 +85,7 @@ struct LedgersCommand: AsyncParsableCommand {
 
         func run() throws {
             if trash {
-                let entries = try folder.folder.trashed()
+                let entries = try folder.existingFolder.trashed()
                 let formatter = ISO8601DateFormatter()
                 if json {
                     print(
@@ -85,7 +97,7 @@ struct LedgersCommand: AsyncParsableCommand {
                 }
                 return
             }
-            let names = try folder.folder.names()
+            let names = try folder.existingFolder.names()
             if json { print(JSONText.array(names.map { .string($0.text) }).serialized) } else { names.forEach { print($0) } }
         }
     }

@@ -191,7 +191,7 @@ struct SummaryCommand: ParsableCommand {
             print("In \(code): income \(amount("income")), expense \(amount("expense")), net \(amount("net"))")
             if case .array(let missing)? = value("unconverted"), !missing.isEmpty {
                 print(
-                    "Not converted (no rate on or before their day): \(missing.count) — "
+                    "Not converted (no rate on or before their day, or the sum too large to convert): \(missing.count) — "
                         + missing.prefix(10).compactMap { item -> String? in
                             guard case .object(let row) = item else { return nil }
                             let text = row.map { name, value -> String in

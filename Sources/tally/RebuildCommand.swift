@@ -69,10 +69,10 @@ final class ProgressDisplay: @unchecked Sendable {
         let rate = progress.elapsed > 0 ? Double(progress.done) / progress.elapsed : 0
         let left = rate > 0 && progress.total > progress.done ? Double(progress.total - progress.done) / rate : 0
         let line = String(format: "%@: %d / %d (%.0f/s, %.0f s left)", progress.phase, progress.done, progress.total, rate, left)
-        FileHandle.standardError.write(Data((isTerminal ? "\r\u{1B}[K" + line : line + "\n").utf8))
+        Output.standardError(isTerminal ? "\r\u{1B}[K" + line : line + "\n")
     }
 
     func finish() {
-        if enabled, isTerminal { FileHandle.standardError.write(Data("\n".utf8)) }
+        if enabled, isTerminal { Output.standardError("\n") }
     }
 }

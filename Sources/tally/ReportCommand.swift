@@ -35,7 +35,7 @@ struct ReportCommand: ParsableCommand {
         let header = ["CATEGORY", "CUR"] + monthList
         if csv {
             // The category's name is free text: the writer guards it against formulas.
-            FileHandle.standardOutput.write(Data(try StatementWriter.csv(CellTable(header: header, textColumns: [0], rows: rows))))
+            try Output.standardOutput(Data(try StatementWriter.csv(CellTable(header: header, textColumns: [0], rows: rows))))
             return
         }
         print(Table.render(header: header, rows: rows, rightAligned: Set(2..<header.count)))

@@ -51,6 +51,8 @@ struct ServeCommand: AsyncParsableCommand {
         // Logs go to standard error; standard output carries only the "listening" line.
         var logger = Logger(label: "tally") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = .info
+        guard (0...65_535).contains(port) else { throw CLIError("invalid --port \(port): 0 to 65535 (0: any free port)") }
+        guard (1...86_400).contains(syncInterval) else { throw CLIError("invalid --sync-interval \(syncInterval): 1 to 86400 seconds") }
         guard (1...1_000).contains(maxStreamsPerToken) else { throw CLIError("invalid --max-streams-per-token \(maxStreamsPerToken): 1 to 1000") }
         guard (1...100_000).contains(maxConnections) else { throw CLIError("invalid --max-connections \(maxConnections): 1 to 100000") }
         guard idleTimeout.isFinite, (0.1...3_600).contains(idleTimeout) else { throw CLIError("invalid --idle-timeout \(idleTimeout): 0.1 to 3600 seconds") }
@@ -88,7 +90,7 @@ struct ServeCommand: AsyncParsableCommand {
         let app = buildApplication(service, options, logger: logger) { address, boundPort in
             try? LocalServer.write(directory, url: "http://127.0.0.1:\(boundPort)", tokens: service.tokens)
             // Unbuffered: scripts and tests wait for this line.
-            FileHandle.standardOutput.write(
+            try? Output.standardOutput(
                 Data(
                     """
                     Tally is listening on \(address) (replica \(directory.identity.replicaId), data \(directory.path)).
@@ -148,7 +150,7 @@ extension ServeCommand {
                 }
                 try? await node.hosting.archive.announce(url: node.hosting.url)
             }
-            FileHandle.standardOutput.write(
+            try? Output.standardOutput(
                 Data(
                     "Tally is listening on \(address), hosting the ledgers in \(hosted.root) at /v1/ledgers/NAME/\(node.map { " as node \($0.hosting.archive.node) of a cluster" } ?? "").\n"
                         .utf8))

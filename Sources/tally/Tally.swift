@@ -7,9 +7,27 @@ import TallyCore
 struct Tally: AsyncParsableCommand {
     /// Every file Tally creates — segments, views, locks — is its owner's only, whatever the
     /// shell's umask (the data directory is 0700 too; this keeps a copied file private).
+    ///
+    /// Runs the command as ArgumentParser's `main` would, but prints its messages through
+    /// `Output.printable`: an error quoting what was typed (an id, a peer's name, an option's
+    /// value) cannot send the terminal its control characters.
     static func main() async {
         umask(0o077)
-        await main(nil)
+        do {
+            var command = try await asyncParseAsRoot(nil)
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let message = Output.printable(fullMessage(for: error))
+            let code = exitCode(for: error)
+            if !message.isEmpty {
+                if code == .success { print(message) } else { Output.standardError(message + "\n") }
+            }
+            Glibc.exit(code.rawValue)
+        }
     }
 
     static let configuration = CommandConfiguration(

@@ -150,6 +150,60 @@ import TallyTestSupport
         #expect(try replica.ok(["log", "dump", "--json"]).isEmpty, "nothing was appended")
     }
 
+    /// Found by a hostile review (each failed before its mend): output that could not be
+    /// written crashed the CLI (`> /dev/full`); `--out` replaced whatever was at the path with
+    /// a file (a FIFO here; `/dev/null` when run as root); `--lock-timeout nan` could wait
+    /// forever; `serve --port 99999` listened on another port; an error quoting what was typed
+    /// sent the terminal its escape sequences; peers that could never be reached were stored;
+    /// a default currency no write could use was kept (and ignored); a to-do could end before
+    /// it started; `ledgers list` of a path that is no folder printed nothing, or Foundation's error.
+    @Test func failedOutputPathsThatAreNotFilesAndHostileValuesAreHandled() throws {
+        let replica = try CLIReplica()
+        _ = try replica.ok(["expense", "add", "--amount", "1200"])
+        let tally = TallyBinary.path
+        let full = try TallyBinary.command("/bin/sh", ["-c", #"exec "$0" export csv --data-dir "$1" > /dev/full"#, tally, replica.path])
+        #expect(full.status == 1 && full.stderr.contains("cannot write to standard output: No space left on device"), "\(full.status): \(full.stderr)")
+        let fifo = replica.directory.file("out.fifo"), copy = replica.directory.file("copy.csv")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let piped = try TallyBinary.command(
+            "/bin/sh", ["-c", #"cat "$2" > "$3" & "$0" export csv --data-dir "$1" --out "$2"; status=$?; wait; exit $status"#, tally, replica.path, fifo, copy])
+        #expect(piped.status == 0, "\(piped.stderr)")
+        var status = stat()
+        #expect(lstat(fifo, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO, "the FIFO is still a FIFO")
+        #expect(((try? String(contentsOfFile: copy, encoding: .utf8)) ?? "").contains("1200"), "the CSV went through it")
+        for timeout in ["nan", "-1", "inf"] {
+            let result = try replica.run(["expense", "add", "--amount", "1", "--lock-timeout", timeout])
+            #expect(result.status != 0 && result.stderr.contains("--lock-timeout"), "\(timeout): \(result.stderr)")
+        }
+        for (option, value) in [("--port", "99999"), ("--port", "70000"), ("--sync-interval", "0"), ("--sync-interval", "100000")] {
+            let result = try replica.run(["serve", option, value])
+            #expect(result.status != 0 && result.stderr.contains(option), "\(option) \(value): \(result.stderr)")
+        }
+        let escaped = try replica.run(["expense", "update", "\u{1B}[31mX", "--amount", "1"])
+        #expect(escaped.status != 0 && escaped.stderr.contains("\\u{1B}[31mX") && !escaped.stderr.contains("\u{1B}"), "\(escaped.stderr)")
+        for (name, url, token) in [
+            ("p\u{1B}[2J", "http://h/", "t"), ("p", "http://", "t"), ("p", "http://a:99999999999999999999/", "t"), ("p", "http://a:99999/", "t"),
+            ("p", "ftp://a/", "t"), ("p", "http://a/", "t\u{7}"),
+        ] {
+            let result = try replica.run(["peers", "add", name, url, "--token", token])
+            #expect(result.status != 0 && !result.stderr.contains("\u{1B}"), "\(url): \(result.stderr)")
+        }
+        #expect(try replica.ok(["peers", "list"]).contains("http") == false, "no peer was stored")
+        for value in [#""usd""#, #""ZZZ""#, "1e400", "7"] {
+            let result = try replica.run(["setting", "set", "defaultCurrency", value])
+            #expect(result.status != 0 && result.stderr.contains("ISO 4217"), "\(value): \(result.stderr)")
+        }
+        let backwards = try replica.run(["todo", "add", "--title", "t", "--start", "2026-12-31", "--end", "2026-01-01"])
+        #expect(backwards.status != 0 && backwards.stderr.contains("endDate"), "\(backwards.stderr)")
+        let onAFile = try replica.run(["segments", "export", "--out", copy])
+        #expect(onAFile.status != 0 && onAFile.stderr.contains("is a file, not a folder"), "\(onAFile.stderr)")
+        for notAFolder in [replica.directory.file("none"), copy] {
+            let listed = try TallyBinary.run(["ledgers", "list", "--ledgers", notAFolder])
+            #expect(listed.status != 0 && listed.stderr.contains("no folder of ledgers"), "\(listed.stderr)")
+        }
+        #expect(try replica.ok(["log", "dump", "--json"]).split(separator: "\n").count == 1, "nothing else was appended")
+    }
+
     /// One JSON shape per entity: what `expense add --json` prints is the list's item (and
     /// `GET /v1/expenses/{id}`, which reads the same view JSON); payee flags and filters work;
     /// tables line up for Hangul by display width.

@@ -7,6 +7,17 @@ import TallyTestSupport
 /// TallyKit's replica: typed writes through the ledger's gate, typed queries, as-of reads,
 /// and the writer lock taken by turns.
 @Suite struct ReplicaTests {
+    /// An app's careless values (found by a hostile review): a NaN lock timeout waited
+    /// forever for a held lock, and a retry's huge first wait overflowed its doubling.
+    @Test func aNaNLockTimeoutIsRefusedAndRetryWaitsAreBounded() async throws {
+        let folder = TemporaryDirectory("kit")
+        await #expect(throws: ValidationError.self) { _ = try await Replica.open(at: folder.file("ledger"), actor: "minji", lockTimeout: .nan) }
+        await #expect(throws: ValidationError.self) { _ = try await Replica.open(at: folder.file("ledger"), actor: "minji", lockTimeout: -1) }
+        let policy = RetryPolicy(attempts: 3, first: .seconds(Int64.max), longest: .seconds(Int64.max))
+        #expect(policy.first == .seconds(365 * 86_400) && policy.longest == .seconds(365 * 86_400))
+        #expect(RetryPolicy(first: .seconds(-5)).first == .zero)
+    }
+
     @Test func typedWritesAreReadBackAndAnUpdateSetsOnlyWhatItNames() async throws {
         let folder = TemporaryDirectory("kit")
         let replica = try await Replica.open(at: folder.file("ledger"), name: "minji's phone", actor: "minji")
