@@ -70,6 +70,8 @@ public enum StatementReader {
         }
         var rows: [(number: Int, cells: [String])] = []
         while let record = reader.next() {
+            // Blank lines are records too: 3 bytes each, 3,000,000 of them in 9 MB.
+            guard rows.count < Limits.maxImportRows else { throw StatementError("the file holds more than \(Limits.maxImportRows) rows; split it") }
             rows.append((rows.count + 1, record))
             if let error = reader.error { throw StatementError("not a CSV file (record \(rows.count)): \(error)") }
             try bounds.checkTime(row: rows.count)
@@ -85,6 +87,10 @@ public enum StatementReader {
         let bounds = StatementBounds(timeLimit: options.timeLimit)
         return try read(try WorkbookReader.sheets(of: data), options: options, serialDays: true, bounds: bounds)
     }
+
+    /// The most blank, total and unreadable rows one statement may have (each is listed in the
+    /// report, a statement's real rows are `Limits.maxImportRows`).
+    public static let maxNotedRows = 100_000
 
     /// Reads sheets: each one's header row found (or given), then every row after it a
     /// transaction, a blank or total row (skipped), or a bad row.
@@ -142,6 +148,12 @@ public enum StatementReader {
                 case .skipped(let note): statement.skipped.append(note)
                 case .bad(let note): statement.bad.append(note)
                 }
+            }
+            // Each such row is a line in the report: a file of nothing else is no statement,
+            // and its report would be hundreds of megabytes.
+            guard statement.skipped.count + statement.bad.count <= maxNotedRows else {
+                throw StatementError(
+                    "more than \(maxNotedRows) of the file's rows are blank, totals or unreadable; is it a statement? Take those rows out, or split it")
             }
         }
         statement.rows = keys(statement.rows, account: options.account, multipleSheets: sheets.count > 1)

@@ -57,6 +57,11 @@ public struct StatementRefused: Error, Sendable {
 /// import key, so a row imported twice — again, from an overlapping statement, or on another
 /// replica while apart — is one expense; all of a file's new rows and the import's record are
 /// appended as one durable batch.
+/// One of a ledger's import slots, held while the `withImportSlot` call that made it runs.
+public struct ImportSlot: Sendable {
+    fileprivate let ledger: ObjectIdentifier
+}
+
 extension Ledger {
     /// Who wrote a row's id: a name-based UUID of its import key.
     static func expenseID(importKey: String) -> UUID { NameBasedUUID.of("tally-import\u{0}" + importKey) }
@@ -209,10 +214,30 @@ extension Ledger {
     /// At most `maxImportsAtOnce` run at once on a ledger (reading a file holds the cores for a
     /// moment: its rows are read and keyed on every core, 100,000 in ~0.4 s here); one
     /// more is refused with `LedgerError.tooManyImports`, not queued.
+    ///
+    /// `holding`: a slot the caller took already (`withImportSlot`) to read the file in.
     public func importFile(
-        _ bytes: [UInt8], fileName: String, format: String, dryRun: Bool, skipBadRows: Bool, actor: String,
+        _ bytes: [UInt8], fileName: String, format: String, dryRun: Bool, skipBadRows: Bool, actor: String, holding slot: ImportSlot? = nil,
         read: @escaping @Sendable ([UInt8]) throws -> StatementContents
     ) async throws -> ImportReport {
+        guard slot?.ledger == ObjectIdentifier(self) else {
+            return try await withImportSlot { slot in
+                try await importFile(
+                    bytes, fileName: fileName, format: format, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor, holding: slot, read: read)
+            }
+        }
+        return try await BlockingThreads.run { [self] in
+            let statement = try read(bytes)
+            let digest = Hex.lowercase(SHA256.hash(data: bytes))
+            return try importNow(statement, fileName: fileName, format: format, digest: digest, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor)
+        }
+    }
+
+    /// Runs `body` holding one of the ledger's `maxImportsAtOnce` import slots, refused at once
+    /// (`LedgerError.tooManyImports`) when none is free. The service takes its slot before it
+    /// reads an uploaded file: files wait in memory only as many as there are slots, not one
+    /// per connection (eight slow 60 MiB uploads once held 500 MB before the third was refused).
+    public func withImportSlot<Result>(_ body: (ImportSlot) async throws -> Result) async throws -> Result {
         let admitted = importsUnderWay.withLock { count in
             guard count < Self.maxImportsAtOnce else { return false }
             count += 1
@@ -220,11 +245,7 @@ extension Ledger {
         }
         guard admitted else { throw LedgerError.tooManyImports(limit: Self.maxImportsAtOnce) }
         defer { importsUnderWay.withLock { $0 -= 1 } }
-        return try await BlockingThreads.run { [self] in
-            let statement = try read(bytes)
-            let digest = Hex.lowercase(SHA256.hash(data: bytes))
-            return try importNow(statement, fileName: fileName, format: format, digest: digest, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor)
-        }
+        return try await body(ImportSlot(ledger: ObjectIdentifier(self)))
     }
 
     /// The ledger's default currency (the `defaultCurrency` setting, else KRW).

@@ -19,6 +19,11 @@ extension Ledger {
         _ type: EntityType, id: UUID? = nil, _ properties: PropertyMap, actor: String,
         idempotencyKey: String? = nil
     ) async throws -> (entity: JSONText, replayed: Bool) {
+        // An empty key would make every keyless retry of any body "the same request" (found by
+        // a hostile run: a second, different create was answered 200 with the first).
+        if let idempotencyKey, !(1...255).contains(idempotencyKey.utf8.count) {
+            throw ValidationError(field: "Idempotency-Key", "an idempotency key is 1 to 255 bytes; leave the header out for none")
+        }
         let keyed = idempotencyKey.map { IdempotencyKey.entityID(actor: actor, key: $0, type: type) }
         let uuid = id ?? keyed ?? .random()
         // Only the id the key derives (for this actor) is replayed: never an entity someone

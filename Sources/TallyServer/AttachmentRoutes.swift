@@ -325,7 +325,15 @@ enum ByteRange: Equatable {
 /// the start of a header block that runs to the next empty line, and there refuses a byte ≥ 0x80
 /// before a line's first `:`. Header values (UTF-8 file names) and bodies pass as they are; a
 /// body cannot hold its own boundary, so no real upload is refused.
+///
+/// It also bounds a header block's size (`maxHeaderLine`, `maxHeaderBlock`): MultipartKit
+/// copies the header it is reading at every piece of body that arrives, so a 40 MiB header
+/// line cost a minute of CPU, and header bytes count toward no other limit.
 struct MultipartHeaderGuard {
+    /// The longest header line (a file name of 255 UTF-8 characters fits many times over).
+    static let maxHeaderLine = 8 << 10
+    /// The most bytes of one part's header lines together.
+    static let maxHeaderBlock = 32 << 10
     private let delimiter: [UInt8]
     /// KMP failure function of `delimiter`, so a match is found wherever it starts.
     private let fallback: [Int]
@@ -333,6 +341,7 @@ struct MultipartHeaderGuard {
     private var inHeaders = false
     private var beforeColon = true
     private var lineLength = 0
+    private var blockLength = 0
 
     init(boundary: String) {
         delimiter = Array("--\(boundary)".utf8)
@@ -352,10 +361,16 @@ struct MultipartHeaderGuard {
             if byte == delimiter[matched] { matched += 1 }
             if matched == delimiter.count {
                 matched = fallback[matched - 1]
-                (inHeaders, beforeColon, lineLength) = (true, false, 1)  // the rest of the delimiter line is not a header
+                (inHeaders, beforeColon, lineLength, blockLength) = (true, false, 1, 0)  // the rest of the delimiter line is not a header
                 continue
             }
             guard inHeaders else { continue }
+            blockLength += 1
+            guard lineLength <= Self.maxHeaderLine, blockLength <= Self.maxHeaderBlock else {
+                throw APIError(
+                    .badRequest, "invalid_multipart",
+                    "a part's header lines are longer than \(Self.maxHeaderLine >> 10) KiB each or \(Self.maxHeaderBlock >> 10) KiB together")
+            }
             switch byte {
             case 0x0A:
                 if lineLength == 0 { inHeaders = false }  // an empty line ends the header block

@@ -98,30 +98,34 @@ struct ImportRoutes {
                 let settings = { try service.views.settings().map { (key: $0.key, value: $0.value) } }
                 return (try service.ledger.defaultCurrency(), try query.get("mapping").map { try SavedMapping.layout(named: $0, settings: try settings()) })
             }
-            var options = try Self.options(query, defaultCurrency: named.currency, layout: named.layout)
+            let options = try Self.options(query, defaultCurrency: named.currency, layout: named.layout)
             if let declared = request.headers[.contentLength].flatMap(Int.init), declared > Self.maxBytes {
                 throw APIError(.contentTooLarge, "body_too_large", "a statement is at most \(Self.maxBytes >> 20) MiB")
             }
             let body = request.body
-            let collected = Mutex<ByteBuffer?>(nil)
-            try await withDeadline(service.bodyTimeout * 10) {
-                do {
-                    let buffer = try await body.collect(upTo: Self.maxBytes)
-                    collected.withLock { $0 = buffer }
-                } catch {
-                    throw APIError(.contentTooLarge, "body_too_large", "a statement is at most \(Self.maxBytes >> 20) MiB")
-                }
-            }
-            let bytes = Array(collected.withLock { $0 }?.readableBytesView ?? ByteBuffer().readableBytesView)
-            guard !bytes.isEmpty else { throw ValidationError(field: "file", "the body is empty: send the statement file itself") }
-            let format = query.get("format") ?? StatementReader.format(of: bytes)
-            guard ["csv", "xlsx", "ofx"].contains(format) else { throw ValidationError(field: "format", "must be csv, xlsx or ofx") }
-            if format == "xlsx" { options.encoding = nil }
-            let name = query.get("name") ?? "statement.\(format)"
             let actor = actor(context)
-            let finalOptions = options
-            let report = try await service.ledger.importFile(bytes, fileName: name, format: format, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor) {
-                bytes in try StatementReader.file(bytes, format: format, options: finalOptions)
+            // The slot first, then the file: files wait in memory only as many as the slots.
+            let report = try await service.ledger.withImportSlot { slot in
+                let collected = Mutex<ByteBuffer?>(nil)
+                try await withDeadline(service.bodyTimeout * 10) {
+                    do {
+                        let buffer = try await body.collect(upTo: Self.maxBytes)
+                        collected.withLock { $0 = buffer }
+                    } catch {
+                        throw APIError(.contentTooLarge, "body_too_large", "a statement is at most \(Self.maxBytes >> 20) MiB")
+                    }
+                }
+                let bytes = Array(collected.withLock { $0.take() }?.readableBytesView ?? ByteBuffer().readableBytesView)
+                guard !bytes.isEmpty else { throw ValidationError(field: "file", "the body is empty: send the statement file itself") }
+                let format = query.get("format") ?? StatementReader.format(of: bytes)
+                guard ["csv", "xlsx", "ofx"].contains(format) else { throw ValidationError(field: "format", "must be csv, xlsx or ofx") }
+                var options = options
+                if format == "xlsx" { options.encoding = nil }
+                let name = query.get("name") ?? "statement.\(format)"
+                let finalOptions = options
+                return try await service.ledger.importFile(
+                    bytes, fileName: name, format: format, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor, holding: slot
+                ) { bytes in try StatementReader.file(bytes, format: format, options: finalOptions) }
             }
             return json(report.json, status: report.importID != nil ? .created : .ok)
         }

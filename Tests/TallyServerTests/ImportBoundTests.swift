@@ -34,6 +34,20 @@ import ZIPFoundation
         #expect { try StatementReader.read([sheet], options: ImportTests.options(), serialDays: true) } throws: { "\($0)".contains("sheet 'Sheet1' row 1") }
     }
 
+    /// Found by a hostile run: 9 MB of blank lines (3,000,000 rows of ",,") made a report of
+    /// 131 MB and held 3.8 GB. More blank, total or unreadable rows than `maxNotedRows` are
+    /// refused, not listed; fewer are listed as before.
+    @Test func aFileOfBlankOrUnreadableRowsIsRefusedNotListed() throws {
+        let blank = "date,amount,payee\n" + String(repeating: ",,\n", count: StatementReader.maxNotedRows + 1)
+        #expect { try Self.csv(blank) } throws: { "\($0)".contains("blank, totals or unreadable") }
+        let bad =
+            "date,amount,payee\n" + String(repeating: "x,y,z\n", count: StatementReader.maxNotedRows / 2 + 1)
+            + String(repeating: ",,\n", count: StatementReader.maxNotedRows / 2)
+        #expect { try Self.csv(bad) } throws: { "\($0)".contains("blank, totals or unreadable") }
+        let fine = try Self.csv("date,amount,payee\n" + String(repeating: ",,\n", count: 1_000) + "2026-11-01,1000,x\n")
+        #expect(fine.skipped.count == 1_000 && fine.rows.count == 1)
+    }
+
     /// Issue 29's review: the pre-check read quotes differently from CSV.swift (a `"` inside
     /// an unquoted cell is text), so columns and a giant cell hid from it; and a CR-only file
     /// was one long row.
@@ -128,6 +142,11 @@ import ZIPFoundation
             let refused = try await ImportTests.post(client, "/v1/imports?dryRun=true", token: fixture.readWrite, bytes: bank)
             let error = refused.object["error"] as? [String: Any] ?? [:]
             #expect(refused.status == .tooManyRequests && error["code"] as? String == "too_many_imports", "\(String(buffer: refused.body))")
+            // Refused before its file is read (an empty one would be a 400 once read): uploads
+            // wait in memory only as many as the slots (found by a hostile run: eight slow 60 MiB
+            // uploads held 500 MB before any was refused).
+            let unread = try await ImportTests.post(client, "/v1/imports?dryRun=true", token: fixture.readWrite, bytes: [])
+            #expect(unread.status == .tooManyRequests, "\(String(buffer: unread.body))")
             fixture.service.ledger.importsUnderWay.withLock { $0 -= 1 }
             #expect(try await ImportTests.post(client, "/v1/imports?dryRun=true", token: fixture.readWrite, bytes: bank).status == .ok)
             #expect(fixture.service.ledger.importsUnderWay.withLock { $0 } == Ledger.maxImportsAtOnce - 1, "an import gives its place back")

@@ -463,6 +463,15 @@ extension TestResponse {
             let named = try await client.execute(
                 uri: "/v1/expenses", method: .post, headers: headers, body: ByteBuffer(string: #"{"id": "\#(id)", "amount": 1}"#))
             #expect(named.status == .conflict && named.errorCode == "already_exists" && !String(buffer: named.body).contains("private"), "\(named.status)")
+            // An empty key, or one past 255 bytes, is refused (found by a hostile run: an empty
+            // key replayed the first create for a second, different body).
+            for key in ["", String(repeating: "k", count: 256)] {
+                headers[HTTPField.Name("Idempotency-Key")!] = key
+                let refused = try await client.execute(uri: "/v1/expenses", method: .post, headers: headers, body: ByteBuffer(string: #"{"amount": 900}"#))
+                #expect(refused.status == .badRequest && String(buffer: refused.body).contains("Idempotency-Key"), "\(refused.status)")
+            }
+            let after = try await client.send(.get, "/v1/expenses", token: fixture.readOnly)
+            #expect((after.object["items"] as? [Any])?.count == 2, "nothing more was written")
         }
     }
 
