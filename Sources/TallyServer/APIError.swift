@@ -18,6 +18,8 @@ public struct APIError: Error, Sendable {
     public var rows: [JSONText]?
     /// Seconds to wait before trying again (`Retry-After`), for a 429.
     public var retryAfter: Int?
+    /// The most characters of a message or field an answer carries.
+    static let maxQuoted = 1_000
     /// The origin whose chain the request's events fork (`forked_chain`): the sender may be a
     /// restored copy of that replica, which then takes a new identity (docs/TALLYKIT.md).
     public var forkedOrigin: String?
@@ -86,10 +88,12 @@ public struct APIError: Error, Sendable {
         }
     }
 
-    /// The JSON response.
+    /// The JSON response. Message and field are cut short (`maxQuoted`): they may quote what the
+    /// client sent (a 900 KB unknown key once came back twice, as message and field).
     var response: Response {
+        func cut(_ text: String) -> String { text.count > Self.maxQuoted ? text.prefix(Self.maxQuoted) + "…" : text }
         let fields: [(String, JSONText)] =
-            [("code", .string(code)), ("message", .string(message))] + (field.map { [("field", .string($0))] } ?? [])
+            [("code", .string(code)), ("message", .string(cut(message)))] + (field.map { [("field", .string(cut($0)))] } ?? [])
             + (rows.map { [("rows", .array($0))] } ?? []) + (forkedOrigin.map { [("origin", .string($0))] } ?? [])
         let body = JSONText.object([("error", .object(fields))]).serialized
         var headers: HTTPFields = [.contentType: "application/json"]

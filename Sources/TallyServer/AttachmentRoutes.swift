@@ -199,7 +199,9 @@ struct AttachmentRoutes {
                 status = .partialContent
                 headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound)/\(size)"
             case .unsatisfiable:
-                return Response(status: .rangeNotSatisfiable, headers: [.contentRange: "bytes */\(size)"])
+                var refusal = APIError(.rangeNotSatisfiable, "range_not_satisfiable", "the range asks for no byte of the \(size) the attachment holds").response
+                refusal.headers[.contentRange] = "bytes */\(size)"
+                return refusal
             }
         }
         headers[.contentLength] = "\(size == 0 ? 0 : range.count)"

@@ -172,6 +172,10 @@ func jsonBody(_ request: Request, limit: Int = 1 << 20, timeout: Duration) async
     guard isJSON(request) else {
         throw APIError(.unsupportedMediaType, "unsupported_media_type", "send the body as Content-Type: application/json")
     }
+    // A declared length past the limit is refused before a byte is read, not waited for.
+    if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
+        throw APIError(.contentTooLarge, "body_too_large", "the body is larger than \(limit) bytes")
+    }
     let body = request.body
     let buffer = try await withDeadline(timeout) {
         do { return try await body.collect(upTo: limit) } catch {

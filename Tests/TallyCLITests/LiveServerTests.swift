@@ -246,6 +246,26 @@ final class Acknowledged: @unchecked Sendable {
         #expect(open.isEmpty, "\(open.count) half-sent requests still open")
     }
 
+    /// A JSON body declared longer than a write may be is refused at once (413), not waited for
+    /// until the idle timeout (found by a hostile run).
+    @Test func aBodyDeclaredTooLongIsRefusedBeforeItArrives() async throws {
+        let replica = try CLIReplica()
+        let token = try replica.ok(["token", "create", "--name", "app", "--scope", "read,write"])
+        let server = try LiveServer(replica, options: ["--idle-timeout", "600"])
+        defer { server.kill(SIGTERM) }
+        let fd = Self.halfSentRequest(
+            port: server.port,
+            "POST /v1/expenses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\n\r\n{")
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 20, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        let answer = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)
+        #expect(answer.hasPrefix("HTTP/1.1 413") && answer.contains("body_too_large"), "\(answer)")
+    }
+
     /// A change feed whose client stopped reading blocks in its write; its token's revocation
     /// still ends it (the connection is closed) without the client reading a byte more.
     @Test func aStalledChangeFeedEndsOnRevocation() async throws {

@@ -470,6 +470,10 @@ extension TestResponse {
                 let refused = try await client.execute(uri: "/v1/expenses", method: .post, headers: headers, body: ByteBuffer(string: #"{"amount": 900}"#))
                 #expect(refused.status == .badRequest && String(buffer: refused.body).contains("Idempotency-Key"), "\(refused.status)")
             }
+            // What an error quotes of the request is cut short (a 900 KB unknown key came back twice).
+            let huge = try await client.send(
+                .post, "/v1/expenses", token: fixture.readWrite, json: #"{"amount": 1, "\#(String(repeating: "k", count: 900_000))": 1}"#)
+            #expect(huge.status == .badRequest && huge.body.readableBytes < 5_000, "\(huge.body.readableBytes) bytes")
             let after = try await client.send(.get, "/v1/expenses", token: fixture.readOnly)
             #expect((after.object["items"] as? [Any])?.count == 2, "nothing more was written")
         }
