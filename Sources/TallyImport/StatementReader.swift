@@ -71,7 +71,8 @@ public enum StatementReader {
         var rows: [(number: Int, cells: [String])] = []
         while let record = reader.next() {
             // Blank lines are records too: 3 bytes each, 3,000,000 of them in 9 MB.
-            guard rows.count < Limits.maxImportRows else { throw StatementError("the file holds more than \(Limits.maxImportRows) rows; split it") }
+            // (A header and the lines before it besides: `StatementLayout` looks for it in the first 50.)
+            guard rows.count < Limits.maxImportRows + 50 else { throw StatementError("the file holds more than \(Limits.maxImportRows) rows; split it") }
             rows.append((rows.count + 1, record))
             if let error = reader.error { throw StatementError("not a CSV file (record \(rows.count)): \(error)") }
             try bounds.checkTime(row: rows.count)

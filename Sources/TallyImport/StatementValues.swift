@@ -43,13 +43,18 @@ public enum StatementValues {
         return negative ? -value : value
     }
 
-    /// Whether the commas of an amount's whole part (if any) group it by thousands: `1,234,000`,
-    /// not `12,50` — a decimal comma, which read as grouping would make $12.50 into $1,250.00
-    /// — nor `1,2,3` or `1,,000`. Such a cell is a bad row, named, not a wrong amount.
+    /// Whether the commas of an amount's whole part (if any) group it by thousands — `1,234,000`,
+    /// or in lakhs, as Indian statements write it, `12,34,567` — not `12,50` (a decimal comma,
+    /// which read as grouping would make $12.50 into $1,250.00), `0,500`, `1,2,3` or `1,,000`.
+    /// Such a cell is a bad row, named, not a wrong amount.
     static func isGroupedByThousands(_ whole: Substring) -> Bool {
         guard whole.contains(",") else { return true }
         let groups = whole.split(separator: ",", omittingEmptySubsequences: false)
-        return (1...3).contains(groups[0].count) && groups.dropFirst().allSatisfy { $0.count == 3 }
+        guard let first = groups.first, first.first != "0", groups.last?.count == 3 else { return false }
+        let middle = groups.dropFirst().dropLast()
+        let thousands = (1...3).contains(first.count) && middle.allSatisfy { $0.count == 3 }
+        let lakhs = (1...2).contains(first.count) && middle.allSatisfy { $0.count == 2 }
+        return thousands || lakhs
     }
 
     /// The common shapes — digits grouped by commas, maybe a `-`, maybe `원` — read in one pass
@@ -64,14 +69,16 @@ public enum StatementValues {
         var value: Int64 = 0
         var digits = 0
         var sinceComma: Int?  // digits since the last comma, once there is one
+        var startsWithZero = false
         for byte in utf8 {
             if byte == UInt8(ascii: ",") {
                 // Thousands only (see `isGroupedByThousands`): else the general reader names it.
-                guard sinceComma.map({ $0 == 3 }) ?? (1...3).contains(digits) else { return nil }
+                guard sinceComma.map({ $0 == 3 }) ?? ((1...3).contains(digits) && !startsWithZero) else { return nil }
                 sinceComma = 0
                 continue
             }
             guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            if digits == 0 { startsWithZero = byte == UInt8(ascii: "0") }
             value = value * 10 + Int64(byte - UInt8(ascii: "0"))
             digits += 1
             sinceComma? += 1

@@ -41,6 +41,8 @@ public struct RetryPolicy: Sendable {
 
     /// The wait before try number `attempt + 1` (`attempt` ≥ 1).
     func wait(after attempt: Int) -> Duration {
+        // Bounded here too: `first` and `longest` may have been set after `init`.
+        let (first, longest) = (Intervals.bounded(first, shortest: .zero), Intervals.bounded(longest, shortest: .zero))
         let ceiling = min(longest, first * (1 << min(attempt - 1, 20)))
         return ceiling * Double.random(in: 0...1)
     }

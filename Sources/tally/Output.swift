@@ -20,14 +20,20 @@ enum Output {
     }
 
     /// Writes `data` to the file at `path`. A new file, or a regular one, gets `data` whole:
-    /// written beside it and renamed over it, so no reader sees half of it. Anything else there
-    /// — a link, a terminal, a pipe, a device such as `/dev/null` — is written to where it is
-    /// and never replaced (renaming over `/dev/null` would replace the device with a file).
+    /// written beside it and renamed over it, so no reader sees half of it. A terminal, a pipe
+    /// or a device — such as `/dev/null`, or `/dev/stdout` when it is one — is written to where
+    /// it is, never replaced (renaming over `/dev/null` would replace the device with a file)
+    /// nor truncated. A link to a file is refused: writing through it could empty what the
+    /// shell appends to (`--out /dev/stdout >> log`) or a file someone linked there.
     static func file(_ data: Data, at path: String) throws {
         var status = stat()
         if lstat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
-            guard status.st_mode & S_IFMT != S_IFDIR else { throw CLIError("cannot write \(path): it is a folder") }
-            let descriptor = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY)
+            var target = status
+            if status.st_mode & S_IFMT == S_IFLNK, stat(path, &target) != 0 || target.st_mode & S_IFMT == S_IFREG || target.st_mode & S_IFMT == S_IFDIR {
+                throw CLIError("cannot write \(path): it is a link; name the file itself, or leave --out out to write to standard output")
+            }
+            guard target.st_mode & S_IFMT != S_IFDIR else { throw CLIError("cannot write \(path): it is a folder") }
+            let descriptor = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY)
             guard descriptor >= 0 else { throw CLIError("cannot write \(path): \(String(cString: strerror(errno)))") }
             let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
             do { try handle.write(contentsOf: data) } catch { throw CLIError("cannot write \(path): \(reason(error))") }

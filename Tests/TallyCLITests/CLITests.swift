@@ -195,6 +195,17 @@ import TallyTestSupport
         }
         let backwards = try replica.run(["todo", "add", "--title", "t", "--start", "2026-12-31", "--end", "2026-01-01"])
         #expect(backwards.status != 0 && backwards.stderr.contains("endDate"), "\(backwards.stderr)")
+        // Found by the review of these mends: through a link, the write emptied what it pointed
+        // at — `--out /dev/stdout >> log` emptied the log — so a link to a file is refused.
+        let log = replica.directory.file("app.log"), link = replica.directory.file("link.csv")
+        try Data("an earlier line\n".utf8).write(to: URL(fileURLWithPath: log))
+        let appended = try TallyBinary.command("/bin/sh", ["-c", #"exec "$0" export csv --data-dir "$1" --out /dev/stdout >> "$2""#, tally, replica.path, log])
+        #expect(appended.status != 0 && appended.stderr.contains("it is a link"), "\(appended.stderr)")
+        #expect(try String(contentsOfFile: log, encoding: .utf8) == "an earlier line\n", "the log is as it was")
+        #expect(symlink(log, link) == 0)
+        let linked = try replica.run(["export", "csv", "--out", link])
+        let afterLink = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(linked.status != 0 && afterLink == "an earlier line\n", "\(linked.stderr)")
         let onAFile = try replica.run(["segments", "export", "--out", copy])
         #expect(onAFile.status != 0 && onAFile.stderr.contains("is a file, not a folder"), "\(onAFile.stderr)")
         for notAFolder in [replica.directory.file("none"), copy] {

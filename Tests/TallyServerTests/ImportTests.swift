@@ -147,7 +147,9 @@ import ZIPFoundation
         }
         // Commas group thousands, nothing else: a decimal comma is a bad row, not 100 times the amount.
         #expect(try StatementValues.amount("$1,234.50", currency: "USD") == 123_450)
-        for bad in ["12,50", "1,2,3", "1,,000", ",000", "1,0000", "1234,567", "1,234,56", "-12,50원", "1,234.5,0"] {
+        #expect(try StatementValues.amount("1,00,000.00", currency: "INR") == 10_000_000, "lakhs, as Indian statements group")
+        #expect(try StatementValues.amount("12,34,567", currency: "KRW") == 1_234_567)
+        for bad in ["12,50", "1,2,3", "1,,000", ",000", "1,0000", "1234,567", "1,234,56", "-12,50원", "1,234.5,0", "0,500", "-0,250", "1,00,00"] {
             #expect(throws: StatementError.self, "\(bad)") { try StatementValues.amount(bad, currency: "KRW") }
             #expect(throws: StatementError.self, "\(bad)") { try StatementValues.amount(bad, currency: "USD") }
         }
