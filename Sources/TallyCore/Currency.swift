@@ -26,6 +26,14 @@ public enum Currency {
     /// True for an active ISO 4217 code in upper case.
     public static func isValid(_ code: String) -> Bool { minorUnitDigits[code] != nil }
 
+    /// The code the `defaultCurrency` setting's JSON value names (`"KRW"`), nil if it is no
+    /// valid code in quotes: what a write checks and what a write without a currency reads.
+    public static func code(fromSettingJSON json: String) -> String? {
+        guard json.count >= 2, json.hasPrefix("\""), json.hasSuffix("\"") else { return nil }
+        let code = String(json.dropFirst().dropLast())
+        return isValid(code) ? code : nil
+    }
+
     /// `amount` minor units as a decimal string with grouping: 12345 USD → "123.45", 12345 KRW → "12,345".
     public static func format(_ amount: Int64, currency: String) -> String {
         let digits = minorUnitDigits[currency] ?? 2

@@ -117,8 +117,7 @@ public enum WriteRules {
         {
             // Read wherever a write leaves its currency out: a code no write could use was
             // once stored and silently ignored (every such write then took KRW).
-            let quoted = value.count >= 2 && value.hasPrefix("\"") && value.hasSuffix("\"")
-            guard quoted, Currency.isValid(String(value.dropFirst().dropLast())) else {
+            guard Currency.code(fromSettingJSON: value) != nil else {
                 throw ValidationError(field: "value", "the default currency is an ISO 4217 code in quotes, such as \"KRW\" or \"USD\"")
             }
         }

@@ -16,14 +16,15 @@ extension Replica {
     public func watch<Answer: Equatable & Sendable>(
         every interval: Duration = defaultWatchInterval, _ query: @escaping @Sendable (ReplicaQueries) throws -> Answer
     ) -> AsyncThrowingStream<Answer, any Error> {
-        AsyncThrowingStream { continuation in
+        let interval = Intervals.bounded(interval, shortest: .milliseconds(1))
+        return AsyncThrowingStream { continuation in
             let task = Task {
                 do {
                     var seenIndex = try self.query.projectedIndex()
                     var last = try query(try self.query)
                     continuation.yield(last)
                     while !Task.isCancelled {
-                        try await Task.sleep(for: Intervals.bounded(interval, shortest: .milliseconds(1)))
+                        try await Task.sleep(for: interval)
                         let queries = try self.query  // the views again, should the replica take a new identity
                         let index = try queries.projectedIndex()
                         guard index != seenIndex else { continue }
@@ -49,7 +50,8 @@ extension Replica {
     /// the same feed as the service's `/v1/changes`. Resume from the `index` of the last event
     /// handled to miss nothing and see nothing twice.
     public func changes(after cursor: UInt64, every interval: Duration = defaultWatchInterval) -> AsyncThrowingStream<LoggedEvent, any Error> {
-        AsyncThrowingStream { continuation in
+        let interval = Intervals.bounded(interval, shortest: .milliseconds(1))
+        return AsyncThrowingStream { continuation in
             let task = Task {
                 do {
                     var cursor = cursor
@@ -62,7 +64,7 @@ extension Replica {
                                 return !Task.isCancelled
                             }
                         }
-                        try await Task.sleep(for: Intervals.bounded(interval, shortest: .milliseconds(1)))
+                        try await Task.sleep(for: interval)
                     }
                     continuation.finish()
                 } catch is CancellationError {

@@ -136,10 +136,7 @@ struct LedgerSession: Sendable {
 
     /// The `defaultCurrency` replicated setting if it holds a valid code, else KRW.
     static func defaultCurrency(in lookup: some LedgerLookup) throws -> String {
-        if case .json(let text)? = try lookup.live(.settingKey("defaultCurrency"))?.values[.value] {
-            let code = text.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-            if Currency.isValid(code) { return code }
-        }
-        return Currency.fallbackDefault
+        guard case .json(let text)? = try lookup.live(.settingKey("defaultCurrency"))?.values[.value] else { return Currency.fallbackDefault }
+        return Currency.code(fromSettingJSON: text) ?? Currency.fallbackDefault
     }
 }
