@@ -43,7 +43,8 @@ import TallyTestSupport
 
     @Test func todoDatesAreNotOrderChecked() throws {
         // Decision (docs/MERGE.md): two replicas may move start and end concurrently, so the
-        // merged views could never promise start ≤ end; a single write is not held to it either.
+        // merged views could never promise start ≤ end. The schema checks each value alone;
+        // the order is a write rule (`WriteRules`), checked against the state a write sees.
         let start = DateTime(epochMillis: 1_000_000, offsetMinutes: 0), end = DateTime(epochMillis: 0, offsetMinutes: 0)
         let normalized = try EntitySchema.validate(.todo, .update, [.startDate: .dateTime(start), .endDate: .dateTime(end)])
         #expect(normalized[.endDate] == .dateTime(end))
