@@ -264,11 +264,6 @@ public enum StatementReader {
         return transaction
     }
 
-    /// Gives each row its import key: `ref:` and the statement's id where it has one; else
-    /// `row:` and a hash of the account (and the sheet, in a workbook of several), the date
-    /// (its day and time as written), the signed amount and currency, the payee and memo, and
-    /// the row's occurrence number among identical ones in this file — so two identical
-    /// purchases on one day stay two, and the same statement read again gives the same keys.
     /// `number` with leading zeros to `width` digits (what `%04d` gives, without `String(format:)`:
     /// a quarter of reading a large statement went to it).
     static func padded(_ number: Int, _ width: Int) -> String {
@@ -276,6 +271,11 @@ public enum StatementReader {
         return (number < 0 ? "-" : "") + String(repeating: "0", count: max(0, width - digits.count - (number < 0 ? 1 : 0))) + digits
     }
 
+    /// Gives each row its import key: `ref:` and the statement's id where it has one; else
+    /// `row:` and a hash of the account (and the sheet, in a workbook of several), the date
+    /// (its day and time as written), the signed amount and currency, the payee and memo, and
+    /// the row's occurrence number among identical ones in this file — so two identical
+    /// purchases on one day stay two, and the same statement read again gives the same keys.
     static func keys(_ rows: [StatementRow], account: String, multipleSheets: Bool) -> [StatementRow] {
         // Each row's text on every core; then, in order, the rows without a reference numbered
         // among those alike — alike as `String`s are, canonically equivalent (an NFC payee and
