@@ -88,16 +88,20 @@ public struct APIError: Error, Sendable {
         }
     }
 
-    /// The JSON response. Message and field are cut short (`maxQuoted`): they may quote what the
+    /// The JSON body. Message and field are cut short (`maxQuoted`): they may quote what the
     /// client sent (a 900 KB unknown key once came back twice, as message and field).
-    var response: Response {
+    var json: String {
         func cut(_ text: String) -> String { text.count > Self.maxQuoted ? text.prefix(Self.maxQuoted) + "…" : text }
         let fields: [(String, JSONText)] =
             [("code", .string(code)), ("message", .string(cut(message)))] + (field.map { [("field", .string(cut($0)))] } ?? [])
             + (rows.map { [("rows", .array($0))] } ?? []) + (forkedOrigin.map { [("origin", .string($0))] } ?? [])
-        let body = JSONText.object([("error", .object(fields))]).serialized
+        return JSONText.object([("error", .object(fields))]).serialized
+    }
+
+    /// The JSON response.
+    var response: Response {
         var headers: HTTPFields = [.contentType: "application/json"]
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: json)))
     }
 }

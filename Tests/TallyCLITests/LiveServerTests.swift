@@ -266,6 +266,46 @@ final class Acknowledged: @unchecked Sendable {
         #expect(answer.hasPrefix("HTTP/1.1 413") && answer.contains("body_too_large"), "\(answer)")
     }
 
+    /// A request the HTTP parser refuses — a malformed header line, a header past the
+    /// server's limits, TLS spoken to the plain port — gets the API's JSON error, not a bare
+    /// 400 (Hummingbird answers these before any route or middleware), and the connection closes.
+    @Test func anUnreadableRequestGetsAJSONError() throws {
+        let replica = try CLIReplica()
+        let server = try LiveServer(replica)
+        defer { server.kill(SIGTERM) }
+        let cases: [(request: [UInt8], status: String, code: String)] = [
+            (Array("GET /v1/status HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n".utf8), "400", "unreadable_request"),
+            (Array(("GET /v1/status HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "a", count: 200_000) + "\r\n\r\n").utf8), "431", "header_too_large"),
+            ([0x16, 0x03, 0x01, 0x00, 0xA5, 0x01, 0x00, 0x00, 0xA1, 0x03, 0x03], "400", "unreadable_request"),  // a TLS ClientHello's start
+        ]
+        for (request, status, code) in cases {
+            let answer = Self.exchange(port: server.port, request)
+            let parts = answer.components(separatedBy: "\r\n\r\n")
+            #expect(answer.hasPrefix("HTTP/1.1 \(status) "), "\(answer.prefix(300))")
+            #expect(parts.count == 2 && parts[0].lowercased().contains("content-type: application/json"), "\(answer.prefix(300))")
+            let body = try? JSONSerialization.jsonObject(with: Data(parts.last!.utf8)) as? [String: [String: String]]
+            #expect(body?["error"]?["code"] == code, "\(answer.prefix(300))")
+        }
+    }
+
+    /// Sends `request` on a new connection and reads the answer until the server closes it (20 s at most).
+    static func exchange(port: Int, _ request: [UInt8]) -> String {
+        let fd = halfSentRequest(port: port, "")
+        guard fd >= 0 else { return "" }
+        defer { close(fd) }
+        _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        var timeout = timeval(tv_sec: 20, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { break }
+            answer += buffer.prefix(count)
+        }
+        return String(decoding: answer, as: UTF8.self)
+    }
+
     /// A change feed whose client stopped reading blocks in its write; its token's revocation
     /// still ends it (the connection is closed) without the client reading a byte more.
     @Test func aStalledChangeFeedEndsOnRevocation() async throws {
