@@ -47,8 +47,10 @@ private func application(
         router: router,
         // Half-sent requests cannot pile up and hold the service's descriptors (a streaming
         // response, whose request was read whole, is not idle in this sense); a request the HTTP
-        // parser refuses is answered with a JSON error too.
-        server: .http1(configuration: .init(additionalChannelHandlers: [connections.handler(), UnreadableRequestAnswer()], idleTimeout: options.idleTimeout)),
+        // parser refuses is answered with a JSON error too, and a CONNECT closes its connection.
+        server: .http1(
+            configuration: .init(
+                additionalChannelHandlers: [connections.handler(), UnreadableRequestAnswer(), ConnectRequestCloser()], idleTimeout: options.idleTimeout)),
         configuration: .init(address: .hostname(options.host, port: options.port), serverName: "tally"),
         services: services,
         onServerRunning: { channel in

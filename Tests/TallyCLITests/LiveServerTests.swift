@@ -288,6 +288,20 @@ final class Acknowledged: @unchecked Sendable {
         }
     }
 
+    /// A `CONNECT` (nothing here is a proxy) is answered and its connection closed, where it
+    /// once waited for the idle timeout: NIO sends any answer to a CONNECT without a length,
+    /// and reads nothing pipelined after one (found by a hostile run).
+    @Test func aConnectIsAnsweredAndItsConnectionClosed() throws {
+        let replica = try CLIReplica()
+        let server = try LiveServer(replica, options: ["--idle-timeout", "600"])
+        defer { server.kill(SIGTERM) }
+        let started = Date()
+        let answer = Self.exchange(
+            port: server.port, Array("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\nGET /v1/status HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        #expect(answer.hasPrefix("HTTP/1.1 4") && answer.lowercased().contains("connection: close"), "\(answer.prefix(300))")
+        #expect(Date().timeIntervalSince(started) < 15, "the connection was held open")
+    }
+
     /// Sends `request` on a new connection and reads the answer until the server closes it (20 s at most).
     static func exchange(port: Int, _ request: [UInt8]) -> String {
         let fd = halfSentRequest(port: port, "")
