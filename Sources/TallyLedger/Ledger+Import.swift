@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Synchronization
 import TallyCore
 import TallyStore
 
@@ -57,9 +58,20 @@ public struct StatementRefused: Error, Sendable {
 /// import key, so a row imported twice — again, from an overlapping statement, or on another
 /// replica while apart — is one expense; all of a file's new rows and the import's record are
 /// appended as one durable batch.
-/// One of a ledger's import slots, held while the `withImportSlot` call that made it runs.
+/// One of a ledger's import slots, held while the `withImportSlot` call that made it runs: kept
+/// past that call, or shown to another ledger, it holds nothing (`importFile` then takes a slot
+/// of its own).
 public struct ImportSlot: Sendable {
-    fileprivate let ledger: ObjectIdentifier
+    fileprivate let hold: Hold
+
+    fileprivate final class Hold: Sendable {
+        let ledger: ObjectIdentifier
+        let released = Atomic<Bool>(false)
+        init(_ ledger: Ledger) { self.ledger = ObjectIdentifier(ledger) }
+    }
+
+    /// Whether `ledger` holds this slot now.
+    fileprivate func isHeld(by ledger: Ledger) -> Bool { hold.ledger == ObjectIdentifier(ledger) && !hold.released.load(ordering: .acquiring) }
 }
 
 extension Ledger {
@@ -220,7 +232,7 @@ extension Ledger {
         _ bytes: [UInt8], fileName: String, format: String, dryRun: Bool, skipBadRows: Bool, actor: String, holding slot: ImportSlot? = nil,
         read: @escaping @Sendable ([UInt8]) throws -> StatementContents
     ) async throws -> ImportReport {
-        guard slot?.ledger == ObjectIdentifier(self) else {
+        guard slot?.isHeld(by: self) == true else {
             return try await withImportSlot { slot in
                 try await importFile(
                     bytes, fileName: fileName, format: format, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor, holding: slot, read: read)
@@ -244,8 +256,12 @@ extension Ledger {
             return true
         }
         guard admitted else { throw LedgerError.tooManyImports(limit: Self.maxImportsAtOnce) }
-        defer { importsUnderWay.withLock { $0 -= 1 } }
-        return try await body(ImportSlot(ledger: ObjectIdentifier(self)))
+        let slot = ImportSlot(hold: .init(self))
+        defer {
+            slot.hold.released.store(true, ordering: .releasing)
+            importsUnderWay.withLock { $0 -= 1 }
+        }
+        return try await body(slot)
     }
 
     /// The ledger's default currency (the `defaultCurrency` setting, else KRW).

@@ -152,4 +152,28 @@ import ZIPFoundation
             #expect(fixture.service.ledger.importsUnderWay.withLock { $0 } == Ledger.maxImportsAtOnce - 1, "an import gives its place back")
         }
     }
+
+    /// A slot is held only inside the `withImportSlot` call that made it: one kept past it holds
+    /// nothing (the import then needs a slot of its own, and none is free), while one still held
+    /// lets its import through with every other slot taken.
+    @Test func aSlotKeptPastItsCallHoldsNothing() async throws {
+        let fixture = try ServerFixture()
+        let ledger = fixture.service.ledger
+        let bank = Array("Date,Description,Amount\n2026-11-01,Rent,1000\n".utf8)
+        let read: @Sendable ([UInt8]) throws -> StatementContents = { try StatementReader.file($0, format: "csv", options: StatementOptions()) }
+        func importHolding(_ slot: ImportSlot) async throws -> ImportReport {
+            try await ledger.importFile(bank, fileName: "bank.csv", format: "csv", dryRun: true, skipBadRows: false, actor: "test", holding: slot, read: read)
+        }
+        let kept = try await ledger.withImportSlot { $0 }
+        ledger.importsUnderWay.withLock { $0 = Ledger.maxImportsAtOnce }
+        await #expect { _ = try await importHolding(kept) } throws: { "\($0)".contains("imports are under way") }
+        ledger.importsUnderWay.withLock { $0 = 0 }
+        try await ledger.withImportSlot { slot in
+            ledger.importsUnderWay.withLock { $0 = Ledger.maxImportsAtOnce }
+            defer { ledger.importsUnderWay.withLock { $0 = 1 } }  // this slot's own, given back as the call ends
+            let report = try await importHolding(slot)
+            #expect(report.created.count == 1)
+        }
+        #expect(ledger.importsUnderWay.withLock { $0 } == 0)
+    }
 }
