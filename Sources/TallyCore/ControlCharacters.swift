@@ -13,4 +13,7 @@ public enum ControlCharacters {
         }
         return false
     }
+
+    /// Whether `scalar` is one.
+    public static func isControl(_ scalar: Unicode.Scalar) -> Bool { scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) }
 }

@@ -60,8 +60,7 @@ enum Output {
         guard ControlCharacters.occur(in: text, allowingTabAndNewline: true) else { return text }
         var shown = ""
         for scalar in text.unicodeScalars {
-            let isControl = scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
-            if isControl, scalar != "\n", scalar != "\t" {
+            if ControlCharacters.isControl(scalar), scalar != "\n", scalar != "\t" {
                 shown += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
             } else {
                 shown.unicodeScalars.append(scalar)
