@@ -10,9 +10,9 @@ const LEDGER_KEY = "tally.ledger";
 const AS_OF_KEY = "tally.asOf";
 
 export class ApiError extends Error {
-  constructor(status, code, message, field, rows) {
+  constructor(status, code, message, field, rows, id) {
     super(message);
-    Object.assign(this, { status, code, field, rows });
+    Object.assign(this, { status, code, field, rows, id });
   }
 }
 
@@ -85,7 +85,7 @@ export async function api(path, { method = "GET", body, headers = {} } = {}) {
     let error = {};
     try { error = (await response.json()).error ?? {}; } catch { /* not JSON */ }
     if (response.status === 401) window.dispatchEvent(new CustomEvent("tally:unauthorized"));
-    throw new ApiError(response.status, error.code ?? `http_${response.status}`, error.message ?? response.statusText, error.field, error.rows);
+    throw new ApiError(response.status, error.code ?? `http_${response.status}`, error.message ?? response.statusText, error.field, error.rows, error.id);
   }
   if (response.status === 204) return null;
   const index = response.headers.get("Tally-As-Of-Index");

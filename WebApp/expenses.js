@@ -229,12 +229,17 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
 
   // A retry while the first request with this key is still being written is answered 409
   // idempotency_key_in_use; asked again a moment later, the service answers with the expense
-  // the first request made. Waits up to ~3 s for it before showing the error.
+  // the first request made. Waits up to ~3 s for it before showing the error. A retry after the
+  // person changed the form is answered 422 idempotency_key_reused, naming the expense the
+  // first request made: what the form says now is written to it.
   async function createOnce(body) {
     for (let attempt = 1; ; attempt++) {
       try {
         return await api("/v1/expenses", { method: "POST", body, headers: { "Idempotency-Key": idempotencyKey } });
       } catch (error) {
+        if (error.code === "idempotency_key_reused" && error.id) {
+          return await api(`/v1/expenses/${encodeURIComponent(error.id)}`, { method: "PATCH", body });
+        }
         // Not once the person has left the form: the first request still makes its expense.
         if (error.code !== "idempotency_key_in_use" || attempt === 15 || !form.isConnected) throw error;
         await new Promise((resolve) => setTimeout(resolve, 200));

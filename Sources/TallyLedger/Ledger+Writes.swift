@@ -37,7 +37,10 @@ extension Ledger {
             for field in EntitySpec.of(type).fieldsACreateNames where properties[field.name] == nil || properties[field.name] == .null {
                 throw ValidationError(field: field.name.jsonName, "required when creating \(type.withArticle)")
             }
-            if let existing = try views.entityJSON(type, id: uuid) { return (existing, true) }
+            if let existing = try views.entityJSON(type, id: uuid) {
+                try checkRetry(of: type, uuid, sending: properties, key: idempotencyKey!)
+                return (existing, true)
+            }
         }
         try await checkAttachmentsHeld(properties)
         if type == .line { try checkLineRoom(properties) }
@@ -50,6 +53,24 @@ extension Ledger {
     /// next round of the ledger's background work makes them: the rule itself is written.
     private func materializeNewRule() async {
         _ = try? await materializeRecurrences()
+    }
+
+    /// Refuses a retry under an `Idempotency-Key` that sends other values than the create the
+    /// key made (`idempotencyKeyReused`): each field the retry names is shaped as a write
+    /// stores it and compared with what the create wrote, where nothing has changed it since
+    /// (an edit made after the create says nothing about the retry).
+    private func checkRetry(of type: EntityType, _ uuid: UUID, sending properties: PropertyMap, key: String) throws {
+        let differing: [String] = try views.store.withLookup { lookup in
+            guard let entity = try lookup.entity(.uuid(uuid)), let created = entity.created else { return [] }
+            let defaults = EntitySpec.of(type).defaults(defaultCurrency: try LedgerSession.defaultCurrency(in: lookup), now: .nowHere)
+            let shaped = try EntitySchema.validate(type, .create, defaults.overlaid(with: properties))
+            return properties.compactMap { name, _ in
+                let stored = entity.properties[name]
+                guard stored == nil || stored!.stamp == created else { return nil }
+                return (stored?.value ?? .null) == (shaped[name] ?? .null) ? nil : name.jsonName
+            }
+        }
+        guard differing.isEmpty else { throw LedgerError.idempotencyKeyReused(key: key, id: uuid.lowercased, fields: differing) }
     }
 
     /// Marks the entity an `Idempotency-Key` names as being created until `release`, so that

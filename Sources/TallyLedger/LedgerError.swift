@@ -12,6 +12,10 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
     /// Another request with the same `Idempotency-Key` is creating the entity right now
     /// (HTTP 409): retry, and the retry gets the entity it created.
     case idempotencyKeyInUse(String)
+    /// A retry under an `Idempotency-Key` sends other values than the create the key made
+    /// (HTTP 422): `fields` differ from what entity `id` was created with. A new entity needs a
+    /// new key; a change to this one, an update.
+    case idempotencyKeyReused(key: String, id: String, fields: [String])
     /// As many imports as a ledger reads at once are under way (HTTP 429): try again when one
     /// has finished.
     case tooManyImports(limit: Int)
@@ -26,6 +30,7 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
         case .unknownParameter: "unknown_parameter"
         case .viewsBehind: "written_views_behind"
         case .idempotencyKeyInUse: "idempotency_key_in_use"
+        case .idempotencyKeyReused: "idempotency_key_reused"
         case .tooManyImports: "too_many_imports"
         case .asOfBusy: "as_of_busy"
         }
@@ -40,6 +45,8 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
             "\(id) was written durably, but the views could not show it yet (\(cause)); it appears once they catch up (free disk space; no need to write it again)"
         case .idempotencyKeyInUse(let key):
             "a request with Idempotency-Key '\(key)' is being answered right now; retry it, and it returns the entity that one creates"
+        case .idempotencyKeyReused(let key, let id, let fields):
+            "Idempotency-Key '\(key)' made \(id) with other values of \(fields.joined(separator: ", ")); a retry sends what the first request did — a new entity needs a new key, a change to this one an update"
         case .tooManyImports(let limit):
             "\(limit) imports are under way on this ledger, the most it reads at once; try again when one has finished"
         case .asOfBusy(let readers):

@@ -23,6 +23,9 @@ public struct APIError: Error, Sendable {
     /// The origin whose chain the request's events fork (`forked_chain`): the sender may be a
     /// restored copy of that replica, which then takes a new identity (docs/TALLYKIT.md).
     public var forkedOrigin: String?
+    /// The entity the error is about, when the client may go on with it (`idempotency_key_reused`:
+    /// the one the key made, which an update can change).
+    public var entityId: String?
 
     public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, field: String? = nil, rows: [JSONText]? = nil) {
         (self.status, self.code, self.message, self.field, self.rows) = (status, code, message, field, rows)
@@ -51,6 +54,10 @@ public struct APIError: Error, Sendable {
             // Durable: a 2xx, never a 5xx a client would retry into a duplicate.
             case .viewsBehind: return APIError(.accepted, error.code, error.description)
             case .idempotencyKeyInUse: return APIError(.conflict, error.code, error.description)
+            case .idempotencyKeyReused(_, let id, let fields):
+                var answer = APIError(.unprocessableContent, error.code, error.description, field: fields.first)
+                answer.entityId = id
+                return answer
             case .tooManyImports: return APIError(.tooManyRequests, error.code, error.description)
             case .asOfBusy: return APIError(.serviceUnavailable, error.code, error.description)
             }
@@ -95,6 +102,7 @@ public struct APIError: Error, Sendable {
         let fields: [(String, JSONText)] =
             [("code", .string(code)), ("message", .string(cut(message)))] + (field.map { [("field", .string(cut($0)))] } ?? [])
             + (rows.map { [("rows", .array($0))] } ?? []) + (forkedOrigin.map { [("origin", .string($0))] } ?? [])
+            + (entityId.map { [("id", .string($0))] } ?? [])
         return JSONText.object([("error", .object(fields))]).serialized
     }
 

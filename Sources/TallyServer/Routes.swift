@@ -277,11 +277,11 @@ struct EntityRoutes {
             parameters: [
                 APIParameter.header(
                     "Idempotency-Key",
-                    "A retry with the same key returns the entity created the first time (200); while a request with the key is being answered, another gets 409 idempotency_key_in_use. A body that names its own id is idempotent by that id instead (a retry: 409 already_exists)."
+                    "A retry with the same key returns the entity created the first time (200); while a request with the key is being answered, another gets 409 idempotency_key_in_use; a retry with other values than the first request's gets 422 idempotency_key_reused (its `id` names the entity the key made). A body that names its own id is idempotent by that id instead (a retry: 409 already_exists)."
                 )
             ],
             body: APIBody.json(schema + "Create"),
-            responses: [(200, answer("Replayed (Idempotency-Key seen before).")), (201, answer("Created (durable)."))], errors: [400, 409, 413, 415])
+            responses: [(200, answer("Replayed (Idempotency-Key seen before).")), (201, answer("Created (durable)."))], errors: [400, 409, 413, 415, 422])
         group.post(path, create) { request, context in
             let service = try context.service()
             let (id, properties) = try spec.decode(try await jsonBody(request, timeout: service.bodyTimeout))

@@ -665,6 +665,42 @@ class WebApp(unittest.TestCase):
             for item in page["items"]:
                 self.api("DELETE", f"/v1/expenses/{item['id']}")
 
+    def test_a_save_whose_answer_was_lost_then_edited_writes_the_edit_to_the_one_expense(self):
+        driver = self.browser()
+        self.sign_in(driver)
+        amount = self.go(driver, "#/expenses/new", "#expense-amount")
+        amount.send_keys("1234")
+        driver.find_element(By.ID, "expense-payee").send_keys("Edited After Loss")
+        # The first save is written but its answer is lost; the person then changes the amount
+        # and saves again with the form's same key: the service answers 422
+        # idempotency_key_reused naming the expense, and the app writes the edit to it.
+        driver.execute_script("""
+            const realFetch = window.fetch;
+            window.expensePosts = 0;
+            window.fetch = async (path, init) => {
+              if (String(path).endsWith("/v1/expenses") && init?.method === "POST") {
+                window.expensePosts += 1;
+                if (window.expensePosts === 1) { await realFetch(path, init); throw new TypeError("answer lost"); }
+              }
+              return realFetch(path, init);
+            };""")
+        driver.find_element(By.CSS_SELECTOR, ".expense-form button[type=submit]").click()
+        error = self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".expense-form .form-error")))
+        self.assertIn("could not be reached", error.text)
+        amount.clear()
+        amount.send_keys("5678")
+        self.wait(driver).until(EC.element_to_be_clickable((By.CSS_SELECTOR, ".expense-form button[type=submit]"))).click()
+        self.wait(driver).until(EC.visibility_of_element_located((By.XPATH, "//a[contains(@class,'expense-row')][contains(.,'Edited After Loss')]")))
+        self.assertEqual(2, driver.execute_script("return window.expensePosts"))
+        status, page = self.api("GET", "/v1/expenses?text=Edited%20After%20Loss")
+        self.assertEqual(200, status)
+        try:
+            self.assertEqual(1, len(page["items"]), "one expense for two saves")
+            self.assertEqual(5678, page["items"][0]["amount"], "the edit is written")
+        finally:
+            for item in page["items"]:
+                self.api("DELETE", f"/v1/expenses/{item['id']}")
+
     def test_tick_todays_challenge_check_in_one_tap(self):
         driver = self.browser()
         self.sign_in(driver)

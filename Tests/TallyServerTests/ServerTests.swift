@@ -453,6 +453,20 @@ extension TestResponse {
             // request would be, not answered with the entity the key made.
             let lacking = try await client.execute(uri: "/v1/expenses", method: .post, headers: headers, body: ByteBuffer(string: #"{"payee": "x"}"#))
             #expect(lacking.status == .badRequest && lacking.errorCode == "invalid_field", "\(lacking.status)")
+            // A "retry" with other values is refused (422), naming the entity the key made and a
+            // field that differs — also one the first request did not send — never answered
+            // with an entity that does not say what it sent.
+            let firstID = first.object["id"] as? String
+            for body in [#"{"amount": 600}"#, #"{"amount": 500, "memo": "more"}"#] {
+                let other = try await client.execute(uri: "/v1/expenses", method: .post, headers: headers, body: ByteBuffer(string: body))
+                let error = other.object["error"] as? [String: Any] ?? [:]
+                #expect(other.status == .unprocessableContent && other.errorCode == "idempotency_key_reused", "\(String(buffer: other.body))")
+                #expect(error["id"] as? String == firstID && ["amount", "memo"].contains(error["field"] as? String), "\(error)")
+            }
+            // Values changed by an update since say nothing about a retry: it replays.
+            _ = try await client.send(.patch, "/v1/expenses/\(firstID ?? "")", token: fixture.readWrite, json: #"{"amount": 650}"#)
+            let afterEdit = try await client.execute(uri: "/v1/expenses", method: .post, headers: headers, body: ByteBuffer(string: #"{"amount": 500}"#))
+            #expect(afterEdit.status == .ok && afterEdit.object["amount"] as? Int == 650, "\(afterEdit.status)")
             let list = try await client.send(.get, "/v1/expenses", token: fixture.readOnly)
             #expect((list.object["items"] as? [Any])?.count == 1, "no duplicate")
             // A body naming its own id is idempotent by that id: never answered with an entity
@@ -490,7 +504,7 @@ extension TestResponse {
                     group.addTask {
                         do {
                             let (_, replayed) = try await ledger.create(
-                                .expense, [.amount: .int(Int64(attempt + 1))], actor: "token:app", idempotencyKey: "race-\(round)")
+                                .expense, [.amount: .int(Int64(round + 1))], actor: "token:app", idempotencyKey: "race-\(round)")
                             return replayed ? "replayed" : "created"
                         } catch LedgerError.idempotencyKeyInUse {
                             return "in use"
@@ -504,7 +518,7 @@ extension TestResponse {
             #expect(outcomes.filter { $0 == "created" }.count == 1, "\(outcomes)")
             #expect(outcomes.allSatisfy { ["created", "replayed", "in use"].contains($0) }, "\(outcomes)")
             // A retry after the race replays the one created.
-            let (_, replayed) = try await ledger.create(.expense, [.amount: .int(99)], actor: "token:app", idempotencyKey: "race-\(round)")
+            let (_, replayed) = try await ledger.create(.expense, [.amount: .int(Int64(round + 1))], actor: "token:app", idempotencyKey: "race-\(round)")
             #expect(replayed)
         }
         var creates = 0
