@@ -627,6 +627,25 @@ class WebApp(unittest.TestCase):
             self.assertEqual(amount, driver.switch_to.active_element)
         self.assertEqual(before, self.api("GET", f"/v1/expenses/{self.made['expense']}")[1])
 
+    def lose_the_first_expense_answer(self, driver, second_busy=False):
+        """The page's first POST /v1/expenses reaches the service but its answer is lost (and,
+        with second_busy, the second is answered 409 idempotency_key_in_use, as while the first
+        is still being written); window.expensePosts counts them."""
+        driver.execute_script("""
+            const realFetch = window.fetch, secondBusy = arguments[0];
+            window.expensePosts = 0;
+            window.fetch = async (path, init) => {
+              if (String(path).endsWith("/v1/expenses") && init?.method === "POST") {
+                window.expensePosts += 1;
+                if (window.expensePosts === 1) { await realFetch(path, init); throw new TypeError("answer lost"); }
+                if (secondBusy && window.expensePosts === 2) {
+                  return new Response(JSON.stringify({ error: { code: "idempotency_key_in_use", message: "being written" } }),
+                                      { status: 409, headers: { "Content-Type": "application/json" } });
+                }
+              }
+              return realFetch(path, init);
+            };""", second_busy)
+
     def test_a_save_whose_answer_was_lost_tapped_again_makes_one_expense(self):
         driver = self.browser()
         self.sign_in(driver)
@@ -635,20 +654,7 @@ class WebApp(unittest.TestCase):
         # The first save reaches the service but its answer is lost; the second tap arrives
         # while the service is still writing the first (409 idempotency_key_in_use); then the
         # app asks again and gets the expense the first request made.
-        driver.execute_script("""
-            const realFetch = window.fetch;
-            window.expensePosts = 0;
-            window.fetch = async (path, init) => {
-              if (String(path).endsWith("/v1/expenses") && init?.method === "POST") {
-                window.expensePosts += 1;
-                if (window.expensePosts === 1) { await realFetch(path, init); throw new TypeError("answer lost"); }
-                if (window.expensePosts === 2) {
-                  return new Response(JSON.stringify({ error: { code: "idempotency_key_in_use", message: "being written" } }),
-                                      { status: 409, headers: { "Content-Type": "application/json" } });
-                }
-              }
-              return realFetch(path, init);
-            };""")
+        self.lose_the_first_expense_answer(driver, second_busy=True)
         submit = driver.find_element(By.CSS_SELECTOR, ".expense-form button[type=submit]")
         submit.click()
         error = self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".expense-form .form-error")))
@@ -674,16 +680,7 @@ class WebApp(unittest.TestCase):
         # The first save is written but its answer is lost; the person then changes the amount
         # and saves again with the form's same key: the service answers 422
         # idempotency_key_reused naming the expense, and the app writes the edit to it.
-        driver.execute_script("""
-            const realFetch = window.fetch;
-            window.expensePosts = 0;
-            window.fetch = async (path, init) => {
-              if (String(path).endsWith("/v1/expenses") && init?.method === "POST") {
-                window.expensePosts += 1;
-                if (window.expensePosts === 1) { await realFetch(path, init); throw new TypeError("answer lost"); }
-              }
-              return realFetch(path, init);
-            };""")
+        self.lose_the_first_expense_answer(driver)
         driver.find_element(By.CSS_SELECTOR, ".expense-form button[type=submit]").click()
         error = self.wait(driver).until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".expense-form .form-error")))
         self.assertIn("could not be reached", error.text)
