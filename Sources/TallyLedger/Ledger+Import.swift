@@ -54,10 +54,6 @@ public struct StatementRefused: Error, Sendable {
     public var bad: [StatementNote]
 }
 
-/// Statement imports (docs/IMPORT.md): each row an expense whose id is derived from the row's
-/// import key, so a row imported twice — again, from an overlapping statement, or on another
-/// replica while apart — is one expense; all of a file's new rows and the import's record are
-/// appended as one durable batch.
 /// One of a ledger's import slots, held while the `withImportSlot` call that made it runs: kept
 /// past that call, or shown to another ledger, it holds nothing (`importFile` then takes a slot
 /// of its own).
@@ -74,6 +70,10 @@ public struct ImportSlot: Sendable {
     fileprivate func isHeld(by ledger: Ledger) -> Bool { hold.ledger == ObjectIdentifier(ledger) && !hold.released.load(ordering: .acquiring) }
 }
 
+/// Statement imports (docs/IMPORT.md): each row an expense whose id is derived from the row's
+/// import key, so a row imported twice — again, from an overlapping statement, or on another
+/// replica while apart — is one expense; all of a file's new rows and the import's record are
+/// appended as one durable batch.
 extension Ledger {
     /// Who wrote a row's id: a name-based UUID of its import key.
     static func expenseID(importKey: String) -> UUID { NameBasedUUID.of("tally-import\u{0}" + importKey) }

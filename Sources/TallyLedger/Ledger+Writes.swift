@@ -31,14 +31,14 @@ extension Ledger {
         let replays = keyed != nil && uuid == keyed
         let claim = try claimIdempotentCreate(uuid, key: replays ? idempotencyKey : nil)
         defer { claim?.release() }
-        if replays {
+        if replays, let idempotencyKey {
             // Only a request that could have made the entity is answered with it: one that
             // lacks what a create needs is refused, as it would have been the first time.
             for field in EntitySpec.of(type).fieldsACreateNames where properties[field.name] == nil || properties[field.name] == .null {
                 throw ValidationError(field: field.name.jsonName, "required when creating \(type.withArticle)")
             }
             if let existing = try views.entityJSON(type, id: uuid) {
-                try checkRetry(of: type, uuid, sending: properties, key: idempotencyKey!)
+                try checkRetry(of: type, uuid, sending: properties, key: idempotencyKey)
                 return (existing, true)
             }
         }
@@ -66,7 +66,7 @@ extension Ledger {
             let shaped = try EntitySchema.validate(type, .create, defaults.overlaid(with: properties))
             return properties.compactMap { name, _ in
                 let stored = entity.properties[name]
-                guard stored == nil || stored!.stamp == created else { return nil }
+                if let stored, stored.stamp != created { return nil }  // changed since the create
                 return (stored?.value ?? .null) == (shaped[name] ?? .null) ? nil : name.jsonName
             }
         }
