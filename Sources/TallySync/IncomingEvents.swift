@@ -185,6 +185,16 @@ public struct IncomingEvents {
         do { try EntitySchema.checkIncoming(event) } catch {
             throw SyncRejection(source: source(), reason: "\(label) (\(event.entityType) \(event.entityID)) breaks the field rules: \(error)")
         }
+        // A ledger's version vector names every origin it holds, and a peer reads at most 1 MiB
+        // of it: a delivery of thousands of made-up origins (each one signed event) would end
+        // this replica's syncs, and those of every replica that pulls from it, for good.
+        if slot == nil, chains.count >= Self.maxOrigins {
+            throw SyncRejection(
+                source: source(),
+                reason:
+                    "\(label) would bring this ledger past \(Self.maxOrigins) origins (replicas that ever wrote); its version vector must stay small enough for every peer to read"
+            )
+        }
         let head = ChainHead(sequence: event.sequence, hash: hash)
         if let slot { chains.values[slot] = head } else { chains[event.origin] = head }
         if event.origin != lastUncovered {  // runs of one origin cost one lookup
@@ -198,8 +208,8 @@ public struct IncomingEvents {
     /// Takes one signature record that came with the events (after the events it covers).
     /// A head that covers new events must name exactly the chain they built and carry the key
     /// pinned for its origin (the first one seen pins it: trust on first use); a rotation must be
-    /// signed by the pinned key. Records for this replica's own chains, and heads that cover
-    /// nothing new, are passed over.
+    /// signed by the pinned key. Records for this replica's own chains, heads that cover
+    /// nothing new, and rotations of an origin with no pinned key are passed over.
     public mutating func offer(_ record: SignatureRecord, source: @autoclosure () -> String) throws {
         let origin = record.origin
         guard !localOrigins.contains(origin) else {
@@ -234,6 +244,10 @@ public struct IncomingEvents {
             if !checksEveryRecord {
                 let isHistory = rotation.afterSequence <= heldAtStart[origin] ?? 0
                 if pinned == rotation.newKey { return }  // followed already
+                // No key is pinned for the origin: a rotation is never a first contact (the heads
+                // of its events pin their key when they come). Taken, a made-up one would pin an
+                // origin this replica has not met to the sender's key, shutting out the real one.
+                if pinned == nil { return }
                 // Within what this replica held before: one it cannot place (an earlier point of
                 // the chain), or that a later rotation at the same point has passed, changes nothing.
                 if isHistory, rotation.afterSequence < chainSequence || (pinned != nil && pinned != rotation.oldKey) { return }
@@ -262,6 +276,10 @@ public struct IncomingEvents {
 
     /// The most key rotations one delivery may carry.
     public static let maxRotationsPerDelivery = 64
+
+    /// The most origins (replicas that ever wrote, this one's own included) a ledger takes
+    /// events from: ~420 KB of version vector, within the 1 MiB a peer reads.
+    public static let maxOrigins = 10_000
 
     /// In `checksEveryRecord` mode, a head that covers nothing new (and would be passed over) is
     /// still checked: its signature, its key against the pin, its place in the chain.

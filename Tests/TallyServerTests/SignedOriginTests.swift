@@ -221,6 +221,51 @@ import TallyTestSupport
         } throws: { "\($0)".contains("key rotations in one delivery") }
     }
 
+    /// A rotation of an origin this replica holds no key for pins nothing: a rotation is never a
+    /// first contact (found by a hostile run: one made-up rotation, the whole delivery, pinned a
+    /// real replica's origin to the sender's key, and the real replica was refused from then
+    /// on, here and by every replica that pulled from here). Its events' own heads pin it later.
+    @Test func aRotationIsNeverAFirstContact() async throws {
+        let x = ReplicaID.random()
+        let real = ReplicaSigningKey.generate(), madeUp = ReplicaSigningKey.generate()
+        var incoming = IncomingEvents(head: LogHead(), localOrigins: [], maximumSkewMillis: 300_000)
+        try incoming.offer(.rotation(madeUp.rotation(of: x, afterSequence: 0, to: .generate())), source: "t")
+        try incoming.finishDelivery(source: "t")
+        let rotationOnly = try incoming.takeCovered(source: "t")
+        #expect(rotationOnly.pins.isEmpty && rotationOnly.isEmpty, "nothing pinned, nothing to store or forward")
+        let event = Event(
+            origin: x, sequence: 1, timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0), actor: "x",
+            entityType: .expense, entityID: .uuid(UUID()), operation: .create,
+            properties: SampleEvents.expenseCreate().properties, previousHash: .zero)
+        let encoded = [(bytes: EventCodec.encode(event), event: event)]
+        try incoming.offer(encoded[0].bytes, decoded: event, hash: EventCodec.hash(encoded[0].bytes), source: "t")
+        for record in TestSigning.heads(for: encoded, key: real) { try incoming.offer(record, source: "t") }
+        try incoming.finishDelivery(source: "t")
+        #expect(try incoming.takeCovered(source: "t").pins[x]?.pin.key == real.publicKey.description, "the real replica's events pin its key")
+    }
+
+    /// A ledger takes events from at most `IncomingEvents.maxOrigins` origins (found by a hostile
+    /// run: 26,500 made-up origins, one signed event each, grew the version vector past the
+    /// 1 MiB a peer reads, and every later sync — this replica's, and those of replicas that
+    /// pulled from it — was refused for good).
+    @Test func aDeliveryBringingTooManyOriginsIsRefused() throws {
+        var head = LogHead()
+        for _ in 0..<(IncomingEvents.maxOrigins - 1) { head.chains[.random()] = ChainHead(sequence: 1, hash: .zero) }
+        let held = head.chains.keys.first!
+        var incoming = IncomingEvents(head: head, localOrigins: [], maximumSkewMillis: 300_000)
+        func offerFirstEvent(of origin: ReplicaID, after previous: ChainHead? = nil) throws {
+            let event = Event(
+                origin: origin, sequence: (previous?.sequence ?? 0) + 1, timestamp: HybridTimestamp(millis: HybridClock.wallMillis(), counter: 0),
+                actor: "x", entityType: .expense, entityID: .uuid(UUID()), operation: .create,
+                properties: SampleEvents.expenseCreate().properties, previousHash: previous?.hash ?? .zero)
+            let bytes = EventCodec.encode(event)
+            try incoming.offer(bytes, decoded: event, hash: EventCodec.hash(bytes), source: "t")
+        }
+        try offerFirstEvent(of: .random())  // the last origin there is room for
+        #expect { try offerFirstEvent(of: .random()) } throws: { "\($0)".contains("past \(IncomingEvents.maxOrigins) origins") }
+        #expect(throws: Never.self) { try offerFirstEvent(of: held, after: head.chains[held]) }  // an origin held goes on
+    }
+
     /// `tally audit verify` proves authorship: it names a signature that does not verify, a
     /// head signed by a key other than the origin's, and a pin that disagrees with the log.
     @Test func auditVerifyChecksEverySignature() async throws {
