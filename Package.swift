@@ -233,7 +233,10 @@ let package = Package(
         ),
         .testTarget(
             name: "TallySyncTests",
-            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyTestSupport", .product(name: "PropertyBased", package: "swift-property-based"), .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyTestSupport", .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
         ),
         .testTarget(
             name: "TallyLedgerTests",

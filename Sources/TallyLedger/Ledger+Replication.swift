@@ -52,8 +52,28 @@ extension Ledger {
         do {
             pulled = try await verifyAndAppend(from: peer.label) { feed in try await peer.fetch(lacking: mine, into: feed) }
         } catch let failure as ReceiveFailure {
-            throw failure.cause  // what was verified before the break is kept (and projected)
+            throw Self.failure(failure.cause, keeping: failure.applied)  // what was verified before the break is kept (and projected)
         }
+        do {
+            return try await pushAndShareBlobs(with: peer, push: push, fetchingBlobs: fetchingBlobs, after: pulled, mergesBefore: before)
+        } catch {
+            throw Self.failure(error, keeping: pulled.applied)
+        }
+    }
+
+    /// `error`, a refusal saying that the sync it ended kept the `count` events it had applied
+    /// (`kept`, where it once said "nothing was applied"); any other error as it is, so that
+    /// whoever retries still tells a peer out of reach from a log at fault.
+    public static func failure(_ error: any Error, keeping count: Int) -> any Error {
+        guard var rejection = error as? SyncRejection else { return error }
+        rejection.kept += count
+        return rejection
+    }
+
+    /// `sync(with:)` after its pull: the push, then the blobs both ways, and the report.
+    private func pushAndShareBlobs(
+        with peer: some ReplicaTransport, push: Bool, fetchingBlobs: Bool, after pulled: Received, mergesBefore before: (conflicts: Int, merges: Int)
+    ) async throws -> SyncReport {
         var pushed = 0
         var held = pulled.alreadyHeld
         if push {
@@ -147,7 +167,7 @@ extension Ledger {
         } catch {
             // A refusal names what this replica refused; anything else is the peer's failure,
             // whose words (a decoding error quotes them) are not kept.
-            let reason = error is SyncRejection || error is LogError ? "\(error)" : "it could not be reached, or did not answer as a Tally replica"
+            let reason = error is SyncRejection || error is LogError ? "\(error)" : ReplicaClient.failureInWords(error)
             try? statuses.record(peer.name, at: started) { $0.lastError = reason }
             throw error
         }
@@ -240,5 +260,5 @@ extension Ledger {
 public struct ReceiveFailure: Error, Sendable, CustomStringConvertible {
     public let applied: Int
     public let cause: any Error
-    public var description: String { applied > 0 ? "\(cause) (\(applied) events of earlier, complete batches were applied)" : "\(cause)" }
+    public var description: String { applied > 0 ? "\(cause) (the \(applied) events received before it were kept)" : "\(cause)" }
 }

@@ -70,10 +70,14 @@ struct ReplicationRoutes {
                 return json(.object([("applied", .int(Int64(applied))), ("alreadyHeld", .int(Int64(held)))]))
             } catch let failure as ReceiveFailure {
                 service.metrics.replicated(failure.applied, from: "push:" + (context.caller?.actor ?? "?"))
-                var error = APIError.from(failure.cause)
+                // A refusal says itself how many of this push's events were kept before it.
+                let cause = Ledger.failure(failure.cause, keeping: failure.applied)
+                var error = APIError.from(cause)
                 // A refusal keeps its 4xx; a broken invariant on this side stays a 500 (logged by ErrorMiddleware).
                 if error.status != .internalServerError, error.code != "forked_chain" { error.code = "rejected" }
-                if failure.applied > 0 { error.message += " (of this push, \(failure.applied) events of earlier, complete batches were applied)" }
+                if failure.applied > 0, !(cause is SyncRejection) {
+                    error.message += " (of this push, the \(failure.applied) events received before it were kept)"
+                }
                 throw error
             }
         }

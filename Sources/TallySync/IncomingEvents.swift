@@ -2,7 +2,8 @@ import Foundation
 import TallyCore
 import TallyLog
 
-/// Why incoming events were refused. Nothing is applied when any is.
+/// Why incoming events were refused. Nothing of a refused batch is applied; a sync that streams
+/// keeps the batches verified before it (`kept`).
 public struct SyncRejection: Error, Sendable, CustomStringConvertible {
     /// Where: a file and offset, or a peer.
     public var source: String
@@ -14,6 +15,9 @@ public struct SyncRejection: Error, Sendable, CustomStringConvertible {
     /// The origin whose chain the two sides hold differently (each holds an event the other
     /// does not under one sequence): two live copies of one replica, or a forgery.
     public var forkedOrigin: ReplicaID?
+    /// Events the same sync verified and applied before this refusal (a pull keeps its complete
+    /// batches; a failure after the pull keeps all it brought).
+    public var kept = 0
 
     public init(source: String, reason: String, httpStatus: Int? = nil, forkedOrigin: ReplicaID? = nil) {
         self.source = source
@@ -22,7 +26,9 @@ public struct SyncRejection: Error, Sendable, CustomStringConvertible {
         self.forkedOrigin = forkedOrigin
     }
 
-    public var description: String { "rejected \(source): \(reason); nothing was applied" }
+    public var description: String {
+        "rejected \(source): \(reason); " + (kept > 0 ? "the \(kept) events received before it were kept" : "nothing was applied")
+    }
 }
 
 /// Checks events from another replica before anything is applied: each must decode, must not

@@ -10,8 +10,18 @@ import TallyLog
 /// batches as they arrive, so an interrupted sync keeps what arrived and resumes from there.
 public struct ReplicaClient: ReplicaTransport {
     /// The client every sync uses: it follows no redirect (a peer's answer must not send this
-    /// replica, and its token, somewhere else).
-    static let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
+    /// replica, and its token, somewhere else), and gives up on an answer that sends nothing for
+    /// `readTimeout` once the request is sent. A request's own deadline ends when the answer's
+    /// head arrives: the rest is read by `body(of:upTo:by:_:)` and `pieces(of:by:_:)`, which
+    /// hold it to that deadline (a peer that sends its head and then stalls, or drips a byte a
+    /// second, once held a sync — and, in a server, every delivery behind it — for as long as
+    /// it liked).
+    static let http = HTTPClient(
+        eventLoopGroupProvider: .singleton,
+        configuration: HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: readTimeout)))
+
+    /// How long an answer may send nothing before the request is given up.
+    static let readTimeout = TimeAmount.seconds(60)
 
     /// The peer's service, e.g. `http://192.168.0.5:8080`.
     public let baseURL: String
@@ -67,7 +77,8 @@ public struct ReplicaClient: ReplicaTransport {
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: JSONText.object([("name", .string(name)), ("password", .string(password))]).serialized))
-        let response = try await http.execute(request, timeout: .seconds(30))
+        let deadline = NIODeadline.now() + .seconds(30)
+        let response = try await http.execute(request, deadline: deadline)
         try await check(response, "\(Peer.displayURL(base)): POST /session")
         // The server's words are checked before they go into headers of later requests.
         func token(_ text: String?) -> String? {
@@ -79,7 +90,9 @@ public struct ReplicaClient: ReplicaTransport {
             guard header.hasPrefix("tally_session=") else { return nil }
             return String(header.dropFirst("tally_session=".count).prefix { $0 != ";" })
         }.first
-        let body = try JSONSerialization.jsonObject(with: Data(try await response.body.collect(upTo: 1 << 16).readableBytesView)) as? [String: Any]
+        let body =
+            try JSONSerialization.jsonObject(with: Data(try await Self.body(of: response, upTo: 1 << 16, by: deadline, "POST /session").readableBytesView))
+            as? [String: Any]
         guard let secret = token(cookie), let csrf = token(body?["csrf"] as? String) else {
             throw SyncRejection(source: Peer.displayURL(base), reason: "the sign-in did not answer with a session")
         }
@@ -90,7 +103,7 @@ public struct ReplicaClient: ReplicaTransport {
     /// code — never the body itself (a peer's text must not reach our callers or logs).
     static func check(_ response: HTTPClientResponse, _ what: String) async throws {
         guard response.status.code < 300 else {
-            let body = try? await response.body.collect(upTo: 1 << 16)
+            let body = try? await body(of: response, upTo: 1 << 16, by: .now() + .seconds(30), what)
             let object = body.flatMap { try? JSONSerialization.jsonObject(with: Data($0.readableBytesView)) as? [String: Any] }
             let error = object?["error"] as? [String: Any]
             let code = error?["code"] as? String
@@ -102,11 +115,53 @@ public struct ReplicaClient: ReplicaTransport {
         }
     }
 
+    /// An answer's body whole, at most `limit` bytes, read by `deadline` (else a `SyncRejection`
+    /// naming `what`).
+    static func body(of response: HTTPClientResponse, upTo limit: Int, by deadline: NIODeadline, _ what: String) async throws -> ByteBuffer {
+        var collected = ByteBuffer()
+        for try await piece in try pieces(of: response, by: deadline, what) {
+            guard collected.readableBytes + piece.readableBytes <= limit else {
+                throw SyncRejection(source: what, reason: "the peer's answer is longer than \(limit) bytes")
+            }
+            collected.writeImmutableBuffer(piece)
+        }
+        return collected
+    }
+
+    /// An answer's body as it arrives, refused (a `SyncRejection` naming `what`) once `deadline`
+    /// has passed — checked as each piece arrives; a peer that sends nothing at all is given up
+    /// on after `readTimeout`.
+    static func pieces(of response: HTTPClientResponse, by deadline: NIODeadline, _ what: String) throws -> some AsyncSequence<ByteBuffer, any Error> {
+        response.body.map { piece in
+            guard NIODeadline.now() < deadline else { throw SyncRejection(source: what, reason: "the peer's answer did not end in time") }
+            return piece
+        }
+    }
+
+    /// What went wrong talking to a peer, in a few words and without the peer's own text (a
+    /// decoding error quotes what the peer sent — a million-character origin once came back
+    /// whole): for a failure that is not a refusal (`SyncRejection`) or this replica's own.
+    public static func failureInWords(_ error: any Error) -> String {
+        switch error {
+        case let error as HTTPClientError where error == .readTimeout:
+            "it stopped answering (nothing for \(readTimeout.nanoseconds / 1_000_000_000) s)"
+        case let error as HTTPClientError where error == .deadlineExceeded: "it did not answer in time"
+        case let error as HTTPClientError where error == .remoteConnectionClosed: "it closed the connection before answering"
+        case let error as HTTPClientError where error == .connectTimeout: "it could not be reached (the connection timed out)"
+        case is IOError, is ChannelError: "it could not be reached"
+        case is NIOTooManyBytesError: "its answer was longer than a replica's may be"
+        case is DecodingError, is HTTPParserError: "its answer was not what a Tally replica sends"
+        default: "it could not be reached, or did not answer as a Tally replica"
+        }
+    }
+
     /// The peer's version vector.
     public func vector() async throws -> VersionVector {
-        let response = try await Self.http.execute(request("/replication/vector", method: .GET), timeout: .seconds(30))
+        let deadline = NIODeadline.now() + .seconds(30)
+        let response = try await Self.http.execute(request("/replication/vector", method: .GET), deadline: deadline)
         try await Self.check(response, "\(label): GET /replication/vector")
-        return try JSONDecoder().decode(VersionVector.self, from: Data(try await response.body.collect(upTo: 1 << 20).readableBytesView))
+        let body = try await Self.body(of: response, upTo: 1 << 20, by: deadline, "\(label): GET /replication/vector")
+        return try JSONDecoder().decode(VersionVector.self, from: Data(body.readableBytesView))
     }
 
     /// Hands `receive` the records the peer holds and `mine` lacks, as they arrive.
@@ -114,9 +169,10 @@ public struct ReplicaClient: ReplicaTransport {
         var request = request("/replication/pull", method: .POST)
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: mine.json))
-        let response = try await Self.http.execute(request, timeout: .hours(1))
+        let deadline = NIODeadline.now() + .hours(1)
+        let response = try await Self.http.execute(request, deadline: deadline)
         try await Self.check(response, "\(label): POST /replication/pull")
-        for try await buffer in response.body { try receive(buffer) }
+        for try await buffer in try Self.pieces(of: response, by: deadline, "\(label): POST /replication/pull") { try receive(buffer) }
     }
 
     /// Asks the service to sync with a peer itself (`POST /replication/sync`): what
@@ -126,8 +182,9 @@ public struct ReplicaClient: ReplicaTransport {
         var request = request("/replication/sync", method: .POST)
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: body))
-        let response = try await Self.http.execute(request, timeout: .hours(1))
-        let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
+        let deadline = NIODeadline.now() + .hours(1)
+        let response = try await Self.http.execute(request, deadline: deadline)
+        let text = String(buffer: try await Self.body(of: response, upTo: 1 << 20, by: deadline, "\(label): POST /replication/sync"))
         guard response.status.code == 200 else {
             throw SyncRejection(source: label, reason: "the running server's sync failed (\(response.status.code)): \(text)")
         }
@@ -139,9 +196,10 @@ public struct ReplicaClient: ReplicaTransport {
         var request = request("/replication/push", method: .POST)
         request.headers.add(name: "Content-Type", value: "application/octet-stream")
         request.body = .stream(records, length: .unknown)
-        let response = try await Self.http.execute(request, timeout: .hours(1))
+        let deadline = NIODeadline.now() + .hours(1)
+        let response = try await Self.http.execute(request, deadline: deadline)
         try await Self.check(response, "\(label): POST /replication/push")
-        let answer = Data(try await response.body.collect(upTo: 1 << 20).readableBytesView)
+        let answer = Data(try await Self.body(of: response, upTo: 1 << 20, by: deadline, "\(label): POST /replication/push").readableBytesView)
         return try SendReport(peerAnswer: answer, from: "\(label): POST /replication/push")
     }
 }
@@ -190,18 +248,20 @@ extension ReplicaClient {
     /// scope `read`), at most `limit` bytes; nil when it holds no such attachment.
     public func fetchThumbnail(_ digest: String, size: Int, limit: Int = 4 << 20) async throws -> [UInt8]? {
         guard BlobStore.isDigest(digest), AttachmentType.thumbnailSizes.contains(size) else { return nil }
-        let response = try await Self.http.execute(request("/attachments/\(digest)/thumbnail?size=\(size)", method: .GET), timeout: .seconds(60))
+        let deadline = NIODeadline.now() + .seconds(60)
+        let response = try await Self.http.execute(request("/attachments/\(digest)/thumbnail?size=\(size)", method: .GET), deadline: deadline)
         if response.status.code == 404 { return nil }
         try await Self.check(response, "\(label): GET /attachments/\(digest)/thumbnail")
-        return Array(try await response.body.collect(upTo: limit).readableBytesView)
+        return Array(try await Self.body(of: response, upTo: limit, by: deadline, "\(label): GET /attachments/\(digest)/thumbnail").readableBytesView)
     }
 
     public func fetchBlob(_ digest: String, into receive: (ByteBuffer) throws -> Void) async throws -> Bool {
         guard BlobStore.isDigest(digest) else { return false }
-        let response = try await Self.http.execute(request("/replication/blobs/\(digest)", method: .GET), timeout: .minutes(10))
+        let deadline = NIODeadline.now() + .minutes(10)
+        let response = try await Self.http.execute(request("/replication/blobs/\(digest)", method: .GET), deadline: deadline)
         if response.status.code == 404 { return false }  // the peer lacks it too
         try await Self.check(response, "\(label): GET /replication/blobs/\(digest)")
-        for try await piece in response.body { try receive(piece) }
+        for try await piece in try Self.pieces(of: response, by: deadline, "\(label): GET /replication/blobs/\(digest)") { try receive(piece) }
         return true
     }
 
@@ -210,9 +270,11 @@ extension ReplicaClient {
         var ask = request("/replication/blobs/missing", method: .POST)
         ask.headers.add(name: "Content-Type", value: "application/json")
         ask.body = .bytes(ByteBuffer(string: JSONText.object([("digests", .array(offered.map { .string($0) }))]).serialized))
-        let response = try await Self.http.execute(ask, timeout: .seconds(60))
+        let deadline = NIODeadline.now() + .seconds(60)
+        let response = try await Self.http.execute(ask, deadline: deadline)
         try await Self.check(response, "\(label): POST /replication/blobs/missing")
-        let answer = try JSONDecoder().decode([String: [String]].self, from: Data(try await response.body.collect(upTo: 8 << 20).readableBytesView))
+        let body = try await Self.body(of: response, upTo: 8 << 20, by: deadline, "\(label): POST /replication/blobs/missing")
+        let answer = try JSONDecoder().decode([String: [String]].self, from: Data(body.readableBytesView))
         return answer["missing"] ?? []
     }
 

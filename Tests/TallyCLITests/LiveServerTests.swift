@@ -302,6 +302,17 @@ final class Acknowledged: @unchecked Sendable {
         #expect(Date().timeIntervalSince(started) < 15, "the connection was held open")
     }
 
+    /// A sync that fails on the way says so in words, naming the peer, not in a library's
+    /// (found by a hostile peer: "Error: HTTPClientError.readTimeout", or a decoding error
+    /// quoting a million characters of the peer's answer).
+    @Test func aSyncThatCannotReachItsPeerSaysSoInWords() throws {
+        let replica = try CLIReplica()
+        let result = try replica.run(["sync", "http://127.0.0.1:1", "--token", "t"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("sync with http://127.0.0.1:1 failed: it could not be reached"), "\(result.stderr)")
+        #expect(!result.stderr.contains("HTTPClientError") && !result.stderr.contains("NIO"), "\(result.stderr)")
+    }
+
     /// Sends `request` on a new connection and reads the answer until the server closes it (20 s at most).
     static func exchange(port: Int, _ request: [UInt8]) -> String {
         let fd = halfSentRequest(port: port, "")

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Testing
 import TallyCore
 @testable import TallyLedger
@@ -35,6 +36,39 @@ import TallyTestSupport
 
         let again = try await laptop.sync(with: LedgerTransport(phone, label: "phone"))
         #expect(again.pulled == 0 && again.pushed == 0 && again.blobsFetched == 0, "a second sync has nothing to move")
+    }
+
+    /// A sync refused after its pull says how many events it kept, not "nothing was applied"
+    /// (found by a hostile peer: a good pull, then a 500 on the vector, read as if the pull had
+    /// come to nothing).
+    @Test func aRefusalAfterThePullSaysWhatWasKept() async throws {
+        let (phone, laptop) = (try open("phone2"), try open("laptop2"))
+        defer { phone.close(); laptop.close() }
+        for amount in [100, 200, 300] { _ = try await phone.create(.expense, [.amount: .int(Int64(amount))], actor: "phone") }
+        /// The phone's service, whose vector (asked for after the pull, to push) fails.
+        struct FailingAfterPull: ReplicaTransport {
+            let inner: LedgerTransport
+            var label: String { inner.label }
+            func vector() async throws -> VersionVector {
+                throw SyncRejection(source: "phone: GET /replication/vector", reason: "the peer answered 500 (internal)", httpStatus: 500)
+            }
+            func fetch(lacking mine: VersionVector, into receive: (ByteBuffer) throws -> Void) async throws {
+                try await inner.fetch(lacking: mine, into: receive)
+            }
+            func send(_ records: AsyncThrowingStream<ByteBuffer, any Error>) async throws -> SendReport { try await inner.send(records) }
+            func fetchBlob(_ digest: String, into receive: (ByteBuffer) throws -> Void) async throws -> Bool {
+                try await inner.fetchBlob(digest, into: receive)
+            }
+            func missingBlobs(_ offered: [String]) async throws -> [String] { try await inner.missingBlobs(offered) }
+            func sendBlob(_ digest: String, bytes: ByteBuffer) async throws { try await inner.sendBlob(digest, bytes: bytes) }
+        }
+        await #expect {
+            _ = try await laptop.sync(with: FailingAfterPull(inner: LedgerTransport(phone, label: "phone")))
+        } throws: { error in
+            (error as? SyncRejection)?.kept == 3 && "\(error)".contains("the 3 events received before it were kept")
+                && !"\(error)".contains("nothing was applied")
+        }
+        #expect(try laptop.views.expenses(ExpenseQuery([])).rows.count == 3)
     }
 
     /// A pull and a push from the same peer landing together verified the same events against
