@@ -61,6 +61,11 @@ extension FieldKind {
             guard abs(Int(date.offsetMinutes)) <= DateTime.maxOffsetMinutes else {
                 throw ValidationError(field: field, "the UTC offset must lie within ±18:00")
             }
+            // Where it was written too: 9999-12-31T23:59Z at +18:00 is year 10000 there, a month
+            // no query can name (a peer's value; no local write makes one).
+            guard DateTime.supportedMillis.contains(date.epochMillis + Int64(date.offsetMinutes) * 60_000) else {
+                throw ValidationError(field: field, "must lie between the years 1 and 9999 where it was written")
+            }
             return value
         case .reference:
             guard case .uuid = value else { throw ValidationError(field: field, "must be a UUID") }

@@ -43,6 +43,9 @@ import TallyTestSupport
         Case(name: "date beyond year 9999", fragment: "invalid date") {
             $0.properties[.date] = .dateTime(DateTime(epochMillis: DateTime.supportedMillis.upperBound * 2, offsetMinutes: 0))
         },
+        Case(name: "date past year 9999 where it was written", fragment: "invalid date") {
+            $0.properties[.date] = .dateTime(DateTime(epochMillis: DateTime.supportedMillis.upperBound, offsetMinutes: 18 * 60))
+        },
         Case(name: "too many tags", fragment: "invalid tags") { $0.properties[.tags] = .strings((0...Limits.maxTags).map { "t\($0)" }) },
         Case(name: "unsorted tag set", fragment: "normal form") { $0.properties[.tags] = .strings(["b", "a"]) },
         Case(name: "property the entity does not have", fragment: "no property 'title'") { $0.properties[.title] = .string("x") },
