@@ -47,10 +47,11 @@ private func application(
         router: router,
         // Half-sent requests cannot pile up and hold the service's descriptors (a streaming
         // response, whose request was read whole, is not idle in this sense); a request the HTTP
-        // parser refuses is answered with a JSON error too, and a CONNECT closes its connection.
+        // parser refuses is answered with a JSON error too; ClosingAfterAnswer says when else a
+        // connection ends (a CONNECT or Upgrade, a body a route left unread).
         server: .http1(
             configuration: .init(
-                additionalChannelHandlers: [connections.handler(), UnreadableRequestAnswer(), ConnectRequestCloser()], idleTimeout: options.idleTimeout)),
+                additionalChannelHandlers: [connections.handler(), UnreadableRequestAnswer(), ClosingAfterAnswer()], idleTimeout: options.idleTimeout)),
         configuration: .init(address: .hostname(options.host, port: options.port), serverName: "tally"),
         services: services,
         onServerRunning: { channel in

@@ -1,0 +1,74 @@
+import Hummingbird
+import NIOCore
+import NIOHTTPTypes
+
+/// Closes a connection once an answer is written, when nothing more will be read on it or
+/// should be:
+/// - its request asked to leave HTTP: a `CONNECT` (nothing here is a proxy), or one with an
+///   `Upgrade` header. NIO's parser reads nothing after such a request, and sends any answer
+///   to a CONNECT without a body or length: the client, and any request pipelined behind it,
+///   waited for the idle timeout;
+/// - its body was still arriving when the answer began (a route that refused it unread: a 401,
+///   a 413, a 429). Hummingbird drains the rest without a deadline and each piece resets the
+///   idle timer, so a client trickling a body no route reads held the connection as long as it
+///   liked;
+/// - its request asked to close in other than lower case (`Connection: Close`), which
+///   Hummingbird's own check misses.
+///
+/// That answer gets `Connection: close`, and the connection closes once every write up to its
+/// end is flushed. Hummingbird answers a connection's requests one at a time, in order, so an
+/// answer is matched to its request by count.
+final class ClosingAfterAnswer: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    /// Requests whose head was read, those whose body has ended, and answers written whole.
+    private var requestsRead = 0, requestsEnded = 0, answersEnded = 0
+    /// The first request after which nothing more is read (counted from 0).
+    private var lastRequest: Int?
+    /// Whether the answer being written closes the connection.
+    private var closing = false
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            if lastRequest == nil, Self.endsTheConnection(head) { lastRequest = requestsRead }
+            requestsRead += 1
+        case .end: requestsEnded += 1
+        case .body: break
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .head(var head) where head.status.kind != .informational:
+            // This is the answer to request number `answersEnded`.
+            guard answersEnded == lastRequest || requestsEnded <= answersEnded else { return context.write(data, promise: promise) }
+            closing = true
+            head.headerFields[.connection] = "close"
+            context.write(wrapOutboundOut(.head(head)), promise: promise)
+        case .end:
+            answersEnded += 1
+            guard closing else { return context.write(data, promise: promise) }
+            closing = false
+            let connection = NIOLoopBound(context, eventLoop: context.eventLoop)
+            let written = context.eventLoop.makePromise(of: Void.self)
+            written.futureResult.whenComplete { _ in connection.value.close(promise: nil) }
+            if let promise { written.futureResult.cascade(to: promise) }
+            context.writeAndFlush(data, promise: written)
+        case .head, .body:
+            context.write(data, promise: promise)
+        }
+    }
+
+    /// Whether nothing should be read after `head`'s request: it leaves HTTP, or asks to close.
+    static func endsTheConnection(_ head: HTTPRequest) -> Bool {
+        head.method == .connect || head.headerFields[.upgrade] != nil
+            || head.headerFields[values: .connection].contains {
+                $0.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == "close" }
+            }
+    }
+}
