@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import NIOHTTP1
 import TallyCore
 import TallyImport
 import TallyLedger
@@ -35,6 +36,8 @@ public struct APIError: Error, Sendable {
     static func from(_ error: any Error) -> APIError {
         switch error {
         case let error as APIError: return error
+        case let error as HTTPParserError:  // a body's framing (Hummingbird answers a bad head itself: UnreadableRequestAnswer)
+            return UnreadableRequestAnswer.answer(to: error)
         case let error as ValidationError:
             var answer: APIError
             switch error.kind {

@@ -32,7 +32,7 @@ struct AttachmentRoutes {
         group.post("attachments", upload) { request, context in
             let service = try context.service()
             let limits = service.attachmentLimits
-            if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limits.maxBytes + Self.multipartAllowance {
+            if let declared = declaredLength(request), declared > limits.maxBytes + Self.multipartAllowance {
                 throw BlobError.tooLarge(limit: limits.maxBytes)
             }
             let writer = try service.ledger.blobs.writer(limit: limits.maxBytes, quota: service.attachmentQuota)
@@ -149,7 +149,7 @@ struct AttachmentRoutes {
             let digest = context.parameters.get("digest") ?? ""
             guard BlobStore.isDigest(digest) else { throw BlobError.invalidDigest(digest) }
             let limits = service.attachmentLimits
-            if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limits.maxBytes { throw BlobError.tooLarge(limit: limits.maxBytes) }
+            if let declared = declaredLength(request), declared > limits.maxBytes { throw BlobError.tooLarge(limit: limits.maxBytes) }
             let writer = try service.ledger.blobs.writer(limit: limits.maxBytes, quota: service.attachmentQuota)
             defer { writer.abort() }
             try await withDeadline(limits.uploadTimeout) {

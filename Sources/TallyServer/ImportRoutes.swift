@@ -99,21 +99,16 @@ struct ImportRoutes {
                 return (try service.ledger.defaultCurrency(), try query.get("mapping").map { try SavedMapping.layout(named: $0, settings: try settings()) })
             }
             let options = try Self.options(query, defaultCurrency: named.currency, layout: named.layout)
-            if let declared = request.headers[.contentLength].flatMap(Int.init), declared > Self.maxBytes {
-                throw APIError(.contentTooLarge, "body_too_large", "a statement is at most \(Self.maxBytes >> 20) MiB")
-            }
+            let tooLarge = APIError(.contentTooLarge, "body_too_large", "a statement is at most \(Self.maxBytes >> 20) MiB")
+            if let declared = declaredLength(request), declared > Self.maxBytes { throw tooLarge }
             let body = request.body
             let actor = actor(context)
             // The slot first, then the file: files wait in memory only as many as the slots.
             let report = try await service.ledger.withImportSlot { slot in
                 let collected = Mutex<ByteBuffer?>(nil)
                 try await withDeadline(service.bodyTimeout * 10) {
-                    do {
-                        let buffer = try await body.collect(upTo: Self.maxBytes)
-                        collected.withLock { $0 = buffer }
-                    } catch {
-                        throw APIError(.contentTooLarge, "body_too_large", "a statement is at most \(Self.maxBytes >> 20) MiB")
-                    }
+                    let buffer = try await collect(body, upTo: Self.maxBytes, tooLarge: tooLarge)
+                    collected.withLock { $0 = buffer }
                 }
                 let bytes = Array(collected.withLock { $0.take() }?.readableBytesView ?? ByteBuffer().readableBytesView)
                 guard !bytes.isEmpty else { throw ValidationError(field: "file", "the body is empty: send the statement file itself") }

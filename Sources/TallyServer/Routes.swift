@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 import TallyCore
 import TallyLedger
 import TallyLog
@@ -172,17 +173,26 @@ func jsonBody(_ request: Request, limit: Int = 1 << 20, timeout: Duration) async
     guard isJSON(request) else {
         throw APIError(.unsupportedMediaType, "unsupported_media_type", "send the body as Content-Type: application/json")
     }
+    let tooLarge = APIError(.contentTooLarge, "body_too_large", "the body is larger than \(limit) bytes")
     // A declared length past the limit is refused before a byte is read, not waited for.
-    if let declared = request.headers[.contentLength].flatMap(Int.init), declared > limit {
-        throw APIError(.contentTooLarge, "body_too_large", "the body is larger than \(limit) bytes")
-    }
+    if let declared = declaredLength(request), declared > limit { throw tooLarge }
     let body = request.body
-    let buffer = try await withDeadline(timeout) {
-        do { return try await body.collect(upTo: limit) } catch {
-            throw APIError(.contentTooLarge, "body_too_large", "the body is larger than \(limit) bytes")
-        }
-    }
+    let buffer = try await withDeadline(timeout) { try await collect(body, upTo: limit, tooLarge: tooLarge) }
     return try StrictJSON.parse(Array(buffer.readableBytesView))
+}
+
+/// The body length a request declares (`Content-Length`): `Int.max` for digits past what an
+/// `Int` holds (a length all the same, only too long — once taken for none, and waited for).
+func declaredLength(_ request: Request) -> Int? {
+    guard let text = request.headers[.contentLength] else { return nil }
+    if let length = Int(text) { return length }
+    return !text.isEmpty && text.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } ? .max : nil
+}
+
+/// `body` whole: more than `limit` bytes is `tooLarge`; a body that is not well-formed HTTP (a
+/// chunk's framing, a body cut short) is 400 `unreadable_request` — both once read as "too large".
+func collect(_ body: RequestBody, upTo limit: Int, tooLarge: APIError) async throws -> ByteBuffer {
+    do { return try await body.collect(upTo: limit) } catch is NIOTooManyBytesError { throw tooLarge }
 }
 
 /// Whether `request` says its body is JSON (`Content-Type: application/json`, any parameters).

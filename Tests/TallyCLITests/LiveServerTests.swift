@@ -316,6 +316,33 @@ final class Acknowledged: @unchecked Sendable {
         }
     }
 
+    /// A body whose HTTP framing is broken (a chunk size that is not hex) is 400
+    /// `unreadable_request` on every route that reads one, and writes nothing — it was 413
+    /// "too large" on JSON routes and 500 on uploads (found by a hostile run); a declared
+    /// length past what an Int holds is 413 at once, not waited for.
+    @Test func aBodyThatIsNotWellFormedHTTPIsUnreadable() throws {
+        let replica = try CLIReplica()
+        let token = try replica.ok(["token", "create", "--name", "app", "--scope", "read,write"])
+        let server = try LiveServer(replica, options: ["--idle-timeout", "600"])
+        defer { server.kill(SIGTERM) }
+        let before = try replica.logSnapshot()
+        for (path, type) in [("/v1/expenses", "application/json"), ("/v1/attachments", "application/pdf"), ("/v1/imports", "text/csv")] {
+            let answer = Self.exchange(
+                port: server.port,
+                Array(
+                    "POST \(path) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Type: \(type)\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n%PDF-\r\nzz\r\n"
+                        .utf8))
+            #expect(answer.hasPrefix("HTTP/1.1 400") && answer.contains("unreadable_request"), "\(path): \(answer.prefix(300))")
+        }
+        let huge = Self.exchange(
+            port: server.port,
+            Array(
+                "POST /v1/expenses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Type: application/json\r\nContent-Length: 9223372036854775808\r\n\r\n{"
+                    .utf8))
+        #expect(huge.hasPrefix("HTTP/1.1 413") && huge.contains("body_too_large"), "\(huge.prefix(300))")
+        #expect(try replica.logSnapshot() == before, "nothing was written")
+    }
+
     /// A sync that fails on the way says so in words, naming the peer, not in a library's
     /// (found by a hostile peer: "Error: HTTPClientError.readTimeout", or a decoding error
     /// quoting a million characters of the peer's answer).
