@@ -48,10 +48,12 @@ private func application(
         // Half-sent requests cannot pile up and hold the service's descriptors (a streaming
         // response, whose request was read whole, is not idle in this sense); a request the HTTP
         // parser refuses is answered with a JSON error too; ClosingAfterAnswer says when else a
-        // connection ends (a CONNECT or Upgrade, a body a route left unread).
+        // connection ends (a CONNECT or Upgrade, a body a route left unread); ContinueAnswer
+        // tells a client that expects it to send its body.
         server: .http1(
             configuration: .init(
-                additionalChannelHandlers: [connections.handler(), UnreadableRequestAnswer(), ClosingAfterAnswer()], idleTimeout: options.idleTimeout)),
+                additionalChannelHandlers: [connections.handler(), UnreadableRequestAnswer(), ClosingAfterAnswer(), ContinueAnswer()],
+                idleTimeout: options.idleTimeout)),
         configuration: .init(address: .hostname(options.host, port: options.port), serverName: "tally"),
         services: services,
         onServerRunning: { channel in

@@ -343,6 +343,36 @@ final class Acknowledged: @unchecked Sendable {
         #expect(try replica.logSnapshot() == before, "nothing was written")
     }
 
+    /// A client that sends `Expect: 100-continue` is told to go on at once, then answered
+    /// (found by a hostile run: nothing said so, and curl waited a second before every upload
+    /// over 1 MiB; other clients wait longer).
+    @Test func aClientThatExpectsContinueIsToldToGoOn() throws {
+        let replica = try CLIReplica()
+        let token = try replica.ok(["token", "create", "--name", "app", "--scope", "read,write"])
+        let server = try LiveServer(replica, options: ["--idle-timeout", "600"])
+        defer { server.kill(SIGTERM) }
+        let body = #"{"amount": 1200}"#
+        let fd = Self.halfSentRequest(
+            port: server.port,
+            "POST /v1/expenses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nExpect: 100-continue\r\n\r\n"
+        )
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        func receive() -> String {
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            return String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)
+        }
+        let goOn = receive()
+        #expect(goOn.hasPrefix("HTTP/1.1 100 Continue"), "\(goOn)")
+        _ = body.withCString { send(fd, $0, strlen($0), 0) }
+        var answer = goOn.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
+        if !answer.contains("HTTP/1.1 201") { answer += receive() }
+        #expect(answer.contains("HTTP/1.1 201"), "\(answer.prefix(300))")
+    }
+
     /// A sync that fails on the way says so in words, naming the peer, not in a library's
     /// (found by a hostile peer: "Error: HTTPClientError.readTimeout", or a decoding error
     /// quoting a million characters of the peer's answer).
