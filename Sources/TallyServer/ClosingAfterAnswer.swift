@@ -16,8 +16,12 @@ import NIOHTTPTypes
 ///   Hummingbird's own check misses.
 ///
 /// That answer gets `Connection: close`, and the connection closes once every write up to its
-/// end is flushed. Hummingbird answers a connection's requests one at a time, in order, so an
-/// answer is matched to its request by count.
+/// end is flushed — for a body still arriving, only its sending side at first: the rest of the
+/// body is read for up to `drainLimit` more before the whole connection closes, since closing
+/// on unread bytes makes the kernel reset the connection, and a client still sending (Python's
+/// `http.client` with a refused upload) would get the reset instead of the answer (found by a
+/// hostile run of the first version). Hummingbird answers a connection's requests one at a
+/// time, in order, so an answer is matched to its request by count.
 final class ClosingAfterAnswer: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -54,15 +58,23 @@ final class ClosingAfterAnswer: ChannelDuplexHandler, RemovableChannelHandler {
             answersEnded += 1
             guard closing else { return context.write(data, promise: promise) }
             closing = false
+            let bodyStillArriving = requestsEnded < answersEnded
             let connection = NIOLoopBound(context, eventLoop: context.eventLoop)
             let written = context.eventLoop.makePromise(of: Void.self)
-            written.futureResult.whenComplete { _ in connection.value.close(promise: nil) }
+            written.futureResult.whenComplete { _ in
+                guard bodyStillArriving else { return connection.value.close(promise: nil) }
+                connection.value.close(mode: .output, promise: nil)
+                connection.value.eventLoop.scheduleTask(in: Self.drainLimit) { connection.value.close(promise: nil) }
+            }
             if let promise { written.futureResult.cascade(to: promise) }
             context.writeAndFlush(data, promise: written)
         case .head, .body:
             context.write(data, promise: promise)
         }
     }
+
+    /// How long the rest of a body no route reads is read (and dropped) after its answer.
+    static let drainLimit = TimeAmount.seconds(30)
 
     /// Whether nothing should be read after `head`'s request: it leaves HTTP, or asks to close.
     static func endsTheConnection(_ head: HTTPRequest) -> Bool {

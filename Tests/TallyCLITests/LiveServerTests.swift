@@ -293,7 +293,8 @@ final class Acknowledged: @unchecked Sendable {
     /// or `Upgrade` request, after which NIO reads nothing (and answers a CONNECT without a
     /// length); a body still arriving when the answer began — a client trickling a body no
     /// route reads held the connection for as long as it liked; `Connection: Close` in capitals.
-    /// Answers to requests pipelined before them come whole and keep the connection open.
+    /// Answers to requests pipelined before them come whole and keep the connection open; an
+    /// answer to a body still coming is read whole by a client that sends it all first.
     @Test func aConnectionEndsAfterAnAnswerWhenNothingMoreWillBeRead() throws {
         let replica = try CLIReplica()
         let server = try LiveServer(replica, options: ["--idle-timeout", "600"])
@@ -314,6 +315,27 @@ final class Acknowledged: @unchecked Sendable {
             #expect(heads.dropLast().allSatisfy { !$0.lowercased().contains("connection: close") }, "\(name): an earlier answer closed")
             #expect(Date().timeIntervalSince(started) < 15, "\(name): the connection was held open")
         }
+        // An upload refused before its body is read, the body still being sent as a client on a
+        // slow link sends it, then the answer read: the rest is read away, so the client gets
+        // its 401 — closing on unread bytes reset the connection, and it got a reset instead.
+        let fd = Self.halfSentRequest(
+            port: server.port,
+            "POST /v1/attachments HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer nope\r\nContent-Type: application/pdf\r\nContent-Length: \(20 * 32_768)\r\n\r\n")
+        #expect(fd >= 0)
+        defer { close(fd) }
+        let piece = [UInt8](repeating: 0x78, count: 32_768)
+        var refusedSends = 0  // a client like Python's stops at the first, and never reads the answer
+        for _ in 0..<20 {
+            if piece.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) < 0 { refusedSends += 1 }
+            usleep(30_000)
+        }
+        #expect(refusedSends == 0, "the connection was reset under a client still sending its body")
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        let answer = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)
+        #expect(answer.hasPrefix("HTTP/1.1 401") && answer.contains("unauthorized"), "a refused upload: \(answer.prefix(300)) (errno \(errno))")
     }
 
     /// A body whose HTTP framing is broken (a chunk size that is not hex) is 400
