@@ -217,7 +217,9 @@ async function expenseForm(main, { session, navigate, announce, stillShown }, id
     const typedShares = shares.value.trim() ? sharesObject(shares.value, split.value, currencySelect.value) : null;
     const sharing = typedShares === null ? { split: null, shares: null } : { split: split.value, shares: typedShares };
     const typedTags = tags.value.split(",").map((tag) => tag.trim()).filter(Boolean);
-    if (!expense) return { ...now, date: date.value, tags: typedTags, ...(typedShares === null ? {} : sharing) };
+    // A new expense names every field, sharing too (null when shared with nobody): a retry after
+    // a lost answer is compared with the first on the fields it names (422 when the form changed).
+    if (!expense) return { ...now, date: date.value, tags: typedTags, ...sharing };
     const body = {};
     for (const [name, value] of Object.entries(now)) if (value !== (expense[name] ?? null)) body[name] = value;
     if (sharing.split !== (expense.split ?? null)) body.split = sharing.split;

@@ -167,7 +167,7 @@ extension Ledger {
         } catch {
             // A refusal names what this replica refused; anything else is the peer's failure,
             // whose words (a decoding error quotes them) are not kept.
-            let reason = error is SyncRejection || error is LogError ? "\(error)" : ReplicaClient.failureInWords(error)
+            let reason = error is SyncRejection ? "\(error)" : ReplicaClient.failureInWords(error) ?? "this replica failed: \(error)"
             try? statuses.record(peer.name, at: started) { $0.lastError = reason }
             throw error
         }

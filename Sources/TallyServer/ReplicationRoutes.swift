@@ -10,6 +10,12 @@ import TallySync
 /// caller lacks, a push of what this replica lacks, and — for `tally sync` run against this
 /// data directory — a sync with a configured peer done by the server itself.
 struct ReplicationRoutes {
+    /// The longest a push may take, its wait for the delivery turn included (408 after; what
+    /// was verified by then is kept, and the next sync goes on from there). Shorter than a
+    /// sync client's patience for an answer (`ReplicaClient.readTimeout`), so a sync waiting
+    /// behind a held turn outlasts it.
+    static let pushDeadline = Duration.seconds(300)
+
     /// Who a push may bring events of. A token with the `replicate` scope (a peer replica):
     /// anyone's, as the verifier admits them. A signed-in member (an app's replica syncing with
     /// the member's name and password): only their own, written as `member:NAME` — so a member
@@ -65,7 +71,10 @@ struct ReplicationRoutes {
                 throw APIError(.unsupportedMediaType, "unsupported_media_type", "send events as application/octet-stream records")
             }
             do {
-                let (applied, held) = try await service.ledger.receive(request.body, from: "push", admit: Self.admit(context.caller))
+                // Within a deadline: a push holds the ledger's delivery turn while its body
+                // arrives, and one dripping a byte every few seconds held every other sync's.
+                let (body, admit) = (request.body, Self.admit(context.caller))
+                let (applied, held) = try await withDeadline(Self.pushDeadline) { try await service.ledger.receive(body, from: "push", admit: admit) }
                 service.metrics.replicated(applied, from: "push:" + (context.caller?.actor ?? "?"))
                 return json(.object([("applied", .int(Int64(applied))), ("alreadyHeld", .int(Int64(held)))]))
             } catch let failure as ReceiveFailure {
@@ -74,7 +83,9 @@ struct ReplicationRoutes {
                 let cause = Ledger.failure(failure.cause, keeping: failure.applied)
                 var error = APIError.from(cause)
                 // A refusal keeps its 4xx; a broken invariant on this side stays a 500 (logged by ErrorMiddleware).
-                if error.status != .internalServerError, error.code != "forked_chain" { error.code = "rejected" }
+                if error.status != .internalServerError, !["forked_chain", "unreadable_request", "body_timeout"].contains(error.code) {
+                    error.code = "rejected"
+                }
                 if failure.applied > 0, !(cause is SyncRejection) {
                     error.message += " (of this push, the \(failure.applied) events received before it were kept)"
                 }

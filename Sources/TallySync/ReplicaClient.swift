@@ -20,8 +20,10 @@ public struct ReplicaClient: ReplicaTransport {
         eventLoopGroupProvider: .singleton,
         configuration: HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: readTimeout)))
 
-    /// How long an answer may send nothing before the request is given up.
-    static let readTimeout = TimeAmount.seconds(60)
+    /// How long an answer may send nothing before the request is given up: longer than a
+    /// server lets one push hold its delivery turn (5 min), since a push waits for its turn
+    /// before it is answered (a first version gave up after 60 s behind a slow phone's push).
+    static let readTimeout = TimeAmount.minutes(10)
 
     /// The peer's service, e.g. `http://192.168.0.5:8080`.
     public let baseURL: String
@@ -140,8 +142,8 @@ public struct ReplicaClient: ReplicaTransport {
 
     /// What went wrong talking to a peer, in a few words and without the peer's own text (a
     /// decoding error quotes what the peer sent — a million-character origin once came back
-    /// whole): for a failure that is not a refusal (`SyncRejection`) or this replica's own.
-    public static func failureInWords(_ error: any Error) -> String {
+    /// whole); nil for an error that is not the exchange's (this replica's own: a full disk).
+    public static func failureInWords(_ error: any Error) -> String? {
         switch error {
         case let error as HTTPClientError where error == .readTimeout:
             "it stopped answering (nothing for \(readTimeout.nanoseconds / 1_000_000_000) s)"
@@ -151,7 +153,8 @@ public struct ReplicaClient: ReplicaTransport {
         case is IOError, is ChannelError: "it could not be reached"
         case is NIOTooManyBytesError: "its answer was longer than a replica's may be"
         case is DecodingError, is HTTPParserError: "its answer was not what a Tally replica sends"
-        default: "it could not be reached, or did not answer as a Tally replica"
+        case is HTTPClientError: "it could not be reached, or did not answer as a Tally replica"
+        default: nil
         }
     }
 

@@ -38,11 +38,10 @@ struct SyncCommand: AsyncParsableCommand {
             } else {
                 report = try await ledger.sync(with: target)
             }
-        } catch let error as SyncRejection {
-            throw error
-        } catch let error where !(error is LogError) && !(error is CLIError) && !(error is TallyCore.ValidationError) {
-            // A peer's failure in words, never its own text (a decoding error quotes it).
-            throw CLIError("sync with \(peer.contains("://") ? Peer.displayURL(peer) : peer) failed: \(ReplicaClient.failureInWords(error))")
+        } catch let error where ReplicaClient.failureInWords(error) != nil {
+            // A peer's failure in words, never its own text (a decoding error quotes it); this
+            // replica's own failures (a full disk) are told as they are.
+            throw CLIError("sync with \(peer.contains("://") ? Peer.displayURL(peer) : peer) failed: \(ReplicaClient.failureInWords(error) ?? "")")
         } catch LogError.writerLocked {
             guard let local = LocalServer.read(directory) else {
                 throw CLIError(

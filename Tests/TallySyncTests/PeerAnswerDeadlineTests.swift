@@ -24,28 +24,26 @@ import Testing
     }
 
     @Test func anAnswerThatEndsInTimeIsReadWhole() async throws {
-        let body = try await ReplicaClient.body(of: answer(5, every: .milliseconds(10)), upTo: 100, by: .now() + .seconds(20), "peer: GET /x")
+        let body = try await ReplicaClient.body(of: answer(5, every: .milliseconds(10)), upTo: 100, by: .now() + .seconds(600), "peer: GET /x")
         #expect(body.readableBytes == 5)
     }
 
     @Test func aDrippingAnswerIsGivenUpAtTheDeadline() async throws {
-        let started = ContinuousClock.now
         await #expect {
             _ = try await ReplicaClient.body(of: answer(1_000, every: .milliseconds(20)), upTo: 1 << 20, by: .now() + .milliseconds(300), "peer: GET /x")
         } throws: { "\($0)".contains("did not end in time") }
-        #expect(ContinuousClock.now - started < .seconds(10), "given up at the deadline, not when the peer chose")
         var pieces = 0
         await #expect {
             for try await _ in try ReplicaClient.pieces(of: answer(1_000, every: .milliseconds(20)), by: .now() + .milliseconds(300), "peer: POST /pull") {
                 pieces += 1
             }
         } throws: { "\($0)".contains("did not end in time") }
-        #expect(pieces < 1_000)
+        #expect(pieces < 1_000, "given up at the deadline, not when the peer chose to end")
     }
 
     @Test func anAnswerLongerThanItsLimitIsRefused() async throws {
         await #expect {
-            _ = try await ReplicaClient.body(of: answer(20, every: .zero), upTo: 10, by: .now() + .seconds(20), "peer: GET /x")
+            _ = try await ReplicaClient.body(of: answer(20, every: .zero), upTo: 10, by: .now() + .seconds(600), "peer: GET /x")
         } throws: { "\($0)".contains("longer than 10 bytes") }
     }
 }
