@@ -463,6 +463,19 @@ extension TestResponse {
                 #expect(other.status == .unprocessableContent && other.errorCode == "idempotency_key_reused", "\(String(buffer: other.body))")
                 #expect(error["id"] as? String == firstID && ["amount", "memo"].contains(error["field"] as? String), "\(error)")
             }
+            // A field set to nothing is a field named: the web app's retry after the person cleared
+            // who shares an expense (it names every field of a new one) is refused, not replayed.
+            var shared = headers
+            shared[HTTPField.Name("Idempotency-Key")!] = "order-9"
+            let sharing = try await client.execute(
+                uri: "/v1/expenses", method: .post, headers: shared,
+                body: ByteBuffer(string: #"{"amount": 900, "paidBy": "Ann", "split": "equal", "shares": {"Ann": 1, "Bob": 1}}"#))
+            #expect(sharing.status == .created)
+            let cleared = try await client.execute(
+                uri: "/v1/expenses", method: .post, headers: shared,
+                body: ByteBuffer(string: #"{"amount": 900, "paidBy": "Ann", "split": null, "shares": null}"#))
+            #expect(cleared.status == .unprocessableContent && cleared.errorCode == "idempotency_key_reused", "\(cleared.status)")
+            _ = try await client.send(.delete, "/v1/expenses/\(sharing.object["id"] as? String ?? "")", token: fixture.readWrite)
             // Values changed by an update since say nothing about a retry: it replays.
             _ = try await client.send(.patch, "/v1/expenses/\(firstID ?? "")", token: fixture.readWrite, json: #"{"amount": 650}"#)
             let afterEdit = try await client.execute(uri: "/v1/expenses", method: .post, headers: headers, body: ByteBuffer(string: #"{"amount": 500}"#))

@@ -46,4 +46,12 @@ import Testing
             _ = try await ReplicaClient.body(of: answer(20, every: .zero), upTo: 10, by: .now() + .seconds(600), "peer: GET /x")
         } throws: { "\($0)".contains("longer than 10 bytes") }
     }
+
+    /// A peer's failures are told in words, and only those: this replica's own (a disk it cannot
+    /// write) are not blamed on the peer (found by the review of today's mends).
+    @Test func onlyTheExchangesFailuresAreToldAsThePeers() {
+        #expect(ReplicaClient.failureInWords(HTTPClientError.readTimeout)?.contains("stopped answering") == true)
+        #expect(ReplicaClient.failureInWords(NIOTooManyBytesError(maxBytes: 1 << 20)) != nil)
+        #expect(ReplicaClient.failureInWords(CocoaError(.fileWriteNoPermission)) == nil)
+    }
 }
