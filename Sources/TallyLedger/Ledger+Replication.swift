@@ -113,16 +113,24 @@ extension Ledger {
         return try blobs.size(of: digest) != nil
     }
 
+    ///
+    /// Blobs count toward the ledger's `attachmentQuota` as uploads do: at the first that
+    /// would pass it, fetching stops (each later one would be downloaded whole to be refused)
+    /// and the sync fails with `BlobError.overQuota`, the events it brought kept; the blobs
+    /// left are fetched by a later sync once there is room.
     func fetchBlobs(_ wanted: [String], from peer: some ReplicaTransport) async throws -> Int {
         var fetched = 0
-        var refused: SyncRejection?
+        var refused: (any Error)?
         for digest in wanted where BlobStore.isDigest(digest) {
             guard try blobs.size(of: digest) == nil else { continue }
             let writer = try blobs.writer(limit: Self.maxReplicatedBlobBytes)
             defer { writer.abort() }
-            guard try await peer.fetchBlob(digest, into: { try writer.write($0.readableBytesView) }) else { continue }
-            // Off the cooperative threads: it fsyncs, and a hosted ledger's archive waits for PostgreSQL.
-            do { _ = try await BlockingThreads.run { try writer.finish(expecting: digest) } } catch let error as BlobError {
+            do {
+                guard try await peer.fetchBlob(digest, into: { try writer.write($0.readableBytesView) }) else { continue }
+                // Off the cooperative threads: it fsyncs, and a hosted ledger's archive waits for PostgreSQL.
+                _ = try await BlockingThreads.run { try writer.finish(expecting: digest) }
+            } catch let error as BlobError {
+                if case .overQuota = error { throw error }
                 refused = SyncRejection(source: "\(peer.label): blob \(digest)", reason: "\(error)")
                 continue
             }

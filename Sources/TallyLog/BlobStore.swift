@@ -47,14 +47,20 @@ public struct BlobStore: Sendable {
     public let path: String
     /// Where every blob goes before it is held here, if anywhere (`BlobArchive`).
     public let archive: (any BlobArchive)?
+    /// The most bytes all blobs may hold together, asked at each new blob (an operator may
+    /// change it while the store is in use); nil answers: no limit. Blobs brought back from the
+    /// archive (`fetch`) are the ledger's own and count toward it without being refused.
+    public let quota: @Sendable () -> Int?
 
-    public init(directory: DataDirectory, archive: (any BlobArchive)? = nil) { (path, self.archive) = (directory.path + "/blobs", archive) }
+    public init(directory: DataDirectory, archive: (any BlobArchive)? = nil, quota: @escaping @Sendable () -> Int? = { nil }) {
+        (path, self.archive, self.quota) = (directory.path + "/blobs", archive, quota)
+    }
 
     /// The store of the data directory whose log is `logDirectory`.
-    public init(logDirectory: String) { (path, archive) = ((logDirectory as NSString).deletingLastPathComponent + "/blobs", nil) }
+    public init(logDirectory: String) { (path, archive, quota) = ((logDirectory as NSString).deletingLastPathComponent + "/blobs", nil, { nil }) }
 
     /// The blobs in the folder `path`.
-    public init(path: String, archive: (any BlobArchive)? = nil) { (self.path, self.archive) = (path, archive) }
+    public init(path: String, archive: (any BlobArchive)? = nil) { (self.path, self.archive, quota) = (path, archive, { nil }) }
 
     /// The same folder without its archive: for blobs any node derives again (thumbnails), and
     /// for those brought from the archive, which holds them already.
@@ -107,10 +113,10 @@ public struct BlobStore: Sendable {
         return Hex.lowercase(hasher.finalize()) == digest
     }
 
-    /// Starts storing a blob of at most `limit` bytes (and, with `quota`, only while the store
-    /// stays within it), written as it arrives.
-    public func writer(limit: Int, quota: Int? = nil) throws -> BlobWriter {
-        try BlobWriter(store: self, limit: limit, quota: quota)
+    /// Starts storing a blob of at most `limit` bytes, written as it arrives, and kept only
+    /// while the store stays within its `quota`.
+    public func writer(limit: Int) throws -> BlobWriter {
+        try BlobWriter(store: self, limit: limit, quota: quota())
     }
 
     /// Stores `data` (a whole file the caller holds); returns its digest and size.
@@ -215,9 +221,11 @@ public final class BlobWriter: @unchecked Sendable {
         guard descriptor >= 0 else { throw LogError.io(operation: "create", path: temporary, errno: errno) }
     }
 
-    /// Writes the next bytes; throws `tooLarge` (writing nothing more) once the limit is passed.
+    /// Writes the next bytes; throws `tooLarge` (writing nothing more) once the limit is
+    /// passed, and `overQuota` once the blob alone is larger than the whole quota.
     public func write(_ bytes: some Collection<UInt8>) throws {
         guard bytes.count <= limit - size else { throw BlobError.tooLarge(limit: limit) }
+        if let quota, bytes.count > quota - size { throw BlobError.overQuota(quota: quota) }
         let array = Array(bytes)
         try array.withUnsafeBytes { raw in
             var offset = 0

@@ -35,7 +35,7 @@ struct AttachmentRoutes {
             if let declared = declaredLength(request), declared > limits.maxBytes + Self.multipartAllowance {
                 throw BlobError.tooLarge(limit: limits.maxBytes)
             }
-            let writer = try service.ledger.blobs.writer(limit: limits.maxBytes, quota: service.attachmentQuota)
+            let writer = try service.ledger.blobs.writer(limit: limits.maxBytes)
             defer { writer.abort() }
             let contentType = request.headers[.contentType] ?? "application/octet-stream"
             try await withDeadline(limits.uploadTimeout) {
@@ -150,7 +150,7 @@ struct AttachmentRoutes {
             guard BlobStore.isDigest(digest) else { throw BlobError.invalidDigest(digest) }
             let limits = service.attachmentLimits
             if let declared = declaredLength(request), declared > limits.maxBytes { throw BlobError.tooLarge(limit: limits.maxBytes) }
-            let writer = try service.ledger.blobs.writer(limit: limits.maxBytes, quota: service.attachmentQuota)
+            let writer = try service.ledger.blobs.writer(limit: limits.maxBytes)
             defer { writer.abort() }
             try await withDeadline(limits.uploadTimeout) {
                 for try await piece in request.body { try writer.write(piece.readableBytesView) }

@@ -47,33 +47,16 @@ public struct LedgerQuota: Sendable, Codable, Equatable {
     }
 }
 
-/// What an open ledger has used against its `LedgerQuota`, checked before every write (a
-/// write over quota is refused whole, before anything is appended: 429 for events, 507 for
-/// bytes, naming the limit). Events of a day are counted by log index: where the log stood
-/// when the day began (kept in `usage.json`, so a reopened ledger goes on counting) to where
-/// it stands now; the log's size on disk is looked at again at most once a second.
-public final class QuotaUsage: Sendable {
-    private let folder: String
-    /// The quota as last read, and the file's modification time then: read again when the
-    /// operator changes it, so a new quota holds from the next write.
+/// A ledger's `quota.json` as last read, and the file's modification time then: read again
+/// when the operator changes it, so a new quota holds from the next write.
+public final class QuotaFile: Sendable {
+    let folder: String
     private let cached: Mutex<(quota: LedgerQuota, modified: Date?)>
-    private struct State: Codable, Equatable {
-        /// The UTC day (days since 1970) and the log index at its start.
-        var day: Int
-        var dayStartIndex: UInt64
-    }
-    private let state: Mutex<State>
-    private let logBytes = Mutex<(bytes: Int, at: ContinuousClock.Instant)?>(nil)
 
-    init(quota: LedgerQuota, folder: String, appendedIndex: UInt64, now: Date = Date()) {
-        cached = Mutex((quota, Self.modified(folder)))
+    /// The quota in `folder`, `quota` as just read from it.
+    init(_ quota: LedgerQuota, folder: String) {
         self.folder = folder
-        let today = Self.day(now)
-        let saved = (try? SecretFile<State?>(path: folder + "/usage.json", empty: nil).read()) ?? nil
-        let state = saved.flatMap { $0.day == today ? $0 : nil } ?? State(day: today, dayStartIndex: appendedIndex)
-        self.state = Mutex(state)
-        // Written when the day is new to it (not at every open: a hosted ledger opens often).
-        if state != saved { try? SecretFile<State?>(path: folder + "/usage.json", empty: nil).replace(with: state) }
+        cached = Mutex((quota, Self.modified(folder)))
     }
 
     /// The ledger's quota now.
@@ -88,6 +71,38 @@ public final class QuotaUsage: Sendable {
     static func modified(_ folder: String) -> Date? {
         (try? FileManager.default.attributesOfItem(atPath: folder + "/quota.json"))?[.modificationDate] as? Date
     }
+}
+
+/// What an open ledger has used against its `LedgerQuota`, checked before every write (a
+/// write over quota is refused whole, before anything is appended: 429 for events, 507 for
+/// bytes, naming the limit). Events of a day are counted by log index: where the log stood
+/// when the day began (kept in `usage.json`, so a reopened ledger goes on counting) to where
+/// it stands now; the log's size on disk is looked at again at most once a second.
+public final class QuotaUsage: Sendable {
+    private let folder: String
+    /// The quota, read again when the operator changes it.
+    public let file: QuotaFile
+    private struct State: Codable, Equatable {
+        /// The UTC day (days since 1970) and the log index at its start.
+        var day: Int
+        var dayStartIndex: UInt64
+    }
+    private let state: Mutex<State>
+    private let logBytes = Mutex<(bytes: Int, at: ContinuousClock.Instant)?>(nil)
+
+    init(file: QuotaFile, appendedIndex: UInt64, now: Date = Date()) {
+        self.file = file
+        folder = file.folder
+        let today = Self.day(now)
+        let saved = (try? SecretFile<State?>(path: folder + "/usage.json", empty: nil).read()) ?? nil
+        let state = saved.flatMap { $0.day == today ? $0 : nil } ?? State(day: today, dayStartIndex: appendedIndex)
+        self.state = Mutex(state)
+        // Written when the day is new to it (not at every open: a hosted ledger opens often).
+        if state != saved { try? SecretFile<State?>(path: folder + "/usage.json", empty: nil).replace(with: state) }
+    }
+
+    /// The ledger's quota now.
+    public var quota: LedgerQuota { file.quota }
 
     static func day(_ date: Date) -> Int { Int((date.timeIntervalSince1970 / 86_400).rounded(.down)) }
 

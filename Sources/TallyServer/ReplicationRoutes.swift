@@ -122,6 +122,8 @@ struct ReplicationRoutes {
                 throw error
             } catch let error as LogError {
                 throw error
+            } catch let error as BlobError {
+                throw error  // its blobs would pass this ledger's attachment quota: 507
             } catch {
                 // The peer could not be reached or answered nonsense: its failure, not ours. Its
                 // words (a decoding error quotes them) stay out of the answer and the log.

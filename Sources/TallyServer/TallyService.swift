@@ -21,10 +21,11 @@ public final class TallyService: Sendable {
     /// What the ledger may use (`quota.json`) and has used.
     public let usage: QuotaUsage
 
-    /// The most bytes all attachments may hold: the server's quota, or the ledger's if smaller.
-    public var attachmentQuota: Int? {
-        guard let ledgers = usage.quota.attachmentBytes else { return attachmentLimits.quota }
-        return min(attachmentLimits.quota ?? .max, ledgers)
+    /// The most bytes all attachments may hold: the server's quota, or the ledger's if smaller —
+    /// uploads and the blobs a sync fetches from a peer alike (`Ledger.attachmentQuota`).
+    static func attachmentQuota(server: Int?, ledger: LedgerQuota) -> Int? {
+        guard let ledgers = ledger.attachmentBytes else { return server }
+        return min(server ?? .max, ledgers)
     }
     /// Request and replication counters for `/metrics`.
     public let metrics = Metrics()
@@ -53,16 +54,19 @@ public final class TallyService: Sendable {
         bcryptCost: UInt8 = 12, viewConnections: ViewConnections = ViewConnections(), archive: (any LedgerArchive)? = nil
     ) throws {
         self.logger = logger
-        let quota = try LedgerQuota.read(folder: directory.path)
+        let quota = QuotaFile(try LedgerQuota.read(folder: directory.path), folder: directory.path)
+        let serverQuota = attachmentLimits.quota
         self.attachmentLimits = attachmentLimits
         self.bodyTimeout = bodyTimeout
         self.maxStreamsPerToken = maxStreamsPerToken
-        ledger = try Ledger(directory: directory, lockTimeout: lockTimeout, viewConnections: viewConnections, archive: archive)
+        ledger = try Ledger(
+            directory: directory, lockTimeout: lockTimeout, viewConnections: viewConnections, archive: archive,
+            attachmentQuota: { Self.attachmentQuota(server: serverQuota, ledger: quota.quota) })
         if let torn = ledger.opening.tornTail { logger.warning("cut a torn tail on open", metadata: ["log.tail": "\(torn)"]) }
         logger.info("views caught up", metadata: ["events.applied": "\(ledger.opening.caughtUp)"])
         tokens = TokenStore(directory: directory)
         members = MemberStore(directory: directory, cost: bcryptCost)
-        usage = QuotaUsage(quota: quota, folder: directory.path, appendedIndex: ledger.appendedIndex)
+        usage = QuotaUsage(file: quota, appendedIndex: ledger.appendedIndex)
         self.thumbnails = thumbnails ?? Self.thumbnailQueue(attachmentLimits)
     }
 

@@ -103,7 +103,7 @@ import TallyTestSupport
         archive.held.withLock { $0[digest] = elsewhere }
 
         let total = try archive.blobs().reduce(0) { $0 + $1.size }
-        let writer = try ledger.blobs.writer(limit: 1 << 20, quota: total + 100)
+        let writer = try BlobStore(directory: ledger.directory, archive: archive, quota: { total + 100 }).writer(limit: 1 << 20)
         try writer.write(AttachmentTests.jpeg(200, seed: 5))
         #expect(throws: BlobError.overQuota(quota: total + 100), "the 5,000 bytes only the archive holds count") { _ = try writer.finish() }
 

@@ -7,6 +7,7 @@ import Testing
 import TallyCore
 import TallyLedger
 import TallyLog
+import TallySync
 @testable import TallyServer
 import TallyTestSupport
 
@@ -57,15 +58,15 @@ import TallyTestSupport
     @Test func usageIsWrittenWhenTheDayIsNewNotAtEveryOpen() throws {
         let folder = try TemporaryDirectory()
         let now = Date()
-        let first = QuotaUsage(quota: LedgerQuota(), folder: folder.path, appendedIndex: 10, now: now)
+        let first = QuotaUsage(file: QuotaFile(LedgerQuota(), folder: folder.path), appendedIndex: 10, now: now)
         let written = FileVersion(path: folder.path + "/usage.json")
         #expect(written != FileVersion(path: folder.path + "/nothing"), "written at the first open")
-        _ = QuotaUsage(quota: LedgerQuota(), folder: folder.path, appendedIndex: 15, now: now)
+        _ = QuotaUsage(file: QuotaFile(LedgerQuota(), folder: folder.path), appendedIndex: 15, now: now)
         #expect(FileVersion(path: folder.path + "/usage.json") == written, "the same day: not written again")
         #expect(first.eventsToday(appendedIndex: 15, now: now) == 5)
-        let reopened = QuotaUsage(quota: LedgerQuota(), folder: folder.path, appendedIndex: 15, now: now)
+        let reopened = QuotaUsage(file: QuotaFile(LedgerQuota(), folder: folder.path), appendedIndex: 15, now: now)
         #expect(reopened.eventsToday(appendedIndex: 17, now: now) == 7, "counted from the day's start, across opens")
-        let tomorrow = QuotaUsage(quota: LedgerQuota(), folder: folder.path, appendedIndex: 20, now: now.addingTimeInterval(86_400))
+        let tomorrow = QuotaUsage(file: QuotaFile(LedgerQuota(), folder: folder.path), appendedIndex: 20, now: now.addingTimeInterval(86_400))
         #expect(FileVersion(path: folder.path + "/usage.json") != written, "a new day is written")
         #expect(tomorrow.eventsToday(appendedIndex: 21, now: now.addingTimeInterval(86_400)) == 1)
     }
@@ -90,6 +91,60 @@ import TallyTestSupport
             #expect(refused.status.code == 507, "\(refused.status) \(String(buffer: refused.body))")
             #expect(try fixture.service.ledger.blobs.all().isEmpty)
         }
+    }
+
+    /// A peer's blobs count toward the quota as uploads do (found open: a peer whose events
+    /// referenced many large blobs could fill the server's disk through its syncs). Fetching
+    /// stops at the first blob that would pass it; the events stay, and a later sync fetches
+    /// the rest once there is room.
+    @Test func blobsASyncFetchesCountTowardTheQuota() async throws {
+        let fixture = try Self.fixture { $0.attachmentBytes = 100 }
+        let phone = try Ledger(directory: try DataDirectory.create(path: fixture.folder.file("phone"), name: "phone"))
+        defer { phone.close() }
+        for receipt in ["first", "second"] {
+            let info = try phone.blobs.store(Data(String(repeating: String(receipt.prefix(1)), count: 60).utf8))
+            _ = try await phone.create(.expense, [.amount: .int(100), .attachments: .strings([info.digest])], actor: "phone")
+        }
+        let server = fixture.service.ledger
+        await #expect(throws: BlobError.overQuota(quota: 100)) { try await server.sync(with: LedgerTransport(phone, label: "phone")) }
+        #expect(server.vector == phone.vector, "the events are kept")
+        #expect(try server.blobs.all().map(\.size) == [60], "one blob fits; the second would pass the quota")
+        #expect(try server.views.missingAttachments().count == 1)
+
+        var more = LedgerQuota()
+        more.attachmentBytes = 120
+        try LedgerQuota.write(more, folder: fixture.service.directory.path)
+        let report = try await server.sync(with: LedgerTransport(phone, label: "phone"))
+        #expect(report.blobsFetched == 1, "fetched once there is room")
+        #expect(try server.views.missingAttachments().isEmpty)
+    }
+
+    /// The server's own sync with a peer whose blobs would pass the quota answers 507 naming
+    /// it — this ledger's limit, not the peer's failure (502).
+    @Test func aServerSyncOverTheAttachmentQuotaIs507() async throws {
+        let home = try Self.fixture { $0.attachmentBytes = 100 }
+        let peer = try ServerFixture()
+        let receipt = try peer.service.ledger.blobs.store(Data(repeating: 7, count: 150))
+        _ = try await peer.service.ledger.create(.expense, [.amount: .int(100), .attachments: .strings([receipt.digest])], actor: "peer")
+        let app = Application(router: buildRouter(peer.service), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { peerClient in
+            try PeerStore(directory: home.service.directory).add(Peer(name: "peer", url: "http://127.0.0.1:\(peerClient.port!)", token: peer.replicate))
+            try await home.test { client in
+                let answer = try await client.send(.post, "/v1/replication/sync", token: home.replicate, json: #"{"peer": "peer"}"#)
+                #expect(answer.status.code == 507 && (answer.object["error"] as? [String: Any])?["code"] as? String == "attachment_quota_exceeded")
+                #expect(try home.service.ledger.blobs.all().isEmpty && home.service.ledger.vector == peer.service.ledger.vector)
+            }
+        }
+    }
+
+    /// A blob larger than the whole quota is refused as it arrives, not after all of it is on disk.
+    @Test func aBlobLargerThanTheWholeQuotaIsRefusedAsItArrives() throws {
+        let fixture = try Self.fixture { $0.attachmentBytes = 100 }
+        let writer = try fixture.service.ledger.blobs.writer(limit: 1 << 20)
+        defer { writer.abort() }
+        try writer.write(Array(repeating: UInt8(1), count: 100))
+        #expect(throws: BlobError.overQuota(quota: 100)) { try writer.write([1]) }
+        #expect(writer.size == 100)
     }
 
     @Test func membersBeyondTheQuotaAreRefused() throws {
