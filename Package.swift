@@ -270,7 +270,8 @@ let package = Package(
             dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyServer", "TallyTestSupport", "TallyFuzzing", "TallyImages", "TallyImport", "TallyKit",
                            .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                            .product(name: "HummingbirdTesting", package: "hummingbird"),
-                           .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Crypto", package: "swift-crypto")]
+                           .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "NIOEmbedded", package: "swift-nio")]
         ),
         .testTarget(
             name: "TallyCLITests",

@@ -11,6 +11,9 @@ public struct ServerOptions: Sendable {
     public var port = 8080
     /// The most connections open at once; more are closed as they arrive.
     public var maxConnections = 512
+    /// The most of them one client address may hold (an IPv6 address by its /64; loopback,
+    /// where a reverse proxy on this machine connects from, is not counted per address).
+    public var maxConnectionsPerAddress = 64
     /// A client that sends nothing for this long, mid-request or between requests, is cut off.
     public var idleTimeout: TimeAmount = .seconds(30)
     /// When the ledger's own background work runs (peer syncs, snapshots).
@@ -42,7 +45,7 @@ private func application(
     _ router: Router<TallyRequestContext>, services: [any Service], _ options: ServerOptions, logger: Logger,
     onRunning: @escaping @Sendable (_ address: String, _ port: Int) async -> Void
 ) -> some ApplicationProtocol {
-    let connections = ConnectionLimit(maximum: options.maxConnections)
+    let connections = ConnectionLimit(maximum: options.maxConnections, maximumPerAddress: options.maxConnectionsPerAddress)
     return Application(
         router: router,
         // Half-sent requests cannot pile up and hold the service's descriptors (a streaming

@@ -28,6 +28,10 @@ struct ServeCommand: AsyncParsableCommand {
         ThumbnailLimits().concurrentDecodes
     @Option(help: "Seconds one thumbnail's decode may take before it is stopped.") var thumbnailTimeout = 10
     @Option(help: "The most connections open at once; more are closed as they arrive.") var maxConnections = 512
+    @Option(
+        help:
+            "The most connections one client address (an IPv6 one by its /64) may hold; more are closed as they arrive. Loopback is not counted: behind a reverse proxy on another machine, raise it to --max-connections."
+    ) var maxConnectionsPerAddress = ServerOptions().maxConnectionsPerAddress
     @Option(help: "Copy the views for as-of reads every this many events (see `tally snapshots`).") var snapshotEvery = Int(SnapshotPolicy().every)
     @Option(help: "The most snapshots of the views kept; older ones thin out evenly.") var snapshotsKept = SnapshotPolicy().keep
     @Option(help: "Seconds a connection may send nothing between requests or within a request head, and the most a JSON body may take, before it is cut off.")
@@ -55,6 +59,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...86_400).contains(syncInterval) else { throw CLIError("invalid --sync-interval \(syncInterval): 1 to 86400 seconds") }
         guard (1...1_000).contains(maxStreamsPerToken) else { throw CLIError("invalid --max-streams-per-token \(maxStreamsPerToken): 1 to 1000") }
         guard (1...100_000).contains(maxConnections) else { throw CLIError("invalid --max-connections \(maxConnections): 1 to 100000") }
+        guard (1...100_000).contains(maxConnectionsPerAddress) else {
+            throw CLIError("invalid --max-connections-per-address \(maxConnectionsPerAddress): 1 to 100000")
+        }
         guard idleTimeout.isFinite, (0.1...3_600).contains(idleTimeout) else { throw CLIError("invalid --idle-timeout \(idleTimeout): 0.1 to 3600 seconds") }
         guard (1...4_096).contains(maxAttachmentMib) else { throw CLIError("invalid --max-attachment-mib \(maxAttachmentMib): 1 to 4096") }
         guard (1...(1 << 30)).contains(attachmentQuotaMib) else { throw CLIError("invalid --attachment-quota-mib \(attachmentQuotaMib): 1 to 2^30") }
@@ -71,6 +78,7 @@ struct ServeCommand: AsyncParsableCommand {
             decodeTimeout: .seconds(thumbnailTimeout), workerCommand: [executable, "thumbnail-worker"])
         var options = ServerOptions()
         (options.host, options.port, options.maxConnections) = (host, port, maxConnections)
+        options.maxConnectionsPerAddress = maxConnectionsPerAddress
         options.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
         options.schedule = BackgroundSchedule(peerSync: .seconds(syncInterval), snapshots: SnapshotPolicy(every: UInt64(snapshotEvery), keep: snapshotsKept))
         if let ledgers {
