@@ -83,13 +83,14 @@ public func buildHostedRouter(_ ledgers: HostedLedgers, metrics: Metrics) -> Rou
     return router
 }
 
-/// A router with the middleware every request passes, in order: metrics, errors as JSON,
-/// the caller's token (checked against the named ledger's tokens), the ledger leased, and
+/// A router with the middleware every request passes, in order: metrics, errors as JSON, a
+/// query or transfer coding no route could read as sent refused, the caller's token (checked against the named ledger's tokens), the ledger leased, and
 /// 405 for a method a path does not serve (from `routes`, filled once every route is added).
 private func baseRouter(_ registry: some LedgerRegistry, metrics: Metrics, cluster: ClusterMiddleware? = nil) -> (Router<TallyRequestContext>, RouteTable) {
     let router = Router(context: TallyRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: MetricsMiddleware(metrics: metrics))
     router.add(middleware: ErrorMiddleware())
+    router.add(middleware: RequestFormMiddleware())
     // On a cluster, a ledger another node serves is forwarded there before anything else
     // (that node authenticates it), and one nobody serves is taken here first.
     if let cluster { router.add(middleware: cluster) }

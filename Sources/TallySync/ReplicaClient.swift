@@ -121,7 +121,7 @@ public struct ReplicaClient: ReplicaTransport {
     /// naming `what`).
     static func body(of response: HTTPClientResponse, upTo limit: Int, by deadline: NIODeadline, _ what: String) async throws -> ByteBuffer {
         var collected = ByteBuffer()
-        for try await piece in try pieces(of: response, by: deadline, what) {
+        for try await piece in pieces(of: response, by: deadline, what) {
             guard collected.readableBytes + piece.readableBytes <= limit else {
                 throw SyncRejection(source: what, reason: "the peer's answer is longer than \(limit) bytes")
             }
@@ -133,7 +133,7 @@ public struct ReplicaClient: ReplicaTransport {
     /// An answer's body as it arrives, refused (a `SyncRejection` naming `what`) once `deadline`
     /// has passed — checked as each piece arrives; a peer that sends nothing at all is given up
     /// on after `readTimeout`.
-    static func pieces(of response: HTTPClientResponse, by deadline: NIODeadline, _ what: String) throws -> some AsyncSequence<ByteBuffer, any Error> {
+    static func pieces(of response: HTTPClientResponse, by deadline: NIODeadline, _ what: String) -> some AsyncSequence<ByteBuffer, any Error> {
         response.body.map { piece in
             guard NIODeadline.now() < deadline else { throw SyncRejection(source: what, reason: "the peer's answer did not end in time") }
             return piece
@@ -175,7 +175,7 @@ public struct ReplicaClient: ReplicaTransport {
         let deadline = NIODeadline.now() + .hours(1)
         let response = try await Self.http.execute(request, deadline: deadline)
         try await Self.check(response, "\(label): POST /replication/pull")
-        for try await buffer in try Self.pieces(of: response, by: deadline, "\(label): POST /replication/pull") { try receive(buffer) }
+        for try await buffer in Self.pieces(of: response, by: deadline, "\(label): POST /replication/pull") { try receive(buffer) }
     }
 
     /// Asks the service to sync with a peer itself (`POST /replication/sync`): what
@@ -264,7 +264,7 @@ extension ReplicaClient {
         let response = try await Self.http.execute(request("/replication/blobs/\(digest)", method: .GET), deadline: deadline)
         if response.status.code == 404 { return false }  // the peer lacks it too
         try await Self.check(response, "\(label): GET /replication/blobs/\(digest)")
-        for try await piece in try Self.pieces(of: response, by: deadline, "\(label): GET /replication/blobs/\(digest)") { try receive(piece) }
+        for try await piece in Self.pieces(of: response, by: deadline, "\(label): GET /replication/blobs/\(digest)") { try receive(piece) }
         return true
     }
 

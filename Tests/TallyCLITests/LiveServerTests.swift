@@ -207,6 +207,16 @@ final class Acknowledged: @unchecked Sendable {
         }
     }
 
+    /// What the server sends next on `fd` (one read, up to 4 KiB), waiting up to `seconds`;
+    /// empty if nothing came or the connection ended.
+    static func receive(_ fd: Int32, waiting seconds: Int) -> String {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        return String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)
+    }
+
     /// The status of a request, retried for up to a minute when the connection is reset or
     /// refused (a server slowed ~10× may not accept a new connection behind 300 held ones at once).
     static func answer(_ server: LiveServer, _ method: HTTPMethod, _ path: String, token: String, json: String? = nil) async throws -> Int {
@@ -258,11 +268,7 @@ final class Acknowledged: @unchecked Sendable {
             "POST /v1/expenses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\n\r\n{")
         #expect(fd >= 0)
         defer { close(fd) }
-        var timeout = timeval(tv_sec: 20, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var buffer = [UInt8](repeating: 0, count: 4_096)
-        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        let answer = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)
+        let answer = Self.receive(fd, waiting: 20)
         #expect(answer.hasPrefix("HTTP/1.1 413") && answer.contains("body_too_large"), "\(answer)")
     }
 
@@ -330,11 +336,7 @@ final class Acknowledged: @unchecked Sendable {
             usleep(30_000)
         }
         #expect(refusedSends == 0, "the connection was reset under a client still sending its body")
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var buffer = [UInt8](repeating: 0, count: 4_096)
-        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        let answer = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)
+        let answer = Self.receive(fd, waiting: 10)
         #expect(answer.hasPrefix("HTTP/1.1 401") && answer.contains("unauthorized"), "a refused upload: \(answer.prefix(300)) (errno \(errno))")
     }
 
@@ -365,6 +367,34 @@ final class Acknowledged: @unchecked Sendable {
         #expect(try replica.logSnapshot() == before, "nothing was written")
     }
 
+    /// A query with a `%` that starts no escape is 400 `invalid_query` (Hummingbird read
+    /// `%zz` leniently, as itself); a body in a transfer coding other than chunked is 501 and
+    /// writes nothing (NIO undid the chunking alone, so the still-compressed bytes were read as
+    /// the body). A well-escaped query is read as before.
+    @Test func aQueryOrTransferCodingNoRouteCanReadAsSentIsRefused() throws {
+        let replica = try CLIReplica()
+        let token = try replica.ok(["token", "create", "--name", "app", "--scope", "read,write"])
+        let server = try LiveServer(replica, options: ["--idle-timeout", "600"])
+        defer { server.kill(SIGTERM) }
+        let before = try replica.logSnapshot()
+        func get(_ target: String) -> String {
+            Self.exchange(port: server.port, Array("GET \(target) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nConnection: close\r\n\r\n".utf8))
+        }
+        for target in ["/v1/summary?month=2026-01&category=%zz", "/v1/summary?month=2026-01%2", "/v1/summary?month=%"] {
+            let answer = get(target)
+            #expect(answer.hasPrefix("HTTP/1.1 400") && answer.contains("invalid_query"), "\(target): \(answer.prefix(300))")
+        }
+        let escaped = get("/v1/summary?month=2026%2D01")
+        #expect(escaped.hasPrefix("HTTP/1.1 200") && escaped.contains("2026-01"), "\(escaped.prefix(300))")
+        let gzipped = Self.exchange(
+            port: server.port,
+            Array(
+                "POST /v1/expenses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n10\r\n{\"amount\": 1200}\r\n0\r\n\r\n"
+                    .utf8))
+        #expect(gzipped.hasPrefix("HTTP/1.1 501") && gzipped.contains("unsupported_transfer_encoding"), "\(gzipped.prefix(300))")
+        #expect(try replica.logSnapshot() == before, "nothing was written")
+    }
+
     /// A client that sends `Expect: 100-continue` is told to go on at once, then answered
     /// (found by a hostile run: nothing said so, and curl waited a second before every upload
     /// over 1 MiB; other clients wait longer).
@@ -380,18 +410,11 @@ final class Acknowledged: @unchecked Sendable {
         )
         #expect(fd >= 0)
         defer { close(fd) }
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        func receive() -> String {
-            var buffer = [UInt8](repeating: 0, count: 4_096)
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            return String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)
-        }
-        let goOn = receive()
+        let goOn = Self.receive(fd, waiting: 5)
         #expect(goOn.hasPrefix("HTTP/1.1 100 Continue"), "\(goOn)")
         _ = body.withCString { send(fd, $0, strlen($0), 0) }
         var answer = goOn.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
-        if !answer.contains("HTTP/1.1 201") { answer += receive() }
+        if !answer.contains("HTTP/1.1 201") { answer += Self.receive(fd, waiting: 5) }
         #expect(answer.contains("HTTP/1.1 201"), "\(answer.prefix(300))")
     }
 
@@ -551,11 +574,7 @@ final class Acknowledged: @unchecked Sendable {
 
     /// What the server answered on `fd` (its status line), reading for up to 10 s.
     static func statusLine(_ fd: Int32) -> String {
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var buffer = [UInt8](repeating: 0, count: 4_096)
-        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self).split(separator: "\r\n").first.map(String.init) ?? "" : ""
+        SlowClientTests.receive(fd, waiting: 10).split(separator: "\r\n").first.map(String.init) ?? ""
     }
 
     @Test func aThirtyMiBUploadIsRefusedWith413WithoutBeingHeldInMemory() async throws {
