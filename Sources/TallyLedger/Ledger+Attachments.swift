@@ -9,7 +9,7 @@ import TallyStore
 extension Ledger {
     /// This replica's blobs. `package`: the service streams uploads into it and serves files
     /// from it; an app embedding the ledger goes through the attachment operations.
-    package var blobs: BlobStore { BlobStore(directory: directory, archive: archive, quota: attachmentQuota) }
+    package var blobs: BlobStore { BlobStore(directory: directory, archive: archive, quota: limits.attachmentBytes) }
 
     /// The largest blob a sync takes from a peer (a peer's own limit may be set up to 4 GiB).
     static let maxReplicatedBlobBytes = 4 << 30

@@ -114,7 +114,7 @@ extension Ledger {
     }
 
     ///
-    /// Blobs count toward the ledger's `attachmentQuota` as uploads do: at the first that
+    /// Blobs count toward the ledger's `limits.attachmentBytes` as uploads do: at the first that
     /// would pass it, fetching stops (each later one would be downloaded whole to be refused)
     /// and the sync fails with `BlobError.overQuota`, the events it brought kept; the blobs
     /// left are fetched by a later sync once there is room.

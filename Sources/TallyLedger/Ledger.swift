@@ -44,9 +44,8 @@ public final class Ledger: Sendable {
     /// Where a hosted ledger on a cluster puts its log's bytes and its attachments before it
     /// acknowledges them; nil for a ledger on its own.
     let archive: (any LedgerArchive)?
-    /// The most bytes this replica's attachments may hold together, asked at each new blob —
-    /// an upload, or one a sync fetches from a peer (nil: no limit; `BlobStore.quota`).
-    let attachmentQuota: @Sendable () -> Int?
+    /// What it may hold and take beyond what each request asks (a hosted ledger's quota).
+    let limits: LedgerLimits
 
     /// What opening did: a torn tail cut from the log, events projected to catch up.
     public struct Opening: Sendable {
@@ -58,14 +57,14 @@ public final class Ledger: Sendable {
     /// `lockTimeout` seconds for another writer), migrates and catches up the views. With an
     /// `archive` (a hosted ledger on a cluster), every byte the writer appends is archived
     /// before it is written (`LogConfiguration.archive`), and every attachment before it is
-    /// held (`BlobStore.archive`). `attachmentQuota` bounds what its attachments hold together.
+    /// held (`BlobStore.archive`). `limits` bound what it holds and makes by itself.
     public init(
         directory: DataDirectory, lockTimeout: Double = 10, maximumSkewMillis: UInt64 = 300_000, viewConnections: ViewConnections = ViewConnections(),
-        archive: (any LedgerArchive)? = nil, attachmentQuota: @escaping @Sendable () -> Int? = { nil }
+        archive: (any LedgerArchive)? = nil, limits: LedgerLimits = LedgerLimits()
     ) throws {
         self.directory = directory
         self.archive = archive
-        self.attachmentQuota = attachmentQuota
+        self.limits = limits
         self.maximumSkewMillis = maximumSkewMillis
         var configuration = LogConfiguration()
         configuration.lockTimeout = lockTimeout

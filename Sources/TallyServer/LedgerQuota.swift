@@ -81,24 +81,24 @@ public final class QuotaFile: Sendable {
 public final class QuotaUsage: Sendable {
     private let folder: String
     /// The quota, read again when the operator changes it.
-    public let file: QuotaFile
+    let file: QuotaFile
     private struct State: Codable, Equatable {
         /// The UTC day (days since 1970) and the log index at its start.
         var day: Int
         var dayStartIndex: UInt64
     }
-    private let state: Mutex<State>
+    /// Today's start, once counted (nil: the day saved is not today's, and nothing counted yet).
+    private let state: Mutex<State?>
     private let logBytes = Mutex<(bytes: Int, at: ContinuousClock.Instant)?>(nil)
 
-    init(file: QuotaFile, appendedIndex: UInt64, now: Date = Date()) {
+    /// The usage of the ledger in `file`'s folder, as `usage.json` left it. Made before the
+    /// ledger opens (the ledger asks it how many events it may take today): a day that is new
+    /// starts at the first count, which the service makes once the ledger is open.
+    init(file: QuotaFile, now: Date = Date()) {
         self.file = file
         folder = file.folder
-        let today = Self.day(now)
         let saved = (try? SecretFile<State?>(path: folder + "/usage.json", empty: nil).read()) ?? nil
-        let state = saved.flatMap { $0.day == today ? $0 : nil } ?? State(day: today, dayStartIndex: appendedIndex)
-        self.state = Mutex(state)
-        // Written when the day is new to it (not at every open: a hosted ledger opens often).
-        if state != saved { try? SecretFile<State?>(path: folder + "/usage.json", empty: nil).replace(with: state) }
+        state = Mutex(saved.flatMap { $0.day == Self.day(now) ? $0 : nil })
     }
 
     /// The ledger's quota now.
@@ -106,16 +106,26 @@ public final class QuotaUsage: Sendable {
 
     static func day(_ date: Date) -> Int { Int((date.timeIntervalSince1970 / 86_400).rounded(.down)) }
 
-    /// Events taken today, with the log at `appendedIndex`.
+    /// Events taken today, with the log at `appendedIndex`. The first count of a day starts it
+    /// there, and writes it to `usage.json` (once a day, not at every open: a hosted ledger
+    /// opens often), so a reopened ledger goes on counting.
     public func eventsToday(appendedIndex: UInt64, now: Date = Date()) -> Int {
         let today = Self.day(now)
         let started = state.withLock { state -> State? in
-            guard state.day != today else { return nil }
+            guard state?.day != today else { return nil }
             state = State(day: today, dayStartIndex: appendedIndex)
             return state
         }
         if let started { try? SecretFile<State?>(path: folder + "/usage.json", empty: nil).replace(with: started) }
-        return state.withLock { Int(clamping: appendedIndex &- min($0.dayStartIndex, appendedIndex)) }
+        return state.withLock { state in Int(clamping: appendedIndex &- min(state?.dayStartIndex ?? appendedIndex, appendedIndex)) }
+    }
+
+    /// How many more events the quota lets the ledger take today, with the log at
+    /// `appendedIndex` (nil: no limit) — what its own writes no request asked for (recurring
+    /// occurrences) may add.
+    public func eventsLeftToday(appendedIndex: UInt64) -> Int? {
+        guard let limit = quota.eventsPerDay else { return nil }
+        return max(0, limit - eventsToday(appendedIndex: appendedIndex))
     }
 
     /// The log's bytes on disk (looked at again at most once a second).

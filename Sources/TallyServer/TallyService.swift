@@ -22,7 +22,7 @@ public final class TallyService: Sendable {
     public let usage: QuotaUsage
 
     /// The most bytes all attachments may hold: the server's quota, or the ledger's if smaller —
-    /// uploads and the blobs a sync fetches from a peer alike (`Ledger.attachmentQuota`).
+    /// uploads and the blobs a sync fetches from a peer alike (`LedgerLimits.attachmentBytes`).
     static func attachmentQuota(server: Int?, ledger: LedgerQuota) -> Int? {
         guard let ledgers = ledger.attachmentBytes else { return server }
         return min(server ?? .max, ledgers)
@@ -54,19 +54,24 @@ public final class TallyService: Sendable {
         bcryptCost: UInt8 = 12, viewConnections: ViewConnections = ViewConnections(), archive: (any LedgerArchive)? = nil
     ) throws {
         self.logger = logger
-        let quota = QuotaFile(try LedgerQuota.read(folder: directory.path), folder: directory.path)
+        let usage = QuotaUsage(file: QuotaFile(try LedgerQuota.read(folder: directory.path), folder: directory.path))
         let serverQuota = attachmentLimits.quota
+        self.usage = usage
         self.attachmentLimits = attachmentLimits
         self.bodyTimeout = bodyTimeout
         self.maxStreamsPerToken = maxStreamsPerToken
         ledger = try Ledger(
             directory: directory, lockTimeout: lockTimeout, viewConnections: viewConnections, archive: archive,
-            attachmentQuota: { Self.attachmentQuota(server: serverQuota, ledger: quota.quota) })
+            limits: LedgerLimits(
+                attachmentBytes: { Self.attachmentQuota(server: serverQuota, ledger: usage.quota) },
+                eventsLeftToday: { appendedIndex in usage.eventsLeftToday(appendedIndex: appendedIndex) }))
+        // A day new to the ledger starts where the log stands now: what opening brought (a
+        // catch-up from the cluster's archive) is not today's writes.
+        _ = usage.eventsToday(appendedIndex: ledger.appendedIndex)
         if let torn = ledger.opening.tornTail { logger.warning("cut a torn tail on open", metadata: ["log.tail": "\(torn)"]) }
         logger.info("views caught up", metadata: ["events.applied": "\(ledger.opening.caughtUp)"])
         tokens = TokenStore(directory: directory)
         members = MemberStore(directory: directory, cost: bcryptCost)
-        usage = QuotaUsage(file: quota, appendedIndex: ledger.appendedIndex)
         self.thumbnails = thumbnails ?? Self.thumbnailQueue(attachmentLimits)
     }
 

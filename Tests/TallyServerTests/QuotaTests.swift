@@ -7,6 +7,7 @@ import Testing
 import TallyCore
 import TallyLedger
 import TallyLog
+import TallyStore
 import TallySync
 @testable import TallyServer
 import TallyTestSupport
@@ -58,17 +59,20 @@ import TallyTestSupport
     @Test func usageIsWrittenWhenTheDayIsNewNotAtEveryOpen() throws {
         let folder = try TemporaryDirectory()
         let now = Date()
-        let first = QuotaUsage(file: QuotaFile(LedgerQuota(), folder: folder.path), appendedIndex: 10, now: now)
+        func open(_ now: Date) -> QuotaUsage { QuotaUsage(file: QuotaFile(LedgerQuota(), folder: folder.path), now: now) }
+        let first = open(now)
+        #expect(first.eventsToday(appendedIndex: 10, now: now) == 0, "the day starts at its first count (the service's, at open)")
         let written = FileVersion(path: folder.path + "/usage.json")
-        #expect(written != FileVersion(path: folder.path + "/nothing"), "written at the first open")
-        _ = QuotaUsage(file: QuotaFile(LedgerQuota(), folder: folder.path), appendedIndex: 15, now: now)
+        #expect(written != FileVersion(path: folder.path + "/nothing"), "written at the day's first count")
+        #expect(open(now).eventsToday(appendedIndex: 15, now: now) == 5)
         #expect(FileVersion(path: folder.path + "/usage.json") == written, "the same day: not written again")
         #expect(first.eventsToday(appendedIndex: 15, now: now) == 5)
-        let reopened = QuotaUsage(file: QuotaFile(LedgerQuota(), folder: folder.path), appendedIndex: 15, now: now)
-        #expect(reopened.eventsToday(appendedIndex: 17, now: now) == 7, "counted from the day's start, across opens")
-        let tomorrow = QuotaUsage(file: QuotaFile(LedgerQuota(), folder: folder.path), appendedIndex: 20, now: now.addingTimeInterval(86_400))
+        #expect(open(now).eventsToday(appendedIndex: 17, now: now) == 7, "counted from the day's start, across opens")
+        let later = now.addingTimeInterval(86_400)
+        let tomorrow = open(later)
+        #expect(tomorrow.eventsToday(appendedIndex: 20, now: later) == 0)
         #expect(FileVersion(path: folder.path + "/usage.json") != written, "a new day is written")
-        #expect(tomorrow.eventsToday(appendedIndex: 21, now: now.addingTimeInterval(86_400)) == 1)
+        #expect(tomorrow.eventsToday(appendedIndex: 21, now: later) == 1)
     }
 
     @Test func aLogOverItsBytesIs507() async throws {
@@ -91,6 +95,30 @@ import TallyTestSupport
             #expect(refused.status.code == 507, "\(refused.status) \(String(buffer: refused.body))")
             #expect(try fixture.service.ledger.blobs.all().isEmpty)
         }
+    }
+
+    /// Recurring occurrences, which the ledger makes by itself, stay within the day's quota of
+    /// events (found open: a rule is one event that passes the quota's check, and its pass then
+    /// made up to twenty years of occurrences — a push of a thousand rules, millions). The days
+    /// left wait for a pass with room, and none is made twice.
+    @Test func recurringOccurrencesStayWithinTheDaysQuota() async throws {
+        let fixture = try Self.fixture { $0.eventsPerDay = 20 }
+        let ledger = fixture.service.ledger
+        let start = DateTime(epochMillis: DateTime.nowHere.epochMillis - 40 * 86_400_000, offsetMinutes: 0)
+        _ = try await ledger.create(
+            .recurring, [.cadence: .string("daily"), .startDate: .dateTime(start), .amount: .int(500), .payee: .string("Rent")], actor: "t")
+        func made() throws -> [ExpenseRow] { try ledger.views.expenses(try ExpenseQuery([("payee", "Rent"), ("limit", "1000")])).rows }
+        #expect(try made().count == 19, "the rule took one of the day's 20 events, its occurrences the rest")
+        #expect(try await ledger.materializeRecurrences() == 0, "the quota is spent")
+        #expect(fixture.service.usage.eventsToday(appendedIndex: ledger.appendedIndex) == 20)
+
+        var more = LedgerQuota()
+        more.eventsPerDay = 1_000
+        try LedgerQuota.write(more, folder: fixture.service.directory.path)
+        #expect(try await ledger.materializeRecurrences() == 41 - 19, "the days left, once there is room")
+        let rows = try made()
+        #expect(rows.count == 41 && Set(rows.map(\.date)).count == 41, "every day from the start through today, once")
+        #expect(try await ledger.materializeRecurrences() == 0)
     }
 
     /// A peer's blobs count toward the quota as uploads do (found open: a peer whose events
