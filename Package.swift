@@ -166,6 +166,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 // A request the HTTP parser refuses still gets a JSON error (UnreadableRequestAnswer).
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                // Whether an HTTP/1.0 request keeps its connection, read before HTTPTypes drops the version (ClosingAfterAnswer).
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

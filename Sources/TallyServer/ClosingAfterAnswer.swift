@@ -1,6 +1,8 @@
 import Hummingbird
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
 
 /// Closes a connection once an answer is written, when nothing more will be read on it or
 /// should be:
@@ -13,7 +15,9 @@ import NIOHTTPTypes
 ///   idle timer, so a client trickling a body no route reads held the connection as long as it
 ///   liked;
 /// - its request asked to close in other than lower case (`Connection: Close`), which
-///   Hummingbird's own check misses.
+///   Hummingbird's own check misses, or is HTTP/1.0 without `Connection: keep-alive` (closed
+///   by default, which Hummingbird cannot tell: the version is dropped with the head's
+///   conversion to HTTPTypes, so `KeepAliveNote` reads it just before).
 ///
 /// That answer gets `Connection: close`, and the connection closes once every write up to its
 /// end is flushed — for a body still arriving, only its sending side at first: the rest of the
@@ -34,11 +38,19 @@ final class ClosingAfterAnswer: ChannelDuplexHandler, RemovableChannelHandler {
     private var lastRequest: Int?
     /// Whether the answer being written closes the connection.
     private var closing = false
+    /// Whether the request head arriving next is not to keep its connection alive (`KeepAliveNote`).
+    fileprivate var nextRequestEndsTheConnection = false
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        guard let codec = try? context.pipeline.syncOperations.handler(type: HTTP1ToHTTPServerCodec.self) else { return }
+        try? context.pipeline.syncOperations.addHandler(KeepAliveNote(closing: self), position: .before(codec))
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            if lastRequest == nil, Self.endsTheConnection(head) { lastRequest = requestsRead }
+            if lastRequest == nil, nextRequestEndsTheConnection || Self.endsTheConnection(head) { lastRequest = requestsRead }
+            nextRequestEndsTheConnection = false
             requestsRead += 1
         case .end: requestsEnded += 1
         case .body: break
@@ -82,5 +94,21 @@ final class ClosingAfterAnswer: ChannelDuplexHandler, RemovableChannelHandler {
             || head.headerFields[values: .connection].contains {
                 $0.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == "close" }
             }
+    }
+}
+
+/// Reads, before `HTTP1ToHTTPServerCodec` turns a request's head into HTTPTypes' (which have no
+/// version), whether it keeps its connection alive — HTTP/1.0 does only when it says
+/// `Connection: keep-alive` — and tells `ClosingAfterAnswer`, next in line, when it does not.
+private final class KeepAliveNote: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    let closing: ClosingAfterAnswer
+
+    init(closing: ClosingAfterAnswer) { self.closing = closing }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head(let head) = unwrapInboundIn(data), !head.isKeepAlive { closing.nextRequestEndsTheConnection = true }
+        context.fireChannelRead(data)
     }
 }

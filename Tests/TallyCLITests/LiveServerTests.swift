@@ -311,6 +311,7 @@ final class Acknowledged: @unchecked Sendable {
             ("an Upgrade", "GET /health HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n" + health, 1),
             ("a body no route reads, still coming", "GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000\r\n\r\nsome of it", 1),
             ("Connection: Close", "GET /health HTTP/1.1\r\nHost: x\r\nConnection: Close\r\n\r\n", 1),
+            ("HTTP/1.0 without keep-alive", "GET /health HTTP/1.0\r\n\r\n", 1),
         ]
         for (name, request, answers) in cases {
             let started = Date()
