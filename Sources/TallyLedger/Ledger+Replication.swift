@@ -65,6 +65,10 @@ extension Ledger {
     /// (`kept`, where it once said "nothing was applied"); any other error as it is, so that
     /// whoever retries still tells a peer out of reach from a log at fault.
     public static func failure(_ error: any Error, keeping count: Int) -> any Error {
+        if var left = error as? AttachmentsLeftOverQuota {
+            left.kept += count
+            return left
+        }
         guard var rejection = error as? SyncRejection else { return error }
         rejection.kept += count
         return rejection
@@ -87,13 +91,16 @@ extension Ledger {
         // Blobs after the events, so an expense may arrive before its receipt and show it once
         // the blob follows: what the views now reference and this replica lacks, then
         // (pushing) what it holds and the peer lacks.
-        let fetched = fetchingBlobs ? try await fetchBlobs(try views.missingAttachments(), from: peer) : 0
+        let fetched = fetchingBlobs ? try await fetchBlobs(try views.missingAttachments(), from: peer) : FetchedBlobs()
         let sent = push ? try await sendBlobs(try views.referencedAttachments().filter { try blobs.size(of: $0) != nil }.sorted(), to: peer) : 0
+        // A blob refused (its bytes not its name, or past the quota) fails the sync only once
+        // this replica's own blobs went out: it stops no other blob, either way.
+        if let failure = fetched.failure { throw failure }
         let after = try views.store.mergeCounts()
         return SyncReport(
             pulled: pulled.applied, pushed: pushed, alreadyHeld: held,
             newConflicts: after.conflicts - before.conflicts, newMerges: after.merges - before.merges,
-            blobsFetched: fetched, blobsSent: sent)
+            blobsFetched: fetched.count, blobsSent: sent)
     }
 
     /// The event records this replica holds and `theirs` lacks (replicated events only), as a
@@ -102,41 +109,62 @@ extension Ledger {
         recordStream(from: directory, lacking: theirs)
     }
 
-    /// Fetches each blob of `wanted` this replica lacks and `peer` holds. A blob is kept only
-    /// once it arrived whole and hashes to its name, so an interrupted transfer is simply
-    /// fetched again; one whose bytes are not its name is refused (after the others came).
     /// Fetches one attachment's blob from `peer` if this replica lacks it (its digest checked);
     /// false when the peer does not hold it either.
     public func fetchAttachment(_ digest: String, from peer: some ReplicaTransport) async throws -> Bool {
         guard try blobs.size(of: digest) == nil else { return true }
-        _ = try await fetchBlobs([digest], from: peer)
+        if let failure = try await fetchBlobs([digest], from: peer).failure { throw failure }
         return try blobs.size(of: digest) != nil
     }
 
+    /// What `fetchBlobs` brought, and why it left any it could have had.
+    struct FetchedBlobs {
+        var count = 0
+        /// A refusal: of bytes that are not their name (`SyncRejection`), or of blobs past the
+        /// quota (`AttachmentsLeftOverQuota`).
+        var failure: (any Error)?
+    }
+
+    /// Fetches each blob of `wanted` this replica lacks and `peer` holds. A blob is kept only
+    /// once it arrived whole and hashes to its name, so an interrupted transfer is simply
+    /// fetched again; one whose bytes are not its name is refused (after the others came).
     ///
-    /// Blobs count toward the ledger's `limits.attachmentBytes` as uploads do: at the first that
-    /// would pass it, fetching stops (each later one would be downloaded whole to be refused)
-    /// and the sync fails with `BlobError.overQuota`, the events it brought kept; the blobs
-    /// left are fetched by a later sync once there is room.
-    func fetchBlobs(_ wanted: [String], from peer: some ReplicaTransport) async throws -> Int {
-        var fetched = 0
-        var refused: (any Error)?
-        for digest in wanted where BlobStore.isDigest(digest) {
-            guard try blobs.size(of: digest) == nil else { continue }
-            let writer = try blobs.writer(limit: Self.maxReplicatedBlobBytes)
+    /// Blobs count toward the ledger's `limits.attachmentBytes` as uploads do. A blob that
+    /// would pass it is left on the peer — its download given up once it passes the room there
+    /// was when the sync began — and the others are still fetched; the blobs left are fetched
+    /// by a later sync once there is room.
+    func fetchBlobs(_ wanted: [String], from peer: some ReplicaTransport) async throws -> FetchedBlobs {
+        var fetched = FetchedBlobs()
+        let store = blobs
+        var lacking: [String] = []
+        for digest in wanted where BlobStore.isDigest(digest) { if try store.size(of: digest) == nil { lacking.append(digest) } }
+        guard !lacking.isEmpty else { return fetched }
+        let quota = limits.attachmentBytes()
+        var room: Int?  // what the quota leaves, counted once (blobs held, or the archive's)
+        if let quota {
+            let held = try await BlockingThreads.run { try store.totalBytes() }
+            room = held < quota ? quota - held : 0  // (a quota.json edited by hand may hold a negative one)
+        }
+        var leftOverQuota = 0
+        for digest in lacking {
+            let limit = min(Self.maxReplicatedBlobBytes, room ?? .max)
+            let writer = try store.writer(limit: limit)
             defer { writer.abort() }
             do {
                 guard try await peer.fetchBlob(digest, into: { try writer.write($0.readableBytesView) }) else { continue }
                 // Off the cooperative threads: it fsyncs, and a hosted ledger's archive waits for PostgreSQL.
-                _ = try await BlockingThreads.run { try writer.finish(expecting: digest) }
+                let kept = try await BlockingThreads.run { try writer.finish(expecting: digest) }
+                room = room.map { $0 - kept.size }
+                fetched.count += 1
             } catch let error as BlobError {
-                if case .overQuota = error { throw error }
-                refused = SyncRejection(source: "\(peer.label): blob \(digest)", reason: "\(error)")
-                continue
+                switch error {
+                case .overQuota: leftOverQuota += 1
+                case .tooLarge where limit < Self.maxReplicatedBlobBytes: leftOverQuota += 1  // past the room left
+                default: fetched.failure = SyncRejection(source: "\(peer.label): blob \(digest)", reason: "\(error)")
+                }
             }
-            fetched += 1
         }
-        if let refused { throw refused }
+        if leftOverQuota > 0, let quota { fetched.failure = AttachmentsLeftOverQuota(quota: quota, left: leftOverQuota) }
         return fetched
     }
 

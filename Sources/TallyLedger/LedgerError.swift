@@ -54,3 +54,20 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
         }
     }
 }
+
+/// A sync left attachments on the peer because keeping them would take this ledger's
+/// attachments past their quota (`LedgerLimits.attachmentBytes`): the events it brought, and
+/// the blobs that fit, were kept, and a later sync fetches the rest once there is room.
+public struct AttachmentsLeftOverQuota: Error, Sendable, CustomStringConvertible {
+    /// The quota, in bytes.
+    public let quota: Int
+    /// How many blobs were left on the peer.
+    public let left: Int
+    /// Events the same sync applied before it (`Ledger.failure(_:keeping:)`).
+    public var kept = 0
+
+    public var description: String {
+        "\(left) attachment(s) were left on the peer: keeping them would take this ledger's attachments past their quota of \(quota) bytes"
+            + (kept > 0 ? "; the \(kept) events this sync received were kept" : "")
+    }
+}

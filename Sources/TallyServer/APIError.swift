@@ -64,6 +64,8 @@ public struct APIError: Error, Sendable {
             case .tooManyImports: return APIError(.tooManyRequests, error.code, error.description)
             case .asOfBusy: return APIError(.serviceUnavailable, error.code, error.description)
             }
+        case let error as AttachmentsLeftOverQuota:
+            return APIError(HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), "attachment_quota_exceeded", error.description)
         case let error as BlobError:
             switch error {
             case .tooLarge: return APIError(.contentTooLarge, "attachment_too_large", error.description)

@@ -53,22 +53,29 @@ public final class ConnectionLimit: Sendable {
     public final class Handler: ChannelInboundHandler, RemovableChannelHandler, Sendable {
         public typealias InboundIn = NIOAny
         let limit: ConnectionLimit
-        /// Whether the connection is counted, and under which address if any.
+        /// Whether the connection is counted in the whole cap, and under which address if any.
         private let counted = Mutex<(all: Bool, address: [UInt8]?)>((false, nil))
 
         init(limit: ConnectionLimit) { self.limit = limit }
 
         public func handlerAdded(context: ChannelHandlerContext) {
-            let now = limit.open.add(1, ordering: .relaxed).newValue
+            // The address's share first: a connection it refuses takes no slot of the whole cap,
+            // even for the moment until it is closed (a client reconnecting past its share in a
+            // loop squeezed others out, found by a hostile run).
             let key = ConnectionLimit.addressKey(context.channel.remoteAddress)
-            let fromAddress =
-                key.map { key in
-                    limit.openByAddress.withLock {
-                        $0[key, default: 0] += 1; return $0[key] ?? 0
-                    }
-                } ?? 0
+            if let key {
+                let fromAddress = limit.openByAddress.withLock { open in
+                    open[key, default: 0] += 1
+                    return open[key] ?? 0
+                }
+                guard fromAddress <= limit.maximumPerAddress else {
+                    counted.withLock { $0 = (false, key) }
+                    return context.close(promise: nil)
+                }
+            }
+            let now = limit.open.add(1, ordering: .relaxed).newValue
             counted.withLock { $0 = (true, key) }
-            if now > limit.maximum || fromAddress > limit.maximumPerAddress { context.close(promise: nil) }
+            if now > limit.maximum { context.close(promise: nil) }
         }
 
         public func handlerRemoved(context: ChannelHandlerContext) {
@@ -76,8 +83,7 @@ public final class ConnectionLimit: Sendable {
                 defer { counted = (false, nil) }
                 return counted
             }
-            guard all else { return }
-            limit.open.subtract(1, ordering: .relaxed)
+            if all { limit.open.subtract(1, ordering: .relaxed) }
             guard let address else { return }
             limit.openByAddress.withLock { open in
                 let left = (open[address] ?? 1) - 1

@@ -47,29 +47,26 @@ public struct LedgerQuota: Sendable, Codable, Equatable {
     }
 }
 
-/// A ledger's `quota.json` as last read, and the file's modification time then: read again
-/// when the operator changes it, so a new quota holds from the next write.
+/// A ledger's `quota.json` as last read, and the file's version then: read again when the
+/// operator changes it (any of its inode, size and times, so an edit that keeps the time it
+/// was modified is seen too), so a new quota holds from the next write.
 public final class QuotaFile: Sendable {
     let folder: String
-    private let cached: Mutex<(quota: LedgerQuota, modified: Date?)>
+    private let cached: Mutex<(quota: LedgerQuota, version: FileVersion)>
 
     /// The quota in `folder`, `quota` as just read from it.
     init(_ quota: LedgerQuota, folder: String) {
         self.folder = folder
-        cached = Mutex((quota, Self.modified(folder)))
+        cached = Mutex((quota, FileVersion(path: folder + "/quota.json")))
     }
 
     /// The ledger's quota now.
     public var quota: LedgerQuota {
-        let modified = Self.modified(folder)
+        let version = FileVersion(path: folder + "/quota.json")
         return cached.withLock { cached in
-            if cached.modified != modified, let quota = try? LedgerQuota.read(folder: folder) { cached = (quota, modified) }
+            if cached.version != version, let quota = try? LedgerQuota.read(folder: folder) { cached = (quota, version) }
             return cached.quota
         }
-    }
-
-    static func modified(_ folder: String) -> Date? {
-        (try? FileManager.default.attributesOfItem(atPath: folder + "/quota.json"))?[.modificationDate] as? Date
     }
 }
 
@@ -125,7 +122,8 @@ public final class QuotaUsage: Sendable {
     /// occurrences) may add.
     public func eventsLeftToday(appendedIndex: UInt64) -> Int? {
         guard let limit = quota.eventsPerDay else { return nil }
-        return max(0, limit - eventsToday(appendedIndex: appendedIndex))
+        let taken = eventsToday(appendedIndex: appendedIndex)
+        return taken < limit ? limit - taken : 0  // (a quota.json edited by hand may hold a negative limit)
     }
 
     /// The log's bytes on disk (looked at again at most once a second).

@@ -15,6 +15,8 @@ struct ReplicationRoutes {
     /// sync client's patience for an answer (`ReplicaClient.readTimeout`), so a sync waiting
     /// behind a held turn outlasts it.
     static let pushDeadline = Duration.seconds(300)
+    /// How much of a push's body is read before it takes the ledger's delivery turn (`BodyReadAhead`).
+    static let pushReadAhead = 1 << 20
 
     /// Who a push may bring events of. A token with the `replicate` scope (a peer replica):
     /// anyone's, as the verifier admits them. A signed-in member (an app's replica syncing with
@@ -73,8 +75,12 @@ struct ReplicationRoutes {
             do {
                 // Within a deadline: a push holds the ledger's delivery turn while its body
                 // arrives, and one dripping a byte every few seconds held every other sync's.
+                // Its first MiB is read before it takes the turn: one that fits drips alone.
                 let (body, admit) = (request.body, Self.admit(context.caller))
-                let (applied, held) = try await withDeadline(Self.pushDeadline) { try await service.ledger.receive(body, from: "push", admit: admit) }
+                let (applied, held) = try await withDeadline(Self.pushDeadline) {
+                    let readAhead = try await BodyReadAhead.reading(body, upTo: Self.pushReadAhead)
+                    return try await service.ledger.receive(readAhead, from: "push", admit: admit)
+                }
                 service.metrics.replicated(applied, from: "push:" + (context.caller?.actor ?? "?"))
                 return json(.object([("applied", .int(Int64(applied))), ("alreadyHeld", .int(Int64(held)))]))
             } catch let failure as ReceiveFailure {
@@ -122,7 +128,7 @@ struct ReplicationRoutes {
                 throw error
             } catch let error as LogError {
                 throw error
-            } catch let error as BlobError {
+            } catch let error as AttachmentsLeftOverQuota {
                 throw error  // its blobs would pass this ledger's attachment quota: 507
             } catch {
                 // The peer could not be reached or answered nonsense: its failure, not ours. Its

@@ -189,9 +189,18 @@ public struct ReplicaClient: ReplicaTransport {
         let response = try await Self.http.execute(request, deadline: deadline)
         let text = String(buffer: try await Self.body(of: response, upTo: 1 << 20, by: deadline, "\(label): POST /replication/sync"))
         guard response.status.code == 200 else {
-            throw SyncRejection(source: label, reason: "the running server's sync failed (\(response.status.code)): \(text)")
+            // The server's own words (what it kept is its to say), never "nothing was applied".
+            let error = (try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])?["error"] as? [String: Any]
+            throw ServerSyncFailure(status: Int(response.status.code), message: (error?["message"] as? String) ?? String(text.prefix(2_000)))
         }
         return text
+    }
+
+    /// The running server's own sync failed (`requestSync`): its status and its words.
+    public struct ServerSyncFailure: Error, Sendable, CustomStringConvertible {
+        public let status: Int
+        public let message: String
+        public var description: String { "the running server's sync failed (\(status)): \(message)" }
     }
 
     /// Sends `records` to the peer; returns its report.

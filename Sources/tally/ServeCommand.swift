@@ -30,8 +30,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The most connections open at once; more are closed as they arrive.") var maxConnections = 512
     @Option(
         help:
-            "The most connections one client address (an IPv6 one by its /64) may hold; more are closed as they arrive. Loopback is not counted: behind a reverse proxy on another machine, raise it to --max-connections."
-    ) var maxConnectionsPerAddress = ServerOptions().maxConnectionsPerAddress
+            "The most connections one client address (an IPv6 one by its /64) may hold; more are closed as they arrive. Loopback is not counted. (default: 64; with --cluster, --max-connections: nodes forward to each other, and sit behind a load balancer that speaks for everyone)"
+    ) var maxConnectionsPerAddress: Int?
     @Option(help: "Copy the views for as-of reads every this many events (see `tally snapshots`).") var snapshotEvery = Int(SnapshotPolicy().every)
     @Option(help: "The most snapshots of the views kept; older ones thin out evenly.") var snapshotsKept = SnapshotPolicy().keep
     @Option(help: "Seconds a connection may send nothing between requests or within a request head, and the most a JSON body may take, before it is cut off.")
@@ -59,6 +59,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...86_400).contains(syncInterval) else { throw CLIError("invalid --sync-interval \(syncInterval): 1 to 86400 seconds") }
         guard (1...1_000).contains(maxStreamsPerToken) else { throw CLIError("invalid --max-streams-per-token \(maxStreamsPerToken): 1 to 1000") }
         guard (1...100_000).contains(maxConnections) else { throw CLIError("invalid --max-connections \(maxConnections): 1 to 100000") }
+        let maxConnectionsPerAddress = self.maxConnectionsPerAddress ?? (cluster == nil ? ServerOptions().maxConnectionsPerAddress : maxConnections)
         guard (1...100_000).contains(maxConnectionsPerAddress) else {
             throw CLIError("invalid --max-connections-per-address \(maxConnectionsPerAddress): 1 to 100000")
         }

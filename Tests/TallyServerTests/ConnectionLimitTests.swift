@@ -29,6 +29,19 @@ import Testing
         #expect(!(try Self.connect(limit, from: "::ffff:203.0.113.7").open), "the same IPv4 address written as IPv6 counts as itself")
     }
 
+    /// A connection refused for its address's share takes no slot of the whole cap, even
+    /// before it is closed (a client reconnecting in a loop squeezed others out).
+    @Test func aConnectionRefusedForItsAddressTakesNoSlotOfTheWholeCap() throws {
+        let limit = ConnectionLimit(maximum: 10, maximumPerAddress: 1)
+        #expect(try Self.connect(limit, from: "203.0.113.7").open)
+        let channel = EmbeddedChannel()
+        try channel.connect(to: try SocketAddress(ipAddress: "203.0.113.7", port: 40_001)).wait()
+        try channel.pipeline.syncOperations.addHandler(limit.handler())
+        #expect(limit.current == 1, "not counted while it is being closed")
+        channel.embeddedEventLoop.run()
+        #expect(limit.current == 1 && limit.current(from: [203, 0, 113, 7]) == 1)
+    }
+
     @Test func anIPv6ClientCountsByItsSlash64() throws {
         let limit = ConnectionLimit(maximum: 10, maximumPerAddress: 2)
         #expect(try Self.connect(limit, from: "2001:db8:1:2::1").open)

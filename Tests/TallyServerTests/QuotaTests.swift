@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import Synchronization
 import Testing
 import TallyCore
 import TallyLedger
@@ -122,29 +123,81 @@ import TallyTestSupport
     }
 
     /// A peer's blobs count toward the quota as uploads do (found open: a peer whose events
-    /// referenced many large blobs could fill the server's disk through its syncs). Fetching
-    /// stops at the first blob that would pass it; the events stay, and a later sync fetches
-    /// the rest once there is room.
+    /// referenced many large blobs could fill the server's disk through its syncs). A blob
+    /// that would pass it is left on the peer, the others are fetched, this replica's own are
+    /// still sent (a first version stopped at the first blob that did not fit, so one large
+    /// blob kept every other from moving either way), and the events stay; a later sync
+    /// fetches the rest once there is room.
     @Test func blobsASyncFetchesCountTowardTheQuota() async throws {
         let fixture = try Self.fixture { $0.attachmentBytes = 100 }
         let phone = try Ledger(directory: try DataDirectory.create(path: fixture.folder.file("phone"), name: "phone"))
         defer { phone.close() }
-        for receipt in ["first", "second"] {
-            let info = try phone.blobs.store(Data(String(repeating: String(receipt.prefix(1)), count: 60).utf8))
+        for (byte, size) in [(UInt8(1), 60), (2, 60), (3, 20)] {
+            let info = try phone.blobs.store(Data(repeating: byte, count: size))
             _ = try await phone.create(.expense, [.amount: .int(100), .attachments: .strings([info.digest])], actor: "phone")
         }
         let server = fixture.service.ledger
-        await #expect(throws: BlobError.overQuota(quota: 100)) { try await server.sync(with: LedgerTransport(phone, label: "phone")) }
-        #expect(server.vector == phone.vector, "the events are kept")
-        #expect(try server.blobs.all().map(\.size) == [60], "one blob fits; the second would pass the quota")
+        let own = try server.blobs.store(Data(repeating: 9, count: 5))
+        _ = try await server.create(.expense, [.amount: .int(100), .attachments: .strings([own.digest])], actor: "server")
+        do {
+            _ = try await server.sync(with: LedgerTransport(phone, label: "phone"))
+            Issue.record("the sync should say that it left a blob")
+        } catch let left as AttachmentsLeftOverQuota {
+            #expect(left.left == 1 && left.kept == 3 && left.description.contains("the 3 events this sync received were kept"), "\(left)")
+        }
+        #expect(server.vector == phone.vector, "the events are kept both ways")
+        #expect(try server.blobs.all().map(\.size).sorted() == [5, 20, 60], "the blobs that fit, whichever came first")
         #expect(try server.views.missingAttachments().count == 1)
+        #expect(try phone.blobs.size(of: own.digest) == 5, "this replica's own blob was still sent")
 
         var more = LedgerQuota()
-        more.attachmentBytes = 120
+        more.attachmentBytes = 200
         try LedgerQuota.write(more, folder: fixture.service.directory.path)
         let report = try await server.sync(with: LedgerTransport(phone, label: "phone"))
         #expect(report.blobsFetched == 1, "fetched once there is room")
         #expect(try server.views.missingAttachments().isEmpty)
+    }
+
+    /// Uploads that each fit alone, finished at once, keep the total within the quota (found
+    /// by a hostile run: eight of 600 KB against 1 MiB were all kept, each finish having seen
+    /// room before the others were renamed into place).
+    @Test func uploadsFinishedAtOnceStayWithinTheQuota() throws {
+        let fixture = try Self.fixture { $0.attachmentBytes = 1_000 }
+        let writers = try (0..<8).map { index in
+            let writer = try fixture.service.ledger.blobs.writer(limit: 1 << 20)
+            try writer.write(Array(repeating: UInt8(index), count: 600))
+            return writer
+        }
+        defer { for writer in writers { writer.abort() } }
+        // Eight threads of their own (more than the cores), let go together.
+        let kept = Mutex(0)
+        let (start, done) = (DispatchSemaphore(value: 0), DispatchGroup())
+        for writer in writers {
+            done.enter()
+            Thread {
+                start.wait()
+                if (try? writer.finish()) != nil { kept.withLock { $0 += 1 } }
+                done.leave()
+            }.start()
+        }
+        for _ in writers { start.signal() }
+        done.wait()
+        #expect(kept.withLock { $0 } == 1)
+        #expect(try fixture.service.ledger.blobs.totalBytes() == 600)
+    }
+
+    /// A quota written anew with the modification time it had is still read (an edit that
+    /// kept the time was missed when only the time was compared).
+    @Test func aQuotaEditedWithItsOldTimeIsRead() throws {
+        let fixture = try Self.fixture { $0.attachmentBytes = 100_000 }
+        let path = fixture.service.directory.path + "/quota.json"
+        let modified = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
+        #expect(fixture.service.usage.quota.attachmentBytes == 100_000)
+        var lower = LedgerQuota()
+        lower.attachmentBytes = 10
+        try LedgerQuota.write(lower, folder: fixture.service.directory.path)
+        try FileManager.default.setAttributes([.modificationDate: modified as Any], ofItemAtPath: path)
+        #expect(fixture.service.usage.quota.attachmentBytes == 10)
     }
 
     /// The server's own sync with a peer whose blobs would pass the quota answers 507 naming
@@ -159,7 +212,9 @@ import TallyTestSupport
             try PeerStore(directory: home.service.directory).add(Peer(name: "peer", url: "http://127.0.0.1:\(peerClient.port!)", token: peer.replicate))
             try await home.test { client in
                 let answer = try await client.send(.post, "/v1/replication/sync", token: home.replicate, json: #"{"peer": "peer"}"#)
-                #expect(answer.status.code == 507 && (answer.object["error"] as? [String: Any])?["code"] as? String == "attachment_quota_exceeded")
+                let error = answer.object["error"] as? [String: Any]
+                #expect(answer.status.code == 507 && error?["code"] as? String == "attachment_quota_exceeded")
+                #expect((error?["message"] as? String)?.contains("the 1 events this sync received were kept") == true, "\(error ?? [:])")
                 #expect(try home.service.ledger.blobs.all().isEmpty && home.service.ledger.vector == peer.service.ledger.vector)
             }
         }

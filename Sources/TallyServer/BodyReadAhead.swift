@@ -1,0 +1,41 @@
+import Hummingbird
+import NIOCore
+
+/// A request body whose first bytes are read before it is handed on: a push reads up to
+/// `limit` of its body before it takes the ledger's delivery turn (`ReplicationRoutes`), so a
+/// client that drips its body holds only its own connection — not every other sync of the
+/// ledger — unless it first sends more than `limit` of events the ledger verifies as they come.
+/// An app's usual push fits whole.
+struct BodyReadAhead: AsyncSequence {
+    typealias Element = ByteBuffer
+    /// The pieces read ahead, in order.
+    private let read: [ByteBuffer]
+    /// The rest of the body, if it did not end within them.
+    private let rest: RequestBody.AsyncIterator?
+
+    /// Reads `body` until it ends or more than `limit` bytes have arrived.
+    static func reading(_ body: RequestBody, upTo limit: Int) async throws -> BodyReadAhead {
+        var iterator = body.makeAsyncIterator()
+        var (read, size) = ([ByteBuffer](), 0)
+        while size <= limit {
+            guard let piece = try await iterator.next() else { return BodyReadAhead(read: read, rest: nil) }
+            read.append(piece)
+            size += piece.readableBytes
+        }
+        return BodyReadAhead(read: read, rest: iterator)
+    }
+
+    private init(read: [ByteBuffer], rest: RequestBody.AsyncIterator?) { (self.read, self.rest) = (read, rest) }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(read: read[...], rest: rest) }
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var read: ArraySlice<ByteBuffer>
+        var rest: RequestBody.AsyncIterator?
+
+        mutating func next() async throws -> ByteBuffer? {
+            if let piece = read.popFirst() { return piece }
+            return try await rest?.next()
+        }
+    }
+}
