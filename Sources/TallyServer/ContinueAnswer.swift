@@ -8,6 +8,8 @@ import NIOHTTPTypes
 ///
 /// Only while no other answer is under way on the connection: a `100` written then would land
 /// inside that answer. A request pipelined behind another is left to the client's own wait.
+/// Nor to a request that carries no credentials at all (no `Authorization`, no cookie): its
+/// 401 comes before the body is sent, which is what a client asking first hopes for.
 final class ContinueAnswer: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -21,7 +23,8 @@ final class ContinueAnswer: ChannelDuplexHandler, RemovableChannelHandler {
         if case .head(let head) = unwrapInboundIn(data) {
             let isNextToAnswer = requestsRead == answersEnded
             requestsRead += 1
-            if isNextToAnswer, head.headerFields[.expect]?.lowercased() == "100-continue" {
+            let carriesCredentials = head.headerFields[.authorization] != nil || head.headerFields[.cookie] != nil
+            if isNextToAnswer, carriesCredentials, head.headerFields[.expect]?.lowercased() == "100-continue" {
                 context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
             }
         }

@@ -439,6 +439,14 @@ final class Acknowledged: @unchecked Sendable {
         var answer = goOn.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
         if !answer.contains("HTTP/1.1 201") { answer += Self.receive(fd, waiting: 5) }
         #expect(answer.contains("HTTP/1.1 201"), "\(answer.prefix(300))")
+        // Without credentials, the 401 comes before the body: nothing tells it to go on.
+        let stranger = Self.halfSentRequest(
+            port: server.port,
+            "POST /v1/attachments HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf\r\nContent-Length: 5000000\r\nExpect: 100-continue\r\n\r\n")
+        #expect(stranger >= 0)
+        defer { close(stranger) }
+        let refused = Self.receive(stranger, waiting: 5)
+        #expect(refused.hasPrefix("HTTP/1.1 401"), "\(refused.prefix(300))")
     }
 
     /// A sync that fails on the way says so in words, naming the peer, not in a library's
