@@ -44,9 +44,9 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
         case .viewsBehind(let id, let cause):
             "\(id) was written durably, but the views could not show it yet (\(cause)); it appears once they catch up (free disk space; no need to write it again)"
         case .idempotencyKeyInUse(let key):
-            "a request with Idempotency-Key '\(key)' is being answered right now; retry it, and it returns the entity that one creates"
+            "a create with the idempotency key '\(key)' is being answered right now; retry it, and it returns the entity that one creates"
         case .idempotencyKeyReused(let key, let id, let fields):
-            "Idempotency-Key '\(key)' made \(id) with other values of \(fields.joined(separator: ", ")); a retry sends what the first request did — a new entity needs a new key, a change to this one an update"
+            "the idempotency key '\(key)' made \(id) with other values of \(fields.joined(separator: ", ")); a retry sends what the first request did — a new entity needs a new key, a change to this one an update"
         case .tooManyImports(let limit):
             "\(limit) imports are under way on this ledger, the most it reads at once; try again when one has finished"
         case .asOfBusy(let readers):
