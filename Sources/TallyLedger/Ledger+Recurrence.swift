@@ -12,10 +12,7 @@ extension Ledger {
     public static let recurrenceActor = "recurrence"
 
     /// Creates every occurrence due by `now` (each rule's days in its start's UTC offset) that
-    /// this replica never held, in durable batches; returns how many. A pass decides no more
-    /// days than the ledger may take events today (`LedgerLimits.eventsLeftToday`, a hosted
-    /// ledger's quota): the rest wait for a later pass with room, so that rules — one event
-    /// each, maybe a peer's — cannot make thousands of events past the quota.
+    /// this replica never held, in durable batches; returns how many.
     @discardableResult
     public func materializeRecurrences(now: DateTime = .nowHere) async throws -> Int {
         try await BlockingThreads.run { [self] in try materializeRecurrencesNow(now: now) }
@@ -47,8 +44,6 @@ extension Ledger {
             let days = schedule.dueDays(now: now, after: decided)
             if !days.isEmpty { due.append((rule, ruleID, days)) }
         }
-        // How many occurrences today's quota leaves room for (a hosted ledger's; else no limit).
-        var room = due.isEmpty ? 0 : max(0, limits.eventsLeftToday(appendedIndex) ?? .max)
         // Which of those occurrences were never held, checked against the views a few hundred
         // ids per query; one whose occurrence would not be a valid expense (a peer's rule
         // missing its amount) makes nothing. Decided against the lookup that checks the writes,
@@ -70,12 +65,6 @@ extension Ledger {
                     template[.date] = .dateTime(days[0].date)
                     guard let valid = try? EntitySchema.validate(.expense, .create, template) else { continue }
                     for (day, id) in zip(days, ids) where !held.contains(id) {
-                        guard room > 0 else {
-                            // The quota is spent: this rule's days from here wait for a pass with room.
-                            progress.rules[ruleID.lowercased]?.decidedThrough = day.number - 1
-                            break
-                        }
-                        room -= 1
                         var properties = valid
                         properties[.date] = .dateTime(day.date)
                         drafts.append(

@@ -92,15 +92,19 @@ extension Ledger {
         // the blob follows: what the views now reference and this replica lacks, then
         // (pushing) what it holds and the peer lacks.
         let fetched = fetchingBlobs ? try await fetchBlobs(try views.missingAttachments(), from: peer) : FetchedBlobs()
-        let sent = push ? try await sendBlobs(try views.referencedAttachments().filter { try blobs.size(of: $0) != nil }.sorted(), to: peer) : 0
-        // A blob refused (its bytes not its name, or past the quota) fails the sync only once
-        // this replica's own blobs went out: it stops no other blob, either way.
+        let sent =
+            push
+            ? try await sendBlobs(try views.referencedAttachments().filter { try blobs.size(of: $0) != nil }.sorted(), to: peer)
+            : (sent: 0, refusedOverQuota: 0)
+        // A blob refused (its bytes not its name, or past either side's quota) fails the sync
+        // only once the others went both ways: it stops no other blob.
         if let failure = fetched.failure { throw failure }
+        if sent.refusedOverQuota > 0 { throw PeerAttachmentsOverQuota(refused: sent.refusedOverQuota) }
         let after = try views.store.mergeCounts()
         return SyncReport(
             pulled: pulled.applied, pushed: pushed, alreadyHeld: held,
             newConflicts: after.conflicts - before.conflicts, newMerges: after.merges - before.merges,
-            blobsFetched: fetched.count, blobsSent: sent)
+            blobsFetched: fetched.count, blobsSent: sent.sent)
     }
 
     /// The event records this replica holds and `theirs` lacks (replicated events only), as a
@@ -168,18 +172,33 @@ extension Ledger {
         return fetched
     }
 
-    /// Sends each blob of `offered` that `peer` says it lacks; returns how many were sent.
-    func sendBlobs(_ offered: [String], to peer: some ReplicaTransport) async throws -> Int {
-        guard !offered.isEmpty else { return 0 }
+    /// Sends each blob of `offered` that `peer` says it lacks; returns how many were sent, and
+    /// how many the peer refused for its attachment quota — those are skipped and the others
+    /// still sent (a first version stopped at the first, so one large photo held back every
+    /// blob sorted after it, at every sync).
+    func sendBlobs(_ offered: [String], to peer: some ReplicaTransport) async throws -> (sent: Int, refusedOverQuota: Int) {
+        guard !offered.isEmpty else { return (0, 0) }
         let offeredSet = Set(offered)
-        var sent = 0
+        var (sent, refused) = (0, 0)
         for digest in try await peer.missingBlobs(offered) where offeredSet.contains(digest) {
             guard let size = try blobs.size(of: digest), size <= 1 << 30 else { continue }
             let bytes = try Data(contentsOf: URL(fileURLWithPath: try blobs.file(of: digest)))
-            try await peer.sendBlob(digest, bytes: ByteBuffer(bytes: bytes))
-            sent += 1
+            do {
+                try await peer.sendBlob(digest, bytes: ByteBuffer(bytes: bytes))
+                sent += 1
+            } catch let error where Self.isOverQuota(error) {
+                refused += 1
+            }
         }
-        return sent
+        return (sent, refused)
+    }
+
+    /// Whether `error` is a peer's refusal of a blob for its attachment quota: its 507 over
+    /// HTTP, or its store's own refusal in process.
+    static func isOverQuota(_ error: any Error) -> Bool {
+        if let rejection = error as? SyncRejection { return rejection.httpStatus == 507 }
+        if case .overQuota? = error as? BlobError { return true }
+        return false
     }
 
     /// Syncs with a configured peer (`sync(with:)` over HTTP) and records how it went in

@@ -71,3 +71,15 @@ public struct AttachmentsLeftOverQuota: Error, Sendable, CustomStringConvertible
             + (kept > 0 ? "; the \(kept) events this sync received were kept" : "")
     }
 }
+
+/// A sync whose peer refused some of this replica's blobs for its own attachment quota: the
+/// events went both ways, and the peer's other blobs were sent; those refused are offered
+/// again at the next sync.
+public struct PeerAttachmentsOverQuota: Error, Sendable, CustomStringConvertible {
+    /// How many blobs the peer refused.
+    public let refused: Int
+
+    public var description: String {
+        "the peer refused \(refused) attachment(s), its attachments being at their quota; the events went both ways, and the other attachments were sent"
+    }
+}

@@ -64,6 +64,8 @@ public struct APIError: Error, Sendable {
             case .tooManyImports: return APIError(.tooManyRequests, error.code, error.description)
             case .asOfBusy: return APIError(.serviceUnavailable, error.code, error.description)
             }
+        case let error as PeerAttachmentsOverQuota:
+            return APIError(.badGateway, "peer_quota_exceeded", error.description)
         case let error as AttachmentsLeftOverQuota:
             return APIError(HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), "attachment_quota_exceeded", error.description)
         case let error as BlobError:

@@ -117,15 +117,6 @@ public final class QuotaUsage: Sendable {
         return state.withLock { state in Int(clamping: appendedIndex &- min(state?.dayStartIndex ?? appendedIndex, appendedIndex)) }
     }
 
-    /// How many more events the quota lets the ledger take today, with the log at
-    /// `appendedIndex` (nil: no limit) — what its own writes no request asked for (recurring
-    /// occurrences) may add.
-    public func eventsLeftToday(appendedIndex: UInt64) -> Int? {
-        guard let limit = quota.eventsPerDay else { return nil }
-        let taken = eventsToday(appendedIndex: appendedIndex)
-        return taken < limit ? limit - taken : 0  // (a quota.json edited by hand may hold a negative limit)
-    }
-
     /// The log's bytes on disk (looked at again at most once a second).
     public func logBytesOnDisk(_ directory: DataDirectory) -> Int {
         if let cached = logBytes.withLock({ $0 }), ContinuousClock.now - cached.at < .seconds(1) { return cached.bytes }

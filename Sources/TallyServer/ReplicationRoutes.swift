@@ -130,6 +130,8 @@ struct ReplicationRoutes {
                 throw error
             } catch let error as AttachmentsLeftOverQuota {
                 throw error  // its blobs would pass this ledger's attachment quota: 507
+            } catch let error as PeerAttachmentsOverQuota {
+                throw error  // ours would pass the peer's: 502 in words
             } catch {
                 // The peer could not be reached or answered nonsense: its failure, not ours. Its
                 // words (a decoding error quotes them) stay out of the answer and the log.

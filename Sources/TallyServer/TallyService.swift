@@ -62,9 +62,7 @@ public final class TallyService: Sendable {
         self.maxStreamsPerToken = maxStreamsPerToken
         ledger = try Ledger(
             directory: directory, lockTimeout: lockTimeout, viewConnections: viewConnections, archive: archive,
-            limits: LedgerLimits(
-                attachmentBytes: { Self.attachmentQuota(server: serverQuota, ledger: usage.quota) },
-                eventsLeftToday: { appendedIndex in usage.eventsLeftToday(appendedIndex: appendedIndex) }))
+            limits: LedgerLimits(attachmentBytes: { Self.attachmentQuota(server: serverQuota, ledger: usage.quota) }))
         // A day new to the ledger starts where the log stands now: what opening brought (a
         // catch-up from the cluster's archive) is not today's writes.
         _ = usage.eventsToday(appendedIndex: ledger.appendedIndex)

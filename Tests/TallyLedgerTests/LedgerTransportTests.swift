@@ -38,6 +38,31 @@ import TallyTestSupport
         #expect(again.pulled == 0 && again.pushed == 0 && again.blobsFetched == 0, "a second sync has nothing to move")
     }
 
+    /// A blob the peer refuses for its attachment quota holds back no other blob: the rest
+    /// are sent, and the sync then says what the peer refused (found by a hostile run: the
+    /// first refusal stopped every blob sorted after it, at every sync, and the error said
+    /// "nothing was applied" though the events had gone both ways).
+    @Test func blobsThePeerRefusesForItsQuotaHoldBackNoOthers() async throws {
+        let laptop = try open("laptop3")
+        let phone = try Ledger(directory: try DataDirectory.create(path: folder.file("phone3"), name: "phone3"), limits: LedgerLimits(attachmentBytes: { 100 }))
+        defer { phone.close(); laptop.close() }
+        var small: [String] = []
+        for (byte, size) in [(UInt8(1), 150), (2, 10), (3, 10)] {
+            let info = try laptop.blobs.store(Data(repeating: byte, count: size))
+            if size == 10 { small.append(info.digest) }
+            _ = try await laptop.create(.expense, [.amount: .int(100), .attachments: .strings([info.digest])], actor: "laptop")
+        }
+        do {
+            _ = try await laptop.sync(with: LedgerTransport(phone, label: "phone"))
+            Issue.record("the sync should say that the phone refused a blob")
+        } catch let refused as PeerAttachmentsOverQuota {
+            #expect(refused.refused == 1)
+        }
+        #expect(phone.vector == laptop.vector, "the events went across")
+        #expect(try small.allSatisfy { try phone.blobs.size(of: $0) == 10 }, "the blobs that fit were sent")
+        #expect(try phone.blobs.all().count == 2)
+    }
+
     /// A sync refused after its pull says how many events it kept, not "nothing was applied"
     /// (found by a hostile peer: a good pull, then a 500 on the vector, read as if the pull had
     /// come to nothing).

@@ -98,30 +98,6 @@ import TallyTestSupport
         }
     }
 
-    /// Recurring occurrences, which the ledger makes by itself, stay within the day's quota of
-    /// events (found open: a rule is one event that passes the quota's check, and its pass then
-    /// made up to twenty years of occurrences — a push of a thousand rules, millions). The days
-    /// left wait for a pass with room, and none is made twice.
-    @Test func recurringOccurrencesStayWithinTheDaysQuota() async throws {
-        let fixture = try Self.fixture { $0.eventsPerDay = 20 }
-        let ledger = fixture.service.ledger
-        let start = DateTime(epochMillis: DateTime.nowHere.epochMillis - 40 * 86_400_000, offsetMinutes: 0)
-        _ = try await ledger.create(
-            .recurring, [.cadence: .string("daily"), .startDate: .dateTime(start), .amount: .int(500), .payee: .string("Rent")], actor: "t")
-        func made() throws -> [ExpenseRow] { try ledger.views.expenses(try ExpenseQuery([("payee", "Rent"), ("limit", "1000")])).rows }
-        #expect(try made().count == 19, "the rule took one of the day's 20 events, its occurrences the rest")
-        #expect(try await ledger.materializeRecurrences() == 0, "the quota is spent")
-        #expect(fixture.service.usage.eventsToday(appendedIndex: ledger.appendedIndex) == 20)
-
-        var more = LedgerQuota()
-        more.eventsPerDay = 1_000
-        try LedgerQuota.write(more, folder: fixture.service.directory.path)
-        #expect(try await ledger.materializeRecurrences() == 41 - 19, "the days left, once there is room")
-        let rows = try made()
-        #expect(rows.count == 41 && Set(rows.map(\.date)).count == 41, "every day from the start through today, once")
-        #expect(try await ledger.materializeRecurrences() == 0)
-    }
-
     /// A peer's blobs count toward the quota as uploads do (found open: a peer whose events
     /// referenced many large blobs could fill the server's disk through its syncs). A blob
     /// that would pass it is left on the peer, the others are fetched, this replica's own are
