@@ -44,7 +44,7 @@ public final class Ledger: Sendable {
     /// Where a hosted ledger on a cluster puts its log's bytes and its attachments before it
     /// acknowledges them; nil for a ledger on its own.
     let archive: (any LedgerArchive)?
-    /// What it may hold and take beyond what each request asks (a hosted ledger's quota).
+    /// What it may hold beyond what each request asks (a hosted ledger's quota).
     let limits: LedgerLimits
 
     /// What opening did: a torn tail cut from the log, events projected to catch up.
@@ -57,7 +57,7 @@ public final class Ledger: Sendable {
     /// `lockTimeout` seconds for another writer), migrates and catches up the views. With an
     /// `archive` (a hosted ledger on a cluster), every byte the writer appends is archived
     /// before it is written (`LogConfiguration.archive`), and every attachment before it is
-    /// held (`BlobStore.archive`). `limits` bound what it holds and makes by itself.
+    /// held (`BlobStore.archive`). `limits` bound what it holds (its attachments' bytes).
     public init(
         directory: DataDirectory, lockTimeout: Double = 10, maximumSkewMillis: UInt64 = 300_000, viewConnections: ViewConnections = ViewConnections(),
         archive: (any LedgerArchive)? = nil, limits: LedgerLimits = LedgerLimits()
