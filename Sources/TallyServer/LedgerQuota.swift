@@ -89,8 +89,8 @@ public final class QuotaUsage: Sendable {
     private let logBytes = Mutex<(bytes: Int, at: ContinuousClock.Instant)?>(nil)
 
     /// The usage of the ledger in `file`'s folder, as `usage.json` left it. Made before the
-    /// ledger opens (the ledger asks it how many events it may take today): a day that is new
-    /// starts at the first count, which the service makes once the ledger is open.
+    /// ledger opens (the ledger's attachment limit reads its quota): a day that is new starts
+    /// at the first count, which the service makes once the ledger is open.
     init(file: QuotaFile, now: Date = Date()) {
         self.file = file
         folder = file.folder
