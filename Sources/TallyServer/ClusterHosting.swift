@@ -37,7 +37,8 @@ public final class ClusterHosting: Sendable {
     let logger: Logger
     private let catchUp: ClusterCatchUp
     /// Ledgers another node was found to serve, and where, until when: a request for one is
-    /// forwarded without asking PostgreSQL again (for a third of a lease at most).
+    /// forwarded without asking PostgreSQL again (`rememberedFor`), until that node answers
+    /// that it does not serve it (503) or does not answer.
     private let servedElsewhere = Mutex<[LedgerName: (url: String, until: ContinuousClock.Instant)]>([:])
 
     /// The header a forwarded request carries (the node that forwarded it): a node never
@@ -66,9 +67,17 @@ public final class ClusterHosting: Sendable {
     /// Remembers (or, with nil, forgets) where another node serves `name`.
     func remember(_ name: LedgerName, servedAt url: String?) {
         servedElsewhere.withLock { known in
-            if let url { known[name] = (url, .now + renewEvery) } else { known[name] = nil }
+            if let url { known[name] = (url, .now + Self.rememberedFor) } else { known[name] = nil }
         }
     }
+
+    /// How long where another node serves a ledger is remembered at most. Being wrong costs
+    /// one answer: a node asked to serve a ledger it does not hold takes the lease when nobody
+    /// holds it, or answers 503 (the ledger moving), and the forwarder then forgets it (any 503
+    /// does: the next request asks PostgreSQL, as a request for an unknown ledger does).
+    /// Remembered for a third of a lease instead, the nodes asked PostgreSQL 300–770 times a
+    /// second under `scripts/bench --quick cluster`'s ~1,000 writes a second; now next to none.
+    static let rememberedFor: Duration = .seconds(60)
 
     /// Says where this node answers from now on (once it knows the port it was given).
     public func advertise(_ url: String) { advertised.withLock { $0 = url } }
@@ -399,11 +408,14 @@ struct ClusterMiddleware: RouterMiddleware {
         return try await next(request, context).holding(held)
     }
 
-    /// Forwards to `url`; a node that does not answer, or stops part-way, is forgotten as the
-    /// ledger's server (not for the client's own failings: a body too slow or cut short).
+    /// Forwards to `url`; a node that answers 503 (it does not serve the ledger, or cannot
+    /// now), does not answer, or stops part-way, is forgotten as the ledger's server (not for
+    /// the client's own failings: a body too slow or cut short).
     private func forward(_ request: Request, _ name: LedgerName, to url: String) async throws -> Response {
         do {
-            return try await cluster.forward(request, to: url)
+            let response = try await cluster.forward(request, to: url)
+            if response.status == .serviceUnavailable { cluster.remember(name, servedAt: nil) }
+            return response
         } catch let error as APIError where error.status.code < 500 {
             throw error  // the client's own: a body too slow or cut short
         } catch {

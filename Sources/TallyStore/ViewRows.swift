@@ -34,7 +34,7 @@ enum ViewRows {
     /// Who stands for each merged category (`category_merges`: loser → winner).
     static func categoryWinners(_ db: Database) throws -> [String: String] {
         Dictionary(
-            uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT loser_id, winner_id FROM category_merges").map {
+            uniqueKeysWithValues: try Row.fetchAll(try db.cachedStatement(sql: "SELECT loser_id, winner_id FROM category_merges")).map {
                 ($0["loser_id"] as String, $0["winner_id"] as String)
             })
     }

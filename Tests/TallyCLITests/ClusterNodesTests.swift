@@ -116,6 +116,33 @@ struct ClusterNodesTests {
         b.stop(SIGTERM)
     }
 
+    /// A forwarding node remembers where a ledger is served for a minute, not asking
+    /// PostgreSQL at each request, and forgets it as soon as that node answers that it no
+    /// longer serves the ledger: one request is answered 503, the next reaches the new owner.
+    @Test func aForwardingNodeForgetsAnOwnerThatAnswersItNoLongerServesTheLedger() async throws {
+        let ledger = "\(prefix)-m"
+        let token = try createClusterLedger(ledger, staging: folder.file("staging-m"))
+        let (a, b, c) = (
+            try ClusterNode("\(prefix)-ma", folder: folder.file("ma")), try ClusterNode("\(prefix)-mb", folder: folder.file("mb")),
+            try ClusterNode("\(prefix)-mc", folder: folder.file("mc"))
+        )
+        #expect(await a.addExpense(ledger, memo: "first", token: token) == 201)
+        #expect(await b.addExpense(ledger, memo: "through-b", token: token) == 201, "forwarded to a, which b now remembers")
+        // "a" loses the ledger to "c" while it cannot answer, longer than a lease.
+        a.signal(SIGSTOP)
+        try await Task.sleep(for: .seconds(a.leaseSeconds + 1))
+        #expect(await c.addExpense(ledger, memo: "through-c", token: token) == 201)
+        #expect(try clusterOwners()[ledger] == c.name)
+        a.signal(SIGCONT)
+        // "b" still takes "a" for the owner: "a" answers 503 (the ledger moved), and "b" forgets it.
+        #expect(await b.addExpense(ledger, memo: "moved", token: token) == 503)
+        #expect(await b.addExpense(ledger, memo: "after", token: token) == 201, "b asked PostgreSQL again and reached c")
+        #expect(try await c.memos(ledger, token: token).sorted() == ["after", "first", "through-b", "through-c"])
+        a.stop(SIGTERM)
+        b.stop(SIGTERM)
+        c.stop(SIGTERM)
+    }
+
     @Test func aClientThatPassesForAForwardingNodeIsNotServedByANodeThatDoesNotHoldTheLedger() async throws {
         let ledger = "\(prefix)-f"
         let token = try createClusterLedger(ledger, staging: folder.file("staging-f"))
