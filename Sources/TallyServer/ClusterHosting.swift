@@ -279,11 +279,15 @@ public final class ClusterHosting: Sendable {
     /// as it is), a node that does not accept a connection within a second taken as down (the
     /// client is answered 503 at once, and retries once the lease has run out), and up to 256
     /// connections to each node (the client's default of 8 queued a busy owner's requests).
-    static let http = HTTPClient(
-        eventLoopGroupProvider: .singleton,
-        configuration: HTTPClient.Configuration(
+    /// No tracing spans: Tally exports none, and making each (for the no-op tracer) was ~0.02 ms
+    /// of a forward's CPU (`perf`, BENCHMARKS.md).
+    static let http: HTTPClient = {
+        var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow, timeout: .init(connect: .seconds(1)),
-            connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 256)))
+            connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 256))
+        configuration.tracing.tracer = nil
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
 }
 
 /// The files of a ledger folder this node serves under `lease`, and which versions of them
