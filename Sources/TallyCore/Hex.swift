@@ -22,22 +22,24 @@ extension Hex {
     public static func decode(_ text: String) -> [UInt8]? {
         let utf8 = Array(text.utf8)
         guard utf8.count % 2 == 0 else { return nil }
-        func value(_ digit: UInt8) -> UInt8? {
-            switch digit {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-            default: nil
-            }
-        }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(utf8.count / 2)
         var position = 0
         while position < utf8.count {
-            guard let high = value(utf8[position]), let low = value(utf8[position + 1]) else { return nil }
+            guard let high = value(of: utf8[position]), let low = value(of: utf8[position + 1]) else { return nil }
             bytes.append(high << 4 | low)
             position += 2
         }
         return bytes
+    }
+
+    /// The value of one hex digit (either case); nil for any other byte.
+    public static func value(of digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Hummingbird
+import TallyCore
 
 /// Refuses, before anything else looks at it, a request whose form the HTTP parser lets
 /// through but no route can read as the client meant:
@@ -36,18 +37,9 @@ struct RequestFormMiddleware<Context: RequestContext>: RouterMiddleware {
                 decoded.append(byte)
                 continue
             }
-            guard let high = bytes.next().flatMap(Self.hexValue), let low = bytes.next().flatMap(Self.hexValue) else { return false }
+            guard let high = bytes.next().flatMap(Hex.value(of:)), let low = bytes.next().flatMap(Hex.value(of:)) else { return false }
             decoded.append(high << 4 | low)
         }
         return String(validating: decoded, as: UTF8.self) != nil
-    }
-
-    static func hexValue(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
