@@ -228,7 +228,11 @@ public final class ClusterHosting: Sendable {
         outgoing.headers.add(name: Self.forwardedBy.rawName, value: archive.node)
         // (NIO's parser refuses a Content-Length that is not digits; a negative one is not passed on either way.)
         let length = request.headers[.contentLength].flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil }
-        if isJSON(request), let length, length <= Self.wholeBodyLimit {
+        if !Self.hasBody(request) {
+            // Nothing to send, and its body is not touched: a request without one may be
+            // forwarded again (its body's stream can be read only once — a second forward of
+            // it, after an answer cut off or a 503, hit Hummingbird's assertion).
+        } else if isJSON(request), let length, length <= Self.wholeBodyLimit {
             // Within the body timeout, as the node that serves it would read it: a client that
             // trickles a body must not hold a forward (and its connection) open forever.
             let body = request.body
@@ -270,6 +274,11 @@ public final class ClusterHosting: Sendable {
                 for try await chunk in body { try await writer.write(chunk) }
                 try await writer.finish(nil)
             })
+    }
+
+    /// Whether `request` comes with a body (a length other than 0, or a transfer coding).
+    static func hasBody(_ request: Request) -> Bool {
+        request.headers[.contentLength].map { $0 != "0" } ?? (request.headers[.transferEncoding] != nil)
     }
 
     /// Headers of one connection, not of the request (RFC 9110 §7.6.1): not forwarded.
@@ -388,14 +397,14 @@ struct ClusterMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: TallyRequestContext, next: (Request, TallyRequestContext) async throws -> Response) async throws -> Response {
         guard let name = try HostedLedgers.ledgerName(inPath: request.uri.path) else { return try await next(request, context) }
         let isForwarded = request.headers[ClusterHosting.forwardedBy] != nil
-        // Served elsewhere a moment ago: forwarded without asking PostgreSQL. A node that does
-        // not take the connection (it died, or came back elsewhere) is asked about again below.
+        // Served elsewhere lately: forwarded without asking PostgreSQL. A node that does not
+        // take the connection (it died, or came back elsewhere), or answers 503 (the ledger
+        // moved on), is asked about again below.
         if !isForwarded, !ledgers.isOpen(name), let url = cluster.knownServer(of: name) {
             // Asked again only for a request without a body: one whose body went (part of it)
             // to a node that then failed cannot be sent twice.
-            let hasBody = request.headers[.contentLength].map { $0 != "0" } ?? (request.headers[.transferEncoding] != nil)
-            if hasBody { return try await forward(request, name, to: url) }
-            if let response = try? await forward(request, name, to: url) { return response }
+            if ClusterHosting.hasBody(request) { return try await forward(request, name, to: url) }
+            if let response = try? await forward(request, name, to: url), response.status != .serviceUnavailable { return response }
         }
         let held: LedgerLease
         do {

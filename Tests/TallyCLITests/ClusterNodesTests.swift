@@ -118,16 +118,18 @@ struct ClusterNodesTests {
 
     /// A forwarding node remembers where a ledger is served for a minute, not asking
     /// PostgreSQL at each request, and forgets it as soon as that node answers that it no
-    /// longer serves the ledger: one request is answered 503, the next reaches the new owner.
+    /// longer serves the ledger: a write is answered 503 once, the next reaches the new owner;
+    /// a read (no body, sent again safely) reaches it at once.
     @Test func aForwardingNodeForgetsAnOwnerThatAnswersItNoLongerServesTheLedger() async throws {
         let ledger = "\(prefix)-m"
         let token = try createClusterLedger(ledger, staging: folder.file("staging-m"))
-        let (a, b, c) = (
+        let (a, b, c, d) = (
             try ClusterNode("\(prefix)-ma", folder: folder.file("ma")), try ClusterNode("\(prefix)-mb", folder: folder.file("mb")),
-            try ClusterNode("\(prefix)-mc", folder: folder.file("mc"))
+            try ClusterNode("\(prefix)-mc", folder: folder.file("mc")), try ClusterNode("\(prefix)-md", folder: folder.file("md"))
         )
         #expect(await a.addExpense(ledger, memo: "first", token: token) == 201)
         #expect(await b.addExpense(ledger, memo: "through-b", token: token) == 201, "forwarded to a, which b now remembers")
+        #expect(try await d.request(.GET, "/v1/ledgers/\(ledger)/expenses", token: token).status == 200, "d now remembers a too")
         // "a" loses the ledger to "c" while it cannot answer, longer than a lease.
         a.signal(SIGSTOP)
         try await Task.sleep(for: .seconds(a.leaseSeconds + 1))
@@ -137,10 +139,14 @@ struct ClusterNodesTests {
         // "b" still takes "a" for the owner: "a" answers 503 (the ledger moved), and "b" forgets it.
         #expect(await b.addExpense(ledger, memo: "moved", token: token) == 503)
         #expect(await b.addExpense(ledger, memo: "after", token: token) == 201, "b asked PostgreSQL again and reached c")
+        // "d" still takes "a" for the owner too: its read, answered 503 there, is sent on to "c".
+        let read = try await d.request(.GET, "/v1/ledgers/\(ledger)/expenses", token: token)
+        #expect(read.status == 200, "\(read.body)")
         #expect(try await c.memos(ledger, token: token).sorted() == ["after", "first", "through-b", "through-c"])
         a.stop(SIGTERM)
         b.stop(SIGTERM)
         c.stop(SIGTERM)
+        d.stop(SIGTERM)
     }
 
     @Test func aClientThatPassesForAForwardingNodeIsNotServedByANodeThatDoesNotHoldTheLedger() async throws {
