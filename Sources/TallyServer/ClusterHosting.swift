@@ -278,7 +278,7 @@ public final class ClusterHosting: Sendable {
 
     /// Whether `request` comes with a body (a length other than 0, or a transfer coding).
     static func hasBody(_ request: Request) -> Bool {
-        request.headers[.contentLength].map { $0 != "0" } ?? (request.headers[.transferEncoding] != nil)
+        declaredLength(request).map { $0 > 0 } ?? (request.headers[.transferEncoding] != nil)
     }
 
     /// Headers of one connection, not of the request (RFC 9110 §7.6.1): not forwarded.
