@@ -79,7 +79,7 @@ struct ClusterBenchmarks {
         // The loads, interleaved: `rounds` slices of each in turn, so that the machine's
         // neighbours weigh on the baseline and the cluster alike (measured one after the other,
         // the single node's rate alone swung from 2,552 to 4,166 req/s between runs). The idle
-        // side meanwhile only renews its leases (the cluster's, ~30 a second per node).
+        // side meanwhile only renews its leases (the cluster's: one statement a second per node).
         let slice = seconds / Double(rounds)
         var alone = Throughput(), clustered = Throughput(), direct = Throughput()
         var aloneOne: [Double] = [], clusteredOne: [Double] = []

@@ -36,6 +36,10 @@ public final class ClusterHosting: Sendable {
     let bodyTimeout: Duration
     let logger: Logger
     private let catchUp: ClusterCatchUp
+    /// Every lease kept here, renewed together (`keep`).
+    private let renewals: LeaseRenewals
+    /// Where this node's renewal ticks count from (`nextRenewal`).
+    private let ticksFrom = ContinuousClock.now
     /// Ledgers another node was found to serve, and where, until when: a request for one is
     /// forwarded without asking PostgreSQL again (`rememberedFor`), until that node answers
     /// that it does not serve it (503) or does not answer.
@@ -50,6 +54,7 @@ public final class ClusterHosting: Sendable {
         (self.archive, self.leaseDuration, self.bodyTimeout, self.logger) = (archive, leaseDuration, bodyTimeout, logger)
         advertised = Mutex(url)
         catchUp = ClusterCatchUp(archive: archive) { work in try await BlockingThreads.run(work) }
+        renewals = LeaseRenewals(archive: archive, duration: leaseDuration, limit: leaseDuration / 3)
     }
 
     /// Where another node was lately found to serve `name`, if it was.
@@ -84,6 +89,14 @@ public final class ClusterHosting: Sendable {
 
     /// How often a kept lease is renewed.
     var renewEvery: Duration { leaseDuration / 3 }
+
+    /// The next of this node's renewal ticks after `now`: every `renewEvery`, at the same
+    /// instants for every lease kept here, so that their renewals go to PostgreSQL together
+    /// (`LeaseRenewals`). A lease just taken waits at most `renewEvery` for its first.
+    func nextRenewal(after now: ContinuousClock.Instant = .now) -> ContinuousClock.Instant {
+        let ticksPassed = max(0, Int64(((now - ticksFrom) / renewEvery).rounded(.down)))
+        return ticksFrom + renewEvery * (ticksPassed + 1)
+    }
 
     /// Brings the ledger `name` here, into `folder`, and takes its lease. Throws
     /// `LedgerServedElsewhere` when another node holds it, a 404 when the cluster registers
@@ -171,17 +184,18 @@ public final class ClusterHosting: Sendable {
     }
 
     /// Keeps `lease` while the ledger is open here (until cancelled): renews it every third of
-    /// its length and stores the folder's changed files under it. Calls `lost` and returns when
-    /// PostgreSQL says the lease is no longer this node's.
+    /// its length, on the node's ticks with every other lease kept here, and stores the folder's
+    /// changed files under it. Calls `lost` and returns when PostgreSQL says the lease is no
+    /// longer this node's.
     func keep(_ lease: ClusterLease, validity: LeaseValidity, files: StoredFiles, lost: @Sendable () -> Void) async {
         while !Task.isCancelled {
-            try? await Task.sleep(for: renewEvery)
+            try? await Task.sleep(until: nextRenewal(), clock: .continuous)
             guard !Task.isCancelled else { return }
             let asked = ContinuousClock.now
             do {
-                let (archive, duration) = (archive, leaseDuration)
+                let (archive, renewals) = (archive, renewals)
                 try await answered("a renewal of '\(lease.ledger)'", within: renewEvery) {
-                    let editsWait = try await archive.renew(lease, for: duration)
+                    let editsWait = try await renewals.renew(lease)
                     try await files.store(in: archive, applying: editsWait ? try await archive.pendingEdits(of: lease.ledger) : [])
                 }
                 validity.extend(to: asked + leaseDuration - Self.margin)

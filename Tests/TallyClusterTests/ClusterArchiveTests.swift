@@ -198,6 +198,48 @@ struct ClusterArchiveTests {
         }
     }
 
+    @Test func leasesRenewedTogetherLeaveOutOnlyThoseTakenOver() async throws {
+        try await TestPostgres.withNodes(["a", "b"]) { nodes in
+            let names = (0..<3).map { "\(ledger)-\($0)" }
+            var leases: [ClusterLease] = []
+            for name in names { leases.append(try await nodes[0].takeLease(name, localEnd: nil, for: .milliseconds(300))) }
+            try await Task.sleep(for: .milliseconds(500))  // all three expired; "b" takes the last
+            let taken = try await nodes[1].takeLease(names[2], localEnd: nil, for: .seconds(30))
+            let renewed = try await nodes[0].renew(leases, for: .seconds(30))
+            #expect(renewed == [leases[0]: false, leases[1]: false], "the lease taken over is left out")
+            try await nodes[0].archive([append(first, header, 1)], under: leases[1])  // live again
+            await #expect(throws: ClusterRefusal.fenced(ledger: names[2], epoch: leases[2].epoch)) { try await nodes[0].renew(leases[2], for: .seconds(30)) }
+            #expect(try await nodes[1].isHeld(taken), "the new owner's lease is untouched")
+            // A lease named twice, or under another node's name, is renewed once or not at all.
+            let other = ClusterLease(ledger: names[0], node: "b", epoch: leases[0].epoch)
+            #expect(try await nodes[0].renew([leases[0], leases[0], other], for: .seconds(30)) == [leases[0]: false])
+        }
+    }
+
+    @Test func aNodesRenewalsAskedAtOnceGoInOneOrTwoStatements() async throws {
+        try await TestPostgres.withNodes(["a", "b"]) { nodes in
+            let names = (0..<40).map { "\(ledger)-\($0)" }
+            var leases: [ClusterLease] = []
+            for name in names { leases.append(try await nodes[0].takeLease(name, localEnd: nil, for: .milliseconds(300))) }
+            try await Task.sleep(for: .milliseconds(500))
+            let lost = try await nodes[1].takeLease(names[7], localEnd: nil, for: .seconds(30))
+            let renewals = LeaseRenewals(archive: nodes[0], duration: .seconds(30), limit: .seconds(5))
+            let outcomes = await withTaskGroup(of: (Int, String).self) { group in
+                for (index, lease) in leases.enumerated() {
+                    group.addTask {
+                        do { return (index, try await renewals.renew(lease) ? "edits wait" : "renewed") } catch { return (index, "\(error)") }
+                    }
+                }
+                return await group.reduce(into: [Int: String]()) { $0[$1.0] = $1.1 }
+            }
+            #expect(renewals.statements.load(ordering: .relaxed) <= 2, "asked at once, sent together")
+            for index in leases.indices where index != 7 { #expect(outcomes[index] == "renewed") }
+            #expect(outcomes[7] == "\(ClusterRefusal.fenced(ledger: names[7], epoch: leases[7].epoch))")
+            #expect(try await nodes[1].isHeld(lost))
+            for lease in leases where lease.ledger != names[7] { #expect(try await nodes[0].isHeld(lease)) }
+        }
+    }
+
     @Test func anExpiredLeaseArchivesNothingUntilRenewedAndAReleasedOneIsFreeAtOnce() async throws {
         try await TestPostgres.withNodes(["a", "b"]) { nodes in
             let lease = try await nodes[0].takeLease(ledger, localEnd: nil, for: .milliseconds(200))
