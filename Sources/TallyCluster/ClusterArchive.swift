@@ -163,63 +163,66 @@ public struct ClusterArchive: Sendable {
 
     /// Extends `lease` by `duration` from now, if nobody has taken it since (an expired lease
     /// nobody took is still this node's: no other node can have archived under it, and the CLI's
-    /// edit of a ledger nobody serves moves its epoch on). Returns whether operator's edits of
-    /// the ledger wait to be applied (`pendingEdits`), asked in the same statement. Throws
-    /// `fenced` when another node has taken it.
+    /// edit of a ledger nobody serves moves its epoch on) and this node has not given it up
+    /// (`release`). Returns whether operator's edits of the ledger wait to be applied
+    /// (`pendingEdits`), asked in the same statement. Throws `fenced` otherwise. Waits for the
+    /// lease row while another transaction holds it (a write of the ledger, a takeover).
     @discardableResult
     public func renew(_ lease: ClusterLease, for duration: Duration) async throws -> Bool {
-        guard let editsWait = try await renew([lease], for: duration)[lease] else {
-            throw ClusterRefusal.fenced(ledger: lease.ledger, epoch: lease.epoch)
-        }
-        return editsWait
-    }
-
-    /// Renews each of `leases` as `renew(_:for:)` does, a thousand to a transaction: a node
-    /// renews every lease it keeps at once (`LeaseRenewals`), so its renewals cost a transaction
-    /// a round, not one per open ledger. Returns, for each lease renewed, whether edits of its
-    /// ledger wait; a lease missing from the answer was taken by another node.
-    ///
-    /// The rows are locked in the order of their names before they are updated, so two nodes
-    /// that each renew some leases the other holds (each for a moment after a takeover) wait
-    /// for each other in one order, never in a cycle. A lease taken meanwhile is found changed
-    /// once its lock is had, and left out.
-    public func renew(_ leases: [ClusterLease], for duration: Duration) async throws -> [ClusterLease: Bool] {
         let milliseconds = Self.milliseconds(duration)
-        var renewed: [ClusterLease: Bool] = [:]
-        var start = 0
-        while start < leases.count {
-            let chunk = leases[start..<min(start + Self.renewalsPerStatement, leases.count)]
-            start += chunk.count
-            let (ledgers, epochs, owners) = (chunk.map(\.ledger), chunk.map(\.epoch), chunk.map(\.node))
-            renewed.merge(
-                try await transaction { connection in
-                    var renewedHere: [ClusterLease: Bool] = [:]
-                    let rows = try await connection.query(
-                        """
-                        WITH mine AS (
-                          SELECT l.ledger FROM tally_leases l
-                          JOIN unnest(\(ledgers)::text[], \(epochs)::int8[], \(owners)::text[]) AS asked(ledger, epoch, owner)
-                            ON l.ledger = asked.ledger AND l.epoch = asked.epoch AND l.owner = asked.owner
-                          ORDER BY l.ledger
-                          FOR NO KEY UPDATE OF l
-                        )
-                        UPDATE tally_leases SET expires_at = statement_timestamp() + \(milliseconds) * interval '1 millisecond'
-                        FROM mine WHERE tally_leases.ledger = mine.ledger
-                        RETURNING tally_leases.ledger, tally_leases.epoch, tally_leases.owner,
-                          EXISTS (SELECT 1 FROM tally_file_edits e WHERE e.ledger = tally_leases.ledger AND e.answered_at IS NULL)
-                        """, logger: logger)
-                    for try await (ledger, epoch, owner, editsWait) in rows.decode((String, Int64, String, Bool).self) {
-                        renewedHere[ClusterLease(ledger: ledger, node: owner, epoch: epoch)] = editsWait
-                    }
-                    return renewedHere
-                }
-            ) { first, _ in first }
-        }
+        let rows = try await client.query(
+            """
+            UPDATE tally_leases SET expires_at = statement_timestamp() + \(milliseconds) * interval '1 millisecond'
+            WHERE ledger = \(lease.ledger) AND epoch = \(lease.epoch) AND owner = \(lease.node) AND expires_at <> '-infinity'
+            RETURNING EXISTS (SELECT 1 FROM tally_file_edits e WHERE e.ledger = tally_leases.ledger AND e.answered_at IS NULL)
+            """, logger: logger)
+        var renewed: Bool?
+        for try await (editsWait, ) in rows.decode((Bool,).self) { renewed = editsWait }
+        guard let renewed else { throw ClusterRefusal.fenced(ledger: lease.ledger, epoch: lease.epoch) }
         return renewed
     }
 
-    /// The most leases `renew` extends in one statement.
-    static let renewalsPerStatement = 1_000
+    /// Renews, in one statement, those of `leases` (at most `renewalsPerStatement`) that
+    /// `renew(_:for:)` would, and whose rows no other transaction holds locked right now: a node
+    /// renews every lease it keeps at once (`LeaseRenewals`), so its renewals cost a transaction
+    /// a round, not one per open ledger. Returns, for each lease renewed, whether edits of its
+    /// ledger wait. A lease missing from the answer was taken by another node, given up, or
+    /// its row was locked (a write of its ledger under way, a takeover): `renew(_:for:)`, which
+    /// waits for the row, tells which — so one row held locked holds up no other lease's renewal.
+    ///
+    /// The rows are locked in the order of their names, so two nodes that renew some of the same
+    /// rows (each for a moment after a takeover) never wait for each other in a cycle; a row
+    /// changed between the statement's snapshot and its lock is looked at again, and left out
+    /// once another node has taken it.
+    public func renewUnlocked(_ leases: [ClusterLease], for duration: Duration) async throws -> [ClusterLease: Bool] {
+        guard leases.count <= Self.renewalsPerStatement else { throw ClusterRefusal.invalid("more than \(Self.renewalsPerStatement) leases in one renewal") }
+        let milliseconds = Self.milliseconds(duration)
+        let (ledgers, epochs, owners) = (leases.map(\.ledger), leases.map(\.epoch), leases.map(\.node))
+        return try await transaction { connection in
+            var renewed: [ClusterLease: Bool] = [:]
+            let rows = try await connection.query(
+                """
+                WITH mine AS (
+                  SELECT l.ledger FROM tally_leases l
+                  JOIN unnest(\(ledgers)::text[], \(epochs)::int8[], \(owners)::text[]) AS asked(ledger, epoch, owner)
+                    ON l.ledger = asked.ledger AND l.epoch = asked.epoch AND l.owner = asked.owner AND l.expires_at <> '-infinity'
+                  ORDER BY l.ledger
+                  FOR NO KEY UPDATE OF l SKIP LOCKED
+                )
+                UPDATE tally_leases SET expires_at = statement_timestamp() + \(milliseconds) * interval '1 millisecond'
+                FROM mine WHERE tally_leases.ledger = mine.ledger
+                RETURNING tally_leases.ledger, tally_leases.epoch, tally_leases.owner,
+                  EXISTS (SELECT 1 FROM tally_file_edits e WHERE e.ledger = tally_leases.ledger AND e.answered_at IS NULL)
+                """, logger: logger)
+            for try await (ledger, epoch, owner, editsWait) in rows.decode((String, Int64, String, Bool).self) {
+                renewed[ClusterLease(ledger: ledger, node: owner, epoch: epoch)] = editsWait
+            }
+            return renewed
+        }
+    }
+
+    /// The most leases `renewUnlocked` extends in one statement.
+    public static let renewalsPerStatement = 1_000
 
     /// Gives `lease` up at once (a node drained before it stops), so another node need not
     /// wait for it to expire. A lease taken over meanwhile is left alone.

@@ -15,8 +15,9 @@ public final class LeaseRenewals: Sendable {
 
     private struct Asked: Sendable {
         let lease: ClusterLease
-        /// Resumed with whether edits wait (nil: the lease is no longer this node's).
-        let answer: CheckedContinuation<Result<Bool?, any Error>, Never>
+        /// Resumed with whether edits wait, or why the lease was not renewed (`fenced`: it is
+        /// no longer this node's).
+        let answer: CheckedContinuation<Result<Bool, any Error>, Never>
     }
 
     /// The renewals asked and not yet sent, and whether a task is sending them.
@@ -33,9 +34,9 @@ public final class LeaseRenewals: Sendable {
 
     /// Renews `lease` (in one statement with the others asked about now). Returns whether the
     /// operator's edits of its ledger wait; throws `ClusterRefusal.fenced` when another node
-    /// has taken it, or what kept the statement from being answered.
+    /// has taken it, or what kept it from being answered.
     public func renew(_ lease: ClusterLease) async throws -> Bool {
-        let outcome = await withCheckedContinuation { (answer: CheckedContinuation<Result<Bool?, any Error>, Never>) in
+        let outcome = await withCheckedContinuation { (answer: CheckedContinuation<Result<Bool, any Error>, Never>) in
             let startsSending = state.withLock { state in
                 state.asked.append(Asked(lease: lease, answer: answer))
                 defer { state.sending = true }
@@ -43,31 +44,48 @@ public final class LeaseRenewals: Sendable {
             }
             if startsSending { Task { await self.sendAll() } }
         }
-        guard let editsWait = try outcome.get() else { throw ClusterRefusal.fenced(ledger: lease.ledger, epoch: lease.epoch) }
-        return editsWait
+        return try outcome.get()
     }
 
-    /// Sends what is asked, a statement at a time, until nothing is; answers every renewal
-    /// asked (each statement is given up on after `limit`, so none waits forever).
+    /// Sends what is asked, a statement at a time, until nothing is, and answers every renewal
+    /// asked: those the statement renewed at once; each of the others alone, beside it
+    /// (`ClusterArchive.renewUnlocked` leaves out a row another transaction holds, and the
+    /// lease renewed alone waits for it). Every call is given up on after `limit`, so no
+    /// renewal waits forever.
     private func sendAll() async {
         try? await Task.sleep(for: Self.gathering)
         while true {
             let batch = state.withLock { state in
-                let batch = state.asked
-                state.asked = []
+                let batch = state.asked.prefix(ClusterArchive.renewalsPerStatement)
+                state.asked.removeFirst(batch.count)
                 if batch.isEmpty { state.sending = false }
-                return batch
+                return Array(batch)
             }
             guard !batch.isEmpty else { return }
-            let (archive, duration, leases) = (archive, duration, batch.map(\.lease))
             statements.add(1, ordering: .relaxed)
-            let outcome: Result<[ClusterLease: Bool], any Error>
+            let (archive, duration, limit, leases) = (archive, duration, limit, batch.map(\.lease))
+            let renewed: [ClusterLease: Bool]
             do {
-                outcome = .success(try await answered("a renewal of \(leases.count) leases", within: limit) { try await archive.renew(leases, for: duration) })
+                renewed = try await answered("a renewal of \(leases.count) leases", within: limit) { try await archive.renewUnlocked(leases, for: duration) }
             } catch {
-                outcome = .failure(error)
+                for asked in batch { asked.answer.resume(returning: .failure(error)) }
+                continue
             }
-            for asked in batch { asked.answer.resume(returning: outcome.map { $0[asked.lease] }) }
+            for asked in batch {
+                if let editsWait = renewed[asked.lease] {
+                    asked.answer.resume(returning: .success(editsWait))
+                    continue
+                }
+                Task {
+                    let lease = asked.lease
+                    do {
+                        let editsWait = try await answered("a renewal of '\(lease.ledger)'", within: limit) { try await archive.renew(lease, for: duration) }
+                        asked.answer.resume(returning: .success(editsWait))
+                    } catch {
+                        asked.answer.resume(returning: .failure(error))
+                    }
+                }
+            }
         }
     }
 }

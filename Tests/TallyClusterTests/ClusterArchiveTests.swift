@@ -198,25 +198,50 @@ struct ClusterArchiveTests {
         }
     }
 
-    @Test func leasesRenewedTogetherLeaveOutOnlyThoseTakenOver() async throws {
+    /// Holds the lease row of `ledger` locked (as a takeover or a write of it does) in a
+    /// transaction of `node` while `body` runs.
+    func whileLocked<T: Sendable>(_ ledger: String, by node: ClusterArchive, _ body: @Sendable () async throws -> T) async throws -> T {
+        let (locked, lockedNow) = AsyncStream.makeStream(of: Void.self)
+        let (done, doneNow) = AsyncStream.makeStream(of: Void.self)
+        let holder = Task {
+            try await node.transaction { connection in
+                try await connection.query("SELECT 1 FROM tally_leases WHERE ledger = \(ledger) FOR UPDATE", logger: node.logger)
+                lockedNow.yield()
+                for await _ in done { break }
+            }
+        }
+        for await _ in locked { break }
+        let result = await Result { try await body() }
+        doneNow.yield()
+        try await holder.value
+        return try result.get()
+    }
+
+    @Test func leasesRenewedTogetherLeaveOutThoseTakenOverGivenUpOrLocked() async throws {
         try await TestPostgres.withNodes(["a", "b"]) { nodes in
-            let names = (0..<3).map { "\(ledger)-\($0)" }
+            let names = (0..<4).map { "\(ledger)-\($0)" }
             var leases: [ClusterLease] = []
             for name in names { leases.append(try await nodes[0].takeLease(name, localEnd: nil, for: .milliseconds(300))) }
-            try await Task.sleep(for: .milliseconds(500))  // all three expired; "b" takes the last
+            try await Task.sleep(for: .milliseconds(500))  // all expired, still "a"'s; "b" takes one, "a" gives one up
             let taken = try await nodes[1].takeLease(names[2], localEnd: nil, for: .seconds(30))
-            let renewed = try await nodes[0].renew(leases, for: .seconds(30))
-            #expect(renewed == [leases[0]: false, leases[1]: false], "the lease taken over is left out")
+            try await nodes[0].release(leases[3])
+            let asked = leases
+            let renewed = try await whileLocked(names[1], by: nodes[1]) {
+                try await answered("the renewal", within: .seconds(5)) { try await nodes[0].renewUnlocked(asked, for: .seconds(30)) }
+            }
+            #expect(renewed == [leases[0]: false], "the locked row, the lease taken over and the one given up are left out")
+            #expect(try await nodes[0].renew(leases[1], for: .seconds(30)) == false, "renewed alone once its row is free")
             try await nodes[0].archive([append(first, header, 1)], under: leases[1])  // live again
             await #expect(throws: ClusterRefusal.fenced(ledger: names[2], epoch: leases[2].epoch)) { try await nodes[0].renew(leases[2], for: .seconds(30)) }
+            await #expect(throws: ClusterRefusal.fenced(ledger: names[3], epoch: leases[3].epoch)) { try await nodes[0].renew(leases[3], for: .seconds(30)) }
             #expect(try await nodes[1].isHeld(taken), "the new owner's lease is untouched")
             // A lease named twice, or under another node's name, is renewed once or not at all.
             let other = ClusterLease(ledger: names[0], node: "b", epoch: leases[0].epoch)
-            #expect(try await nodes[0].renew([leases[0], leases[0], other], for: .seconds(30)) == [leases[0]: false])
+            #expect(try await nodes[0].renewUnlocked([leases[0], leases[0], other], for: .seconds(30)) == [leases[0]: false])
         }
     }
 
-    @Test func aNodesRenewalsAskedAtOnceGoInOneOrTwoStatements() async throws {
+    @Test func aNodesRenewalsGoTogetherAndALockedRowHoldsUpOnlyItsOwn() async throws {
         try await TestPostgres.withNodes(["a", "b"]) { nodes in
             let names = (0..<40).map { "\(ledger)-\($0)" }
             var leases: [ClusterLease] = []
@@ -224,17 +249,22 @@ struct ClusterArchiveTests {
             try await Task.sleep(for: .milliseconds(500))
             let lost = try await nodes[1].takeLease(names[7], localEnd: nil, for: .seconds(30))
             let renewals = LeaseRenewals(archive: nodes[0], duration: .seconds(30), limit: .seconds(5))
-            let outcomes = await withTaskGroup(of: (Int, String).self) { group in
-                for (index, lease) in leases.enumerated() {
-                    group.addTask {
-                        do { return (index, try await renewals.renew(lease) ? "edits wait" : "renewed") } catch { return (index, "\(error)") }
+            let asked = leases
+            let renewing = try await whileLocked(names[3], by: nodes[1]) {
+                let renewing = asked.map { lease in Task { try await renewals.renew(lease) } }
+                // Every other lease is answered while the row of names[3] stays locked.
+                for index in asked.indices where index != 3 {
+                    let outcome = await renewing[index].result
+                    if index == 7 {
+                        #expect(throws: ClusterRefusal.fenced(ledger: names[7], epoch: asked[7].epoch)) { try outcome.get() }
+                    } else {
+                        #expect((try? outcome.get()) == false, "\(names[index]): \(outcome)")
                     }
                 }
-                return await group.reduce(into: [Int: String]()) { $0[$1.0] = $1.1 }
+                return renewing
             }
-            #expect(renewals.statements.load(ordering: .relaxed) <= 2, "asked at once, sent together")
-            for index in leases.indices where index != 7 { #expect(outcomes[index] == "renewed") }
-            #expect(outcomes[7] == "\(ClusterRefusal.fenced(ledger: names[7], epoch: leases[7].epoch))")
+            #expect(try await renewing[3].value == false, "renewed once its row was free")
+            #expect(renewals.statements.load(ordering: .relaxed) < 10, "asked at once, sent together (40 asked)")
             #expect(try await nodes[1].isHeld(lost))
             for lease in leases where lease.ledger != names[7] { #expect(try await nodes[0].isHeld(lease)) }
         }
