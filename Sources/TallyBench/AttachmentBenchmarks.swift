@@ -15,6 +15,8 @@ struct AttachmentBenchmarks {
     /// Files uploaded (2 MiB each) and blobs shipped (2 MiB each, 200 MiB at 100).
     let files: Int
     let photoSamples: Int
+    /// Blobs a store holds when an upload is checked against its quota (`quotaUploadLatency`).
+    let heldBlobs: Int
 
     static let fileBytes = 2 << 20
 
@@ -38,6 +40,7 @@ struct AttachmentBenchmarks {
                 baselineName: "write + fsync of the same bytes, MB/s"),
         ]
         results += try thumbnailLatency()
+        results.append(try quotaUploadLatency(heldBlobs: heldBlobs))
         print(String(format: "attachments: %.0f MiB in %d files", megabytes, files))
         return results
     }
@@ -149,6 +152,46 @@ struct AttachmentBenchmarks {
                 name: "thumbnail_12mp_worker_p50", value: quantile(workers, 0.5), unit: "ms", baseline: inProcess,
                 baselineName: "the same thumbnail made in process, ms"),
         ]
+    }
+
+    /// A 1 KiB upload kept under an attachment quota in a store that holds `heldBlobs` blobs,
+    /// written a while ago (median of 20), against the same upload with no quota: what counting
+    /// the store's bytes adds to each upload (`BlobTotals`). Also printed: one walk of every
+    /// blob, which each such upload made before.
+    func quotaUploadLatency(heldBlobs: Int) throws -> BenchmarkResult {
+        let directory = try freshDirectory("attachment-quota")
+        let path = directory.path + "/blobs"
+        // Files named as blobs, written directly (counting reads only names and sizes).
+        for index in 0..<heldBlobs {
+            let digest = String(format: "%02x%062x", index % 256, index)
+            let folder = path + "/" + digest.prefix(2)
+            if index < 256 { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+            try Data(repeating: 7, count: 64).write(to: URL(fileURLWithPath: folder + "/" + digest.dropFirst(2)))
+        }
+        let anHourAgo = Int(Date().timeIntervalSince1970) - 3_600
+        for prefix in try FileManager.default.contentsOfDirectory(atPath: path) {
+            _ = utimes(path + "/" + prefix, [timeval(tv_sec: anHourAgo, tv_usec: 0), timeval(tv_sec: anHourAgo, tv_usec: 0)])
+        }
+        var start = now()
+        let walked = try BlobStore(path: path).all().count
+        let walk = (now() - start) * 1000
+        func uploads(quota: Int?, salt: UInt8) throws -> Double {
+            let store = BlobStore(directory: directory, quota: { quota })
+            var times: [Double] = []
+            for index in 0..<20 {
+                let data = Data((0..<1024).map { UInt8(truncatingIfNeeded: $0 &+ index) } + [salt])
+                start = now()
+                _ = try store.store(data)
+                times.append((now() - start) * 1000)
+            }
+            return quantile(times, 0.5)
+        }
+        let unlimited = try uploads(quota: nil, salt: 1)
+        let limited = try uploads(quota: 1 << 40, salt: 2)
+        print(String(format: "attachments: one walk of %d blobs %.1f ms (what each upload under a quota cost before BlobTotals)", walked, walk))
+        return BenchmarkResult(
+            name: "attachment_quota_upload", value: limited, unit: "ms", baseline: unlimited,
+            baselineName: "the same 1 KiB upload with no quota, \(heldBlobs) blobs held, ms")
     }
 
     func freshDirectory(_ name: String) throws -> DataDirectory { try freshBenchDirectory(name, in: workDirectory) }

@@ -57,7 +57,9 @@ if only.contains("merge") && !only.contains("sync") {  // `merge`: the sync grou
 }
 if enabled("attachments") {
     let tally = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("tally").path
-    results += try await AttachmentBenchmarks(workDirectory: workDirectory, tallyBinary: tally, files: quick ? 20 : 100, photoSamples: quick ? 5 : 21).run()
+    results += try await AttachmentBenchmarks(
+        workDirectory: workDirectory, tallyBinary: tally, files: quick ? 20 : 100, photoSamples: quick ? 5 : 21, heldBlobs: quick ? 10_000 : 50_000
+    ).run()
 }
 if enabled("recurring") {
     results += try await RecurrenceBenchmarks(workDirectory: workDirectory, rules: quick ? 10 : 100, years: 10).run()

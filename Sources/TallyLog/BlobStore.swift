@@ -100,8 +100,9 @@ public struct BlobStore: Sendable {
     }
 
     /// The bytes of the ledger's blobs: those its archive holds, if it has one (a node that took
-    /// a hosted ledger over holds on its disk only those it has needed since), else those held here.
-    public func totalBytes() throws -> Int { try archive?.totalBytes() ?? all().reduce(0) { $0 + $1.size } }
+    /// a hosted ledger over holds on its disk only those it has needed since), else those held
+    /// here — counted by `BlobTotals`, which walks only the folders changed since it last did.
+    public func totalBytes() throws -> Int { try archive?.totalBytes() ?? BlobTotals.shared.totalBytes(ofStoreAt: path) }
 
     /// Re-hashes a held blob; false if it is missing or its bytes no longer match its name.
     public func verify(_ digest: String) throws -> Bool {
