@@ -58,7 +58,7 @@ import TallyTestSupport
     /// A hosted ledger opens often: its day's count is written when the day is new to it, not
     /// at every open (each write was two fsyncs and a rename), and a reopen goes on counting.
     @Test func usageIsWrittenWhenTheDayIsNewNotAtEveryOpen() throws {
-        let folder = try TemporaryDirectory()
+        let folder = TemporaryDirectory()
         let now = Date()
         func open(_ now: Date) -> QuotaUsage { QuotaUsage(file: QuotaFile(LedgerQuota(), folder: folder.path), now: now) }
         let first = open(now)

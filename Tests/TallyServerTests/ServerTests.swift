@@ -513,7 +513,7 @@ extension TestResponse {
         let ledger = fixture.service.ledger
         for round in 0..<10 {
             let outcomes = await withTaskGroup(of: String.self) { group in
-                for attempt in 0..<16 {
+                for _ in 0..<16 {
                     group.addTask {
                         do {
                             let (_, replayed) = try await ledger.create(
