@@ -102,7 +102,10 @@ public struct BlobStore: Sendable {
     /// The bytes of the ledger's blobs: those its archive holds, if it has one (a node that took
     /// a hosted ledger over holds on its disk only those it has needed since), else those held
     /// here — counted by `BlobTotals`, which walks only the folders changed since it last did.
-    public func totalBytes() throws -> Int { try archive?.totalBytes() ?? BlobTotals.shared.totalBytes(ofStoreAt: path) }
+    public func totalBytes() throws -> Int {
+        if let archive { return try asking { try archive.totalBytes() } }
+        return try BlobTotals.shared.totalBytes(ofStoreAt: path)
+    }
 
     /// Re-hashes a held blob; false if it is missing or its bytes no longer match its name.
     public func verify(_ digest: String) throws -> Bool {
@@ -283,7 +286,7 @@ public final class BlobWriter: @unchecked Sendable {
         // see room, and both be kept past the quota (found by a hostile run: 8 of 600 KB
         // against 1 MiB).
         return try FileLock.whileHeld(path: store.path + "/quota.lock", shared: false) {
-            if try store.asking({ try store.totalBytes() }) + size > quota { throw BlobError.overQuota(quota: quota) }
+            if try store.totalBytes() + size > quota { throw BlobError.overQuota(quota: quota) }
             return try keep(digest, as: file)
         }
     }

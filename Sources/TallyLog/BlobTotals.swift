@@ -11,22 +11,40 @@ import Synchronization
 /// once it is in place. The clock that stamps a folder is coarse (a few milliseconds; whole
 /// seconds on some file systems), so two changes close together can leave the same stamp: a
 /// folder changed within `settledAfter` is walked again at every check rather than remembered.
-/// (A file system whose clock is behind this machine's by more than that — a remote one — can
-/// leave a blob uncounted until its folder next changes: the quota is then late by that blob.)
+/// Meant for a local disk: a network file system (NFS, SMB) may answer a folder's times from
+/// this host's cache, or stamp them by a clock behind this one's, and so leave a blob another
+/// host added uncounted until the folder next changes here — the quota late by that blob.
+/// (Every process that writes a ledger's blobs runs beside its writer, on its host.)
 ///
-/// One per process (`shared`), for at most `maxStores` stores, the least recently counted
-/// forgotten first.
+/// A count that cannot read a folder fails (the quota then refuses the upload) rather than
+/// count it short, and a folder whose walk failed is never remembered. One per process
+/// (`shared`), for at most `maxStores` stores, the least recently counted forgotten first.
 public final class BlobTotals: Sendable {
     public static let shared = BlobTotals()
 
     /// What identifies a folder's contents as they were.
     struct Stamp: Equatable {
+        let device: UInt64
         let inode: UInt64
         let modified: timespec
         let changed: timespec
 
+        init(_ info: stat) {
+            (device, inode, modified, changed) = (UInt64(info.st_dev), UInt64(info.st_ino), info.st_mtim, info.st_ctim)
+        }
+
+        /// The later of its two times, in seconds. The change time is the one nobody can set
+        /// back (`utimes`, `touch -d`, `rsync -a` set the modification time, and move the change
+        /// time to now).
+        var latest: TimeInterval {
+            max(Double(modified.tv_sec) + Double(modified.tv_nsec) / 1e9, Double(changed.tv_sec) + Double(changed.tv_nsec) / 1e9)
+        }
+
+        /// Whether its times look whole seconds (a file system of that grain).
+        var looksWhole: Bool { modified.tv_nsec == 0 && changed.tv_nsec == 0 }
+
         static func == (a: Stamp, b: Stamp) -> Bool {
-            a.inode == b.inode && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
+            a.device == b.device && a.inode == b.inode && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
                 && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
         }
     }
@@ -40,36 +58,47 @@ public final class BlobTotals: Sendable {
     /// Prefix folders walked so far (for tests).
     let walks = Atomic<Int>(0)
 
-    static let maxStores = 64
+    /// About as many as a hosted server keeps ledgers open (`DescriptorBudget`); each holds at
+    /// most 256 folders' totals.
+    static let maxStores = 1_024
 
     /// How long after its last change a folder's stamp is trusted: longer than the grain of
     /// the clock that stamps it — a tick of the kernel's coarse clock (at most 10 ms) where
     /// times carry nanoseconds, and two seconds (FAT's grain) where they look whole.
-    static func settledAfter(_ stamp: Stamp) -> TimeInterval { stamp.modified.tv_nsec == 0 ? 2 : 0.1 }
+    static func settledAfter(_ stamp: Stamp) -> TimeInterval { stamp.looksWhole ? 2 : 0.1 }
 
     /// The bytes of every blob in the store at `path` (its two-letter folders), walking only
     /// the folders that changed since the last count here, or lately. `now` is the wall clock
-    /// the folders' times are compared with.
-    public func totalBytes(ofStoreAt path: String, now: Date = Date()) -> Int {
-        let prefixes = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { name in
-            name.utf8.count == 2 && name.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
-        }
+    /// the folders' times are compared with. Throws when a folder cannot be read (no count is
+    /// better than one short: the quota would let bytes past it); a store or a folder that
+    /// is not there holds nothing.
+    public func totalBytes(ofStoreAt path: String, now: Date = Date()) throws -> Int {
+        guard let names = try Self.names(in: path) else { return 0 }
         let known = state.withLock { state in state.stores[path]?.folders ?? [:] }
         var folders: [String: (stamp: Stamp, bytes: Int)] = [:]
         var total = 0
-        for prefix in prefixes {
+        for prefix in names where prefix.utf8.count == 2 && prefix.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) {
             let folder = path + "/" + prefix
-            guard let stamp = Self.stamp(of: folder) else { continue }
-            if let remembered = known[prefix], remembered.stamp == stamp {
+            var info = stat()
+            guard lstat(folder, &info) == 0 else {
+                if errno == ENOENT { continue }
+                throw LogError.io(operation: "lstat", path: folder, errno: errno)
+            }
+            // A folder linked from elsewhere (blobs kept on another disk) is walked every time:
+            // its link's times say nothing of what it holds.
+            let isLink = info.st_mode & S_IFMT == S_IFLNK
+            guard isLink || info.st_mode & S_IFMT == S_IFDIR else { continue }
+            let stamp = Stamp(info)
+            if !isLink, let remembered = known[prefix], remembered.stamp == stamp {
                 folders[prefix] = remembered
                 total += remembered.bytes
                 continue
             }
-            let bytes = Self.bytes(in: folder)
+            guard let bytes = try Self.bytes(in: folder) else { continue }  // gone meanwhile
             walks.add(1, ordering: .relaxed)
             total += bytes
             // Remembered only once settled: a change within the clock's grain could keep the stamp.
-            if Double(stamp.modified.tv_sec) + Double(stamp.modified.tv_nsec) / 1e9 < now.timeIntervalSince1970 - Self.settledAfter(stamp) {
+            if !isLink, stamp.latest < now.timeIntervalSince1970 - Self.settledAfter(stamp) {
                 folders[prefix] = (stamp, bytes)
             }
         }
@@ -83,21 +112,42 @@ public final class BlobTotals: Sendable {
         return total
     }
 
-    private static func stamp(of folder: String) -> Stamp? {
-        var info = stat()
-        guard lstat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return nil }
-        return Stamp(inode: UInt64(info.st_ino), modified: info.st_mtim, changed: info.st_ctim)
+    /// The names in the folder `path`; nil if it is not there.
+    private static func names(in path: String) throws -> [String]? {
+        guard let directory = opendir(path) else {
+            if errno == ENOENT { return nil }
+            throw LogError.io(operation: "opendir", path: path, errno: errno)
+        }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(directory) else {
+                if errno != 0 { throw LogError.io(operation: "readdir", path: path, errno: errno) }
+                return names
+            }
+            names.append(withUnsafeBytes(of: &entry.pointee.d_name) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) })
+        }
     }
 
     /// The bytes of the blobs in one prefix folder (regular files named as the rest of a
     /// digest: 62 lowercase hex digits), read with `readdir` and `fstatat` — no path or string
-    /// made for each file, since a folder written lately is walked at every count.
-    private static func bytes(in folder: String) -> Int {
-        guard let directory = opendir(folder) else { return 0 }
+    /// made for each file, since a folder written lately is walked at every count. Nil if the
+    /// folder is not there; throws if it cannot be read whole.
+    private static func bytes(in folder: String) throws -> Int? {
+        guard let directory = opendir(folder) else {
+            if errno == ENOENT { return nil }
+            throw LogError.io(operation: "opendir", path: folder, errno: errno)
+        }
         defer { closedir(directory) }
         let descriptor = dirfd(directory)
         var bytes = 0
-        while let entry = readdir(directory) {
+        while true {
+            errno = 0
+            guard let entry = readdir(directory) else {
+                if errno != 0 { throw LogError.io(operation: "readdir", path: folder, errno: errno) }
+                return bytes
+            }
             let isRestOfDigest = withUnsafeBytes(of: &entry.pointee.d_name) { name in
                 (0..<62).allSatisfy { (48...57).contains(name[$0]) || (97...102).contains(name[$0]) } && name[62] == 0
             }
@@ -106,8 +156,11 @@ public final class BlobTotals: Sendable {
             let found = withUnsafeBytes(of: &entry.pointee.d_name) { name in
                 fstatat(descriptor, name.baseAddress!.assumingMemoryBound(to: CChar.self), &info, AT_SYMLINK_NOFOLLOW) == 0
             }
-            if found, info.st_mode & S_IFMT == S_IFREG { bytes += Int(info.st_size) }
+            guard found else {
+                if errno == ENOENT { continue }  // removed meanwhile
+                throw LogError.io(operation: "fstatat", path: folder, errno: errno)
+            }
+            if info.st_mode & S_IFMT == S_IFREG { bytes += Int(info.st_size) }
         }
-        return bytes
     }
 }
