@@ -17,6 +17,10 @@ struct ReplicationRoutes {
     static let pushDeadline = Duration.seconds(300)
     /// How much of a push's body is read before it takes the ledger's delivery turn (`BodyReadAhead`).
     static let pushReadAhead = 1 << 20
+    /// How fast the rest must come while the push holds the turn: 8 KiB a second after 10 s
+    /// (a link of 64 kbit/s; a slower client's push is cut there, and its next goes on from
+    /// what was verified).
+    static let pushPace = BodyReadAhead.Pace(minimumRate: 8_192, grace: .seconds(10))
 
     /// Who a push may bring events of. A token with the `replicate` scope (a peer replica):
     /// anyone's, as the verifier admits them. A signed-in member (an app's replica syncing with
@@ -66,7 +70,7 @@ struct ReplicationRoutes {
                         "forked_chain: the events hold another chain of an origin than this replica holds; the error's 'origin' names it (the sender may be a restored copy of that replica: docs/TALLYKIT.md)",
                         schema: "Error")
                 ),
-            ], errors: [400, 415, 422])
+            ], errors: [400, 408, 415, 422])
         group.post("push", push) { request, context in
             let service = try context.service()
             guard request.headers[.contentType] == "application/octet-stream" else {
@@ -78,7 +82,7 @@ struct ReplicationRoutes {
                 // Its first MiB is read before it takes the turn: one that fits drips alone.
                 let (body, admit) = (request.body, Self.admit(context.caller))
                 let (applied, held) = try await withDeadline(Self.pushDeadline) {
-                    let readAhead = try await BodyReadAhead.reading(body, upTo: Self.pushReadAhead)
+                    let readAhead = try await BodyReadAhead.reading(body, upTo: Self.pushReadAhead, pace: Self.pushPace)
                     return try await service.ledger.receive(readAhead, from: "push", admit: admit)
                 }
                 service.metrics.replicated(applied, from: "push:" + (context.caller?.actor ?? "?"))
@@ -89,7 +93,7 @@ struct ReplicationRoutes {
                 let cause = Ledger.failure(failure.cause, keeping: failure.applied)
                 var error = APIError.from(cause)
                 // A refusal keeps its 4xx; a broken invariant on this side stays a 500 (logged by ErrorMiddleware).
-                if error.status != .internalServerError, !["forked_chain", "unreadable_request", "body_timeout"].contains(error.code) {
+                if error.status != .internalServerError, !["forked_chain", "unreadable_request", "body_timeout", "body_too_slow"].contains(error.code) {
                     error.code = "rejected"
                 }
                 if failure.applied > 0, !(cause is SyncRejection) {
