@@ -149,13 +149,15 @@ extension Replica {
 
     /// Whether a failed sync is worth another try: not when the server refused the
     /// credentials, refused a request it will never take, or sent what this replica refused
-    /// (a `SyncRejection` with no status), nor when this replica's own log is at fault.
+    /// (a `SyncRejection` with no status), nor when this replica's own log is at fault. A push
+    /// the server cut for its pace or its deadline (408) is: the next goes on from what the
+    /// server verified.
     static func retrying(_ error: any Error) -> Retrying {
         switch error {
         case let refused as SyncRejection:
             switch refused.httpStatus {
             case 401?, 403?: .signInFirst
-            case let status? where status == 429 || status >= 500: .whenReachable
+            case let status? where status == 408 || status == 429 || status >= 500: .whenReachable
             default: .never
             }
         case LogError.writerLocked: .whenUnlocked  // the widget's write, or another sync
