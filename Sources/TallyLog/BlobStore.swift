@@ -67,9 +67,10 @@ public struct BlobStore: Sendable {
     public var local: BlobStore { BlobStore(path: path) }
 
     /// Whether `text` is a digest as blobs are named: 64 lowercase hex digits.
-    public static func isDigest(_ text: String) -> Bool {
-        text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
-    }
+    public static func isDigest(_ text: String) -> Bool { text.utf8.count == 64 && text.utf8.allSatisfy(isDigestByte) }
+
+    /// Whether `byte` is one a blob's name is made of: a lowercase hex digit.
+    static func isDigestByte(_ byte: UInt8) -> Bool { (48...57).contains(byte) || (97...102).contains(byte) }
 
     /// Where the blob `digest` lives (whether or not it is there).
     public func file(of digest: String) throws -> String {

@@ -77,7 +77,7 @@ public final class BlobTotals: Sendable {
         let known = state.withLock { state in state.stores[path]?.folders ?? [:] }
         var folders: [String: (stamp: Stamp, bytes: Int)] = [:]
         var total = 0
-        for prefix in names where prefix.utf8.count == 2 && prefix.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) {
+        for prefix in names where prefix.utf8.count == 2 && prefix.utf8.allSatisfy(BlobStore.isDigestByte) {
             let folder = path + "/" + prefix
             var info = stat()
             guard lstat(folder, &info) == 0 else {
@@ -114,20 +114,9 @@ public final class BlobTotals: Sendable {
 
     /// The names in the folder `path`; nil if it is not there.
     private static func names(in path: String) throws -> [String]? {
-        guard let directory = opendir(path) else {
-            if errno == ENOENT { return nil }
-            throw LogError.io(operation: "opendir", path: path, errno: errno)
-        }
-        defer { closedir(directory) }
         var names: [String] = []
-        while true {
-            errno = 0
-            guard let entry = readdir(directory) else {
-                if errno != 0 { throw LogError.io(operation: "readdir", path: path, errno: errno) }
-                return names
-            }
-            names.append(withUnsafeBytes(of: &entry.pointee.d_name) { String(cString: $0.baseAddress!.assumingMemoryBound(to: CChar.self)) })
-        }
+        let found = try forEachEntry(in: path) { name, _ in names.append(String(cString: name)) }
+        return found ? names : nil
     }
 
     /// The bytes of the blobs in one prefix folder (regular files named as the rest of a
@@ -135,32 +124,35 @@ public final class BlobTotals: Sendable {
     /// made for each file, since a folder written lately is walked at every count. Nil if the
     /// folder is not there; throws if it cannot be read whole.
     private static func bytes(in folder: String) throws -> Int? {
+        var bytes = 0
+        let found = try forEachEntry(in: folder) { name, descriptor in
+            guard (0..<62).allSatisfy({ BlobStore.isDigestByte(UInt8(bitPattern: name[$0])) }), name[62] == 0 else { return }
+            var info = stat()
+            guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+                if errno == ENOENT { return }  // removed meanwhile
+                throw LogError.io(operation: "fstatat", path: folder, errno: errno)
+            }
+            if info.st_mode & S_IFMT == S_IFREG { bytes += Int(info.st_size) }
+        }
+        return found ? bytes : nil
+    }
+
+    /// Calls `body` with each entry's name (NUL-terminated, as `readdir` gives it) and the
+    /// folder's descriptor. False if the folder is not there; throws if it cannot be read whole.
+    private static func forEachEntry(in folder: String, _ body: (UnsafePointer<CChar>, Int32) throws -> Void) throws -> Bool {
         guard let directory = opendir(folder) else {
-            if errno == ENOENT { return nil }
+            if errno == ENOENT { return false }
             throw LogError.io(operation: "opendir", path: folder, errno: errno)
         }
         defer { closedir(directory) }
         let descriptor = dirfd(directory)
-        var bytes = 0
         while true {
             errno = 0
             guard let entry = readdir(directory) else {
                 if errno != 0 { throw LogError.io(operation: "readdir", path: folder, errno: errno) }
-                return bytes
+                return true
             }
-            let isRestOfDigest = withUnsafeBytes(of: &entry.pointee.d_name) { name in
-                (0..<62).allSatisfy { (48...57).contains(name[$0]) || (97...102).contains(name[$0]) } && name[62] == 0
-            }
-            guard isRestOfDigest else { continue }
-            var info = stat()
-            let found = withUnsafeBytes(of: &entry.pointee.d_name) { name in
-                fstatat(descriptor, name.baseAddress!.assumingMemoryBound(to: CChar.self), &info, AT_SYMLINK_NOFOLLOW) == 0
-            }
-            guard found else {
-                if errno == ENOENT { continue }  // removed meanwhile
-                throw LogError.io(operation: "fstatat", path: folder, errno: errno)
-            }
-            if info.st_mode & S_IFMT == S_IFREG { bytes += Int(info.st_size) }
+            try withUnsafeBytes(of: &entry.pointee.d_name) { name in try body(name.baseAddress!.assumingMemoryBound(to: CChar.self), descriptor) }
         }
     }
 }

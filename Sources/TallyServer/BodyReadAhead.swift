@@ -83,37 +83,25 @@ struct BodyReadAhead: AsyncSequence {
             return piece
         }
 
-        /// Whichever of the piece and the timer comes first, handed to the one waiting.
+        /// Whichever of the piece and the timer comes first, handed to the one waiting (who
+        /// waits before either is started).
         private final class FirstOutcome: @unchecked Sendable {
             private let lock = NSLock()
             private var continuation: CheckedContinuation<Result<ByteBuffer??, any Error>, Never>?
-            private var early: Result<ByteBuffer??, any Error>?
-            private var answered = false
             /// The timer, cancelled once the outcome is taken: set before the wait suspends and
             /// read after it resumes, by the task that waits.
             var timer: Task<Void, Never>?
 
             func wait(_ continuation: CheckedContinuation<Result<ByteBuffer??, any Error>, Never>) {
-                lock.lock()
-                if let early {
-                    lock.unlock()
-                    continuation.resume(returning: early)
-                    return
-                }
-                self.continuation = continuation
-                lock.unlock()
+                lock.withLock { self.continuation = continuation }
             }
 
             func give(_ outcome: Result<ByteBuffer??, any Error>) {
-                lock.lock()
-                guard !answered else { return lock.unlock() }
-                answered = true
-                guard let continuation else {
-                    early = outcome
-                    return lock.unlock()
+                let waiting = lock.withLock {
+                    defer { continuation = nil }
+                    return continuation
                 }
-                lock.unlock()
-                continuation.resume(returning: outcome)
+                waiting?.resume(returning: outcome)
             }
         }
 

@@ -54,7 +54,7 @@ public final class ClusterHosting: Sendable {
         (self.archive, self.leaseDuration, self.bodyTimeout, self.logger) = (archive, leaseDuration, bodyTimeout, logger)
         advertised = Mutex(url)
         catchUp = ClusterCatchUp(archive: archive) { work in try await BlockingThreads.run(work) }
-        renewals = LeaseRenewals(archive: archive, duration: leaseDuration, limit: leaseDuration / 3)
+        renewals = LeaseRenewals(archive: archive, duration: leaseDuration, limit: Self.renewEvery(of: leaseDuration))
     }
 
     /// Where another node was lately found to serve `name`, if it was.
@@ -88,7 +88,10 @@ public final class ClusterHosting: Sendable {
     public func advertise(_ url: String) { advertised.withLock { $0 = url } }
 
     /// How often a kept lease is renewed.
-    var renewEvery: Duration { leaseDuration / 3 }
+    var renewEvery: Duration { Self.renewEvery(of: leaseDuration) }
+
+    /// A third of a lease: renewed that often, it outlives a renewal that fails.
+    static func renewEvery(of leaseDuration: Duration) -> Duration { leaseDuration / 3 }
 
     /// The next of this node's renewal ticks after `now`: every `renewEvery`, at the same
     /// instants for every lease kept here, so that their renewals go to PostgreSQL together

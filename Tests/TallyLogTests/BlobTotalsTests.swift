@@ -54,12 +54,19 @@ struct BlobTotalsTests {
         #expect(try store.totalBytes() == (try held(store)), "the store counts the same through the shared totals")
     }
 
-    @Test func aFolderWhoseTimeIsSetBackAfterAChangeIsWalkedAgain() throws {
+    /// A store holding one blob of 300 bytes, its folder written an hour ago: the store, the
+    /// folder and that time.
+    func storeWithOneOldBlob() throws -> (store: BlobStore, folder: String, anHourAgo: Int) {
         let store = BlobStore(path: directory.path)
-        let first = try store.store(Data(repeating: 1, count: 300))
-        let folder = store.path + "/" + first.digest.prefix(2)
+        let blob = try store.store(Data(repeating: 1, count: 300))
+        let folder = store.path + "/" + blob.digest.prefix(2)
         let anHourAgo = Int(Date().timeIntervalSince1970) - 3_600
         setTime(folder, to: anHourAgo)
+        return (store, folder, anHourAgo)
+    }
+
+    @Test func aFolderWhoseTimeIsSetBackAfterAChangeIsWalkedAgain() throws {
+        let (store, folder, anHourAgo) = try storeWithOneOldBlob()
         let totals = BlobTotals()
         #expect(try count(totals, store.path, now: later) == (1, 300))
         // A blob of the same folder (its name made so), then the folder's time set back to
@@ -72,11 +79,7 @@ struct BlobTotalsTests {
     }
 
     @Test func aFolderRemovedOrMadeAgainWithTheSameTimeIsCountedAsItIsNow() throws {
-        let store = BlobStore(path: directory.path)
-        let blob = try store.store(Data(repeating: 1, count: 300))
-        let folder = store.path + "/" + blob.digest.prefix(2)
-        let anHourAgo = Int(Date().timeIntervalSince1970) - 3_600
-        setTime(folder, to: anHourAgo)
+        let (store, folder, anHourAgo) = try storeWithOneOldBlob()
         let totals = BlobTotals()
         #expect(try count(totals, store.path, now: later).bytes == 300)
         try FileManager.default.removeItem(atPath: folder)
