@@ -27,6 +27,8 @@ public enum WorkbookReader {
     /// A row's cells are padded to their column: bounded by `StatementBounds.maxColumns`.
     public static let maxCellsPerRow = StatementBounds.maxColumns
     public static let maxRows = 1_000_000
+    /// The most sheets a workbook may have (each looked up among the archive's entries).
+    public static let maxSheets = 256
     /// The most XML elements in all the parts read. XMLCoder builds ~1 KB of tree per element
     /// (measured: 206 MB for a sheet of 100,000 one-cell rows), so this bounds its memory to
     /// ~250 MB — a statement of ~12,000 rows of ten cells.
@@ -41,10 +43,14 @@ public enum WorkbookReader {
         try checkZipDirectory(data)
         let archive: Archive
         do { archive = try Archive(data: data, accessMode: .read) } catch { throw StatementError("not an .xlsx workbook (not a zip archive)") }
+        // Each entry by its path, the first of a name as `archive[path]` gives it: looked up
+        // once, not by a walk of the whole archive for each part (`maxSheets` of them).
+        var entries: [String: Entry] = [:]
+        for entry in archive where entries[entry.path] == nil { entries[entry.path] = entry }
         var inflated = 0
         var elements = 0
         func part(_ path: String) throws(StatementError) -> Data? {
-            guard let entry = archive[path] else { return nil }
+            guard let entry = entries[path] else { return nil }
             var bytes = Data()
             do {
                 let crc = try archive.extract(entry, skipCRC32: false) { chunk in
@@ -60,6 +66,7 @@ public enum WorkbookReader {
             // nesting: both are refused here first.
             guard StatementEncoding.firstInvalidUTF8(Array(bytes)[...]) == nil else { throw StatementError("the workbook's part \(path) is not UTF-8") }
             let shape = xmlShape(bytes)
+            guard !shape.declares else { throw StatementError("the workbook's part \(path) declares a document type or entities") }
             guard shape.depth <= maxDepth else { throw StatementError("the workbook's part \(path) nests deeper than \(maxDepth)") }
             elements += shape.elements
             guard elements <= maxElements else {
@@ -76,13 +83,15 @@ public enum WorkbookReader {
         }
 
         guard let workbook = try decode(Workbook.self, "xl/workbook.xml") else { throw StatementError("not an .xlsx workbook (no xl/workbook.xml)") }
+        guard workbook.sheets.sheet.count <= maxSheets else { throw StatementError("the workbook has more than \(maxSheets) sheets") }
         let relationships = try decode(Relationships.self, "xl/_rels/workbook.xml.rels")?.relationship ?? []
+        let targets = Dictionary(relationships.map { ($0.id, $0.target) }, uniquingKeysWith: { first, _ in first })
         let shared = (try decode(SharedStrings.self, "xl/sharedStrings.xml")?.si ?? []).map(\.text)
         var sheets: [StatementSheet] = []
         var read: Set<String> = []
         var paddedCells = 0
         for sheet in workbook.sheets.sheet {
-            guard let target = relationships.first(where: { $0.id == sheet.relationship })?.target else {
+            guard let target = targets[sheet.relationship] else {
                 throw StatementError("the workbook names a sheet '\(sheet.name)' it does not hold")
             }
             let path = target.hasPrefix("/") ? String(target.dropFirst()) : "xl/" + target
@@ -116,40 +125,66 @@ public enum WorkbookReader {
         return sheets
     }
 
-    /// How deep `xml` nests its elements, and how many it opens: one pass, counting `<name` in
-    /// and `</` or `/>` out (quoted attribute values skipped, so they cannot hide a level;
-    /// CDATA can only count more).
-    static func xmlShape(_ xml: Data) -> (depth: Int, elements: Int) {
-        var (depth, deepest, elements) = (0, 0, 0)
-        var (inTag, afterOpen) = (false, false)
-        var quote: UInt8?
-        var previous: UInt8 = 0
-        for byte in xml {
-            defer { previous = byte }
-            if let open = quote {
-                if byte == open { quote = nil }
-                continue
+    /// How deep `xml` nests its elements, how many it opens, and whether it declares anything
+    /// (`<!DOCTYPE`, `<!ENTITY`: no workbook part does, and entities can expand). One pass:
+    /// each tag read to its `>` (quoted attribute values skipped, so they cannot hide a level),
+    /// comments, processing instructions and CDATA skipped whole (a quote inside one once
+    /// hid every element after it from this count).
+    static func xmlShape(_ xml: Data) -> (depth: Int, elements: Int, declares: Bool) {
+        xml.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
+            var (depth, deepest, elements) = (0, 0, 0)
+            func opens(_ text: StaticString, at index: Int) -> Bool {
+                let count = text.utf8CodeUnitCount
+                guard index + count <= bytes.count else { return false }
+                return (0..<count).allSatisfy { bytes[index + $0] == text.utf8Start[$0] }
             }
-            if afterOpen {
-                afterOpen = false
-                if byte == UInt8(ascii: "/") {
-                    depth -= 1
-                } else if byte != UInt8(ascii: "?") && byte != UInt8(ascii: "!") {
-                    depth += 1
-                    elements += 1
-                    deepest = max(deepest, depth)
+            /// The index just past the first `end` at or after `index` (the end when there is none).
+            func past(_ end: StaticString, from index: Int) -> Int {
+                var at = index
+                while at < bytes.count, !opens(end, at: at) { at += 1 }
+                return min(bytes.count, at + end.utf8CodeUnitCount)
+            }
+            var at = 0
+            while at < bytes.count {
+                guard bytes[at] == UInt8(ascii: "<") else {
+                    at += 1
+                    continue
+                }
+                if opens("<!--", at: at) {
+                    at = past("-->", from: at + 4)
+                } else if opens("<![CDATA[", at: at) {
+                    at = past("]]>", from: at + 9)
+                } else if opens("<?", at: at) {
+                    at = past("?>", from: at + 2)
+                } else if opens("<!", at: at) {
+                    return (deepest, elements, true)
+                } else {
+                    let closing = at + 1 < bytes.count && bytes[at + 1] == UInt8(ascii: "/")
+                    var end = at + 1
+                    var quote: UInt8?
+                    while end < bytes.count {
+                        let byte = bytes[end]
+                        if let open = quote {
+                            if byte == open { quote = nil }
+                        } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                            quote = byte
+                        } else if byte == UInt8(ascii: ">") {
+                            break
+                        }
+                        end += 1
+                    }
+                    if closing {
+                        depth -= 1
+                    } else {
+                        (depth, elements) = (depth + 1, elements + 1)
+                        deepest = max(deepest, depth)
+                        if end < bytes.count, bytes[end - 1] == UInt8(ascii: "/") { depth -= 1 }
+                    }
+                    at = end + 1
                 }
             }
-            if !inTag {
-                if byte == UInt8(ascii: "<") { (inTag, afterOpen) = (true, true) }
-            } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
-                quote = byte
-            } else if byte == UInt8(ascii: ">") {
-                inTag = false
-                if previous == UInt8(ascii: "/") { depth -= 1 }
-            }
+            return (deepest, elements, false)
         }
-        return (deepest, elements)
     }
 
     /// Checks that a zip archive's end record and central directory, and every entry's local
@@ -166,13 +201,33 @@ public enum WorkbookReader {
         guard end >= lowest else { throw problem }
         let (count, size, offset) = (u16(end + 10), u32(end + 12), u32(end + 16))
         guard count != 0xFFFF, size != 0xFFFF_FFFF, offset != 0xFFFF_FFFF, offset + size <= end else { throw problem }
+        // A ZIP64 locator just before the end record: ZIPFoundation would take the directory's
+        // place and size from the ZIP64 record instead, unchecked.
+        guard end < 20 || u32(end - 20) != 0x0706_4B50 else { throw problem }
+        /// Whether the extra fields at `start` (`length` bytes, within the file) hold a ZIP64 one.
+        func hasZIP64Field(_ start: Int, _ length: Int) -> Bool {
+            var field = start
+            while field + 4 <= start + length {
+                if u16(field) == 0x0001 { return true }
+                field += 4 + u16(field + 2)
+            }
+            return false
+        }
         var at = offset
         for _ in 0..<count {
             guard at + 46 <= offset + size, u32(at) == 0x0201_4B50 else { throw problem }
-            let (compressed, nameLength, extraLength, commentLength, local) = (u32(at + 20), u16(at + 28), u16(at + 30), u16(at + 32), u32(at + 42))
-            guard compressed != 0xFFFF_FFFF, local != 0xFFFF_FFFF, local + 30 <= offset, u32(local) == 0x0403_4B50 else { throw problem }
-            let dataStart = local + 30 + u16(local + 26) + u16(local + 28)
-            guard dataStart + compressed <= offset else { throw problem }
+            let (flags, method, compressed, uncompressed) = (u16(at + 8), u16(at + 10), u32(at + 20), u32(at + 24))
+            let (nameLength, extraLength, commentLength, local) = (u16(at + 28), u16(at + 30), u16(at + 32), u32(at + 42))
+            guard compressed != 0xFFFF_FFFF, uncompressed != 0xFFFF_FFFF, local != 0xFFFF_FFFF, local + 30 <= offset, u32(local) == 0x0403_4B50
+            else { throw problem }
+            guard at + 46 + nameLength + extraLength <= offset + size, !hasZIP64Field(at + 46 + nameLength, extraLength) else { throw problem }
+            let (localName, localExtra) = (u16(local + 26), u16(local + 28))
+            let dataStart = local + 30 + localName + localExtra
+            guard dataStart + compressed <= offset, !hasZIP64Field(local + 30 + localName, localExtra) else { throw problem }
+            // Stored (its sizes equal) or deflated: ZIPFoundation finds a stored entry's data
+            // descriptor by its uncompressed size, and a size past the file's end trapped it.
+            guard method == 8 || (method == 0 && compressed == uncompressed) else { throw problem }
+            if flags & 0x0008 != 0 { guard dataStart + compressed + 16 <= offset else { throw problem } }
             at += 46 + nameLength + extraLength + commentLength
         }
     }

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import NIOPosix
 import Synchronization
 import TallyCluster
 import TallyLedger
@@ -234,9 +235,13 @@ public final class ClusterHosting: Sendable {
     /// serving node applies) stream.
     static let wholeBodyLimit = 64 << 10
 
-    /// Sends `request` to the node at `url` and passes its answer back: each whole when it is
-    /// short and its length known (`wholeBodyLimit`), else streamed as it comes.
-    func forward(_ request: Request, to url: String) async throws -> Response {
+    /// Sends `request` for the ledger `name` to the node at `url` and passes its answer back:
+    /// each whole when it is short and its length known (`wholeBodyLimit`), else streamed as it
+    /// comes. A node that cannot be reached, or loses the ledger before it answers, is a 503
+    /// ("try again") only when nothing was sent or the request is a read; otherwise a 502 —
+    /// what was asked may have been done there, and a retry without an Idempotency-Key could
+    /// do it twice.
+    func forward(_ request: Request, _ name: LedgerName, to url: String) async throws -> Response {
         var outgoing = HTTPClientRequest(url: url + request.uri.path + (request.uri.query.map { "?" + $0 } ?? ""))
         outgoing.method = .init(rawValue: request.method.rawValue)
         for field in request.headers where !Self.hopByHop.contains(field.name.canonicalName) {
@@ -263,7 +268,15 @@ public final class ClusterHosting: Sendable {
             outgoing.body = .stream(request.body, length: length.map { .known($0) } ?? .unknown)
         }
         let answer: HTTPClientResponse
-        do { answer = try await Self.http.execute(outgoing, deadline: .now() + .hours(24), logger: logger) } catch {
+        do {
+            let (sending, logger) = (outgoing, logger)
+            answer = try await whileServing(name, at: url) { try await Self.http.execute(sending, deadline: .now() + .hours(24), logger: logger) }
+        } catch {
+            guard request.method == .get || request.method == .head || Self.neverSent(error) else {
+                throw APIError(
+                    .badGateway, "answer_cut_off",
+                    "the node serving this ledger went away before it answered; what was asked may have been done")
+            }
             var unavailable = APIError(.serviceUnavailable, "ledger_unavailable", "the node serving this ledger does not answer; try again shortly")
             unavailable.retryAfter = 1
             throw unavailable
@@ -291,6 +304,40 @@ public final class ClusterHosting: Sendable {
                 for try await chunk in body { try await writer.write(chunk) }
                 try await writer.finish(nil)
             })
+    }
+
+    /// What `send` answers, unless PostgreSQL says first that the node at `url` no longer
+    /// serves `name` (asked once a lease while `send` waits): a node that stopped — paused, or
+    /// its host gone — may still accept a connection and never answer, and a forward to it
+    /// waited for its day-long deadline, holding the client's connection.
+    private func whileServing<Answer: Sendable>(
+        _ name: LedgerName, at url: String, _ send: @escaping @Sendable () async throws -> Answer
+    ) async throws -> Answer {
+        let (archive, every) = (archive, leaseDuration)
+        return try await withThrowingTaskGroup(of: Answer?.self) { group in
+            group.addTask { try await send() }
+            group.addTask {
+                while true {
+                    try await Task.sleep(for: every)
+                    let serving: (node: String, url: String)?
+                    do { serving = try await archive.servingNode(of: name.text) } catch { continue }  // PostgreSQL unreachable: no news
+                    if serving?.url != url { return nil }
+                }
+            }
+            defer { group.cancelAll() }
+            guard let answer = try await group.next() ?? nil else { throw OwnerGone() }
+            return answer
+        }
+    }
+
+    /// The node a forward waited on lost the ledger before it answered.
+    struct OwnerGone: Error {}
+
+    /// Whether `error` came before the request reached the other node: no connection was made.
+    static func neverSent(_ error: any Error) -> Bool {
+        if let client = error as? HTTPClientError { return client == .connectTimeout || client == .getConnectionFromPoolTimeout }
+        if case ChannelError.connectTimeout = error { return true }
+        return error is NIOConnectionError || (error as? IOError)?.errnoCode == ECONNREFUSED
     }
 
     /// Whether `request` comes with a body (a length other than 0, or a transfer coding).
@@ -413,6 +460,11 @@ struct ClusterMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: TallyRequestContext, next: (Request, TallyRequestContext) async throws -> Response) async throws -> Response {
         guard let name = try HostedLedgers.ledgerName(inPath: request.uri.path) else { return try await next(request, context) }
+        // No credential and no sign-in: the authentication below answers 401 wherever the
+        // ledger is, so nothing is taken, opened or forwarded for a stranger's request.
+        if !SessionRoutes.isPublic(request), request.headers[.authorization] == nil, SessionCookie.value(in: request) == nil {
+            return try await next(request, context)
+        }
         let isForwarded = request.headers[ClusterHosting.forwardedBy] != nil
         // Served elsewhere lately: forwarded without asking PostgreSQL. A node that does not
         // take the connection (it died, or came back elsewhere), or answers 503 (the ledger
@@ -421,7 +473,12 @@ struct ClusterMiddleware: RouterMiddleware {
             // Asked again only for a request without a body: one whose body went (part of it)
             // to a node that then failed cannot be sent twice.
             if ClusterHosting.hasBody(request) { return try await forward(request, name, to: url) }
-            if let response = try? await forward(request, name, to: url), response.status != .serviceUnavailable { return response }
+            do {
+                let response = try await forward(request, name, to: url)
+                if response.status != .serviceUnavailable { return response }
+            } catch let error as APIError where error.status != .serviceUnavailable {
+                throw error  // it may have been done there (or it is the client's own failing): not sent again
+            } catch {}
         }
         let held: LedgerLease
         do {
@@ -434,6 +491,10 @@ struct ClusterMiddleware: RouterMiddleware {
             }
             cluster.remember(name, servedAt: elsewhere.url)
             return try await forward(request, name, to: elsewhere.url)
+        } catch let missing as APIError where missing.status == .notFound {
+            // The cluster has no such ledger: answered below as a wrong credential or password
+            // is for one that exists (401), so a stranger cannot tell which ledgers there are.
+            return try await next(request, context)
         }
         return try await next(request, context).holding(held)
     }
@@ -443,7 +504,7 @@ struct ClusterMiddleware: RouterMiddleware {
     /// the client's own failings: a body too slow or cut short).
     private func forward(_ request: Request, _ name: LedgerName, to url: String) async throws -> Response {
         do {
-            let response = try await cluster.forward(request, to: url)
+            let response = try await cluster.forward(request, name, to: url)
             if response.status == .serviceUnavailable { cluster.remember(name, servedAt: nil) }
             return response
         } catch let error as APIError where error.status.code < 500 {

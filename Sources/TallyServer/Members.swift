@@ -67,6 +67,9 @@ public final class MemberStore: Sendable {
     public static let invitationLifetime: TimeInterval = 7 * 86_400
     /// The most members, sessions and open invitations a ledger keeps.
     public static let maxMembers = 100, maxSessions = 1_000, maxInvitations = 100
+    /// The most sessions one member keeps (`maxMembers` of them fill `maxSessions`): a member
+    /// who signs in again and again ends only their own oldest sessions.
+    public static let maxSessionsPerMember = 10
 
     public init(folder: String, cost: UInt8 = 12) {
         self.folder = folder
@@ -182,6 +185,7 @@ public final class MemberStore: Sendable {
         // No password has a control character (`checkPassword`): one sent with a NUL is not
         // cut short to match.
         guard let member, matches, !FieldKind.containsControlCharacter(password) else { return nil }
+        // Removed (or added again) while the password was checked: as a wrong password.
         return try startSession(for: member, now: now)
     }
 
@@ -201,14 +205,28 @@ public final class MemberStore: Sendable {
     }
     private static let decoyHashes = Mutex<[UInt8: String]>([:])
 
-    private func startSession(for member: Member, now: Date) throws -> NewSession {
+    /// Starts a session of `member`, as they were when their password was checked: nil if
+    /// they were removed meanwhile, or removed and added again — checked under
+    /// the sessions' lock, so a sign-in under way while an owner removes them cannot store a
+    /// session after `remove` ended theirs (it would come back with a new member of that name).
+    /// A member keeps at most `maxSessionsPerMember`: a further sign-in ends their own oldest,
+    /// never another member's.
+    func startSession(for member: Member, now: Date) throws -> NewSession? {
         let secret = Self.randomSecret(), csrf = Self.randomSecret()
         let expiresAt = now.addingTimeInterval(Self.sessionLifetime)
-        try sessions.update { sessions in
+        let started = try sessions.update { sessions -> Bool in
+            guard try members.read().contains(where: { $0.name == member.name && $0.passwordHash == member.passwordHash }) else { return false }
             sessions.removeAll { $0.expiresAt <= now }
+            let theirs = sessions.indices.filter { sessions[$0].member == member.name }
+            if theirs.count >= Self.maxSessionsPerMember {
+                let ending = Set(theirs.prefix(theirs.count - Self.maxSessionsPerMember + 1))
+                sessions = sessions.indices.filter { !ending.contains($0) }.map { sessions[$0] }  // their oldest end
+            }
             if sessions.count >= Self.maxSessions { sessions.removeFirst(sessions.count - Self.maxSessions + 1) }  // the oldest end
             sessions.append(SessionRecord(sha256: Self.digest(secret), member: member.name, csrf: csrf, expiresAt: expiresAt))
+            return true
         }
+        guard started else { return nil }
         return NewSession(secret: secret, csrf: csrf, member: member, expiresAt: expiresAt)
     }
 
@@ -236,10 +254,17 @@ public final class MemberStore: Sendable {
 
     // MARK: Invitations
 
-    /// A one-time invitation to join as `role`: its code (shown once).
+    /// A one-time invitation to join as `role`, made by the owner named `owner`: its code (shown
+    /// once). Refused unless `owner` is still an owner when it is stored — checked under the
+    /// invitations' lock, so an owner removed while their request was on its way (`remove`
+    /// withdraws what they made, once) cannot leave one behind.
     public func invite(role: MemberRole, by owner: String, now: Date = Date()) throws -> (code: String, expiresAt: Date) {
         let (code, invitation) = Self.invitation(role: role, by: owner, now: now)
-        try add(invitation, now: now)
+        try add(invitation, now: now) {
+            guard try members.read().contains(where: { $0.name == owner && $0.role == .owner }) else {
+                throw APIError(.forbidden, "forbidden", "only an owner of the household invites; '\(owner)' is not one now")
+            }
+        }
         return (code, invitation.expiresAt)
     }
 
@@ -250,9 +275,11 @@ public final class MemberStore: Sendable {
         return (code, Invitation(sha256: digest(code), role: role, invitedBy: owner, expiresAt: now.addingTimeInterval(invitationLifetime), used: false))
     }
 
-    /// Stores an invitation made by `invitation(role:by:)` (the used and expired ones dropped).
-    public func add(_ invitation: Invitation, now: Date = Date()) throws {
+    /// Stores an invitation made by `invitation(role:by:)` (the used and expired ones dropped),
+    /// once `check` (run under the invitations' lock) has passed.
+    public func add(_ invitation: Invitation, now: Date = Date(), check: () throws -> Void = {}) throws {
         try invitations.update { invitations in
+            try check()
             invitations.removeAll { $0.used || $0.expiresAt <= now }
             guard invitations.count < Self.maxInvitations else { throw ValidationError(field: nil, "at most \(Self.maxInvitations) invitations may be open") }
             invitations.append(invitation)
@@ -284,8 +311,12 @@ public final class MemberStore: Sendable {
             invitations[index].used = true
             return member
         }
-        return try startSession(for: member, now: now)
+        guard let session = try startSession(for: member, now: now) else { throw Self.signedOut }
+        return session
     }
+
+    /// A session asked for a member who is no longer as their password was checked.
+    static let signedOut = APIError(.unauthorized, "signed_out", "the member was removed meanwhile: sign in again")
 
     static let unknownInvitation = ValidationError(field: "code", "this invitation is unknown, used or expired; ask for a new one", kind: .notFound)
 

@@ -61,7 +61,7 @@ struct SessionRoutes {
             // A member's name is at most 64 characters: a longer one names nobody, and is cut
             // so that a stranger's long names cannot fill the throttle's memory.
             let account = "account:\(context.credentials?.apiPath ?? "none")/\(name.prefix(65))"
-            let keys = [account, "address:" + (context.channel.remoteAddress?.ipAddress ?? "?")]
+            let keys = [account, SignInThrottle.addressKey(context.channel.remoteAddress)]
             let throttle = try Self.throttle(context)
             // Counted as a failure before the password is checked: guesses sent at once each
             // count, and a success takes its count back.
@@ -96,7 +96,7 @@ struct SessionRoutes {
             ), responses: [(201, APIResponse.text("Joined and signed in: {member, role, csrf, expiresAt}"))], errors: [400, 404, 409, 429])
         open.post("invites/accept", accept) { request, context in
             let body = try await Self.fields(request, ["code", "name", "password"])
-            let keys = ["address:" + (context.channel.remoteAddress?.ipAddress ?? "?")]
+            let keys = [SignInThrottle.addressKey(context.channel.remoteAddress)]
             let throttle = try Self.throttle(context)
             if throttle.attempt(keys) != nil { throw APIError(.tooManyRequests, "slow_down", "too many failed tries; wait a little") }
             do {

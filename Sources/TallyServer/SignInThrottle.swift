@@ -1,5 +1,7 @@
 import Foundation
+import NIOCore
 import Synchronization
+import TallyCore
 
 /// Slows guessing of passwords: after `freeFailures` failed sign-ins of one account (a
 /// ledger's member name) or from one address, each further try within the lockout is refused
@@ -10,7 +12,12 @@ import Synchronization
 /// guesser on many addresses gains against one account is bounded by the account's count;
 /// what one address gains across many accounts, by the address's.
 ///
-/// Kept in memory (a restart forgets it), at most `maxKeys` entries, the oldest dropped first.
+/// An address is an IPv4 address, or the first 64 bits of an IPv6 one (a client given a /64
+/// has as many addresses as it likes).
+///
+/// Kept in memory (a restart forgets it), at most `maxKeys` entries. Past that, a tenth goes:
+/// those with the fewest failures first, then the least recently locked — so a flood of new
+/// addresses (each one failure) cannot push out an account's count, and with it its lockout.
 public final class SignInThrottle: Sendable {
     struct Failures {
         var count: Int
@@ -30,7 +37,10 @@ public final class SignInThrottle: Sendable {
         failures.withLock { failures in
             if let wait = keys.compactMap({ failures[$0].map { $0.lockedUntil - now } }).filter({ $0 > .zero }).max() { return wait }
             if failures.count > Self.maxKeys {
-                for key in failures.sorted(by: { $0.value.lockedUntil < $1.value.lockedUntil }).prefix(failures.count / 10).map(\.key) {
+                let fewestFirst = failures.sorted {
+                    ($0.value.count, $0.value.lockedUntil) < ($1.value.count, $1.value.lockedUntil)
+                }
+                for key in fewestFirst.prefix(failures.count / 10).map(\.key) {
                     failures[key] = nil
                 }
             }
@@ -51,6 +61,19 @@ public final class SignInThrottle: Sendable {
                 failures[key] = entry
             }
         }
+    }
+
+    /// The key a client's address counts under: `address:` and an IPv4 address, or the first
+    /// 64 bits of an IPv6 one (an IPv4 address written as IPv6 counts as itself).
+    static func addressKey(_ address: SocketAddress?) -> String {
+        if case .v6(let v6) = address {
+            let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
+            if bytes.prefix(12) != [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF] {
+                return "address:" + Hex.lowercase(bytes.prefix(8)) + "::/64"
+            }
+            return "address:" + bytes.suffix(4).map { String($0) }.joined(separator: ".")
+        }
+        return "address:" + (address?.ipAddress ?? "?")
     }
 
     static func lockout(afterFailures count: Int) -> Duration {

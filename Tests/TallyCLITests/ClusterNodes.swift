@@ -94,7 +94,7 @@ final class ClusterNode: @unchecked Sendable {
     var url: String { "http://127.0.0.1:\(port)" }
 
     func request(
-        _ method: HTTPMethod, _ path: String, token: String, json: String? = nil, headers: [(String, String)] = []
+        _ method: HTTPMethod, _ path: String, token: String?, json: String? = nil, headers: [(String, String)] = []
     ) async throws -> (status: Int, body: String) {
         let answer = try await request(method, path, token: token, body: json.map { ("application/json", Data($0.utf8)) }, headers: headers)
         return (answer.status, String(decoding: answer.bytes, as: UTF8.self))
@@ -102,11 +102,11 @@ final class ClusterNode: @unchecked Sendable {
 
     /// The same with a body of any type, answering the response's bytes.
     func request(
-        _ method: HTTPMethod, _ path: String, token: String, body: (contentType: String, bytes: Data)?, headers: [(String, String)] = []
+        _ method: HTTPMethod, _ path: String, token: String?, body: (contentType: String, bytes: Data)?, headers: [(String, String)] = []
     ) async throws -> (status: Int, bytes: Data) {
         var request = HTTPClientRequest(url: url + path)
         request.method = method
-        request.headers.add(name: "Authorization", value: "Bearer \(token)")
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let body {
             request.headers.add(name: "Content-Type", value: body.contentType)

@@ -149,6 +149,53 @@ struct ClusterNodesTests {
         d.stop(SIGTERM)
     }
 
+    /// Found by review: a forward waited on a paused owner (whose kernel still takes the
+    /// connection) for its day-long deadline; and a forward that failed after it was sent was
+    /// answered 503 "try again", though the write may have been made. Now a forward gives up
+    /// once PostgreSQL says the owner lost the ledger: a read is asked again, a write is a 502.
+    @Test func aForwardToAPausedOwnerIsAnsweredOnceItLosesTheLedger() async throws {
+        let ledger = "\(prefix)-p"
+        let token = try createClusterLedger(ledger, staging: folder.file("staging-p"))
+        let (a, b) = (try ClusterNode("\(prefix)-pa", folder: folder.file("pa")), try ClusterNode("\(prefix)-pb", folder: folder.file("pb")))
+        #expect(await a.addExpense(ledger, memo: "first", token: token) == 201)
+        #expect(try await b.request(.GET, "/v1/ledgers/\(ledger)/expenses", token: token).status == 200, "b now remembers a")
+        a.signal(SIGSTOP)
+        let start = ContinuousClock.now
+        async let read = b.request(.GET, "/v1/ledgers/\(ledger)/expenses", token: token)
+        async let write = b.request(.POST, "/v1/ledgers/\(ledger)/expenses", token: token, json: #"{"amount":1200,"currency":"KRW","date":"2026-11-28"}"#)
+        let (answeredRead, answeredWrite) = try await (read, write)
+        #expect(ContinuousClock.now - start < .seconds(4 * a.leaseSeconds), "answered once the lease ran out, not at the deadline")
+        #expect(answeredRead.status == 200, "a read is asked again: PostgreSQL named no owner, and b took the ledger: \(answeredRead.body)")
+        #expect(answeredWrite.status == 502 && answeredWrite.body.contains("may have been done"), "\(answeredWrite.body)")
+        #expect(await b.addExpense(ledger, memo: "after", token: token) == 201, "b takes the ledger over")
+        a.signal(SIGCONT)
+        a.stop(SIGTERM)
+        b.stop(SIGTERM)
+    }
+
+    /// Found by review: on a cluster a ledger was taken before its caller was authenticated —
+    /// a stranger's request for a ledger nobody holds took its lease and opened it, and one
+    /// for a ledger the cluster does not have was a 404 where one that exists was a 401.
+    @Test func aStrangerCannotTellLedgersApartNorBringOneToANode() async throws {
+        let ledger = "\(prefix)-s"
+        _ = try createClusterLedger(ledger, staging: folder.file("staging-s"))
+        let a = try ClusterNode("\(prefix)-sa", folder: folder.file("sa"))
+        for name in [ledger, "\(prefix)-none"] {
+            let anonymous = try await a.request(.GET, "/v1/ledgers/\(name)/expenses", token: nil)
+            #expect(anonymous.status == 401 && anonymous.body.contains("\"unauthorized\""), "\(name): \(anonymous.body)")
+            let wrongToken = try await a.request(.GET, "/v1/ledgers/\(name)/expenses", token: "tly_wrong")
+            #expect(wrongToken.status == 401 && wrongToken.body.contains("unknown or revoked token"), "\(name): \(wrongToken.body)")
+            let signIn = try await a.request(.POST, "/v1/ledgers/\(name)/session", token: nil, json: #"{"name":"kim","password":"a long wrong password"}"#)
+            #expect(signIn.status == 401 && signIn.body.contains("wrong_credentials"), "\(name): \(signIn.body)")
+        }
+        a.stop(SIGTERM)
+        // Only the requests that carried a credential or signed in brought the ledger here.
+        let b = try ClusterNode("\(prefix)-sb", folder: folder.file("sb"))
+        #expect(try await b.request(.GET, "/v1/ledgers/\(ledger)/expenses", token: nil).status == 401)
+        #expect(try clusterOwners()[ledger] == nil, "nobody took the ledger for a request without a credential")
+        b.stop(SIGTERM)
+    }
+
     @Test func aClientThatPassesForAForwardingNodeIsNotServedByANodeThatDoesNotHoldTheLedger() async throws {
         let ledger = "\(prefix)-f"
         let token = try createClusterLedger(ledger, staging: folder.file("staging-f"))

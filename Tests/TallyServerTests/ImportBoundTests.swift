@@ -4,7 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 import TallyCore
-import TallyImport
+@testable import TallyImport
 @testable import TallyLedger
 import TallyTestSupport
 import ZIPFoundation
@@ -107,6 +107,99 @@ import ZIPFoundation
         }
         let far = try Self.workbook(#"<row><c r="IW1"/></row>"#)
         #expect { try StatementReader.xlsx(far, options: ImportTests.options()) } throws: { "\($0)".contains("past column \(StatementBounds.maxColumns)") }
+    }
+
+    /// A workbook's bytes with the first central directory record patched by `patch` (given
+    /// the bytes and the record's offset), its entries stored rather than deflated.
+    static func patchedWorkbook(_ patch: (inout [UInt8], Int) -> Void) throws -> Data {
+        let archive = try Archive(data: Data(), accessMode: .create)
+        let xml = Data(#"<workbook><sheets/></workbook>"#.utf8)
+        try archive.addEntry(with: "xl/workbook.xml", type: .file, uncompressedSize: Int64(xml.count), compressionMethod: .none) {
+            (position: Int64, size: Int) in xml.subdata(in: Int(position)..<Int(position) + size)
+        }
+        var bytes = [UInt8](try #require(archive.data))
+        let end = bytes.count - 22
+        #expect(bytes[end..<end + 4] == [0x50, 0x4B, 0x05, 0x06])
+        let directory = Int(bytes[end + 16]) | Int(bytes[end + 17]) << 8 | Int(bytes[end + 18]) << 16 | Int(bytes[end + 19]) << 24
+        patch(&bytes, directory)
+        return Data(bytes)
+    }
+
+    /// Found by review: ZIPFoundation finds a stored entry's data descriptor by its
+    /// uncompressed size, which the directory check did not look at — a size past the file's
+    /// end built an inverted range and killed the process. Sizes of ZIP64 (in the record, or
+    /// in a ZIP64 extra field or end record, which ZIPFoundation would take unchecked) are
+    /// refused too.
+    @Test func aZipWhoseSizesLeadPastItsEndIsRefusedNotATrap() throws {
+        func refused(_ data: Data) -> Bool {
+            do {
+                _ = try StatementReader.xlsx(data, options: ImportTests.options())
+                return false
+            } catch { return "\(error)".contains("not a zip archive, or a damaged one") }
+        }
+        let plain = try Self.patchedWorkbook { _, _ in }
+        #expect(!refused(plain), "the unpatched workbook passes the directory check")
+        let descriptorPastTheEnd = try Self.patchedWorkbook { bytes, record in
+            bytes[record + 8] |= 0x08  // a data descriptor follows the data…
+            (bytes[record + 24], bytes[record + 25], bytes[record + 26], bytes[record + 27]) = (0xFF, 0xFF, 0xFF, 0x7F)  // …after 2 GiB
+        }
+        #expect(refused(descriptorPastTheEnd))
+        let zip64Size = try Self.patchedWorkbook { bytes, record in
+            (bytes[record + 24], bytes[record + 25], bytes[record + 26], bytes[record + 27]) = (0xFF, 0xFF, 0xFF, 0xFF)
+        }
+        #expect(refused(zip64Size))
+        let unknownMethod = try Self.patchedWorkbook { bytes, record in bytes[record + 10] = 99 }
+        #expect(refused(unknownMethod))
+        // A ZIP64 locator between the directory and the end record.
+        var located = [UInt8](plain)
+        let locator: [UInt8] = [0x50, 0x4B, 0x06, 0x07] + [UInt8](repeating: 0, count: 12) + [1, 0, 0, 0]
+        located.insert(contentsOf: locator, at: located.count - 22)
+        #expect(refused(Data(located)))
+    }
+
+    /// Found by review: a quote inside a comment (or a processing instruction, or CDATA)
+    /// opened a "quoted value" to the next quote, and every element after it went uncounted —
+    /// 16 MiB of `<row/>` past the element cap, into XMLCoder's ~1 KB a node. Nor may a part
+    /// declare a document type (entities expand).
+    @Test func elementsAfterAQuoteInACommentAreCounted() throws {
+        let rows = String(repeating: "<row/>", count: 1_000)
+        for hiding in ["<!-- ' -->", "<?pi \" ?>", "<![CDATA[ ' ]]>"] {
+            let shape = WorkbookReader.xmlShape(Data(("<?xml version=\"1.0\"?>" + hiding + "<worksheet><sheetData>" + rows + "</sheetData></worksheet>").utf8))
+            #expect(shape.elements == 1_002 && shape.depth == 3 && !shape.declares, "\(hiding): \(shape)")
+        }
+        let quotedAngle = WorkbookReader.xmlShape(Data(#"<a x="'>"><b/></a>"#.utf8))
+        #expect(quotedAngle.depth == 2 && quotedAngle.elements == 2, "a quoted '>' is an attribute's text: \(quotedAngle)")
+        #expect(WorkbookReader.xmlShape(Data(#"<!DOCTYPE a [<!ENTITY x "y">]><a/>"#.utf8)).declares)
+        let hidden = try Self.workbook("<!-- ' -->" + String(repeating: "<row><c/></row>", count: 150_000))
+        #expect { try StatementReader.xlsx(hidden, options: ImportTests.options()) } throws: {
+            "\($0)".contains("more than \(WorkbookReader.maxElements) XML elements")
+        }
+    }
+
+    /// Found by review: each sheet was looked up with a walk of every relationship and every
+    /// zip entry — 60,000 sheets took about an hour — and no time limit was checked meanwhile.
+    /// A workbook names at most `maxSheets`.
+    @Test func aWorkbookOfTooManySheetsIsRefused() throws {
+        let archive = try Archive(data: Data(), accessMode: .create)
+        let sheets = (0...WorkbookReader.maxSheets).map { #"<sheet name="S\#($0)" sheetId="\#($0 + 1)" r:id="rId\#($0)"/>"# }.joined()
+        let xml = Data(#"<workbook xmlns:r="r"><sheets>\#(sheets)</sheets></workbook>"#.utf8)
+        try archive.addEntry(with: "xl/workbook.xml", type: .file, uncompressedSize: Int64(xml.count), compressionMethod: .deflate) {
+            (position: Int64, size: Int) in xml.subdata(in: Int(position)..<Int(position) + size)
+        }
+        #expect { try StatementReader.xlsx(try #require(archive.data), options: ImportTests.options()) } throws: {
+            "\($0)".contains("more than \(WorkbookReader.maxSheets) sheets")
+        }
+    }
+
+    /// Found by review: a card statement's OFX has no BANKID, and each row looked for one
+    /// through the whole file — 20,000 rows took minutes and ran out of time.
+    @Test func aCardStatementOFXWithoutABankIDIsReadWithinTheTimeLimit() throws {
+        let rows = (1...20_000).map { "<STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20261101<TRNAMT>-\($0).00<FITID>f\($0)<NAME>Shop\n" }.joined()
+        let ofx =
+            "<OFX><CREDITCARDMSGSRSV1><CCSTMTRS><CURDEF>USD<CCACCTFROM><ACCTID>4111</CCACCTFROM><BANKTRANLIST>\n" + rows
+            + "</BANKTRANLIST></CCSTMTRS></CREDITCARDMSGSRSV1></OFX>\n"
+        let statement = try OFXReader.read(Array(ofx.utf8), options: ImportTests.options { $0.timeLimit = .seconds(30) })
+        #expect(statement.rows.count == 20_000 && statement.bad.isEmpty)
     }
 
     @Test func readingStopsAtItsTimeLimit() {

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import NIOCore
 import Testing
 import TallyCore
 import TallyLedger
@@ -223,10 +224,81 @@ import TallyTestSupport
         try members.add("park", role: .owner, password: "park's long password")
         #expect(try members.remove("park"))
         #expect { try members.remove("kim") } throws: { "\($0)".contains("only owner") }
-        let invitation = try members.invite(role: .owner, by: "lee")
-        #expect(try members.remove("lee"))
-        #expect(throws: ValidationError.self) { _ = try members.accept(invitation.code, name: "lee", password: "lee's long password") }
+        try members.add("mo", role: .owner, password: "mo's long password")
+        let invitation = try members.invite(role: .owner, by: "mo")
+        #expect(try members.remove("mo"))
+        #expect(throws: ValidationError.self) { _ = try members.accept(invitation.code, name: "mo", password: "mo's long password") }
         #expect(throws: ValidationError.self) { try members.add("nul", role: .member, password: "\u{0}abcdefghijk") }
         #expect(try members.signIn("kim", password: "kim's long password\u{0}anything") == nil)
+    }
+
+    /// Found by review: the invite route checks its caller is an owner, then reads the body
+    /// (up to 30 s); an owner removed meanwhile — `remove` withdraws their invitations once —
+    /// left a fresh invitation behind, and came back through it. Only a member who is an
+    /// owner when the invitation is stored makes one.
+    @Test func anInvitationIsStoredOnlyForWhoIsAnOwnerThen() throws {
+        let home = try Household()
+        let members = home.service.members
+        try members.add("mallory", role: .owner, password: "mallory's long password")
+        #expect(try members.remove("mallory"))
+        #expect(throws: APIError.self) { _ = try members.invite(role: .owner, by: "mallory") }
+        #expect(throws: APIError.self) { _ = try members.invite(role: .owner, by: "lee") }
+        #expect(try members.invitations.read().isEmpty)
+        _ = try members.invite(role: .member, by: "kim")
+        #expect(try members.invitations.read().count == 1)
+    }
+
+    /// Found by review: a sign-in reads the member, checks the password (bcrypt, slow), then
+    /// stores the session. A removal in between ended the sessions before the new one landed,
+    /// and a member added again under that name (the only way to change a password) found
+    /// the stranded session theirs. It is stored only for the member as checked.
+    @Test func aSessionStartedDuringARemovalIsNotStored() throws {
+        let home = try Household()
+        let members = home.service.members
+        let checked = try #require(try members.all().first { $0.name == "lee" })  // as the sign-in read them
+        #expect(try members.remove("lee"))
+        try members.add("lee", role: .member, password: "lee's new long password")
+        #expect(try members.startSession(for: checked, now: Date()) == nil, "the member checked is gone")
+        #expect(try members.sessions.read().isEmpty)
+        let now = try #require(try members.all().first { $0.name == "lee" })
+        let session = try #require(try members.startSession(for: now, now: Date()))
+        #expect(try members.session(session.secret)?.member.name == "lee")
+    }
+
+    /// Found by review: sessions were capped per ledger, the oldest ending first, so any
+    /// member (a read-only one too) signing in a thousand times signed everyone else out.
+    /// A member's own oldest end instead.
+    @Test func oneMembersSignInsEndOnlyTheirOwnOldestSessions() throws {
+        let home = try Household()
+        let members = home.service.members
+        let lee = try #require(try members.signIn("lee", password: "lee's long password"))
+        let kims = try (0...MemberStore.maxSessionsPerMember).map { _ in try #require(try members.signIn("kid", password: "kid's long password")) }
+        #expect(try members.session(lee.secret) != nil, "another member's session stays")
+        #expect(try members.session(kims[0].secret) == nil, "their own oldest ended")
+        #expect(try kims.dropFirst().allSatisfy { try members.session($0.secret) != nil })
+    }
+
+    /// Found by review: past `maxKeys` the throttle dropped the entries locked least lately —
+    /// an account whose lockout had passed went first — so a flood of new addresses (one
+    /// cheap failure each) wiped an account's count and gave its guesser five more tries.
+    @Test func aFloodOfAddressesDoesNotForgiveAnAccount() {
+        let throttle = SignInThrottle()
+        let account = ["account:/v1/alice"]
+        let start = ContinuousClock.now
+        for _ in 0..<SignInThrottle.freeFailures { #expect(throttle.attempt(account, now: start) == nil) }
+        let later = start + .seconds(2)
+        for address in 0...SignInThrottle.maxKeys { _ = throttle.attempt(["address:flood-\(address)"], now: later) }
+        let after = later + .seconds(1)
+        #expect(throttle.attempt(account, now: after) == nil, "the lockout has passed: one more try")
+        #expect(throttle.attempt(account, now: after) != nil, "and then the account waits, its count kept")
+    }
+
+    /// Found by review: addresses were counted whole, and an IPv6 client holds a /64 of them.
+    @Test func anIPv6AddressCountsByItsFirst64Bits() throws {
+        let key = { (text: String) in SignInThrottle.addressKey(try SocketAddress(ipAddress: text, port: 1)) }
+        #expect(try key("2001:db8:1:2::1") == key("2001:db8:1:2:ffff:1:2:3"))
+        #expect(try key("2001:db8:1:2::1") != key("2001:db8:1:3::1"))
+        #expect(try key("::ffff:10.0.0.7") == key("10.0.0.7"))
+        #expect(try key("10.0.0.7") != key("10.0.0.8"))
     }
 }
