@@ -243,7 +243,7 @@ public final class HostedLedgers: LedgerRegistry, Service {
     }
 
     private func lease(_ service: TallyService, _ name: LedgerName) -> LedgerLease {
-        LedgerLease(service) { [weak self] in self?.release(name) }  // weak: a lease never keeps the registry
+        LedgerLease(service) { [weak self] in self?.release(name, service) }  // weak: a lease never keeps the registry
     }
 
     /// Opens `name` on the blocking threads and adds it to the open set, held once (for the
@@ -327,10 +327,12 @@ public final class HostedLedgers: LedgerRegistry, Service {
         }
     }
 
-    /// A request let go of `name`.
-    private func release(_ name: LedgerName) {
+    /// A request let go of `name`, which it held open as `service` — not counted against
+    /// another opening of that name (the one it held was closed under it: its lease ran out,
+    /// or its folder was made anew), which would then read as idle while it is held.
+    private func release(_ name: LedgerName, _ service: TallyService) {
         state.withLock { state in
-            guard var entry = state.open[name] else { return }
+            guard var entry = state.open[name], entry.service === service else { return }
             entry.leases -= 1
             entry.lastUse = .now
             state.open[name] = entry

@@ -375,6 +375,24 @@ struct HostedFixture {
         #expect(try ledger.views.expenses(try ExpenseQuery([])).rows.map(\.amount) == [888])
     }
 
+    /// Found by review: a lease was let go by the ledger's name, so one held on a ledger
+    /// closed under it (its folder made anew, or on a cluster its lease run out) was taken off
+    /// the count of the ledger opened after it — which then read as idle while a request held
+    /// it, and was closed under that request.
+    @Test func aLeaseOfALedgerClosedUnderItDoesNotCountAgainstTheNextOne() async throws {
+        let fixture = try HostedFixture(["kim"])
+        let name = try LedgerName("kim")
+        var first: LedgerLease? = try await fixture.hosted.lease(name)
+        try fixture.ledgers.trash(name)
+        _ = try fixture.ledgers.create(name)
+        let second = try await fixture.hosted.lease(name)  // the first one's ledger closed, the new one opened
+        #expect(first !== nil && first?.service !== second.service)
+        first = nil
+        fixture.hosted.closeIdle(now: .now + .seconds(365 * 86_400))
+        #expect(fixture.hosted.openCount == 1, "the new ledger is held: not idle")
+        withExtendedLifetime(second) {}
+    }
+
     /// A ledger whose log is damaged in its middle (a bit flipped in a frame of its first
     /// segment) is that ledger's 503; the ledgers beside it answer, and a write to them lands.
     @Test func aLedgerWithACorruptSegmentDoesNotStopTheOthers() async throws {
