@@ -323,6 +323,19 @@ struct ClusterArchiveTests {
         }
     }
 
+    /// Found by review: a session that went silent inside a transaction (its host gone after
+    /// a `FOR UPDATE` of a lease row) held that row until TCP's keepalive gave up, about two
+    /// hours. Every connection a node or the CLI makes ends such a transaction after 30 s.
+    @Test func aSessionIdleInATransactionIsEndedByPostgreSQL() async throws {
+        try await TestPostgres.withNodes(["a"]) { nodes in
+            var shown: [String] = []
+            for try await value in try await nodes[0].client.query("SHOW idle_in_transaction_session_timeout", logger: nodes[0].logger).decode(String.self) {
+                shown.append(value)
+            }
+            #expect(shown == [PostgresURL.idleInTransaction], "\(shown)")
+        }
+    }
+
     /// PostgresNIO keeps a prepare that failed on a connection failed for that connection's
     /// life, without asking the server again (found by a hostile review: one prepare cancelled
     /// while it waited on a lock left the pool's connection refusing every write after). A
