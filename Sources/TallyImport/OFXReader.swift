@@ -111,9 +111,9 @@ public enum OFXReader {
                 format: "%04d-%02d-%02dT%02d:%02d:%02d%@%02d:%02d", year, month, day, hour, minute, second, minutes < 0 ? "-" : "+", abs(minutes) / 60,
                 abs(minutes) % 60)
             guard let date = DateTime(iso8601: iso) else { throw problem }
-            return date
+            return try StatementValues.kept(date, text)
         }
         guard let date = StatementValues.local(year, month, day, hour, minute, second, timeZone) else { throw problem }
-        return date
+        return try StatementValues.kept(date, text)
     }
 }

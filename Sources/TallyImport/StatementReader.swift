@@ -223,7 +223,8 @@ public enum StatementReader {
             guard (debit == 0) != (credit == 0) else {
                 throw StatementError(debit == 0 ? "no amount" : "both a debit and a credit")
             }
-            signed = debit != 0 ? debit : -credit
+            // A debit is spending and a credit income, whichever sign a bank writes them with.
+            signed = debit != 0 ? Int64(clamping: debit.magnitude) : -Int64(clamping: credit.magnitude)
         }
         guard signed != 0 else { throw StatementError("an amount of 0") }
         guard signed.magnitude <= UInt64(Limits.maxAmount) else { throw StatementError("an amount past \(Limits.maxAmount) minor units") }

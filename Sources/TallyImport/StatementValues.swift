@@ -5,24 +5,46 @@ import TallyCore
 /// The amounts and dates of statement cells, in the shapes Korean (and other) banks and card
 /// companies write them.
 public enum StatementValues {
+    /// The currencies each mark an amount may carry can stand for.
+    static let currencyMarks: [String: Set<String>] = [
+        "KRW": ["KRW"], "USD": ["USD"], "EUR": ["EUR"], "JPY": ["JPY"], "원": ["KRW"], "₩": ["KRW"], "￦": ["KRW"], "€": ["EUR"], "円": ["JPY"],
+        "¥": ["JPY", "CNY"], "$": ["USD", "CAD", "AUD", "NZD", "HKD", "SGD", "TWD", "MXN", "ARS", "CLP", "COP"],
+    ]
+
     /// An amount in minor units of `currency`: `1,234,000`, `1,234,000원`, `₩12,000`, `$12.50`,
     /// `-5,000`, `(5,000)`, `5,000-`, `+3,200,000`. Nil for an empty cell; throws for anything
-    /// else, or more decimals than the currency has, or an amount past ±10^15.
+    /// else, or more decimals than the currency has, or an amount past ±10^15, or a mark of
+    /// another currency than `currency` (`JPY 1000` in a dollar statement).
     public static func amount(_ text: String, currency: String) throws(StatementError) -> Int64? {
         if let plain = plainAmount(text, currency: currency) { return plain }
         var body = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if body.isEmpty { return nil }
         var negative = false
         if body.hasPrefix("("), body.hasSuffix(")") { negative = true; body = String(body.dropFirst().dropLast()) }
+        /// A mark dropped from the amount, once it is checked to be the row's currency's: `JPY
+        /// 1000` in a USD statement is not 1000 dollars.
+        func drop(_ unit: String) throws(StatementError) {
+            guard let currencies = Self.currencyMarks[unit], !currencies.contains(currency) else { return }
+            throw StatementError("'\(text.prefix(40))' is an amount in \(currencies.sorted().joined(separator: " or ")), not \(currency)")
+        }
         for unit in ["KRW", "USD", "EUR", "JPY", "원", "₩", "￦", "$", "€", "¥", "円"] {
-            if body.hasSuffix(unit) { body = String(body.dropLast(unit.count)) }
-            if body.hasPrefix(unit) { body = String(body.dropFirst(unit.count)) }
+            if body.hasSuffix(unit) {
+                try drop(unit)
+                body = String(body.dropLast(unit.count))
+            }
+            if body.hasPrefix(unit) {
+                try drop(unit)
+                body = String(body.dropFirst(unit.count))
+            }
             body = body.trimmingCharacters(in: .whitespaces)
         }
         // Any of (5), 5- and -5 is negative, however many of them a cell uses.
         if body.hasSuffix("-") { negative = true; body = String(body.dropLast()) }
         if body.hasPrefix("-") { negative = true; body = String(body.dropFirst()) } else if body.hasPrefix("+") { body = String(body.dropFirst()) }
-        for unit in ["₩", "￦", "$", "€", "¥"] where body.hasPrefix(unit) { body = String(body.dropFirst(unit.count)) }
+        for unit in ["₩", "￦", "$", "€", "¥"] where body.hasPrefix(unit) {
+            try drop(unit)
+            body = String(body.dropFirst(unit.count))
+        }
         let parts = body.split(separator: ".", omittingEmptySubsequences: false)
         let digits = Currency.minorUnitDigits[currency] ?? 2
         guard (1...2).contains(parts.count), let grouped = parts.first, isGroupedByThousands(grouped) else {
@@ -95,6 +117,20 @@ public enum StatementValues {
     /// 1899-12-30, how a spreadsheet stores a date cell). Local time in `timeZone`; a date
     /// alone is noon there (so that it stays on its day in any nearby offset).
     public static func date(_ text: String, timeZone: TimeZone, serialDays: Bool) throws(StatementError) -> DateTime {
+        try kept(try anyDate(text, timeZone: timeZone, serialDays: serialDays), text)
+    }
+
+    /// `date` as the ledger keeps it: between the years 1 and 9999, in UTC and where it was
+    /// written (the expense field's rule) — else that row cannot be read, as any bad date (one
+    /// that passed here refused the whole import when it was written, new categories and all).
+    public static func kept(_ date: DateTime, _ text: String) throws(StatementError) -> DateTime {
+        guard DateTime.supportedMillis.contains(date.epochMillis),
+            DateTime.supportedMillis.contains(date.epochMillis + Int64(date.offsetMinutes) * 60_000)
+        else { throw StatementError("'\(text.trimmingCharacters(in: .whitespacesAndNewlines).prefix(40))' is not a date between the years 1 and 9999") }
+        return date
+    }
+
+    private static func anyDate(_ text: String, timeZone: TimeZone, serialDays: Bool) throws(StatementError) -> DateTime {
         if let plain = plainDate(text, timeZone: timeZone) { return plain }
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         // ISO 8601 with an offset (a Tally export's dates): that instant, as written.

@@ -106,6 +106,10 @@ extension Ledger {
         var report = ImportReport(
             importID: nil, created: [], duplicates: [], skipped: statement.skipped, bad: statement.bad,
             layouts: statement.layouts, encoding: statement.encoding, dryRun: dryRun)
+        // Before the categories are written: a refused import writes nothing.
+        guard dryRun || statement.rows.count <= Limits.maxImportRows else {
+            throw ValidationError(field: "file", "at most \(Limits.maxImportRows) rows in one import")
+        }
         let categories = try categoryIDs(for: statement.rows, dryRun: dryRun, actor: actor)
         let rules = try views.store.liveEntities(.rule).compactMap(CategorisationRule.init)
         let workbook = Set(statement.rows.map(\.sheet)).count > 1 || statement.rows.contains { !$0.sheet.isEmpty }
@@ -175,9 +179,6 @@ extension Ledger {
         if dryRun {
             _ = try views.store.withLookup { try draftsForNewRows($0) }
             return report
-        }
-        guard statement.rows.count <= Limits.maxImportRows else {
-            throw ValidationError(field: "file", "at most \(Limits.maxImportRows) rows in one import")
         }
         let written = try session.writeAll(actor: actor) { try draftsForNewRows($0) }
         if written > 0 { report.importID = recordID }

@@ -30,7 +30,7 @@ struct ImportRoutes {
                 "account", "Which account or card: part of each row's import key", schema: "{type: string, maxLength: \(Limits.maxShortTextLength)}"),
             APIParameter.query(
                 "accountId",
-                "The ledger's account the statement is of (a card statement: that card's account): every imported row names it (a live account, else 409), and without account its id scopes the import keys",
+                "The ledger's account the statement is of (a card statement: that card's account): every imported row names it (a live account, else 409). It is not part of the import keys: two cards' statements with the same purchases need account too",
                 schema: "{type: string, format: uuid}"),
             APIParameter.query("currency", schema: "{type: string, enum: [\(OpenAPIDocument.currencies)]}"),
             APIParameter.query("encoding", schema: "{type: string, enum: [utf-8, utf-16le, utf-16be, cp949, euc-kr]}"),

@@ -202,6 +202,31 @@ import ZIPFoundation
         #expect(statement.rows.count == 20_000 && statement.bad.isEmpty)
     }
 
+    /// Found by review: a date of the year 0 (or one that is before year 1 in UTC) was read
+    /// as a date, and the ledger's field rule then refused the whole import when it was written
+    /// — after the statement's new categories were — where it is one row that cannot be read.
+    @Test func aDateOutsideTheYears1To9999IsARowThatCannotBeRead() throws {
+        let text = "date,amount,category\n0000-01-01T00:00:00Z,5000,X > Y\n0001-01-01T00:00:00+01:00,5000,\n2026-11-21,3000,\n"
+        let statement = try Self.csv(text)
+        #expect(statement.rows.count == 1 && statement.rows.first?.amount == 3000)
+        #expect(statement.bad.count == 2 && statement.bad.allSatisfy { $0.reason.contains("between the years 1 and 9999") }, "\(statement.bad)")
+        let ofx = "<OFX><CURDEF>USD<STMTTRN><TRNAMT>-1.00<DTPOSTED>00000101<FITID>a\n<STMTTRN><TRNAMT>-2.00<DTPOSTED>20261101<FITID>b\n</OFX>"
+        let read = try OFXReader.read(Array(ofx.utf8), options: ImportTests.options())
+        #expect(read.rows.count == 1 && read.bad.count == 1, "\(read.bad)")
+    }
+
+    /// Found by review: a debit written negative was read as income, and a currency's mark was
+    /// dropped unread — `JPY 1000` in a dollar statement was 1,000 dollars, `$12` in a won one ₩12.
+    @Test func aDebitIsSpendingWhateverItsSignAndAnotherCurrencysMarkIsNotDropped() throws {
+        let debits = try Self.csv("date,debit,credit\n2026-11-21,-12.50,\n2026-11-22,,-3.00\n") { $0.currency = "USD" }
+        #expect(debits.rows.map(\.kind) == ["expense", "income"] && debits.rows.map(\.amount) == [1250, 300], "\(debits.rows)")
+        let marked = try Self.csv("date,amount\n2026-11-21,JPY 1000\n2026-11-22,$12.50\n2026-11-23,¥5\n") { $0.currency = "USD" }
+        #expect(marked.rows.map(\.amount) == [1250], "\(marked.rows)")
+        #expect(marked.bad.count == 2 && marked.bad.allSatisfy { $0.reason.contains("not USD") }, "\(marked.bad)")
+        let won = try Self.csv("date,amount\n2026-11-21,$12\n2026-11-22,\"12,000원\"\n2026-11-23,₩500\n") { $0.currency = "KRW" }
+        #expect(won.rows.map(\.amount) == [12_000, 500] && won.bad.count == 1, "\(won.rows) \(won.bad)")
+    }
+
     @Test func readingStopsAtItsTimeLimit() {
         let rows = (1...2_000).map { "2026-11-01,\($0)" }.joined(separator: "\n")
         #expect { try Self.csv("date,amount\n" + rows) { $0.timeLimit = .zero } } throws: { "\($0)".contains("took longer than") }
