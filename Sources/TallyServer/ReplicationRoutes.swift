@@ -86,9 +86,11 @@ struct ReplicationRoutes {
                     return try await service.ledger.receive(readAhead, from: "push", admit: admit)
                 }
                 service.metrics.replicated(applied, from: "push:" + (context.caller?.actor ?? "?"))
+                try await Self.storeFiles(applied, context)
                 return json(.object([("applied", .int(Int64(applied))), ("alreadyHeld", .int(Int64(held)))]))
             } catch let failure as ReceiveFailure {
                 service.metrics.replicated(failure.applied, from: "push:" + (context.caller?.actor ?? "?"))
+                try await Self.storeFiles(failure.applied, context)
                 // A refusal says itself how many of this push's events were kept before it.
                 let cause = Ledger.failure(failure.cause, keeping: failure.applied)
                 var error = APIError.from(cause)
@@ -143,7 +145,16 @@ struct ReplicationRoutes {
                 throw APIError(.badGateway, "peer_failed", "the sync with \(peer.name) failed: it could not be reached, or did not answer as a Tally replica")
             }
             service.metrics.replicated(report.pulled, from: peer.name)
+            try await Self.storeFiles(report.pulled, context)
             return json(report.json)
         }
+    }
+
+    /// On a cluster, after events were received: the ledger's changed files stored in
+    /// PostgreSQL before the answer — a new origin's pinned key, or a rotation's
+    /// (`log/origin-keys.json`), went only with the next renewal, and an owner killed before it
+    /// left the next one the events with the old pin, which refused that origin's every later head.
+    static func storeFiles(_ received: Int, _ context: TallyRequestContext) async throws {
+        if received > 0 { try await context.credentials?.afterChange?() }
     }
 }

@@ -196,6 +196,34 @@ struct ClusterNodesTests {
         b.stop(SIGTERM)
     }
 
+    /// Found by review: the key a push pinned for a new origin (or a rotation of it) reached
+    /// PostgreSQL only with the owner's next renewal; an owner killed before it left the next
+    /// owner the origin's events with the old pin. It is stored before the push is answered.
+    @Test func aPushedOriginsKeyIsInPostgreSQLWhenThePushIsAnswered() async throws {
+        let ledger = "\(prefix)-o"
+        let url = try #require(ClusterPostgres.url)
+        let token = try createClusterLedger(ledger, staging: folder.file("staging-o"))
+        let made = try TallyBinary.run(["token", "create", "--cluster", url, "--ledger", ledger, "--name", "peer", "--scope", "replicate"])
+        #expect(made.status == 0, "\(made.stderr)")
+        // Renewed every 20 s: no renewal stores anything within this test.
+        let a = try ClusterNode("\(prefix)-oa", folder: folder.file("oa"), leaseSeconds: 60)
+        let replica = try CLIReplica()
+        _ = try replica.ok(["expense", "add", "--amount", "3000", "--date", "2026-01-05"])
+        _ = try replica.ok(["peers", "add", "node", a.url + "/v1/ledgers/\(ledger)", "--token", made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)])
+        let report = try replica.ok(["sync", "node", "--json"])
+        #expect(report.contains(#""pushed":1"#), "\(report)")
+        a.stop(SIGKILL)
+        // The same node on an empty folder (its disk lost) takes the ledger at once, its files from PostgreSQL.
+        let again = try ClusterNode("\(prefix)-oa", folder: folder.file("oa2"), leaseSeconds: 60)
+        #expect(try await again.request(.GET, "/v1/ledgers/\(ledger)/expenses", token: token).status == 200)
+        let identity = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: replica.path + "/replica.json"))) as? [String: Any])
+        let origin = try #require(identity["replicaId"] as? String)
+        let pinned = try String(contentsOfFile: folder.file("oa2") + "/\(ledger)/log/origin-keys.json", encoding: .utf8)
+        #expect(pinned.contains(origin), "\(pinned)")
+        again.stop(SIGTERM)
+    }
+
     @Test func aClientThatPassesForAForwardingNodeIsNotServedByANodeThatDoesNotHoldTheLedger() async throws {
         let ledger = "\(prefix)-f"
         let token = try createClusterLedger(ledger, staging: folder.file("staging-f"))
