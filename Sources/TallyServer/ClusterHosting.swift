@@ -241,7 +241,11 @@ public final class ClusterHosting: Sendable {
     /// ("try again") only when nothing was sent or the request is a read; otherwise a 502 —
     /// what was asked may have been done there, and a retry without an Idempotency-Key could
     /// do it twice.
-    func forward(_ request: Request, _ name: LedgerName, to url: String) async throws -> Response {
+    ///
+    /// A streamed answer is written to the client under the same rule as a change feed's: a
+    /// write the client does not take within the body timeout closes its connection (the
+    /// serving node's own guard cannot see a client that stopped reading behind a forward).
+    func forward(_ request: Request, _ name: LedgerName, to url: String, channel: any Channel) async throws -> Response {
         var outgoing = HTTPClientRequest(url: url + request.uri.path + (request.uri.query.map { "?" + $0 } ?? ""))
         outgoing.method = .init(rawValue: request.method.rawValue)
         for field in request.headers where !Self.hopByHop.contains(field.name.canonicalName) {
@@ -297,11 +301,13 @@ public final class ClusterHosting: Sendable {
                     .badGateway, "answer_cut_off", "the node serving this ledger stopped part-way through its answer; what was asked may have been done")
             }
         }
-        let body = answer.body
+        let (body, guardian) = (answer.body, FeedGuard(channel: channel, writeDeadline: bodyTimeout))
         return Response(
             status: status, headers: headers,
             body: ResponseBody { writer in
-                for try await chunk in body { try await writer.write(chunk) }
+                let watching = Task { await guardian.watch { true } }
+                defer { watching.cancel() }
+                for try await chunk in body { try await guardian.writing { try await writer.write(chunk) } }
                 try await writer.finish(nil)
             })
     }
@@ -472,9 +478,9 @@ struct ClusterMiddleware: RouterMiddleware {
         if !isForwarded, !ledgers.isOpen(name), let url = cluster.knownServer(of: name) {
             // Asked again only for a request without a body: one whose body went (part of it)
             // to a node that then failed cannot be sent twice.
-            if ClusterHosting.hasBody(request) { return try await forward(request, name, to: url) }
+            if ClusterHosting.hasBody(request) { return try await forward(request, name, to: url, channel: context.channel) }
             do {
-                let response = try await forward(request, name, to: url)
+                let response = try await forward(request, name, to: url, channel: context.channel)
                 if response.status != .serviceUnavailable { return response }
             } catch let error as APIError where error.status != .serviceUnavailable {
                 throw error  // it may have been done there (or it is the client's own failing): not sent again
@@ -490,7 +496,7 @@ struct ClusterMiddleware: RouterMiddleware {
                 throw moving
             }
             cluster.remember(name, servedAt: elsewhere.url)
-            return try await forward(request, name, to: elsewhere.url)
+            return try await forward(request, name, to: elsewhere.url, channel: context.channel)
         } catch let missing as APIError where missing.status == .notFound {
             // The cluster has no such ledger: answered below as a wrong credential or password
             // is for one that exists (401), so a stranger cannot tell which ledgers there are.
@@ -502,9 +508,9 @@ struct ClusterMiddleware: RouterMiddleware {
     /// Forwards to `url`; a node that answers 503 (it does not serve the ledger, or cannot
     /// now), does not answer, or stops part-way, is forgotten as the ledger's server (not for
     /// the client's own failings: a body too slow or cut short).
-    private func forward(_ request: Request, _ name: LedgerName, to url: String) async throws -> Response {
+    private func forward(_ request: Request, _ name: LedgerName, to url: String, channel: any Channel) async throws -> Response {
         do {
-            let response = try await cluster.forward(request, name, to: url)
+            let response = try await cluster.forward(request, name, to: url, channel: channel)
             if response.status == .serviceUnavailable { cluster.remember(name, servedAt: nil) }
             return response
         } catch let error as APIError where error.status.code < 500 {

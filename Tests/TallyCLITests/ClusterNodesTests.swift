@@ -224,6 +224,34 @@ struct ClusterNodesTests {
         again.stop(SIGTERM)
     }
 
+    /// Found by review: a change feed forwarded to its owner was written to its client with no
+    /// deadline — a client that stopped reading held the forwarding node's connection (and the
+    /// task writing to it) for good, whatever the owner's own guard did. The forwarding node
+    /// closes it as the owner would: a write not taken within the body timeout.
+    @Test func aForwardedFeedWhoseClientStopsReadingIsClosed() async throws {
+        let ledger = "\(prefix)-r"
+        let token = try createClusterLedger(ledger, staging: folder.file("staging-r"))
+        let (a, b) = (
+            // The owner's own guard (30 s) does not act within this test: only b's can.
+            try ClusterNode("\(prefix)-ra", folder: folder.file("ra")),
+            try ClusterNode("\(prefix)-rb", folder: folder.file("rb"), options: ["--idle-timeout", "2"])
+        )
+        // More events than the sockets between b and its client buffer (~12 MB of feed).
+        let rows = (1...30_000).map { "2026-11-\(10 + $0 % 18),\($0),shop \($0)" }.joined(separator: "\n")
+        let imported = try await a.request(
+            .POST, "/v1/ledgers/\(ledger)/imports?format=csv&currency=KRW", token: token, body: ("text/csv", Data(("date,amount,payee\n" + rows).utf8)))
+        #expect(imported.status == 201, "\(String(decoding: imported.bytes.prefix(300), as: UTF8.self))")
+        let fd = SlowClientTests.halfSentRequest(
+            port: b.port, "GET /v1/ledgers/\(ledger)/changes HTTP/1.1\r\nHost: node\r\nAuthorization: Bearer \(token)\r\n\r\n")
+        #expect(fd >= 0)
+        defer { close(fd) }
+        #expect(SlowClientTests.receive(fd, waiting: 10).hasPrefix("HTTP/1.1 200"), "forwarded to a, the feed begins")
+        try await Task.sleep(for: .seconds(8))  // not reading: b's writes wait past its 2 s
+        #expect(SlowClientTests.isClosedByPeer(fd), "b closed the connection")
+        a.stop(SIGTERM)
+        b.stop(SIGTERM)
+    }
+
     @Test func aClientThatPassesForAForwardingNodeIsNotServedByANodeThatDoesNotHoldTheLedger() async throws {
         let ledger = "\(prefix)-f"
         let token = try createClusterLedger(ledger, staging: folder.file("staging-f"))
