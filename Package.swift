@@ -273,7 +273,7 @@ let package = Package(
                            .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                            .product(name: "HummingbirdTesting", package: "hummingbird"),
                            .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Crypto", package: "swift-crypto"),
-                           .product(name: "NIOEmbedded", package: "swift-nio")]
+                           .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "MultipartKit", package: "multipart-kit")]
         ),
         .testTarget(
             name: "TallyCLITests",

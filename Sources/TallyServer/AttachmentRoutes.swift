@@ -344,6 +344,11 @@ struct MultipartHeaderGuard {
     private var beforeColon = true
     private var lineLength = 0
     private var blockLength = 0
+    /// Whether the last header byte was a CR: a header line ends only at CR LF, as
+    /// MultipartKit reads it (a bare LF is its value's text, so a line this guard took for a
+    /// header's end — and the empty "line" after it for the block's — let the next bytes reach
+    /// the parser's name table unchecked: a byte ≥ 0x80 there read past it and killed the process).
+    private var afterCR = false
 
     init(boundary: String) {
         delimiter = Array("--\(boundary)".utf8)
@@ -363,7 +368,7 @@ struct MultipartHeaderGuard {
             if byte == delimiter[matched] { matched += 1 }
             if matched == delimiter.count {
                 matched = fallback[matched - 1]
-                (inHeaders, beforeColon, lineLength, blockLength) = (true, false, 1, 0)  // the rest of the delimiter line is not a header
+                (inHeaders, beforeColon, lineLength, blockLength, afterCR) = (true, false, 1, 0, false)  // the rest of the delimiter line is not a header
                 continue
             }
             guard inHeaders else { continue }
@@ -373,12 +378,15 @@ struct MultipartHeaderGuard {
                     .badRequest, "invalid_multipart",
                     "a part's header lines are longer than \(Self.maxHeaderLine >> 10) KiB each or \(Self.maxHeaderBlock >> 10) KiB together")
             }
+            guard afterCR == (byte == 0x0A) else {
+                throw APIError(.badRequest, "invalid_multipart", "a part's header lines must end with CR LF, and hold no other CR or LF")
+            }
             switch byte {
             case 0x0A:
                 if lineLength == 0 { inHeaders = false }  // an empty line ends the header block
-                (beforeColon, lineLength) = (true, 0)
+                (beforeColon, lineLength, afterCR) = (true, 0, false)
             case 0x0D:
-                continue
+                afterCR = true
             case UInt8(ascii: ":"):
                 beforeColon = false
                 lineLength += 1

@@ -10,7 +10,8 @@ import TallyCore
 import TallyImages
 import TallyLedger
 import TallyLog
-import TallyServer
+@testable import TallyServer
+import MultipartKit
 import TallySync
 import TallyTestSupport
 
@@ -149,6 +150,10 @@ import TallyTestSupport
             let manyLines = text(
                 "--\(boundary)\r\n" + String(repeating: "X-Junk: " + String(repeating: "a", count: 1_000) + "\r\n", count: 40) + "\r\nx\r\n--\(boundary)--\r\n")
             hostile += [(typed, longLine), (typed, manyLines)]
+            // Found by review: a bare LF inside a header value, then an empty-looking line — the
+            // guard took them for the block's end, MultipartKit for a value's text and a new
+            // header whose name began with 0x80: it read past its name table and trapped.
+            hostile.append((typed, text("--\(boundary)\r\nX: a\n\r\n") + [0x80] + text(": v\r\n\r\nz\r\n--\(boundary)--\r\n")))
             for (type, payload) in hostile {
                 let refused = try await client.execute(
                     uri: "/v1/attachments", method: .post,
@@ -159,6 +164,33 @@ import TallyTestSupport
             }
             #expect(try service.ledger.blobs.all().count == 1, "a refused upload stores nothing")
         }
+    }
+
+    /// The header guard's promise, as a property: whatever part headers it lets through,
+    /// MultipartKit's parser reads without trapping (it indexes a 128-entry table by each byte
+    /// of a header's name). Random header blocks of the bytes that matter — letters, colons,
+    /// blanks, CR, LF, bytes ≥ 0x80 — fed in random pieces; a trap here kills the test run.
+    @Test func whatTheHeaderGuardLetsThroughNeverTrapsTheParser() throws {
+        var random = SplitMix64(seed: 29)
+        let pieces: [[UInt8]] = ["X-a", ": ", "v", "\r\n", "\r\n", "\r", "\n", "\n\r\n", " ", ":"].map { Array($0.utf8) } + [[0x80], [0xFF], [0xC3, 0xA9]]
+        var passed = 0
+        for _ in 0..<20_000 {
+            let header = (0..<Int.random(in: 1...12, using: &random)).flatMap { _ in pieces.randomElement(using: &random)! }
+            let body = Array("--B\r\n".utf8) + header + Array("\r\n\r\nz\r\n--B--\r\n".utf8)
+            var guardian = MultipartHeaderGuard(boundary: "B")
+            let parser = MultipartParser(boundary: "B")
+            var at = 0
+            do {
+                while at < body.count {
+                    let end = min(body.count, at + Int.random(in: 1...8, using: &random))
+                    try guardian.check(body[at..<end])
+                    try parser.execute(ByteBuffer(bytes: body[at..<end]))
+                    at = end
+                }
+                passed += 1
+            } catch {}
+        }
+        #expect(passed > 100, "some of the blocks pass the guard and are parsed: \(passed)")
     }
 
     @Test func tooLargeUnknownAndEmptyUploadsAreRefusedAndLeaveNothing() async throws {
