@@ -14,12 +14,21 @@ extension Ledger {
     /// Creates every occurrence due by `now` (each rule's days in its start's UTC offset) that
     /// this replica never held, in durable batches; returns how many.
     @discardableResult
-    public func materializeRecurrences(now: DateTime = .nowHere) async throws -> Int {
-        try await BlockingThreads.run { [self] in try materializeRecurrencesNow(now: now) }
+    ///
+    /// `actor`: who the occurrences are recorded as written by — the ledger's recurrences,
+    /// unless a member's write of a rule made them at once (`occurrenceActor(after:)`).
+    public func materializeRecurrences(now: DateTime = .nowHere, actor: String = recurrenceActor) async throws -> Int {
+        try await BlockingThreads.run { [self] in try materializeRecurrencesNow(now: now, actor: actor) }
     }
 
+    /// Who the occurrences a write of a rule makes at once are by: the member who wrote it
+    /// (`member:NAME`), else the ledger's recurrences. A member's device pushes only its
+    /// member's own events (`ReplicationRoutes.admit`): occurrences its own rule made under the
+    /// ledger's name were refused, and every later push with them — the device never synced again.
+    public static func occurrenceActor(after writer: String) -> String { writer.hasPrefix("member:") ? writer : recurrenceActor }
+
     /// `materializeRecurrences`, on the calling thread.
-    private func materializeRecurrencesNow(now: DateTime) throws -> Int {
+    private func materializeRecurrencesNow(now: DateTime, actor: String) throws -> Int {
         // One at a time (the service's timer and a rule's create may both start one): each
         // decides what is missing and then writes it, and two at once would both write it.
         materializing.lock()
@@ -54,7 +63,7 @@ extension Ledger {
         let total =
             due.isEmpty
             ? 0
-            : try session.writeAll(actor: Self.recurrenceActor) { lookup in
+            : try session.writeAll(actor: actor) { lookup in
                 var drafts: [EventDraft] = []
                 for (rule, ruleID, days) in due {
                     let ids = days.map { EntityID.uuid(OccurrenceID.of(rule: ruleID, day: $0.number)) }
@@ -68,7 +77,7 @@ extension Ledger {
                         var properties = valid
                         properties[.date] = .dateTime(day.date)
                         drafts.append(
-                            EventDraft(entityType: .expense, entityID: id, operation: .create, properties: properties, actor: Self.recurrenceActor))
+                            EventDraft(entityType: .expense, entityID: id, operation: .create, properties: properties, actor: actor))
                     }
                 }
                 return drafts

@@ -26,7 +26,8 @@ struct ReplicationRoutes {
     /// anyone's, as the verifier admits them. A signed-in member (an app's replica syncing with
     /// the member's name and password): only their own, written as `member:NAME` — so a member
     /// cannot put words in another member's mouth, nor in the ledger's own (its recurrences:
-    /// a device syncing as a member makes none). Signatures still bind each event to its device.
+    /// the occurrences a member's device makes for its member's rule are recorded as the
+    /// member's, `Ledger.occurrenceActor`). Signatures still bind each event to its device.
     static func admit(_ caller: Caller?) -> (@Sendable (Event) -> String?)? {
         guard case .member(let member, _)? = caller else { return nil }
         let own = "member:" + member.name
@@ -60,7 +61,7 @@ struct ReplicationRoutes {
             return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: ResponseBody(asyncSequence: stream))
         }
         let push = APIOperation(
-            "Events the service lacks, verified before anything is appended. With a token of scope replicate: any replica's, as they were signed. With a member's session (owner or member role, X-CSRF-Token): only that member's own events (actor member:NAME, or the ledger's recurrences); any other refuses its batch (422).",
+            "Events the service lacks, verified before anything is appended. With a token of scope replicate: any replica's, as they were signed. With a member's session (owner or member role, X-CSRF-Token): only that member's own events (actor member:NAME — occurrences of a rule the member wrote included, recorded as theirs); any other refuses its batch (422).",
             body: "{required: true, content: {application/octet-stream: {}}}",
             responses: [
                 (200, APIResponse.text("{applied, alreadyHeld}")),
@@ -101,6 +102,11 @@ struct ReplicationRoutes {
                 if failure.applied > 0, !(cause is SyncRejection) {
                     error.message += " (of this push, the \(failure.applied) events received before it were kept)"
                 }
+                throw error
+            } catch {
+                // Cut off by its deadline: what was verified by then is kept (the receive ends
+                // before the deadline's answer is thrown), its pins with it.
+                try? await context.credentials?.afterChange?()
                 throw error
             }
         }

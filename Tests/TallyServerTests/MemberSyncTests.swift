@@ -84,4 +84,31 @@ import TallyTestSupport
             #expect(try String(contentsOfFile: devices.file("laptop") + "/app-sessions.json", encoding: .utf8) == sessions, "the same session")
         }
     }
+
+    /// Found by review: a rule a member's device writes makes its occurrences up to today at
+    /// once, and they were recorded as the ledger's recurrences — which a member's push may not
+    /// bring: that push was refused, and every one after it (the vector still lacked them).
+    /// They are the member's own writes now, and the device syncs.
+    @Test func aRuleAMembersDeviceWritesDoesNotStopItsPushes() async throws {
+        var limits = HostingLimits()
+        limits.bcryptCost = 4
+        let fixture = try HostedFixture(["kim"], limits: limits)
+        try MemberStore(folder: fixture.ledgers.root + "/kim", cost: 4).add("minji", role: .member, password: Self.password)
+        let devices = TemporaryDirectory("member-devices")
+        try await fixture.test(.live) { client in
+            let minji = SyncServer(url: "http://127.0.0.1:\(client.port!)/v1/ledgers/kim", member: "minji", password: Self.password)
+            let phone = try await Replica.open(at: devices.file("phone"), actor: "member:minji")
+            let start = Date().addingTimeInterval(-2 * 86_400)
+            _ = try await phone.create(
+                RecurringFields(cadence: .daily, start: start, timeZone: TimeZone(identifier: "Asia/Seoul")!, amount: 5_000, memo: "bus"))
+            let made = try phone.query.expenses()
+            #expect(made.count >= 2, "its occurrences up to today, made at once")
+            #expect(try await phone.sync(with: minji).pushed == made.count + 1, "the rule and its occurrences")
+            _ = try await phone.create(ExpenseFields(amount: 12_000, memo: "lunch"))
+            #expect(try await phone.sync(with: minji).pushed == 1, "and it goes on syncing")
+            let laptop = try await Replica.open(at: devices.file("laptop"), actor: "member:minji")
+            try await laptop.sync(with: minji)
+            #expect(try laptop.query.expenses().count == made.count + 1)
+        }
+    }
 }
