@@ -130,16 +130,58 @@ public final class QuotaUsage: Sendable {
     /// Throws the refusal of a write when the ledger is over a quota of what writes add.
     func checkWrite(_ service: TallyService) throws {
         let quota = self.quota
-        if let limit = quota.eventsPerDay, eventsToday(appendedIndex: service.ledger.appendedIndex) >= limit {
-            var error = APIError(
-                .tooManyRequests, "quota_exceeded", "this ledger has taken its \(limit) events for today (UTC); writes are taken again tomorrow")
-            error.retryAfter = Int(86_400 - Date().timeIntervalSince1970.truncatingRemainder(dividingBy: 86_400)) + 1
-            throw error
-        }
-        if let limit = quota.logBytes, logBytesOnDisk(service.directory) >= limit {
-            throw APIError(
-                HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), "quota_exceeded",
-                "this ledger's log holds its quota of \(limit >> 20) MiB; ask the operator for more")
+        if let limit = quota.eventsPerDay, eventsToday(appendedIndex: service.ledger.appendedIndex) >= limit { throw Self.eventsRefusal(limit) }
+        if let limit = quota.logBytes, logBytesOnDisk(service.directory) >= limit { throw Self.bytesRefusal(limit) }
+    }
+
+    /// 429: the day's `limit` events are taken.
+    static func eventsRefusal(_ limit: Int) -> APIError {
+        var error = APIError(.tooManyRequests, "quota_exceeded", "this ledger has taken its \(limit) events for today (UTC); writes are taken again tomorrow")
+        error.retryAfter = Int(86_400 - Date().timeIntervalSince1970.truncatingRemainder(dividingBy: 86_400)) + 1
+        return error
+    }
+
+    /// 507: the log holds its `limit` bytes.
+    static func bytesRefusal(_ limit: Int) -> APIError {
+        APIError(
+            HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage"), "quota_exceeded",
+            "this ledger's log holds its quota of \(limit >> 20) MiB; ask the operator for more")
+    }
+}
+
+/// A push's events held to the ledger's quota as they come (`IncomingEvents.admit`): checked
+/// before the route, a push was then taken whole, however many events it streamed. Each new
+/// event is counted against the day's events, and the log's bytes on disk are looked at again
+/// (at most once a second) as batches are appended; the batch an event would pass a quota in is
+/// refused whole — what earlier batches brought is kept, as with any refusal — and `exceeded`
+/// says which quota, for the answer (429 or 507, as any write over it).
+final class QuotaAdmission: Sendable {
+    private let usage: QuotaUsage
+    private let service: TallyService
+    /// New events admitted so far, and the refusal once one was made.
+    private let state = Mutex<(admitted: Int, exceeded: APIError?)>((0, nil))
+    private let takenBefore: Int
+
+    init(_ service: TallyService) {
+        (self.service, usage) = (service, service.usage)
+        takenBefore = service.usage.eventsToday(appendedIndex: service.ledger.appendedIndex)
+    }
+
+    /// The quota refusal a push met, if it met one.
+    var exceeded: APIError? { state.withLock { $0.exceeded } }
+
+    func admit(_ event: Event) -> String? {
+        let quota = usage.quota
+        let logFull = quota.logBytes.map { usage.logBytesOnDisk(service.directory) >= $0 } ?? false
+        return state.withLock { state in
+            if state.exceeded == nil, let limit = quota.eventsPerDay, takenBefore + state.admitted >= limit {
+                state.exceeded = QuotaUsage.eventsRefusal(limit)
+            } else if state.exceeded == nil, logFull, let limit = quota.logBytes {
+                state.exceeded = QuotaUsage.bytesRefusal(limit)
+            }
+            if let exceeded = state.exceeded { return exceeded.message }
+            state.admitted += 1
+            return nil
         }
     }
 }

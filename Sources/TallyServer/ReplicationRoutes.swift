@@ -71,17 +71,19 @@ struct ReplicationRoutes {
                         "forked_chain: the events hold another chain of an origin than this replica holds; the error's 'origin' names it (the sender may be a restored copy of that replica: docs/TALLYKIT.md)",
                         schema: "Error")
                 ),
-            ], errors: [400, 408, 415, 422])
+            ], errors: [400, 408, 415, 422, 429, 507])
         group.post("push", push) { request, context in
             let service = try context.service()
             guard request.headers[.contentType] == "application/octet-stream" else {
                 throw APIError(.unsupportedMediaType, "unsupported_media_type", "send events as application/octet-stream records")
             }
+            let quota = QuotaAdmission(service)
             do {
                 // Within a deadline: a push holds the ledger's delivery turn while its body
                 // arrives, and one dripping a byte every few seconds held every other sync's.
                 // Its first MiB is read before it takes the turn: one that fits drips alone.
-                let (body, admit) = (request.body, Self.admit(context.caller))
+                let (body, member) = (request.body, Self.admit(context.caller))
+                let admit: @Sendable (Event) -> String? = { event in member?(event) ?? quota.admit(event) }
                 let (applied, held) = try await withDeadline(Self.pushDeadline) {
                     let readAhead = try await BodyReadAhead.reading(body, upTo: Self.pushReadAhead, pace: Self.pushPace)
                     return try await service.ledger.receive(readAhead, from: "push", admit: admit)
@@ -94,6 +96,10 @@ struct ReplicationRoutes {
                 try await Self.storeFiles(failure.applied, context)
                 // A refusal says itself how many of this push's events were kept before it.
                 let cause = Ledger.failure(failure.cause, keeping: failure.applied)
+                if var exceeded = quota.exceeded {  // a quota reached part-way: 429 or 507, as any write over it
+                    if failure.applied > 0 { exceeded.message += " (of this push, the \(failure.applied) events received before it were kept)" }
+                    throw exceeded
+                }
                 var error = APIError.from(cause)
                 // A refusal keeps its 4xx; a broken invariant on this side stays a 500 (logged by ErrorMiddleware).
                 if error.status != .internalServerError, !["forked_chain", "unreadable_request", "body_timeout", "body_too_slow"].contains(error.code) {

@@ -55,6 +55,30 @@ import TallyTestSupport
         }
     }
 
+    /// Found by review: a push was held to the quota only before it began, then taken whole —
+    /// millions of events past a day's quota, the disk filled past the log's. Its events are
+    /// counted as they come, and the batch that would pass the quota is refused: 429 (or 507),
+    /// what came before it kept.
+    @Test func aPushIsHeldToTheDaysQuotaAsItsEventsCome() async throws {
+        let fixture = try Self.fixture { $0.eventsPerDay = 10 }
+        let source = TemporaryDirectory("quota-push-source")
+        let directory = try DataDirectory.create(path: source.file("data"), name: "source")
+        let writer = try directory.openWriter()
+        try writer.append((1...50).map { SampleEvents.expenseCreate(amount: Int64($0)) })
+        writer.close()
+        var records: [UInt8] = []
+        try EventRecords.missing(from: directory, for: VersionVector()) { chunk, _ in records += chunk }
+        let body = records
+        try await fixture.test { client in
+            let before = fixture.service.ledger.appendedIndex
+            let pushed = try await client.execute(
+                uri: "/v1/replication/push", method: .post,
+                headers: [.authorization: "Bearer \(fixture.replicate)", .contentType: "application/octet-stream"], body: ByteBuffer(bytes: body))
+            #expect(pushed.status == .tooManyRequests && pushed.errorCode == "quota_exceeded", "\(pushed.status) \(String(buffer: pushed.body))")
+            #expect(fixture.service.ledger.appendedIndex - before <= 10, "at most the day's quota taken")
+        }
+    }
+
     /// A hosted ledger opens often: its day's count is written when the day is new to it, not
     /// at every open (each write was two fsyncs and a rename), and a reopen goes on counting.
     @Test func usageIsWrittenWhenTheDayIsNewNotAtEveryOpen() throws {
