@@ -161,9 +161,12 @@ final class QuotaAdmission: Sendable {
     /// New events admitted so far, and the refusal once one was made.
     private let state = Mutex<(admitted: Int, exceeded: APIError?)>((0, nil))
     private let takenBefore: Int
+    /// The quota as the push began (read once: looking at its file for every event cost a
+    /// `stat` each).
+    private let quota: LedgerQuota
 
     init(_ service: TallyService) {
-        (self.service, usage) = (service, service.usage)
+        (self.service, usage, quota) = (service, service.usage, service.usage.quota)
         takenBefore = service.usage.eventsToday(appendedIndex: service.ledger.appendedIndex)
     }
 
@@ -171,7 +174,7 @@ final class QuotaAdmission: Sendable {
     var exceeded: APIError? { state.withLock { $0.exceeded } }
 
     func admit(_ event: Event) -> String? {
-        let quota = usage.quota
+        guard quota.eventsPerDay != nil || quota.logBytes != nil else { return nil }
         let logFull = quota.logBytes.map { usage.logBytesOnDisk(service.directory) >= $0 } ?? false
         return state.withLock { state in
             if state.exceeded == nil, let limit = quota.eventsPerDay, takenBefore + state.admitted >= limit {
