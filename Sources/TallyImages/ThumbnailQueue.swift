@@ -19,6 +19,12 @@ public actor ThumbnailQueue {
     private var waiting: [CheckedContinuation<Void, Never>] = []
     /// Decodes under way, by blob folder, photo and size.
     private var underWay: [String: Task<BlobInfo?, any Error>] = [:]
+    /// Decodes that failed, by the same key, and when: answered with the same failure for
+    /// `failureKept` without another decode (a photo that takes just past the time limit,
+    /// asked for again and again, held both decoders for every ledger). At most `maxFailures`.
+    private var failed: [String: (failure: Thumbnailer.Failure, at: ContinuousClock.Instant)] = [:]
+    static let failureKept: Duration = .seconds(600)
+    static let maxFailures = 10_000
 
     public init(
         limits: ThumbnailLimits,
@@ -36,6 +42,7 @@ public actor ThumbnailQueue {
         if let made = try thumbnailer.cached(digest, size: size) { return made }
         let key = thumbnailer.indexPath(digest, size)
         if let same = underWay[key] { return try await same.value }
+        if let known = failed[key], ContinuousClock.now - known.at < Self.failureKept { throw known.failure }
         guard admitted < limits.concurrentDecodes + limits.maxWaiting else {
             throw Thumbnailer.Failure.busy(waiting: admitted - limits.concurrentDecodes)
         }
@@ -43,7 +50,23 @@ public actor ThumbnailQueue {
         let decode = Task { try await self.inTurn { try thumbnailer.thumbnail(of: digest, size: size) } }
         underWay[key] = decode
         defer { underWay[key] = nil }
-        return try await decode.value
+        do { return try await decode.value } catch let failure as Thumbnailer.Failure {
+            remember(failure, key)
+            throw failure
+        }
+    }
+
+    /// Keeps a decode's failure that another decode would meet again: the image's own (not a
+    /// full queue, nor a worker that could not start).
+    private func remember(_ failure: Thumbnailer.Failure, _ key: String) {
+        switch failure {
+        case .busy, .workerUnavailable, .unsupportedSize: return
+        default: break
+        }
+        let now = ContinuousClock.now
+        if failed.count >= Self.maxFailures { failed = failed.filter { now - $0.value.at < Self.failureKept } }
+        if failed.count >= Self.maxFailures, let oldest = failed.min(by: { $0.value.at < $1.value.at })?.key { failed[oldest] = nil }
+        failed[key] = (failure, now)
     }
 
     /// Runs `work` on a blocking thread once it is its turn.

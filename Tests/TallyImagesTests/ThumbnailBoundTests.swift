@@ -144,6 +144,31 @@ import TallyTestSupport
     }
 }
 
+/// Found by review: a decode that failed was tried again at every request — a photo that
+/// takes just past the time limit, asked for in a loop, kept both decoders busy for every
+/// ledger of the process. A failure is remembered, and answered again without a decode.
+@Suite struct ThumbnailFailureTests {
+    @Test func aFailedDecodeIsAnsweredAgainWithoutAnother() async throws {
+        let folder = TemporaryDirectory("tally-thumbnail-failure")
+        let store = BlobStore(directory: try DataDirectory.create(path: folder.file("r"), name: "r"))
+        let damaged = try store.store(Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0x42, count: 500)))
+        let counter = DecodeCounter()
+        let queue = ThumbnailQueue(limits: ThumbnailLimits(concurrentDecodes: 2, maxWaiting: 32)) { work in
+            try await offTheCooperativeThreads {
+                counter.begin()
+                defer { counter.end() }
+                return try work()
+            }
+        }
+        var failures: [String] = []
+        for _ in 0..<3 {
+            do { _ = try await queue.thumbnail(of: damaged.digest, size: 128, in: store) } catch { failures.append("\(error)") }
+        }
+        #expect(failures.count == 3 && Set(failures).count == 1, "\(failures)")
+        #expect(counter.total == 1, "one decode, then its failure remembered")
+    }
+}
+
 /// Counts decodes running at once (the queue's test).
 final class DecodeCounter: Sendable {
     private let state = Mutex((running: 0, most: 0, total: 0))
