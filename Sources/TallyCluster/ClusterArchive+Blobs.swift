@@ -15,7 +15,7 @@ extension ClusterArchive {
     /// PostgreSQL refuses bytes that do not hash to `digest`.
     public func storeBlob(_ digest: String, bytes: ByteBuffer, under lease: ClusterLease) async throws {
         try Self.checkDigest(digest)
-        let inserted = try await transaction { connection in
+        let inserted = try await transaction(setsItsOwnLimits: true) { connection in
             // A transfer cut off must not keep its row locked (a retry of the same digest waits on it).
             try await connection.query(
                 """

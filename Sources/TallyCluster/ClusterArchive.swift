@@ -262,7 +262,7 @@ public struct ClusterArchive: Sendable {
                     // transaction under READ COMMITTED. Nothing of the statement was kept.
                 }
             }
-            try await transaction { connection in
+            try await transaction(setsItsOwnLimits: true) { connection in
                 try await Self.lockHeld(lease, on: connection, logger: logger)
                 for append in appends {
                     var inserted = false
@@ -495,10 +495,21 @@ public struct ClusterArchive: Sendable {
     }
 
     /// Runs `body` in one transaction under READ COMMITTED whatever the server's default,
-    /// rolled back if it throws (what it throws is thrown as it is).
-    func transaction<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+    /// rolled back if it throws (what it throws is thrown as it is). PostgreSQL ends it if it is
+    /// left idle for `idleInTransaction` (a transaction sets less, or more, for itself): a
+    /// session gone silent inside one — its host or network gone after it locked a lease row —
+    /// otherwise held the row until TCP's keepalive gave up, about two hours, and every write,
+    /// renewal and takeover of those ledgers waited. Set in the transaction (as a connection's
+    /// startup parameter, a pooler such as PgBouncer refuses it); `setsItsOwnLimits`: the body's
+    /// first statement sets it (`lockHeld`), sparing a round trip.
+    func transaction<Result: Sendable>(setsItsOwnLimits: Bool = false, _ body: (PostgresConnection) async throws -> Result) async throws -> Result {
         try await client.withConnection { connection in
             try await connection.query("BEGIN ISOLATION LEVEL READ COMMITTED", logger: logger)
+            if !setsItsOwnLimits {
+                for try await _ in try await connection.query(
+                    "SELECT set_config('idle_in_transaction_session_timeout', \(Self.idleInTransaction), true)", logger: logger)
+                {}
+            }
             do {
                 let result = try await body(connection)
                 try await connection.query("COMMIT", logger: logger)
@@ -509,6 +520,9 @@ public struct ClusterArchive: Sendable {
             }
         }
     }
+
+    /// How long a transaction may sit idle before PostgreSQL ends it (`transaction`).
+    static let idleInTransaction = "30s"
 
     private static func end(of ledger: String, on connection: PostgresConnection, logger: Logger) async throws -> LogEnd? {
         var end: LogEnd?

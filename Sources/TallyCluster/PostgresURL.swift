@@ -23,16 +23,7 @@ public enum PostgresURL {
         guard url.query == nil, url.fragment == nil else {
             throw Invalid(description: "the cluster URL takes no options (?…); TLS and the rest are set on the PostgreSQL side")
         }
-        var configuration = PostgresClient.Configuration(host: host, port: port, username: user, password: url.password, database: database, tls: .disable)
-        // A transaction left open by a session that went silent (its host or network gone)
-        // ends after this, not after TCP's keepalive (about two hours), with the lease rows it
-        // locked: every write, renewal and takeover of those ledgers waited on them. Tally's
-        // own transactions never wait on anything but PostgreSQL (a blob's allows 60 s).
-        configuration.options.additionalStartupParameters = [("idle_in_transaction_session_timeout", Self.idleInTransaction)]
-        return configuration
+        return PostgresClient.Configuration(host: host, port: port, username: user, password: url.password, database: database, tls: .disable)
     }
-
-    /// How long a session may sit idle inside a transaction before PostgreSQL ends it.
-    public static let idleInTransaction = "30s"
 
 }

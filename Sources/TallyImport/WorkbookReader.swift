@@ -188,12 +188,14 @@ public enum WorkbookReader {
     }
 
     /// Checks that a zip archive's end record and central directory, and every entry's local
-    /// header and data, lie within `data` (ZIP64 is refused: no statement needs it).
+    /// header and data, lie within `data` (ZIP64 sizes are refused: no statement needs them).
     static func checkZipDirectory(_ data: Data) throws(StatementError) {
         let bytes = [UInt8](data)
         let problem = StatementError("not an .xlsx workbook (not a zip archive, or a damaged one)")
         func u16(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
         func u32(_ at: Int) -> Int { u16(at) | u16(at + 2) << 16 }
+        /// Eight bytes at `at`, nil past the end.
+        func u64(_ at: Int) -> UInt64? { at >= 0 && at + 8 <= bytes.count ? UInt64(u32(at)) | UInt64(u32(at + 4)) << 32 : nil }
         guard bytes.count >= 22 else { throw problem }
         var end = bytes.count - 22
         let lowest = max(0, bytes.count - 22 - 65_535)
@@ -201,17 +203,14 @@ public enum WorkbookReader {
         guard end >= lowest else { throw problem }
         let (count, size, offset) = (u16(end + 10), u32(end + 12), u32(end + 16))
         guard count != 0xFFFF, size != 0xFFFF_FFFF, offset != 0xFFFF_FFFF, offset + size <= end else { throw problem }
-        // A ZIP64 locator just before the end record: ZIPFoundation would take the directory's
-        // place and size from the ZIP64 record instead, unchecked.
-        guard end < 20 || u32(end - 20) != 0x0706_4B50 else { throw problem }
-        /// Whether the extra fields at `start` (`length` bytes, within the file) hold a ZIP64 one.
-        func hasZIP64Field(_ start: Int, _ length: Int) -> Bool {
-            var field = start
-            while field + 4 <= start + length {
-                if u16(field) == 0x0001 { return true }
-                field += 4 + u16(field + 2)
-            }
-            return false
+        // A ZIP64 end record (Apache Commons Compress, under POI, may write one): ZIPFoundation
+        // would take the directory's place and size from it instead, so they must be the ones
+        // just checked. An entry's ZIP64 extra field is read only for a size or offset of
+        // 0xFFFFFFFF, which is refused below.
+        if end >= 20, u32(end - 20) == 0x0706_4B50 {
+            guard end >= 76, let record = u64(end - 12).flatMap({ $0 <= UInt64(end - 76) ? Int($0) : nil }), u32(record) == 0x0606_4B50,
+                u64(record + 32) == UInt64(count), u64(record + 40) == UInt64(size), u64(record + 48) == UInt64(offset)
+            else { throw problem }
         }
         var at = offset
         for _ in 0..<count {
@@ -220,14 +219,12 @@ public enum WorkbookReader {
             let (nameLength, extraLength, commentLength, local) = (u16(at + 28), u16(at + 30), u16(at + 32), u32(at + 42))
             guard compressed != 0xFFFF_FFFF, uncompressed != 0xFFFF_FFFF, local != 0xFFFF_FFFF, local + 30 <= offset, u32(local) == 0x0403_4B50
             else { throw problem }
-            guard at + 46 + nameLength + extraLength <= offset + size, !hasZIP64Field(at + 46 + nameLength, extraLength) else { throw problem }
-            let (localName, localExtra) = (u16(local + 26), u16(local + 28))
-            let dataStart = local + 30 + localName + localExtra
-            guard dataStart + compressed <= offset, !hasZIP64Field(local + 30 + localName, localExtra) else { throw problem }
+            let dataStart = local + 30 + u16(local + 26) + u16(local + 28)
+            guard dataStart + compressed <= offset else { throw problem }
             // Stored (its sizes equal) or deflated: ZIPFoundation finds a stored entry's data
             // descriptor by its uncompressed size, and a size past the file's end trapped it.
             guard method == 8 || (method == 0 && compressed == uncompressed) else { throw problem }
-            if flags & 0x0008 != 0 { guard dataStart + compressed + 16 <= offset else { throw problem } }
+            if flags & 0x0008 != 0 { guard dataStart + compressed + 12 <= offset else { throw problem } }  // 12 bytes, 16 with its signature
             at += 46 + nameLength + extraLength + commentLength
         }
     }

@@ -16,9 +16,10 @@ extension Ledger {
     @discardableResult
     ///
     /// `actor`: who the occurrences are recorded as written by — the ledger's recurrences,
-    /// unless a member's write of a rule made them at once (`occurrenceActor(after:)`).
-    public func materializeRecurrences(now: DateTime = .nowHere, actor: String = recurrenceActor) async throws -> Int {
-        try await BlockingThreads.run { [self] in try materializeRecurrencesNow(now: now, actor: actor) }
+    /// unless a member's write of a rule made them at once (`occurrenceActor(after:)`), which
+    /// then makes only that rule's (`onlyRule`: another member's rule is not theirs to write).
+    public func materializeRecurrences(now: DateTime = .nowHere, actor: String = recurrenceActor, onlyRule: UUID? = nil) async throws -> Int {
+        try await BlockingThreads.run { [self] in try materializeRecurrencesNow(now: now, actor: actor, onlyRule: onlyRule) }
     }
 
     /// Who the occurrences a write of a rule makes at once are by: the member who wrote it
@@ -28,7 +29,7 @@ extension Ledger {
     public static func occurrenceActor(after writer: String) -> String { writer.hasPrefix("member:") ? writer : recurrenceActor }
 
     /// `materializeRecurrences`, on the calling thread.
-    private func materializeRecurrencesNow(now: DateTime, actor: String) throws -> Int {
+    private func materializeRecurrencesNow(now: DateTime, actor: String, onlyRule: UUID?) throws -> Int {
         // One at a time (the service's timer and a rule's create may both start one): each
         // decides what is missing and then writes it, and two at once would both write it.
         materializing.lock()
@@ -43,10 +44,11 @@ extension Ledger {
         let recorded = RecurrenceProgress.load(from: directory)
         // Each rule's days since the last pass decided them (`RecurrenceProgress`). A rule that
         // cannot be read makes nothing and does not stop the others.
-        var progress = RecurrenceProgress()
+        // One rule's pass leaves the others' records as they were.
+        var progress = onlyRule == nil ? RecurrenceProgress() : recorded
         var due: [(rule: LedgerState.Entity, id: UUID, days: [(number: Int, date: DateTime)])] = []
         for rule in rules {
-            guard case .uuid(let ruleID) = rule.id, let schedule = try? RecurringRule(rule) else { continue }
+            guard case .uuid(let ruleID) = rule.id, onlyRule.map({ $0 == ruleID }) ?? true, let schedule = try? RecurringRule(rule) else { continue }
             let version = RecurrenceProgress.version(of: rule)
             let decided = recorded.decidedThrough(ruleID, version: version, today: schedule.today(now))
             progress.rules[ruleID.lowercased] = .init(version: version, decidedThrough: schedule.today(now))

@@ -45,14 +45,16 @@ extension Ledger {
         try await checkAttachmentsHeld(properties)
         if type == .line { try checkLineRoom(properties) }
         _ = try await session.write(actor: actor, creating(type, uuid, properties, actor: actor))
-        if type == .recurring { await materializeNewRule(writtenBy: actor) }
+        if type == .recurring { await materializeNewRule(uuid, writtenBy: actor) }
         return (try written(type, uuid), false)
     }
 
     /// A new or changed rule's occurrences up to today appear at once. Should that fail, the
     /// next round of the ledger's background work makes them: the rule itself is written.
-    private func materializeNewRule(writtenBy actor: String) async {
-        _ = try? await materializeRecurrences(actor: Self.occurrenceActor(after: actor))
+    /// A member's write makes only that rule's occurrences, as theirs (`occurrenceActor`).
+    private func materializeNewRule(_ rule: UUID, writtenBy actor: String) async {
+        let occurrencesBy = Self.occurrenceActor(after: actor)
+        _ = try? await materializeRecurrences(actor: occurrencesBy, onlyRule: occurrencesBy == Self.recurrenceActor ? nil : rule)
     }
 
     /// Refuses a retry under an `Idempotency-Key` that sends other values than the create the
@@ -101,7 +103,7 @@ extension Ledger {
     public func update(_ type: EntityType, id: UUID, _ properties: PropertyMap, actor: String) async throws -> JSONText {
         try await checkAttachmentsHeld(properties)
         _ = try await session.write(actor: actor, updating(type, id, properties, actor: actor))
-        if type == .recurring { await materializeNewRule(writtenBy: actor) }
+        if type == .recurring { await materializeNewRule(id, writtenBy: actor) }
         return try written(type, id)
     }
 

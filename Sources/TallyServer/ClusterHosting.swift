@@ -242,9 +242,10 @@ public final class ClusterHosting: Sendable {
     /// what was asked may have been done there, and a retry without an Idempotency-Key could
     /// do it twice.
     ///
-    /// A streamed answer is written to the client under the same rule as a change feed's: a
-    /// write the client does not take within the body timeout closes its connection (the
-    /// serving node's own guard cannot see a client that stopped reading behind a forward).
+    /// A change feed is written to the client under the feed's own rule: a write the client
+    /// does not take within the body timeout closes its connection (the serving node's guard
+    /// cannot see a client that stopped reading behind a forward). Other streamed answers (a
+    /// download, a pull) are written as the serving node writes them, without that limit.
     func forward(_ request: Request, _ name: LedgerName, to url: String, channel: any Channel) async throws -> Response {
         var outgoing = HTTPClientRequest(url: url + request.uri.path + (request.uri.query.map { "?" + $0 } ?? ""))
         outgoing.method = .init(rawValue: request.method.rawValue)
@@ -301,13 +302,17 @@ public final class ClusterHosting: Sendable {
                     .badGateway, "answer_cut_off", "the node serving this ledger stopped part-way through its answer; what was asked may have been done")
             }
         }
-        let (body, guardian) = (answer.body, FeedGuard(channel: channel, writeDeadline: bodyTimeout))
+        let body = answer.body
+        let guardian =
+            answer.headers.first(name: "content-type")?.hasPrefix("text/event-stream") == true ? FeedGuard(channel: channel, writeDeadline: bodyTimeout) : nil
         return Response(
             status: status, headers: headers,
             body: ResponseBody { writer in
-                let watching = Task { await guardian.watch { true } }
-                defer { watching.cancel() }
-                for try await chunk in body { try await guardian.writing { try await writer.write(chunk) } }
+                let watching = guardian.map { guardian in Task { await guardian.watch { true } } }
+                defer { watching?.cancel() }
+                for try await chunk in body {
+                    if let guardian { try await guardian.writing { try await writer.write(chunk) } } else { try await writer.write(chunk) }
+                }
                 try await writer.finish(nil)
             })
     }
@@ -315,25 +320,42 @@ public final class ClusterHosting: Sendable {
     /// What `send` answers, unless PostgreSQL says first that the node at `url` no longer
     /// serves `name` (asked once a lease while `send` waits): a node that stopped — paused, or
     /// its host gone — may still accept a connection and never answer, and a forward to it
-    /// waited for its day-long deadline, holding the client's connection.
+    /// waited for its day-long deadline, holding the client's connection. The watcher is a
+    /// task of its own, cancelled once the answer came (not awaited: a question to a hung
+    /// PostgreSQL must not hold an answer that arrived).
     private func whileServing<Answer: Sendable>(
         _ name: LedgerName, at url: String, _ send: @escaping @Sendable () async throws -> Answer
     ) async throws -> Answer {
+        let sending = Task { try await send() }
+        let lost = LostFlag()
         let (archive, every) = (archive, leaseDuration)
-        return try await withThrowingTaskGroup(of: Answer?.self) { group in
-            group.addTask { try await send() }
-            group.addTask {
-                while true {
-                    try await Task.sleep(for: every)
-                    let serving: (node: String, url: String)?
-                    do { serving = try await archive.servingNode(of: name.text) } catch { continue }  // PostgreSQL unreachable: no news
-                    if serving?.url != url { return nil }
+        let watcher = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: every)
+                if Task.isCancelled { return }
+                let serving: (node: String, url: String)?
+                do { serving = try await archive.servingNode(of: name.text) } catch { continue }  // PostgreSQL unreachable: no news
+                if serving?.url != url {
+                    lost.value.store(true, ordering: .releasing)
+                    sending.cancel()
+                    return
                 }
             }
-            defer { group.cancelAll() }
-            guard let answer = try await group.next() ?? nil else { throw OwnerGone() }
-            return answer
         }
+        defer { watcher.cancel() }
+        return try await withTaskCancellationHandler {
+            do { return try await sending.value } catch {
+                if lost.value.load(ordering: .acquiring) { throw OwnerGone() }
+                throw error
+            }
+        } onCancel: {
+            sending.cancel()
+        }
+    }
+
+    /// Set once the watcher of a forward saw its node lose the ledger.
+    private final class LostFlag: Sendable {
+        let value = Atomic<Bool>(false)
     }
 
     /// The node a forward waited on lost the ledger before it answered.

@@ -89,11 +89,11 @@ struct ReplicationRoutes {
                     return try await service.ledger.receive(readAhead, from: "push", admit: admit)
                 }
                 service.metrics.replicated(applied, from: "push:" + (context.caller?.actor ?? "?"))
-                try await Self.storeFiles(applied, context)
+                try await Self.storeFiles(context)
                 return json(.object([("applied", .int(Int64(applied))), ("alreadyHeld", .int(Int64(held)))]))
             } catch let failure as ReceiveFailure {
                 service.metrics.replicated(failure.applied, from: "push:" + (context.caller?.actor ?? "?"))
-                try await Self.storeFiles(failure.applied, context)
+                if failure.applied > 0 { try? await Self.storeFiles(context) }  // the refusal is the answer
                 // A refusal says itself how many of this push's events were kept before it.
                 let cause = Ledger.failure(failure.cause, keeping: failure.applied)
                 if var exceeded = quota.exceeded {  // a quota reached part-way: 429 or 507, as any write over it
@@ -112,7 +112,7 @@ struct ReplicationRoutes {
             } catch {
                 // Cut off by its deadline: what was verified by then is kept (the receive ends
                 // before the deadline's answer is thrown), its pins with it.
-                try? await context.credentials?.afterChange?()
+                try? await Self.storeFiles(context)
                 throw error
             }
         }
@@ -157,16 +157,18 @@ struct ReplicationRoutes {
                 throw APIError(.badGateway, "peer_failed", "the sync with \(peer.name) failed: it could not be reached, or did not answer as a Tally replica")
             }
             service.metrics.replicated(report.pulled, from: peer.name)
-            try await Self.storeFiles(report.pulled, context)
+            try await Self.storeFiles(context)
             return json(report.json)
         }
     }
 
-    /// On a cluster, after events were received: the ledger's changed files stored in
-    /// PostgreSQL before the answer — a new origin's pinned key, or a rotation's
-    /// (`log/origin-keys.json`), went only with the next renewal, and an owner killed before it
-    /// left the next one the events with the old pin, which refused that origin's every later head.
-    static func storeFiles(_ received: Int, _ context: TallyRequestContext) async throws {
-        if received > 0 { try await context.credentials?.afterChange?() }
+    /// On a cluster, after a push or a sync: the ledger's changed files stored in PostgreSQL
+    /// before the answer — a new origin's pinned key, or a rotation's (`log/origin-keys.json`),
+    /// went only with the next renewal, and an owner killed before it left the next one the
+    /// events with the old pin, which refused that origin's every later head. After every one,
+    /// not only one that brought events: one answered 503 because its files could not be
+    /// stored is sent again, and finds its events held. (Elsewhere, nothing: no `afterChange`.)
+    static func storeFiles(_ context: TallyRequestContext) async throws {
+        try await context.credentials?.afterChange?()
     }
 }

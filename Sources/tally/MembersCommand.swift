@@ -89,13 +89,15 @@ struct MembersCommand: ParsableCommand {
 
         func run() async throws {
             let role = try MembersCommand.role(role)
+            // The operator's, not a member's: stored as made (`invite(role:by:)` is a member's,
+            // and stores one only for an owner).
+            let (code, invitation) = MemberStore.invitation(role: role, by: "operator")
             if let target = try hosted.target() {
-                let (code, invitation) = MemberStore.invitation(role: role, by: "operator")
                 try await target.make(.addInvitation(invitation))
-                print(code)
-                return
+            } else {
+                try MemberStore(directory: try global.open()).add(invitation)
             }
-            print(try MemberStore(directory: try global.open()).invite(role: role, by: "operator").code)
+            print(code)
         }
     }
 }

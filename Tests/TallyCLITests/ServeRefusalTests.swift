@@ -87,4 +87,15 @@ import TallyTestSupport
         #expect(try replica.ok(["token", "list", "--json"]).contains("\"phone\""))
         #expect(try replica.ok(["members", "list", "--json"]) == "[]")
     }
+
+    /// Found by review: an invitation was stored only for a member who is an owner, and the
+    /// operator's own (`tally members invite`, which the README shows) is no member's — every
+    /// local invite was refused. The operator's is stored as made.
+    @Test func theOperatorInvitesOnALocalLedger() throws {
+        let replica = try CLIReplica()
+        let code = try replica.ok(["members", "invite", "--role", "member"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(code.count == 64 && code.allSatisfy(\.isHexDigit), "\(code)")
+        let stored = try String(contentsOfFile: replica.path + "/invites.json", encoding: .utf8)
+        #expect(stored.contains("\"operator\""), "\(stored)")
+    }
 }

@@ -325,14 +325,23 @@ struct ClusterArchiveTests {
 
     /// Found by review: a session that went silent inside a transaction (its host gone after
     /// a `FOR UPDATE` of a lease row) held that row until TCP's keepalive gave up, about two
-    /// hours. Every connection a node or the CLI makes ends such a transaction after 30 s.
-    @Test func aSessionIdleInATransactionIsEndedByPostgreSQL() async throws {
+    /// hours. Every transaction of the archive is ended by PostgreSQL after 30 s idle — set
+    /// with its `BEGIN`, not as a startup parameter, which PgBouncer refuses.
+    @Test func aTransactionLeftIdleIsEndedByPostgreSQL() async throws {
         try await TestPostgres.withNodes(["a"]) { nodes in
-            var shown: [String] = []
-            for try await value in try await nodes[0].client.query("SHOW idle_in_transaction_session_timeout", logger: nodes[0].logger).decode(String.self) {
-                shown.append(value)
+            let shown = try await nodes[0].transaction { connection in
+                var shown: [String] = []
+                for try await value in try await connection.query("SHOW idle_in_transaction_session_timeout", logger: nodes[0].logger).decode(String.self) {
+                    shown.append(value)
+                }
+                return shown
             }
-            #expect(shown == [PostgresURL.idleInTransaction], "\(shown)")
+            #expect(shown == [ClusterArchive.idleInTransaction], "\(shown)")
+            var outside: [String] = []
+            for try await value in try await nodes[0].client.query("SHOW idle_in_transaction_session_timeout", logger: nodes[0].logger).decode(String.self) {
+                outside.append(value)
+            }
+            #expect(outside == ["0"], "the session's own setting is left as the server has it: \(outside)")
         }
     }
 

@@ -129,4 +129,33 @@ import TallyTestSupport
         let amounts = try ledger.views.expenses(try ExpenseQuery([("payee", "Bakery")])).rows.map(\.amount).sorted()
         #expect(amounts == [777, 1_000, 1_000], "the peer's edit stands")
     }
+
+    /// Found by review: a member's write of a rule made every rule's missing occurrences, all
+    /// recorded as that member's — another member's rent among them. Only the rule written is
+    /// theirs to make; the others are left to the ledger's own pass.
+    @Test func aMembersRuleMakesOnlyItsOwnOccurrencesAsTheirs() async throws {
+        let ledger = try Ledger(directory: try DataDirectory.create(path: folder.file("members"), name: "members"))
+        defer { ledger.close() }
+        let start = DateTime(epochMillis: Int64(Date().addingTimeInterval(-2 * 86_400).timeIntervalSince1970 * 1000), offsetMinutes: 540)
+        // Lee's rule, as a sync brings it: written, its occurrences not made yet.
+        let lees = UUID()
+        _ = try ledger.session.writeAll(actor: "member:lee") { _ in
+            [
+                EventDraft(
+                    entityType: .recurring, entityID: .uuid(lees), operation: .create,
+                    properties: [
+                        .cadence: .string("daily"), .startDate: .dateTime(start), .amount: .int(500_000), .payee: .string("Rent"),
+                        .kind: .string("expense"), .currency: .string("KRW"), .monthEnd: .string("clamp"),
+                    ],
+                    actor: "member:lee")
+            ]
+        }
+        _ = try await ledger.create(
+            .recurring, [.cadence: .string("daily"), .startDate: .dateTime(start), .amount: .int(1_000), .payee: .string("Bus")], actor: "member:kim")
+        let made = try ledger.views.expenses(try ExpenseQuery([("limit", "1000")])).rows
+        #expect(!made.isEmpty && made.allSatisfy { $0.payee == "Bus" }, "\(made.map(\.payee))")
+        // The ledger's own pass makes Lee's, as its own.
+        #expect(try await ledger.materializeRecurrences() == made.count)
+        #expect(try ledger.views.expenses(try ExpenseQuery([("payee", "Rent")])).rows.count == made.count)
+    }
 }

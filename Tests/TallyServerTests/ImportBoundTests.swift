@@ -155,6 +155,23 @@ import ZIPFoundation
         let locator: [UInt8] = [0x50, 0x4B, 0x06, 0x07] + [UInt8](repeating: 0, count: 12) + [1, 0, 0, 0]
         located.insert(contentsOf: locator, at: located.count - 22)
         #expect(refused(Data(located)))
+        // A ZIP64 end record that says what the end record says (Apache Commons Compress writes
+        // one) is read; one that says otherwise is not.
+        func withZIP64Record(entries: UInt64? = nil) -> Data {
+            var bytes = [UInt8](plain)
+            let end = bytes.count - 22
+            func little(_ value: UInt64, _ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: value >> (8 * UInt64($0))) } }
+            let field = { (at: Int, count: Int) in (0..<count).reduce(UInt64(0)) { $0 | UInt64(bytes[end + at + $1]) << (8 * UInt64($1)) } }
+            let (count, size, offset) = (field(10, 2), field(12, 4), field(16, 4))
+            let record =
+                [0x50, 0x4B, 0x06, 0x06] + little(44, 8) + [45, 0, 45, 0] + little(0, 8) + little(entries ?? count, 8) + little(entries ?? count, 8)
+                + little(size, 8) + little(offset, 8)
+            let locator = [0x50, 0x4B, 0x06, 0x07] + little(0, 4) + little(UInt64(end), 8) + little(1, 4)
+            bytes.insert(contentsOf: record + locator, at: end)
+            return Data(bytes)
+        }
+        #expect(!refused(withZIP64Record()), "a ZIP64 end record that agrees")
+        #expect(refused(withZIP64Record(entries: 7)), "one that does not")
     }
 
     /// Found by review: a quote inside a comment (or a processing instruction, or CDATA)
