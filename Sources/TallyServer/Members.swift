@@ -217,11 +217,9 @@ public final class MemberStore: Sendable {
         let started = try sessions.update { sessions -> Bool in
             guard try members.read().contains(where: { $0.name == member.name && $0.passwordHash == member.passwordHash }) else { return false }
             sessions.removeAll { $0.expiresAt <= now }
-            let theirs = sessions.indices.filter { sessions[$0].member == member.name }
-            if theirs.count >= Self.maxSessionsPerMember {
-                let ending = Set(theirs.prefix(theirs.count - Self.maxSessionsPerMember + 1))
-                sessions = sessions.indices.filter { !ending.contains($0) }.map { sessions[$0] }  // their oldest end
-            }
+            let theirs = sessions.filter { $0.member == member.name }
+            let ending = Set(theirs.prefix(max(0, theirs.count - Self.maxSessionsPerMember + 1)).map(\.sha256))  // their oldest
+            sessions.removeAll { ending.contains($0.sha256) }
             if sessions.count >= Self.maxSessions { sessions.removeFirst(sessions.count - Self.maxSessions + 1) }  // the oldest end
             sessions.append(SessionRecord(sha256: Self.digest(secret), member: member.name, csrf: csrf, expiresAt: expiresAt))
             return true

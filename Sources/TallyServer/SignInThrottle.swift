@@ -63,17 +63,11 @@ public final class SignInThrottle: Sendable {
         }
     }
 
-    /// The key a client's address counts under: `address:` and an IPv4 address, or the first
-    /// 64 bits of an IPv6 one (an IPv4 address written as IPv6 counts as itself).
+    /// The key a client's address counts under: as `ConnectionLimit` counts connections (an
+    /// IPv4 address, or the first 64 bits of an IPv6 one), and loopback, which that does not
+    /// count, by its address.
     static func addressKey(_ address: SocketAddress?) -> String {
-        if case .v6(let v6) = address {
-            let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
-            if bytes.prefix(12) != [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF] {
-                return "address:" + Hex.lowercase(bytes.prefix(8)) + "::/64"
-            }
-            return "address:" + bytes.suffix(4).map { String($0) }.joined(separator: ".")
-        }
-        return "address:" + (address?.ipAddress ?? "?")
+        "address:" + (ConnectionLimit.addressKey(address).map { Hex.lowercase($0) } ?? address?.ipAddress ?? "?")
     }
 
     static func lockout(afterFailures count: Int) -> Duration {
