@@ -200,10 +200,13 @@ public struct LogReader: Sendable {
 
     /// Scans segment `name` and returns what can be copied of it if every event in it passes
     /// `include` (judged by `EventCodec.routing`, without decoding the events), nil otherwise.
-    /// Lets an export copy segment files instead of re-framing their events.
-    public func copyableSegment(_ name: String, isLast: Bool, passes include: (EventCodec.Routing) -> Bool) throws -> CopyableSegment? {
+    /// Lets an export copy segment files instead of re-framing their events. `signatures` is
+    /// handed each signatures frame's records.
+    public func copyableSegment(
+        _ name: String, isLast: Bool, signatures: ([SignatureRecord]) -> Void = { _ in }, passes include: (EventCodec.Routing) -> Bool
+    ) throws -> CopyableSegment? {
         var every = true
-        let scan = try scanRoutes(of: name, isLast: isLast) { routing, _ in
+        let scan = try scanRoutes(of: name, isLast: isLast, signatures: signatures) { routing, _ in
             if every, !include(routing) { every = false }
         }
         return every ? CopyableSegment(length: scan.validLength, seal: scan.seal, nextIndex: scan.nextIndex) : nil

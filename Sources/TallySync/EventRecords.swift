@@ -34,35 +34,43 @@ public enum EventRecords {
     }
 
     /// The records of a replica's log that `vector` lacks (never local-only), in log order,
-    /// handed out in chunks of about `chunkBytes`.
+    /// handed out in chunks of about `chunkBytes`. Only events a signed head covers are sent
+    /// (`HeldUntilSigned`): each waits for its origin's next head, and goes out just before it.
     public static func missing(
         from directory: DataDirectory, for vector: VersionVector, chunkBytes: Int = 1 << 20,
         _ chunk: ([UInt8], Int) throws -> Void
     ) throws {
         var buffer: [UInt8] = []
         var count = 0
+        var unsigned = HeldUntilSigned<[UInt8]>()
+        func handOutIfFull() throws {
+            guard buffer.count >= chunkBytes else { return }
+            try chunk(buffer, count)
+            buffer.removeAll(keepingCapacity: true)
+            count = 0
+        }
         // Routing fields only: the receiver decodes and verifies every event it is sent. A head
         // goes along when it covers something the other side lacks; a rotation unless the other
         // side holds events signed after it.
         try directory.reader.forEachStoredEvent(signatures: { records in
             for record in records {
+                for bytes in unsigned.release(by: record) {
+                    bytes.withUnsafeBytes { append($0, to: &buffer) }
+                    count += 1
+                }
                 switch record {
                 case .head(let signed) where signed.sequence > vector[signed.origin]: append(record, to: &buffer)
                 case .rotation(let rotation) where rotation.afterSequence >= vector[rotation.origin]: append(record, to: &buffer)
                 default: continue
                 }
             }
+            try handOutIfFull()
         }) { routing, bytes in
             guard !routing.isLocalOnly, routing.sequence > vector[routing.origin] else { return }
-            append(bytes, to: &buffer)
-            count += 1
-            if buffer.count >= chunkBytes {
-                try chunk(buffer, count)
-                buffer.removeAll(keepingCapacity: true)
-                count = 0
-            }
+            unsigned.hold(Array(bytes), origin: routing.origin, sequence: routing.sequence, bytes: bytes.count)
         }
-        if !buffer.isEmpty { try chunk(buffer, count) }  // the last events' heads may follow them alone
+        unsigned.finish()
+        if !buffer.isEmpty { try chunk(buffer, count) }
     }
 
     /// Splits a byte stream arriving in arbitrary pieces back into records.

@@ -194,19 +194,30 @@ public enum SegmentBundle {
         var files: [Manifest.File] = []
     }
 
-    /// Copies segment files, in order, while each holds only events the export takes.
+    /// Copies segment files, in order, while each holds only events the export takes, each
+    /// covered by a signed head of its origin read by the end of its segment.
     static func copyWholeSegments(of reader: LogReader, to folder: String, into contents: inout ExportedEvents) throws -> CopiedSegments {
         var copied = CopiedSegments()
+        var signedThrough: [ReplicaID: UInt64] = [:]
         let names = try reader.segmentNames()
         for (position, name) in names.enumerated() where SegmentFormat.firstIndex(fromFileName: name) == copied.through + 1 {
             var taken = contents
-            let copyable = try reader.copyableSegment(name, isLast: position == names.count - 1) { event in
+            var lastTaken: [ReplicaID: UInt64] = [:]
+            var signedThroughAfter = signedThrough
+            let copyable = try reader.copyableSegment(
+                name, isLast: position == names.count - 1,
+                signatures: { records in
+                    for case .head(let signed) in records { signedThroughAfter[signed.origin] = max(signedThroughAfter[signed.origin] ?? 0, signed.sequence) }
+                }
+            ) { event in
                 taken.add(event.origin, event.sequence)
+                lastTaken[event.origin] = event.sequence
                 return taken.lacks(event.origin, event.sequence, isLocalOnly: event.isLocalOnly)
             }
-            guard let copyable else { break }
+            guard let copyable, lastTaken.allSatisfy({ $0.value <= signedThroughAfter[$0.key] ?? 0 }) else { break }
             copied.files.append(try copyDurably(reader.directory + "/" + name, length: copyable.length, to: folder + "/" + name))
             contents = taken
+            signedThrough = signedThroughAfter
             copied.through = copyable.nextIndex - 1
             guard let seal = copyable.seal else {
                 copied.endsWithNewest = true
@@ -217,24 +228,37 @@ public enum SegmentBundle {
         return copied
     }
 
-    /// Re-frames the events after the copied segments that the export takes into new segments.
+    /// Re-frames the events after the copied segments that the export takes into new segments,
+    /// each just before the signed head that covers it (`HeldUntilSigned`: none goes unsigned).
     static func reframeEvents(of reader: LogReader, after copied: CopiedSegments, to folder: String, into contents: inout ExportedEvents) throws {
         var writer = copied.through == 0 ? try SegmentFileWriter(directory: folder) : nil  // an empty export still has a segment
+        var unsigned = HeldUntilSigned<(event: Event, bytes: [UInt8])>()
         try reader.forEachEncodedEvent(
             from: copied.through + 1,
             signatures: { records, _, _ in
-                let wanted = records.filter { contents.wants($0) }
-                if wanted.isEmpty { return }
-                if writer == nil { writer = try SegmentFileWriter(directory: folder, after: copied.head) }
-                writer!.append(wanted)
+                var wanted: [SignatureRecord] = []  // written together, after the events released before them
+                for record in records {
+                    let released = unsigned.release(by: record)
+                    if released.isEmpty && !contents.wants(record) { continue }
+                    if writer == nil { writer = try SegmentFileWriter(directory: folder, after: copied.head) }
+                    if !released.isEmpty, !wanted.isEmpty {
+                        writer!.append(wanted)
+                        wanted = []
+                    }
+                    for (event, bytes) in released {
+                        bytes.withUnsafeBytes { writer!.append($0, of: event) }
+                        contents.add(event.origin, event.sequence)
+                    }
+                    if contents.wants(record) { wanted.append(record) }
+                }
+                if !wanted.isEmpty { writer!.append(wanted) }
             }
         ) { logged, bytes in
             let event = logged.event
             guard contents.lacks(event.origin, event.sequence, isLocalOnly: event.isLocalOnly) else { return }
-            if writer == nil { writer = try SegmentFileWriter(directory: folder, after: copied.head) }
-            writer!.append(bytes, of: event)
-            contents.add(event.origin, event.sequence)
+            unsigned.hold((event, Array(bytes)), origin: event.origin, sequence: event.sequence, bytes: bytes.count)
         }
+        unsigned.finish()
         try writer?.finish()
     }
 

@@ -125,7 +125,7 @@ import TallyTestSupport
     typealias Transport = @Sendable (Delivery) async throws -> String?
 
     static let bundle: Transport = { delivery in
-        let path = delivery.folder.file("bundle")
+        let path = delivery.folder.file("bundle-\(UUID().uuidString.prefix(8))")
         _ = try SegmentBundle.export(delivery.source, to: path, for: nil)
         let writer = try delivery.target.openWriter()
         defer { writer.close() }
@@ -138,7 +138,7 @@ import TallyTestSupport
         try EventRecords.missing(from: delivery.source, for: VersionVector()) { chunk, _ in records += chunk }
         let service = try TallyService(directory: delivery.target, logger: Logger(label: "test"))
         defer { service.close() }
-        let token = try service.tokens.create(name: "peer", scopes: [.replicate])
+        let token = try service.tokens.create(name: "peer-\(UUID().uuidString.prefix(8))", scopes: [.replicate])
         let app = Application(router: buildRouter(service))
         let body = records
         return try await app.test(.router) { client -> String? in
@@ -160,7 +160,7 @@ import TallyTestSupport
         // it through `ReplicaClient`, as `tally sync` does.
         let service = try TallyService(directory: delivery.source, logger: Logger(label: "test"))
         defer { service.close() }
-        let token = try service.tokens.create(name: "peer", scopes: [.replicate])
+        let token = try service.tokens.create(name: "peer-\(UUID().uuidString.prefix(8))", scopes: [.replicate])
         let app = Application(router: buildRouter(service), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         return try await app.test(.live) { client -> String? in
             let peer = ReplicaClient(baseURL: "http://127.0.0.1:\(client.port!)", token: token, label: "pull")

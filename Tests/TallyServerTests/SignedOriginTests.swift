@@ -81,6 +81,23 @@ import TallyTestSupport
 
     func chainOfA(in directory: DataDirectory) throws -> ChainHead? { try directory.reader.head().chains[a.identity.origin] }
 
+    /// Plays a hostile sender: `source`'s events of `origin` after `sequence`, as stored, with
+    /// no signature record, received by `target` as a stream is. The refusal's text, or nil.
+    func receiveRaw(eventsOf origin: ReplicaID, after sequence: UInt64, from source: DataDirectory, into target: DataDirectory) throws -> String? {
+        var records: [UInt8] = []
+        try source.reader.forEachStoredEvent { routing, bytes in
+            if routing.origin == origin, routing.sequence > sequence { EventRecords.append(bytes, to: &records) }
+        }
+        let writer = try target.openWriter()
+        defer { writer.close() }
+        var receiver = try StreamReceiver(writer: writer, source: "raw", maximumSkewMillis: 300_000)
+        do {
+            try receiver.feed(records)
+            try receiver.finish()
+        } catch { return "\(error)" }
+        return nil
+    }
+
     /// The sequence squat and the re-signed chain, over a bundle, a push and a pull: refused whole
     /// naming the reason, nothing changes, and A's real next event still syncs afterwards.
     @Test(arguments: Forgery.allCases) func aForgedNextEventOfAnotherOriginIsRefusedOverEveryTransport(_ forgery: Forgery) async throws {
@@ -90,9 +107,20 @@ import TallyTestSupport
             ("bundle", BadDeliveryContractTests.bundle), ("push", BadDeliveryContractTests.push), ("pull", BadDeliveryContractTests.pull),
         ] {
             let refusal = try await transport(BadDeliveryContractTests.Delivery(source: m, target: b, folder: folder))
-            #expect(refusal?.contains(forgery.fragment) == true, "\(name): refused naming why (got \(refusal ?? "acceptance"))")
-            #expect(refusal?.contains(a.identity.origin.description) == true, "\(name): the refusal names the origin")
+            if forgery == .unsigned {
+                // Our own sender sends nothing that no head covers (`HeldUntilSigned`); a hostile
+                // one's bytes are refused by the receiver, below.
+                #expect(refusal == nil, "\(name): the unsigned event was not sent (got \(refusal ?? ""))")
+            } else {
+                #expect(refusal?.contains(forgery.fragment) == true, "\(name): refused naming why (got \(refusal ?? "acceptance"))")
+                #expect(refusal?.contains(a.identity.origin.description) == true, "\(name): the refusal names the origin")
+            }
             #expect(try chainOfA(in: b) == held, "\(name): nothing of the forgery was applied")
+        }
+        if forgery == .unsigned {
+            let refusal = try receiveRaw(eventsOf: a.identity.origin, after: held?.sequence ?? 0, from: m, into: b)
+            #expect(refusal?.contains(forgery.fragment) == true, "raw: refused naming why (got \(refusal ?? "acceptance"))")
+            #expect(try chainOfA(in: b) == held, "raw: nothing of the forgery was applied")
         }
         #expect(try Ledger.pinnedKeys(of: b).map(\.pin.key) == [try ReplicaSigningKey.read(from: a.signingKeyPath)!.publicKey.description])
         // The honest replica keeps syncing: A's real #3 goes through.
@@ -113,8 +141,17 @@ import TallyTestSupport
             ("bundle", BadDeliveryContractTests.bundle), ("push", BadDeliveryContractTests.push), ("pull", BadDeliveryContractTests.pull),
         ] {
             let refusal = try await transport(BadDeliveryContractTests.Delivery(source: m, target: b, folder: folder))
-            #expect(refusal?.contains("own origin") == true, "\(name): refused naming why (got \(refusal ?? "acceptance"))")
+            if forgery == .unsigned {
+                #expect(refusal == nil, "\(name): the unsigned event was not sent (got \(refusal ?? ""))")
+            } else {
+                #expect(refusal?.contains("own origin") == true, "\(name): refused naming why (got \(refusal ?? "acceptance"))")
+            }
             #expect(try b.reader.head().chains[b.identity.origin] == own, "\(name): nothing was applied")
+        }
+        if forgery == .unsigned {
+            let refusal = try receiveRaw(eventsOf: b.identity.origin, after: own.sequence, from: m, into: b)
+            #expect(refusal?.contains("own origin") == true, "raw: refused naming why (got \(refusal ?? "acceptance"))")
+            #expect(try b.reader.head().chains[b.identity.origin] == own, "raw: nothing was applied")
         }
         try write(1, in: b)
         #expect(try b.reader.head().chains[b.identity.origin]?.sequence == own.sequence + 1)
@@ -321,6 +358,42 @@ import TallyTestSupport
         try a.openWriter().close()
         #expect(try Ledger.verify(a).authorship.first?.signedThrough == 3)
         #expect(try ship(from: a, to: b).applied == 1)
+    }
+
+    /// A crash that cut the signatures frame after a batch B received from A leaves A's events
+    /// in B unsigned, and B cannot sign A's chain. B sends them on to nobody — not in a stream nor
+    /// in a bundle — until a later head of A covers them; before, every peer refused B's whole
+    /// delivery for them, at every sync.
+    @Test func eventsReceivedWithoutTheirHeadAreNotSentOn() async throws {
+        try write(1, in: a)
+        try ship(from: a, to: b)
+        let newest = try b.reader.segmentNames().last!
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: b.logPath + "/" + newest))
+        let size = try handle.seekToEnd()
+        try handle.truncate(atOffset: size - 10)
+        try handle.close()
+        try b.openWriter().close()
+        #expect(try chainOfA(in: b)?.sequence == 3)
+        #expect(try Ledger.verify(b).authorship.first { $0.origin == a.identity.origin }?.signedThrough == 2, "#3 lost its head with the cut")
+        let transports = [("bundle", BadDeliveryContractTests.bundle), ("push", BadDeliveryContractTests.push), ("pull", BadDeliveryContractTests.pull)]
+        var targets: [String: DataDirectory] = [:]
+        for (name, transport) in transports {
+            let target = try DataDirectory.create(path: folder.file("c-\(name)"), name: "c-\(name)")
+            targets[name] = target
+            let refusal = try await transport(BadDeliveryContractTests.Delivery(source: b, target: target, folder: folder))
+            #expect(refusal == nil, "\(name): what B sends is accepted (got \(refusal ?? ""))")
+            #expect(try chainOfA(in: target)?.sequence == 2, "\(name): #1…#2, under their head, and not #3")
+        }
+        // A's next head covers #3 too: once B holds it, B sends both.
+        try write(1, in: a)
+        try ship(from: a, to: b)
+        for (name, transport) in transports {
+            let target = try #require(targets[name])
+            let refusal = try await transport(BadDeliveryContractTests.Delivery(source: b, target: target, folder: folder))
+            #expect(refusal == nil, "\(name): (got \(refusal ?? ""))")
+            #expect(try chainOfA(in: target) == (try chainOfA(in: a)), "\(name): #3 and #4 came with A's head")
+            #expect(try Ledger.verify(target).findings.isEmpty)
+        }
     }
 
     /// A rotation interrupted by a crash: if its record is durable the new key is taken, else dropped.
