@@ -129,7 +129,10 @@ let package = Package(
         // retries and a status to show, writes that take turns between an app and its widget.
         .target(
             name: "TallyKit",
-            dependencies: ["TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyCoreData", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyCoreData", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+            ]
         ),
         .executableTarget(
             name: "HouseholdApp",

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HummingbirdBcrypt
 import TallyCore
 import TallyLedger
 import TallyLog
@@ -63,6 +64,14 @@ extension Replica {
     public func sync(with server: SyncServer, retry: RetryPolicy = RetryPolicy(), attachments: AttachmentFetching = .whenAsked) async throws
         -> Ledger.SyncReport
     {
+        try await sync(with: server, retry: retry, attachments: attachments, through: { $0 })
+    }
+
+    /// `sync(with:retry:attachments:)` over the transport `through` makes of the server's
+    /// (tests stand between the two).
+    func sync(
+        with server: SyncServer, retry: RetryPolicy, attachments: AttachmentFetching, through wrap: @escaping @Sendable (ReplicaClient) -> any ReplicaTransport
+    ) async throws -> Ledger.SyncReport {
         if case .member(let name, _) = server.credentials, actor != "member:" + name {
             throw ValidationError(
                 field: "actor",
@@ -76,10 +85,16 @@ extension Replica {
         while true {
             attempt += 1
             do {
-                let transport = try await self.transport(for: server)
+                let transport = wrap(try await self.transport(for: server))
                 return try await writing { ledger in
+                    let own = ledger.directory.identity.origin
+                    let ownBefore = ledger.vector[own]
                     let report = try await ledger.sync(with: transport, echoingOwnLast: true, fetchingBlobs: attachments == .all)
-                    let held = ledger.vector  // what both hold now: pulled, then pushed
+                    // What both hold now: every origin as it stands (pulled events came from the
+                    // server), but this replica's own chain only as far as it was before the sync
+                    // began — a write made during the sync may have missed the push, and waits.
+                    var held = ledger.vector
+                    held.sequences[own] = ownBefore
                     try SyncMemory.update(folder, server: server.key) { memory in
                         memory = .init(heldAtLastSync: held, lastSync: Date(), unreachableSince: nil, refusedCredentials: false, refusedBecause: nil)
                     }
@@ -117,33 +132,68 @@ extension Replica {
     }
 
     /// The transport to `server`: with its token, or with a member's session — the one this
-    /// replica signed in with before, or a new one.
+    /// replica signed in with before, if `password` is the one it signed in with, or a new one.
     func transport(for server: SyncServer) async throws -> ReplicaClient {
         switch server.credentials {
         case .token(let token):
             return ReplicaClient(baseURL: server.url, token: token, label: server.key)
         case .member(let name, let password):
-            let key = Self.sessionKey(server, name: name, password: password)
-            if let kept = try sessions.read()[key] { return ReplicaClient(baseURL: server.url, credential: kept.credential, label: server.key) }
+            let key = Self.sessionKey(server, name: name)
+            if let kept = try sessions.read()[key], signedIn(key, with: password, kept) {
+                return ReplicaClient(baseURL: server.url, credential: kept.credential, label: server.key)
+            }
             let session = try await ReplicaClient.signIn(baseURL: server.url, name: name, password: password)
             guard case .session(let secret, let csrf) = session else { return ReplicaClient(baseURL: server.url, credential: session, label: server.key) }
-            try sessions.update { $0[key] = SyncMemory.KeptSession(secret: secret, csrf: csrf) }
+            let hash = Bcrypt.hash(Self.bcryptInput(password), cost: Self.keptPasswordCost)
+            try sessions.update { kept in
+                kept = kept.filter { $0.value.passwordHash != nil }  // an older version's entries held a fast digest of the password
+                kept[key] = SyncMemory.KeptSession(secret: secret, csrf: csrf, passwordHash: hash)
+            }
+            checkedPasswords.withLock { $0[key] = Self.memo(password) }
             return ReplicaClient(baseURL: server.url, credential: session, label: server.key)
         }
     }
 
     /// Forgets the member's session with `server` (it ended: expired, signed out, or another
-    /// password); false when there was none (a token).
+    /// password); false when there was none (a token), or it was kept for another password.
     func forgetSession(for server: SyncServer) -> Bool {
         guard case .member(let name, let password) = server.credentials else { return false }
-        return (try? sessions.update { $0.removeValue(forKey: Self.sessionKey(server, name: name, password: password)) }) != nil
+        let key = Self.sessionKey(server, name: name)
+        return
+            (try? sessions.update { kept in
+                guard let session = kept[key], signedIn(key, with: password, session) else { return false }
+                kept[key] = nil
+                return true
+            }) ?? false
     }
 
-    /// Which kept session a member's credentials use: the server, the name, and a digest of
-    /// the password with both (another password typed in signs in again, and is checked).
-    static func sessionKey(_ server: SyncServer, name: String, password: String) -> String {
-        server.key + " " + name + " " + Hex.lowercase(SHA256.hash(data: Data((server.key + "\u{0}" + name + "\u{0}" + password).utf8)))
+    /// Whether `kept` was signed in with `password`: checked against its bcrypt hash once per
+    /// process, then against the memo of what was checked (in memory only).
+    func signedIn(_ key: String, with password: String, _ kept: SyncMemory.KeptSession) -> Bool {
+        guard let hash = kept.passwordHash else { return false }
+        let memo = Self.memo(password)
+        if checkedPasswords.withLock({ $0[key] }) == memo { return true }
+        guard Bcrypt.verify(Self.bcryptInput(password), hash: hash) else { return false }
+        checkedPasswords.withLock { $0[key] = memo }
+        return true
     }
+
+    /// Which kept session a member's credentials use: the server and the name. The password's
+    /// bcrypt hash is kept with it (another password typed in signs in again, and is checked):
+    /// the file holds nothing from which the password is cheaply guessed.
+    static func sessionKey(_ server: SyncServer, name: String) -> String { server.key + " " + name }
+
+    /// What the kept sessions' password hashes cost to make and to check (a sign-in's, and a
+    /// sync's first in each process): ~60 ms of a core here; each guess costs a thief as much.
+    static let keptPasswordCost: UInt8 = 10
+
+    /// Bcrypt reads at most 72 bytes: a longer password is hashed by its SHA-256 first.
+    static func bcryptInput(_ password: String) -> String {
+        password.utf8.count <= 72 ? password : Hex.lowercase(SHA256.hash(data: Data(password.utf8)))
+    }
+
+    /// A process's memo of a password checked (never written anywhere).
+    static func memo(_ password: String) -> [UInt8] { Array(SHA256.hash(data: Data(password.utf8))) }
 
     enum Retrying { case never, signInFirst, whenReachable, whenUnlocked }
 

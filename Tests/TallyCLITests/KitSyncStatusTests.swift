@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 import TallyCore
-import TallyKit
+import NIOCore
+import TallyLedger
+import TallySync
+@testable import TallyKit
 import TallyTestSupport
 
 /// What an app shows about its sync, as a person would see it: "up to date", "3 changes
@@ -21,13 +24,26 @@ import TallyTestSupport
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    @Test func theStatusSaysWhatAPersonNeedsToKnow() async throws {
-        let serverReplica = try CLIReplica()
-        let token = try serverReplica.ok(["token", "create", "--name", "phone", "--scope", "replicate"])
-        let server = try LiveServer(serverReplica)
+    /// A served replica with a replicate token, and a phone's replica in a folder of its own.
+    struct PhoneAndServer {
+        let serverReplica: CLIReplica
+        let token: String
+        let server: LiveServer
         let folder = TemporaryDirectory("kit-status")
-        let phone = try await Replica.open(at: folder.file("phone"), actor: "minji")
-        let home = SyncServer(url: server.url, token: token)
+        let phone: Replica
+        var home: SyncServer { SyncServer(url: server.url, token: token) }
+
+        init() async throws {
+            serverReplica = try CLIReplica()
+            token = try serverReplica.ok(["token", "create", "--name", "phone", "--scope", "replicate"])
+            server = try LiveServer(serverReplica)
+            phone = try await Replica.open(at: folder.file("phone"), actor: "minji")
+        }
+    }
+
+    @Test func theStatusSaysWhatAPersonNeedsToKnow() async throws {
+        let setup = try await PhoneAndServer()
+        let (server, phone, home, token) = (setup.server, setup.phone, setup.home, setup.token)
 
         for amount in [1_000, 2_000, 3_000] as [Int64] { try await phone.create(ExpenseFields(amount: amount)) }
         #expect(try phone.syncStatus(with: home) == .changesWaiting(3))
@@ -55,6 +71,44 @@ import TallyTestSupport
         #expect(ContinuousClock.now - started < .seconds(2), "a refused credential is not retried")
         #expect(try phone.syncStatus(with: revoked) == .needsSignIn)
         #expect(try phone.syncStatus(with: revoked).description == "needs sign-in")
+    }
+
+    /// The server's transport, with a write of the phone's made while a push is under way,
+    /// after what it sends was read: the write misses that push.
+    struct WritingDuringThePush: ReplicaTransport {
+        let server: ReplicaClient
+        let phone: Replica
+        var label: String { server.label }
+        func vector() async throws -> VersionVector { try await server.vector() }
+        func fetch(lacking mine: VersionVector, into receive: (ByteBuffer) throws -> Void) async throws { try await server.fetch(lacking: mine, into: receive) }
+        func send(_ records: AsyncThrowingStream<ByteBuffer, any Error>) async throws -> SendReport {
+            var read: [ByteBuffer] = []
+            for try await piece in records { read.append(piece) }
+            try await phone.create(ExpenseFields(amount: 9_000, memo: "made during the sync"))
+            let (stream, continuation) = AsyncThrowingStream.makeStream(of: ByteBuffer.self)
+            for piece in read { continuation.yield(piece) }
+            continuation.finish()
+            return try await server.send(stream)
+        }
+        func fetchBlob(_ digest: String, into receive: (ByteBuffer) throws -> Void) async throws -> Bool { try await server.fetchBlob(digest, into: receive) }
+        func missingBlobs(_ offered: [String]) async throws -> [String] { try await server.missingBlobs(offered) }
+        func sendBlob(_ digest: String, bytes: ByteBuffer) async throws { try await server.sendBlob(digest, bytes: bytes) }
+    }
+
+    /// Found by review: the status took everything the replica held at the end of a sync as
+    /// sent, so a change made while the sync ran showed "up to date" though it had missed the push.
+    @Test func aChangeMadeDuringASyncIsStillWaitingAfterIt() async throws {
+        let setup = try await PhoneAndServer()
+        let (serverReplica, phone, home) = (setup.serverReplica, setup.phone, setup.home)
+        try await phone.create(ExpenseFields(amount: 1_000))
+        let report = try await phone.sync(with: home, retry: RetryPolicy(attempts: 1), attachments: .whenAsked) {
+            WritingDuringThePush(server: $0, phone: phone)
+        }
+        #expect(report.pushed == 1, "the first change went; the one made meanwhile did not")
+        #expect(try phone.syncStatus(with: home) == .changesWaiting(1))
+        try await phone.sync(with: home)
+        #expect(try phone.syncStatus(with: home) == .upToDate)
+        #expect(try serverReplica.ok(["expenses", "list", "--json"]).contains("made during the sync"))
     }
 
     @Test func aSyncRetriesUntilTheServerIsBack() async throws {

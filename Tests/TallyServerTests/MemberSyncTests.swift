@@ -1,11 +1,13 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdBcrypt
 import HummingbirdTesting
 import NIOCore
 import Testing
 import TallyCore
-import TallyKit
+@testable import TallyKit
 import TallyLedger
 import TallyLog
 @testable import TallyServer
@@ -82,6 +84,22 @@ import TallyTestSupport
             let relaunched = try await Replica.open(at: devices.file("laptop"), actor: "member:minji")
             try await relaunched.sync(with: minji)
             #expect(try String(contentsOfFile: devices.file("laptop") + "/app-sessions.json", encoding: .utf8) == sessions, "the same session")
+            // What is kept holds the password only as a bcrypt hash: before, a SHA-256 digest of
+            // the server, the name and the password, which a thief with the file tests guesses
+            // against by the million a second.
+            let keptHash = try #require(try relaunched.sessions.read().values.first?.passwordHash)
+            #expect(keptHash.hasPrefix("$2") && Bcrypt.verify(Self.password, hash: keptHash))
+            let oldDigest = Hex.lowercase(SHA256.hash(data: Data(("127.0.0.1:\(client.port!)/v1/ledgers/kim\u{0}minji\u{0}" + Self.password).utf8)))
+            #expect(!sessions.contains(oldDigest) && !sessions.contains(Self.password))
+            // A wrong password is checked against it, refused by the server, and does not end
+            // the session kept for the right one.
+            await #expect(throws: SyncRejection.self) { try await relaunched.sync(with: wrong, retry: RetryPolicy(attempts: 1)) }
+            #expect(try String(contentsOfFile: devices.file("laptop") + "/app-sessions.json", encoding: .utf8) == sessions)
+            // An entry an older version kept (keyed by that digest) is dropped at the next sign-in.
+            let tablet = try await Replica.open(at: devices.file("tablet"), actor: "member:minji")
+            try tablet.sessions.update { $0["old " + oldDigest] = .init(secret: "s", csrf: "c", passwordHash: nil) }
+            try await tablet.sync(with: minji)
+            #expect(try tablet.sessions.read().keys.sorted() == [Replica.sessionKey(minji, name: "minji")])
         }
     }
 
