@@ -100,8 +100,7 @@ extension Replica {
                     }
                     return report
                 }
-            } catch let forked as SyncRejection where forked.forkedOrigin != nil && !splitOff {
-                guard try forked.forkedOrigin == directory.identity.origin else { throw forked }
+            } catch let forked as SyncRejection where forked.forkedOrigin != nil && !splitOff && forked.forkedOrigin == (try? directory)?.identity.origin {
                 try await takeNewIdentity(syncingWith: try await transport(for: server), because: forked)
                 splitOff = true
                 attempt -= 1
@@ -149,7 +148,7 @@ extension Replica {
                 kept = kept.filter { $0.value.passwordHash != nil }  // an older version's entries held a fast digest of the password
                 kept[key] = SyncMemory.KeptSession(secret: secret, csrf: csrf, passwordHash: hash)
             }
-            checkedPasswords.withLock { $0[key] = Self.memo(password) }
+            checkedPasswords.withLock { $0[key] = Self.memo(password, hash) }
             return ReplicaClient(baseURL: server.url, credential: session, label: server.key)
         }
     }
@@ -168,10 +167,11 @@ extension Replica {
     }
 
     /// Whether `kept` was signed in with `password`: checked against its bcrypt hash once per
-    /// process, then against the memo of what was checked (in memory only).
+    /// process and hash (another process may have signed in again since, with another
+    /// password), then against the memo of what was checked (in memory only).
     func signedIn(_ key: String, with password: String, _ kept: SyncMemory.KeptSession) -> Bool {
         guard let hash = kept.passwordHash else { return false }
-        let memo = Self.memo(password)
+        let memo = Self.memo(password, hash)
         if checkedPasswords.withLock({ $0[key] }) == memo { return true }
         guard Bcrypt.verify(Self.bcryptInput(password), hash: hash) else { return false }
         checkedPasswords.withLock { $0[key] = memo }
@@ -192,8 +192,8 @@ extension Replica {
         password.utf8.count <= 72 ? password : Hex.lowercase(SHA256.hash(data: Data(password.utf8)))
     }
 
-    /// A process's memo of a password checked (never written anywhere).
-    static func memo(_ password: String) -> [UInt8] { Array(SHA256.hash(data: Data(password.utf8))) }
+    /// A process's memo of a password checked against a hash (never written anywhere).
+    static func memo(_ password: String, _ hash: String) -> [UInt8] { Array(SHA256.hash(data: Data((hash + "\u{0}" + password).utf8))) }
 
     enum Retrying { case never, signInFirst, whenReachable, whenUnlocked }
 

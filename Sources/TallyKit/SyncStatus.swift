@@ -67,9 +67,12 @@ struct SyncMemory: Codable, Sendable {
         return (try? JSONDecoder().decode(SyncMemory.self, from: data)) ?? SyncMemory()
     }
 
-    /// Changes what is remembered of `server` (called with the writer lock held, so that two
-    /// processes never write the file at once).
+    /// Changes what is remembered of `server`, under the file's own lock: a sync that failed
+    /// records why without the writer lock, and two syncs (with two servers, or the app's and
+    /// its widget's) must not lose each other's change.
     static func update(_ folder: String, server: String, _ change: (inout Server) -> Void) throws {
+        let lock = try FileLock(path: path(folder) + ".lock", timeout: 10)
+        defer { lock.release() }
         var memory = read(folder)
         change(&memory.servers[server, default: Server()])
         let encoder = JSONEncoder()

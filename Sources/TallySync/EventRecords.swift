@@ -42,32 +42,43 @@ public enum EventRecords {
     ) throws {
         var buffer: [UInt8] = []
         var count = 0
-        var unsigned = HeldUntilSigned<[UInt8]>()
-        func handOutIfFull() throws {
-            guard buffer.count >= chunkBytes else { return }
-            try chunk(buffer, count)
-            buffer.removeAll(keepingCapacity: true)
-            count = 0
-        }
+        // Each waiting record already framed, and whether it is an event (to count).
+        var unsigned = HeldUntilSigned<(framed: [UInt8], isEvent: Bool)>(
+            limits: (StreamReceiver.maxUnsignedRun, StreamReceiver.maxUnsignedBytes))
         // Routing fields only: the receiver decodes and verifies every event it is sent. A head
         // goes along when it covers something the other side lacks; a rotation unless the other
         // side holds events signed after it.
         try directory.reader.forEachStoredEvent(signatures: { records in
             for record in records {
-                for bytes in unsigned.release(by: record) {
-                    bytes.withUnsafeBytes { append($0, to: &buffer) }
-                    count += 1
-                }
                 switch record {
-                case .head(let signed) where signed.sequence > vector[signed.origin]: append(record, to: &buffer)
-                case .rotation(let rotation) where rotation.afterSequence >= vector[rotation.origin]: append(record, to: &buffer)
+                case .head(let signed):
+                    for released in unsigned.release(by: signed) {
+                        buffer.append(contentsOf: released.framed)
+                        if released.isEvent { count += 1 }
+                    }
+                    if signed.sequence > vector[signed.origin] { append(record, to: &buffer) }
+                case .rotation(let rotation) where rotation.afterSequence >= vector[rotation.origin]:
+                    guard unsigned.isHolding(rotation.origin) else {
+                        append(record, to: &buffer)
+                        continue
+                    }
+                    var framed: [UInt8] = []
+                    append(record, to: &framed)
+                    unsigned.hold(rotation: (framed, false), origin: rotation.origin, afterSequence: rotation.afterSequence)
                 default: continue
                 }
             }
-            try handOutIfFull()
+            if buffer.count >= chunkBytes {
+                try chunk(buffer, count)
+                buffer.removeAll(keepingCapacity: true)
+                count = 0
+            }
         }) { routing, bytes in
             guard !routing.isLocalOnly, routing.sequence > vector[routing.origin] else { return }
-            unsigned.hold(Array(bytes), origin: routing.origin, sequence: routing.sequence, bytes: bytes.count)
+            var framed: [UInt8] = []
+            framed.reserveCapacity(bytes.count + 4)
+            append(bytes, to: &framed)
+            try unsigned.hold((framed, true), origin: routing.origin, sequence: routing.sequence, bytes: bytes.count)
         }
         unsigned.finish()
         if !buffer.isEmpty { try chunk(buffer, count) }

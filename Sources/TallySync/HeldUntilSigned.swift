@@ -2,65 +2,67 @@ import TallyCore
 import TallyLog
 
 /// Nothing unsigned leaves this replica: a sender (a stream, a bundle) hands each event it
-/// would send to `hold`, and gets it back from `signed` once a signed head of its origin covers
-/// it. A log normally signs every durable batch right after its events, so events wait here
-/// only for the signatures frame behind them. They wait for good where a crash cut that frame
-/// off a batch received from a peer — this replica cannot sign another origin's chain — and
-/// those events stay here, unsent, until a later head of their origin arrives and covers them.
-/// Before, they were sent, and every peer refused the whole delivery for them, at every sync.
+/// would send to `hold`, and gets it back from `release(by:)` once a signed head of its origin
+/// covers it. A log normally signs every durable batch right after its events, so events wait
+/// here only for the signatures frame behind them. They wait for good where a crash cut that
+/// frame off a batch received from a peer — this replica cannot sign another origin's chain —
+/// and stay here, unsent, until a later head of their origin arrives and covers them. Before,
+/// they were sent, and every peer refused the whole delivery for them, at every sync.
 ///
-/// An origin whose held events pass a receiver's limits (`StreamReceiver.maxUnsignedRun`,
-/// `maxUnsignedBytes`), or that rotates its key while events wait, is given up for the rest of
-/// the delivery: what was held is dropped, and nothing later of that origin is taken, which
-/// would leave a gap in its chain.
+/// A key rotation of an origin whose events wait is held with them, in its place: the
+/// receiver takes a rotation only where it follows the chain (`IncomingEvents`), and the
+/// head that covers the waiting events comes after it, signed with the new key.
+///
+/// With `limits` (a stream's: what a receiver takes without a head, `StreamReceiver`), an
+/// origin that waits for more is refused here, naming it, rather than sent to be refused.
 struct HeldUntilSigned<Item> {
-    private var held: [ReplicaID: [(sequence: UInt64, item: Item, bytes: Int)]] = [:]
+    private var held: [ReplicaID: [(sequence: UInt64, item: Item, bytes: Int, isEvent: Bool)]] = [:]
     private var heldBytes: [ReplicaID: Int] = [:]
-    private var givenUp: Set<ReplicaID> = []
-    /// Events dropped unsent (held when the delivery ended, or of an origin given up).
+    let limits: (events: Int, bytes: Int)?
+    /// Events left unsent when the delivery ended.
     private(set) var leftOut = 0
 
-    /// Whether `origin`'s events may still be taken in this delivery.
-    func takes(_ origin: ReplicaID) -> Bool { !givenUp.contains(origin) }
+    init(limits: (events: Int, bytes: Int)? = nil) { self.limits = limits }
+
+    /// Whether events of `origin` wait.
+    func isHolding(_ origin: ReplicaID) -> Bool { held[origin] != nil }
 
     /// Holds an event of `origin` (`bytes` long) until a head covers it.
-    mutating func hold(_ item: Item, origin: ReplicaID, sequence: UInt64, bytes: Int) {
-        guard !givenUp.contains(origin) else {
-            leftOut += 1
-            return
-        }
-        held[origin, default: []].append((sequence, item, bytes))
+    mutating func hold(_ item: Item, origin: ReplicaID, sequence: UInt64, bytes: Int) throws {
+        held[origin, default: []].append((sequence, item, bytes, true))
         heldBytes[origin, default: 0] += bytes
-        if held[origin]!.count > StreamReceiver.maxUnsignedRun || heldBytes[origin]! > StreamReceiver.maxUnsignedBytes { giveUp(origin) }
-    }
-
-    /// What a signature record lets go: the held events of its origin a head covers, in order.
-    mutating func release(by record: SignatureRecord) -> [Item] {
-        switch record {
-        case .head(let signed):
-            guard var waiting = held[signed.origin] else { return [] }
-            let covered = waiting.prefix { $0.sequence <= signed.sequence }
-            guard !covered.isEmpty else { return [] }
-            waiting.removeFirst(covered.count)
-            heldBytes[signed.origin]! -= covered.reduce(0) { $0 + $1.bytes }
-            held[signed.origin] = waiting.isEmpty ? nil : waiting
-            return covered.map(\.item)
-        case .rotation(let rotation):
-            if held[rotation.origin] != nil { giveUp(rotation.origin) }
-            return []
+        guard let limits else { return }
+        let (count, size) = (held[origin]!.count { $0.isEvent }, heldBytes[origin]!)
+        if count > limits.events || size > limits.bytes {
+            let first = held[origin]!.first!.sequence
+            throw SyncRejection(
+                source: "this replica",
+                reason:
+                    "events #\(first)…#\(sequence) of origin \(origin) have no signed head within \(limits.events) events or \(limits.bytes >> 20) MiB, more than a receiver takes; they cannot be sent"
+            )
         }
     }
 
-    /// The delivery ends: what is still held is left out.
+    /// Holds a rotation of `origin` among its waiting events (only while some wait).
+    mutating func hold(rotation item: Item, origin: ReplicaID, afterSequence: UInt64) {
+        held[origin, default: []].append((afterSequence, item, 0, false))
+    }
+
+    /// What a head lets go: what waits of its origin up to it, in order.
+    mutating func release(by signed: SignedHead) -> [Item] {
+        guard var waiting = held[signed.origin] else { return [] }
+        let covered = waiting.prefix { $0.sequence <= signed.sequence }
+        guard !covered.isEmpty else { return [] }
+        waiting.removeFirst(covered.count)
+        held[signed.origin] = waiting.isEmpty ? nil : waiting
+        heldBytes[signed.origin] = waiting.isEmpty ? nil : heldBytes[signed.origin]! - covered.reduce(0) { $0 + $1.bytes }
+        return covered.map(\.item)
+    }
+
+    /// The delivery ends: what still waits is left out.
     mutating func finish() {
-        leftOut += held.values.reduce(0) { $0 + $1.count }
+        leftOut += held.values.reduce(0) { $0 + $1.count { $0.isEvent } }
         held.removeAll()
         heldBytes.removeAll()
-    }
-
-    private mutating func giveUp(_ origin: ReplicaID) {
-        leftOut += held.removeValue(forKey: origin)?.count ?? 0
-        heldBytes[origin] = nil
-        givenUp.insert(origin)
     }
 }

@@ -194,32 +194,42 @@ public enum SegmentBundle {
         var files: [Manifest.File] = []
     }
 
-    /// Copies segment files, in order, while each holds only events the export takes, each
-    /// covered by a signed head of its origin read by the end of its segment.
+    /// Copies segment files, in order, while each holds only events the export takes — as far
+    /// as the last segment by whose end a signed head covers every event taken (a batch's head
+    /// may stand in the segment after its events; events whose head never came are re-framed,
+    /// and wait there).
     static func copyWholeSegments(of reader: LogReader, to folder: String, into contents: inout ExportedEvents) throws -> CopiedSegments {
-        var copied = CopiedSegments()
+        // Which segments to copy, scanned first.
+        var chosen: [(name: String, segment: LogReader.CopyableSegment, contents: ExportedEvents)] = []
+        var scanned: [(name: String, segment: LogReader.CopyableSegment, contents: ExportedEvents)] = []
+        var through: UInt64 = 0
+        var lastTaken: [ReplicaID: UInt64] = [:]
         var signedThrough: [ReplicaID: UInt64] = [:]
+        var taken = contents
         let names = try reader.segmentNames()
-        for (position, name) in names.enumerated() where SegmentFormat.firstIndex(fromFileName: name) == copied.through + 1 {
-            var taken = contents
-            var lastTaken: [ReplicaID: UInt64] = [:]
-            var signedThroughAfter = signedThrough
+        for (position, name) in names.enumerated() where SegmentFormat.firstIndex(fromFileName: name) == through + 1 {
             let copyable = try reader.copyableSegment(
                 name, isLast: position == names.count - 1,
                 signatures: { records in
-                    for case .head(let signed) in records { signedThroughAfter[signed.origin] = max(signedThroughAfter[signed.origin] ?? 0, signed.sequence) }
+                    for case .head(let signed) in records { signedThrough[signed.origin] = max(signedThrough[signed.origin] ?? 0, signed.sequence) }
                 }
             ) { event in
                 taken.add(event.origin, event.sequence)
                 lastTaken[event.origin] = event.sequence
                 return taken.lacks(event.origin, event.sequence, isLocalOnly: event.isLocalOnly)
             }
-            guard let copyable, lastTaken.allSatisfy({ $0.value <= signedThroughAfter[$0.key] ?? 0 }) else { break }
-            copied.files.append(try copyDurably(reader.directory + "/" + name, length: copyable.length, to: folder + "/" + name))
-            contents = taken
-            signedThrough = signedThroughAfter
-            copied.through = copyable.nextIndex - 1
-            guard let seal = copyable.seal else {
+            guard let copyable else { break }
+            scanned.append((name, copyable, taken))
+            through = copyable.nextIndex - 1
+            if lastTaken.allSatisfy({ $0.value <= signedThrough[$0.key] ?? 0 }) { chosen = scanned }
+            if copyable.seal == nil { break }
+        }
+        var copied = CopiedSegments()
+        for (name, segment, takenThrough) in chosen {
+            copied.files.append(try copyDurably(reader.directory + "/" + name, length: segment.length, to: folder + "/" + name))
+            contents = takenThrough
+            copied.through = segment.nextIndex - 1
+            guard let seal = segment.seal else {
                 copied.endsWithNewest = true
                 break
             }
@@ -232,22 +242,37 @@ public enum SegmentBundle {
     /// each just before the signed head that covers it (`HeldUntilSigned`: none goes unsigned).
     static func reframeEvents(of reader: LogReader, after copied: CopiedSegments, to folder: String, into contents: inout ExportedEvents) throws {
         var writer = copied.through == 0 ? try SegmentFileWriter(directory: folder) : nil  // an empty export still has a segment
-        var unsigned = HeldUntilSigned<(event: Event, bytes: [UInt8])>()
+        enum Waiting {
+            case event(Event, [UInt8])
+            case rotation(SignatureRecord)
+        }
+        var unsigned = HeldUntilSigned<Waiting>()
         try reader.forEachEncodedEvent(
             from: copied.through + 1,
             signatures: { records, _, _ in
-                var wanted: [SignatureRecord] = []  // written together, after the events released before them
+                var wanted: [SignatureRecord] = []  // written together, after what was released before them
                 for record in records {
-                    let released = unsigned.release(by: record)
+                    var released: [Waiting] = []
+                    switch record {
+                    case .head(let signed): released = unsigned.release(by: signed)
+                    case .rotation(let rotation) where unsigned.isHolding(rotation.origin):
+                        if contents.wants(record) { unsigned.hold(rotation: .rotation(record), origin: rotation.origin, afterSequence: rotation.afterSequence) }
+                        continue
+                    case .rotation: break
+                    }
                     if released.isEmpty && !contents.wants(record) { continue }
                     if writer == nil { writer = try SegmentFileWriter(directory: folder, after: copied.head) }
                     if !released.isEmpty, !wanted.isEmpty {
                         writer!.append(wanted)
                         wanted = []
                     }
-                    for (event, bytes) in released {
-                        bytes.withUnsafeBytes { writer!.append($0, of: event) }
-                        contents.add(event.origin, event.sequence)
+                    for waiting in released {
+                        switch waiting {
+                        case .event(let event, let bytes):
+                            bytes.withUnsafeBytes { writer!.append($0, of: event) }
+                            contents.add(event.origin, event.sequence)
+                        case .rotation(let rotation): writer!.append([rotation])
+                        }
                     }
                     if contents.wants(record) { wanted.append(record) }
                 }
@@ -256,7 +281,7 @@ public enum SegmentBundle {
         ) { logged, bytes in
             let event = logged.event
             guard contents.lacks(event.origin, event.sequence, isLocalOnly: event.isLocalOnly) else { return }
-            unsigned.hold((event, Array(bytes)), origin: event.origin, sequence: event.sequence, bytes: bytes.count)
+            try unsigned.hold(.event(event, Array(bytes)), origin: event.origin, sequence: event.sequence, bytes: bytes.count)
         }
         unsigned.finish()
         try writer?.finish()

@@ -111,6 +111,31 @@ import TallyTestSupport
         #expect(try serverReplica.ok(["expenses", "list", "--json"]).contains("made during the sync"))
     }
 
+    /// Found by review: a server holding another chain of some other replica's origin (a
+    /// restored copy of that replica wrote apart) was refused, but the refusal was not
+    /// remembered, so the status went on saying what it said before.
+    @Test func aServerWithAForkedChainOfAnotherReplicaIsShownAsRefused() async throws {
+        let original = try CLIReplica()
+        let token = try original.ok(["token", "create", "--name", "phone", "--scope", "replicate"])
+        let copy = CLIReplica(existing: original.directory.file("copy"))
+        try FileManager.default.copyItem(atPath: original.path, toPath: copy.path)
+        _ = try original.ok(["expense", "add", "--amount", "1000"])
+        for amount in ["2000", "3000"] { _ = try copy.ok(["expense", "add", "--amount", amount]) }
+        let (originalServer, copyServer) = (try LiveServer(original), try LiveServer(copy))
+        let folder = TemporaryDirectory("kit-status")
+        let phone = try await Replica.open(at: folder.file("phone"), actor: "minji")
+        let home = SyncServer(url: originalServer.url, token: token)
+        try await phone.sync(with: home)
+        let forked = SyncServer(url: copyServer.url, token: token)
+        await #expect(throws: SyncRejection.self) { try await phone.sync(with: forked, retry: RetryPolicy(attempts: 1)) }
+        guard case .refused(let reason) = try phone.syncStatus(with: forked) else {
+            Issue.record("not refused: \(try phone.syncStatus(with: forked))")
+            return
+        }
+        #expect(reason.contains("fork"), "\(reason)")
+        #expect(try phone.syncStatus(with: home) == .upToDate, "the first server's status is its own")
+    }
+
     @Test func aSyncRetriesUntilTheServerIsBack() async throws {
         let serverReplica = try CLIReplica()
         let token = try serverReplica.ok(["token", "create", "--name", "phone", "--scope", "replicate"])

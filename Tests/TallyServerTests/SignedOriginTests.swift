@@ -396,6 +396,36 @@ import TallyTestSupport
         }
     }
 
+    /// Found by review of the mend above: A's events waiting in B for their head, then A
+    /// rotates its key and writes on. The rotation waits with them, and goes out in its place
+    /// once the new key's head covers them all; before, B dropped them and sent the rotation
+    /// alone, which a receiver holding less of A's chain refuses, at every sync.
+    @Test func aRotationAfterEventsWaitingForTheirHeadGoesOutInItsPlace() async throws {
+        try write(1, in: a)
+        try ship(from: a, to: b)
+        let newest = try b.reader.segmentNames().last!
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: b.logPath + "/" + newest))
+        try handle.truncate(atOffset: try handle.seekToEnd() - 10)
+        try handle.close()
+        try b.openWriter().close()
+        let ledger = try Ledger(directory: a)
+        let rotation = try await ledger.rotateSigningKey()
+        _ = try await ledger.create(.expense, [.kind: .string("expense"), .amount: .int(7), .currency: .string("KRW")], actor: "cli:a")
+        ledger.close()
+        try ship(from: a, to: b)
+        #expect(try chainOfA(in: b) == (try chainOfA(in: a)))
+        for (name, transport) in [
+            ("bundle", BadDeliveryContractTests.bundle), ("push", BadDeliveryContractTests.push), ("pull", BadDeliveryContractTests.pull),
+        ] {
+            let target = try DataDirectory.create(path: folder.file("r-\(name)"), name: "r-\(name)")
+            try Ledger.trust(originText: a.identity.replicaId, keyHex: rotation.oldKey.description, in: target)
+            let refusal = try await transport(BadDeliveryContractTests.Delivery(source: b, target: target, folder: folder))
+            #expect(refusal == nil, "\(name): (got \(refusal ?? ""))")
+            #expect(try chainOfA(in: target) == (try chainOfA(in: a)), "\(name): #1…#4, the rotation in its place")
+            #expect(try Ledger.pinnedKeys(of: target).first?.pin.key == rotation.newKey.description, "\(name): the pin followed the rotation")
+        }
+    }
+
     /// A rotation interrupted by a crash: if its record is durable the new key is taken, else dropped.
     @Test func aRotationInterruptedByACrashIsFinishedOrDropped() async throws {
         // Durable record, key file not yet renamed (the crash came between).

@@ -11,40 +11,47 @@ import TallyLog
     let origin = ReplicaID(UUID())
     let other = ReplicaID(UUID())
 
-    func head(_ origin: ReplicaID, _ sequence: UInt64) -> SignatureRecord {
-        .head(key.sign(origin: origin, head: ChainHead(sequence: sequence, hash: .zero)))
+    func head(_ origin: ReplicaID, _ sequence: UInt64) -> SignedHead {
+        key.sign(origin: origin, head: ChainHead(sequence: sequence, hash: .zero))
     }
 
-    @Test func aHeadReleasesWhatItCoversOfItsOriginInOrder() {
-        var held = HeldUntilSigned<UInt64>()
-        for sequence in 1...3 as ClosedRange<UInt64> { held.hold(sequence, origin: origin, sequence: sequence, bytes: 10) }
-        held.hold(100, origin: other, sequence: 1, bytes: 10)
-        #expect(held.release(by: head(other, 5)) == [100])
-        #expect(held.release(by: head(origin, 2)) == [1, 2])
+    @Test func aHeadReleasesWhatItCoversOfItsOriginInOrder() throws {
+        var held = HeldUntilSigned<String>()
+        for sequence in 1...3 as ClosedRange<UInt64> { try held.hold("e\(sequence)", origin: origin, sequence: sequence, bytes: 10) }
+        try held.hold("other", origin: other, sequence: 1, bytes: 10)
+        #expect(held.release(by: head(other, 5)) == ["other"])
+        #expect(held.release(by: head(origin, 2)) == ["e1", "e2"])
         #expect(held.release(by: head(origin, 2)).isEmpty)
+        #expect(held.isHolding(origin) && !held.isHolding(other))
         held.finish()
         #expect(held.leftOut == 1, "#3 of the origin was never covered")
     }
 
-    @Test func anOriginPastAReceiversUnsignedLimitIsGivenUp() {
-        var held = HeldUntilSigned<UInt64>()
-        for sequence in 1...UInt64(StreamReceiver.maxUnsignedRun + 1) { held.hold(sequence, origin: origin, sequence: sequence, bytes: 1) }
-        #expect(!held.takes(origin))
-        held.hold(0, origin: origin, sequence: UInt64(StreamReceiver.maxUnsignedRun + 2), bytes: 1)
-        #expect(held.release(by: head(origin, .max)).isEmpty, "nothing of it goes out, not even under a later head")
-        held.hold(7, origin: other, sequence: 1, bytes: StreamReceiver.maxUnsignedBytes + 1)
-        #expect(!held.takes(other), "by bytes as by count")
-        #expect(held.leftOut == StreamReceiver.maxUnsignedRun + 3)
+    /// A rotation held among waiting events goes out in its place: after the events it follows,
+    /// before the ones signed with the new key and the head that covers them all.
+    @Test func aRotationWaitsInItsPlace() throws {
+        var held = HeldUntilSigned<String>()
+        try held.hold("e1", origin: origin, sequence: 1, bytes: 1)
+        held.hold(rotation: "rotation", origin: origin, afterSequence: 1)
+        try held.hold("e2", origin: origin, sequence: 2, bytes: 1)
+        #expect(held.release(by: head(origin, 2)) == ["e1", "rotation", "e2"])
+        held.finish()
+        #expect(held.leftOut == 0)
     }
 
-    @Test func aRotationWhileEventsWaitGivesTheOriginUp() {
-        var held = HeldUntilSigned<UInt64>()
-        held.hold(1, origin: origin, sequence: 1, bytes: 1)
-        let next = ReplicaSigningKey.generate()
-        #expect(held.release(by: .rotation(key.rotation(of: origin, afterSequence: 0, to: next))).isEmpty)
-        #expect(held.release(by: head(origin, 1)).isEmpty)
-        #expect(!held.takes(origin) && held.leftOut == 1)
-        #expect(held.release(by: .rotation(key.rotation(of: other, afterSequence: 0, to: next))).isEmpty)
-        #expect(held.takes(other), "a rotation with nothing waiting changes nothing")
+    /// A stream's sender refuses, naming the origin, what no receiver would take; a bundle's
+    /// holds as much as waits.
+    @Test func pastAStreamsLimitsTheSenderRefusesNamingTheOrigin() throws {
+        var stream = HeldUntilSigned<Int>(limits: (events: 3, bytes: 100))
+        for sequence in 1...3 as ClosedRange<UInt64> { try stream.hold(0, origin: origin, sequence: sequence, bytes: 10) }
+        #expect { try stream.hold(0, origin: origin, sequence: 4, bytes: 10) } throws: { "\($0)".contains("\(origin)") && "\($0)".contains("#1…#4") }
+        var bytes = HeldUntilSigned<Int>(limits: (events: 10, bytes: 100))
+        try bytes.hold(0, origin: origin, sequence: 1, bytes: 60)
+        _ = bytes.release(by: head(origin, 1))
+        try bytes.hold(0, origin: origin, sequence: 2, bytes: 60)  // what was released no longer counts
+        #expect(throws: SyncRejection.self) { try bytes.hold(0, origin: origin, sequence: 3, bytes: 60) }
+        var bundle = HeldUntilSigned<Int>()
+        for sequence in 1...250_000 as ClosedRange<UInt64> { try bundle.hold(0, origin: origin, sequence: sequence, bytes: 1_000) }
+        #expect(bundle.release(by: head(origin, 250_000)).count == 250_000)
     }
 }
