@@ -72,7 +72,7 @@ extension Replica {
     func sync(
         with server: SyncServer, retry: RetryPolicy, attachments: AttachmentFetching, through wrap: @escaping @Sendable (ReplicaClient) -> any ReplicaTransport
     ) async throws -> Ledger.SyncReport {
-        if case .member(let name, _) = server.credentials, actor != "member:" + name {
+        if case .member(let name, _) = server.credentials, actor != Ledger.memberActor(name) {
             throw ValidationError(
                 field: "actor",
                 "a replica that syncs as the member \(name) writes as 'member:\(name)' (the server takes only their own events from it); open it with that actor"

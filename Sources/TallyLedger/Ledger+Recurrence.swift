@@ -11,13 +11,18 @@ extension Ledger {
     /// Who occurrences are recorded as written by.
     public static let recurrenceActor = "recurrence"
 
+    /// Who a member's writes are recorded as: `member:NAME` (a hosted household's member, or
+    /// an app's replica syncing as one).
+    public static func memberActor(_ name: String) -> String { memberActorPrefix + name }
+    static let memberActorPrefix = "member:"
+
     /// Creates every occurrence due by `now` (each rule's days in its start's UTC offset) that
     /// this replica never held, in durable batches; returns how many.
-    @discardableResult
     ///
     /// `actor`: who the occurrences are recorded as written by — the ledger's recurrences,
     /// unless a member's write of a rule made them at once (`occurrenceActor(after:)`), which
     /// then makes only that rule's (`onlyRule`: another member's rule is not theirs to write).
+    @discardableResult
     public func materializeRecurrences(now: DateTime = .nowHere, actor: String = recurrenceActor, onlyRule: UUID? = nil) async throws -> Int {
         try await BlockingThreads.run { [self] in try materializeRecurrencesNow(now: now, actor: actor, onlyRule: onlyRule) }
     }
@@ -26,7 +31,7 @@ extension Ledger {
     /// (`member:NAME`), else the ledger's recurrences. A member's device pushes only its
     /// member's own events (`ReplicationRoutes.admit`): occurrences its own rule made under the
     /// ledger's name were refused, and every later push with them — the device never synced again.
-    public static func occurrenceActor(after writer: String) -> String { writer.hasPrefix("member:") ? writer : recurrenceActor }
+    public static func occurrenceActor(after writer: String) -> String { writer.hasPrefix(memberActorPrefix) ? writer : recurrenceActor }
 
     /// `materializeRecurrences`, on the calling thread.
     private func materializeRecurrencesNow(now: DateTime, actor: String, onlyRule: UUID?) throws -> Int {

@@ -1,3 +1,5 @@
+import TallyLedger
+
 /// Who a request is from: a program holding a token, or a member of the household signed in
 /// with a session cookie. Scopes, the actor recorded in events, and a change feed's limits and
 /// revocation all read it.
@@ -22,7 +24,7 @@ public enum Caller: Sendable {
     public var actor: String {
         switch self {
         case .token(let token): "token:" + token.name
-        case .member(let member, _): "member:" + member.name
+        case .member(let member, _): Ledger.memberActor(member.name)
         }
     }
 

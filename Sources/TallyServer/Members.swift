@@ -3,6 +3,7 @@ import Foundation
 import HummingbirdBcrypt
 import Synchronization
 import TallyCore
+import TallyLedger
 import TallyLog
 
 /// What a member of a household may do.
@@ -145,7 +146,7 @@ public final class MemberStore: Sendable {
         guard (1...64).contains(name.count), name.trimmingCharacters(in: .whitespaces) == name, !name.isEmpty,
             !FieldKind.containsControlCharacter(name),
             !name.unicodeScalars.contains(where: { (0x202A...0x202E).contains($0.value) || (0x2066...0x2069).contains($0.value) }),
-            (try? EntitySchema.validateActor("member:" + name)) != nil
+            (try? EntitySchema.validateActor(Ledger.memberActor(name))) != nil
         else {
             throw ValidationError(
                 field: "name",

@@ -30,7 +30,7 @@ struct ReplicationRoutes {
     /// member's, `Ledger.occurrenceActor`). Signatures still bind each event to its device.
     static func admit(_ caller: Caller?) -> (@Sendable (Event) -> String?)? {
         guard case .member(let member, _)? = caller else { return nil }
-        let own = "member:" + member.name
+        let own = Ledger.memberActor(member.name)
         return { event in
             event.actor == own ? nil : "written by another name: a member's device pushes only its member's own events (\(own))"
         }

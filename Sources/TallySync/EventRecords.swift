@@ -35,53 +35,31 @@ public enum EventRecords {
 
     /// The records of a replica's log that `vector` lacks (never local-only), in log order,
     /// handed out in chunks of about `chunkBytes`. Only events a signed head covers are sent
-    /// (`HeldUntilSigned`): each waits for its origin's next head, and goes out just before it.
+    /// (`SignedRecordBuffer`): an event whose head is not read with it waits for its origin's
+    /// next head, and goes out just before it.
     public static func missing(
         from directory: DataDirectory, for vector: VersionVector, chunkBytes: Int = 1 << 20,
         _ chunk: ([UInt8], Int) throws -> Void
     ) throws {
-        var buffer: [UInt8] = []
-        var count = 0
-        // Each waiting record already framed, and whether it is an event (to count).
-        var unsigned = HeldUntilSigned<(framed: [UInt8], isEvent: Bool)>(
-            limits: (StreamReceiver.maxUnsignedRun, StreamReceiver.maxUnsignedBytes))
+        var records = SignedRecordBuffer()
         // Routing fields only: the receiver decodes and verifies every event it is sent. A head
         // goes along when it covers something the other side lacks; a rotation unless the other
         // side holds events signed after it.
-        try directory.reader.forEachStoredEvent(signatures: { records in
-            for record in records {
-                switch record {
-                case .head(let signed):
-                    for released in unsigned.release(by: signed) {
-                        buffer.append(contentsOf: released.framed)
-                        if released.isEvent { count += 1 }
-                    }
-                    if signed.sequence > vector[signed.origin] { append(record, to: &buffer) }
-                case .rotation(let rotation) where rotation.afterSequence >= vector[rotation.origin]:
-                    guard unsigned.isHolding(rotation.origin) else {
-                        append(record, to: &buffer)
-                        continue
-                    }
-                    var framed: [UInt8] = []
-                    append(record, to: &framed)
-                    unsigned.hold(rotation: (framed, false), origin: rotation.origin, afterSequence: rotation.afterSequence)
+        try directory.reader.forEachStoredEvent(signatures: { signatures in
+            for signature in signatures {
+                switch signature {
+                case .head(let signed): records.add(head: signed, send: signed.sequence > vector[signed.origin])
+                case .rotation(let rotation) where rotation.afterSequence >= vector[rotation.origin]: try records.add(rotation: rotation)
                 default: continue
                 }
             }
-            if buffer.count >= chunkBytes {
-                try chunk(buffer, count)
-                buffer.removeAll(keepingCapacity: true)
-                count = 0
-            }
+            if records.bytes.count >= chunkBytes { try records.handOut(chunk) }
         }) { routing, bytes in
             guard !routing.isLocalOnly, routing.sequence > vector[routing.origin] else { return }
-            var framed: [UInt8] = []
-            framed.reserveCapacity(bytes.count + 4)
-            append(bytes, to: &framed)
-            try unsigned.hold((framed, true), origin: routing.origin, sequence: routing.sequence, bytes: bytes.count)
+            try records.add(event: bytes, origin: routing.origin, sequence: routing.sequence)
         }
-        unsigned.finish()
-        if !buffer.isEmpty { try chunk(buffer, count) }
+        try records.finish()
+        try records.handOut(chunk)
     }
 
     /// Splits a byte stream arriving in arbitrary pieces back into records.
