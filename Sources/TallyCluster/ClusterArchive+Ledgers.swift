@@ -121,6 +121,20 @@ extension ClusterArchive {
         return serving
     }
 
+    /// The key a node proves with what a request it forwards says of its client (the address a
+    /// sign-in is counted under): 32 random bytes, made by the first node that asks and kept in
+    /// PostgreSQL, so only the nodes — and whoever reads the database — hold it.
+    public func forwardingKey() async throws -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        let fresh = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        try await client.query(
+            "INSERT INTO tally_cluster_keys (name, key) VALUES ('forwarding', \(ByteBuffer(bytes: fresh))) ON CONFLICT (name) DO NOTHING", logger: logger)
+        for try await key in try await client.query("SELECT key FROM tally_cluster_keys WHERE name = 'forwarding'", logger: logger).decode(ByteBuffer.self) {
+            return Array(buffer: key)
+        }
+        throw ClusterRefusal.invalid("the cluster's forwarding key is missing")
+    }
+
     /// Every node, where it answers, and how many seconds ago it was last seen (`tally cluster status`).
     public func nodes() async throws -> [(node: String, url: String, secondsSinceSeen: Double)] {
         var nodes: [(node: String, url: String, secondsSinceSeen: Double)] = []

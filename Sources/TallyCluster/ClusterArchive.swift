@@ -82,6 +82,9 @@ public struct ClusterArchive: Sendable {
                 """, logger: logger)
             try await connection.query(
                 "CREATE TABLE IF NOT EXISTS tally_nodes (node text PRIMARY KEY, url text NOT NULL, seen_at timestamptz NOT NULL)", logger: logger)
+            // Keys the nodes share (`forwardingKey`).
+            try await connection.query(
+                "CREATE TABLE IF NOT EXISTS tally_cluster_keys (name text PRIMARY KEY, key bytea NOT NULL CHECK (length(key) = 32))", logger: logger)
             // The operator's edits of a ledger's files (`ClusterArchive+Edits`): answered by
             // the node that serves the ledger, or by the CLI when none does.
             try await connection.query(

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -50,12 +51,23 @@ public final class ClusterHosting: Sendable {
     /// forwards such a request again, so two nodes that disagree for a moment cannot bounce
     /// it between them.
     static let forwardedBy = HTTPField.Name("Tally-Forwarded-By")!
+    /// The cluster's forwarding key (`ForwardedClient`), once read from PostgreSQL.
+    private let knownForwardingKey = Mutex<[UInt8]?>(nil)
 
     public init(archive: ClusterArchive, url: String, leaseDuration: Duration = .seconds(6), bodyTimeout: Duration = .seconds(30), logger: Logger) {
         (self.archive, self.leaseDuration, self.bodyTimeout, self.logger) = (archive, leaseDuration, bodyTimeout, logger)
         advertised = Mutex(url)
         catchUp = ClusterCatchUp(archive: archive) { work in try await BlockingThreads.run(work) }
         renewals = LeaseRenewals(archive: archive, duration: leaseDuration, limit: Self.renewEvery(of: leaseDuration))
+    }
+
+    /// The cluster's forwarding key, read from PostgreSQL the first time it can be (nil until then).
+    func forwardingKey() async -> SymmetricKey? {
+        if let known = knownForwardingKey.withLock({ $0 }) { return SymmetricKey(data: known) }
+        let archive = archive
+        guard let bytes = try? await answered("the forwarding key", within: Self.answerLimit, { try await archive.forwardingKey() }) else { return nil }
+        knownForwardingKey.withLock { $0 = bytes }
+        return SymmetricKey(data: bytes)
     }
 
     /// Where another node was lately found to serve `name`, if it was.
@@ -249,10 +261,18 @@ public final class ClusterHosting: Sendable {
     func forward(_ request: Request, _ name: LedgerName, to url: String, channel: any Channel) async throws -> Response {
         var outgoing = HTTPClientRequest(url: url + request.uri.path + (request.uri.query.map { "?" + $0 } ?? ""))
         outgoing.method = .init(rawValue: request.method.rawValue)
-        for field in request.headers where !Self.hopByHop.contains(field.name.canonicalName) {
+        for field in request.headers
+        where !Self.hopByHop.contains(field.name.canonicalName) && field.name != ForwardedClient.addressHeader && field.name != ForwardedClient.proofHeader {
             outgoing.headers.add(name: field.name.rawName, value: field.value)
         }
         outgoing.headers.add(name: Self.forwardedBy.rawName, value: archive.node)
+        // A sign-in is counted by its client's address, which only this node sees.
+        if SessionRoutes.isPublic(request), let key = await forwardingKey() {
+            let address = SignInThrottle.addressKey(channel.remoteAddress)
+            for (name, value) in ForwardedClient.headers(address: address, method: request.method.rawValue, path: request.uri.path, key: key) {
+                outgoing.headers.add(name: name.rawName, value: value)
+            }
+        }
         // (NIO's parser refuses a Content-Length that is not digits; a negative one is not passed on either way.)
         let length = request.headers[.contentLength].flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil }
         if !Self.hasBody(request) {
@@ -494,6 +514,10 @@ struct ClusterMiddleware: RouterMiddleware {
             return try await next(request, context)
         }
         let isForwarded = request.headers[ClusterHosting.forwardedBy] != nil
+        var context = context
+        if isForwarded, SessionRoutes.isPublic(request), let key = await cluster.forwardingKey() {
+            context.forwardedClientAddress = ForwardedClient.address(of: request, key: key)
+        }
         // Served elsewhere lately: forwarded without asking PostgreSQL. A node that does not
         // take the connection (it died, or came back elsewhere), or answers 503 (the ledger
         // moved on), is asked about again below.

@@ -46,6 +46,12 @@ struct SessionRoutes {
         return path == "/v1/session" || path == "/v1/invites/accept"
     }
 
+    /// The address a sign-in is counted under: its client's, as the node that forwarded it
+    /// proved it (`ForwardedClient`), else the connection's.
+    static func clientAddress(_ context: TallyRequestContext) -> String {
+        context.forwardedClientAddress ?? SignInThrottle.addressKey(context.channel.remoteAddress)
+    }
+
     func add(to group: APIRoutes, public open: APIRoutes) {
         let signIn = APIOperation(
             "Sign in as a member with a name and password: sets the session cookie (HttpOnly, SameSite=Strict) and answers the CSRF token every write with the cookie must send as X-CSRF-Token. After five failures an account (and an address) waits, doubling: 429 with Retry-After.",
@@ -61,7 +67,7 @@ struct SessionRoutes {
             // A member's name is at most 64 characters: a longer one names nobody, and is cut
             // so that a stranger's long names cannot fill the throttle's memory.
             let account = "account:\(context.credentials?.apiPath ?? "none")/\(name.prefix(65))"
-            let keys = [account, SignInThrottle.addressKey(context.channel.remoteAddress)]
+            let keys = [account, Self.clientAddress(context)]
             let throttle = try Self.throttle(context)
             // Counted as a failure before the password is checked: guesses sent at once each
             // count, and a success takes its count back.
@@ -96,7 +102,7 @@ struct SessionRoutes {
             ), responses: [(201, APIResponse.text("Joined and signed in: {member, role, csrf, expiresAt}"))], errors: [400, 404, 409, 429])
         open.post("invites/accept", accept) { request, context in
             let body = try await Self.fields(request, ["code", "name", "password"])
-            let keys = [SignInThrottle.addressKey(context.channel.remoteAddress)]
+            let keys = [Self.clientAddress(context)]
             let throttle = try Self.throttle(context)
             if throttle.attempt(keys) != nil { throw APIError(.tooManyRequests, "slow_down", "too many failed tries; wait a little") }
             do {

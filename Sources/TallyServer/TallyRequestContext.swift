@@ -12,6 +12,9 @@ public struct TallyRequestContext: RequestContext {
     public var credentials: LedgerCredentials?
     /// Failed sign-ins, slowed (the registry's, set by `AuthMiddleware`).
     public var signIns: SignInThrottle?
+    /// The client's address as the node that forwarded this sign-in proved it
+    /// (`ForwardedClient`); nil when the request came straight from its client.
+    public var forwardedClientAddress: String?
     /// bcrypt's cost for the ledgers served (a sign-in to no ledger does as much work).
     public var passwordCost: UInt8 = 12
     /// The served ledger the request is for, held by it, set by `LedgerMiddleware`

@@ -17,7 +17,9 @@ import TallyLog
 /// origin that waits for more is refused here, naming it, rather than sent to be refused.
 struct HeldUntilSigned<Item> {
     private var held: [ReplicaID: [(sequence: UInt64, item: Item, bytes: Int, isEvent: Bool)]] = [:]
+    /// Per origin: the bytes, and the events, of what waits.
     private var heldBytes: [ReplicaID: Int] = [:]
+    private var heldEvents: [ReplicaID: Int] = [:]
     let limits: (events: Int, bytes: Int)?
     /// Events left unsent when the delivery ended.
     private(set) var leftOut = 0
@@ -31,9 +33,9 @@ struct HeldUntilSigned<Item> {
     mutating func hold(_ item: Item, origin: ReplicaID, sequence: UInt64, bytes: Int) throws {
         held[origin, default: []].append((sequence, item, bytes, true))
         heldBytes[origin, default: 0] += bytes
+        heldEvents[origin, default: 0] += 1
         guard let limits else { return }
-        let (count, size) = (held[origin]!.count { $0.isEvent }, heldBytes[origin]!)
-        if count > limits.events || size > limits.bytes {
+        if heldEvents[origin]! > limits.events || heldBytes[origin]! > limits.bytes {
             let first = held[origin]!.first!.sequence
             throw SyncRejection(
                 source: "this replica",
@@ -56,6 +58,7 @@ struct HeldUntilSigned<Item> {
         waiting.removeFirst(covered.count)
         held[signed.origin] = waiting.isEmpty ? nil : waiting
         heldBytes[signed.origin] = waiting.isEmpty ? nil : heldBytes[signed.origin]! - covered.reduce(0) { $0 + $1.bytes }
+        heldEvents[signed.origin] = waiting.isEmpty ? nil : heldEvents[signed.origin]! - covered.count { $0.isEvent }
         return covered.map(\.item)
     }
 
@@ -64,5 +67,6 @@ struct HeldUntilSigned<Item> {
         leftOut += held.values.reduce(0) { $0 + $1.count { $0.isEvent } }
         held.removeAll()
         heldBytes.removeAll()
+        heldEvents.removeAll()
     }
 }

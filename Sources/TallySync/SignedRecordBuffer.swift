@@ -31,14 +31,19 @@ struct SignedRecordBuffer {
         EventRecords.append(event, to: &bytes)
         unsignedInBuffer[origin, default: []].append((sequence, start..<bytes.count))
         count += 1
+        // A long run without a head (a log from before signing): moved out, where each origin
+        // is held to a receiver's limits, rather than kept here whatever its size.
+        if unsignedInBuffer[origin]!.count > StreamReceiver.maxUnsignedRun || bytes.count > StreamReceiver.maxUnsignedBytes {
+            try moveOutWhatIsUnsigned()
+        }
     }
 
     /// A head was read: what of its origin it covers may go (what waited goes now, before it);
     /// `send`: the head itself goes too (it covers something the other side lacks).
     mutating func add(head signed: SignedHead, send: Bool) {
-        if var inBuffer = unsignedInBuffer[signed.origin] {
-            inBuffer.removeFirst(inBuffer.prefix { $0.sequence <= signed.sequence }.count)
-            unsignedInBuffer[signed.origin] = inBuffer.isEmpty ? nil : inBuffer
+        if let covered = unsignedInBuffer[signed.origin]?.prefix(while: { $0.sequence <= signed.sequence }).count, covered > 0 {
+            unsignedInBuffer[signed.origin]!.removeFirst(covered)
+            if unsignedInBuffer[signed.origin]!.isEmpty { unsignedInBuffer[signed.origin] = nil }
         }
         for released in waiting.release(by: signed) {
             bytes.append(contentsOf: released.framed)

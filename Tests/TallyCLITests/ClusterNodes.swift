@@ -231,3 +231,48 @@ final class ChangeFeedReader: Sendable {
 
     func stop() { task.cancel() }
 }
+
+/// The status of one HTTP/1.1 request sent to 127.0.0.1:`port` from the loopback address
+/// `source` (127.0.0.2, say: a client with an address of its own, which the other tests' clients
+/// do not have).
+func status(ofRequest request: String, toPort port: Int, from source: String) throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    try #require(fd >= 0)
+    defer { close(fd) }
+    func address(_ host: String, _ port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr(host)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        return address
+    }
+    var local = address(source, 0), remote = address("127.0.0.1", port)
+    let length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    try #require(withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } } == 0, "bind \(source)")
+    try #require(withUnsafePointer(to: &remote) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, length) } } == 0, "connect")
+    var timeout = timeval(tv_sec: 30, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    let bytes = Array(request.utf8)
+    var sent = 0
+    while sent < bytes.count {
+        let wrote = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        try #require(wrote > 0, "send")
+        sent += wrote
+    }
+    var answer: [UInt8] = []
+    var piece = [UInt8](repeating: 0, count: 4096)
+    while !answer.contains(0x0A) {
+        let read = piece.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard read > 0 else { break }
+        answer += piece[..<read]
+    }
+    let statusLine = String(decoding: answer.prefix { $0 != 0x0D && $0 != 0x0A }, as: UTF8.self)
+    return try #require(statusLine.split(separator: " ").dropFirst().first.flatMap { Int($0) }, "answer: \(statusLine)")
+}
+
+/// A sign-in's HTTP request for the hosted ledger `ledger`, with `headers` (lines ending CR LF) added.
+func signInRequest(_ ledger: String, name: String, password: String, headers: String = "") -> String {
+    let body = #"{"name":"\#(name)","password":"\#(password)"}"#
+    return "POST /v1/ledgers/\(ledger)/session HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
+        + headers + "Connection: close\r\n\r\n" + body
+}

@@ -273,6 +273,46 @@ struct ClusterNodesTests {
         b.stop(SIGTERM)
     }
 
+    /// Found by review: the owner of a ledger counted a sign-in another node forwarded under
+    /// that node's address, so a stranger's wrong passwords through one node made everyone's
+    /// sign-ins through it wait. The forwarding node now proves whose address it forwards
+    /// (`ForwardedClient`): each client is counted by its own, and a client that only claims
+    /// to be forwarded is counted by its own too.
+    @Test func signInsThroughAnotherNodeAreCountedByTheClientsOwnAddress() async throws {
+        let ledger = "\(prefix)-s"
+        let url = try #require(ClusterPostgres.url)
+        let token = try createClusterLedger(ledger, staging: folder.file("staging-s"))
+        let added = try TallyBinary.command(
+            "/bin/sh",
+            ["-c", "echo 'correct horse battery' | \"$0\" members add mina --role owner --cluster \"$1\" --ledger \"$2\"", TallyBinary.path, url, ledger])
+        #expect(added.status == 0, "\(added.stderr)")
+        let (a, b) = (try ClusterNode("\(prefix)-sa", folder: folder.file("sa")), try ClusterNode("\(prefix)-sb", folder: folder.file("sb")))
+        #expect(await a.addExpense(ledger, memo: "first", token: token) == 201)
+        #expect(try clusterOwners()[ledger] == a.name)
+        // A stranger at 127.0.0.2 guesses through "b", each guess another name (so no account's
+        // count stops it): its address waits after five.
+        var guesses: [Int] = []
+        for index in 0..<7 {
+            guesses.append(try status(ofRequest: signInRequest(ledger, name: "guess\(index)", password: "wrong \(index)"), toPort: b.port, from: "127.0.0.2"))
+        }
+        #expect(guesses.prefix(5).allSatisfy { $0 == 401 } && guesses.last == 429, "\(guesses)")
+        // Mina, at 127.0.0.3, signs in through the same node.
+        #expect(try status(ofRequest: signInRequest(ledger, name: "mina", password: "correct horse battery"), toPort: b.port, from: "127.0.0.3") == 200)
+        // A client at 127.0.0.4 that says it was forwarded, for another address each time, is
+        // counted by its own.
+        var claimed: [Int] = []
+        for index in 0..<7 {
+            let forged =
+                "Tally-Forwarded-By: \(b.name)\r\nTally-Forwarded-For: address:198.51.100.\(index)\r\nTally-Forwarded-Proof: \(Int(Date().timeIntervalSince1970)).00\r\n"
+            claimed.append(
+                try status(
+                    ofRequest: signInRequest(ledger, name: "claim\(index)", password: "wrong \(index)", headers: forged), toPort: a.port, from: "127.0.0.4"))
+        }
+        #expect(claimed.last == 429, "\(claimed)")
+        a.stop(SIGTERM)
+        b.stop(SIGTERM)
+    }
+
     /// The operator changes a hosted ledger's tokens and members with the CLI from any machine
     /// that reaches PostgreSQL (`--cluster URL --ledger NAME`), not in a node's folder: the node
     /// serving the ledger applies each change and stores it before the command returns, a later

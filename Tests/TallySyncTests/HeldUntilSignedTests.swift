@@ -54,4 +54,46 @@ import TallyLog
         for sequence in 1...250_000 as ClosedRange<UInt64> { try bundle.hold(0, origin: origin, sequence: sequence, bytes: 1_000) }
         #expect(bundle.release(by: head(origin, 250_000)).count == 250_000)
     }
+
+    /// The records a buffer hands out: each event's first byte (its name here), "h" for a head.
+    func handedOut(_ buffer: inout SignedRecordBuffer) throws -> [String] {
+        var names: [String] = []
+        try buffer.handOut { bytes, _ in
+            var decoder = EventRecords.Decoder()
+            try decoder.feed(bytes) { record in
+                switch record {
+                case .event(let event): names.append(String(UnicodeScalar(event[0])))
+                case .signature: names.append("h")
+                }
+            }
+        }
+        return names
+    }
+
+    /// An event whose head has not come when the buffer is handed out stays behind, and goes
+    /// out before the head that later covers it; the others go as they came.
+    @Test func aBufferHandsOutOnlyWhatAHeadCovers() throws {
+        var buffer = SignedRecordBuffer()
+        for (name, origin, sequence) in [("a", origin, 1), ("b", other, 1), ("c", origin, 2)] as [(String, ReplicaID, UInt64)] {
+            try Array(name.utf8).withUnsafeBytes { try buffer.add(event: $0, origin: origin, sequence: sequence) }
+        }
+        buffer.add(head: head(other, 1), send: true)
+        #expect(try handedOut(&buffer) == ["b", "h"], "a and c wait for a head of theirs")
+        try Array("d".utf8).withUnsafeBytes { try buffer.add(event: $0, origin: origin, sequence: 3) }
+        buffer.add(head: head(origin, 2), send: true)
+        #expect(try handedOut(&buffer) == ["a", "c", "h"], "d waits behind them, for #3's head")
+        try buffer.finish()
+        #expect(try handedOut(&buffer).isEmpty, "left out: no head came for it")
+    }
+
+    /// A log from before signing holds a long run without a head: the buffer refuses it, naming
+    /// its origin, once it passes what a receiver takes, without keeping all of it.
+    @Test func aLongRunWithoutAHeadIsRefusedWhereAReceiverWouldRefuseIt() throws {
+        var buffer = SignedRecordBuffer()
+        #expect {
+            for sequence in 1...UInt64(StreamReceiver.maxUnsignedRun + 1) {
+                try [UInt8](repeating: 1, count: 10).withUnsafeBytes { try buffer.add(event: $0, origin: origin, sequence: sequence) }
+            }
+        } throws: { "\($0)".contains("\(origin)") }
+    }
 }
