@@ -28,9 +28,11 @@ enum ForwardedClient {
     /// The address the headers of `request` prove, or nil (none, or a proof that does not hold).
     static func address(of request: Request, key: SymmetricKey, now: Date = Date()) -> String? {
         guard let address = request.headers[addressHeader], address.utf8.count <= 128, let proofText = request.headers[proofHeader],
-            let dot = proofText.firstIndex(of: "."), let seconds = Int64(proofText[..<dot]),
-            abs(Int64(now.timeIntervalSince1970) - seconds) <= maxAge
+            let dot = proofText.firstIndex(of: "."), let seconds = Int64(proofText[..<dot])
         else { return nil }
+        // Any Int64 may come: the age is taken without a trap (Int64.min's magnitude has no Int64).
+        let (age, overflowed) = Int64(now.timeIntervalSince1970).subtractingReportingOverflow(seconds)
+        guard !overflowed, age.magnitude <= UInt64(maxAge) else { return nil }
         let expected = proof(address, seconds, request.method.rawValue, request.uri.path, key)
         // Compared over the MACs of both (no early exit on the first byte that differs).
         let given = HMAC<SHA256>.authenticationCode(for: Data(proofText[proofText.index(after: dot)...].utf8), using: key)
