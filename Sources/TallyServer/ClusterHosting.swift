@@ -508,6 +508,10 @@ struct ClusterMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: TallyRequestContext, next: (Request, TallyRequestContext) async throws -> Response) async throws -> Response {
         guard let name = try HostedLedgers.ledgerName(inPath: request.uri.path) else { return try await next(request, context) }
+        // A request target holds no fragment (RFC 9112 §3.2); one would be dropped on the way to
+        // another node, which would then answer another path than this node looked at (a
+        // sign-in, say, that this node did not take for one).
+        guard !request.uri.path.contains("#") else { throw APIError(.badRequest, "invalid_path", "a request's path holds no '#'") }
         // No credential and no sign-in: the authentication below answers 401 wherever the
         // ledger is, so nothing is taken, opened or forwarded for a stranger's request.
         if !SessionRoutes.isPublic(request), request.headers[.authorization] == nil, SessionCookie.value(in: request) == nil {
