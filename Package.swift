@@ -131,7 +131,8 @@ let package = Package(
             name: "TallyKit",
             dependencies: [
                 "TallyCore", "TallyLog", "TallyStore", "TallySync", "TallyLedger", "TallyCoreData", .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                // scrypt, for the password a member's kept session is checked against.
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
         .executableTarget(

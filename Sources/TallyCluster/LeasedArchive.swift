@@ -32,6 +32,18 @@ public final class LeasedArchive: LedgerArchive {
     /// Blobs on their way to or from PostgreSQL at once, in this process: their connections are
     /// taken from the pool every ledger's writes archive through, and their bytes are in memory.
     static let blobTransfers = DispatchSemaphore(value: 4)
+    /// How long a blob waits for its turn among `blobTransfers` before it is refused (503: the
+    /// client tries again). The wait holds one of the process's blocking threads, which every
+    /// ledger's imports, reads and sign-ins share: without a bound, uploads queued behind four
+    /// slow transfers (PostgreSQL stalled) could take them all.
+    static let blobTurnTimeoutSeconds = 10
+
+    /// Takes a turn among `blobTransfers` (the caller signals it when done), waiting at most `seconds`.
+    static func takeBlobTurn(within seconds: Int = blobTurnTimeoutSeconds) throws {
+        guard blobTransfers.wait(timeout: .now() + .seconds(seconds)) == .success else {
+            throw ClusterRefusal.invalid("other attachments are on their way to or from PostgreSQL; try again shortly")
+        }
+    }
 
     public func archive(_ appends: [SegmentAppend]) throws {
         let (archive, lease) = (archive, lease)
@@ -40,7 +52,7 @@ public final class LeasedArchive: LedgerArchive {
 
     public func archive(blob digest: String, file: String) throws {
         let (archive, lease) = (archive, lease)
-        Self.blobTransfers.wait()
+        try Self.takeBlobTurn()
         defer { Self.blobTransfers.signal() }
         let data = try Data(contentsOf: URL(fileURLWithPath: file))
         guard data.count <= maxBlobBytes else { throw BlobError.tooLarge(limit: maxBlobBytes) }
@@ -60,7 +72,7 @@ public final class LeasedArchive: LedgerArchive {
 
     public func bytes(ofBlob digest: String) throws -> [UInt8]? {
         let (archive, ledger) = (archive, lease.ledger)
-        Self.blobTransfers.wait()
+        try Self.takeBlobTurn()
         defer { Self.blobTransfers.signal() }
         return try wait(Self.blobTimeoutSeconds) { try await archive.blob(digest, of: ledger) }
     }

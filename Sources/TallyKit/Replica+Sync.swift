@@ -1,6 +1,6 @@
 import Crypto
+import _CryptoExtras
 import Foundation
-import HummingbirdBcrypt
 import TallyCore
 import TallyLedger
 import TallyLog
@@ -143,7 +143,7 @@ extension Replica {
             }
             let session = try await ReplicaClient.signIn(baseURL: server.url, name: name, password: password)
             guard case .session(let secret, let csrf) = session else { return ReplicaClient(baseURL: server.url, credential: session, label: server.key) }
-            let hash = Bcrypt.hash(Self.bcryptInput(password), cost: Self.keptPasswordCost)
+            let hash = try KeptPassword.hash(password)
             try sessions.update { kept in
                 kept = kept.filter { $0.value.passwordHash != nil }  // an older version's entries held a fast digest of the password
                 kept[key] = SyncMemory.KeptSession(secret: secret, csrf: csrf, passwordHash: hash)
@@ -166,31 +166,22 @@ extension Replica {
             }) ?? false
     }
 
-    /// Whether `kept` was signed in with `password`: checked against its bcrypt hash once per
+    /// Whether `kept` was signed in with `password`: checked against its scrypt hash once per
     /// process and hash (another process may have signed in again since, with another
     /// password), then against the memo of what was checked (in memory only).
     func signedIn(_ key: String, with password: String, _ kept: SyncMemory.KeptSession) -> Bool {
         guard let hash = kept.passwordHash else { return false }
         let memo = Self.memo(password, hash)
         if checkedPasswords.withLock({ $0[key] }) == memo { return true }
-        guard Bcrypt.verify(Self.bcryptInput(password), hash: hash) else { return false }
+        guard KeptPassword.matches(password, hash) else { return false }
         checkedPasswords.withLock { $0[key] = memo }
         return true
     }
 
     /// Which kept session a member's credentials use: the server and the name. The password's
-    /// bcrypt hash is kept with it (another password typed in signs in again, and is checked):
+    /// scrypt hash is kept with it (another password typed in signs in again, and is checked):
     /// the file holds nothing from which the password is cheaply guessed.
     static func sessionKey(_ server: SyncServer, name: String) -> String { server.key + " " + name }
-
-    /// What the kept sessions' password hashes cost to make and to check (a sign-in's, and a
-    /// sync's first in each process): ~60 ms of a core here; each guess costs a thief as much.
-    static let keptPasswordCost: UInt8 = 10
-
-    /// Bcrypt reads at most 72 bytes: a longer password is hashed by its SHA-256 first.
-    static func bcryptInput(_ password: String) -> String {
-        password.utf8.count <= 72 ? password : Hex.lowercase(SHA256.hash(data: Data(password.utf8)))
-    }
 
     /// A process's memo of a password checked against a hash (never written anywhere).
     static func memo(_ password: String, _ hash: String) -> [UInt8] { Array(SHA256.hash(data: Data((hash + "\u{0}" + password).utf8))) }

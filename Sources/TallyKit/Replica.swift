@@ -32,7 +32,7 @@ public final class Replica: Sendable {
     /// in `DATA_DIR/app-sessions.json`: signing in costs the server a password hash.
     var sessions: SecretFile<[String: SyncMemory.KeptSession]> { SecretFile(path: path + "/app-sessions.json", empty: [:]) }
     /// Per kept session, a digest of the password last checked against its hash, in memory only
-    /// (`signedIn(_:with:_:)`): a sync every 30 s does not pay a bcrypt check each time.
+    /// (`signedIn(_:with:_:)`): a sync every 30 s does not pay a scrypt check each time.
     let checkedPasswords = Mutex<[String: [UInt8]]>([:])
 
     struct Opened {

@@ -52,7 +52,7 @@ struct SyncMemory: Codable, Sendable {
     struct KeptSession: Codable, Sendable {
         var secret: String
         var csrf: String
-        /// A bcrypt hash of the password it was signed in with (nil in entries an older
+        /// A scrypt hash (`KeptPassword`) of the password it was signed in with (nil in entries an older
         /// version kept, which are dropped).
         var passwordHash: String?
         var credential: ReplicaClient.Credential { .session(secret: secret, csrf: csrf) }

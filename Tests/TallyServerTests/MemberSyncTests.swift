@@ -2,7 +2,6 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdBcrypt
 import HummingbirdTesting
 import NIOCore
 import Testing
@@ -84,11 +83,12 @@ import TallyTestSupport
             let relaunched = try await Replica.open(at: devices.file("laptop"), actor: "member:minji")
             try await relaunched.sync(with: minji)
             #expect(try String(contentsOfFile: devices.file("laptop") + "/app-sessions.json", encoding: .utf8) == sessions, "the same session")
-            // What is kept holds the password only as a bcrypt hash: before, a SHA-256 digest of
+            // What is kept holds the password only as a scrypt hash: before, a SHA-256 digest of
             // the server, the name and the password, which a thief with the file tests guesses
             // against by the million a second.
             let keptHash = try #require(try relaunched.sessions.read().values.first?.passwordHash)
-            #expect(keptHash.hasPrefix("$2") && Bcrypt.verify(Self.password, hash: keptHash))
+            #expect(keptHash.hasPrefix("scrypt$14$8$1$") && KeptPassword.matches(Self.password, keptHash))
+            #expect(!KeptPassword.matches("not the password at all", keptHash))
             let oldDigest = Hex.lowercase(SHA256.hash(data: Data(("127.0.0.1:\(client.port!)/v1/ledgers/kim\u{0}minji\u{0}" + Self.password).utf8)))
             #expect(!sessions.contains(oldDigest) && !sessions.contains(Self.password))
             // A wrong password is checked against it, refused by the server, and does not end
