@@ -1,5 +1,4 @@
 import Crypto
-import _CryptoExtras
 import Foundation
 import TallyCore
 import TallyLedger

@@ -1,3 +1,5 @@
+import Crypto
+import Foundation
 import Hummingbird
 import Logging
 import NIOCore
@@ -65,6 +67,13 @@ struct AuthMiddleware<Registry: LedgerRegistry>: RouterMiddleware {
         return try await next(request, context)
     }
 
+    /// Whether `given` is `secret`, compared by their SHA-256 digests (in constant time), so the
+    /// answer's time tells nothing of how much of it matched.
+    static func sameSecret(_ given: String?, _ secret: String) -> Bool {
+        guard let given else { return false }
+        return SHA256.hash(data: Data(given.utf8)) == SHA256.hash(data: Data(secret.utf8))
+    }
+
     /// The caller a request's bearer token or session cookie names, checked against `credentials`.
     static func caller(_ request: Request, _ credentials: LedgerCredentials?) throws -> Caller {
         if let header = request.headers[.authorization] {
@@ -83,7 +92,7 @@ struct AuthMiddleware<Registry: LedgerRegistry>: RouterMiddleware {
             }
             // A write must echo the session's CSRF token, which only the app's own page has
             // read (SameSite=Strict already keeps other sites' requests from carrying the cookie).
-            if request.method != .get, request.method != .head, request.headers[SessionCookie.csrfHeader] != session.csrf {
+            if request.method != .get, request.method != .head, !Self.sameSecret(request.headers[SessionCookie.csrfHeader], session.csrf) {
                 throw APIError(.forbidden, "csrf", "a write with a session must send its X-CSRF-Token")
             }
             return .member(member, session)
