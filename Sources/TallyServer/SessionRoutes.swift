@@ -36,14 +36,16 @@ enum SessionCookie {
 /// it; the rest need a caller, and inviting or removing a member needs an owner.
 struct SessionRoutes {
     /// Whether `request` is one of the public routes: `POST …/session` and `POST …/invites/accept`.
+    /// Read by segments, as the router reads a path (it passes over empty ones): `…/session/`
+    /// reaches the same route, and must be taken for it here too — a forwarding node that did
+    /// not sent it on without its client's address (found by review).
     static func isPublic(_ request: Request) -> Bool {
         guard request.method == .post else { return false }
-        var path = Substring(request.uri.path)
-        if path.hasPrefix("/v1/ledgers/") {  // a hosted ledger's: /v1/ledgers/NAME/…
-            path = path.dropFirst("/v1/ledgers/".count).drop { $0 != "/" }
-            return path == "/session" || path == "/invites/accept"
-        }
-        return path == "/v1/session" || path == "/v1/invites/accept"
+        let segments = request.uri.path.split(separator: "/")
+        guard segments.first == "v1" else { return false }
+        // A hosted ledger's: /v1/ledgers/NAME/…
+        let route = segments.count > 2 && segments[1] == "ledgers" ? segments.dropFirst(3) : segments.dropFirst()
+        return route.elementsEqual(["session"]) || route.elementsEqual(["invites", "accept"])
     }
 
     /// The address a sign-in is counted under: its client's, as the node that forwarded it

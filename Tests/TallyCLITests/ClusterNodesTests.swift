@@ -309,6 +309,16 @@ struct ClusterNodesTests {
                     ofRequest: signInRequest(ledger, name: "claim\(index)", password: "wrong \(index)", headers: forged), toPort: a.port, from: "127.0.0.4"))
         }
         #expect(claimed.last == 429, "\(claimed)")
+        // A sign-in's path with a trailing slash reaches the same route: counted by its
+        // client's own address too (it went on without it, under the node's).
+        var slashed: [Int] = []
+        for index in 0..<7 {
+            let request = signInRequest(ledger, name: "slash\(index)", password: "wrong \(index)", headers: "Authorization: Bearer \(token)\r\n")
+            slashed.append(try status(ofRequest: request.replacingOccurrences(of: "/session HTTP", with: "/session/ HTTP"), toPort: b.port, from: "127.0.0.6"))
+        }
+        #expect(slashed.last == 429, "\(slashed)")
+        let minaSlashed = signInRequest(ledger, name: "mina", password: "correct horse battery", headers: "Authorization: Bearer \(token)\r\n")
+        #expect(try status(ofRequest: minaSlashed.replacingOccurrences(of: "/session HTTP", with: "/session/ HTTP"), toPort: b.port, from: "127.0.0.7") == 200)
         // A path with a fragment, which the forward would drop (and the owner then take for a
         // sign-in this node did not see as one), is refused where it arrives.
         let fragment = signInRequest(ledger, name: "guess", password: "wrong").replacingOccurrences(of: "/session HTTP", with: "/session#a HTTP")
