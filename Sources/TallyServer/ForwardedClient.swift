@@ -33,15 +33,18 @@ enum ForwardedClient {
         // Any Int64 may come: the age is taken without a trap (Int64.min's magnitude has no Int64).
         let (age, overflowed) = Int64(now.timeIntervalSince1970).subtractingReportingOverflow(seconds)
         guard !overflowed, age.magnitude <= UInt64(maxAge) else { return nil }
-        let expected = proof(address, seconds, request.method.rawValue, request.uri.path, key)
-        // Compared over the MACs of both (no early exit on the first byte that differs).
-        let given = HMAC<SHA256>.authenticationCode(for: Data(proofText[proofText.index(after: dot)...].utf8), using: key)
-        let wanted = HMAC<SHA256>.authenticationCode(for: Data(expected.utf8), using: key)
-        return given == wanted ? address : nil
+        guard let code = Hex.decode(String(proofText[proofText.index(after: dot)...])) else { return nil }
+        // swift-crypto's check compares in constant time.
+        let signed = message(address, seconds, request.method.rawValue, request.uri.path)
+        return HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: signed, using: key) ? address : nil
     }
 
     private static func proof(_ address: String, _ seconds: Int64, _ method: String, _ path: String, _ key: SymmetricKey) -> String {
-        let message = "tally forwarded-for v1\n\(address)\n\(seconds)\n\(method) \(path)"
-        return Hex.lowercase(Array(HMAC<SHA256>.authenticationCode(for: Data(message.utf8), using: key)))
+        Hex.lowercase(Array(HMAC<SHA256>.authenticationCode(for: message(address, seconds, method, path), using: key)))
+    }
+
+    /// What a proof signs.
+    private static func message(_ address: String, _ seconds: Int64, _ method: String, _ path: String) -> Data {
+        Data("tally forwarded-for v1\n\(address)\n\(seconds)\n\(method) \(path)".utf8)
     }
 }

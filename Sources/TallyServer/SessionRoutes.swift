@@ -41,7 +41,12 @@ struct SessionRoutes {
     /// not sent it on without its client's address (found by review).
     static func isPublic(_ request: Request) -> Bool {
         guard request.method == .post else { return false }
-        let segments = request.uri.path.split(separator: "/")
+        // Every POST passes here (a create too): only a path ending as a public route's does is
+        // split, the others answered without allocating.
+        let path = request.uri.path
+        let end = path.lastIndex { $0 != "/" }.map { path[...$0] } ?? ""
+        guard end.hasSuffix("session") || end.hasSuffix("accept") else { return false }
+        let segments = path.split(separator: "/")
         guard segments.first == "v1" else { return false }
         // A hosted ledger's: /v1/ledgers/NAME/…
         let route = segments.count > 2 && segments[1] == "ledgers" ? segments.dropFirst(3) : segments.dropFirst()

@@ -199,9 +199,9 @@ public enum SegmentBundle {
     /// may stand in the segment after its events; events whose head never came are re-framed,
     /// and wait there).
     static func copyWholeSegments(of reader: LogReader, to folder: String, into contents: inout ExportedEvents) throws -> CopiedSegments {
-        // Which segments to copy, scanned first.
-        var chosen: [(name: String, segment: LogReader.CopyableSegment, contents: ExportedEvents)] = []
+        // Which segments to copy, scanned first: the first `covered` of those scanned.
         var scanned: [(name: String, segment: LogReader.CopyableSegment, contents: ExportedEvents)] = []
+        var covered = 0
         var through: UInt64 = 0
         var lastTaken: [ReplicaID: UInt64] = [:]
         var signedThrough: [ReplicaID: UInt64] = [:]
@@ -221,11 +221,11 @@ public enum SegmentBundle {
             guard let copyable else { break }
             scanned.append((name, copyable, taken))
             through = copyable.nextIndex - 1
-            if lastTaken.allSatisfy({ $0.value <= signedThrough[$0.key] ?? 0 }) { chosen = scanned }
+            if lastTaken.allSatisfy({ $0.value <= signedThrough[$0.key] ?? 0 }) { covered = scanned.count }
             if copyable.seal == nil { break }
         }
         var copied = CopiedSegments()
-        for (name, segment, takenThrough) in chosen {
+        for (name, segment, takenThrough) in scanned.prefix(covered) {
             copied.files.append(try copyDurably(reader.directory + "/" + name, length: segment.length, to: folder + "/" + name))
             contents = takenThrough
             copied.through = segment.nextIndex - 1
