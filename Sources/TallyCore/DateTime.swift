@@ -26,6 +26,20 @@ public struct DateTime: Hashable, Comparable, Sendable, CustomStringConvertible 
     /// The largest UTC offset, ±18 hours (what ISO 8601 and the log's codec allow).
     public static let maxOffsetMinutes = 18 * 60
 
+    /// Why a date-time field cannot hold this value (nil: it can) — the one rule of every write,
+    /// every peer's value (`FieldKind.dateTime`) and every date read from a statement: an
+    /// instant within `supportedMillis`, an offset within ±18:00, and a local time within the
+    /// years 1 to 9999 too (9999-12-31T23:59Z at +18:00 is year 10000 where it was written, a
+    /// month no query can name).
+    public var outOfRange: String? {
+        guard Self.supportedMillis.contains(epochMillis) else { return "must lie between the years 1 and 9999 (UTC)" }
+        guard abs(Int(offsetMinutes)) <= Self.maxOffsetMinutes else { return "the UTC offset must lie within ±18:00" }
+        guard Self.supportedMillis.contains(epochMillis + Int64(offsetMinutes) * 60_000) else {
+            return "must lie between the years 1 and 9999 where it was written"
+        }
+        return nil
+    }
+
     /// The local calendar fields in the writer's offset.
     public var localFields: (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, millis: Int) {
         let local = epochMillis + Int64(offsetMinutes) * 60_000

@@ -121,12 +121,12 @@ public enum StatementValues {
     }
 
     /// `date` as the ledger keeps it: between the years 1 and 9999, in UTC and where it was
-    /// written (the expense field's rule) — else that row cannot be read, as any bad date (one
+    /// written (the expense field's rule, `DateTime.outOfRange`) — else that row cannot be read, as any bad date (one
     /// that passed here refused the whole import when it was written, new categories and all).
     public static func kept(_ date: DateTime, _ text: String) throws(StatementError) -> DateTime {
-        guard DateTime.supportedMillis.contains(date.epochMillis),
-            DateTime.supportedMillis.contains(date.epochMillis + Int64(date.offsetMinutes) * 60_000)
-        else { throw StatementError("'\(text.trimmingCharacters(in: .whitespacesAndNewlines).prefix(40))' is not a date between the years 1 and 9999") }
+        guard date.outOfRange == nil else {
+            throw StatementError("'\(text.trimmingCharacters(in: .whitespacesAndNewlines).prefix(40))' is not a date between the years 1 and 9999")
+        }
         return date
     }
 
