@@ -49,16 +49,16 @@ public enum EventRecords {
             for signature in signatures {
                 switch signature {
                 case .head(let signed): records.add(head: signed, send: signed.sequence > vector[signed.origin])
-                case .rotation(let rotation) where rotation.afterSequence >= vector[rotation.origin]: try records.add(rotation: rotation)
+                case .rotation(let rotation) where rotation.afterSequence >= vector[rotation.origin]: records.add(rotation: rotation)
                 default: continue
                 }
             }
             if records.bytes.count >= chunkBytes { try records.handOut(chunk) }
         }) { routing, bytes in
             guard !routing.isLocalOnly, routing.sequence > vector[routing.origin] else { return }
-            try records.add(event: bytes, origin: routing.origin, sequence: routing.sequence)
+            records.add(event: bytes, origin: routing.origin, sequence: routing.sequence)
         }
-        try records.finish()
+        records.finish()
         try records.handOut(chunk)
     }
 

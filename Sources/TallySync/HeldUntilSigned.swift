@@ -14,39 +14,52 @@ import TallyLog
 /// head that covers the waiting events comes after it, signed with the new key.
 ///
 /// With `limits` (a stream's: what a receiver takes without a head, `StreamReceiver`), an
-/// origin that waits for more is refused here, naming it, rather than sent to be refused.
+/// origin that waits for more is given up for the delivery: what waits of it is dropped, and
+/// its later events, rotations and heads are not sent — a receiver would refuse the run, and
+/// the rest of the log, every other origin's signed events, still goes. (A first version
+/// refused the whole delivery there, at every sync: one retired device's run from before
+/// signing stopped every sync of the replicas that lacked it.)
 struct HeldUntilSigned<Item> {
     private var held: [ReplicaID: [(sequence: UInt64, item: Item, bytes: Int, isEvent: Bool)]] = [:]
     /// Per origin: the bytes, and the events, of what waits.
     private var heldBytes: [ReplicaID: Int] = [:]
     private var heldEvents: [ReplicaID: Int] = [:]
     let limits: (events: Int, bytes: Int)?
-    /// Events left unsent when the delivery ended.
+    /// Events left unsent: those still waiting when the delivery ended, and every one of an
+    /// origin given up.
     private(set) var leftOut = 0
+    /// Origins whose run without a head passed `limits`: nothing more of them goes.
+    private var givenUp: Set<ReplicaID> = []
 
     init(limits: (events: Int, bytes: Int)? = nil) { self.limits = limits }
 
-    /// Whether events of `origin` wait.
-    func isHolding(_ origin: ReplicaID) -> Bool { held[origin] != nil }
+    /// Whether events of `origin` wait (or it was given up: its events go to `hold`, which
+    /// drops them).
+    func isHolding(_ origin: ReplicaID) -> Bool { held[origin] != nil || givenUp.contains(origin) }
+
+    /// Whether nothing more of `origin` goes in this delivery, its heads included.
+    func hasGivenUp(_ origin: ReplicaID) -> Bool { givenUp.contains(origin) }
 
     /// Holds an event of `origin` (`bytes` long) until a head covers it.
-    mutating func hold(_ item: Item, origin: ReplicaID, sequence: UInt64, bytes: Int) throws {
+    mutating func hold(_ item: Item, origin: ReplicaID, sequence: UInt64, bytes: Int) {
+        guard !givenUp.contains(origin) else {
+            leftOut += 1
+            return
+        }
         held[origin, default: []].append((sequence, item, bytes, true))
-        heldBytes[origin, default: 0] += bytes
-        heldEvents[origin, default: 0] += 1
-        guard let limits else { return }
-        if heldEvents[origin]! > limits.events || heldBytes[origin]! > limits.bytes {
-            let first = held[origin]!.first!.sequence
-            throw SyncRejection(
-                source: "this replica",
-                reason:
-                    "events #\(first)…#\(sequence) of origin \(origin) have no signed head within \(limits.events) events or \(limits.bytes >> 20) MiB, more than a receiver takes; they cannot be sent"
-            )
+        let (events, total) = (heldEvents[origin, default: 0] + 1, heldBytes[origin, default: 0] + bytes)
+        (heldEvents[origin], heldBytes[origin]) = (events, total)
+        if let limits, events > limits.events || total > limits.bytes {
+            leftOut += events
+            (held[origin], heldEvents[origin], heldBytes[origin]) = (nil, nil, nil)
+            givenUp.insert(origin)
         }
     }
 
-    /// Holds a rotation of `origin` among its waiting events (only while some wait).
+    /// Holds a rotation of `origin` among its waiting events (only while some wait; one of an
+    /// origin given up is dropped).
     mutating func hold(rotation item: Item, origin: ReplicaID, afterSequence: UInt64) {
+        guard !givenUp.contains(origin) else { return }
         held[origin, default: []].append((afterSequence, item, 0, false))
     }
 

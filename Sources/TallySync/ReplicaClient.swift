@@ -33,10 +33,20 @@ public struct ReplicaClient: ReplicaTransport {
     /// The peer's name, for messages and metrics.
     public let label: String
 
-    public enum Credential: Sendable {
+    /// Printed, dumped or logged, it shows which kind it is, never its secret.
+    public enum Credential: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
         case token(String)
         /// The session cookie's secret and the CSRF token every write echoes (`signIn`).
         case session(secret: String, csrf: String)
+
+        public var description: String {
+            switch self {
+            case .token: "token(…)"
+            case .session: "session(…)"
+            }
+        }
+        public var debugDescription: String { description }
+        public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .enum) }
     }
 
     public init(baseURL: String, token: String, label: String? = nil) {

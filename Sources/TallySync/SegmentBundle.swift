@@ -281,7 +281,7 @@ public enum SegmentBundle {
         ) { logged, bytes in
             let event = logged.event
             guard contents.lacks(event.origin, event.sequence, isLocalOnly: event.isLocalOnly) else { return }
-            try unsigned.hold(.event(event, Array(bytes)), origin: event.origin, sequence: event.sequence, bytes: bytes.count)
+            unsigned.hold(.event(event, Array(bytes)), origin: event.origin, sequence: event.sequence, bytes: bytes.count)
         }
         unsigned.finish()
         try writer?.finish()

@@ -20,11 +20,11 @@ struct SignedRecordBuffer {
 
     /// Adds an event of `origin`: into the buffer, unless earlier events of its origin wait
     /// (it then waits behind them).
-    mutating func add(event: UnsafeRawBufferPointer, origin: ReplicaID, sequence: UInt64) throws {
+    mutating func add(event: UnsafeRawBufferPointer, origin: ReplicaID, sequence: UInt64) {
         guard !waiting.isHolding(origin) else {
             var framed: [UInt8] = []
             EventRecords.append(event, to: &framed)
-            try waiting.hold((framed, true), origin: origin, sequence: sequence, bytes: event.count)
+            waiting.hold((framed, true), origin: origin, sequence: sequence, bytes: event.count)
             return
         }
         let start = bytes.count
@@ -32,9 +32,10 @@ struct SignedRecordBuffer {
         unsignedInBuffer[origin, default: []].append((sequence, start..<bytes.count))
         count += 1
         // A long run without a head (a log from before signing): moved out, where each origin
-        // is held to a receiver's limits, rather than kept here whatever its size.
+        // is held to a receiver's limits (and given up past them), rather than kept here
+        // whatever its size.
         if unsignedInBuffer[origin]!.count > StreamReceiver.maxUnsignedRun || bytes.count > StreamReceiver.maxUnsignedBytes {
-            try moveOutWhatIsUnsigned()
+            moveOutWhatIsUnsigned()
         }
     }
 
@@ -49,12 +50,12 @@ struct SignedRecordBuffer {
             bytes.append(contentsOf: released.framed)
             if released.isEvent { count += 1 }
         }
-        if send { EventRecords.append(.head(signed), to: &bytes) }
+        if send, !waiting.hasGivenUp(signed.origin) { EventRecords.append(.head(signed), to: &bytes) }
     }
 
     /// A rotation to send: after the events it follows, so it waits with them if they wait.
-    mutating func add(rotation: KeyRotation) throws {
-        if unsignedInBuffer[rotation.origin] != nil { try moveOutWhatIsUnsigned() }
+    mutating func add(rotation: KeyRotation) {
+        if unsignedInBuffer[rotation.origin] != nil { moveOutWhatIsUnsigned() }
         guard waiting.isHolding(rotation.origin) else {
             EventRecords.append(.rotation(rotation), to: &bytes)
             return
@@ -67,27 +68,30 @@ struct SignedRecordBuffer {
     /// Hands the buffer to `chunk` (with its count of events) and empties it; events in it
     /// still waiting for their head stay behind.
     mutating func handOut(_ chunk: ([UInt8], Int) throws -> Void) throws {
-        try moveOutWhatIsUnsigned()
+        moveOutWhatIsUnsigned()
         guard !bytes.isEmpty else { return }
         try chunk(bytes, count)
         bytes.removeAll(keepingCapacity: true)
         count = 0
     }
 
+    /// Events not sent: given up, or still waiting for a head when the log was read.
+    var leftOut: Int { waiting.leftOut }
+
     /// The log is read: what still waits for a head is left out.
-    mutating func finish() throws {
-        try moveOutWhatIsUnsigned()
+    mutating func finish() {
+        moveOutWhatIsUnsigned()
         waiting.finish()
     }
 
     /// Moves every event in the buffer whose head has not been read into `waiting`, in order,
     /// and closes the gaps they leave.
-    private mutating func moveOutWhatIsUnsigned() throws {
+    private mutating func moveOutWhatIsUnsigned() {
         guard !unsignedInBuffer.isEmpty else { return }
         var removed: [Range<Int>] = []
         for (origin, events) in unsignedInBuffer {
             for (sequence, range) in events {
-                try waiting.hold((Array(bytes[range]), true), origin: origin, sequence: sequence, bytes: range.count - 4)
+                waiting.hold((Array(bytes[range]), true), origin: origin, sequence: sequence, bytes: range.count - 4)
                 removed.append(range)
             }
         }
