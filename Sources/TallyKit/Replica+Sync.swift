@@ -9,13 +9,23 @@ import TallySync
 /// hosted ledger (`https://host/v1/ledgers/kim-family`), and how to sign in to it — a token
 /// with the `replicate` scope, or a member's name and password (a hosted household's member,
 /// whose device then pushes only that member's own events).
-public struct SyncServer: Sendable {
+public struct SyncServer: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var url: String
     public var credentials: Credentials
 
-    public enum Credentials: Sendable {
+    /// Printed, dumped or logged, they show the member's name, never a token or password.
+    public enum Credentials: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
         case token(String)
         case member(name: String, password: String)
+
+        public var description: String {
+            switch self {
+            case .token: "token(…)"
+            case .member(let name, _): "member(\(name), password: …)"
+            }
+        }
+        public var debugDescription: String { description }
+        public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .enum) }
     }
 
     public init(url: String, token: String) { (self.url, credentials) = (url, .token(token)) }
@@ -24,6 +34,11 @@ public struct SyncServer: Sendable {
 
     /// The URL as it may be shown and remembered (no credentials, query or fragment).
     var key: String { Peer.displayURL(url) }
+
+    /// Printed, dumped or logged: the URL as it may be shown, and the credentials' kind.
+    public var description: String { "SyncServer(\(key), \(credentials))" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["url": key, "credentials": credentials]) }
 }
 
 /// How a sync retries a server that cannot be reached or is busy: up to `attempts` tries,
@@ -83,8 +98,11 @@ extension Replica {
         var signedInAgain = false
         while true {
             attempt += 1
+            var sessionSecret: String?  // the member's session this try signed with
             do {
-                let transport = wrap(try await self.transport(for: server))
+                let client = try await self.transport(for: server)
+                if case .session(let secret, _) = client.credential { sessionSecret = secret }
+                let transport = wrap(client)
                 return try await writing { ledger in
                     let own = ledger.directory.identity.origin
                     let ownBefore = ledger.vector[own]
@@ -104,7 +122,10 @@ extension Replica {
                 splitOff = true
                 attempt -= 1
                 continue
-            } catch let expired as SyncRejection where expired.httpStatus == 401 && !signedInAgain && forgetSession(for: server) {
+            } catch let expired as SyncRejection
+                where expired.httpStatus == 401 && !signedInAgain && sessionSecret != nil
+                && forgetSession(for: server, refused: sessionSecret)
+            {
                 _ = expired
                 signedInAgain = true  // the member's session ended (expired, signed out): sign in again, once
                 attempt -= 1
@@ -140,7 +161,20 @@ extension Replica {
             if let kept = try sessions.read()[key], signedIn(key, with: password, kept) {
                 return ReplicaClient(baseURL: server.url, credential: kept.credential, label: server.key)
             }
-            let session = try await ReplicaClient.signIn(baseURL: server.url, name: name, password: password)
+            let refusedMemo = Self.memo(password, key)
+            if refusedPasswords.withLock({ $0[key] }) == refusedMemo {
+                throw SyncRejection(
+                    source: server.key + ": POST /session", reason: "the server refused this password at the last sign-in; give the member's current one",
+                    httpStatus: 401)
+            }
+            let session: ReplicaClient.Credential
+            do { session = try await ReplicaClient.signIn(baseURL: server.url, name: name, password: password) } catch let refused as SyncRejection
+                where refused.httpStatus == 401
+            {
+                refusedPasswords.withLock { $0[key] = refusedMemo }
+                throw refused
+            }
+            refusedPasswords.withLock { $0[key] = nil }
             guard case .session(let secret, let csrf) = session else { return ReplicaClient(baseURL: server.url, credential: session, label: server.key) }
             let hash = try KeptPassword.hash(password)
             try sessions.update { kept in
@@ -152,15 +186,18 @@ extension Replica {
         }
     }
 
-    /// Forgets the member's session with `server` (it ended: expired, signed out, or another
-    /// password); false when there was none (a token), or it was kept for another password.
-    func forgetSession(for server: SyncServer) -> Bool {
+    /// Forgets the member's session with `server` whose secret `refused` was refused (it
+    /// ended: expired, signed out, or another password); false when there was none (a token),
+    /// or it was kept for another password. True, forgetting nothing, when the session kept now
+    /// is another one (another process — the widget — signed in again meanwhile): the next try
+    /// uses it.
+    func forgetSession(for server: SyncServer, refused: String?) -> Bool {
         guard case .member(let name, let password) = server.credentials else { return false }
         let key = Self.sessionKey(server, name: name)
         return
             (try? sessions.update { kept in
                 guard let session = kept[key], signedIn(key, with: password, session) else { return false }
-                kept[key] = nil
+                if session.secret == refused { kept[key] = nil }
                 return true
             }) ?? false
     }

@@ -29,11 +29,17 @@ public final class Replica: Sendable {
     /// changed (this replica, or another process on the same folder, found it was a copy).
     private let opened: Mutex<Opened>
     /// Members' sessions with servers this replica syncs with (`SyncServer.Credentials.member`),
-    /// in `DATA_DIR/app-sessions.json`: signing in costs the server a password hash.
-    var sessions: SecretFile<[String: SyncMemory.KeptSession]> { SecretFile(path: path + "/app-sessions.json", empty: [:]) }
+    /// in `DATA_DIR/app-sessions.json`: signing in costs the server a password hash. A damaged
+    /// file is an empty one (the next sync signs in again), not a sync stopped for good.
+    var sessions: SecretFile<[String: SyncMemory.KeptSession]> { SecretFile(path: path + "/app-sessions.json", empty: [:], damagedMeansEmpty: true) }
     /// Per kept session, a digest of the password last checked against its hash, in memory only
     /// (`signedIn(_:with:_:)`): a sync every 30 s does not pay a scrypt check each time.
     let checkedPasswords = Mutex<[String: [UInt8]]>([:])
+    /// Per kept-session key, a digest of the password the server last refused, in memory only:
+    /// a sync every 30 s with a password changed elsewhere does not sign in with it again and
+    /// again — each a failed sign-in the server counts against the member's name, locking it
+    /// for the member's other devices and the web app too.
+    let refusedPasswords = Mutex<[String: [UInt8]]>([:])
 
     struct Opened {
         var directory: DataDirectory

@@ -49,13 +49,16 @@ struct SyncMemory: Codable, Sendable {
     /// A member's session with a server, kept (0600, never replicated) so that each launch of
     /// the app or its widget does not sign in again (a bcrypt hash on the server, and one more
     /// session in its bounded list).
-    struct KeptSession: Codable, Sendable {
+    struct KeptSession: Codable, Sendable, CustomStringConvertible, CustomReflectable {
         var secret: String
         var csrf: String
         /// A scrypt hash (`KeptPassword`) of the password it was signed in with (nil in entries an older
         /// version kept, which are dropped).
         var passwordHash: String?
         var credential: ReplicaClient.Credential { .session(secret: secret, csrf: csrf) }
+
+        var description: String { "KeptSession(…)" }  // printed or dumped: no secret
+        var customMirror: Mirror { Mirror(self, children: []) }
     }
 
     var servers: [String: Server] = [:]

@@ -14,6 +14,9 @@ public struct SecretFile<Contents: Codable & Sendable>: Sendable {
     public let path: String
     /// What a missing file holds.
     let empty: Contents
+    /// Whether a file that does not decode holds `empty` too (a cache, such as an app's kept
+    /// sessions: losing it costs a sign-in) rather than being an error (a file of record).
+    let damagedMeansEmpty: Bool
     /// The contents last read, and the version of the file they were read from.
     private let lastRead = LastRead()
 
@@ -21,9 +24,10 @@ public struct SecretFile<Contents: Codable & Sendable>: Sendable {
         let value = Mutex<(version: FileVersion, contents: Contents)?>(nil)
     }
 
-    public init(path: String, empty: Contents) {
+    public init(path: String, empty: Contents, damagedMeansEmpty: Bool = false) {
         self.path = path
         self.empty = empty
+        self.damagedMeansEmpty = damagedMeansEmpty
     }
 
     /// The contents (`empty` if there is no file yet).
@@ -37,7 +41,7 @@ public struct SecretFile<Contents: Codable & Sendable>: Sendable {
 
     private func readFromDisk() throws -> Contents {
         guard let data = FileManager.default.contents(atPath: path) else { return empty }
-        return try JSONDecoder().decode(Contents.self, from: data)
+        do { return try JSONDecoder().decode(Contents.self, from: data) } catch  where damagedMeansEmpty { return empty }
     }
 
     /// Reads, changes and writes the file back (0600, durably) under its lock; returns what

@@ -19,6 +19,15 @@ import TallyTestSupport
 @Suite struct MemberSyncTests {
     static let password = "minji's long password"
 
+    /// Hosted ledger "kim" with the member minji (fast password hashes).
+    static func householdWithMinji() throws -> HostedFixture {
+        var limits = HostingLimits()
+        limits.bcryptCost = 4
+        let fixture = try HostedFixture(["kim"], limits: limits)
+        try MemberStore(folder: fixture.ledgers.root + "/kim", cost: 4).add("minji", role: .member, password: password)
+        return fixture
+    }
+
     @Test func aMembersAppSyncsWithNameAndPasswordAndPushesOnlyTheirOwnEvents() async throws {
         var limits = HostingLimits()
         limits.bcryptCost = 4
@@ -117,15 +126,60 @@ import TallyTestSupport
         }
     }
 
+    /// Found by review: a sync given a password the server refused signed in with it again at
+    /// every round (`syncContinuously`: every 30 s) — each a failed sign-in the server counts,
+    /// so an old phone or a widget left with her old password kept the member's name locked
+    /// out, for her other devices and the web app too. A damaged sessions file stopped every
+    /// sync ("offline" for good); a session the widget renewed was forgotten by the app's
+    /// stale 401; and a printed `SyncServer` showed the password.
+    @Test func aRefusedPasswordIsNotSentAgainAndNoSecretIsPrinted() async throws {
+        let fixture = try Self.householdWithMinji()
+        let devices = TemporaryDirectory("member-devices")
+        try await fixture.test(.live) { client in
+            let url = "http://127.0.0.1:\(client.port!)/v1/ledgers/kim"
+            let old = SyncServer(url: url, member: "minji", password: "minji's old long password")
+            let widget = try await Replica.open(at: devices.file("widget"), actor: "member:minji")
+            for _ in 0..<(SignInThrottle.freeFailures + 3) {
+                await #expect(throws: SyncRejection.self) { try await widget.sync(with: old, retry: RetryPolicy(attempts: 2, first: .milliseconds(1))) }
+            }
+            #expect(try widget.syncStatus(with: old) == .needsSignIn)
+            _ = try await ReplicaClient.signIn(baseURL: url, name: "minji", password: Self.password)  // not locked out: one failure counted
+
+            // Another password signs in; a damaged sessions file is an empty one.
+            let minji = SyncServer(url: url, member: "minji", password: Self.password)
+            try Data("{not json".utf8).write(to: URL(fileURLWithPath: devices.file("widget") + "/app-sessions.json"))
+            try await widget.sync(with: minji, retry: RetryPolicy(attempts: 1))
+            let kept = try #require(try widget.sessions.read().values.first)
+
+            // A 401 of a session the file no longer keeps (another process signed in again since)
+            // forgets nothing; one of the session kept now forgets it.
+            #expect(widget.forgetSession(for: minji, refused: "a session that ended"))
+            #expect(try widget.sessions.read().values.first?.secret == kept.secret)
+            #expect(widget.forgetSession(for: minji, refused: kept.secret))
+            #expect(try widget.sessions.read().isEmpty)
+
+            // Printed, dumped or logged: no password, no session secret.
+            var dumped = ""
+            dump(minji, to: &dumped)
+            var dumpedSession = ""
+            dump(kept, to: &dumpedSession)
+            let printed = [
+                "\(minji)", String(reflecting: minji), dumped, "\(kept)", dumpedSession, "\(kept.credential)",
+                String(reflecting: ReplicaClient(baseURL: url, credential: kept.credential)), "\(SyncServer(url: url, token: "a-secret-token"))",
+            ]
+            for text in printed {
+                #expect(!text.contains(Self.password) && !text.contains(kept.secret) && !text.contains("a-secret-token"), "\(text)")
+            }
+            #expect("\(minji)".contains("minji"), "the member's name is shown")
+        }
+    }
+
     /// Found by review: a rule a member's device writes makes its occurrences up to today at
     /// once, and they were recorded as the ledger's recurrences — which a member's push may not
     /// bring: that push was refused, and every one after it (the vector still lacked them).
     /// They are the member's own writes now, and the device syncs.
     @Test func aRuleAMembersDeviceWritesDoesNotStopItsPushes() async throws {
-        var limits = HostingLimits()
-        limits.bcryptCost = 4
-        let fixture = try HostedFixture(["kim"], limits: limits)
-        try MemberStore(folder: fixture.ledgers.root + "/kim", cost: 4).add("minji", role: .member, password: Self.password)
+        let fixture = try Self.householdWithMinji()
         let devices = TemporaryDirectory("member-devices")
         try await fixture.test(.live) { client in
             let minji = SyncServer(url: "http://127.0.0.1:\(client.port!)/v1/ledgers/kim", member: "minji", password: Self.password)
