@@ -106,15 +106,26 @@ extension Replica {
                 return try await writing { ledger in
                     let own = ledger.directory.identity.origin
                     let ownBefore = ledger.vector[own]
-                    let report = try await ledger.sync(with: transport, echoingOwnLast: true, fetchingBlobs: attachments == .all)
+                    // A server at its attachment quota refused some of this replica's blobs after
+                    // the events went both ways: remembered as a sync whose events are held, with
+                    // the refusal as the status's reason, and not tried again at once (each try
+                    // would send the refused blobs again).
+                    var report: Ledger.SyncReport?
+                    var attachmentsRefused: PeerAttachmentsOverQuota?
+                    do { report = try await ledger.sync(with: transport, echoingOwnLast: true, fetchingBlobs: attachments == .all) } catch let full
+                        as PeerAttachmentsOverQuota
+                    { attachmentsRefused = full }
                     // What both hold now: every origin as it stands (pulled events came from the
                     // server), but this replica's own chain only as far as it was before the sync
                     // began — a write made during the sync may have missed the push, and waits.
                     var held = ledger.vector
                     held.sequences[own] = ownBefore
                     try SyncMemory.update(folder, server: server.key) { memory in
-                        memory = .init(heldAtLastSync: held, lastSync: Date(), unreachableSince: nil, refusedCredentials: false, refusedBecause: nil)
+                        memory = .init(
+                            heldAtLastSync: held, lastSync: Date(), unreachableSince: nil, refusedCredentials: false,
+                            refusedBecause: attachmentsRefused.map { String($0.description.prefix(200)) })
                     }
+                    guard let report else { throw attachmentsRefused ?? SyncRejection(source: server.key, reason: "the sync ended without a report") }
                     return report
                 }
             } catch let forked as SyncRejection where forked.forkedOrigin != nil && !splitOff && forked.forkedOrigin == (try? directory)?.identity.origin {
@@ -237,6 +248,7 @@ extension Replica {
             case let status? where status == 408 || status == 429 || status >= 500: .whenReachable
             default: .never
             }
+        case is PeerAttachmentsOverQuota: .never  // until attachments are removed there, or its quota raised
         case LogError.writerLocked: .whenUnlocked  // the widget's write, or another sync
         case is LogError, is CancellationError: .never
         default: .whenReachable  // refused connections, timeouts, a connection cut mid-transfer

@@ -1,6 +1,9 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import TallyKit
+import TallyLedger
+import TallyLog
 import TallySync
 import TallyTestSupport
 
@@ -45,5 +48,36 @@ struct SyncMemoryTests {
         let memory = SyncMemory.read(path)
         #expect(memory.servers.count == 64)
         #expect(memory.servers["server 7"]?.refusedBecause == "reason 7")
+    }
+}
+
+/// Found by review: a server at its attachment quota refused some of the replica's blobs after
+/// the events had gone both ways, and the sync took that for a server out of reach — tried six
+/// times, each sending the refused blobs again, then "offline since …" for good, with changes
+/// the server held counted as waiting.
+@Suite struct AttachmentQuotaSyncTests {
+    @Test func aServerAtItsAttachmentQuotaIsNotTriedAgainAndTheStatusSaysWhy() async throws {
+        let folder = TemporaryDirectory("kit-quota")
+        let phone = try await Replica.open(at: folder.file("phone"), actor: "minji")
+        let server = try Ledger(
+            directory: try DataDirectory.create(path: folder.file("server"), name: "server"), limits: LedgerLimits(attachmentBytes: { 100 }))
+        defer { server.close() }
+        let receipt = try await phone.addAttachment(Data("%PDF-1.4\n".utf8) + Data(repeating: 7, count: 150))
+        try await phone.create(ExpenseFields(amount: 1_000, attachments: [receipt]))
+        let home = SyncServer(url: "http://127.0.0.1:9", token: "unused")  // the transport below stands in for it
+        let tries = Mutex(0)
+        await #expect(throws: PeerAttachmentsOverQuota.self) {
+            try await phone.sync(with: home, retry: RetryPolicy(attempts: 6, first: .milliseconds(1)), attachments: .whenAsked) { _ in
+                tries.withLock { $0 += 1 }
+                return LedgerTransport(server, label: "server")
+            }
+        }
+        #expect(tries.withLock { $0 } == 1, "not tried again")
+        #expect(server.vector.covers(try Ledger.vector(of: try phone.directory)), "the events went")
+        guard case .refused(let reason) = try phone.syncStatus(with: home) else {
+            Issue.record("the status should say the server refused the attachment: \(try phone.syncStatus(with: home))")
+            return
+        }
+        #expect(reason.contains("quota"))
     }
 }
