@@ -132,14 +132,33 @@ extension Replica {
                     throw error
                 }
                 try ReplicaHome.record(fresh)  // a rename keeps the file: home stays home
+                try Self.moveSyncFiles(from: former.path, to: fresh.path)
                 try writeDurably(try JSONEncoder().encode(try ReplicaSplit.LogFiles(of: folder)), to: staging + ReplicaSplit.completeMarker)
             } catch {
                 try? FileManager.default.removeItem(atPath: staging)
                 throw error
             }
             try ReplicaSplit.finishInterrupted(folder)
+            // The sessions now live in the new folder: none left in the one moved aside.
+            for aside in (try? FileManager.default.contentsOfDirectory(atPath: (folder as NSString).deletingLastPathComponent)) ?? []
+            where aside.hasPrefix((folder as NSString).lastPathComponent + ".replaced-") {
+                let sessions = (folder as NSString).deletingLastPathComponent + "/" + aside + "/app-sessions.json"
+                if FileManager.default.fileExists(atPath: sessions) { try? FileManager.default.removeItem(atPath: sessions) }
+            }
         }
         _ = try current()  // this process's views: the new folder's
+    }
+
+    /// What the old folder remembers of its servers goes with the replica: its members'
+    /// sessions (else the split costs a sign-in, and the session's secret stays behind in the
+    /// folder moved aside) and what each server held at the last sync (else, until the next
+    /// good sync, the status counts every change as waiting). Written 0600 in the new folder
+    /// before it is put in place; the old folder's sessions go once they are.
+    static func moveSyncFiles(from former: String, to fresh: String) throws {
+        for name in ["/app-sessions.json", SyncMemory.fileName] {
+            guard let contents = FileManager.default.contents(atPath: former + name) else { continue }
+            try writeDurably(contents, to: fresh + name, mode: 0o600)
+        }
     }
 
     /// Pins in `fresh` `former`'s own key for its origin: the events of that origin the new

@@ -63,7 +63,8 @@ struct SyncMemory: Codable, Sendable {
 
     var servers: [String: Server] = [:]
 
-    static func path(_ folder: String) -> String { folder + "/app-sync.json" }
+    static let fileName = "/app-sync.json"
+    static func path(_ folder: String) -> String { folder + fileName }
 
     static func read(_ folder: String) -> SyncMemory {
         guard let data = FileManager.default.contents(atPath: path(folder)) else { return SyncMemory() }

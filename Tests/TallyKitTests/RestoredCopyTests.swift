@@ -114,6 +114,44 @@ import TallyTestSupport
         stranger.close()
     }
 
+    /// Found by review: a split at sync left the members' sessions and the sync memory in the
+    /// folder moved aside — the next sync signed in again (the secret still on disk beside),
+    /// and until a good sync the status counted every change as waiting.
+    @Test func aSplitTakesTheSessionsAndTheSyncMemoryAlong() async throws {
+        let folder = TemporaryDirectory("kit")
+        let original = try await Replica.open(at: folder.file("ledger"), actor: "minji")
+        try await original.create(ExpenseFields(amount: 1_000))
+        await original.releaseWriter()
+        // A snapshot of the folder that keeps its inodes (a VM's): it does not know it is a copy.
+        try FileManager.default.copyItem(atPath: folder.file("ledger"), toPath: folder.file("copy"))
+        try ReplicaHome.record(try DataDirectory(path: folder.file("copy")))
+        let copy = try await Replica.open(at: folder.file("copy"), actor: "minji")
+        let before = try copy.replicaID
+        #expect(before == (try original.replicaID))
+        try await original.create(ExpenseFields(amount: 2_000))
+        await original.releaseWriter()
+        try await copy.create(ExpenseFields(amount: 3_000))
+        await copy.releaseWriter()
+        let peer = try Ledger(directory: try DataDirectory.create(path: folder.file("peer"), name: "peer"))
+        defer { peer.close() }
+        let own = try Ledger(directory: try DataDirectory(path: folder.file("ledger")))
+        _ = try await peer.sync(with: LedgerTransport(own), push: false)
+        own.close()
+
+        try copy.sessions.replace(with: ["server minji": .init(secret: "the session", csrf: "c", passwordHash: "h")])
+        try SyncMemory.update(folder.file("copy"), server: "server") { $0.lastSync = Date(timeIntervalSince1970: 1_795_000_000) }
+        let claim = SyncRejection(source: "peer", reason: "another chain", forkedOrigin: try copy.directory.identity.origin)
+        try await copy.takeNewIdentity(syncingWith: LedgerTransport(peer), because: claim)
+        #expect(try copy.replicaID != before, "split")
+
+        #expect(try copy.sessions.read()["server minji"]?.secret == "the session")
+        #expect(try FileManager.default.attributesOfItem(atPath: folder.file("copy") + "/app-sessions.json")[.posixPermissions] as? Int == 0o600)
+        #expect(SyncMemory.read(folder.file("copy")).servers["server"]?.lastSync == Date(timeIntervalSince1970: 1_795_000_000))
+        let aside = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasPrefix("copy.replaced-") })
+        #expect(!FileManager.default.fileExists(atPath: folder.file(aside) + "/app-sessions.json"), "no secret left behind")
+        #expect(FileManager.default.fileExists(atPath: folder.file(aside) + "/log"), "the rest of the old folder is kept")
+    }
+
     /// An app going to the background gives the lock back; a write under way finishes first.
     @Test func releasingTheWriterWaitsForTheWriteUnderWay() async throws {
         let folder = TemporaryDirectory("kit")
