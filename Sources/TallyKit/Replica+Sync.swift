@@ -173,7 +173,7 @@ extension Replica {
                 return ReplicaClient(baseURL: server.url, credential: kept.credential, label: server.key)
             }
             let refusedMemo = Self.memo(password, key)
-            if refusedPasswords.withLock({ $0[key] }) == refusedMemo {
+            if let refused = refusedPasswords.withLock({ $0[key] }), refused.memo == refusedMemo, ContinuousClock.now - refused.at < Self.refusedPasswordKept {
                 throw SyncRejection(
                     source: server.key + ": POST /session", reason: "the server refused this password at the last sign-in; give the member's current one",
                     httpStatus: 401)
@@ -182,7 +182,9 @@ extension Replica {
             do { session = try await ReplicaClient.signIn(baseURL: server.url, name: name, password: password) } catch let refused as SyncRejection
                 where refused.httpStatus == 401
             {
-                refusedPasswords.withLock { $0[key] = refusedMemo }
+                // Only the server's word that the password is wrong: another 401 (a hosted
+                // ledger briefly missing) says nothing of it.
+                if refused.reason.contains("(wrong_credentials)") { refusedPasswords.withLock { $0[key] = (refusedMemo, ContinuousClock.now) } }
                 throw refused
             }
             refusedPasswords.withLock { $0[key] = nil }

@@ -31,15 +31,19 @@ public final class Replica: Sendable {
     /// Members' sessions with servers this replica syncs with (`SyncServer.Credentials.member`),
     /// in `DATA_DIR/app-sessions.json`: signing in costs the server a password hash. A damaged
     /// file is an empty one (the next sync signs in again), not a sync stopped for good.
-    var sessions: SecretFile<[String: SyncMemory.KeptSession]> { SecretFile(path: path + "/app-sessions.json", empty: [:], damagedMeansEmpty: true) }
+    var sessions: SecretFile<[String: SyncMemory.KeptSession]> { SecretFile(path: path + ReplicaSplit.sessionsFile, empty: [:], damagedMeansEmpty: true) }
     /// Per kept session, a digest of the password last checked against its hash, in memory only
     /// (`signedIn(_:with:_:)`): a sync every 30 s does not pay a scrypt check each time.
     let checkedPasswords = Mutex<[String: [UInt8]]>([:])
-    /// Per kept-session key, a digest of the password the server last refused, in memory only:
-    /// a sync every 30 s with a password changed elsewhere does not sign in with it again and
-    /// again — each a failed sign-in the server counts against the member's name, locking it
-    /// for the member's other devices and the web app too.
-    let refusedPasswords = Mutex<[String: [UInt8]]>([:])
+    /// Per kept-session key, a digest of the password the server last refused as wrong, and
+    /// when, in memory only: a sync every 30 s with a password changed elsewhere does not sign
+    /// in with it again for `refusedPasswordKept` — each a failed sign-in the server counts
+    /// against the member's name, locking it for her other devices and the web app too.
+    let refusedPasswords = Mutex<[String: (memo: [UInt8], at: ContinuousClock.Instant)]>([:])
+    /// How long a refused password is not sent again (the server's longest lockout): a member
+    /// added again with the same password, or a password typed in before it was changed on
+    /// the server, signs in again after it, or at the next launch.
+    static let refusedPasswordKept: Duration = .seconds(900)
 
     struct Opened {
         var directory: DataDirectory

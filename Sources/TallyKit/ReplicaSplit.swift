@@ -14,6 +14,8 @@ enum ReplicaSplit {
     static let completeMarker = "/split-complete"
     /// A change of identity made at open, until it is recorded in the log.
     static let pendingChange = "/identity-change.json"
+    /// Where a replica keeps its members' sessions (`Replica.sessions`).
+    static let sessionsFile = "/app-sessions.json"
 
     /// The lock beside the folder (`FOLDER.lock`) that a split holds from start to end and an
     /// open holds while it finishes a split, creates the folder or gives it a new identity: no
@@ -87,9 +89,12 @@ enum ReplicaSplit {
     }
 
     /// Keeps the replaced folder beside the new one (`FOLDER.replaced-<time>`): nothing of it
-    /// is lost, and an app may delete it once it has seen the replica work.
+    /// is lost, and an app may delete it once it has seen the replica work. Its members'
+    /// sessions went to the new folder (`moveSyncFiles`): their secrets do not stay here.
     static func moveAside(_ folder: String) throws {
-        try rename(folder, to: folder + ".replaced-" + String(Int(Date().timeIntervalSince1970)))
+        let aside = folder + ".replaced-" + String(Int(Date().timeIntervalSince1970))
+        try rename(folder, to: aside)
+        if FileManager.default.fileExists(atPath: aside + sessionsFile) { try FileManager.default.removeItem(atPath: aside + sessionsFile) }
     }
 
     static func rename(_ from: String, to: String) throws {
@@ -139,12 +144,6 @@ extension Replica {
                 throw error
             }
             try ReplicaSplit.finishInterrupted(folder)
-            // The sessions now live in the new folder: none left in the one moved aside.
-            for aside in (try? FileManager.default.contentsOfDirectory(atPath: (folder as NSString).deletingLastPathComponent)) ?? []
-            where aside.hasPrefix((folder as NSString).lastPathComponent + ".replaced-") {
-                let sessions = (folder as NSString).deletingLastPathComponent + "/" + aside + "/app-sessions.json"
-                if FileManager.default.fileExists(atPath: sessions) { try? FileManager.default.removeItem(atPath: sessions) }
-            }
         }
         _ = try current()  // this process's views: the new folder's
     }
@@ -153,9 +152,9 @@ extension Replica {
     /// sessions (else the split costs a sign-in, and the session's secret stays behind in the
     /// folder moved aside) and what each server held at the last sync (else, until the next
     /// good sync, the status counts every change as waiting). Written 0600 in the new folder
-    /// before it is put in place; the old folder's sessions go once they are.
+    /// before it is put in place; the old folder's sessions go when it is moved aside.
     static func moveSyncFiles(from former: String, to fresh: String) throws {
-        for name in ["/app-sessions.json", SyncMemory.fileName] {
+        for name in [ReplicaSplit.sessionsFile, SyncMemory.fileName] {
             guard let contents = FileManager.default.contents(atPath: former + name) else { continue }
             try writeDurably(contents, to: fresh + name, mode: 0o600)
         }

@@ -36,7 +36,9 @@ public enum EventRecords {
     /// The records of a replica's log that `vector` lacks (never local-only), in log order,
     /// handed out in chunks of about `chunkBytes`. Only events a signed head covers are sent
     /// (`SignedRecordBuffer`): an event whose head is not read with it waits for its origin's
-    /// next head, and goes out just before it.
+    /// next head, and goes out just before it. An origin whose run without a head passes what
+    /// a receiver takes is left out, and — once every other record went — named in the error
+    /// this throws.
     public static func missing(
         from directory: DataDirectory, for vector: VersionVector, chunkBytes: Int = 1 << 20,
         _ chunk: ([UInt8], Int) throws -> Void
@@ -60,6 +62,8 @@ public enum EventRecords {
         }
         records.finish()
         try records.handOut(chunk)
+        // Everything else went (the receiver keeps each verified batch): now say what did not.
+        if let refusal = records.givenUpRefusal { throw refusal }
     }
 
     /// Splits a byte stream arriving in arbitrary pieces back into records.

@@ -15,10 +15,11 @@ import TallyLog
 ///
 /// With `limits` (a stream's: what a receiver takes without a head, `StreamReceiver`), an
 /// origin that waits for more is given up for the delivery: what waits of it is dropped, and
-/// its later events, rotations and heads are not sent — a receiver would refuse the run, and
-/// the rest of the log, every other origin's signed events, still goes. (A first version
-/// refused the whole delivery there, at every sync: one retired device's run from before
-/// signing stopped every sync of the replicas that lacked it.)
+/// its later events, rotations and heads are not sent — a receiver would refuse the run — while
+/// the rest of the log, every other origin's signed events, still goes; the sender then ends
+/// the delivery with an error naming it (`givenUp`). (A first version refused the whole
+/// delivery at the run, so one retired device's run from before signing stopped every sync of
+/// the replicas that lacked it, and a second left the run out without a word.)
 struct HeldUntilSigned<Item> {
     private var held: [ReplicaID: [(sequence: UInt64, item: Item, bytes: Int, isEvent: Bool)]] = [:]
     /// Per origin: the bytes, and the events, of what waits.
@@ -28,21 +29,22 @@ struct HeldUntilSigned<Item> {
     /// Events left unsent: those still waiting when the delivery ended, and every one of an
     /// origin given up.
     private(set) var leftOut = 0
-    /// Origins whose run without a head passed `limits`: nothing more of them goes.
-    private var givenUp: Set<ReplicaID> = []
+    /// Origins whose run without a head passed `limits`, with the first sequence of the run:
+    /// nothing more of them goes.
+    private(set) var givenUp: [ReplicaID: UInt64] = [:]
 
     init(limits: (events: Int, bytes: Int)? = nil) { self.limits = limits }
 
     /// Whether events of `origin` wait (or it was given up: its events go to `hold`, which
     /// drops them).
-    func isHolding(_ origin: ReplicaID) -> Bool { held[origin] != nil || givenUp.contains(origin) }
+    func isHolding(_ origin: ReplicaID) -> Bool { held[origin] != nil || givenUp[origin] != nil }
 
     /// Whether nothing more of `origin` goes in this delivery, its heads included.
-    func hasGivenUp(_ origin: ReplicaID) -> Bool { givenUp.contains(origin) }
+    func hasGivenUp(_ origin: ReplicaID) -> Bool { givenUp[origin] != nil }
 
     /// Holds an event of `origin` (`bytes` long) until a head covers it.
     mutating func hold(_ item: Item, origin: ReplicaID, sequence: UInt64, bytes: Int) {
-        guard !givenUp.contains(origin) else {
+        guard givenUp[origin] == nil else {
             leftOut += 1
             return
         }
@@ -51,15 +53,15 @@ struct HeldUntilSigned<Item> {
         (heldEvents[origin], heldBytes[origin]) = (events, total)
         if let limits, events > limits.events || total > limits.bytes {
             leftOut += events
+            givenUp[origin] = held[origin]?.first?.sequence ?? sequence
             (held[origin], heldEvents[origin], heldBytes[origin]) = (nil, nil, nil)
-            givenUp.insert(origin)
         }
     }
 
     /// Holds a rotation of `origin` among its waiting events (only while some wait; one of an
     /// origin given up is dropped).
     mutating func hold(rotation item: Item, origin: ReplicaID, afterSequence: UInt64) {
-        guard !givenUp.contains(origin) else { return }
+        guard givenUp[origin] == nil else { return }
         held[origin, default: []].append((afterSequence, item, 0, false))
     }
 
@@ -73,6 +75,16 @@ struct HeldUntilSigned<Item> {
         heldBytes[signed.origin] = waiting.isEmpty ? nil : heldBytes[signed.origin]! - covered.reduce(0) { $0 + $1.bytes }
         heldEvents[signed.origin] = waiting.isEmpty ? nil : heldEvents[signed.origin]! - covered.count { $0.isEvent }
         return covered.map(\.item)
+    }
+
+    /// Why the delivery is incomplete, if an origin was given up: the first one's run named.
+    var givenUpRefusal: SyncRejection? {
+        guard let limits, let (origin, first) = givenUp.min(by: { $0.key < $1.key }) else { return nil }
+        return SyncRejection(
+            source: "this replica",
+            reason:
+                "events of origin \(origin) from #\(first) on have no signed head within \(limits.events) events or \(limits.bytes >> 20) MiB, more than a receiver takes: they were not sent (the other origins' events were)"
+        )
     }
 
     /// The delivery ends: what still waits is left out.

@@ -8,7 +8,7 @@ import TallyLog
 /// Talks to another replica's service: its vector, pulling what this replica lacks, pushing
 /// what it lacks. Both directions stream, and received events are verified and appended in
 /// batches as they arrive, so an interrupted sync keeps what arrived and resumes from there.
-public struct ReplicaClient: ReplicaTransport {
+public struct ReplicaClient: ReplicaTransport, CustomStringConvertible, CustomReflectable {
     /// The client every sync uses: it follows no redirect (a peer's answer must not send this
     /// replica, and its token, somewhere else), and gives up on an answer that sends nothing for
     /// `readTimeout` once the request is sent. A request's own deadline ends when the answer's
@@ -48,6 +48,11 @@ public struct ReplicaClient: ReplicaTransport {
         public var debugDescription: String { description }
         public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .enum) }
     }
+
+    /// Printed or dumped: the URL as it may be shown (no credentials in it) and the
+    /// credential's kind.
+    public var description: String { "ReplicaClient(\(Peer.displayURL(baseURL)), \(credential))" }
+    public var customMirror: Mirror { Mirror(self, children: ["baseURL": Peer.displayURL(baseURL), "credential": credential, "label": label]) }
 
     public init(baseURL: String, token: String, label: String? = nil) {
         self.init(baseURL: baseURL, credential: .token(token), label: label)

@@ -166,11 +166,15 @@ import TallyTestSupport
             let printed = [
                 "\(minji)", String(reflecting: minji), dumped, "\(kept)", dumpedSession, "\(kept.credential)",
                 String(reflecting: ReplicaClient(baseURL: url, credential: kept.credential)), "\(SyncServer(url: url, token: "a-secret-token"))",
+                "\(ReplicaClient(baseURL: "http://minji:hunter2secret@127.0.0.1:9/v1", token: "a-secret-token"))",
             ]
             for text in printed {
-                #expect(!text.contains(Self.password) && !text.contains(kept.secret) && !text.contains("a-secret-token"), "\(text)")
+                #expect(
+                    !text.contains(Self.password) && !text.contains(kept.secret) && !text.contains("a-secret-token") && !text.contains("hunter2secret"),
+                    "\(text)")
             }
             #expect("\(minji)".contains("minji"), "the member's name is shown")
+            #expect(printed.last?.contains("127.0.0.1:9/v1") == true, "the URL is shown, without its credentials")
         }
     }
 

@@ -47,6 +47,7 @@ import TallyLog
         #expect(!stream.hasGivenUp(origin))
         stream.hold(0, origin: origin, sequence: 4, bytes: 10)
         #expect(stream.hasGivenUp(origin) && stream.isHolding(origin) && stream.leftOut == 4)
+        #expect(stream.givenUpRefusal.map { "\($0)".contains("\(origin)") } == true)
         stream.hold(0, origin: origin, sequence: 5, bytes: 10)
         stream.hold(rotation: 9, origin: origin, afterSequence: 5)
         #expect(stream.release(by: head(origin, 5)).isEmpty && stream.leftOut == 5, "nothing of it goes after")
@@ -59,6 +60,7 @@ import TallyLog
         #expect(!bytes.hasGivenUp(origin))
         bytes.hold(0, origin: origin, sequence: 3, bytes: 60)
         #expect(bytes.hasGivenUp(origin))
+        #expect(HeldUntilSigned<Int>(limits: (events: 3, bytes: 100)).givenUpRefusal == nil)
         var bundle = HeldUntilSigned<Int>()
         for sequence in 1...250_000 as ClosedRange<UInt64> { bundle.hold(0, origin: origin, sequence: sequence, bytes: 1_000) }
         #expect(bundle.release(by: head(origin, 250_000)).count == 250_000)
@@ -113,5 +115,7 @@ import TallyLog
         #expect(try handedOut(&buffer) == ["b", "h"], "the other origin's event and its head; nothing of the run, nor its head")
         buffer.finish()
         #expect(buffer.leftOut == Int(run) + 1)
+        let refusal = try #require(buffer.givenUpRefusal, "the delivery then ends saying what it left out")
+        #expect("\(refusal)".contains("\(origin)") && "\(refusal)".contains("#1 on"))
     }
 }
