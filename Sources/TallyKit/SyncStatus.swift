@@ -44,6 +44,9 @@ struct SyncMemory: Codable, Sendable {
         var unreachableSince: Date?
         var refusedCredentials = false
         var refusedBecause: String?
+        /// Blobs the server refused for its attachment quota, and when: not sent again for
+        /// `Replica.refusedBlobsKept` (each sync would upload them again, only to be refused).
+        var blobsRefused: [String: Date]?
     }
 
     /// A member's session with a server, kept (0600, never replicated) so that each launch of

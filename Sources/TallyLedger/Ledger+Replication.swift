@@ -43,7 +43,12 @@ extension Ledger {
     /// With `fetchingBlobs` false, attachments' blobs this replica lacks are left on the peer,
     /// to be fetched when wanted (`fetchAttachment`): an app's replica syncs a month of expenses
     /// without a month of photos.
-    public func sync(with peer: some ReplicaTransport, push: Bool = true, echoingOwnLast: Bool = false, fetchingBlobs: Bool = true) async throws -> SyncReport {
+    ///
+    /// Blobs of `withholdingBlobs` (ones the peer refused lately for its attachment quota) are
+    /// not sent again: each the peer still lacks counts as refused (`PeerAttachmentsOverQuota`).
+    public func sync(
+        with peer: some ReplicaTransport, push: Bool = true, echoingOwnLast: Bool = false, fetchingBlobs: Bool = true, withholdingBlobs: Set<String> = []
+    ) async throws -> SyncReport {
         let before = try views.store.mergeCounts()
         var mine = VersionVector(head: writer.head, excluding: writer.localOnlyOrigin)
         let own = directory.identity.origin
@@ -55,7 +60,8 @@ extension Ledger {
             throw Self.failure(failure.cause, keeping: failure.applied)  // what was verified before the break is kept (and projected)
         }
         do {
-            return try await pushAndShareBlobs(with: peer, push: push, fetchingBlobs: fetchingBlobs, after: pulled, mergesBefore: before)
+            return try await pushAndShareBlobs(
+                with: peer, push: push, fetchingBlobs: fetchingBlobs, withholding: withholdingBlobs, after: pulled, mergesBefore: before)
         } catch {
             throw Self.failure(error, keeping: pulled.applied)
         }
@@ -76,7 +82,8 @@ extension Ledger {
 
     /// `sync(with:)` after its pull: the push, then the blobs both ways, and the report.
     private func pushAndShareBlobs(
-        with peer: some ReplicaTransport, push: Bool, fetchingBlobs: Bool, after pulled: Received, mergesBefore before: (conflicts: Int, merges: Int)
+        with peer: some ReplicaTransport, push: Bool, fetchingBlobs: Bool, withholding: Set<String>, after pulled: Received,
+        mergesBefore before: (conflicts: Int, merges: Int)
     ) async throws -> SyncReport {
         var pushed = 0
         var held = pulled.alreadyHeld
@@ -94,12 +101,12 @@ extension Ledger {
         let fetched = fetchingBlobs ? try await fetchBlobs(try views.missingAttachments(), from: peer) : FetchedBlobs()
         let sent =
             push
-            ? try await sendBlobs(try views.referencedAttachments().filter { try blobs.size(of: $0) != nil }.sorted(), to: peer)
-            : (sent: 0, refusedOverQuota: 0)
+            ? try await sendBlobs(try views.referencedAttachments().filter { try blobs.size(of: $0) != nil }.sorted(), to: peer, withholding: withholding)
+            : SentBlobs()
         // A blob refused (its bytes not its name, or past either side's quota) fails the sync
         // only once the others went both ways: it stops no other blob.
         if let failure = fetched.failure { throw failure }
-        if sent.refusedOverQuota > 0 { throw PeerAttachmentsOverQuota(refused: sent.refusedOverQuota) }
+        if !sent.overQuota.isEmpty { throw PeerAttachmentsOverQuota(digests: sent.overQuota, withheld: sent.withheld) }
         let after = try views.store.mergeCounts()
         return SyncReport(
             pulled: pulled.applied, pushed: pushed, alreadyHeld: held,
@@ -172,25 +179,40 @@ extension Ledger {
         return fetched
     }
 
-    /// Sends each blob of `offered` that `peer` says it lacks; returns how many were sent, and
-    /// how many the peer refused for its attachment quota — those are skipped and the others
-    /// still sent (a first version stopped at the first, so one large photo held back every
-    /// blob sorted after it, at every sync).
-    func sendBlobs(_ offered: [String], to peer: some ReplicaTransport) async throws -> (sent: Int, refusedOverQuota: Int) {
-        guard !offered.isEmpty else { return (0, 0) }
+    /// What `sendBlobs` did.
+    struct SentBlobs {
+        var sent = 0
+        /// Blobs the peer lacks and did not get for its attachment quota: refused now, or withheld.
+        var overQuota: [String] = []
+        /// How many of `overQuota` were withheld (not sent again).
+        var withheld = 0
+    }
+
+    /// Sends each blob of `offered` that `peer` says it lacks, but those of `withholding` (the
+    /// peer refused them lately: they count as refused without their bytes going again). A blob
+    /// the peer refuses for its attachment quota is skipped and the others still sent (a first
+    /// version stopped at the first, so one large photo held back every blob sorted after it,
+    /// at every sync).
+    func sendBlobs(_ offered: [String], to peer: some ReplicaTransport, withholding: Set<String> = []) async throws -> SentBlobs {
+        var result = SentBlobs()
+        guard !offered.isEmpty else { return result }
         let offeredSet = Set(offered)
-        var (sent, refused) = (0, 0)
         for digest in try await peer.missingBlobs(offered) where offeredSet.contains(digest) {
             guard let size = try blobs.size(of: digest), size <= 1 << 30 else { continue }
+            if withholding.contains(digest) {
+                result.overQuota.append(digest)
+                result.withheld += 1
+                continue
+            }
             let bytes = try Data(contentsOf: URL(fileURLWithPath: try blobs.file(of: digest)))
             do {
                 try await peer.sendBlob(digest, bytes: ByteBuffer(bytes: bytes))
-                sent += 1
+                result.sent += 1
             } catch let error where Self.isOverQuota(error) {
-                refused += 1
+                result.overQuota.append(digest)
             }
         }
-        return (sent, refused)
+        return result
     }
 
     /// Whether `error` is a peer's refusal of a blob for its attachment quota: its 507 over

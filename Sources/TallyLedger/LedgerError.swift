@@ -74,12 +74,23 @@ public struct AttachmentsLeftOverQuota: Error, Sendable, CustomStringConvertible
 
 /// A sync whose peer refused some of this replica's blobs for its own attachment quota: the
 /// events went both ways, and the peer's other blobs were sent; those refused are offered
-/// again at the next sync.
+/// again at the next sync, unless the caller withholds them (`Ledger.sync`'s
+/// `withholdingBlobs`: TallyKit does for an hour, so a phone does not upload a refused photo
+/// at every sync).
 public struct PeerAttachmentsOverQuota: Error, Sendable, CustomStringConvertible {
-    /// How many blobs the peer refused.
-    public let refused: Int
+    /// The blobs the peer lacks and did not get for its quota: refused now, or withheld.
+    public let digests: [String]
+    /// How many of them were withheld: not sent again, the peer having refused them lately.
+    public let withheld: Int
+
+    public init(digests: [String], withheld: Int = 0) { (self.digests, self.withheld) = (digests, withheld) }
+
+    /// How many blobs the peer did not get.
+    public var refused: Int { digests.count }
 
     public var description: String {
-        "the peer refused \(refused) attachment(s), its attachments being at their quota; the events went both ways, and the other attachments were sent"
+        let lately = withheld == 0 ? "" : " (\(withheld) of them refused lately and not sent again yet)"
+        return
+            "the peer refused \(refused) attachment(s)\(lately), its attachments being at their quota; the events went both ways, and the other attachments were sent"
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Synchronization
 import Testing
 @testable import TallyKit
@@ -56,15 +57,23 @@ struct SyncMemoryTests {
 /// times, each sending the refused blobs again, then "offline since …" for good, with changes
 /// the server held counted as waiting.
 @Suite struct AttachmentQuotaSyncTests {
-    @Test func aServerAtItsAttachmentQuotaIsNotTriedAgainAndTheStatusSaysWhy() async throws {
-        let folder = TemporaryDirectory("kit-quota")
+    let home = SyncServer(url: "http://127.0.0.1:9", token: "unused")  // each test's transport stands in for it
+
+    /// A phone whose one expense has a 159-byte receipt, and a server whose attachments may
+    /// take 100 bytes.
+    static func phoneWithAReceiptTooLargeForTheServer(in folder: TemporaryDirectory) async throws -> (Replica, Ledger) {
         let phone = try await Replica.open(at: folder.file("phone"), actor: "minji")
         let server = try Ledger(
             directory: try DataDirectory.create(path: folder.file("server"), name: "server"), limits: LedgerLimits(attachmentBytes: { 100 }))
-        defer { server.close() }
         let receipt = try await phone.addAttachment(Data("%PDF-1.4\n".utf8) + Data(repeating: 7, count: 150))
         try await phone.create(ExpenseFields(amount: 1_000, attachments: [receipt]))
-        let home = SyncServer(url: "http://127.0.0.1:9", token: "unused")  // the transport below stands in for it
+        return (phone, server)
+    }
+
+    @Test func aServerAtItsAttachmentQuotaIsNotTriedAgainAndTheStatusSaysWhy() async throws {
+        let folder = TemporaryDirectory("kit-quota")
+        let (phone, server) = try await Self.phoneWithAReceiptTooLargeForTheServer(in: folder)
+        defer { server.close() }
         let tries = Mutex(0)
         await #expect(throws: PeerAttachmentsOverQuota.self) {
             try await phone.sync(with: home, retry: RetryPolicy(attempts: 6, first: .milliseconds(1)), attachments: .whenAsked) { _ in
@@ -79,5 +88,56 @@ struct SyncMemoryTests {
             return
         }
         #expect(reason.contains("quota"))
+    }
+
+    /// Found by review: each sync after the refusal uploaded the refused blob again (a photo
+    /// every 30 s on a phone's data plan), only to be refused again. Now it waits an hour, or
+    /// until the app asks, and the status still says it was refused.
+    @Test func aRefusedBlobIsNotUploadedAgainWithinTheHour() async throws {
+        let folder = TemporaryDirectory("kit-quota-again")
+        let (phone, server) = try await Self.phoneWithAReceiptTooLargeForTheServer(in: folder)
+        defer { server.close() }
+        let uploads = Counter()
+        func sync() async throws -> PeerAttachmentsOverQuota? {
+            do {
+                try await phone.sync(with: home, retry: RetryPolicy(attempts: 1), attachments: .whenAsked) { _ in
+                    CountingUploads(server: LedgerTransport(server, label: "server"), uploads: uploads)
+                }
+                return nil
+            } catch let refused as PeerAttachmentsOverQuota { return refused }
+        }
+        #expect(try await sync()?.withheld == 0)
+        #expect(uploads.value == 1)
+        let second = try await sync()
+        #expect(second?.refused == 1 && second?.withheld == 1, "still counted as refused")
+        #expect(uploads.value == 1, "not uploaded again")
+        guard case .refused(let reason) = try phone.syncStatus(with: home) else {
+            Issue.record("the status should still say the server refused the attachment")
+            return
+        }
+        #expect(reason.contains("quota"))
+        try phone.sendRefusedAttachmentsAgain(to: home)
+        #expect(try await sync()?.withheld == 0)
+        #expect(uploads.value == 2, "sent again when the app asks")
+
+        let now = Date()
+        let lately = Replica.blobsRefusedLately(["old": now - 3_601, "recent": now - 60, "ahead": now + 86_400], now: now)
+        #expect(lately == ["recent": now - 60, "ahead": now], "an hour; a date ahead of the clock counts as now")
+    }
+
+    /// The server's transport, counting the blobs sent to it.
+    struct CountingUploads: ReplicaTransport {
+        let server: LedgerTransport
+        let uploads: Counter
+        var label: String { server.label }
+        func vector() async throws -> VersionVector { try await server.vector() }
+        func fetch(lacking mine: VersionVector, into receive: (ByteBuffer) throws -> Void) async throws { try await server.fetch(lacking: mine, into: receive) }
+        func send(_ records: AsyncThrowingStream<ByteBuffer, any Error>) async throws -> SendReport { try await server.send(records) }
+        func fetchBlob(_ digest: String, into receive: (ByteBuffer) throws -> Void) async throws -> Bool { try await server.fetchBlob(digest, into: receive) }
+        func missingBlobs(_ offered: [String]) async throws -> [String] { try await server.missingBlobs(offered) }
+        func sendBlob(_ digest: String, bytes: ByteBuffer) async throws {
+            uploads.add(1)
+            try await server.sendBlob(digest, bytes: bytes)
+        }
     }
 }
