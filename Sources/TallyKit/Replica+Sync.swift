@@ -110,26 +110,23 @@ extension Replica {
                     // the events went both ways: remembered as a sync whose events are held, with
                     // the refusal as the status's reason, and not tried again at once (each try
                     // would send the refused blobs again). Blobs it refused within the hour are
-                    // not sent again (they still count as refused).
-                    let lately = Self.blobsRefusedLately(SyncMemory.read(folder).servers[server.key]?.blobsRefused)
+                    // not sent again (`RefusedBlobs`; they still count as refused).
+                    let refusedBefore = SyncMemory.read(folder).servers[server.key]?.blobsRefused ?? RefusedBlobs()
                     var report: Ledger.SyncReport?
                     var attachmentsRefused: PeerAttachmentsOverQuota?
                     do {
                         report = try await ledger.sync(
-                            with: transport, echoingOwnLast: true, fetchingBlobs: attachments == .all, withholdingBlobs: Set(lately.keys))
+                            with: transport, echoingOwnLast: true, fetchingBlobs: attachments == .all, withholdingBlobs: refusedBefore.withheld())
                     } catch let full as PeerAttachmentsOverQuota { attachmentsRefused = full }
                     // What both hold now: every origin as it stands (pulled events came from the
                     // server), but this replica's own chain only as far as it was before the sync
                     // began — a write made during the sync may have missed the push, and waits.
                     var held = ledger.vector
                     held.sequences[own] = ownBefore
-                    // The blobs the server still lacks for its quota, each with when it was
-                    // last sent and refused (those withheld keep theirs).
-                    let now = Date()
-                    let refusedBlobs = Dictionary((attachmentsRefused?.digests ?? []).map { ($0, lately[$0] ?? now) }, uniquingKeysWith: { first, _ in first })
+                    let refusedBlobs = refusedBefore.after(attachmentsRefused)
                     try SyncMemory.update(folder, server: server.key) { memory in
                         memory = .init(
-                            heldAtLastSync: held, lastSync: now, unreachableSince: nil, refusedCredentials: false,
+                            heldAtLastSync: held, lastSync: Date(), unreachableSince: nil, refusedCredentials: false,
                             refusedBecause: attachmentsRefused.map { String($0.description.prefix(200)) },
                             blobsRefused: refusedBlobs.isEmpty ? nil : refusedBlobs)
                     }
@@ -242,13 +239,6 @@ extension Replica {
 
     /// A process's memo of a password checked against a hash (never written anywhere).
     static func memo(_ password: String, _ hash: String) -> [UInt8] { Array(SHA256.hash(data: Data((hash + "\u{0}" + password).utf8))) }
-
-    /// Of the blobs a server refused for its attachment quota (`SyncMemory.Server.blobsRefused`),
-    /// those refused within `refusedBlobsKept`: not sent to it again yet. A date ahead of now
-    /// (a clock set back) counts as refused now.
-    static func blobsRefusedLately(_ refused: [String: Date]?, now: Date = Date()) -> [String: Date] {
-        (refused ?? [:]).filter { now.timeIntervalSince($0.value) < refusedBlobsKept }.mapValues { min($0, now) }
-    }
 
     /// Sends the attachments `server` refused for its quota again at the next sync, without
     /// waiting out the hour: for an app whose person was told the household's storage grew.

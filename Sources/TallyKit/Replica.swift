@@ -44,11 +44,6 @@ public final class Replica: Sendable {
     /// added again with the same password, or a password typed in before it was changed on
     /// the server, signs in again after it, or at the next launch.
     static let refusedPasswordKept: Duration = .seconds(900)
-    /// How long a blob a server refused for its attachment quota is not sent to it again
-    /// (`SyncMemory.Server.blobsRefused`): a phone syncing every 30 s would otherwise upload a
-    /// refused photo each time. Room made on the server is used within this, or at the next
-    /// sync after `sendRefusedAttachmentsAgain(to:)`.
-    static let refusedBlobsKept: TimeInterval = 3_600
 
     struct Opened {
         var directory: DataDirectory

@@ -1,4 +1,5 @@
 import Foundation
+import TallyLedger
 import TallyLog
 import TallySync
 
@@ -44,9 +45,9 @@ struct SyncMemory: Codable, Sendable {
         var unreachableSince: Date?
         var refusedCredentials = false
         var refusedBecause: String?
-        /// Blobs the server refused for its attachment quota, and when: not sent again for
-        /// `Replica.refusedBlobsKept` (each sync would upload them again, only to be refused).
-        var blobsRefused: [String: Date]?
+        /// Blobs the server refused for its attachment quota, and when: not sent again within
+        /// the hour (each sync would upload them again, only to be refused).
+        var blobsRefused: RefusedBlobs?
     }
 
     /// A member's session with a server, kept (0600, never replicated) so that each launch of

@@ -223,13 +223,13 @@ extension Ledger {
         return false
     }
 
-    /// Syncs with a configured peer (`sync(with:)` over HTTP) and records how it went in
-    /// `PeerStatusStore`, for the sync status a person sees.
-    public func sync(withPeer peer: Peer) async throws -> SyncReport {
+    /// Syncs with a configured peer (`sync(with:)` over HTTP, not sending `withholdingBlobs`)
+    /// and records how it went in `PeerStatusStore`, for the sync status a person sees.
+    public func sync(withPeer peer: Peer, withholdingBlobs: Set<String> = []) async throws -> SyncReport {
         let statuses = PeerStatusStore(directory: directory)
         let started = Date(), ownBefore = vector[directory.identity.origin]
         do {
-            let report = try await sync(with: ReplicaClient(baseURL: peer.url, token: peer.token, label: peer.name))
+            let report = try await sync(with: ReplicaClient(baseURL: peer.url, token: peer.token, label: peer.name), withholdingBlobs: withholdingBlobs)
             // What both now hold: every origin as it stands (pulled events came from the peer),
             // but this replica's own chain only as far as it was before the sync began — a
             // write during the sync may have missed the push, so it counts as not yet sent.

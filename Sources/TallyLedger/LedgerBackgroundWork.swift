@@ -70,28 +70,26 @@ public struct LedgerBackgroundWork: Service {
         return !Task.isShuttingDownGracefully && !Task.isCancelled
     }
 
-    /// Every `schedule.peerSync`, a sync with each configured peer, backing off (doubling, up
-    /// to 30 min) while one is unreachable or refuses.
+    /// Every `schedule.peerSync`, a sync with each configured peer (`PeerSyncRounds`).
     private func syncPeers() async {
-        var backoff: [String: (until: ContinuousClock.Instant, delay: Duration)] = [:]
+        var rounds = PeerSyncRounds(interval: schedule.peerSync)
         repeat {
             for peer in (try? PeerStore(directory: ledger.directory).all()) ?? [] {
-                if let wait = backoff[peer.name], ContinuousClock.now < wait.until { continue }
-                do {
-                    let report = try await ledger.sync(withPeer: peer)
-                    backoff[peer.name] = nil
+                switch await rounds.sync(ledger, with: peer) {
+                case nil: continue  // backing off
+                case .success(let report):
                     synced(peer.name, report)
                     if report.pulled + report.pushed > 0 {
                         logger.info("synced", metadata: ["peer.id": "\(peer.name)", "events.pulled": "\(report.pulled)", "events.pushed": "\(report.pushed)"])
                     }
-                } catch {
-                    let delay = min((backoff[peer.name]?.delay ?? schedule.peerSync) * 2, .seconds(1800))
-                    backoff[peer.name] = (ContinuousClock.now + delay, delay)
+                case .failure(let error as PeerAttachmentsOverQuota):
+                    logger.warning("sync: the peer refused attachments for its quota", metadata: ["peer.id": "\(peer.name)", "error": "\(error)"])
+                case .failure(let error):
                     logger.warning(
                         "sync failed; backing off",
                         metadata: [
                             "peer.id": "\(peer.name)", "error": "\(error is SyncRejection || error is LogError ? "\(error)" : "\(type(of: error))")",
-                            "retry.seconds": "\(delay.components.seconds)",
+                            "retry.seconds": "\(rounds.backoff[peer.name]?.delay.components.seconds ?? 0)",
                         ])
                 }
             }
@@ -161,5 +159,38 @@ extension Ledger {
         synced: @escaping @Sendable (_ peer: String, SyncReport) -> Void = { _, _ in }
     ) -> LedgerBackgroundWork {
         LedgerBackgroundWork(ledger: self, schedule: schedule, logger: logger, synced: synced)
+    }
+}
+
+/// What a service's syncs with its peers remember from round to round: a peer that failed is
+/// backed off (doubling from the interval, up to 30 min), and the blobs a peer refused for its
+/// attachment quota are not sent to it again within the hour (`RefusedBlobs`). Such a refusal
+/// comes after the events went both ways, so it backs nothing off: the events keep flowing
+/// every round (a first version backed off there too, so a peer at its quota got this
+/// ledger's events every 30 minutes, and the refused blobs again each time).
+struct PeerSyncRounds {
+    let interval: Duration
+    private(set) var backoff: [String: (until: ContinuousClock.Instant, delay: Duration)] = [:]
+    private(set) var refusedBlobs: [String: RefusedBlobs] = [:]
+
+    init(interval: Duration) { self.interval = interval }
+
+    /// Syncs `ledger` with `peer`, unless it is backing off (nil).
+    mutating func sync(_ ledger: Ledger, with peer: Peer) async -> Result<Ledger.SyncReport, any Error>? {
+        if let wait = backoff[peer.name], ContinuousClock.now < wait.until { return nil }
+        let refused = refusedBlobs[peer.name] ?? RefusedBlobs()
+        do {
+            let report = try await ledger.sync(withPeer: peer, withholdingBlobs: refused.withheld())
+            (backoff[peer.name], refusedBlobs[peer.name]) = (nil, nil)
+            return .success(report)
+        } catch let quota as PeerAttachmentsOverQuota {
+            backoff[peer.name] = nil
+            refusedBlobs[peer.name] = refused.after(quota)
+            return .failure(quota)
+        } catch {
+            let delay = min((backoff[peer.name]?.delay ?? interval) * 2, .seconds(1800))
+            backoff[peer.name] = (ContinuousClock.now + delay, delay)
+            return .failure(error)
+        }
     }
 }

@@ -6,7 +6,7 @@ import Logging
 import Synchronization
 import Testing
 import TallyCore
-import TallyLedger
+@testable import TallyLedger
 import TallyLog
 import TallyStore
 import TallySync
@@ -217,6 +217,36 @@ import TallyTestSupport
                 #expect((error?["message"] as? String)?.contains("the 1 events this sync received were kept") == true, "\(error ?? [:])")
                 #expect(try home.service.ledger.blobs.all().isEmpty && home.service.ledger.vector == peer.service.ledger.vector)
             }
+        }
+    }
+
+    /// Found by review: the service's peer sync took a peer's refusal of a blob for its quota
+    /// (after the events went both ways) for a failure, so it backed off — the peer got this
+    /// ledger's events every 30 minutes instead of every round — and uploaded the refused blob
+    /// again each time. Now the next round runs, and withholds the blob.
+    @Test func aPeerAtItsAttachmentQuotaStillGetsEveryRoundWithoutTheRefusedBlob() async throws {
+        let home = try ServerFixture()
+        let peer = try Self.fixture { $0.attachmentBytes = 100 }
+        let receipt = try home.service.ledger.blobs.store(Data(repeating: 7, count: 150))
+        _ = try await home.service.ledger.create(.expense, [.amount: .int(100), .attachments: .strings([receipt.digest])], actor: "home")
+        let app = Application(router: buildRouter(peer.service), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { peerClient in
+            let configured = Peer(name: "peer", url: "http://127.0.0.1:\(peerClient.port!)", token: peer.replicate)
+            var rounds = PeerSyncRounds(interval: .seconds(30))
+            guard case .failure(let first as PeerAttachmentsOverQuota)? = await rounds.sync(home.service.ledger, with: configured) else {
+                Issue.record("the first round should end with the peer's refusal")
+                return
+            }
+            #expect(first.digests == [receipt.digest] && first.withheld == 0)
+            #expect(peer.service.ledger.vector == home.service.ledger.vector, "the events went")
+            _ = try await home.service.ledger.create(.expense, [.amount: .int(200)], actor: "home")
+            guard case .failure(let second as PeerAttachmentsOverQuota)? = await rounds.sync(home.service.ledger, with: configured) else {
+                Issue.record("the next round should run at once, not back off")
+                return
+            }
+            #expect(second.digests == [receipt.digest] && second.withheld == 1, "the refused blob is not sent again")
+            #expect(peer.service.ledger.vector == home.service.ledger.vector, "the new event went")
+            #expect(try peer.service.ledger.blobs.all().isEmpty)
         }
     }
 
