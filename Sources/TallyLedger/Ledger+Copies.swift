@@ -63,7 +63,10 @@ extension Ledger {
         // Other origins next, as they stand in the copy's log (its own chain passed over).
         var lacking = vector
         lacking.sequences[formerOrigin] = .max
-        _ = try await receive(recordStream(from: former, lacking: lacking), from: "the replaced copy")
+        // An origin's run without a signed head longer than a receiver takes (a device's log
+        // from before signing) stays in the folder moved aside, which keeps every event it
+        // held: the receiver here would refuse it as any other would, and the split goes on.
+        _ = try await receive(recordStream(from: former, lacking: lacking, leftOut: { _ in }), from: "the replaced copy")
 
         var change = IdentityChange(formerOrigin: formerOrigin.description, newOrigin: directory.identity.replicaId, detected: detected)
         for event in forked {

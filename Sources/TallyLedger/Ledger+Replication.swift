@@ -115,9 +115,11 @@ extension Ledger {
     }
 
     /// The event records this replica holds and `theirs` lacks (replicated events only), as a
-    /// stream of ~1 MiB buffers: what a pull answers and a push sends.
-    public func records(lacking theirs: VersionVector) -> AsyncThrowingStream<ByteBuffer, any Error> {
-        recordStream(from: directory, lacking: theirs)
+    /// stream of ~1 MiB buffers: what a pull answers and a push sends. An origin's run without
+    /// a signed head longer than a receiver takes is left out, and said: to `leftOut` if given
+    /// (a pull's answer), else as the stream's error once the rest went (`recordStream`).
+    public func records(lacking theirs: VersionVector, leftOut: (@Sendable (SyncRejection) -> Void)? = nil) -> AsyncThrowingStream<ByteBuffer, any Error> {
+        recordStream(from: directory, lacking: theirs, leftOut: leftOut)
     }
 
     /// Fetches one attachment's blob from `peer` if this replica lacks it (its digest checked);

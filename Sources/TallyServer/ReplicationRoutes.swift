@@ -57,7 +57,12 @@ struct ReplicationRoutes {
             do { vector = try JSONDecoder().decode(VersionVector.self, from: Data(body.canonicalText.utf8)) } catch {
                 throw ValidationError(field: nil, "not a version vector: {\"origins\": {\"<replica id>\": <sequence>}}", kind: .malformed)
             }
-            let stream = service.ledger.records(lacking: vector)
+            // A run this replica cannot send (no signed head within what a receiver takes) is
+            // left out: the answer cannot say so after its records, so the operator is told.
+            let logger = service.logger
+            let stream = service.ledger.records(lacking: vector) { refusal in
+                logger.warning("pull: events left out of the answer", metadata: ["reason": "\(refusal.reason)"])
+            }
             return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: ResponseBody(asyncSequence: stream))
         }
         let push = APIOperation(

@@ -33,17 +33,22 @@ public enum EventRecords {
         out.append(contentsOf: encoded.bytes)
     }
 
+    /// How long a run of one origin without a signed head may grow: events, bytes.
+    public typealias UnsignedLimits = (events: Int, bytes: Int)
+    /// A stream's: what a receiver takes (`StreamReceiver`).
+    public static let streamLimits: UnsignedLimits = (StreamReceiver.maxUnsignedRun, StreamReceiver.maxUnsignedBytes)
+
     /// The records of a replica's log that `vector` lacks (never local-only), in log order,
     /// handed out in chunks of about `chunkBytes`. Only events a signed head covers are sent
     /// (`SignedRecordBuffer`): an event whose head is not read with it waits for its origin's
-    /// next head, and goes out just before it. An origin whose run without a head passes what
-    /// a receiver takes is left out, and — once every other record went — named in the error
-    /// this throws.
+    /// next head, and goes out just before it. An origin whose run without a head passes
+    /// `limits` is left out; the refusal naming it is returned once every other record went.
+    @discardableResult
     public static func missing(
-        from directory: DataDirectory, for vector: VersionVector, chunkBytes: Int = 1 << 20,
+        from directory: DataDirectory, for vector: VersionVector, chunkBytes: Int = 1 << 20, limits: UnsignedLimits = streamLimits,
         _ chunk: ([UInt8], Int) throws -> Void
-    ) throws {
-        var records = SignedRecordBuffer()
+    ) throws -> SyncRejection? {
+        var records = SignedRecordBuffer(limits: limits)
         // Routing fields only: the receiver decodes and verifies every event it is sent. A head
         // goes along when it covers something the other side lacks; a rotation unless the other
         // side holds events signed after it.
@@ -62,8 +67,7 @@ public enum EventRecords {
         }
         records.finish()
         try records.handOut(chunk)
-        // Everything else went (the receiver keeps each verified batch): now say what did not.
-        if let refusal = records.givenUpRefusal { throw refusal }
+        return records.givenUpRefusal
     }
 
     /// Splits a byte stream arriving in arbitrary pieces back into records.

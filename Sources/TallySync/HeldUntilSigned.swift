@@ -16,8 +16,8 @@ import TallyLog
 /// With `limits` (a stream's: what a receiver takes without a head, `StreamReceiver`), an
 /// origin that waits for more is given up for the delivery: what waits of it is dropped, and
 /// its later events, rotations and heads are not sent — a receiver would refuse the run — while
-/// the rest of the log, every other origin's signed events, still goes; the sender then ends
-/// the delivery with an error naming it (`givenUp`). (A first version refused the whole
+/// the rest of the log, every other origin's signed events, still goes; the sender then says
+/// so (`givenUpRefusal`, `recordStream`). (A first version refused the whole
 /// delivery at the run, so one retired device's run from before signing stopped every sync of
 /// the replicas that lacked it, and a second left the run out without a word.)
 struct HeldUntilSigned<Item> {

@@ -234,12 +234,20 @@ public struct ReplicaClient: ReplicaTransport, CustomStringConvertible, CustomRe
 /// The records of `directory` that `vector` lacks, read on a thread of their own and handed
 /// out as a stream of ~1 MiB buffers; the reader waits while the consumer is behind, so
 /// memory stays bounded whatever the log's size.
-public func recordStream(from directory: DataDirectory, lacking vector: VersionVector, sent: Counter = Counter()) -> AsyncThrowingStream<ByteBuffer, any Error>
-{
+///
+/// An origin left out for its run without a signed head (`EventRecords.missing`) ends the
+/// stream, after every other record, with the refusal naming it — so a push or an in-process
+/// sync fails saying why — or, given `leftOut`, is handed to it and the stream ends as usual:
+/// a pull's answer cannot carry an error after its records (the connection would be cut, and
+/// the puller would take the server for out of reach), so the server logs it instead.
+public func recordStream(
+    from directory: DataDirectory, lacking vector: VersionVector, sent: Counter = Counter(), limits: EventRecords.UnsignedLimits = EventRecords.streamLimits,
+    leftOut: (@Sendable (SyncRejection) -> Void)? = nil
+) -> AsyncThrowingStream<ByteBuffer, any Error> {
     let (stream, continuation) = AsyncThrowingStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingOldest(8))
     let producer = Thread {
         do {
-            try EventRecords.missing(from: directory, for: vector) { chunk, count in
+            let refusal = try EventRecords.missing(from: directory, for: vector, limits: limits) { chunk, count in
                 sent.add(count)
                 while true {
                     switch continuation.yield(ByteBuffer(bytes: chunk)) {
@@ -249,6 +257,10 @@ public func recordStream(from directory: DataDirectory, lacking vector: VersionV
                     @unknown default: return
                     }
                 }
+            }
+            if let refusal {
+                guard let leftOut else { throw refusal }
+                leftOut(refusal)
             }
             continuation.finish()
         } catch {

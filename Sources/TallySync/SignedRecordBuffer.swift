@@ -14,9 +14,15 @@ struct SignedRecordBuffer {
     private var count = 0
     /// Events in `bytes` whose head has not been read yet: per origin, in order.
     private var unsignedInBuffer: [ReplicaID: [(sequence: UInt64, range: Range<Int>)]] = [:]
+    /// How long one origin's run without a head may grow before it is given up.
+    private let limits: EventRecords.UnsignedLimits
     /// Events moved out of `bytes` (each framed), and rotations held among them.
-    private var waiting = HeldUntilSigned<(framed: [UInt8], isEvent: Bool)>(
-        limits: (StreamReceiver.maxUnsignedRun, StreamReceiver.maxUnsignedBytes))
+    private var waiting: HeldUntilSigned<(framed: [UInt8], isEvent: Bool)>
+
+    init(limits: EventRecords.UnsignedLimits = EventRecords.streamLimits) {
+        self.limits = limits
+        waiting = HeldUntilSigned(limits: limits)
+    }
 
     /// Adds an event of `origin`: into the buffer, unless earlier events of its origin wait
     /// (it then waits behind them).
@@ -34,7 +40,7 @@ struct SignedRecordBuffer {
         // A long run without a head (a log from before signing): moved out, where each origin
         // is held to a receiver's limits (and given up past them), rather than kept here
         // whatever its size.
-        if unsignedInBuffer[origin]!.count > StreamReceiver.maxUnsignedRun || bytes.count > StreamReceiver.maxUnsignedBytes {
+        if unsignedInBuffer[origin]!.count > limits.events || bytes.count > limits.bytes {
             moveOutWhatIsUnsigned()
         }
     }
@@ -77,7 +83,7 @@ struct SignedRecordBuffer {
 
     /// Events not sent: given up, or still waiting for a head when the log was read.
     var leftOut: Int { waiting.leftOut }
-    /// The refusal naming an origin given up, if any (thrown once the rest went).
+    /// The refusal naming an origin given up, if any (said once the rest went).
     var givenUpRefusal: SyncRejection? { waiting.givenUpRefusal }
 
     /// The log is read: what still waits for a head is left out.

@@ -1,7 +1,9 @@
 import Foundation
+import NIOCore
 import Testing
 import TallyCore
 import TallyLog
+import TallyTestSupport
 
 @testable import TallySync
 
@@ -117,5 +119,61 @@ import TallyLog
         #expect(buffer.leftOut == Int(run) + 1)
         let refusal = try #require(buffer.givenUpRefusal, "the delivery then ends saying what it left out")
         #expect("\(refusal)".contains("\(origin)") && "\(refusal)".contains("#1 on"))
+    }
+}
+
+/// What a sender says of an origin it left out (`recordStream`): a push ends with the refusal
+/// naming it, after everything else; a pull's answer ends as usual, and the refusal goes to
+/// whoever can be told (the serving replica's log). Found by review: the first version of the
+/// refusal ended a pull's answer with an error, which cut the connection — the puller took
+/// the server for out of reach, and retried.
+@Suite struct LeftOutRunTests {
+    /// A replica's log holding its own two signed events and five of another origin that no
+    /// head covers (written as a build from before signing did).
+    static func logWithAnUnsignedRun(_ folder: TemporaryDirectory) throws -> (DataDirectory, unsigned: ReplicaID) {
+        let directory = try DataDirectory.create(path: folder.file("b"), name: "b")
+        let unsigned = ReplicaID(UUID())
+        let bare = try LogWriter(directory: directory.logPath, localOrigin: unsigned, localOnlyOrigin: ReplicaID(UUID()))
+        try bare.append((1...5).map { _ in SampleEvents.expenseCreate() })
+        bare.close()
+        let writer = try directory.openWriter()
+        try writer.append([SampleEvents.expenseCreate(), SampleEvents.expenseCreate()])
+        writer.close()
+        return (directory, unsigned)
+    }
+
+    /// The events a stream carried, per origin, and the error it ended with.
+    static func read(_ stream: AsyncThrowingStream<ByteBuffer, any Error>) async -> (events: [ReplicaID: Int], error: (any Error)?) {
+        var decoder = EventRecords.Decoder()
+        var events: [ReplicaID: Int] = [:]
+        do {
+            for try await piece in stream {
+                try decoder.feed(piece.readableBytesView) { record in
+                    if case .event(let bytes) = record { events[try EventCodec.decode(bytes).origin, default: 0] += 1 }
+                }
+            }
+            return (events, nil)
+        } catch {
+            return (events, error)
+        }
+    }
+
+    @Test func aPushEndsWithTheRefusalAndAPullEndsAsUsual() async throws {
+        let folder = TemporaryDirectory("left-out-run")
+        let (b, unsigned) = try Self.logWithAnUnsignedRun(folder)
+        let limits = (events: 3, bytes: 1 << 20)
+
+        let pushed = await Self.read(recordStream(from: b, lacking: VersionVector(), limits: limits))
+        #expect(pushed.events == [b.identity.origin: 2], "the signed events go; nothing of the run")
+        let refusal = try #require(pushed.error as? SyncRejection, "then the stream ends naming the run")
+        #expect(refusal.reason.contains("\(unsigned)") && refusal.reason.contains("#1 on"))
+
+        let told = Counter()
+        let pulled = await Self.read(recordStream(from: b, lacking: VersionVector(), limits: limits, leftOut: { _ in told.add(1) }))
+        #expect(pulled.events == [b.identity.origin: 2] && pulled.error == nil, "a pull's answer ends as usual")
+        #expect(told.value == 1, "and the run left out is said where it can be")
+
+        let whole = await Self.read(recordStream(from: b, lacking: VersionVector()))
+        #expect(whole.error == nil && whole.events[unsigned] == nil, "within a receiver's limits the run still waits for its head, unsaid")
     }
 }
