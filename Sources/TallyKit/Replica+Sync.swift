@@ -95,6 +95,7 @@ extension Replica {
         let folder = path
         var attempt = 0
         var splitOff = false
+        var forkToSplit: SyncRejection?  // shown by the server: this folder splits off, then syncs again
         var signedInAgain = false
         while true {
             attempt += 1
@@ -103,6 +104,13 @@ extension Replica {
                 let client = try await self.transport(for: server)
                 if case .session(let secret, _) = client.credential { sessionSecret = secret }
                 let transport = wrap(client)
+                if let forked = forkToSplit {
+                    // Within the try, so that a split cut short (the server out of reach, a
+                    // session expired) is retried and recorded as any sync is — unless another
+                    // process (the widget) split the folder meanwhile: then this one just syncs.
+                    if forked.forkedOrigin == (try directory).identity.origin { try await takeNewIdentity(syncingWith: transport, because: forked) }
+                    (forkToSplit, splitOff) = (nil, true)
+                }
                 return try await writing { ledger in
                     let own = ledger.directory.identity.origin
                     let ownBefore = ledger.vector[own]
@@ -133,9 +141,10 @@ extension Replica {
                     guard let report else { throw attachmentsRefused ?? SyncRejection(source: server.key, reason: "the sync ended without a report") }
                     return report
                 }
-            } catch let forked as SyncRejection where forked.forkedOrigin != nil && !splitOff && forked.forkedOrigin == (try? directory)?.identity.origin {
-                try await takeNewIdentity(syncingWith: try await transport(for: server), because: forked)
-                splitOff = true
+            } catch let forked as SyncRejection
+                where forked.forkedOrigin != nil && !splitOff && forkToSplit == nil && forked.forkedOrigin == (try? directory)?.identity.origin
+            {
+                forkToSplit = forked
                 attempt -= 1
                 continue
             } catch let expired as SyncRejection
@@ -187,8 +196,9 @@ extension Replica {
             do { session = try await ReplicaClient.signIn(baseURL: server.url, name: name, password: password) } catch let refused as SyncRejection
                 where refused.httpStatus == 401
             {
-                // Only the server's word that the password is wrong: another 401 (a hosted
-                // ledger briefly missing) says nothing of it.
+                // Only the server's word that the name and password do not sign in (a hosted
+                // ledger missing answers the same, on purpose: it is not told apart); another
+                // 401 says nothing of the password.
                 if refused.reason.contains("(wrong_credentials)") { refusedPasswords.withLock { $0[key] = (refusedMemo, ContinuousClock.now) } }
                 throw refused
             }

@@ -40,10 +40,11 @@ public final class Replica: Sendable {
     /// in with it again for `refusedPasswordKept` — each a failed sign-in the server counts
     /// against the member's name, locking it for her other devices and the web app too.
     let refusedPasswords = Mutex<[String: (memo: [UInt8], at: ContinuousClock.Instant)]>([:])
-    /// How long a refused password is not sent again (the server's longest lockout): a member
-    /// added again with the same password, or a password typed in before it was changed on
-    /// the server, signs in again after it, or at the next launch.
-    static let refusedPasswordKept: Duration = .seconds(900)
+    /// How long a refused password is not sent again: a day. Not the server's longest lockout
+    /// (15 minutes): its count of failures is cleared only by a good sign-in, so a try as each
+    /// lockout ends would lock the name again at once, nearly all the time. A member added
+    /// again with the same password signs in after it, or at the app's next launch.
+    static let refusedPasswordKept: Duration = .seconds(86_400)
 
     struct Opened {
         var directory: DataDirectory

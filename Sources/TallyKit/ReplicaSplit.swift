@@ -92,9 +92,10 @@ enum ReplicaSplit {
     /// is lost, and an app may delete it once it has seen the replica work. Its members'
     /// sessions went to the new folder (`moveSyncFiles`): their secrets do not stay here.
     static func moveAside(_ folder: String) throws {
-        let aside = folder + ".replaced-" + String(Int(Date().timeIntervalSince1970))
-        try rename(folder, to: aside)
-        if FileManager.default.fileExists(atPath: aside + sessionsFile) { try FileManager.default.removeItem(atPath: aside + sessionsFile) }
+        // Before the rename, so that no crash leaves the secrets in the folder moved aside. At
+        // worst (the rename then fails and the split is undone) it costs a sign-in.
+        try? FileManager.default.removeItem(atPath: folder + sessionsFile)
+        try rename(folder, to: folder + ".replaced-" + String(Int(Date().timeIntervalSince1970)))
     }
 
     static func rename(_ from: String, to: String) throws {

@@ -66,7 +66,7 @@ extension Ledger {
         // An origin's run without a signed head longer than a receiver takes (a device's log
         // from before signing) stays in the folder moved aside, which keeps every event it
         // held: the receiver here would refuse it as any other would, and the split goes on.
-        _ = try await receive(recordStream(from: former, lacking: lacking, leftOut: { _ in }), from: "the replaced copy")
+        _ = try await receive(recordStream(from: former, lacking: lacking), from: "the replaced copy")
 
         var change = IdentityChange(formerOrigin: formerOrigin.description, newOrigin: directory.identity.replicaId, detected: detected)
         for event in forked {

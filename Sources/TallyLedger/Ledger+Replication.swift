@@ -20,14 +20,18 @@ extension Ledger {
         /// Attachments' blobs fetched from and sent to the peer (HTTP; a bundle's come with its events).
         public var blobsFetched = 0
         public var blobsSent = 0
+        /// An origin's run the push left out — no signed head within what a receiver takes (a
+        /// device's log from before signing) — in words; nil when nothing was.
+        public var leftOut: String?
 
         /// The report as the API and `tally sync --json` show it.
         public var json: JSONText {
-            .object([
-                ("pulled", .int(Int64(pulled))), ("pushed", .int(Int64(pushed))), ("alreadyHeld", .int(Int64(alreadyHeld))),
-                ("newConflicts", .int(Int64(newConflicts))), ("newMerges", .int(Int64(newMerges))),
-                ("blobsFetched", .int(Int64(blobsFetched))), ("blobsSent", .int(Int64(blobsSent))),
-            ])
+            .object(
+                [
+                    ("pulled", .int(Int64(pulled))), ("pushed", .int(Int64(pushed))), ("alreadyHeld", .int(Int64(alreadyHeld))),
+                    ("newConflicts", .int(Int64(newConflicts))), ("newMerges", .int(Int64(newMerges))),
+                    ("blobsFetched", .int(Int64(blobsFetched))), ("blobsSent", .int(Int64(blobsSent))),
+                ] + (leftOut.map { [("leftOut", .string($0))] } ?? []))
         }
     }
 
@@ -87,10 +91,11 @@ extension Ledger {
     ) async throws -> SyncReport {
         var pushed = 0
         var held = pulled.alreadyHeld
+        let leftOut = LeftOutRun()
         if push {
             let theirs = try await peer.vector()
             if !theirs.covers(vector) {
-                let report = try await peer.send(records(lacking: theirs))
+                let report = try await peer.send(records(lacking: theirs, leftOut: leftOut.note))
                 pushed = report.applied
                 held += report.alreadyHeld
             }
@@ -105,20 +110,27 @@ extension Ledger {
             : SentBlobs()
         // A blob refused (its bytes not its name, or past either side's quota) fails the sync
         // only once the others went both ways: it stops no other blob.
+        let peerRefused = sent.overQuota.isEmpty ? nil : PeerAttachmentsOverQuota(digests: sent.overQuota, withheld: sent.withheld)
+        if var full = fetched.failure as? AttachmentsLeftOverQuota {
+            full.peerRefused = peerRefused  // both sides full: the peer's refusal is kept too
+            throw full
+        }
         if let failure = fetched.failure { throw failure }
-        if !sent.overQuota.isEmpty { throw PeerAttachmentsOverQuota(digests: sent.overQuota, withheld: sent.withheld) }
+        if let peerRefused { throw peerRefused }
         let after = try views.store.mergeCounts()
         return SyncReport(
             pulled: pulled.applied, pushed: pushed, alreadyHeld: held,
             newConflicts: after.conflicts - before.conflicts, newMerges: after.merges - before.merges,
-            blobsFetched: fetched.count, blobsSent: sent.sent)
+            blobsFetched: fetched.count, blobsSent: sent.sent, leftOut: leftOut.reason)
     }
 
     /// The event records this replica holds and `theirs` lacks (replicated events only), as a
     /// stream of ~1 MiB buffers: what a pull answers and a push sends. An origin's run without
-    /// a signed head longer than a receiver takes is left out, and said: to `leftOut` if given
-    /// (a pull's answer), else as the stream's error once the rest went (`recordStream`).
-    public func records(lacking theirs: VersionVector, leftOut: (@Sendable (SyncRejection) -> Void)? = nil) -> AsyncThrowingStream<ByteBuffer, any Error> {
+    /// a signed head longer than a receiver takes is left out and handed to `leftOut`
+    /// (`recordStream`).
+    public func records(lacking theirs: VersionVector, leftOut: @escaping @Sendable (SyncRejection) -> Void = { _ in }) -> AsyncThrowingStream<
+        ByteBuffer, any Error
+    > {
         recordStream(from: directory, lacking: theirs, leftOut: leftOut)
     }
 
@@ -230,19 +242,30 @@ extension Ledger {
     public func sync(withPeer peer: Peer, withholdingBlobs: Set<String> = []) async throws -> SyncReport {
         let statuses = PeerStatusStore(directory: directory)
         let started = Date(), ownBefore = vector[directory.identity.origin]
-        do {
-            let report = try await sync(with: ReplicaClient(baseURL: peer.url, token: peer.token, label: peer.name), withholdingBlobs: withholdingBlobs)
-            // What both now hold: every origin as it stands (pulled events came from the peer),
-            // but this replica's own chain only as far as it was before the sync began — a
-            // write during the sync may have missed the push, so it counts as not yet sent.
+        // What both hold after a sync whose events went both ways: every origin as it stands
+        // (pulled events came from the peer), but this replica's own chain only as far as it
+        // was before the sync began — a write during the sync may have missed the push, so it
+        // counts as not yet sent.
+        func held() -> VersionVector {
             var held = vector
             held.sequences[directory.identity.origin] = ownBefore
+            return held
+        }
+        do {
+            let report = try await sync(with: ReplicaClient(baseURL: peer.url, token: peer.token, label: peer.name), withholdingBlobs: withholdingBlobs)
             try? statuses.record(peer.name, at: started) { status in
                 status.lastError = nil
                 status.lastSuccessAt = status.lastAttemptAt
-                (status.pulled, status.pushed, status.vectorAtSuccess) = (report.pulled, report.pushed, held)
+                (status.pulled, status.pushed, status.vectorAtSuccess) = (report.pulled, report.pushed, held())
             }
             return report
+        } catch let quota as PeerAttachmentsOverQuota {
+            // The events went both ways; only attachments were refused, for the peer's quota:
+            // said as the peer's, and what it holds counts as sent.
+            try? statuses.record(peer.name, at: started) { status in
+                (status.lastError, status.vectorAtSuccess) = ("\(peer.name): \(quota)", held())
+            }
+            throw quota
         } catch {
             // A refusal names what this replica refused; anything else is the peer's failure,
             // whose words (a decoding error quotes them) are not kept.

@@ -84,6 +84,8 @@ public struct LedgerBackgroundWork: Service {
                     }
                 case .failure(let error as PeerAttachmentsOverQuota):
                     logger.warning("sync: the peer refused attachments for its quota", metadata: ["peer.id": "\(peer.name)", "error": "\(error)"])
+                case .failure(let error as AttachmentsLeftOverQuota):
+                    logger.warning("sync: attachments left on the peer for this ledger's quota", metadata: ["peer.id": "\(peer.name)", "error": "\(error)"])
                 case .failure(let error):
                     logger.warning(
                         "sync failed; backing off",
@@ -164,8 +166,9 @@ extension Ledger {
 
 /// What a service's syncs with its peers remember from round to round: a peer that failed is
 /// backed off (doubling from the interval, up to 30 min), and the blobs a peer refused for its
-/// attachment quota are not sent to it again within the hour (`RefusedBlobs`). Such a refusal
-/// comes after the events went both ways, so it backs nothing off: the events keep flowing
+/// attachment quota are not sent to it again within the hour (`RefusedBlobs`). Such a refusal,
+/// or blobs left on the peer for this ledger's own quota, comes after the events went both
+/// ways, so it backs nothing off: the events keep flowing
 /// every round (a first version backed off there too, so a peer at its quota got this
 /// ledger's events every 30 minutes, and the refused blobs again each time).
 struct PeerSyncRounds {
@@ -187,6 +190,12 @@ struct PeerSyncRounds {
             backoff[peer.name] = nil
             refusedBlobs[peer.name] = refused.after(quota)
             return .failure(quota)
+        } catch let full as AttachmentsLeftOverQuota {
+            // This ledger's quota left the peer's blobs there (and perhaps the peer's refused
+            // ours): the events went all the same.
+            backoff[peer.name] = nil
+            refusedBlobs[peer.name] = refused.after(full.peerRefused)
+            return .failure(full)
         } catch {
             let delay = min((backoff[peer.name]?.delay ?? interval) * 2, .seconds(1800))
             backoff[peer.name] = (ContinuousClock.now + delay, delay)

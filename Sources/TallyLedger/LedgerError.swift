@@ -65,10 +65,16 @@ public struct AttachmentsLeftOverQuota: Error, Sendable, CustomStringConvertible
     public let left: Int
     /// Events the same sync applied before it (`Ledger.failure(_:keeping:)`).
     public var kept = 0
+    /// The peer's refusal of this replica's blobs for its own quota in the same sync, if any
+    /// (both sides full): kept so that its blobs are withheld all the same (`RefusedBlobs`).
+    public var peerRefused: PeerAttachmentsOverQuota?
+
+    public init(quota: Int, left: Int) { (self.quota, self.left) = (quota, left) }
 
     public var description: String {
         "\(left) attachment(s) were left on the peer: keeping them would take this ledger's attachments past their quota of \(quota) bytes"
             + (kept > 0 ? "; the \(kept) events this sync received were kept" : "")
+            + (peerRefused.map { "; and \($0)" } ?? "")
     }
 }
 

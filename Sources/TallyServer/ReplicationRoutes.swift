@@ -58,10 +58,13 @@ struct ReplicationRoutes {
                 throw ValidationError(field: nil, "not a version vector: {\"origins\": {\"<replica id>\": <sequence>}}", kind: .malformed)
             }
             // A run this replica cannot send (no signed head within what a receiver takes) is
-            // left out: the answer cannot say so after its records, so the operator is told.
-            let logger = service.logger
+            // left out: the answer cannot say so after its records, so the operator is told —
+            // once an hour, not at each client's pull every 30 s.
+            let (logger, told) = (service.logger, service.leftOutRuns)
             let stream = service.ledger.records(lacking: vector) { refusal in
-                logger.warning("pull: events left out of the answer", metadata: ["reason": "\(refusal.reason)"])
+                if told.isFirstWithinTheHour(refusal.reason) {
+                    logger.warning("pull: events left out of the answer", metadata: ["reason": "\(refusal.reason)"])
+                }
             }
             return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: ResponseBody(asyncSequence: stream))
         }

@@ -37,6 +37,8 @@ public final class TallyService: Sendable {
     /// How big an attachment may be, which types are taken, and the quota of all of them.
     public let attachmentLimits: AttachmentLimits
     let openStreams = OpenStreams()
+    /// Runs a pull's answer left out, each told to the log at most once an hour.
+    let leftOutRuns = OncePerHour()
     /// Thumbnails, made a bounded number at a time (`AttachmentLimits.thumbnails`).
     public let thumbnails: ThumbnailQueue
 

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Synchronization
 import NIOCore
 import NIOHTTP1
 import TallyCore
@@ -235,14 +236,13 @@ public struct ReplicaClient: ReplicaTransport, CustomStringConvertible, CustomRe
 /// out as a stream of ~1 MiB buffers; the reader waits while the consumer is behind, so
 /// memory stays bounded whatever the log's size.
 ///
-/// An origin left out for its run without a signed head (`EventRecords.missing`) ends the
-/// stream, after every other record, with the refusal naming it — so a push or an in-process
-/// sync fails saying why — or, given `leftOut`, is handed to it and the stream ends as usual:
-/// a pull's answer cannot carry an error after its records (the connection would be cut, and
-/// the puller would take the server for out of reach), so the server logs it instead.
+/// An origin left out for its run without a signed head (`EventRecords.missing`) is handed to
+/// `leftOut` once every other record went, and the stream ends as usual: the run is not this
+/// replica's to sign, so it fails nothing (a push's sender says it in its report, a pull's
+/// server in its log).
 public func recordStream(
     from directory: DataDirectory, lacking vector: VersionVector, sent: Counter = Counter(), limits: EventRecords.UnsignedLimits = EventRecords.streamLimits,
-    leftOut: (@Sendable (SyncRejection) -> Void)? = nil
+    leftOut: @escaping @Sendable (SyncRejection) -> Void = { _ in }
 ) -> AsyncThrowingStream<ByteBuffer, any Error> {
     let (stream, continuation) = AsyncThrowingStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingOldest(8))
     let producer = Thread {
@@ -258,10 +258,7 @@ public func recordStream(
                     }
                 }
             }
-            if let refusal {
-                guard let leftOut else { throw refusal }
-                leftOut(refusal)
-            }
+            if let refusal { leftOut(refusal) }
             continuation.finish()
         } catch {
             continuation.finish(throwing: error)
@@ -269,6 +266,14 @@ public func recordStream(
     }
     producer.start()
     return stream
+}
+
+/// The first run a stream left out (`recordStream`'s `leftOut`), kept for the sync's report.
+public final class LeftOutRun: Sendable {
+    private let first = Mutex<String?>(nil)
+    public init() {}
+    public func note(_ refusal: SyncRejection) { first.withLock { $0 = $0 ?? refusal.reason } }
+    public var reason: String? { first.withLock { $0 } }
 }
 
 /// A thread-safe count.

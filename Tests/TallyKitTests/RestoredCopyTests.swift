@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Testing
 import TallyCore
 @testable import TallyKit
@@ -117,26 +118,32 @@ import TallyTestSupport
     /// Found by review: a split at sync left the members' sessions and the sync memory in the
     /// folder moved aside — the next sync signed in again (the secret still on disk beside),
     /// and until a good sync the status counted every change as waiting.
-    @Test func aSplitTakesTheSessionsAndTheSyncMemoryAlong() async throws {
-        let folder = TemporaryDirectory("kit")
+    /// A copy of a replica made without its knowing (a VM's snapshot keeps the inodes), in
+    /// `copy`, that wrote apart from the original; and a peer holding the original's events.
+    static func copyForkedFromTheOriginal(in folder: TemporaryDirectory) async throws -> (copy: Replica, peer: Ledger) {
         let original = try await Replica.open(at: folder.file("ledger"), actor: "minji")
         try await original.create(ExpenseFields(amount: 1_000))
         await original.releaseWriter()
-        // A snapshot of the folder that keeps its inodes (a VM's): it does not know it is a copy.
         try FileManager.default.copyItem(atPath: folder.file("ledger"), toPath: folder.file("copy"))
         try ReplicaHome.record(try DataDirectory(path: folder.file("copy")))
         let copy = try await Replica.open(at: folder.file("copy"), actor: "minji")
-        let before = try copy.replicaID
-        #expect(before == (try original.replicaID))
+        #expect(try copy.replicaID == (try original.replicaID))
         try await original.create(ExpenseFields(amount: 2_000))
         await original.releaseWriter()
         try await copy.create(ExpenseFields(amount: 3_000))
         await copy.releaseWriter()
         let peer = try Ledger(directory: try DataDirectory.create(path: folder.file("peer"), name: "peer"))
-        defer { peer.close() }
         let own = try Ledger(directory: try DataDirectory(path: folder.file("ledger")))
         _ = try await peer.sync(with: LedgerTransport(own), push: false)
         own.close()
+        return (copy, peer)
+    }
+
+    @Test func aSplitTakesTheSessionsAndTheSyncMemoryAlong() async throws {
+        let folder = TemporaryDirectory("kit")
+        let (copy, peer) = try await Self.copyForkedFromTheOriginal(in: folder)
+        defer { peer.close() }
+        let before = try copy.replicaID
 
         try copy.sessions.replace(with: ["server minji": .init(secret: "the session", csrf: "c", passwordHash: "h")])
         try SyncMemory.update(folder.file("copy"), server: "server") { $0.lastSync = Date(timeIntervalSince1970: 1_795_000_000) }
@@ -150,6 +157,54 @@ import TallyTestSupport
         let aside = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasPrefix("copy.replaced-") })
         #expect(!FileManager.default.fileExists(atPath: folder.file(aside) + "/app-sessions.json"), "no secret left behind")
         #expect(FileManager.default.fileExists(atPath: folder.file(aside) + "/log"), "the rest of the old folder is kept")
+    }
+
+    /// Found by review: a split at sync that failed — the server out of reach half-way, a
+    /// session expired — escaped the sync's retries and its record: not tried again, and the
+    /// status did not say "offline". Now it is retried as any sync is, and said when it stops.
+    @Test func aSplitCutShortIsTriedAgainAndSaid() async throws {
+        let folder = TemporaryDirectory("kit")
+        let (copy, peer) = try await Self.copyForkedFromTheOriginal(in: folder)
+        defer { peer.close() }
+        let before = try copy.replicaID
+        let home = SyncServer(url: "http://127.0.0.1:9", token: "unused")  // the transport below stands in for it
+        // Each sync's first pull shows the fork; the split's pull, next, is cut.
+        func cutOnce() -> @Sendable (ReplicaClient) -> any ReplicaTransport {
+            let pulls = Counter()
+            return { _ in CutAtThe2ndPull(server: LedgerTransport(peer), pulls: pulls) }
+        }
+
+        await #expect(throws: CutAtThe2ndPull.Cut.self) {
+            try await copy.sync(with: home, retry: RetryPolicy(attempts: 1), attachments: .whenAsked, through: cutOnce())
+        }
+        guard case .offline = try copy.syncStatus(with: home) else {
+            Issue.record("a split cut short by the network is said as offline: \(try copy.syncStatus(with: home))")
+            return
+        }
+        #expect(try copy.replicaID == before, "nothing split yet")
+
+        let report = try await copy.sync(with: home, retry: RetryPolicy(attempts: 3, first: .milliseconds(1)), attachments: .whenAsked, through: cutOnce())
+        #expect(try copy.replicaID != before, "split, on the try after the cut")
+        #expect(try report.pushed > 0 && copy.identityChanges().count == 1, "the copy's own change re-issued and sent")
+        #expect(try copy.syncStatus(with: home) == .upToDate)
+    }
+
+    /// A transport whose second pull fails as a cut connection does.
+    struct CutAtThe2ndPull: ReplicaTransport {
+        struct Cut: Error {}
+        let server: LedgerTransport
+        let pulls: Counter
+        var label: String { server.label }
+        func vector() async throws -> VersionVector { try await server.vector() }
+        func fetch(lacking mine: VersionVector, into receive: (ByteBuffer) throws -> Void) async throws {
+            pulls.add(1)
+            if pulls.value == 2 { throw Cut() }
+            try await server.fetch(lacking: mine, into: receive)
+        }
+        func send(_ records: AsyncThrowingStream<ByteBuffer, any Error>) async throws -> SendReport { try await server.send(records) }
+        func fetchBlob(_ digest: String, into receive: (ByteBuffer) throws -> Void) async throws -> Bool { try await server.fetchBlob(digest, into: receive) }
+        func missingBlobs(_ offered: [String]) async throws -> [String] { try await server.missingBlobs(offered) }
+        func sendBlob(_ digest: String, bytes: ByteBuffer) async throws { try await server.sendBlob(digest, bytes: bytes) }
     }
 
     /// An app going to the background gives the lock back; a write under way finishes first.

@@ -220,6 +220,12 @@ import TallyTestSupport
         }
     }
 
+    /// Serves `peer` on a port of its own for `body`, which gets it as a configured peer.
+    static func served(_ peer: ServerFixture, _ body: @Sendable (Peer) async throws -> Void) async throws {
+        let app = Application(router: buildRouter(peer.service), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await app.test(.live) { client in try await body(Peer(name: "peer", url: "http://127.0.0.1:\(client.port!)", token: peer.replicate)) }
+    }
+
     /// Found by review: the service's peer sync took a peer's refusal of a blob for its quota
     /// (after the events went both ways) for a failure, so it backed off — the peer got this
     /// ledger's events every 30 minutes instead of every round — and uploaded the refused blob
@@ -229,9 +235,7 @@ import TallyTestSupport
         let peer = try Self.fixture { $0.attachmentBytes = 100 }
         let receipt = try home.service.ledger.blobs.store(Data(repeating: 7, count: 150))
         _ = try await home.service.ledger.create(.expense, [.amount: .int(100), .attachments: .strings([receipt.digest])], actor: "home")
-        let app = Application(router: buildRouter(peer.service), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        try await app.test(.live) { peerClient in
-            let configured = Peer(name: "peer", url: "http://127.0.0.1:\(peerClient.port!)", token: peer.replicate)
+        try await Self.served(peer) { configured in
             var rounds = PeerSyncRounds(interval: .seconds(30))
             guard case .failure(let first as PeerAttachmentsOverQuota)? = await rounds.sync(home.service.ledger, with: configured) else {
                 Issue.record("the first round should end with the peer's refusal")
@@ -239,6 +243,11 @@ import TallyTestSupport
             }
             #expect(first.digests == [receipt.digest] && first.withheld == 0)
             #expect(peer.service.ledger.vector == home.service.ledger.vector, "the events went")
+            // The status says the peer's quota, and counts what it holds as sent (it said
+            // "this replica failed", and counted every event as unsent).
+            let status = try #require(try PeerStatusStore(directory: home.service.directory).all().first)
+            #expect(status.lastError?.hasPrefix("peer: the peer refused 1 attachment(s)") == true, "\(status.lastError ?? "")")
+            #expect(status.unsent(from: home.service.ledger.vector) == 0)
             _ = try await home.service.ledger.create(.expense, [.amount: .int(200)], actor: "home")
             guard case .failure(let second as PeerAttachmentsOverQuota)? = await rounds.sync(home.service.ledger, with: configured) else {
                 Issue.record("the next round should run at once, not back off")
@@ -248,6 +257,46 @@ import TallyTestSupport
             #expect(peer.service.ledger.vector == home.service.ledger.vector, "the new event went")
             #expect(try peer.service.ledger.blobs.all().isEmpty)
         }
+    }
+
+    /// Found by review: with both sides full, the blobs this ledger left on the peer (its own
+    /// quota) were the sync's error, which hid the peer's refusal of ours — so the peer syncs
+    /// backed off, and our refused blob was uploaded again each round.
+    @Test func bothSidesAtTheirQuotaStillSyncEveryRoundWithoutTheRefusedBlob() async throws {
+        let (home, peer) = (try ServerFixture(), try ServerFixture())
+        let mine = try home.service.ledger.blobs.store(Data(repeating: 7, count: 150))
+        _ = try await home.service.ledger.create(.expense, [.amount: .int(100), .attachments: .strings([mine.digest])], actor: "home")
+        let theirs = try peer.service.ledger.blobs.store(Data(repeating: 8, count: 150))
+        _ = try await peer.service.ledger.create(.expense, [.amount: .int(200), .attachments: .strings([theirs.digest])], actor: "peer")
+        var quota = LedgerQuota()
+        quota.attachmentBytes = 200  // each holds 150: no room for the other's
+        for side in [home, peer] { try LedgerQuota.write(quota, folder: side.service.directory.path) }
+        try await Self.served(peer) { configured in
+            var rounds = PeerSyncRounds(interval: .seconds(30))
+            guard case .failure(let first as AttachmentsLeftOverQuota)? = await rounds.sync(home.service.ledger, with: configured) else {
+                Issue.record("the first round should end with both refusals")
+                return
+            }
+            #expect(first.left == 1 && first.peerRefused?.digests == [mine.digest] && first.peerRefused?.withheld == 0)
+            #expect(peer.service.ledger.vector == home.service.ledger.vector, "the events went both ways")
+            guard case .failure(let second as AttachmentsLeftOverQuota)? = await rounds.sync(home.service.ledger, with: configured) else {
+                Issue.record("the next round should run at once, not back off")
+                return
+            }
+            #expect(second.peerRefused?.withheld == 1, "our refused blob is not sent again")
+        }
+    }
+
+    /// A warning every client's pull would repeat is logged once an hour.
+    @Test func aWarningIsToldOnceAnHour() {
+        let told = OncePerHour()
+        let now = ContinuousClock.now
+        #expect(told.isFirstWithinTheHour("run of A", now: now))
+        #expect(!told.isFirstWithinTheHour("run of A", now: now + .seconds(3_599)))
+        #expect(told.isFirstWithinTheHour("run of B", now: now + .seconds(60)))
+        #expect(told.isFirstWithinTheHour("run of A", now: now + .seconds(3_600)))
+        for thing in 0..<2_000 { _ = told.isFirstWithinTheHour("\(thing)", now: now) }
+        #expect(told.isFirstWithinTheHour("run of B", now: now + .seconds(61)), "past 1,000 things it starts over")
     }
 
     /// A blob larger than the whole quota is refused as it arrives, not after all of it is on disk.

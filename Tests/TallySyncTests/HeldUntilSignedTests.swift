@@ -122,11 +122,11 @@ import TallyTestSupport
     }
 }
 
-/// What a sender says of an origin it left out (`recordStream`): a push ends with the refusal
-/// naming it, after everything else; a pull's answer ends as usual, and the refusal goes to
-/// whoever can be told (the serving replica's log). Found by review: the first version of the
-/// refusal ended a pull's answer with an error, which cut the connection — the puller took
-/// the server for out of reach, and retried.
+/// What a sender does with an origin it left out (`recordStream`): every other record goes,
+/// the stream ends as usual, and the run is handed to `leftOut` (a push's report, a pull's
+/// server log). Found by review: a first mend ended the stream with the refusal — a pull's
+/// answer was cut (the puller took the server for out of reach), and a push failed the whole
+/// sync for good (no attachments moved, the peer backed off) over a run nobody there can sign.
 @Suite struct LeftOutRunTests {
     /// A replica's log holding its own two signed events and five of another origin that no
     /// head covers (written as a build from before signing did).
@@ -158,22 +158,20 @@ import TallyTestSupport
         }
     }
 
-    @Test func aPushEndsWithTheRefusalAndAPullEndsAsUsual() async throws {
+    @Test func theRunIsHandedOverAndTheStreamEndsAsUsual() async throws {
         let folder = TemporaryDirectory("left-out-run")
         let (b, unsigned) = try Self.logWithAnUnsignedRun(folder)
         let limits = (events: 3, bytes: 1 << 20)
 
-        let pushed = await Self.read(recordStream(from: b, lacking: VersionVector(), limits: limits))
-        #expect(pushed.events == [b.identity.origin: 2], "the signed events go; nothing of the run")
-        let refusal = try #require(pushed.error as? SyncRejection, "then the stream ends naming the run")
-        #expect(refusal.reason.contains("\(unsigned)") && refusal.reason.contains("#1 on"))
+        let leftOut = LeftOutRun()
+        let sent = await Self.read(recordStream(from: b, lacking: VersionVector(), limits: limits, leftOut: leftOut.note))
+        #expect(sent.events == [b.identity.origin: 2] && sent.error == nil, "the signed events go, nothing of the run, and the stream ends as usual")
+        let reason = try #require(leftOut.reason, "the run is said")
+        #expect(reason.contains("\(unsigned)") && reason.contains("#1 on"))
 
-        let told = Counter()
-        let pulled = await Self.read(recordStream(from: b, lacking: VersionVector(), limits: limits, leftOut: { _ in told.add(1) }))
-        #expect(pulled.events == [b.identity.origin: 2] && pulled.error == nil, "a pull's answer ends as usual")
-        #expect(told.value == 1, "and the run left out is said where it can be")
-
-        let whole = await Self.read(recordStream(from: b, lacking: VersionVector()))
-        #expect(whole.error == nil && whole.events[unsigned] == nil, "within a receiver's limits the run still waits for its head, unsaid")
+        let within = LeftOutRun()
+        let whole = await Self.read(recordStream(from: b, lacking: VersionVector(), leftOut: within.note))
+        #expect(whole.error == nil && whole.events[unsigned] == nil, "within a receiver's limits the run still waits for its head")
+        #expect(within.reason == nil, "and is not said: its head may come")
     }
 }
