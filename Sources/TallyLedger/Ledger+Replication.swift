@@ -22,7 +22,7 @@ extension Ledger {
         public var blobsSent = 0
         /// An origin's run the push left out — no signed head within what a receiver takes (a
         /// device's log from before signing) — in words; nil when nothing was.
-        public var leftOut: String?
+        public var leftOut: LeftOutRun?
 
         /// The report as the API and `tally sync --json` show it.
         public var json: JSONText {
@@ -31,7 +31,7 @@ extension Ledger {
                     ("pulled", .int(Int64(pulled))), ("pushed", .int(Int64(pushed))), ("alreadyHeld", .int(Int64(alreadyHeld))),
                     ("newConflicts", .int(Int64(newConflicts))), ("newMerges", .int(Int64(newMerges))),
                     ("blobsFetched", .int(Int64(blobsFetched))), ("blobsSent", .int(Int64(blobsSent))),
-                ] + (leftOut.map { [("leftOut", .string($0))] } ?? []))
+                ] + (leftOut.map { [("leftOut", .string($0.description))] } ?? []))
         }
     }
 
@@ -91,7 +91,7 @@ extension Ledger {
     ) async throws -> SyncReport {
         var pushed = 0
         var held = pulled.alreadyHeld
-        let leftOut = LeftOutRun()
+        let leftOut = LeftOutRuns()
         if push {
             let theirs = try await peer.vector()
             if !theirs.covers(vector) {
@@ -121,14 +121,14 @@ extension Ledger {
         return SyncReport(
             pulled: pulled.applied, pushed: pushed, alreadyHeld: held,
             newConflicts: after.conflicts - before.conflicts, newMerges: after.merges - before.merges,
-            blobsFetched: fetched.count, blobsSent: sent.sent, leftOut: leftOut.reason)
+            blobsFetched: fetched.count, blobsSent: sent.sent, leftOut: leftOut.first)
     }
 
     /// The event records this replica holds and `theirs` lacks (replicated events only), as a
     /// stream of ~1 MiB buffers: what a pull answers and a push sends. An origin's run without
     /// a signed head longer than a receiver takes is left out and handed to `leftOut`
     /// (`recordStream`).
-    public func records(lacking theirs: VersionVector, leftOut: @escaping @Sendable (SyncRejection) -> Void = { _ in }) -> AsyncThrowingStream<
+    public func records(lacking theirs: VersionVector, leftOut: @escaping @Sendable (LeftOutRun) -> Void = { _ in }) -> AsyncThrowingStream<
         ByteBuffer, any Error
     > {
         recordStream(from: directory, lacking: theirs, leftOut: leftOut)
@@ -246,9 +246,11 @@ extension Ledger {
         // (pulled events came from the peer), but this replica's own chain only as far as it
         // was before the sync began — a write during the sync may have missed the push, so it
         // counts as not yet sent.
-        func held() -> VersionVector {
+        // A run the push left out (`SyncReport.leftOut`) is not held there either.
+        func held(leftOut: LeftOutRun? = nil) -> VersionVector {
             var held = vector
             held.sequences[directory.identity.origin] = ownBefore
+            if let run = leftOut { held.sequences[run.origin] = min(held[run.origin], max(run.from, 1) - 1) }
             return held
         }
         do {
@@ -256,7 +258,7 @@ extension Ledger {
             try? statuses.record(peer.name, at: started) { status in
                 status.lastError = nil
                 status.lastSuccessAt = status.lastAttemptAt
-                (status.pulled, status.pushed, status.vectorAtSuccess) = (report.pulled, report.pushed, held())
+                (status.pulled, status.pushed, status.vectorAtSuccess) = (report.pulled, report.pushed, held(leftOut: report.leftOut))
             }
             return report
         } catch let quota as PeerAttachmentsOverQuota {
@@ -266,6 +268,11 @@ extension Ledger {
                 (status.lastError, status.vectorAtSuccess) = ("\(peer.name): \(quota)", held())
             }
             throw quota
+        } catch let full as AttachmentsLeftOverQuota {
+            // The events went both ways; the peer's attachments stayed there for this ledger's
+            // quota (and perhaps ours for the peer's).
+            try? statuses.record(peer.name, at: started) { status in (status.lastError, status.vectorAtSuccess) = ("\(full)", held()) }
+            throw full
         } catch {
             // A refusal names what this replica refused; anything else is the peer's failure,
             // whose words (a decoding error quotes them) are not kept.

@@ -73,12 +73,16 @@ public struct LedgerBackgroundWork: Service {
     /// Every `schedule.peerSync`, a sync with each configured peer (`PeerSyncRounds`).
     private func syncPeers() async {
         var rounds = PeerSyncRounds(interval: schedule.peerSync)
+        let told = OncePerHour()  // each round would say a run left out again
         repeat {
             for peer in (try? PeerStore(directory: ledger.directory).all()) ?? [] {
                 switch await rounds.sync(ledger, with: peer) {
                 case nil: continue  // backing off
                 case .success(let report):
                     synced(peer.name, report)
+                    if let run = report.leftOut, told.isFirstWithinTheHour(peer.name + " \(run.origin)") {
+                        logger.warning("sync: events left out of the push", metadata: ["peer.id": "\(peer.name)", "reason": "\(run)"])
+                    }
                     if report.pulled + report.pushed > 0 {
                         logger.info("synced", metadata: ["peer.id": "\(peer.name)", "events.pulled": "\(report.pulled)", "events.pushed": "\(report.pushed)"])
                     }

@@ -61,9 +61,9 @@ struct ReplicationRoutes {
             // left out: the answer cannot say so after its records, so the operator is told —
             // once an hour, not at each client's pull every 30 s.
             let (logger, told) = (service.logger, service.leftOutRuns)
-            let stream = service.ledger.records(lacking: vector) { refusal in
-                if told.isFirstWithinTheHour(refusal.reason) {
-                    logger.warning("pull: events left out of the answer", metadata: ["reason": "\(refusal.reason)"])
+            let stream = service.ledger.records(lacking: vector) { run in
+                if told.isFirstWithinTheHour("\(run.origin)") {
+                    logger.warning("pull: events left out of the answer", metadata: ["reason": "\(run)"])
                 }
             }
             return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: ResponseBody(asyncSequence: stream))

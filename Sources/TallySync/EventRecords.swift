@@ -42,12 +42,12 @@ public enum EventRecords {
     /// handed out in chunks of about `chunkBytes`. Only events a signed head covers are sent
     /// (`SignedRecordBuffer`): an event whose head is not read with it waits for its origin's
     /// next head, and goes out just before it. An origin whose run without a head passes
-    /// `limits` is left out; the refusal naming it is returned once every other record went.
+    /// `limits` is left out; it is returned once every other record went.
     @discardableResult
     public static func missing(
         from directory: DataDirectory, for vector: VersionVector, chunkBytes: Int = 1 << 20, limits: UnsignedLimits = streamLimits,
         _ chunk: ([UInt8], Int) throws -> Void
-    ) throws -> SyncRejection? {
+    ) throws -> LeftOutRun? {
         var records = SignedRecordBuffer(limits: limits)
         // Routing fields only: the receiver decodes and verifies every event it is sent. A head
         // goes along when it covers something the other side lacks; a rotation unless the other
@@ -67,7 +67,7 @@ public enum EventRecords {
         }
         records.finish()
         try records.handOut(chunk)
-        return records.givenUpRefusal
+        return records.givenUpRun
     }
 
     /// Splits a byte stream arriving in arbitrary pieces back into records.

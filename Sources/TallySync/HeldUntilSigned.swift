@@ -17,7 +17,7 @@ import TallyLog
 /// origin that waits for more is given up for the delivery: what waits of it is dropped, and
 /// its later events, rotations and heads are not sent — a receiver would refuse the run — while
 /// the rest of the log, every other origin's signed events, still goes; the sender then says
-/// so (`givenUpRefusal`, `recordStream`). (A first version refused the whole
+/// so (`givenUpRun`, `recordStream`). (A first version refused the whole
 /// delivery at the run, so one retired device's run from before signing stopped every sync of
 /// the replicas that lacked it, and a second left the run out without a word.)
 struct HeldUntilSigned<Item> {
@@ -77,14 +77,10 @@ struct HeldUntilSigned<Item> {
         return covered.map(\.item)
     }
 
-    /// Why the delivery is incomplete, if an origin was given up: the first one's run named.
-    var givenUpRefusal: SyncRejection? {
+    /// Why the delivery is incomplete, if an origin was given up: the first one's run.
+    var givenUpRun: LeftOutRun? {
         guard let limits, let (origin, first) = givenUp.min(by: { $0.key < $1.key }) else { return nil }
-        return SyncRejection(
-            source: "this replica",
-            reason:
-                "events of origin \(origin) from #\(first) on have no signed head within \(limits.events) events or \(limits.bytes >> 20) MiB, more than a receiver takes: they were not sent (the other origins' events were)"
-        )
+        return LeftOutRun(origin: origin, from: first, limits: limits)
     }
 
     /// The delivery ends: what still waits is left out.
@@ -93,5 +89,20 @@ struct HeldUntilSigned<Item> {
         held.removeAll()
         heldBytes.removeAll()
         heldEvents.removeAll()
+    }
+}
+
+/// An origin's run a delivery left out: from `from` on, no signed head within what a receiver
+/// takes (a device's log from before signing). Not the sender's to sign: it fails nothing,
+/// and is said — in a push's report, in a pull's server log.
+public struct LeftOutRun: Sendable, Equatable, CustomStringConvertible {
+    public let origin: ReplicaID
+    public let from: UInt64
+    let limits: EventRecords.UnsignedLimits
+
+    public static func == (a: LeftOutRun, b: LeftOutRun) -> Bool { a.origin == b.origin && a.from == b.from }
+
+    public var description: String {
+        "events of origin \(origin) from #\(from) on have no signed head within \(limits.events) events or \(limits.bytes >> 20) MiB, more than a receiver takes: they were not sent (the other origins' events were)"
     }
 }

@@ -242,12 +242,12 @@ public struct ReplicaClient: ReplicaTransport, CustomStringConvertible, CustomRe
 /// server in its log).
 public func recordStream(
     from directory: DataDirectory, lacking vector: VersionVector, sent: Counter = Counter(), limits: EventRecords.UnsignedLimits = EventRecords.streamLimits,
-    leftOut: @escaping @Sendable (SyncRejection) -> Void = { _ in }
+    leftOut: @escaping @Sendable (LeftOutRun) -> Void = { _ in }
 ) -> AsyncThrowingStream<ByteBuffer, any Error> {
     let (stream, continuation) = AsyncThrowingStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingOldest(8))
     let producer = Thread {
         do {
-            let refusal = try EventRecords.missing(from: directory, for: vector, limits: limits) { chunk, count in
+            let run = try EventRecords.missing(from: directory, for: vector, limits: limits) { chunk, count in
                 sent.add(count)
                 while true {
                     switch continuation.yield(ByteBuffer(bytes: chunk)) {
@@ -258,7 +258,7 @@ public func recordStream(
                     }
                 }
             }
-            if let refusal { leftOut(refusal) }
+            if let run { leftOut(run) }
             continuation.finish()
         } catch {
             continuation.finish(throwing: error)
@@ -269,11 +269,11 @@ public func recordStream(
 }
 
 /// The first run a stream left out (`recordStream`'s `leftOut`), kept for the sync's report.
-public final class LeftOutRun: Sendable {
-    private let first = Mutex<String?>(nil)
+public final class LeftOutRuns: Sendable {
+    private let kept = Mutex<LeftOutRun?>(nil)
     public init() {}
-    public func note(_ refusal: SyncRejection) { first.withLock { $0 = $0 ?? refusal.reason } }
-    public var reason: String? { first.withLock { $0 } }
+    public func note(_ run: LeftOutRun) { kept.withLock { $0 = $0 ?? run } }
+    public var first: LeftOutRun? { kept.withLock { $0 } }
 }
 
 /// A thread-safe count.

@@ -84,7 +84,7 @@ struct SignedRecordBuffer {
     /// Events not sent: given up, or still waiting for a head when the log was read.
     var leftOut: Int { waiting.leftOut }
     /// The refusal naming an origin given up, if any (said once the rest went).
-    var givenUpRefusal: SyncRejection? { waiting.givenUpRefusal }
+    var givenUpRun: LeftOutRun? { waiting.givenUpRun }
 
     /// The log is read: what still waits for a head is left out.
     mutating func finish() {

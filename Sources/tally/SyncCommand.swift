@@ -61,6 +61,7 @@ struct SyncCommand: AsyncParsableCommand {
             print(
                 "Pulled \(report.pulled), pushed \(report.pushed) new events (\(report.alreadyHeld) already held); \(report.newConflicts) new conflicts, \(report.newMerges) new category merges."
             )
+            if let leftOut = report.leftOut { print("Not sent: \(leftOut)") }
         }
     }
 

@@ -279,6 +279,9 @@ import TallyTestSupport
             }
             #expect(first.left == 1 && first.peerRefused?.digests == [mine.digest] && first.peerRefused?.withheld == 0)
             #expect(peer.service.ledger.vector == home.service.ledger.vector, "the events went both ways")
+            let status = try #require(try PeerStatusStore(directory: home.service.directory).all().first)
+            #expect(status.lastError?.hasPrefix("1 attachment(s) were left on the peer") == true, "\(status.lastError ?? "")")
+            #expect(status.unsent(from: home.service.ledger.vector) == 0, "what the peer holds counts as sent")
             guard case .failure(let second as AttachmentsLeftOverQuota)? = await rounds.sync(home.service.ledger, with: configured) else {
                 Issue.record("the next round should run at once, not back off")
                 return

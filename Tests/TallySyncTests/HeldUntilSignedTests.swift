@@ -49,7 +49,7 @@ import TallyTestSupport
         #expect(!stream.hasGivenUp(origin))
         stream.hold(0, origin: origin, sequence: 4, bytes: 10)
         #expect(stream.hasGivenUp(origin) && stream.isHolding(origin) && stream.leftOut == 4)
-        #expect(stream.givenUpRefusal.map { "\($0)".contains("\(origin)") } == true)
+        #expect(stream.givenUpRun?.origin == origin && stream.givenUpRun?.from == 1)
         stream.hold(0, origin: origin, sequence: 5, bytes: 10)
         stream.hold(rotation: 9, origin: origin, afterSequence: 5)
         #expect(stream.release(by: head(origin, 5)).isEmpty && stream.leftOut == 5, "nothing of it goes after")
@@ -62,7 +62,7 @@ import TallyTestSupport
         #expect(!bytes.hasGivenUp(origin))
         bytes.hold(0, origin: origin, sequence: 3, bytes: 60)
         #expect(bytes.hasGivenUp(origin))
-        #expect(HeldUntilSigned<Int>(limits: (events: 3, bytes: 100)).givenUpRefusal == nil)
+        #expect(HeldUntilSigned<Int>(limits: (events: 3, bytes: 100)).givenUpRun == nil)
         var bundle = HeldUntilSigned<Int>()
         for sequence in 1...250_000 as ClosedRange<UInt64> { bundle.hold(0, origin: origin, sequence: sequence, bytes: 1_000) }
         #expect(bundle.release(by: head(origin, 250_000)).count == 250_000)
@@ -117,7 +117,7 @@ import TallyTestSupport
         #expect(try handedOut(&buffer) == ["b", "h"], "the other origin's event and its head; nothing of the run, nor its head")
         buffer.finish()
         #expect(buffer.leftOut == Int(run) + 1)
-        let refusal = try #require(buffer.givenUpRefusal, "the delivery then ends saying what it left out")
+        let refusal = try #require(buffer.givenUpRun, "the delivery then says what it left out")
         #expect("\(refusal)".contains("\(origin)") && "\(refusal)".contains("#1 on"))
     }
 }
@@ -163,15 +163,15 @@ import TallyTestSupport
         let (b, unsigned) = try Self.logWithAnUnsignedRun(folder)
         let limits = (events: 3, bytes: 1 << 20)
 
-        let leftOut = LeftOutRun()
+        let leftOut = LeftOutRuns()
         let sent = await Self.read(recordStream(from: b, lacking: VersionVector(), limits: limits, leftOut: leftOut.note))
         #expect(sent.events == [b.identity.origin: 2] && sent.error == nil, "the signed events go, nothing of the run, and the stream ends as usual")
-        let reason = try #require(leftOut.reason, "the run is said")
-        #expect(reason.contains("\(unsigned)") && reason.contains("#1 on"))
+        let run = try #require(leftOut.first, "the run is said")
+        #expect(run.origin == unsigned && run.from == 1 && "\(run)".contains("\(unsigned)") && "\(run)".contains("#1 on"))
 
-        let within = LeftOutRun()
+        let within = LeftOutRuns()
         let whole = await Self.read(recordStream(from: b, lacking: VersionVector(), leftOut: within.note))
         #expect(whole.error == nil && whole.events[unsigned] == nil, "within a receiver's limits the run still waits for its head")
-        #expect(within.reason == nil, "and is not said: its head may come")
+        #expect(within.first == nil, "and is not said: its head may come")
     }
 }
