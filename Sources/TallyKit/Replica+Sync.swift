@@ -106,9 +106,9 @@ extension Replica {
                 let transport = wrap(client)
                 if let forked = forkToSplit {
                     // Within the try, so that a split cut short (the server out of reach, a
-                    // session expired) is retried and recorded as any sync is — unless another
-                    // process (the widget) split the folder meanwhile: then this one just syncs.
-                    if forked.forkedOrigin == (try directory).identity.origin { try await takeNewIdentity(syncingWith: transport, because: forked) }
+                    // session expired) is retried and recorded as any sync is. One another
+                    // process (the widget) made meanwhile is not made again (`takeNewIdentity`).
+                    try await takeNewIdentity(syncingWith: transport, because: forked)
                     (forkToSplit, splitOff) = (nil, true)
                 }
                 return try await writing { ledger in
@@ -187,7 +187,8 @@ extension Replica {
                 return ReplicaClient(baseURL: server.url, credential: kept.credential, label: server.key)
             }
             let refusedMemo = Self.memo(password, key)
-            if let refused = refusedPasswords.withLock({ $0[key] }), refused.memo == refusedMemo, ContinuousClock.now - refused.at < Self.refusedPasswordKept {
+            let refusedBefore = refusedPasswords.withLock { $0[key] }.flatMap { $0.memo == refusedMemo ? $0 : nil }
+            if let refused = refusedBefore, ContinuousClock.now - refused.at < Self.refusedPasswordHold(times: refused.times) {
                 throw SyncRejection(
                     source: server.key + ": POST /session", reason: "the server refused this password at the last sign-in; give the member's current one",
                     httpStatus: 401)
@@ -199,7 +200,9 @@ extension Replica {
                 // Only the server's word that the name and password do not sign in (a hosted
                 // ledger missing answers the same, on purpose: it is not told apart); another
                 // 401 says nothing of the password.
-                if refused.reason.contains("(wrong_credentials)") { refusedPasswords.withLock { $0[key] = (refusedMemo, ContinuousClock.now) } }
+                if refused.reason.contains("(wrong_credentials)") {
+                    refusedPasswords.withLock { $0[key] = (refusedMemo, ContinuousClock.now, (refusedBefore?.times ?? 0) + 1) }
+                }
                 throw refused
             }
             refusedPasswords.withLock { $0[key] = nil }

@@ -35,16 +35,22 @@ public final class Replica: Sendable {
     /// Per kept session, a digest of the password last checked against its hash, in memory only
     /// (`signedIn(_:with:_:)`): a sync every 30 s does not pay a scrypt check each time.
     let checkedPasswords = Mutex<[String: [UInt8]]>([:])
-    /// Per kept-session key, a digest of the password the server last refused as wrong, and
-    /// when, in memory only: a sync every 30 s with a password changed elsewhere does not sign
-    /// in with it again for `refusedPasswordKept` — each a failed sign-in the server counts
-    /// against the member's name, locking it for her other devices and the web app too.
-    let refusedPasswords = Mutex<[String: (memo: [UInt8], at: ContinuousClock.Instant)]>([:])
-    /// How long a refused password is not sent again: a day. Not the server's longest lockout
-    /// (15 minutes): its count of failures is cleared only by a good sign-in, so a try as each
-    /// lockout ends would lock the name again at once, nearly all the time. A member added
-    /// again with the same password signs in after it, or at the app's next launch.
-    static let refusedPasswordKept: Duration = .seconds(86_400)
+    /// Per kept-session key, a digest of the password the server last refused as wrong, when,
+    /// and how many times in a row, in memory only: a sync every 30 s with a password changed
+    /// elsewhere does not sign in with it again for `refusedPasswordHold` — each a failed
+    /// sign-in the server counts against the member's name, locking it for her other devices
+    /// and the web app too.
+    let refusedPasswords = Mutex<[String: (memo: [UInt8], at: ContinuousClock.Instant, times: Int)]>([:])
+
+    /// How long a password refused `times` times in a row is not sent again: 15 minutes, then
+    /// twice as long each time, up to a day. Not the server's longest lockout (15 minutes)
+    /// alone: its count of failures is cleared only by a good sign-in, so a try as each lockout
+    /// ended would lock the name again at once; nor a day at once: a hosted ledger briefly
+    /// missing answers as a wrong password does (on purpose), and the right password then
+    /// waits only the first 15 minutes (or the app's next launch).
+    static func refusedPasswordHold(times: Int) -> Duration {
+        .seconds(min(900 << min(max(times, 1) - 1, 7), 86_400))
+    }
 
     struct Opened {
         var directory: DataDirectory

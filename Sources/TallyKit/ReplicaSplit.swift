@@ -119,6 +119,9 @@ extension Replica {
         defer { folderLock.release() }
         try await writer.exclusively { folder in
             let former = try DataDirectory(path: folder)
+            // Another process (the app's widget) split the folder while this one waited for
+            // the lock: it writes under a new origin already, and there is nothing to do.
+            guard former.identity.origin == forked.forkedOrigin else { return }
             let staging = ReplicaSplit.staging(folder)
             if FileManager.default.fileExists(atPath: staging) { try FileManager.default.removeItem(atPath: staging) }
             let fresh = try DataDirectory.create(path: staging, name: former.identity.name)

@@ -127,7 +127,8 @@ struct ReplicationRoutes {
         let sync = APIOperation(
             body: APIBody.jsonSchema(
                 #"{type: object, required: [peer], additionalProperties: false, properties: {peer: {type: string, description: "a peer configured with 'tally peers add'; the service never syncs with a URL a client names"}}}"#
-            ), responses: [(200, APIResponse.text("{pulled, pushed, alreadyHeld, newConflicts, newMerges}"))], errors: [400, 403, 404, 502])
+            ), responses: [(200, APIResponse.text("{pulled, pushed, alreadyHeld, newConflicts, newMerges, blobsFetched, blobsSent, leftOut?}"))],
+            errors: [400, 403, 404, 502, 507])
         // The server's own syncs with its peers: a replicate token's, never a member's (who
         // may reach the other replication routes to sync an app's replica).
         serverSync.post("sync", sync) { request, context in
@@ -155,8 +156,10 @@ struct ReplicationRoutes {
             } catch let error as LogError {
                 throw error
             } catch let error as AttachmentsLeftOverQuota {
+                try await Self.storeFiles(context)  // the events went both ways, their pins too
                 throw error  // its blobs would pass this ledger's attachment quota: 507
             } catch let error as PeerAttachmentsOverQuota {
+                try await Self.storeFiles(context)
                 throw error  // ours would pass the peer's: 502 in words
             } catch {
                 // The peer could not be reached or answered nonsense: its failure, not ours. Its

@@ -189,6 +189,21 @@ import TallyTestSupport
         #expect(try copy.syncStatus(with: home) == .upToDate)
     }
 
+    /// Found by review: an app and its widget both saw the fork; the widget split first while
+    /// the app waited for the lock, then the app split the folder that was new already — a
+    /// whole pull, then "no other chain", a refusal shown until the next good sync. A split is
+    /// made only of a folder still writing under the origin the fork names.
+    @Test func aSplitAnotherProcessMadeIsNotMadeAgain() async throws {
+        let folder = TemporaryDirectory("kit")
+        let (copy, peer) = try await Self.copyForkedFromTheOriginal(in: folder)
+        defer { peer.close() }
+        let claim = SyncRejection(source: "peer", reason: "another chain", forkedOrigin: try copy.directory.identity.origin)
+        try await copy.takeNewIdentity(syncingWith: LedgerTransport(peer), because: claim)  // the widget's
+        let split = try copy.replicaID
+        try await copy.takeNewIdentity(syncingWith: LedgerTransport(peer), because: claim)  // the app's, seen before
+        #expect(try copy.replicaID == split && copy.identityChanges().count == 1)
+    }
+
     /// A transport whose second pull fails as a cut connection does.
     struct CutAtThe2ndPull: ReplicaTransport {
         struct Cut: Error {}

@@ -23,6 +23,18 @@ struct RetryingTests {
         #expect(answered(400) == .never)
         #expect(Replica.retrying(SyncRejection(source: "stream", reason: "a record does not decode")) == .never)
     }
+
+    /// Found by review: a refused password held back for the server's longest lockout only
+    /// (15 minutes) was sent again as each lockout ended, and the server's count of failures
+    /// (cleared only by a good sign-in) locked the name again at once; held a day at once, the
+    /// right password waited a day after a hosted ledger was briefly missing.
+    @Test func aRefusedPasswordIsHeldBackLongerEachTimeUpToADay() {
+        #expect(Replica.refusedPasswordHold(times: 1) == .seconds(900))
+        #expect(Replica.refusedPasswordHold(times: 2) == .seconds(1_800))
+        #expect(Replica.refusedPasswordHold(times: 7) == .seconds(57_600))
+        #expect(Replica.refusedPasswordHold(times: 8) == .seconds(86_400))
+        #expect(Replica.refusedPasswordHold(times: .max) == .seconds(86_400) && Replica.refusedPasswordHold(times: .min) == .seconds(900))
+    }
 }
 
 /// What a replica remembers of each server it syncs with (`SyncMemory`, `app-sync.json`).
