@@ -114,31 +114,27 @@ extension Replica {
                 return try await writing { ledger in
                     let own = ledger.directory.identity.origin
                     let ownBefore = ledger.vector[own]
-                    // A server at its attachment quota refused some of this replica's blobs after
-                    // the events went both ways: remembered as a sync whose events are held, with
+                    // A sync ended by an attachment quota (the server's refused some of this
+                    // replica's blobs) after the events went both ways: remembered as a sync whose events are held, with
                     // the refusal as the status's reason, and not tried again at once (each try
                     // would send the refused blobs again). Blobs it refused within the hour are
                     // not sent again (`RefusedBlobs`; they still count as refused).
                     let refusedBefore = SyncMemory.read(folder).servers[server.key]?.blobsRefused ?? RefusedBlobs()
                     var report: Ledger.SyncReport?
-                    var attachmentsRefused: PeerAttachmentsOverQuota?
+                    var quotaEnding: (any AttachmentQuotaEnding)?
                     do {
                         report = try await ledger.sync(
                             with: transport, echoingOwnLast: true, fetchingBlobs: attachments == .all, withholdingBlobs: refusedBefore.withheld())
-                    } catch let full as PeerAttachmentsOverQuota { attachmentsRefused = full }
-                    // What both hold now: every origin as it stands (pulled events came from the
-                    // server), but this replica's own chain only as far as it was before the sync
-                    // began — a write made during the sync may have missed the push, and waits.
-                    var held = ledger.vector
-                    held.sequences[own] = ownBefore
-                    let refusedBlobs = refusedBefore.after(attachmentsRefused)
+                    } catch let ending as any AttachmentQuotaEnding { quotaEnding = ending }
+                    let held = ledger.heldAfterSync(ownBefore: ownBefore, leftOut: report?.leftOut)
+                    let refusedBlobs = refusedBefore.after(quotaEnding?.peerRefusal)
                     try SyncMemory.update(folder, server: server.key) { memory in
                         memory = .init(
                             heldAtLastSync: held, lastSync: Date(), unreachableSince: nil, refusedCredentials: false,
-                            refusedBecause: attachmentsRefused.map { String($0.description.prefix(200)) },
+                            refusedBecause: quotaEnding.map { String("\($0)".prefix(200)) },
                             blobsRefused: refusedBlobs.isEmpty ? nil : refusedBlobs)
                     }
-                    guard let report else { throw attachmentsRefused ?? SyncRejection(source: server.key, reason: "the sync ended without a report") }
+                    guard let report else { throw quotaEnding ?? SyncRejection(source: server.key, reason: "the sync ended without a report") }
                     return report
                 }
             } catch let forked as SyncRejection
@@ -274,7 +270,7 @@ extension Replica {
             case let status? where status == 408 || status == 429 || status >= 500: .whenReachable
             default: .never
             }
-        case is PeerAttachmentsOverQuota: .never  // until attachments are removed there, or its quota raised
+        case is any AttachmentQuotaEnding: .never  // until attachments are removed, or a quota raised
         case LogError.writerLocked: .whenUnlocked  // the widget's write, or another sync
         case is LogError, is CancellationError: .never
         default: .whenReachable  // refused connections, timeouts, a connection cut mid-transfer

@@ -237,42 +237,41 @@ extension Ledger {
         return false
     }
 
+    /// What this replica and a peer both hold after a sync whose events went both ways: every
+    /// origin as it stands (pulled events came from the peer), but this replica's own chain
+    /// only as far as it was before the sync began (`ownBefore`) — a write during the sync may
+    /// have missed the push, so it counts as not yet sent — and an origin's run the push left
+    /// out (`SyncReport.leftOut`) only up to where the run began.
+    public func heldAfterSync(ownBefore: UInt64, leftOut: LeftOutRun? = nil) -> VersionVector {
+        var held = vector
+        held.sequences[directory.identity.origin] = ownBefore
+        if let run = leftOut { held.sequences[run.origin] = min(held[run.origin], max(run.from, 1) - 1) }
+        return held
+    }
+
     /// Syncs with a configured peer (`sync(with:)` over HTTP, not sending `withholdingBlobs`)
     /// and records how it went in `PeerStatusStore`, for the sync status a person sees.
     public func sync(withPeer peer: Peer, withholdingBlobs: Set<String> = []) async throws -> SyncReport {
         let statuses = PeerStatusStore(directory: directory)
         let started = Date(), ownBefore = vector[directory.identity.origin]
-        // What both hold after a sync whose events went both ways: every origin as it stands
-        // (pulled events came from the peer), but this replica's own chain only as far as it
-        // was before the sync began — a write during the sync may have missed the push, so it
-        // counts as not yet sent.
-        // A run the push left out (`SyncReport.leftOut`) is not held there either.
-        func held(leftOut: LeftOutRun? = nil) -> VersionVector {
-            var held = vector
-            held.sequences[directory.identity.origin] = ownBefore
-            if let run = leftOut { held.sequences[run.origin] = min(held[run.origin], max(run.from, 1) - 1) }
-            return held
-        }
         do {
             let report = try await sync(with: ReplicaClient(baseURL: peer.url, token: peer.token, label: peer.name), withholdingBlobs: withholdingBlobs)
             try? statuses.record(peer.name, at: started) { status in
                 status.lastError = nil
                 status.lastSuccessAt = status.lastAttemptAt
-                (status.pulled, status.pushed, status.vectorAtSuccess) = (report.pulled, report.pushed, held(leftOut: report.leftOut))
+                (status.pulled, status.pushed, status.vectorAtSuccess) = (
+                    report.pulled, report.pushed, heldAfterSync(ownBefore: ownBefore, leftOut: report.leftOut)
+                )
             }
             return report
-        } catch let quota as PeerAttachmentsOverQuota {
-            // The events went both ways; only attachments were refused, for the peer's quota:
-            // said as the peer's, and what it holds counts as sent.
+        } catch let quota as any AttachmentQuotaEnding {
+            // The events went both ways; only attachments stayed, for a quota (the peer's is
+            // said as the peer's): what the peer holds counts as sent.
+            let reason = quota is PeerAttachmentsOverQuota ? "\(peer.name): \(quota)" : "\(quota)"
             try? statuses.record(peer.name, at: started) { status in
-                (status.lastError, status.vectorAtSuccess) = ("\(peer.name): \(quota)", held())
+                (status.lastError, status.vectorAtSuccess) = (reason, heldAfterSync(ownBefore: ownBefore))
             }
             throw quota
-        } catch let full as AttachmentsLeftOverQuota {
-            // The events went both ways; the peer's attachments stayed there for this ledger's
-            // quota (and perhaps ours for the peer's).
-            try? statuses.record(peer.name, at: started) { status in (status.lastError, status.vectorAtSuccess) = ("\(full)", held()) }
-            throw full
         } catch {
             // A refusal names what this replica refused; anything else is the peer's failure,
             // whose words (a decoding error quotes them) are not kept.

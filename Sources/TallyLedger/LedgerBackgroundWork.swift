@@ -86,10 +86,8 @@ public struct LedgerBackgroundWork: Service {
                     if report.pulled + report.pushed > 0 {
                         logger.info("synced", metadata: ["peer.id": "\(peer.name)", "events.pulled": "\(report.pulled)", "events.pushed": "\(report.pushed)"])
                     }
-                case .failure(let error as PeerAttachmentsOverQuota):
-                    logger.warning("sync: the peer refused attachments for its quota", metadata: ["peer.id": "\(peer.name)", "error": "\(error)"])
-                case .failure(let error as AttachmentsLeftOverQuota):
-                    logger.warning("sync: attachments left on the peer for this ledger's quota", metadata: ["peer.id": "\(peer.name)", "error": "\(error)"])
+                case .failure(let error as any AttachmentQuotaEnding):
+                    logger.warning("sync: attachments held back by a quota", metadata: ["peer.id": "\(peer.name)", "error": "\(error)"])
                 case .failure(let error):
                     logger.warning(
                         "sync failed; backing off",
@@ -190,16 +188,10 @@ struct PeerSyncRounds {
             let report = try await ledger.sync(withPeer: peer, withholdingBlobs: refused.withheld())
             (backoff[peer.name], refusedBlobs[peer.name]) = (nil, nil)
             return .success(report)
-        } catch let quota as PeerAttachmentsOverQuota {
+        } catch let quota as any AttachmentQuotaEnding {
             backoff[peer.name] = nil
-            refusedBlobs[peer.name] = refused.after(quota)
+            refusedBlobs[peer.name] = refused.after(quota.peerRefusal)
             return .failure(quota)
-        } catch let full as AttachmentsLeftOverQuota {
-            // This ledger's quota left the peer's blobs there (and perhaps the peer's refused
-            // ours): the events went all the same.
-            backoff[peer.name] = nil
-            refusedBlobs[peer.name] = refused.after(full.peerRefused)
-            return .failure(full)
         } catch {
             let delay = min((backoff[peer.name]?.delay ?? interval) * 2, .seconds(1800))
             backoff[peer.name] = (ContinuousClock.now + delay, delay)

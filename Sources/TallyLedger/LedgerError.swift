@@ -55,10 +55,18 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+/// A sync that ended for an attachment quota — this ledger's or the peer's — after its events
+/// went both ways: not a failure to back off from or retry at once, and what the peer refused
+/// of this replica's blobs is withheld for a while (`RefusedBlobs`).
+public protocol AttachmentQuotaEnding: Error, Sendable {
+    /// The peer's refusal of this replica's blobs, if it refused any.
+    var peerRefusal: PeerAttachmentsOverQuota? { get }
+}
+
 /// A sync left attachments on the peer because keeping them would take this ledger's
 /// attachments past their quota (`LedgerLimits.attachmentBytes`): the events it brought, and
 /// the blobs that fit, were kept, and a later sync fetches the rest once there is room.
-public struct AttachmentsLeftOverQuota: Error, Sendable, CustomStringConvertible {
+public struct AttachmentsLeftOverQuota: AttachmentQuotaEnding, CustomStringConvertible {
     /// The quota, in bytes.
     public let quota: Int
     /// How many blobs were left on the peer.
@@ -70,6 +78,8 @@ public struct AttachmentsLeftOverQuota: Error, Sendable, CustomStringConvertible
     public var peerRefused: PeerAttachmentsOverQuota?
 
     public init(quota: Int, left: Int) { (self.quota, self.left) = (quota, left) }
+
+    public var peerRefusal: PeerAttachmentsOverQuota? { peerRefused }
 
     public var description: String {
         "\(left) attachment(s) were left on the peer: keeping them would take this ledger's attachments past their quota of \(quota) bytes"
@@ -83,7 +93,7 @@ public struct AttachmentsLeftOverQuota: Error, Sendable, CustomStringConvertible
 /// again at the next sync, unless the caller withholds them (`Ledger.sync`'s
 /// `withholdingBlobs`: TallyKit does for an hour, so a phone does not upload a refused photo
 /// at every sync).
-public struct PeerAttachmentsOverQuota: Error, Sendable, CustomStringConvertible {
+public struct PeerAttachmentsOverQuota: AttachmentQuotaEnding, CustomStringConvertible {
     /// The blobs the peer lacks and did not get for its quota: refused now, or withheld.
     public let digests: [String]
     /// How many of them were withheld: not sent again, the peer having refused them lately.
@@ -93,6 +103,7 @@ public struct PeerAttachmentsOverQuota: Error, Sendable, CustomStringConvertible
 
     /// How many blobs the peer did not get.
     public var refused: Int { digests.count }
+    public var peerRefusal: PeerAttachmentsOverQuota? { self }
 
     public var description: String {
         let lately = withheld == 0 ? "" : " (\(withheld) of them refused lately and not sent again yet)"

@@ -155,12 +155,11 @@ struct ReplicationRoutes {
                 throw error
             } catch let error as LogError {
                 throw error
-            } catch let error as AttachmentsLeftOverQuota {
-                try await Self.storeFiles(context)  // the events went both ways, their pins too
-                throw error  // its blobs would pass this ledger's attachment quota: 507
-            } catch let error as PeerAttachmentsOverQuota {
+            } catch let error as any AttachmentQuotaEnding {
+                // The events went both ways, their pins too. 507 when the peer's blobs would pass
+                // this ledger's attachment quota, 502 in words when ours would pass the peer's.
                 try await Self.storeFiles(context)
-                throw error  // ours would pass the peer's: 502 in words
+                throw error
             } catch {
                 // The peer could not be reached or answered nonsense: its failure, not ours. Its
                 // words (a decoding error quotes them) stay out of the answer and the log.

@@ -1,5 +1,4 @@
 import Foundation
-import NIOCore
 import Testing
 import TallyCore
 @testable import TallyKit
@@ -171,10 +170,14 @@ import TallyTestSupport
         // Each sync's first pull shows the fork; the split's pull, next, is cut.
         func cutOnce() -> @Sendable (ReplicaClient) -> any ReplicaTransport {
             let pulls = Counter()
-            return { _ in CutAtThe2ndPull(server: LedgerTransport(peer), pulls: pulls) }
+            let cutAtTheSecond: @Sendable () throws -> Void = {
+                pulls.add(1)
+                if pulls.value == 2 { throw ServerStandIn.ConnectionCut() }
+            }
+            return { _ in ServerStandIn(server: LedgerTransport(peer), beforePull: cutAtTheSecond) }
         }
 
-        await #expect(throws: CutAtThe2ndPull.Cut.self) {
+        await #expect(throws: ServerStandIn.ConnectionCut.self) {
             try await copy.sync(with: home, retry: RetryPolicy(attempts: 1), attachments: .whenAsked, through: cutOnce())
         }
         guard case .offline = try copy.syncStatus(with: home) else {
@@ -202,24 +205,6 @@ import TallyTestSupport
         let split = try copy.replicaID
         try await copy.takeNewIdentity(syncingWith: LedgerTransport(peer), because: claim)  // the app's, seen before
         #expect(try copy.replicaID == split && copy.identityChanges().count == 1)
-    }
-
-    /// A transport whose second pull fails as a cut connection does.
-    struct CutAtThe2ndPull: ReplicaTransport {
-        struct Cut: Error {}
-        let server: LedgerTransport
-        let pulls: Counter
-        var label: String { server.label }
-        func vector() async throws -> VersionVector { try await server.vector() }
-        func fetch(lacking mine: VersionVector, into receive: (ByteBuffer) throws -> Void) async throws {
-            pulls.add(1)
-            if pulls.value == 2 { throw Cut() }
-            try await server.fetch(lacking: mine, into: receive)
-        }
-        func send(_ records: AsyncThrowingStream<ByteBuffer, any Error>) async throws -> SendReport { try await server.send(records) }
-        func fetchBlob(_ digest: String, into receive: (ByteBuffer) throws -> Void) async throws -> Bool { try await server.fetchBlob(digest, into: receive) }
-        func missingBlobs(_ offered: [String]) async throws -> [String] { try await server.missingBlobs(offered) }
-        func sendBlob(_ digest: String, bytes: ByteBuffer) async throws { try await server.sendBlob(digest, bytes: bytes) }
     }
 
     /// An app going to the background gives the lock back; a write under way finishes first.

@@ -1,5 +1,4 @@
 import Foundation
-import NIOCore
 import Synchronization
 import Testing
 @testable import TallyKit
@@ -113,7 +112,7 @@ struct SyncMemoryTests {
         func sync() async throws -> PeerAttachmentsOverQuota? {
             do {
                 try await phone.sync(with: home, retry: RetryPolicy(attempts: 1), attachments: .whenAsked) { _ in
-                    CountingUploads(server: LedgerTransport(server, label: "server"), uploads: uploads)
+                    ServerStandIn(server: LedgerTransport(server, label: "server"), beforeUpload: { uploads.add(1) })
                 }
                 return nil
             } catch let refused as PeerAttachmentsOverQuota { return refused }
@@ -131,21 +130,5 @@ struct SyncMemoryTests {
         try phone.sendRefusedAttachmentsAgain(to: home)
         #expect(try await sync()?.withheld == 0)
         #expect(uploads.value == 2, "sent again when the app asks")
-    }
-
-    /// The server's transport, counting the blobs sent to it.
-    struct CountingUploads: ReplicaTransport {
-        let server: LedgerTransport
-        let uploads: Counter
-        var label: String { server.label }
-        func vector() async throws -> VersionVector { try await server.vector() }
-        func fetch(lacking mine: VersionVector, into receive: (ByteBuffer) throws -> Void) async throws { try await server.fetch(lacking: mine, into: receive) }
-        func send(_ records: AsyncThrowingStream<ByteBuffer, any Error>) async throws -> SendReport { try await server.send(records) }
-        func fetchBlob(_ digest: String, into receive: (ByteBuffer) throws -> Void) async throws -> Bool { try await server.fetchBlob(digest, into: receive) }
-        func missingBlobs(_ offered: [String]) async throws -> [String] { try await server.missingBlobs(offered) }
-        func sendBlob(_ digest: String, bytes: ByteBuffer) async throws {
-            uploads.add(1)
-            try await server.sendBlob(digest, bytes: bytes)
-        }
     }
 }
