@@ -157,6 +157,11 @@ extension ClusterArchive {
             ORDER BY "offset" DESC LIMIT 1
             """, logger: logger
         ).decode((Int64, ByteBuffer, String?).self) {
+            // Checked, not trusted: a row's offset out of the asked range would wrap the sums
+            // the catch-up makes with it.
+            guard offset >= 0, offset < Int64(length) else {
+                throw ClusterRefusal.invalid("an append of '\(ledger)' at offset \(offset) of \(segment), asked for one before \(length)")
+            }
             last = SegmentAppend(segment: segment, offset: Int(offset), bytes: Array(bytes.readableBytesView), nextSegment: next)
         }
         return last

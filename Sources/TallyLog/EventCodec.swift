@@ -98,12 +98,21 @@ public enum EventCodec {
         public var isLocalOnly: Bool
     }
 
+    /// An origin's sequence runs from 1 and counts its events, so it is at most the largest log
+    /// index: a larger one (from a peer, a bundle, an archive, a damaged disk) would wrap the
+    /// `+ 1` that names the next event of its chain.
+    static func checkSequence(_ sequence: UInt64) throws(DecodingError) {
+        guard sequence >= 1 else { throw DecodingError("sequence 0 is not allowed") }
+        guard sequence <= SegmentFormat.maxLogIndex else { throw DecodingError("sequence \(sequence) is past the largest, \(SegmentFormat.maxLogIndex)") }
+    }
+
     /// The routing fields of an encoded event (schema version 1 layout, which later versions keep).
     public static func routing(_ bytes: UnsafeRawBufferPointer) throws(DecodingError) -> Routing {
         var input = ByteReader(bytes)
         _ = try input.varint()
         let origin = ReplicaID(try input.uuid())
         let sequence = try input.varint()
+        try checkSequence(sequence)
         _ = try input.varint()
         _ = try input.varint()
         _ = try input.take(try input.length(max: Limits.maxActorBytes))
@@ -122,7 +131,7 @@ public enum EventCodec {
         }
         let origin = ReplicaID(try input.uuid())
         let sequence = try input.varint()
-        guard sequence >= 1 else { throw DecodingError("sequence 0 is not allowed") }
+        try checkSequence(sequence)
         let millis = try input.varint()
         let counter = try input.varint()
         guard counter <= UInt64(UInt32.max) else { throw DecodingError("clock counter out of range") }

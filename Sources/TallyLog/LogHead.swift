@@ -58,6 +58,7 @@ public struct LogHead: Hashable, Sendable {
         var input = ByteReader(bytes)
         var head = LogHead()
         head.lastIndex = try input.varint()
+        guard head.lastIndex <= SegmentFormat.maxLogIndex else { throw DecodingError("last index past the largest, \(SegmentFormat.maxLogIndex)") }
         let millis = try input.varint()
         let counter = try input.varint()
         guard counter <= UInt64(UInt32.max) else { throw DecodingError("clock counter out of range") }
@@ -66,6 +67,7 @@ public struct LogHead: Hashable, Sendable {
         for _ in 0..<count {
             let origin = ReplicaID(try input.uuid())
             let sequence = try input.varint()
+            try EventCodec.checkSequence(sequence)
             head.chains[origin] = ChainHead(sequence: sequence, hash: EventHash(bytes: try input.take(32)))
         }
         guard input.atEnd else { throw DecodingError("unexpected bytes after the seal summary") }

@@ -130,6 +130,15 @@ public struct LogReader: Sendable {
         var head: LogHead? = checkingSeals ? LogHead() : nil  // what the events read so far add up to
         for (position, name) in names.enumerated() {
             if position + 1 < names.count, let nextFirst = SegmentFormat.firstIndex(fromFileName: names[position + 1]), nextFirst <= fromIndex { continue }
+            // Each segment starts where the one before it ended, as a recovery checks (an empty
+            // one too: a header-only last file named past the end read cleanly, then stopped
+            // every open of the log it was adopted into).
+            if let head, SegmentFormat.firstIndex(fromFileName: name) != head.lastIndex + 1 {
+                throw LogError.corrupt(
+                    segment: name, offset: 0,
+                    reason:
+                        "segment starts at index \(SegmentFormat.firstIndex(fromFileName: name) ?? 0), expected \(head.lastIndex + 1) (a segment is missing)")
+            }
             let scan = try SegmentScanner.scan(path: directory + "/" + name, isLast: position == names.count - 1) { frame in
                 if frame.header.type == .signatures {  // it stands after index firstIndex - 1
                     if frame.header.firstIndex >= fromIndex { try signatures(try SignatureRecord.decodeList(frame.payload), name, frame.offset) }

@@ -323,10 +323,15 @@ enum ByteRange: Equatable {
 /// MultipartKit 4.7.1 looks each byte of a part's header *names* up in a 128-entry table, so a
 /// byte ≥ 0x80 there crashes the whole process (an index out of range; found by schemathesis).
 /// This guard refuses such a byte (400) before the parser sees it, erring on the safe side: it
-/// takes every `--boundary` it finds, anywhere (the parser takes one mid-line in a preamble), as
-/// the start of a header block that runs to the next empty line, and there refuses a byte ≥ 0x80
-/// before a line's first `:`. Header values (UTF-8 file names) and bodies pass as they are; a
-/// body cannot hold its own boundary, so no real upload is refused.
+/// takes every `--boundary` it finds outside a header block, anywhere (the parser takes one
+/// mid-line in a preamble), as the start of a header block that runs to the next empty line,
+/// and there refuses a byte ≥ 0x80 before a line's first `:`. Header values (UTF-8 file names)
+/// and bodies pass as they are; a body cannot hold its own boundary, so no real upload is refused.
+///
+/// Inside a header block a `--boundary` is text, as the parser reads it (`-` and letters are
+/// name bytes): taking it for a new block there started the guard's line after the parser's,
+/// past the name the parser was still reading, and let its next byte through (found by review:
+/// `--B\r\n--B` then 0x80 killed the process).
 ///
 /// It also bounds a header block's size (`maxHeaderLine`, `maxHeaderBlock`): MultipartKit
 /// copies the header it is reading at every piece of body that arrives, so a 40 MiB header
@@ -364,14 +369,15 @@ struct MultipartHeaderGuard {
 
     mutating func check(_ bytes: some Sequence<UInt8>) throws {
         for byte in bytes {
-            while matched > 0, byte != delimiter[matched] { matched = fallback[matched - 1] }
-            if byte == delimiter[matched] { matched += 1 }
-            if matched == delimiter.count {
-                matched = fallback[matched - 1]
-                (inHeaders, beforeColon, lineLength, blockLength, afterCR) = (true, false, 1, 0, false)  // the rest of the delimiter line is not a header
+            guard inHeaders else {
+                while matched > 0, byte != delimiter[matched] { matched = fallback[matched - 1] }
+                if byte == delimiter[matched] { matched += 1 }
+                if matched == delimiter.count {
+                    matched = 0  // matched again only once the header block has ended
+                    (inHeaders, beforeColon, lineLength, blockLength, afterCR) = (true, false, 1, 0, false)  // the rest of the delimiter line is not a header
+                }
                 continue
             }
-            guard inHeaders else { continue }
             blockLength += 1
             guard lineLength <= Self.maxHeaderLine, blockLength <= Self.maxHeaderBlock else {
                 throw APIError(

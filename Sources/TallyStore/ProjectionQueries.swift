@@ -190,13 +190,18 @@ public enum ProjectionQueries {
         for category in all { children[category.parentId.flatMap { ids.contains($0) ? $0 : nil }, default: []].append(category) }
         var result: [(CategoryRow, Int)] = []
         var visited: Set<String> = []
-        func visit(_ parent: String?, _ depth: Int) {
-            for category in children[parent] ?? [] where visited.insert(category.id).inserted {
-                result.append((category, depth))
-                visit(category.id, depth + 1)
+        // Depth-first with a stack of its own, not by recursion: nothing bounds how deep a
+        // chain of parents goes (a member's push, or a peer's events), and a thread's stack does.
+        var open: [(rest: ArraySlice<CategoryRow>, depth: Int)] = [((children[nil] ?? [])[...], 0)]
+        while let depth = open.last?.depth {
+            guard let category = open[open.count - 1].rest.popFirst() else {
+                open.removeLast()
+                continue
             }
+            guard visited.insert(category.id).inserted else { continue }
+            result.append((category, depth))
+            open.append(((children[category.id] ?? [])[...], depth + 1))
         }
-        visit(nil, 0)
         // Categories caught in a cycle (possible only through concurrent remote edits) still show.
         for category in all where !visited.contains(category.id) { result.append((category, 0)) }
         return result

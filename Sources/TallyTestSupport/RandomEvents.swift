@@ -54,7 +54,8 @@ public enum RandomEvents {
         var hashBytes = [UInt8](repeating: 0, count: 32)
         for index in hashBytes.indices { hashBytes[index] = UInt8.random(in: 0...255, using: &rng) }
         return Event(
-            origin: ReplicaID(uuid(&rng)), sequence: UInt64.random(in: 1...UInt64.max, using: &rng),
+            // Sequences up to SegmentFormat.maxLogIndex, the largest a decoder takes.
+            origin: ReplicaID(uuid(&rng)), sequence: UInt64.random(in: 1...(1 << 62), using: &rng),
             timestamp: HybridTimestamp(millis: UInt64.random(in: 0...UInt64.max, using: &rng), counter: UInt32.random(in: 0...UInt32.max, using: &rng)),
             actor: text(&rng, maxLength: 30), isLocalOnly: Bool.random(using: &rng),
             entityType: EntityType.allCases.randomElement(using: &rng)!,

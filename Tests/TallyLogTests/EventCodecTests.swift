@@ -160,4 +160,26 @@ import TallyTestSupport
         dateBytes.replaceSubrange(offsetAt..<offsetAt + 1, with: [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01])
         #expect(throws: (any Error).self) { try EventCodec.decode(dateBytes) }
     }
+
+    /// An origin's sequence counts its events, so none is past the largest log index: a larger
+    /// one (a peer's, a bundle's, a damaged disk's) is refused where it is decoded — in an event,
+    /// its routing fields, and a seal's chains. Found by review: a frame of two events of one
+    /// origin, the first at sequence UInt64.max, trapped the verifier and a recovery at the
+    /// `+ 1` that names the next event of the chain.
+    @Test func aSequencePastTheLargestLogIndexIsRefusedWhereverItIsDecoded() throws {
+        for (sequence, decodes) in [(SegmentFormat.maxLogIndex, true), (SegmentFormat.maxLogIndex + 1, false), (UInt64.max, false)] {
+            let event = Event(
+                origin: .random(), sequence: sequence, timestamp: .zero, actor: "a", entityType: .todo, entityID: .uuid(UUID()),
+                operation: .delete, properties: [:], previousHash: .zero)
+            let bytes = EventCodec.encode(event)
+            #expect(((try? EventCodec.decode(bytes)) != nil) == decodes, "sequence \(sequence)")
+            #expect(((try? bytes.withUnsafeBytes { try EventCodec.routing($0) }) != nil) == decodes, "sequence \(sequence)")
+            var head = LogHead()
+            head.advance(past: event, hash: EventCodec.hash(bytes))
+            #expect(((try? head.encoded().withUnsafeBytes { try LogHead.decode($0) }) != nil) == decodes, "sequence \(sequence)")
+        }
+        var beyond = LogHead()
+        beyond.lastIndex = SegmentFormat.maxLogIndex + 1
+        #expect(throws: DecodingError.self) { try beyond.encoded().withUnsafeBytes { try LogHead.decode($0) } }
+    }
 }

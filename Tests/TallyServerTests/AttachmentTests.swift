@@ -154,6 +154,10 @@ import TallyTestSupport
             // guard took them for the block's end, MultipartKit for a value's text and a new
             // header whose name began with 0x80: it read past its name table and trapped.
             hostile.append((typed, text("--\(boundary)\r\nX: a\n\r\n") + [0x80] + text(": v\r\n\r\nz\r\n--\(boundary)--\r\n")))
+            // Found by review: a delimiter inside a header name (the guard took it for a new
+            // block, MultipartKit for the name's text) and then 0x80 — the same trap.
+            hostile.append((typed, text("--\(boundary)\r\n--\(boundary)") + [0x80]))
+            hostile.append((typed, text("--\(boundary)\r\nX: --\(boundary)\r\n--\(boundary)") + [0x80] + text(": v\r\n\r\nz\r\n--\(boundary)--\r\n")))
             for (type, payload) in hostile {
                 let refused = try await client.execute(
                     uri: "/v1/attachments", method: .post,
@@ -169,10 +173,12 @@ import TallyTestSupport
     /// The header guard's promise, as a property: whatever part headers it lets through,
     /// MultipartKit's parser reads without trapping (it indexes a 128-entry table by each byte
     /// of a header's name). Random header blocks of the bytes that matter — letters, colons,
-    /// blanks, CR, LF, bytes ≥ 0x80 — fed in random pieces; a trap here kills the test run.
+    /// blanks, CR, LF, the delimiter, bytes ≥ 0x80 — fed in random pieces; a trap here kills
+    /// the test run.
     @Test func whatTheHeaderGuardLetsThroughNeverTrapsTheParser() throws {
         var random = SplitMix64(seed: 29)
-        let pieces: [[UInt8]] = ["X-a", ": ", "v", "\r\n", "\r\n", "\r", "\n", "\n\r\n", " ", ":"].map { Array($0.utf8) } + [[0x80], [0xFF], [0xC3, 0xA9]]
+        let pieces: [[UInt8]] =
+            ["X-a", ": ", "v", "\r\n", "\r\n", "\r", "\n", "\n\r\n", " ", ":", "--B", "-"].map { Array($0.utf8) } + [[0x80], [0xFF], [0xC3, 0xA9]]
         var passed = 0
         for _ in 0..<20_000 {
             let header = (0..<Int.random(in: 1...12, using: &random)).flatMap { _ in pieces.randomElement(using: &random)! }

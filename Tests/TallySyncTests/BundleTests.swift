@@ -34,6 +34,16 @@ import TallyTestSupport
             writer.close()
         }
 
+        /// `count` expenses written one at a time into the source, in segments of 2 KiB (a
+        /// bundle of several files, all sealed but the last).
+        func writeInSmallSegments(_ count: Int) throws {
+            var small = LogConfiguration()
+            small.segmentSizeLimit = 2_048
+            let writer = try source.openWriter(configuration: small)
+            defer { writer.close() }
+            for index in 0..<count { try writer.append([SampleEvents.expenseCreate(amount: Int64(index + 1))]) }
+        }
+
         func export(for vector: VersionVector? = nil) throws -> SegmentBundle.Manifest {
             try SegmentBundle.export(source, to: bundle, for: vector)
         }
@@ -137,11 +147,7 @@ import TallyTestSupport
     @Test func anEmptyReplicaAdoptsTheBundlesSegmentFiles() throws {
         for targetEvents in [0, 3] {
             let pair = try Pair(events: 0, targetEvents: targetEvents)
-            var small = LogConfiguration()
-            small.segmentSizeLimit = 2_048
-            let writer = try pair.source.openWriter(configuration: small)
-            for index in 0..<120 { try writer.append([SampleEvents.expenseCreate(amount: Int64(index + 1))]) }
-            writer.close()
+            try pair.writeInSmallSegments(120)
             let manifest = try pair.export()
             #expect(manifest.files.count > 3, "the bundle spans several segments")
 
@@ -187,11 +193,7 @@ import TallyTestSupport
     /// otherwise take the seal's word for the chains.
     @Test func aForgedSealIsRejected() throws {
         let pair = try Pair(events: 0)
-        var small = LogConfiguration()
-        small.segmentSizeLimit = 2_048
-        let writer = try pair.source.openWriter(configuration: small)
-        for index in 0..<40 { try writer.append([SampleEvents.expenseCreate(amount: Int64(index + 1))]) }
-        writer.close()
+        try pair.writeInSmallSegments(40)
         _ = try pair.export()
         let first = pair.bundle + "/" + SegmentFormat.fileName(firstIndex: 1)
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: first)))
@@ -211,6 +213,31 @@ import TallyTestSupport
         try Data(bytes).write(to: URL(fileURLWithPath: first))
         try refreshManifest(pair.bundle)
         try pair.expectRejected("seal summary does not match")
+    }
+
+    /// Each segment of a bundle starts where the one before it ended, an empty last one too.
+    /// Found by review: a header-only last segment named past the end read cleanly, was adopted
+    /// into a new replica's empty log, and every open of that log failed after it.
+    @Test func aHeaderOnlyLastSegmentNamedPastTheEndIsRejected() throws {
+        let pair = try Pair(events: 0)
+        try pair.writeInSmallSegments(40)
+        var manifest = try pair.export()
+        try #require(manifest.files.count > 2)
+        // The bundle as a forger makes it: its sealed segments, then a header-only file whose
+        // name (and header) skip eight indexes.
+        let open = manifest.files.removeLast().name
+        try FileManager.default.removeItem(atPath: pair.bundle + "/" + open)
+        let next = try #require(SegmentFormat.firstIndex(fromFileName: open))
+        let pastTheEnd = SegmentFormat.fileName(firstIndex: next + 8)
+        try Data(SegmentFormat.fileHeader(firstIndex: next + 8)).write(to: URL(fileURLWithPath: pair.bundle + "/" + pastTheEnd))
+        manifest.files.append(.init(name: pastTheEnd, bytes: 0, sha256: ""))
+        manifest.events = Int(next - 1)
+        try JSONEncoder().encode(manifest).write(to: URL(fileURLWithPath: pair.bundle + "/manifest.json"))
+        try refreshManifest(pair.bundle)
+        try pair.expectRejected("segment starts at index \(next + 8), expected \(next)")
+        let reopened = try pair.target.openWriter()
+        #expect(reopened.head.lastIndex == 0, "the replica still opens, empty")
+        reopened.close()
     }
 
     /// A crash while adopting leaves the staged copies behind; the next writer removes them.
