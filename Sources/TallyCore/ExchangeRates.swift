@@ -29,14 +29,27 @@ public struct ExchangeRates: Sendable {
     /// How many `to` one `from` is on `day` (a local day number), or nil if no rate says.
     public func rate(from: String, to: String, onDay day: Int64) -> Decimal? {
         if from == to { return 1 }
-        let direct = quotes[from + ">" + to]?.last { $0.day <= day }
-        let inverse = quotes[to + ">" + from]?.last { $0.day <= day }
+        let direct = Self.latest(of: quotes[from + ">" + to], onOrBefore: day)
+        let inverse = Self.latest(of: quotes[to + ">" + from], onOrBefore: day)
         switch (direct, inverse) {
         case let (direct?, inverse?): return direct.day >= inverse.day ? direct.rate : 1 / inverse.rate
         case let (direct?, nil): return direct.rate
         case let (nil, inverse?): return 1 / inverse.rate
         case (nil, nil): return nil
         }
+    }
+
+    /// The last of `sorted` (by day, then id) on or before `day`, found by halving: a summary
+    /// converts every expense of its month, and walking back over each later quote made one
+    /// of 200,000 expenses against 50,000 quotes dated ahead take half a minute (found by review).
+    static func latest(of sorted: [Quote]?, onOrBefore day: Int64) -> Quote? {
+        guard let sorted else { return nil }
+        var (low, high) = (0, sorted.count)  // the first quote after `day` is at `low` once they meet
+        while low < high {
+            let middle = low + (high - low) / 2
+            if sorted[middle].day <= day { low = middle + 1 } else { high = middle }
+        }
+        return low > 0 ? sorted[low - 1] : nil
     }
 
     /// `minor` units of `from` in minor units of `to` on `day`, rounded half away from zero;

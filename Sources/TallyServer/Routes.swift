@@ -84,7 +84,8 @@ public func buildHostedRouter(_ ledgers: HostedLedgers, metrics: Metrics) -> Rou
 }
 
 /// A router with the middleware every request passes, in order: metrics, errors as JSON, a
-/// query or transfer coding no route could read as sent refused, the caller's token (checked against the named ledger's tokens), the ledger leased, and
+/// query or transfer coding no route could read as sent refused, the caller's token (checked against the named ledger's tokens), the ledger leased,
+/// a large or streamed answer's writes timed, and
 /// 405 for a method a path does not serve (from `routes`, filled once every route is added).
 private func baseRouter(_ registry: some LedgerRegistry, metrics: Metrics, cluster: ClusterMiddleware? = nil) -> (Router<TallyRequestContext>, RouteTable) {
     let router = Router(context: TallyRequestContext.self, options: .autoGenerateHeadEndpoints)
@@ -99,6 +100,7 @@ private func baseRouter(_ registry: some LedgerRegistry, metrics: Metrics, clust
     // no ledger is opened for it.
     router.add(middleware: AuthMiddleware(registry: registry))
     router.add(middleware: LedgerMiddleware(registry: registry))
+    router.add(middleware: StalledAnswerMiddleware())  // after the ledger: its body timeout is the deadline
     let routes = RouteTable()
     router.add(middleware: MethodMiddleware(routes: routes))
     return (router, routes)

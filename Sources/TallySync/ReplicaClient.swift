@@ -249,10 +249,17 @@ public func recordStream(
         do {
             let run = try EventRecords.missing(from: directory, for: vector, limits: limits) { chunk, count in
                 sent.add(count)
+                // While the consumer is behind: waits a little longer each time (2 ms, up to a
+                // tenth of a second), the buffer made once — a client that stopped reading cost
+                // a copy of a MiB every 2 ms until its connection was closed.
+                let buffer = ByteBuffer(bytes: chunk)
+                var pause = 0.002
                 while true {
-                    switch continuation.yield(ByteBuffer(bytes: chunk)) {
+                    switch continuation.yield(buffer) {
                     case .enqueued: return
-                    case .dropped: Thread.sleep(forTimeInterval: 0.002)
+                    case .dropped:
+                        Thread.sleep(forTimeInterval: pause)
+                        pause = min(pause * 2, 0.1)
                     case .terminated: throw CancellationError()
                     @unknown default: return
                     }

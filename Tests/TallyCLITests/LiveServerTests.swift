@@ -180,8 +180,11 @@ final class Acknowledged: @unchecked Sendable {
 /// writes from answering nor stay open past the idle timeout.
 @Suite struct SlowClientTests {
     /// A TCP connection to 127.0.0.1:`port` that has sent `text`; -1 if it could not connect.
-    static func halfSentRequest(port: Int, _ text: String) -> Int32 {
+    static func halfSentRequest(port: Int, _ text: String, receiveBuffer: Int32? = nil) -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var bytes = receiveBuffer {  // before connecting: the window offered is this small from the start
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -494,6 +497,29 @@ final class Acknowledged: @unchecked Sendable {
         try await Task.sleep(for: .seconds(3))
         // Closed by the server while nobody read: what is buffered drains, then the end.
         #expect(Self.isClosedByPeer(fd), "the stalled feed outlived its token's revocation")
+    }
+
+    /// A pull whose client stopped reading is closed once a write has waited the body
+    /// timeout (`StalledAnswerMiddleware`). Found by review: it held its connection, and the
+    /// thread reading the log for it, for good — that thread copying a MiB every 2 ms — as
+    /// Hummingbird's idle timeout does not run while an answer is written.
+    @Test func aStalledPullIsClosed() async throws {
+        let replica = try CLIReplica()
+        _ = try replica.debug(["bulk-load", "--count", "80000"])  // ~10 MB of records: more than the socket buffers and the stream's
+        let token = try replica.ok(["token", "create", "--name", "peer", "--scope", "replicate"])
+        let server = try LiveServer(replica, options: ["--idle-timeout", "2"])
+        defer { server.kill(SIGTERM) }
+        let body = #"{"origins":{}}"#
+        let fd = Self.halfSentRequest(
+            port: server.port,
+            "POST /v1/replication/pull HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)",
+            receiveBuffer: 4_096  // small, so the answer (~10 MB) waits on the server's writes
+        )
+        #expect(fd >= 0)
+        defer { close(fd) }
+        try await Task.sleep(for: .seconds(6))
+        // Closed by the server while nobody read: what is buffered drains, then the end.
+        #expect(Self.isClosedByPeer(fd), "the stalled pull outlived the body timeout")
     }
 
     /// Beyond --max-connections, new connections are closed as they arrive; once those held

@@ -26,6 +26,39 @@ import TallyTestSupport
         }
     }
 
+    /// The plan kept in heaps is the plan of its first form, which sorted both sides again
+    /// after every transfer (n² log n): the same transfers in the same order, ties by name —
+    /// balances drawn from a few values, so ties are common.
+    @Test func thePlanIsTheOneSortingAfterEveryTransferMade() async {
+        func sortingEveryTime(_ balances: [String: Int64]) -> [(from: String, to: String, amount: Int64)] {
+            var debtors = balances.filter { $0.value < 0 }.map { (name: $0.key, left: -$0.value) }
+            var creditors = balances.filter { $0.value > 0 }.map { (name: $0.key, left: $0.value) }
+            var transfers: [(from: String, to: String, amount: Int64)] = []
+            func order(_ a: (name: String, left: Int64), _ b: (name: String, left: Int64)) -> Bool { (a.left, b.name) > (b.left, a.name) }
+            while !debtors.isEmpty, !creditors.isEmpty {
+                debtors.sort(by: order)
+                creditors.sort(by: order)
+                let amount = min(debtors[0].left, creditors[0].left)
+                transfers.append((debtors[0].name, creditors[0].name, amount))
+                debtors[0].left -= amount
+                creditors[0].left -= amount
+                debtors.removeAll { $0.left == 0 }
+                creditors.removeAll { $0.left == 0 }
+            }
+            return transfers
+        }
+        await propertyCheck(count: 300, input: Gen.uint64(in: 0...UInt64.max)) { seed in
+            var rng = SplitMix64(seed: seed)
+            let people = (0..<Int.random(in: 1...40, using: &rng)).map { "p\($0)" }
+            var balances: [String: Int64] = [:]
+            for person in people.dropLast() { balances[person] = [-30, -20, -10, 0, 10, 20, 30].randomElement(using: &rng)! }
+            balances[people.last!] = -balances.values.reduce(0, +)
+            let expected = sortingEveryTime(balances)
+            let plan = SettleUp.plan(balances)
+            #expect(plan.map { "\($0.from)>\($0.to):\($0.amount)" } == expected.map { "\($0.from)>\($0.to):\($0.amount)" }, "seed \(seed)")
+        }
+    }
+
     @Test func partsAddUpToTheExpense() async {
         await propertyCheck(count: 300, input: Gen.uint64(in: 0...UInt64.max)) { seed in
             var rng = SplitMix64(seed: seed)
