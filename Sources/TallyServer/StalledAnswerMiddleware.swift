@@ -19,6 +19,9 @@ struct StalledAnswerMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
         guard (response.body.contentLength ?? .max) > Self.watchedFrom else { return response }
+        // A change feed guards its own writes (and its token's revocation): no second watcher
+        // for each of its thousands of streams.
+        guard response.headers[.contentType] != ChangeFeed.headers[.contentType] else { return response }
         let deadline = (try? context.service())?.bodyTimeout ?? Self.defaultDeadline
         let (body, channel) = (response.body, context.channel)
         response.body = ResponseBody(contentLength: body.contentLength) { writer in
