@@ -86,12 +86,20 @@ struct SessionRoutes {
             // A ledger that does not exist answers as a wrong password does, after as long (the
             // same bcrypt work): a stranger cannot tell which households there are.
             let (credentials, cost) = (context.credentials, context.passwordCost)
-            let session = try await BlockingThreads.run { () -> MemberStore.NewSession? in
-                guard let credentials else {
-                    MemberStore.checkDecoy(password, cost: cost)
-                    return nil
+            let session: MemberStore.NewSession?
+            do {
+                session = try await PasswordCheckTurns.shared.run {
+                    try await BlockingThreads.run { () -> MemberStore.NewSession? in
+                        guard let credentials else {
+                            MemberStore.checkDecoy(password, cost: cost)
+                            return nil
+                        }
+                        return try credentials.members.signIn(name, password: password)
+                    }
                 }
-                return try credentials.members.signIn(name, password: password)
+            } catch let busy as APIError where busy.status == .serviceUnavailable {
+                throttle.withdrawn(keys)  // not checked: neither a failure nor a success
+                throw busy
             }
             guard let credentials, let session else {
                 throttle.failed(keys)

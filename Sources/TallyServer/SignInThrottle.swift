@@ -75,6 +75,19 @@ public final class SignInThrottle: Sendable {
         return over < 0 ? .zero : min(.seconds(1 << min(over, 12)), maxLockout)
     }
 
+    /// The try of `keys` was never checked (no turn for its password's check): taken back, as
+    /// if never made — not a failure, and no success that clears an account's count. The try
+    /// was allowed, so nothing was locked before it.
+    public func withdrawn(_ keys: [String], now: ContinuousClock.Instant = .now) {
+        failures.withLock { failures in
+            for key in keys {
+                guard var entry = failures[key] else { continue }
+                (entry.count, entry.lockedUntil) = (entry.count - 1, now)
+                failures[key] = entry.count > 0 ? entry : nil
+            }
+        }
+    }
+
     /// The try of `keys` succeeded: an account's count is cleared, an address's try taken back.
     public func succeeded(_ keys: [String]) {
         failures.withLock { failures in

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import Synchronization
 import Testing
 import TallyCore
 import TallyLedger
@@ -193,6 +194,49 @@ import TallyTestSupport
         #expect(allowed == 5, "five tries, then the account waits")
         throttle.succeeded(keys)
         #expect(throttle.attempt(["account:/v1/kim"]) == nil, "a success clears the account")
+    }
+
+    /// Sign-ins take turns at their password's check: never more than `atOnce` at a time,
+    /// every waiting one runs in its turn, and one past `maxWaiting` is refused at once (503)
+    /// — a member signing in in a loop kept both cores hashing (found by review). A sign-in
+    /// refused for a turn is taken back from the throttle: neither a failure nor a success.
+    @Test func signInsTakeTurnsAtTheirPasswordsCheck() async throws {
+        final class Seen: Sendable {
+            let checks = Mutex((running: 0, most: 0, done: 0, refused: 0))
+        }
+        let (turns, seen) = (PasswordCheckTurns(atOnce: 1, maxWaiting: 8), Seen())
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<20 {
+                group.addTask {
+                    do {
+                        try await turns.run {
+                            seen.checks.withLock {
+                                $0.running += 1; $0.most = max($0.most, $0.running)
+                            }
+                            try await Task.sleep(for: .milliseconds(200))  // long beside the tasks' start
+                            seen.checks.withLock {
+                                $0.running -= 1; $0.done += 1
+                            }
+                        }
+                    } catch let busy as APIError {
+                        #expect(busy.status == .serviceUnavailable && busy.retryAfter != nil)
+                        seen.checks.withLock { $0.refused += 1 }
+                    } catch { Issue.record("\(error)") }
+                }
+            }
+        }
+        let checks = seen.checks.withLock { $0 }
+        #expect(checks.most == 1, "one check at a time")
+        #expect(checks.refused >= 20 - 1 - 8, "past the one running and the eight waiting, refused: \(checks.refused)")
+        #expect(checks.done + checks.refused == 20, "every other one ran in its turn")
+        #expect(try await turns.run { 7 } == 7, "the turns are free again")
+
+        let throttle = SignInThrottle()
+        let keys = ["account:/v1/kim", "address:10.0.0.1"]
+        for _ in 0..<4 { #expect(throttle.attempt(keys) == nil) }
+        throttle.withdrawn(keys)
+        #expect(throttle.attempt(keys) == nil && throttle.attempt(keys) == nil, "the withdrawn try left a fifth free")
+        #expect(throttle.attempt(keys) != nil, "then the account waits, as before")
     }
 
     /// Found by review: the decoy hash was made anew at every sign-in of an unknown name (a
