@@ -25,10 +25,27 @@ extension LedgerViews {
     /// stamps are held to `HybridClock`'s bound on clocks ahead.)
     /// Nil when no event set them (the views' days now stand for every month).
     public func cardSchedule(of id: String) throws -> CardSchedule? {
+        try cardSchedules(of: [id])[id]
+    }
+
+    /// `cardSchedule` of each card of `ids`, their history read in one pass over the segments
+    /// that hold any of it.
+    func cardSchedules(of ids: [String]) throws -> [String: CardSchedule] {
         // Only what the views show: an event appended but not yet projected is not in them either.
-        let shown = try projectedIndex()
-        let events = try audit(EntityID(parsing: id)).events.filter { $0.index <= shown }.map(\.event)
-            .sorted { WriteStamp(timestamp: $0.timestamp, origin: $0.origin) < WriteStamp(timestamp: $1.timestamp, origin: $1.origin) }
+        let shown = min(try projectedIndex(), asOfIndex ?? .max)
+        let entities = Dictionary(ids.map { (EntityID(parsing: $0), $0) }, uniquingKeysWith: { first, _ in first })
+        let histories = try AuditIndex(directory).events(of: Set(entities.keys))
+        var schedules: [String: CardSchedule] = [:]
+        for (entity, id) in entities {
+            let events = (histories[entity] ?? []).filter { $0.index <= shown }.map(\.event)
+            schedules[id] = Self.cardSchedule(from: events)
+        }
+        return schedules
+    }
+
+    /// A card's schedule from the events of its history.
+    private static func cardSchedule(from history: [Event]) -> CardSchedule? {
+        let events = history.sorted { WriteStamp(timestamp: $0.timestamp, origin: $0.origin) < WriteStamp(timestamp: $1.timestamp, origin: $1.origin) }
         var (closing, payment): (Int?, Int?) = (nil, nil)
         func day(_ value: PropertyValue) -> Int? { if case .int(let number) = value { Int(exactly: number) } else { nil } }
         var changes: [CardSchedule.Change] = []

@@ -118,7 +118,7 @@ public struct LedgerViews: Sendable {
         let month = try ExpenseQuery.month(month)
         if let category, UUID(uuidString: category) == nil { throw ValidationError(field: "category", "must be a category id (a UUID)") }
         var schedules: [String: CardSchedule] = [:]
-        if byBill { for id in try store.cardIDs() { schedules[id] = try cardSchedule(of: id) } }
+        if byBill { schedules = try cardSchedules(of: try store.cardIDs()) }
         guard let summary = try store.summary(month: month, category: category?.lowercased(), byBill: byBill, schedules: schedules) else {
             throw ValidationError(field: "category", "no category \(category ?? "")", kind: .notFound)
         }

@@ -29,17 +29,28 @@ public struct AuditIndex: Sendable {
 
     /// Every event of entity `id`, in log order.
     public func events(of id: EntityID) throws -> [LoggedEvent] {
+        try events(of: [id])[id] ?? []
+    }
+
+    /// Every event of each entity of `ids`, in log order, each segment that holds any of them
+    /// read once (the card schedules of a summary by bill asked for each card apart, and 1,000
+    /// cards in one segment read it 1,000 times: minutes of a request, found by review).
+    public func events(of ids: Set<EntityID>) throws -> [EntityID: [LoggedEvent]] {
+        guard !ids.isEmpty else { return [:] }
         let queue = try open()
-        let segments = try queue.write { db -> [Int64] in
+        let segments = try queue.write { db -> Set<Int64> in
             try catchUp(db)
-            return try Int64.fetchAll(db, sql: "SELECT segment FROM entity_segments WHERE entity = ? ORDER BY segment", arguments: [id.description])
+            var segments: Set<Int64> = []
+            let statement = try db.cachedStatement(sql: "SELECT segment FROM entity_segments WHERE entity = ?")
+            for id in ids { segments.formUnion(try Int64.fetchAll(statement, arguments: [id.description])) }
+            return segments
         }
-        var events: [LoggedEvent] = []
-        for first in segments {
+        var events: [EntityID: [LoggedEvent]] = [:]
+        for first in segments.sorted() {
             let name = SegmentFormat.fileName(firstIndex: UInt64(first))
             try reader.forEachEvent(from: UInt64(first)) { logged in
                 guard logged.segment == name else { return false }
-                if logged.event.entityID == id { events.append(logged) }
+                if ids.contains(logged.event.entityID) { events[logged.event.entityID, default: []].append(logged) }
                 return true
             }
         }

@@ -23,6 +23,31 @@ import TallyTestSupport
         }
     }
 
+    /// Several entities' histories at once (a summary by bill asks for every card's) are each
+    /// the one a full scan finds, read in one pass over the segments that hold any of them.
+    @Test func severalEntitiesHistoriesAreReadInOnePass() throws {
+        let directory = try DataDirectory.create(path: folder.file("several"), name: "several")
+        var configuration = LogConfiguration()
+        configuration.segmentSizeLimit = 4_096
+        let writer = try directory.openWriter(configuration: configuration)
+        defer { writer.close() }
+        let ids = (0..<5).map { _ in UUID() }
+        for round in 0..<40 {
+            try writer.append([SampleEvents.expenseCreate()])
+            let id = ids[round % ids.count]
+            try writer.append([
+                round < ids.count
+                    ? SampleEvents.expenseCreate(id: id)
+                    : EventDraft(entityType: .expense, entityID: .uuid(id), operation: .update, properties: [.amount: .int(Int64(round))], actor: "t")
+            ])
+        }
+        let asked = Set(ids.prefix(4).map { EntityID.uuid($0) } + [EntityID.uuid(UUID())])  // one with no history
+        let histories = try AuditIndex(directory).events(of: asked)
+        #expect(Set(histories.keys) == Set(ids.prefix(4).map { EntityID.uuid($0) }), "only those with a history, and only those asked")
+        for id in asked { #expect((histories[id] ?? []).map(\.index) == (try fullScan(directory, id)), "\(id)") }
+        #expect(try directory.reader.segmentNames().count > 3)
+    }
+
     @Test func anAuditReadsOnlyTheSegmentsHoldingTheEntityAndIndexesNewEventsIncrementally() throws {
         let directory = try DataDirectory.create(path: folder.file("r"), name: "r")
         var configuration = LogConfiguration()
