@@ -4,7 +4,7 @@
 // Route: #/categories
 
 import { api } from "./api.js";
-import { clearErrors, deleteButton, field, h, replace, showError } from "./dom.js";
+import { clearErrors, deleteButton, field, h, maxNesting, replace, showError } from "./dom.js";
 import { t } from "./i18n.js";
 import { categoryOptions } from "./expenses.js";
 
@@ -18,20 +18,13 @@ export async function render(main, { session, announce, stillShown }) {
     const { items, merged } = await api("/v1/categories");
     if (!stillShown()) return;
     const byId = new Map(items.map((c) => [c.id, c]));
-    const children = new Map();
-    for (const c of items) children.set(c.parentId ?? null, [...(children.get(c.parentId ?? null) ?? []), c]);
-    const branch = (parent) => {
-      const list = children.get(parent) ?? [];
-      return list.length ? h("ul", { class: parent ? "subtree" : "tree card", "aria-label": parent ? null : t("categories") },
-        list.map((c) => categoryItem(c, items, branch(c.id)))) : null;
-    };
     const open = Boolean(main.querySelector("details.adder")?.open);
     replace(main,
       h("h1", {}, t("categories")),
       session.canWrite
         ? h("details", { class: "card adder", open }, h("summary", {}, `+ ${t("addCategory")}`), adder ??= addForm())
         : h("p", { class: "muted" }, session.readOnlyNote),
-      items.length ? branch(null) : h("p", { class: "card muted" }, t("noCategories")),
+      items.length ? tree(items) : h("p", { class: "card muted" }, t("noCategories")),
       h("section", { class: "card", "aria-labelledby": "merged" },
         h("h2", { id: "merged" }, t("merged")),
         merged.length
@@ -67,17 +60,37 @@ export async function render(main, { session, announce, stillShown }) {
     return form;
   }
 
-  function categoryItem(category, items, subtree) {
+  // The tree as nested lists, from the server's order (each category, then those under it,
+  // depth first) and depths: built with a stack, not by recursion, and nested at most
+  // `maxNesting` deep — deeper ones are listed, in order, at the deepest level shown. Nothing
+  // bounds how deep a chain of categories goes (a member's writes, a peer's events): a chain
+  // 2,500 deep overflowed the call stack, and at 1,500 the layout killed the tab (found by
+  // review). Categories caught in a cycle by concurrent moves come last, at the top level.
+  function tree(items) {
+    const top = h("ul", { class: "tree card", "aria-label": t("categories") });
+    const lists = [top];  // lists[k]: where an item at level k goes (lists[k] is inside last[k - 1])
+    const last = [];      // last[k]: the item put at level k last
+    for (const category of items) {
+      const level = Math.min(category.depth, maxNesting, last.length);
+      lists.length = Math.min(lists.length, level + 1);
+      if (!lists[level]) last[level - 1].append(lists[level] = h("ul", { class: "subtree" }));
+      lists[level].append(last[level] = categoryItem(category, items));
+      last.length = level + 1;
+    }
+    return top;
+  }
+
+  function categoryItem(category, items) {
     const label = h("span", { class: "category-name" }, `${category.icon ? category.icon + " " : ""}${category.name}`,
       category.kind === "income" ? h("span", { class: "badge" }, t("incomeKind")) : null);
-    if (!session.canWrite) return h("li", {}, h("div", { class: "category" }, label), subtree);
-    if (editing === category.id) return h("li", {}, editor ??= editForm(category, items), subtree);
+    if (!session.canWrite) return h("li", {}, h("div", { class: "category" }, label));
+    if (editing === category.id) return h("li", {}, editor ??= editForm(category, items));
     return h("li", {}, h("div", { class: "category" }, label,
       h("span", { class: "item-actions" },
         h("button", { type: "button", class: "quiet", id: `edit-${category.id}`, "aria-label": `${t("rename")}: ${category.name}`,
           onclick: () => { closeEditor(); editing = category.id; draw(); } }, t("rename")),
         deleteButton(category.name, announce, async () => { await api(`/v1/categories/${encodeURIComponent(category.id)}`, { method: "DELETE" }); announce(t("deleted")); await draw(); },
-          (error) => alertIn(main, error)))), subtree);
+          (error) => alertIn(main, error)))));
   }
 
   function editForm(category, items) {

@@ -145,3 +145,7 @@ export function deleteButton(name, announce, action, onError) {
   } }, t("delete"));
   return button;
 }
+
+// The deepest the category tree nests on screen, and a category list indents: nothing bounds
+// how deep a chain of categories goes (a member's writes, a peer's events).
+export const maxNesting = 12;

@@ -4,7 +4,7 @@
 // #/expenses/split/ID (split a receipt into lines of several categories: split.js)
 
 import { api, attachmentURL, query } from "./api.js";
-import { clearErrors, deleteButton, field, h, replace, showError } from "./dom.js";
+import { clearErrors, deleteButton, field, h, maxNesting, replace, showError } from "./dom.js";
 import { day, fromMinorUnits, money, t, toMinorUnits } from "./i18n.js";
 import { monthSwitcher, validMonth } from "./month.js";
 
@@ -35,7 +35,7 @@ export function categoryOptions(categories, selected, { none = t("noCategory"), 
   for (const c of categories) if (excluded.has(c.parentId)) excluded.add(c.id);  // parents come before children
   return [h("option", { value: "" }, none),
     categories.filter((c) => !excluded.has(c.id)).map((c) =>
-      h("option", { value: c.id, selected: c.id === selected }, `${"— ".repeat(c.depth)}${c.icon ? c.icon + " " : ""}${c.name}`)),
+      h("option", { value: c.id, selected: c.id === selected }, `${"— ".repeat(Math.min(c.depth, maxNesting))}${c.icon ? c.icon + " " : ""}${c.name}`)),
     missingOption(selected, categories)];
 }
 

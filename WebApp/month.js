@@ -5,7 +5,7 @@
 
 import { api, query } from "./api.js";
 import { budgetBars, groupBars, monthBars } from "./charts.js";
-import { clearErrors, deleteButton, field, h, replace, showError } from "./dom.js";
+import { clearErrors, deleteButton, field, h, maxNesting, replace, showError } from "./dom.js";
 import { money, monthName, t, toMinorUnits } from "./i18n.js";
 
 export function thisMonth() {
@@ -130,7 +130,7 @@ export async function render(main, { params, session, announce, stillShown }) {
 // this month on — or for this month only. A later budget of the same category takes over.
 function budgetForm(categories, month, currency, saved) {
   const category = h("select", { id: "budget-category", name: "categoryId" }, h("option", { value: "" }, t("allSpending")),
-    categories.map((c) => h("option", { value: c.id }, `${"— ".repeat(c.depth)}${c.name}`)));
+    categories.map((c) => h("option", { value: c.id }, `${"— ".repeat(Math.min(c.depth, maxNesting))}${c.name}`)));
   const amount = h("input", { id: "budget-amount", name: "amount", type: "text", inputmode: "decimal", autocomplete: "off" });
   const currencySelect = h("select", { id: "budget-currency", name: "currency" },
     [...new Set([currency, "KRW", "USD", "EUR", "JPY"])].map((c) => h("option", { value: c }, c)));

@@ -1070,3 +1070,53 @@ class HostedWebApp(unittest.TestCase):
             self.assertEqual([], [e for e in driver.get_log("browser") if e["level"] == "SEVERE" and "401" not in e["message"]])
         finally:
             driver.quit()
+
+
+class DeepCategoryChain(unittest.TestCase):
+    """A chain of categories thousands deep (nothing bounds it: a member's writes, a peer's
+    events) is shown, nested no deeper than the app nests (12 levels), with the deepest one
+    listed. Found by review: the screen drew the tree by recursion, one nested list a level —
+    at 1,500 levels Chromium's layout killed the tab, at 2,500 the call stack overflowed. A
+    ledger of its own: the other tests' screens stay small."""
+
+    levels = 1_600
+
+    @classmethod
+    def setUpClass(cls):
+        cls.root = tempfile.mkdtemp(prefix="tally-browser-deep-")
+        cls.tally = fixture.Tally(os.environ["TALLY"], cls.root, "deep")
+        cls.token = cls.tally.token("browser", "read,write")
+        cls.tally.start()
+        parent = None
+        for level in range(1, cls.levels + 1):
+            status, made = cls.tally.api(cls.token, "POST", "/v1/categories", {"name": f"c{level}", "parentId": parent, "kind": "expense"})
+            assert status == 201, (status, made)
+            parent = made["id"]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tally.stop()
+
+    def test_a_chain_of_categories_1600_deep_is_shown_nested_twelve_levels(self):
+        driver = fixture.chromium(1280, 800)
+        try:
+            wait = WebDriverWait(driver, 30, ignored_exceptions=(StaleElementReferenceException,))
+            driver.get(self.tally.url + "/")
+            wait.until(EC.visibility_of_element_located((By.ID, "member-sign-in")))
+            driver.find_element(By.CSS_SELECTOR, "details.token-sign-in summary").click()
+            wait.until(EC.visibility_of_element_located((By.ID, "token"))).send_keys(self.token)
+            driver.find_element(By.CSS_SELECTOR, "details.token-sign-in form.sign-in button[type=submit]").click()
+            wait.until(EC.visibility_of_element_located((By.ID, "nav")))
+            driver.execute_script("location.hash = arguments[0]", "#/categories")
+            wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".tree")))
+            names = driver.execute_script("return [...document.querySelectorAll('.tree .category-name')].map((e) => e.textContent)")
+            self.assertEqual([f"c{level}" for level in range(1, self.levels + 1)], names, "every level, in order")
+            nesting = driver.execute_script(
+                "let deepest = 0; for (const e of document.querySelectorAll('.tree li')) {"
+                " let n = 0; for (let p = e.parentElement; p; p = p.parentElement) if (p.tagName === 'UL') n++; deepest = Math.max(deepest, n); }"
+                " return deepest;")
+            self.assertEqual(13, nesting, "the top list and twelve nested ones")
+            self.assertEqual([], [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"])
+            driver.save_screenshot(os.path.join(SCREENSHOTS, "categories-deep-chain.png"))
+        finally:
+            driver.quit()
