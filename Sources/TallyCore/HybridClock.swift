@@ -37,10 +37,12 @@ public struct HybridClock: Sendable {
         if remote > last { last = remote }
     }
 
-    /// Current wall time in milliseconds since 1970.
+    /// Current wall time in milliseconds since 1970 (a clock set before 1970 reads as 1970: it
+    /// trapped converting the negative seconds; the hybrid clock's counter keeps order).
     public static func wallMillis() -> UInt64 {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
+        guard spec.tv_sec >= 0 else { return 0 }
         return UInt64(spec.tv_sec) * 1000 + UInt64(spec.tv_nsec) / 1_000_000
     }
 }

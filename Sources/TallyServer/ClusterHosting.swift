@@ -322,18 +322,19 @@ public final class ClusterHosting: Sendable {
                     .badGateway, "answer_cut_off", "the node serving this ledger stopped part-way through its answer; what was asked may have been done")
             }
         }
-        let body = answer.body
-        let guardian =
-            answer.headers.first(name: "content-type")?.hasPrefix("text/event-stream") == true ? FeedGuard(channel: channel, writeDeadline: bodyTimeout) : nil
+        // Every streamed answer (a change feed, a pull, a download, an export) is written under
+        // a guard, as `StalledAnswerMiddleware` guards a node's own: a client that stopped
+        // reading a forwarded pull held its connection here for good (found by review).
+        let (body, guardian) = (answer.body, FeedGuard(channel: channel, writeDeadline: bodyTimeout))
         return Response(
             status: status, headers: headers,
             body: ResponseBody { writer in
-                let watching = guardian.map { guardian in Task { await guardian.watch { true } } }
-                defer { watching?.cancel() }
+                let watching = Task { await guardian.watch { true } }
+                defer { watching.cancel() }
                 for try await chunk in body {
-                    if let guardian { try await guardian.writing { try await writer.write(chunk) } } else { try await writer.write(chunk) }
+                    try await guardian.writing(chunk) { try await writer.write($0) }
                 }
-                try await writer.finish(nil)
+                try await guardian.writing { try await writer.finish(nil) }
             })
     }
 

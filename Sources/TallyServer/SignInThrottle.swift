@@ -76,13 +76,15 @@ public final class SignInThrottle: Sendable {
     }
 
     /// The try of `keys` was never checked (no turn for its password's check): taken back, as
-    /// if never made — not a failure, and no success that clears an account's count. The try
-    /// was allowed, so nothing was locked before it.
+    /// if never made — not a failure, and no success that clears an account's count. Its lock
+    /// is no longer than the count left calls for (a failure known meanwhile keeps its lock
+    /// as far as that).
     public func withdrawn(_ keys: [String], now: ContinuousClock.Instant = .now) {
         failures.withLock { failures in
             for key in keys {
                 guard var entry = failures[key] else { continue }
-                (entry.count, entry.lockedUntil) = (entry.count - 1, now)
+                entry.count -= 1
+                entry.lockedUntil = min(entry.lockedUntil, now + Self.lockout(afterFailures: entry.count))
                 failures[key] = entry.count > 0 ? entry : nil
             }
         }

@@ -5,9 +5,11 @@ import NIOCore
 /// An answer whose client stopped reading held its connection — and whatever makes the answer
 /// (a pull's thread reading the log, a download's file) — for as long as the client liked:
 /// Hummingbird's idle timeout does not run while an answer is being written. An answer larger
-/// than `watchedFrom`, or streamed, is written under a `FeedGuard`: a write the client has not
-/// taken within the ledger's body timeout (`--idle-timeout`) closes the connection. Smaller
-/// answers fit in the socket's buffers and are not watched (no task for them).
+/// than `watchedFrom`, or streamed, is written under a `FeedGuard`, in pieces of 64 KiB: a
+/// piece the client has not taken within the ledger's body timeout (`--idle-timeout`) closes
+/// the connection — a client that takes nothing, not a slow one. Smaller answers fit in the
+/// socket's buffers and are not watched (no task for them). (A cluster's forwarded answers are
+/// guarded where they are forwarded, `ClusterHosting`, which answers before this runs.)
 struct StalledAnswerMiddleware: RouterMiddleware {
     typealias Context = TallyRequestContext
 
@@ -39,7 +41,7 @@ struct StalledAnswerMiddleware: RouterMiddleware {
         let guardian: FeedGuard
 
         mutating func write(_ buffer: ByteBuffer) async throws {
-            try await guardian.writing { try await inner.write(buffer) }
+            try await guardian.writing(buffer) { try await inner.write($0) }
         }
 
         consuming func finish(_ trailingHeaders: HTTPFields?) async throws {

@@ -74,7 +74,8 @@ struct CategoriesCommand: ParsableCommand {
                 Table.render(
                     header: ["NAME", "KIND", "ICON", "ID"],
                     rows: tree.map { category, depth in
-                        [String(repeating: "  ", count: depth) + category.name, category.kind, category.icon ?? "", category.id]
+                        // Indented at most 12 levels, as the web app nests: nothing bounds how deep a chain goes.
+                        [String(repeating: "  ", count: min(depth, 12)) + category.name, category.kind, category.icon ?? "", category.id]
                     }))
         }
     }

@@ -522,6 +522,22 @@ final class Acknowledged: @unchecked Sendable {
         #expect(Self.isClosedByPeer(fd), "the stalled pull outlived the body timeout")
     }
 
+    /// A large pull reaches a replica whole through the answers' guard, written in pieces of
+    /// 64 KiB (`FeedGuard.writing(_:_:)`): the replica verifies every event's chain as it
+    /// arrives, so a piece lost, repeated or out of order would refuse the sync.
+    @Test func aLargePullArrivesWholeThroughTheGuard() async throws {
+        let source = try CLIReplica()
+        _ = try source.debug(["bulk-load", "--count", "80000"])  // ~10 MB of records
+        let peer = try source.ok(["token", "create", "--name", "peer", "--scope", "replicate"])
+        let server = try LiveServer(source, options: ["--idle-timeout", "5"])
+        defer { server.kill(SIGTERM) }
+        let fresh = try CLIReplica()
+        _ = try fresh.ok(["peers", "add", "source", server.url, "--token", peer])
+        _ = try fresh.ok(["sync", "source"])
+        let verified = try fresh.ok(["audit", "verify", "--json"])
+        #expect(verified.contains("\"events\":80000") || verified.contains("\"events\" : 80000"), "\(verified.prefix(300))")
+    }
+
     /// Beyond --max-connections, new connections are closed as they arrive; once those held
     /// are gone, the service answers again.
     @Test func connectionsBeyondTheCapAreClosed() async throws {
