@@ -254,10 +254,10 @@ public final class ClusterHosting: Sendable {
     /// what was asked may have been done there, and a retry without an Idempotency-Key could
     /// do it twice.
     ///
-    /// A change feed is written to the client under the feed's own rule: a write the client
-    /// does not take within the body timeout closes its connection (the serving node's guard
-    /// cannot see a client that stopped reading behind a forward). Other streamed answers (a
-    /// download, a pull) are written as the serving node writes them, without that limit.
+    /// A streamed answer (a change feed, a download, a pull) is written to the client under the
+    /// feeds' rule, in pieces of 64 KiB: a piece the client does not take within the body
+    /// timeout closes its connection (the serving node's guard cannot see a client that stopped
+    /// reading behind a forward).
     func forward(_ request: Request, _ name: LedgerName, to url: String, channel: any Channel) async throws -> Response {
         var outgoing = HTTPClientRequest(url: url + request.uri.path + (request.uri.query.map { "?" + $0 } ?? ""))
         outgoing.method = .init(rawValue: request.method.rawValue)

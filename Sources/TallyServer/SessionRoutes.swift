@@ -76,30 +76,29 @@ struct SessionRoutes {
             let account = "account:\(context.credentials?.apiPath ?? "none")/\(name.prefix(65))"
             let keys = [account, Self.clientAddress(context)]
             let throttle = try Self.throttle(context)
-            // Counted as a failure before the password is checked: guesses sent at once each
-            // count, and a success takes its count back.
-            if let wait = throttle.attempt(keys) {
+            func slowDown(_ wait: Duration) -> APIError {
                 var error = APIError(.tooManyRequests, "slow_down", "too many failed sign-ins; try again in \(wait.components.seconds + 1) s")
                 error.retryAfter = Int(wait.components.seconds + 1)
-                throw error
+                return error
             }
+            // A locked account or address is refused at once, not queued for a turn.
+            if let wait = throttle.waiting(keys) { throw slowDown(wait) }
             // A ledger that does not exist answers as a wrong password does, after as long (the
             // same bcrypt work): a stranger cannot tell which households there are.
             let (credentials, cost) = (context.credentials, context.passwordCost)
-            let session: MemberStore.NewSession?
-            do {
-                session = try await PasswordCheckTurns.shared.run {
-                    try await BlockingThreads.run { () -> MemberStore.NewSession? in
-                        guard let credentials else {
-                            MemberStore.checkDecoy(password, cost: cost)
-                            return nil
-                        }
-                        return try credentials.members.signIn(name, password: password)
+            let session = try await PasswordCheckTurns.shared.run {
+                // Counted as a failure once the try has its turn, before the password is
+                // checked: guesses sent at once each count, and a success takes its count back.
+                // (Counted before the turn, a try refused for want of one had to be taken back,
+                // and taking it back could not restore the lock it had before.)
+                if let wait = throttle.attempt(keys) { throw slowDown(wait) }
+                return try await BlockingThreads.run { () -> MemberStore.NewSession? in
+                    guard let credentials else {
+                        MemberStore.checkDecoy(password, cost: cost)
+                        return nil
                     }
+                    return try credentials.members.signIn(name, password: password)
                 }
-            } catch let busy as APIError where busy.status == .serviceUnavailable {
-                throttle.withdrawn(keys)  // not checked: neither a failure nor a success
-                throw busy
             }
             guard let credentials, let session else {
                 throttle.failed(keys)

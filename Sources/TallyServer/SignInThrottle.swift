@@ -35,7 +35,7 @@ public final class SignInThrottle: Sendable {
     /// before any password is checked (`succeeded` takes a success's count back).
     public func attempt(_ keys: [String], now: ContinuousClock.Instant = .now) -> Duration? {
         failures.withLock { failures in
-            if let wait = keys.compactMap({ failures[$0].map { $0.lockedUntil - now } }).filter({ $0 > .zero }).max() { return wait }
+            if let wait = Self.wait(keys, in: failures, now: now) { return wait }
             if failures.count > Self.maxKeys {
                 let fewestFirst = failures.sorted {
                     ($0.value.count, $0.value.lockedUntil) < ($1.value.count, $1.value.lockedUntil)
@@ -50,6 +50,16 @@ public final class SignInThrottle: Sendable {
             }
             return nil
         }
+    }
+
+    /// How long `keys` must still wait, if they must — nothing counted (a sign-in asks before it
+    /// waits for its turn at the password's check, and counts its try once it has the turn).
+    public func waiting(_ keys: [String], now: ContinuousClock.Instant = .now) -> Duration? {
+        failures.withLock { failures in Self.wait(keys, in: failures, now: now) }
+    }
+
+    private static func wait(_ keys: [String], in failures: [String: Failures], now: ContinuousClock.Instant) -> Duration? {
+        keys.compactMap { failures[$0].map { $0.lockedUntil - now } }.filter { $0 > .zero }.max()
     }
 
     /// The try of `keys` failed: their lockout starts again now, when the failure is known.
@@ -73,21 +83,6 @@ public final class SignInThrottle: Sendable {
     static func lockout(afterFailures count: Int) -> Duration {
         let over = count - freeFailures
         return over < 0 ? .zero : min(.seconds(1 << min(over, 12)), maxLockout)
-    }
-
-    /// The try of `keys` was never checked (no turn for its password's check): taken back, as
-    /// if never made — not a failure, and no success that clears an account's count. Its lock
-    /// is no longer than the count left calls for (a failure known meanwhile keeps its lock
-    /// as far as that).
-    public func withdrawn(_ keys: [String], now: ContinuousClock.Instant = .now) {
-        failures.withLock { failures in
-            for key in keys {
-                guard var entry = failures[key] else { continue }
-                entry.count -= 1
-                entry.lockedUntil = min(entry.lockedUntil, now + Self.lockout(afterFailures: entry.count))
-                failures[key] = entry.count > 0 ? entry : nil
-            }
-        }
     }
 
     /// The try of `keys` succeeded: an account's count is cleared, an address's try taken back.
