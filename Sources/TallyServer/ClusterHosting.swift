@@ -325,7 +325,7 @@ public final class ClusterHosting: Sendable {
         // Every streamed answer (a change feed, a pull, a download, an export) is written under
         // a guard, as `StalledAnswerMiddleware` guards a node's own: a client that stopped
         // reading a forwarded pull held its connection here for good (found by review).
-        let (body, guardian) = (answer.body, FeedGuard(channel: channel, writeDeadline: bodyTimeout))
+        let (body, guardian) = (answer.body, AnswerGuard(channel: channel, writeDeadline: bodyTimeout))
         return Response(
             status: status, headers: headers,
             body: ResponseBody { writer in

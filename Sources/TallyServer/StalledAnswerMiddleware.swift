@@ -5,7 +5,7 @@ import NIOCore
 /// An answer whose client stopped reading held its connection — and whatever makes the answer
 /// (a pull's thread reading the log, a download's file) — for as long as the client liked:
 /// Hummingbird's idle timeout does not run while an answer is being written. An answer larger
-/// than `watchedFrom`, or streamed, is written under a `FeedGuard`, in pieces of 64 KiB: a
+/// than `watchedFrom`, or streamed, is written under an `AnswerGuard`, in pieces of 64 KiB: a
 /// piece the client has not taken within the ledger's body timeout (`--idle-timeout`) closes
 /// the connection — a client that takes nothing, not a slow one. Smaller answers fit in the
 /// socket's buffers and are not watched (no task for them). (A cluster's forwarded answers are
@@ -27,7 +27,7 @@ struct StalledAnswerMiddleware: RouterMiddleware {
         let deadline = (try? context.service())?.bodyTimeout ?? Self.defaultDeadline
         let (body, channel) = (response.body, context.channel)
         response.body = ResponseBody(contentLength: body.contentLength) { writer in
-            let guardian = FeedGuard(channel: channel, writeDeadline: deadline)
+            let guardian = AnswerGuard(channel: channel, writeDeadline: deadline)
             let watching = Task { await guardian.watch { true } }
             defer { watching.cancel() }
             try await body.write(TimedWriter(inner: writer, guardian: guardian))
@@ -38,7 +38,7 @@ struct StalledAnswerMiddleware: RouterMiddleware {
     /// Each write timed by the guard.
     private struct TimedWriter: ResponseBodyWriter {
         var inner: any ResponseBodyWriter
-        let guardian: FeedGuard
+        let guardian: AnswerGuard
 
         mutating func write(_ buffer: ByteBuffer) async throws {
             try await guardian.writing(buffer) { try await inner.write($0) }

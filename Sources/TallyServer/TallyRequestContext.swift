@@ -22,7 +22,7 @@ public struct TallyRequestContext: RequestContext {
     /// The served ledger the request is for, held by it, set by `LedgerMiddleware`
     /// (`service()` reads it).
     public var lease: LedgerLease?
-    /// The connection, so a stream can close it when its client stops reading (`FeedGuard`).
+    /// The connection, so a stream can close it when its client stops reading (`AnswerGuard`).
     public let channel: any Channel
 
     public init(source: ApplicationRequestContextSource) {

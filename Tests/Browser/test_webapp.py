@@ -1080,6 +1080,8 @@ class DeepCategoryChain(unittest.TestCase):
     ledger of its own: the other tests' screens stay small."""
 
     levels = 1_600
+    # Signed in as the web app's tests sign in, with this ledger's token.
+    sign_in, token_field, wait = WebApp.sign_in, WebApp.token_field, WebApp.wait
 
     @classmethod
     def setUpClass(cls):
@@ -1101,12 +1103,7 @@ class DeepCategoryChain(unittest.TestCase):
         driver = fixture.chromium(1280, 800)
         try:
             wait = WebDriverWait(driver, 30, ignored_exceptions=(StaleElementReferenceException,))
-            driver.get(self.tally.url + "/")
-            wait.until(EC.visibility_of_element_located((By.ID, "member-sign-in")))
-            driver.find_element(By.CSS_SELECTOR, "details.token-sign-in summary").click()
-            wait.until(EC.visibility_of_element_located((By.ID, "token"))).send_keys(self.token)
-            driver.find_element(By.CSS_SELECTOR, "details.token-sign-in form.sign-in button[type=submit]").click()
-            wait.until(EC.visibility_of_element_located((By.ID, "nav")))
+            self.sign_in(driver)
             driver.execute_script("location.hash = arguments[0]", "#/categories")
             wait.until(EC.visibility_of_element_located((By.CSS_SELECTOR, ".tree")))
             names = driver.execute_script("return [...document.querySelectorAll('.tree .category-name')].map((e) => e.textContent)")

@@ -523,7 +523,7 @@ final class Acknowledged: @unchecked Sendable {
     }
 
     /// A large pull reaches a replica whole through the answers' guard, written in pieces of
-    /// 64 KiB (`FeedGuard.writing(_:_:)`): the replica verifies every event's chain as it
+    /// 64 KiB (`AnswerGuard.writing(_:_:)`): the replica verifies every event's chain as it
     /// arrives, so a piece lost, repeated or out of order would refuse the sync.
     @Test func aLargePullArrivesWholeThroughTheGuard() async throws {
         let source = try CLIReplica()
