@@ -2,10 +2,14 @@
 /// contains (or matches, as a `*`/`?` wildcard pattern), and the category and tags such a row
 /// gets on import. Matching ignores case and runs in time linear in the text (no regular
 /// expressions: a rule may come from a peer, and backtracking could be made to take forever).
+/// A wildcard rule still costs up to text × pattern (4 KiB × 64 characters) a row, and a ledger
+/// may hold any number of rules: an import matches its rows until a deadline (`best(for:among:until:)`).
 public struct CategorisationRule: Sendable, Equatable {
     public var id: String
     public var pattern: String
     public var isWildcard: Bool
+    /// The pattern's characters, for wildcard matching (made once, not at every row).
+    private var patternCharacters: [Character]
     public var categoryId: UUID?
     public var tags: [String]
 
@@ -15,22 +19,50 @@ public struct CategorisationRule: Sendable, Equatable {
         id = entity.id.description
         self.pattern = pattern.lowercased()
         if case .string(let match)? = entity.value(.match) { isWildcard = match == "matches" } else { isWildcard = false }
+        patternCharacters = isWildcard ? Array(self.pattern) : []
         if case .uuid(let category)? = entity.value(.categoryId) { categoryId = category } else { categoryId = nil }
         if case .strings(let tags)? = entity.value(.tags) { self.tags = tags } else { tags = [] }
     }
 
     /// Whether `text` contains the pattern (or, a wildcard rule, matches it whole).
-    public func matches(_ text: String) -> Bool {
-        let text = text.lowercased()
-        return isWildcard ? Self.wildcard(Array(pattern), Array(text)) : text.contains(pattern)
+    public func matches(_ text: String) -> Bool { matches(RowText(text, forWildcards: isWildcard)) }
+
+    private func matches(_ text: RowText) -> Bool {
+        isWildcard ? Self.wildcard(patternCharacters, text.characters) : text.lowered.contains(pattern)
     }
+
+    /// A row's text made ready for every rule at once: lowercased, and as characters when a
+    /// wildcard rule will read it.
+    private struct RowText {
+        let lowered: String
+        let characters: [Character]
+        init(_ text: String, forWildcards: Bool) {
+            lowered = text.lowercased()
+            characters = forWildcards ? Array(lowered) : []
+        }
+    }
+
+    /// Matching a row took past the import's deadline.
+    public struct OutOfTime: Error {}
 
     /// The rule for a row with `texts` (payee, memo): among those that match one of them, the
     /// one with the longest pattern (the most specific), then the smallest id — the same rule on
-    /// every replica holding the same rules.
-    public static func best(for texts: [String], among rules: [CategorisationRule]) -> CategorisationRule? {
-        rules.filter { rule in texts.contains(where: rule.matches) }
-            .min { ($0.pattern.count, $1.id) > ($1.pattern.count, $0.id) }
+    /// every replica holding the same rules. Throws `OutOfTime` once `deadline` has passed
+    /// (asked every 32 rules).
+    public static func best(
+        for texts: [String], among rules: [CategorisationRule], until deadline: ContinuousClock.Instant? = nil
+    ) throws(OutOfTime) -> CategorisationRule? {
+        guard !rules.isEmpty else { return nil }
+        let wildcards = rules.contains(where: \.isWildcard)
+        let texts = texts.map { RowText($0, forWildcards: wildcards) }
+        var best: CategorisationRule?
+        for (number, rule) in rules.enumerated() {
+            if number % 32 == 0, let deadline, ContinuousClock.now > deadline { throw OutOfTime() }
+            guard texts.contains(where: rule.matches) else { continue }
+            if let chosen = best, (chosen.pattern.count, rule.id) >= (rule.pattern.count, chosen.id) { continue }
+            best = rule
+        }
+        return best
     }
 
     /// `*` any run of characters, `?` one character; greedy with one backtrack point, so

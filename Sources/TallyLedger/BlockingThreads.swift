@@ -17,7 +17,8 @@ public enum BlockingThreads {
         return pool
     }()
 
-    /// Runs `work` on one of the threads and awaits it.
+    /// Runs `work` on one of the threads and awaits it. (A ledger's own work goes through
+    /// `Ledger.blocking`, which keeps to the ledger's share.)
     public static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await pool.runIfActive { try work() }
     }
@@ -37,5 +38,15 @@ public enum BlockingThreads {
     /// Runs a round of writes on the write-round threads and awaits it.
     static func runWriteRound(_ round: @escaping @Sendable () -> Void) async throws {
         try await writeRounds.runIfActive { round() }
+    }
+}
+
+extension Ledger {
+    /// Runs `work` on the `BlockingThreads` in the ledger's turn: at most
+    /// `LedgerLimits.threadsAtOnce` of them work for one ledger at once. `work` must not wait
+    /// for other work of the same ledger to get a thread (none does: each is one synchronous
+    /// piece, and what it waits on — a write round, a lock — is held by work that runs).
+    public func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await threadTurns.run(refusal: CancellationError()) { try await BlockingThreads.run(work) }
     }
 }

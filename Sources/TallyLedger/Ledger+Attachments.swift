@@ -21,7 +21,7 @@ extension Ledger {
         let blobs = blobs
         if let size = try blobs.size(of: digest) { return size }
         guard blobs.archive != nil else { return nil }
-        return try await BlockingThreads.run { try blobs.fetch(digest) }
+        return try await blocking { try blobs.fetch(digest) }
     }
 
     /// Which of `digests` this replica lacks (what a peer asks before it sends blobs). On a
@@ -30,7 +30,7 @@ extension Ledger {
     /// asked only if the node lacks any.
     package func missingBlobs(among digests: [String]) async throws -> [String] {
         let blobs = blobs
-        return try await BlockingThreads.run {
+        return try await blocking {
             // Those held are touched, as an upload would touch them: the peer is told not to send
             // them, and retention, which looks at them again under its lock, keeps them.
             let lacking = try blobs.whileRetentionWaits {
@@ -62,7 +62,7 @@ extension Ledger {
         let blobs = blobs
         for digest in digests {
             _ = try await heldSize(ofBlob: digest)  // brought from the archive, if only it holds it
-            let held = try await BlockingThreads.run {
+            let held = try await blocking {
                 try blobs.whileRetentionWaits {
                     guard try blobs.size(of: digest) != nil else { return false }
                     utimes(try blobs.file(of: digest), nil)  // attached now: retention (gc) starts over for it

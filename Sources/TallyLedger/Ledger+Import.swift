@@ -88,7 +88,7 @@ extension Ledger {
         _ statement: StatementContents, fileName: String, format: String, digest: String, dryRun: Bool,
         skipBadRows: Bool, actor: String
     ) async throws -> ImportReport {
-        try await BlockingThreads.run { [self] in
+        try await blocking { [self] in
             try importNow(statement, fileName: fileName, format: format, digest: digest, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor)
         }
     }
@@ -137,7 +137,10 @@ extension Ledger {
             // A rule's category counts only if it is still there: asked once per rule.
             let ruleCategories = Set(try rules.compactMap(\.categoryId).filter { try lookup.live(.uuid($0))?.type == .category })
             let accountID = statement.accountId
-            var drafts = InParallel.map(new) { new in
+            // Matching rows against the rules is bounded by time: a ledger may hold any number of
+            // rules, and a wildcard one costs up to a cell's text × its pattern a row.
+            let deadline = ContinuousClock.now + limits.categorisingTime
+            var drafts = try InParallel.map(new) { new throws(ValidationError) in
                 let row = new.row
                 var properties: PropertyMap = [
                     .kind: .string(row.kind), .amount: .int(row.amount), .currency: .string(row.currency), .date: .dateTime(row.date),
@@ -153,7 +156,13 @@ extension Ledger {
                 }
                 // A rule fills in what the statement does not say: a category (if it is still
                 // there) and tags, from the payee or memo.
-                let rule = CategorisationRule.best(for: [row.payee, row.memo].compactMap { $0 }, among: rules)
+                let rule: CategorisationRule?
+                do { rule = try CategorisationRule.best(for: [row.payee, row.memo].compactMap { $0 }, among: rules, until: deadline) } catch {
+                    throw ValidationError(
+                        field: "file",
+                        "matching the rows against the ledger's \(rules.count) categorisation rules took longer than \(limits.categorisingTime) (stopped at \(row.sheet.isEmpty ? "" : "sheet '\(row.sheet)' ")row \(row.row)); import a smaller file, or make the rules fewer or simpler"
+                    )
+                }
                 let tags = Array(Set(row.tags + (row.isRefund ? ["refund"] : []) + (rule?.tags ?? []))).sorted().prefix(Limits.maxTags)
                 if !tags.isEmpty { properties[.tags] = .strings(Array(tags)) }
                 if let path = row.categoryPath, let category = categories[path] {
@@ -193,19 +202,29 @@ extension Ledger {
     func categoryIDs(for rows: [StatementRow], dryRun: Bool, actor: String) throws -> [[String]: UUID] {
         let paths = Set(rows.compactMap(\.categoryPath))
         guard !paths.isEmpty else { return [:] }
-        let tree = try views.categoryTree().map(\.category)
+        // The first category in the tree's order of each name under each parent, found by a
+        // lookup (a ledger may hold 100,000 categories and a statement as many paths).
+        struct Place: Hashable {
+            var name: String
+            var parentID: String?
+        }
+        var existing: [Place: UUID] = [:]
+        for category in try views.categoryTree().map(\.category) {
+            let place = Place(name: category.name, parentID: category.parentId)
+            if existing[place] == nil, let uuid = UUID(uuidString: category.id) { existing[place] = uuid }
+        }
         var ids: [[String]: UUID] = [:]
         var drafts: [(depth: Int, draft: EventDraft)] = []
-        func id(of path: [String], kind: String) -> UUID {
+        func id(of path: [String], kind: String) -> UUID? {
+            guard let name = path.last else { return nil }
             if let known = ids[path] { return known }
             let parent = path.count > 1 ? id(of: Array(path.dropLast()), kind: kind) : nil
-            let existing = tree.first { $0.name == path.last! && $0.parentId == parent?.lowercased }
-            if let existing, let uuid = UUID(uuidString: existing.id) {
+            if let uuid = existing[Place(name: name, parentID: parent?.lowercased)] {
                 ids[path] = uuid
                 return uuid
             }
             let made = NameBasedUUID.of("tally-import-category\u{0}" + path.joined(separator: "\u{0}"))
-            var properties: PropertyMap = [.name: .string(path.last!), .kind: .string(kind)]
+            var properties: PropertyMap = [.name: .string(name), .kind: .string(kind)]
             if let parent { properties[.parentId] = .uuid(parent) }
             drafts.append((path.count, EventDraft(entityType: .category, entityID: .uuid(made), operation: .create, properties: properties, actor: actor)))
             ids[path] = made
@@ -239,7 +258,7 @@ extension Ledger {
                     bytes, fileName: fileName, format: format, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor, holding: slot, read: read)
             }
         }
-        return try await BlockingThreads.run { [self] in
+        return try await blocking { [self] in
             let statement = try read(bytes)
             let digest = Hex.lowercase(SHA256.hash(data: bytes))
             return try importNow(statement, fileName: fileName, format: format, digest: digest, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor)

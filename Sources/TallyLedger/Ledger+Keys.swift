@@ -9,7 +9,7 @@ extension Ledger {
     /// Replaces this replica's signing key: a rotation signed by the old key is appended to
     /// the log (it travels to every replica with the events), and the old key is gone from disk.
     public func rotateSigningKey() async throws -> KeyRotation {
-        try await BlockingThreads.run { [directory, writer] in try directory.rotateSigningKey(using: writer) }
+        try await blocking { [directory, writer] in try directory.rotateSigningKey(using: writer) }
     }
 
     /// This replica's public key, as peers pin it; nil before the log was first opened for

@@ -57,7 +57,7 @@ extension Ledger {
         }
         defer { _ = splitsUnderWay.withLock { $0.remove(expense) } }
         let existing = try views.store.lineCategories(expenseID: expense.lowercased)
-        try await BlockingThreads.run { [session] in
+        try await blocking { [session] in
             _ = try session.writeAll(actor: actor) { lookup in try Self.lineDrafts(of: expense, lines, existing: existing, actor: actor, lookup) }
         }
         return try views.splitReceiptDocument(expense: expense)

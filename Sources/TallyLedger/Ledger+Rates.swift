@@ -16,7 +16,7 @@ extension Ledger {
     /// refuses a rate between one currency), none written if one is refused.
     @discardableResult
     public func setRates(_ rates: [(from: String, to: String, rate: String, day: DateTime)], actor: String) async throws -> Int {
-        try await BlockingThreads.run { [session] in try Self.writeRates(rates, actor: actor, session) }
+        try await blocking { [session] in try Self.writeRates(rates, actor: actor, session) }
     }
 
     private static func writeRates(_ rates: [(from: String, to: String, rate: String, day: DateTime)], actor: String, _ session: LedgerSession) throws -> Int {

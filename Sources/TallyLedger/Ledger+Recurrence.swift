@@ -24,7 +24,7 @@ extension Ledger {
     /// then makes only that rule's (`onlyRule`: another member's rule is not theirs to write).
     @discardableResult
     public func materializeRecurrences(now: DateTime = .nowHere, actor: String = recurrenceActor, onlyRule: UUID? = nil) async throws -> Int {
-        try await BlockingThreads.run { [self] in try materializeRecurrencesNow(now: now, actor: actor, onlyRule: onlyRule) }
+        try await blocking { [self] in try materializeRecurrencesNow(now: now, actor: actor, onlyRule: onlyRule) }
     }
 
     /// Who the occurrences a write of a rule makes at once are by: the member who wrote it
@@ -113,7 +113,7 @@ extension Ledger {
         skipped.insert(day)
         _ = try await update(.recurring, id: id, [.skippedDates: .strings(skipped.sorted())], actor: actor)
         let occurrence = OccurrenceID.of(rule: id, day: number)
-        try await BlockingThreads.run { [session] in try session.writeTombstone(.expense, id: .uuid(occurrence), actor: actor) }
+        try await blocking { [session] in try session.writeTombstone(.expense, id: .uuid(occurrence), actor: actor) }
         return try written(.recurring, id)
     }
 

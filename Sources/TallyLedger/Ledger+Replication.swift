@@ -167,7 +167,7 @@ extension Ledger {
         let quota = limits.attachmentBytes()
         var room: Int?  // what the quota leaves, counted once (blobs held, or the archive's)
         if let quota {
-            let held = try await BlockingThreads.run { try store.totalBytes() }
+            let held = try await blocking { try store.totalBytes() }
             room = held < quota ? quota - held : 0  // (a quota.json edited by hand may hold a negative one)
         }
         var leftOverQuota = 0
@@ -178,7 +178,7 @@ extension Ledger {
             do {
                 guard try await peer.fetchBlob(digest, into: { try writer.write($0.readableBytesView) }) else { continue }
                 // Off the cooperative threads: it fsyncs, and a hosted ledger's archive waits for PostgreSQL.
-                let kept = try await BlockingThreads.run { try writer.finish(expecting: digest) }
+                let kept = try await blocking { try writer.finish(expecting: digest) }
                 room = room.map { $0 - kept.size }
                 fetched.count += 1
             } catch let error as BlobError {
@@ -288,7 +288,7 @@ extension Ledger {
         let report = try await deliveries.run {
             var report: SegmentBundle.ImportReport
             do {
-                report = try await BlockingThreads.run { [writer, maximumSkewMillis] in
+                report = try await blocking { [writer, maximumSkewMillis] in
                     try SegmentBundle.importBundle(from: folder, into: writer, maximumSkewMillis: maximumSkewMillis)
                 }
             } catch {

@@ -33,8 +33,15 @@ public final class Ledger: Sendable {
     let splitsUnderWay = Mutex<Set<UUID>>([])
     /// Statement imports reading or writing now (`importFile`), at most `maxImportsAtOnce`.
     let importsUnderWay = Mutex(0)
-    /// Reads of the ledger as it was take turns (`Ledger+Reads`).
-    let asOfTurns = AsOfTurns()
+    /// Reads of the ledger as it was take turns, one at a time (each applies up to a snapshot
+    /// interval of events, about half a second, and holds its snapshot's write lock meanwhile,
+    /// so several at once only wait on each other inside SQLite); past 16 waiting a caller is
+    /// told to retry (`LedgerError.asOfBusy`) instead of holding a thread for a minute.
+    let asOfTurns = Turns(atOnce: 1, maxWaiting: 16)
+    /// Exports are built one at a time (`export`).
+    let exportTurns = Turns(atOnce: 1, maxWaiting: 4)
+    /// The ledger's share of the process's `BlockingThreads` (`blocking`).
+    let threadTurns: Turns
     /// Deliveries of events from outside (pulls, pushes, bundles) take turns (`DeliveryTurn`).
     let deliveries = DeliveryTurn()
     /// The most statement imports one ledger runs at once.
@@ -65,6 +72,7 @@ public final class Ledger: Sendable {
         self.directory = directory
         self.archive = archive
         self.limits = limits
+        threadTurns = Turns(atOnce: limits.threadsAtOnce)
         self.maximumSkewMillis = maximumSkewMillis
         var configuration = LogConfiguration()
         configuration.lockTimeout = lockTimeout

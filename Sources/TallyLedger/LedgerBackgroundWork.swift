@@ -50,7 +50,7 @@ public struct LedgerBackgroundWork: Service {
         guard ledger.archive != nil else { return }
         do {
             let ledger = ledger
-            let fetched = try await BlockingThreads.run { try ledger.fetchMissingAttachmentsFromArchive() }
+            let fetched = try await ledger.blocking { try ledger.fetchMissingAttachmentsFromArchive() }
             if fetched > 0 { logger.info("brought attachments from the cluster", metadata: ["blobs.fetched": "\(fetched)"]) }
         } catch {
             warn("bringing attachments from the cluster failed", error)
@@ -106,7 +106,7 @@ public struct LedgerBackgroundWork: Service {
         while await pause(schedule.attachmentRetention) {
             do {
                 let ledger = ledger
-                let report = try await BlockingThreads.run { try AttachmentCollector(ledger.blobs).run(views: ledger.views, dryRun: false) }
+                let report = try await ledger.blocking { try AttachmentCollector(ledger.blobs).run(views: ledger.views, dryRun: false) }
                 if !report.removed.isEmpty {
                     logger.info("attachments collected", metadata: ["blobs.removed": "\(report.removed.count)", "blobs.waiting": "\(report.waiting)"])
                 }
@@ -145,7 +145,7 @@ public struct LedgerBackgroundWork: Service {
         let (ledger, policy) = (ledger, schedule.snapshots)
         repeat {
             do {
-                if let taken = try await BlockingThreads.run({ try ledger.takeSnapshotIfDue(policy) }) {
+                if let taken = try await ledger.blocking({ try ledger.takeSnapshotIfDue(policy) }) {
                     logger.info("views snapshot taken", metadata: ["log.index": "\(taken.index)", "bytes": "\(taken.bytes)"])
                 }
             } catch {

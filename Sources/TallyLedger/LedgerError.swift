@@ -22,6 +22,9 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
     /// As many reads of the ledger as it was are running or waiting as take turns (HTTP 503):
     /// retry in a few seconds.
     case asOfBusy(readers: Int)
+    /// As many exports of the ledger as take turns are being built or waiting (HTTP 503):
+    /// retry in a few seconds.
+    case exportBusy(exports: Int)
 
     /// A stable code for APIs and scripts.
     public var code: String {
@@ -33,6 +36,7 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
         case .idempotencyKeyReused: "idempotency_key_reused"
         case .tooManyImports: "too_many_imports"
         case .asOfBusy: "as_of_busy"
+        case .exportBusy: "export_busy"
         }
     }
 
@@ -51,6 +55,8 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
             "\(limit) imports are under way on this ledger, the most it reads at once; try again when one has finished"
         case .asOfBusy(let readers):
             "\(readers) reads of the ledger as it was are already running or waiting; retry in a few seconds"
+        case .exportBusy(let exports):
+            "\(exports) exports of this ledger are already being built or waiting; retry in a few seconds"
         }
     }
 }

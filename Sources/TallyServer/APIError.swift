@@ -63,6 +63,7 @@ public struct APIError: Error, Sendable {
                 return answer
             case .tooManyImports: return APIError(.tooManyRequests, error.code, error.description)
             case .asOfBusy: return APIError(.serviceUnavailable, error.code, error.description)
+            case .exportBusy: return APIError(.serviceUnavailable, error.code, error.description)
             }
         case let error as PeerAttachmentsOverQuota:
             return APIError(.badGateway, "peer_quota_exceeded", error.description)

@@ -53,7 +53,7 @@ struct ImportRoutes {
                 APIParameter.query("from", "A day, YYYY-MM-DD (the CLI also takes a date-time)", schema: APIParameter.daySchema),
                 APIParameter.query("to", "A day, YYYY-MM-DD, exclusive", schema: APIParameter.daySchema),
             ], responses: [(200, APIResponse.content("The export", "text/csv: {schema: {type: string}}, application/jsonl: {schema: {type: string}}"))],
-            errors: [400])
+            errors: [400, 503])
         group.get("export", export) { request, context in
             let service = try context.service()
             let query = try queryParameters(request, taking: ["format", "from", "to"])
@@ -66,12 +66,12 @@ struct ImportRoutes {
             let (from, to) = (try date("from"), try date("to"))
             switch query.get("format") ?? "csv" {
             case "csv":
-                let bytes = try await service.ledger.read { views in try StatementWriter.csv(try views.exportTable(from: from, to: to)) }
+                let bytes = try await service.ledger.export { views in try StatementWriter.csv(try views.exportTable(from: from, to: to)) }
                 return Response(
                     status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"tally-expenses.csv\""],
                     body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
             case "jsonl":
-                let bytes = try await service.ledger.read { views in try views.exportJSONLines(from: from, to: to) }
+                let bytes = try await service.ledger.export { views in try views.exportJSONLines(from: from, to: to) }
                 return Response(
                     status: .ok, headers: [.contentType: "application/jsonl; charset=utf-8", .contentDisposition: "attachment; filename=\"tally.jsonl\""],
                     body: .init(byteBuffer: ByteBuffer(bytes: bytes)))

@@ -53,7 +53,8 @@ public final class TallyService: Sendable {
     public init(
         directory: DataDirectory, logger: Logger, lockTimeout: Double = 0, maxStreamsPerToken: Int = 4,
         bodyTimeout: Duration = .seconds(30), attachmentLimits: AttachmentLimits = AttachmentLimits(), thumbnails: ThumbnailQueue? = nil,
-        bcryptCost: UInt8 = 12, viewConnections: ViewConnections = ViewConnections(), archive: (any LedgerArchive)? = nil
+        bcryptCost: UInt8 = 12, viewConnections: ViewConnections = ViewConnections(), archive: (any LedgerArchive)? = nil,
+        threadsAtOnce: Int = BlockingThreads.count
     ) throws {
         self.logger = logger
         let usage = QuotaUsage(file: QuotaFile(try LedgerQuota.read(folder: directory.path), folder: directory.path))
@@ -64,7 +65,7 @@ public final class TallyService: Sendable {
         self.maxStreamsPerToken = maxStreamsPerToken
         ledger = try Ledger(
             directory: directory, lockTimeout: lockTimeout, viewConnections: viewConnections, archive: archive,
-            limits: LedgerLimits(attachmentBytes: { Self.attachmentQuota(server: serverQuota, ledger: usage.quota) }))
+            limits: LedgerLimits(attachmentBytes: { Self.attachmentQuota(server: serverQuota, ledger: usage.quota) }, threadsAtOnce: threadsAtOnce))
         // A day new to the ledger starts where the log stands now: what opening brought (a
         // catch-up from the cluster's archive) is not today's writes.
         _ = usage.eventsToday(appendedIndex: ledger.appendedIndex)
@@ -81,9 +82,9 @@ public final class TallyService: Sendable {
         ThumbnailQueue(limits: limits.thumbnails) { work in try await BlockingThreads.run { try work() } }
     }
 
-    /// Runs blocking work on the `BlockingThreads`.
+    /// Runs blocking work on the `BlockingThreads`, in the ledger's share of them.
     func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await BlockingThreads.run(body)
+        try await ledger.blocking(body)
     }
 
     /// Waits for in-flight appends and releases the writer lock.

@@ -149,7 +149,8 @@ extension ServeCommand {
             directory, archive in
             try TallyService(
                 directory: directory, logger: logger, lockTimeout: 0, maxStreamsPerToken: streams, bodyTimeout: bodyTimeout,
-                attachmentLimits: attachments, thumbnails: thumbnails, viewConnections: .few, archive: archive)
+                attachmentLimits: attachments, thumbnails: thumbnails, viewConnections: .few, archive: archive,
+                threadsAtOnce: LedgerLimits.hostedThreadsAtOnce)
         }
         let app = buildHostedApplication(hosted, options, services: node.map { [$0.client] } ?? [], logger: logger) { address, port in
             if let node {

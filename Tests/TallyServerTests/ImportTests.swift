@@ -5,6 +5,7 @@ import HummingbirdTesting
 import Testing
 import TallyCore
 import TallyImport
+import TallyLog
 @testable import TallyLedger
 import TallyStore
 import TallyTestSupport
@@ -849,3 +850,48 @@ enum SHA256Hex {
 }
 
 import Crypto
+
+extension ImportTests {
+    /// A ledger may hold any number of categorisation rules, and a wildcard rule costs up to a
+    /// cell's text × its pattern a row (here ~260,000 steps: a memo of 4,096 `a`s against `*`
+    /// and 62 `a`s and a `b`): an import matches its rows until a deadline, then is refused
+    /// whole with the reason, nothing written. (Without the deadline, a dry run of these 400
+    /// rows took 264 s of both cores.)
+    @Test func matchingRowsAgainstCostlyRulesIsRefusedAtItsDeadline() async throws {
+        let folder = TemporaryDirectory("tally-import-rules-deadline")
+        let ledger = try Ledger(
+            directory: try DataDirectory.create(path: folder.file("ledger"), name: "ledger"), limits: LedgerLimits(categorisingTime: .seconds(1)))
+        defer { ledger.close() }
+        let pattern = "*" + String(repeating: "a", count: 62) + "b"
+        for _ in 0..<50 {
+            _ = try await ledger.create(.rule, [.pattern: .string(pattern), .match: .string("matches"), .tags: .strings(["costly"])], actor: "t")
+        }
+        let day = try #require(DateTime(iso8601: "2026-11-01T00:00:00Z"))
+        let rows = (1...400).map { number in
+            StatementRow(
+                sheet: "", row: number, date: day, amount: Int64(number), kind: "expense", isRefund: false,
+                currency: "KRW", payee: "shop", memo: String(repeating: "a", count: 4_096), reference: nil, importKey: "row \(number)")
+        }
+        let statement = StatementContents(rows: rows, skipped: [], bad: [], layouts: [], encoding: nil)
+        for dryRun in [true, false] {
+            let started = ContinuousClock.now
+            do {
+                _ = try await ledger.importStatement(statement, fileName: "a.csv", format: "csv", digest: "d", dryRun: dryRun, skipBadRows: false, actor: "t")
+                Issue.record("imported")
+            } catch let error as ValidationError {
+                #expect(error.message.contains("categorisation rules took longer than"), "\(error)")
+            }
+            #expect(ContinuousClock.now - started < .seconds(8), "refused near its deadline")
+        }
+        #expect(try ledger.views.store.liveEntities(.expense).isEmpty, "nothing written")
+
+        // A short row is matched in time, and gets its rule's tag.
+        var short = rows[0]
+        short.memo = String(repeating: "a", count: 62) + "b"
+        let kept = try await ledger.importStatement(
+            StatementContents(rows: [short], skipped: [], bad: [], layouts: [], encoding: nil),
+            fileName: "b.csv", format: "csv", digest: "e", dryRun: false, skipBadRows: false, actor: "t")
+        #expect(kept.created.count == 1)
+        #expect(try ledger.views.store.liveEntities(.expense).map { $0.value(.tags) } == [.strings(["costly"])])
+    }
+}
