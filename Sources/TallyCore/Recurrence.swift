@@ -23,13 +23,20 @@ public enum Recurrence {
         guard last >= start else { return [] }
         var days: [Day] = []
         let (year, month, day) = DateTime.civil(fromDays: start)
-        // Daily and weekly rules jump straight to `from`; monthly and yearly ones walk there
-        // (at most 12 × 9,999 steps), counting the occurrences they pass.
+        // Daily and weekly rules jump straight to `from`; monthly and yearly ones jump to the
+        // period before `from`'s when they have no count, and otherwise walk there counting the
+        // occurrences they pass (at most `count` and the months skipped between them). Before,
+        // every one walked from its start: a rule begun in year 1 took 24,000 steps at each
+        // listing and each recurrence pass.
         var step = 0, passed = 0
         if let from, from > start, cadence == "daily" || cadence == "weekly" {
             let stride = cadence == "daily" ? 1 : 7
             step = (from - start + stride - 1) / stride
             passed = step
+        } else if let from, from > start, count == nil, cadence == "monthly" || cadence == "yearly" {
+            let (fromYear, fromMonth, _) = DateTime.civil(fromDays: from)
+            let months = (fromYear - year) * 12 + (fromMonth - month)
+            step = max(0, (cadence == "monthly" ? months : months / 12) - 1)  // occurrences before `from` are left out below
         }
         while days.count < limit, count.map({ passed < $0 }) ?? true {
             let next: Day?

@@ -1,5 +1,6 @@
 import Testing
 import TallyCore
+import TallyTestSupport
 
 /// Which days a recurring rule has occurrences on: month ends, leap years, counts, ends.
 @Suite struct RecurrenceDaysTests {
@@ -47,6 +48,25 @@ import TallyCore
         #expect(from("2026-01-01", "weekly", from: "2026-01-09", through: "2026-01-23") == ["2026-01-15", "2026-01-22"])
         #expect(from("2026-01-31", "monthly", count: 3, from: "2026-03-01", through: "2026-12-31") == ["2026-03-31"], "two counted before")
         #expect(from("2026-01-01", "daily", count: 5, from: "2026-01-10", through: "2026-12-31").isEmpty)
+    }
+
+    /// A monthly or yearly rule without a count jumps to `from` instead of walking there from
+    /// its start: the days it gives are those of the walk from the start at or after `from`,
+    /// for random starts in years 1–9999, month ends clamped or skipped.
+    @Test(arguments: 0..<4) func aJumpToFromGivesTheDaysOfTheWalk(seed: Int) {
+        var random = SplitMix64(seed: UInt64(seed))
+        let (first, last) = (Recurrence.day("0001-01-01")!, Recurrence.day("9999-12-31")!)
+        for _ in 0..<500 {
+            let start = first + Int(random.next() % UInt64(last - first))
+            let cadence = random.next() % 2 == 0 ? "monthly" : "yearly"
+            let monthEnd = random.next() % 2 == 0 ? "clamp" : "skip"
+            let from = start + Int(random.next() % 20_000) - 1_000
+            let through = from + Int(random.next() % 2_000)
+            let walked = Recurrence.days(start: start, cadence: cadence, monthEnd: monthEnd, end: nil, count: nil, through: through)
+                .filter { $0 >= from }
+            let jumped = Recurrence.days(start: start, cadence: cadence, monthEnd: monthEnd, end: nil, count: nil, through: through, from: from)
+            #expect(jumped == walked, "\(Recurrence.dayText(start)) \(cadence) \(monthEnd) from \(Recurrence.dayText(from))")
+        }
     }
 
     @Test func dayTextIsStrict() {
