@@ -5,9 +5,9 @@
 /// A wildcard rule still costs up to text × pattern (4 KiB × 64 characters) a row, and a ledger
 /// may hold any number of rules: an import matches its rows until a deadline (`best(for:among:until:)`).
 public struct CategorisationRule: Sendable, Equatable {
-    public var id: String
-    public var pattern: String
-    public var isWildcard: Bool
+    public private(set) var id: String
+    public private(set) var pattern: String
+    public private(set) var isWildcard: Bool
     /// The pattern's characters, for wildcard matching (made once, not at every row).
     private var patternCharacters: [Character]
     public var categoryId: UUID?

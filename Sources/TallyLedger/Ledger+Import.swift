@@ -88,17 +88,62 @@ extension Ledger {
         _ statement: StatementContents, fileName: String, format: String, digest: String, dryRun: Bool,
         skipBadRows: Bool, actor: String
     ) async throws -> ImportReport {
-        try await blocking { [self] in
-            try importNow(statement, fileName: fileName, format: format, digest: digest, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor)
+        try Self.checkBeforeImport(statement, dryRun: dryRun, skipBadRows: skipBadRows)
+        let rules = try await ruleChoices(for: statement.rows)
+        return try await blocking { [self] in
+            try importNow(statement, rules: rules, fileName: fileName, format: format, digest: digest, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor)
         }
     }
 
-    /// `importStatement`, on the calling thread.
+    /// What refuses a statement before anything is matched or written: a row that cannot be
+    /// read (unless `skipBadRows`), more rows than one import makes (a dry run only reports).
+    private static func checkBeforeImport(_ statement: StatementContents, dryRun: Bool, skipBadRows: Bool) throws {
+        if !statement.bad.isEmpty, !skipBadRows, !dryRun { throw StatementRefused(bad: statement.bad) }
+        guard dryRun || statement.rows.count <= Limits.maxImportRows else {
+            throw ValidationError(field: "file", "at most \(Limits.maxImportRows) rows in one import")
+        }
+    }
+
+    /// Imports take turns in the process at matching their rows against categorisation rules
+    /// (`ruleChoices`): one at a time, on one core.
+    static let matchingTurns = Turns(atOnce: 1, maxWaiting: 8)
+
+    /// The categorisation rule each of `rows` gets (`CategorisationRule.best`; empty when the
+    /// ledger has none), decided before anything is written. A ledger may hold any number of
+    /// rules, and a wildcard one costs up to a cell's text × its pattern a row: matching stops
+    /// at a deadline (`LedgerLimits.categorisingTime`) with the import refused, and imports
+    /// match one at a time in the process, on one core, 8 more waiting, beyond them 503
+    /// (`LedgerError.matchingBusy`) — a household sending costly dry runs in a loop holds one
+    /// core, not the machine.
+    func ruleChoices(for rows: [StatementRow]) async throws -> [CategorisationRule?] {
+        let rules = try await blocking { [views] in try views.store.liveEntities(.rule).compactMap(CategorisationRule.init) }
+        guard !rules.isEmpty, !rows.isEmpty else { return [] }
+        let limit = limits.categorisingTime
+        return try await Self.matchingTurns.run(refusal: LedgerError.matchingBusy(imports: Self.matchingTurns.maxWaiting + 1)) {
+            try await blocking {
+                let deadline = ContinuousClock.now + limit
+                var choices: [CategorisationRule?] = []
+                choices.reserveCapacity(rows.count)
+                for row in rows {
+                    do { choices.append(try CategorisationRule.best(for: [row.payee, row.memo].compactMap { $0 }, among: rules, until: deadline)) } catch {
+                        throw ValidationError(
+                            field: "file",
+                            "matching the rows against the ledger's \(rules.count) categorisation rules took longer than \(limit) (stopped at \(row.sheet.isEmpty ? "" : "sheet '\(row.sheet)' ")row \(row.row)); import a smaller file, or make the rules fewer or simpler"
+                        )
+                    }
+                }
+                return choices
+            }
+        }
+    }
+
+    /// `importStatement`, on the calling thread, with each row's rule (`rules`, in the rows'
+    /// order; empty: none).
     private func importNow(
-        _ statement: StatementContents, fileName: String, format: String, digest: String, dryRun: Bool,
+        _ statement: StatementContents, rules ruleOfRow: [CategorisationRule?], fileName: String, format: String, digest: String, dryRun: Bool,
         skipBadRows: Bool, actor: String
     ) throws -> ImportReport {
-        if !statement.bad.isEmpty, !skipBadRows, !dryRun { throw StatementRefused(bad: statement.bad) }
+        try Self.checkBeforeImport(statement, dryRun: dryRun, skipBadRows: skipBadRows)
         let name = String(
             fileName.unicodeScalars.filter { !$0.properties.isWhitespace || $0 == " " }.map(Character.init)
                 .filter { !$0.unicodeScalars.contains { $0.properties.generalCategory == .control } }.prefix(Limits.maxNameLength))
@@ -106,12 +151,9 @@ extension Ledger {
         var report = ImportReport(
             importID: nil, created: [], duplicates: [], skipped: statement.skipped, bad: statement.bad,
             layouts: statement.layouts, encoding: statement.encoding, dryRun: dryRun)
-        // Before the categories are written: a refused import writes nothing.
-        guard dryRun || statement.rows.count <= Limits.maxImportRows else {
-            throw ValidationError(field: "file", "at most \(Limits.maxImportRows) rows in one import")
-        }
+        // The checks and the rules' matching come before the categories are written: a
+        // refused import writes nothing.
         let categories = try categoryIDs(for: statement.rows, dryRun: dryRun, actor: actor)
-        let rules = try views.store.liveEntities(.rule).compactMap(CategorisationRule.init)
         let workbook = Set(statement.rows.map(\.sheet)).count > 1 || statement.rows.contains { !$0.sheet.isEmpty }
         /// The creates of the rows the ledger does not have yet (and the record), sorting every
         /// row into `report.created` or `report.duplicates` on the way.
@@ -122,8 +164,8 @@ extension Ledger {
             // Two SHA-256 a row: on every core.
             let keyed = InParallel.map(statement.rows) { row in (id: Self.expenseID(importKey: row.importKey), storedKey: Self.storedKey(row.importKey)) }
             let held = try lookup.held(among: keyed.map { .uuid($0.id) })  // a few hundred rows per query
-            var new: [(row: StatementRow, id: UUID, storedKey: String)] = []
-            for (row, (id, storedKey)) in zip(statement.rows, keyed) {
+            var new: [(row: StatementRow, rule: CategorisationRule?, id: UUID, storedKey: String)] = []
+            for (number, (row, (id, storedKey))) in zip(statement.rows, keyed).enumerated() {
                 // A Tally export's id column names the expense itself: imported into its own ledger, it is there.
                 let exported = row.reference.flatMap(UUID.init(uuidString:)).map { EntityID.uuid($0) }
                 if try made.contains(id) || held.contains(.uuid(id)) || exported.map({ try lookup.entity($0)?.type == .expense }) == true {
@@ -132,15 +174,12 @@ extension Ledger {
                 }
                 report.created.append((row, id))
                 made.insert(id)
-                new.append((row, id, storedKey))
+                new.append((row, ruleOfRow.isEmpty ? nil : ruleOfRow[number], id, storedKey))
             }
             // A rule's category counts only if it is still there: asked once per rule.
-            let ruleCategories = Set(try rules.compactMap(\.categoryId).filter { try lookup.live(.uuid($0))?.type == .category })
+            let ruleCategories = Set(try Set(ruleOfRow.compactMap { $0?.categoryId }).filter { try lookup.live(.uuid($0))?.type == .category })
             let accountID = statement.accountId
-            // Matching rows against the rules is bounded by time: a ledger may hold any number of
-            // rules, and a wildcard one costs up to a cell's text × its pattern a row.
-            let deadline = ContinuousClock.now + limits.categorisingTime
-            var drafts = try InParallel.map(new) { new throws(ValidationError) in
+            var drafts = InParallel.map(new) { new in
                 let row = new.row
                 var properties: PropertyMap = [
                     .kind: .string(row.kind), .amount: .int(row.amount), .currency: .string(row.currency), .date: .dateTime(row.date),
@@ -156,13 +195,7 @@ extension Ledger {
                 }
                 // A rule fills in what the statement does not say: a category (if it is still
                 // there) and tags, from the payee or memo.
-                let rule: CategorisationRule?
-                do { rule = try CategorisationRule.best(for: [row.payee, row.memo].compactMap { $0 }, among: rules, until: deadline) } catch {
-                    throw ValidationError(
-                        field: "file",
-                        "matching the rows against the ledger's \(rules.count) categorisation rules took longer than \(limits.categorisingTime) (stopped at \(row.sheet.isEmpty ? "" : "sheet '\(row.sheet)' ")row \(row.row)); import a smaller file, or make the rules fewer or simpler"
-                    )
-                }
+                let rule = new.rule
                 let tags = Array(Set(row.tags + (row.isRefund ? ["refund"] : []) + (rule?.tags ?? []))).sorted().prefix(Limits.maxTags)
                 if !tags.isEmpty { properties[.tags] = .strings(Array(tags)) }
                 if let path = row.categoryPath, let category = categories[path] {
@@ -258,10 +291,11 @@ extension Ledger {
                     bytes, fileName: fileName, format: format, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor, holding: slot, read: read)
             }
         }
+        let (statement, digest) = try await blocking { (try read(bytes), Hex.lowercase(SHA256.hash(data: bytes))) }
+        try Self.checkBeforeImport(statement, dryRun: dryRun, skipBadRows: skipBadRows)
+        let rules = try await ruleChoices(for: statement.rows)
         return try await blocking { [self] in
-            let statement = try read(bytes)
-            let digest = Hex.lowercase(SHA256.hash(data: bytes))
-            return try importNow(statement, fileName: fileName, format: format, digest: digest, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor)
+            try importNow(statement, rules: rules, fileName: fileName, format: format, digest: digest, dryRun: dryRun, skipBadRows: skipBadRows, actor: actor)
         }
     }
 

@@ -28,12 +28,14 @@ extension Ledger {
         try await read(asOf: nil, query).value
     }
 
-    /// Builds an export (`LedgerViews.exportTable`, `exportJSONLines`) in the ledger's turn:
-    /// each holds all of the ledger's expenses, or every entity, in memory while it is built,
-    /// so one is built at a time, four more wait, and one past them is refused
-    /// (`LedgerError.exportBusy`, HTTP 503) — a read token sending exports from every
-    /// connection once held as many copies of the ledger at once.
-    public func export<T: Sendable>(_ build: @escaping @Sendable (LedgerViews) throws -> T) async throws -> T {
-        try await exportTurns.run(refusal: LedgerError.exportBusy(exports: exportTurns.maxWaiting + 1)) { try await read(build) }
+    /// Builds an export (`LedgerViews.exportTable`, `exportJSONLines`) in the ledger's turn,
+    /// which the caller holds until the export is sent (`turn`; it is given back when the
+    /// ticket is freed at the latest): each export holds all of the ledger's expenses, or every
+    /// entity, in memory, so one is built and sent at a time, four more wait, and one past them
+    /// is refused (`LedgerError.exportBusy`, HTTP 503) — a read token asking for exports on
+    /// every connection, and taking them slowly, once held as many copies of the ledger.
+    public func export<T: Sendable>(_ build: @escaping @Sendable (LedgerViews) throws -> T) async throws -> (value: T, turn: Turns.Ticket) {
+        guard let turn = await exportTurns.ticket() else { throw LedgerError.exportBusy(exports: exportTurns.maxWaiting + 1) }
+        return (try await read(build), turn)
     }
 }

@@ -37,7 +37,7 @@ extension Ledger {
     private func materializeRecurrencesNow(now: DateTime, actor: String, onlyRule: UUID?) throws -> Int {
         // One at a time (the service's timer and a rule's create may both start one): each
         // decides what is missing and then writes it, and two at once would both write it.
-        materializing.lock()
+        materializing.lock()  // the ledger's own: one household's long pass holds no other's thread
         defer { materializing.unlock() }
         // Decided against views that show the whole log: a delivery appended but not yet
         // projected may hold an occurrence (maybe edited by a peer's user), which a create
@@ -131,9 +131,6 @@ extension Ledger {
         return properties
     }
 }
-
-/// Held while occurrences are decided and written (see `materializeRecurrences`).
-private let materializing = NSLock()
 
 /// One rule's schedule, read from its merged state.
 public struct RecurringRule: Sendable {

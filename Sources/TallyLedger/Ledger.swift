@@ -38,6 +38,8 @@ public final class Ledger: Sendable {
     /// so several at once only wait on each other inside SQLite); past 16 waiting a caller is
     /// told to retry (`LedgerError.asOfBusy`) instead of holding a thread for a minute.
     let asOfTurns = Turns(atOnce: 1, maxWaiting: 16)
+    /// Held while recurrences' occurrences are decided and written (`materializeRecurrences`).
+    let materializing = NSLock()
     /// Exports are built one at a time (`export`).
     let exportTurns = Turns(atOnce: 1, maxWaiting: 4)
     /// The ledger's share of the process's `BlockingThreads` (`blocking`).

@@ -25,6 +25,9 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
     /// As many exports of the ledger as take turns are being built or waiting (HTTP 503):
     /// retry in a few seconds.
     case exportBusy(exports: Int)
+    /// As many imports as take turns at matching rows against categorisation rules are matching
+    /// or waiting in this process (HTTP 503): retry in a few seconds.
+    case matchingBusy(imports: Int)
 
     /// A stable code for APIs and scripts.
     public var code: String {
@@ -37,6 +40,7 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
         case .tooManyImports: "too_many_imports"
         case .asOfBusy: "as_of_busy"
         case .exportBusy: "export_busy"
+        case .matchingBusy: "matching_busy"
         }
     }
 
@@ -57,6 +61,8 @@ public enum LedgerError: Error, Sendable, CustomStringConvertible {
             "\(readers) reads of the ledger as it was are already running or waiting; retry in a few seconds"
         case .exportBusy(let exports):
             "\(exports) exports of this ledger are already being built or waiting; retry in a few seconds"
+        case .matchingBusy(let imports):
+            "\(imports) imports are already matching their rows against categorisation rules on this server, or waiting to; retry in a few seconds"
         }
     }
 }

@@ -5,7 +5,7 @@ public struct LedgerLimits: Sendable {
     /// or one a sync fetches from a peer (nil: no limit; `BlobStore.quota`).
     public var attachmentBytes: @Sendable () -> Int?
     /// The most of the process's `BlockingThreads` its work holds at once (`Ledger.blocking`);
-    /// the rest waits its turn. A ledger among many (`tally serve --ledgers`) gets a quarter,
+    /// the rest waits its turn. A ledger among many (`tally serve --ledgers`) gets an eighth,
     /// so that one household's slow reads — exports, reports, as many as its connections
     /// allow — leave threads to every other; a ledger on its own gets them all.
     public var threadsAtOnce: Int
@@ -21,5 +21,5 @@ public struct LedgerLimits: Sendable {
     }
 
     /// A hosted ledger's share of the threads.
-    public static let hostedThreadsAtOnce = BlockingThreads.count / 4
+    public static let hostedThreadsAtOnce = BlockingThreads.count / 8
 }

@@ -25,6 +25,26 @@ public final class Turns: Sendable {
         return try await work()
     }
 
+    /// Waits for a turn and hands it over as a `Ticket`; nil (no turn taken) if too many wait
+    /// already.
+    public func ticket() async -> Ticket? { await take() ? Ticket(self) : nil }
+
+    /// A turn held by an object, for one that lasts past the call that took it (until a
+    /// response's body is written): given back by `leave()` or when the ticket is freed,
+    /// whichever comes first — a body that is never written cannot keep it.
+    public final class Ticket: Sendable {
+        private let turns: Turns
+        private let left = Atomic<Bool>(false)
+
+        fileprivate init(_ turns: Turns) { self.turns = turns }
+
+        public func leave() {
+            if !left.exchange(true, ordering: .acquiringAndReleasing) { turns.pass() }
+        }
+
+        deinit { leave() }
+    }
+
     /// Waits for a turn; false (no turn taken) if too many wait already.
     private func take() async -> Bool {
         enum Turn { case now, queued, refused }
@@ -45,7 +65,7 @@ public final class Turns: Sendable {
     }
 
     /// Hands the turn to the next waiting caller, if any.
-    private func pass() {
+    fileprivate func pass() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard !state.waiting.isEmpty else {
                 state.running -= 1

@@ -62,8 +62,10 @@ public struct APIError: Error, Sendable {
                 answer.entityId = id
                 return answer
             case .tooManyImports: return APIError(.tooManyRequests, error.code, error.description)
-            case .asOfBusy: return APIError(.serviceUnavailable, error.code, error.description)
-            case .exportBusy: return APIError(.serviceUnavailable, error.code, error.description)
+            case .asOfBusy, .exportBusy, .matchingBusy:
+                var answer = APIError(.serviceUnavailable, error.code, error.description)
+                answer.retryAfter = 5
+                return answer
             }
         case let error as PeerAttachmentsOverQuota:
             return APIError(.badGateway, "peer_quota_exceeded", error.description)

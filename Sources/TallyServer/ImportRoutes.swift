@@ -44,6 +44,15 @@ struct ImportRoutes {
             (201, APIResponse.text("Imported, durably, as one batch: the same report with importId")),
         ], errors: [400, 408, 409, 413, 422])
 
+    /// An export's bytes as the body, its turn held until they are written (`Ledger.export`).
+    static func sending(_ export: (value: [UInt8], turn: Turns.Ticket)) -> ResponseBody {
+        ResponseBody(contentLength: export.value.count) { writer in
+            defer { export.turn.leave() }
+            try await writer.write(ByteBuffer(bytes: export.value))
+            try await writer.finish(nil)
+        }
+    }
+
     func add(to group: APIRoutes) {
         // The data out: `format=csv` (expenses in [from, to), UTF-8 with BOM) or `jsonl` (every entity).
         let export = APIOperation(
@@ -66,15 +75,15 @@ struct ImportRoutes {
             let (from, to) = (try date("from"), try date("to"))
             switch query.get("format") ?? "csv" {
             case "csv":
-                let bytes = try await service.ledger.export { views in try StatementWriter.csv(try views.exportTable(from: from, to: to)) }
+                let export = try await service.ledger.export { views in try StatementWriter.csv(try views.exportTable(from: from, to: to)) }
                 return Response(
                     status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"tally-expenses.csv\""],
-                    body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+                    body: Self.sending(export))
             case "jsonl":
-                let bytes = try await service.ledger.export { views in try views.exportJSONLines(from: from, to: to) }
+                let export = try await service.ledger.export { views in try views.exportJSONLines(from: from, to: to) }
                 return Response(
                     status: .ok, headers: [.contentType: "application/jsonl; charset=utf-8", .contentDisposition: "attachment; filename=\"tally.jsonl\""],
-                    body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+                    body: Self.sending(export))
             default: throw ValidationError(field: "format", "must be csv or jsonl")
             }
         }

@@ -83,9 +83,10 @@ import TallyTestSupport
         #expect(try await turns.run(refusal: Busy()) { 7 } == 7, "free again")
     }
 
-    /// Exports are built one at a time per ledger, four more wait, and one past them is refused
-    /// at once (`LedgerError.exportBusy`): each holds the whole ledger in memory while built.
-    @Test func exportsAreBuiltOneAtATime() async throws {
+    /// Exports are built and sent one at a time per ledger, four more wait, and one past them
+    /// is refused at once (`LedgerError.exportBusy`): each holds the whole ledger in memory
+    /// until it is sent. The turn lasts until the caller leaves it, or frees its ticket.
+    @Test func exportsAreBuiltAndSentOneAtATime() async throws {
         let ledger = try Ledger(directory: try DataDirectory.create(path: folder.file("exports"), name: "exports"))
         defer { ledger.close() }
         _ = try await ledger.create(.expense, [.amount: .int(1)], actor: "t")
@@ -93,18 +94,24 @@ import TallyTestSupport
         let building = Task {
             try await ledger.export { views in
                 gate.wait(); return try views.exportJSONLines().count
-            }
+            }.value
         }
         let deadline = ContinuousClock.now + .seconds(10)
         while ledger.exportTurns.counts.running == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        let waiting = (0..<4).map { _ in Task { try await ledger.export { views in try views.exportJSONLines().count } } }
+        let waiting = (0..<4).map { _ in Task { try await ledger.export { views in try views.exportJSONLines().count }.value } }
         while ledger.exportTurns.counts.waiting < 4, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
         #expect(ledger.exportTurns.counts == (1, 4))
         await #expect(throws: LedgerError.self, "the sixth is refused at once") { try await ledger.export { _ in 0 } }
         gate.signal()
         let first = try await building.value
         #expect(first > 0)
-        for export in waiting { #expect(try await export.value == first, "each waiting export built in its turn") }
-        #expect(try await ledger.export { _ in 7 } == 7, "free again")
+        for export in waiting { #expect(try await export.value == first, "each waiting export built in its turn (its ticket freed)") }
+        #expect(ledger.exportTurns.counts == (0, 0))
+
+        let sending = try await ledger.export { _ in 7 }
+        #expect(sending.value == 7 && ledger.exportTurns.counts.running == 1, "held while it is sent")
+        sending.turn.leave()
+        sending.turn.leave()
+        #expect(ledger.exportTurns.counts == (0, 0), "given back once")
     }
 }

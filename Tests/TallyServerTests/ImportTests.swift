@@ -428,6 +428,7 @@ extension ImportTests {
             #expect(lines.status == .ok && String(buffer: lines.body).split(separator: "\n").count == 6 + 2, "six expenses and two imports")
             let none = try await client.send(.get, "/v1/export?format=jsonl&from=2030-01-01", token: fixture.readOnly)
             #expect(String(buffer: none.body).split(separator: "\n").count == 2, "only the two imports: no expense from 2030 on")
+            #expect(fixture.service.ledger.exportTurns.counts == (0, 0), "each export's turn given back once it was sent")
             for uri in ["/v1/export?format=xml", "/v1/export?from=yesterday", "/v1/export?bogus=1"] {
                 let response = try await client.send(.get, uri, token: fixture.readOnly)
                 #expect(response.status == .badRequest && response.errorCode != nil, "\(uri)")
@@ -870,7 +871,8 @@ extension ImportTests {
         let rows = (1...400).map { number in
             StatementRow(
                 sheet: "", row: number, date: day, amount: Int64(number), kind: "expense", isRefund: false,
-                currency: "KRW", payee: "shop", memo: String(repeating: "a", count: 4_096), reference: nil, importKey: "row \(number)")
+                currency: "KRW", payee: "shop", memo: String(repeating: "a", count: 4_096), reference: nil, categoryPath: ["New", "Costly"],
+                importKey: "row \(number)")
         }
         let statement = StatementContents(rows: rows, skipped: [], bad: [], layouts: [], encoding: nil)
         for dryRun in [true, false] {
@@ -884,6 +886,7 @@ extension ImportTests {
             #expect(ContinuousClock.now - started < .seconds(8), "refused near its deadline")
         }
         #expect(try ledger.views.store.liveEntities(.expense).isEmpty, "nothing written")
+        #expect(try ledger.views.store.liveEntities(.category).isEmpty, "not even the rows' new categories")
 
         // A short row is matched in time, and gets its rule's tag.
         var short = rows[0]
