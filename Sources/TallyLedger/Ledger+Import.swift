@@ -104,43 +104,9 @@ extension Ledger {
         }
     }
 
-    /// Imports take turns in the process at matching their rows against categorisation rules
-    /// (`ruleChoices`): one at a time, on one core.
-    static let matchingTurns = Turns(atOnce: 1, maxWaiting: 8)
-
-    /// The categorisation rule each of `rows` gets (`CategorisationRule.best`; empty when the
-    /// ledger has none), decided before anything is written. A ledger may hold any number of
-    /// rules, and a wildcard one costs up to a cell's text × its pattern a row: matching stops
-    /// at a deadline (`LedgerLimits.categorisingTime`) with the import refused, and imports
-    /// match one at a time in the process, on one core, 8 more waiting, beyond them 503
-    /// (`LedgerError.matchingBusy`) — a household sending costly dry runs in a loop holds one
-    /// core, not the machine.
-    func ruleChoices(for rows: [StatementRow]) async throws -> [CategorisationRule?] {
-        let rules = try await blocking { [views] in try views.store.liveEntities(.rule).compactMap(CategorisationRule.init) }
-        guard !rules.isEmpty, !rows.isEmpty else { return [] }
-        let limit = limits.categorisingTime
-        return try await Self.matchingTurns.run(refusal: LedgerError.matchingBusy(imports: Self.matchingTurns.maxWaiting + 1)) {
-            try await blocking {
-                let deadline = ContinuousClock.now + limit
-                var choices: [CategorisationRule?] = []
-                choices.reserveCapacity(rows.count)
-                for row in rows {
-                    do { choices.append(try CategorisationRule.best(for: [row.payee, row.memo].compactMap { $0 }, among: rules, until: deadline)) } catch {
-                        throw ValidationError(
-                            field: "file",
-                            "matching the rows against the ledger's \(rules.count) categorisation rules took longer than \(limit) (stopped at \(row.sheet.isEmpty ? "" : "sheet '\(row.sheet)' ")row \(row.row)); import a smaller file, or make the rules fewer or simpler"
-                        )
-                    }
-                }
-                return choices
-            }
-        }
-    }
-
-    /// `importStatement`, on the calling thread, with each row's rule (`rules`, in the rows'
-    /// order; empty: none).
+    /// `importStatement`, on the calling thread, with the rule each new row gets (`rules`).
     private func importNow(
-        _ statement: StatementContents, rules ruleOfRow: [CategorisationRule?], fileName: String, format: String, digest: String, dryRun: Bool,
+        _ statement: StatementContents, rules: RuleChoices, fileName: String, format: String, digest: String, dryRun: Bool,
         skipBadRows: Bool, actor: String
     ) throws -> ImportReport {
         try Self.checkBeforeImport(statement, dryRun: dryRun, skipBadRows: skipBadRows)
@@ -174,10 +140,10 @@ extension Ledger {
                 }
                 report.created.append((row, id))
                 made.insert(id)
-                new.append((row, ruleOfRow.isEmpty ? nil : ruleOfRow[number], id, storedKey))
+                new.append((row, rules.rule(ofRow: number), id, storedKey))
             }
             // A rule's category counts only if it is still there: asked once per rule.
-            let ruleCategories = Set(try Set(ruleOfRow.compactMap { $0?.categoryId }).filter { try lookup.live(.uuid($0))?.type == .category })
+            let ruleCategories = Set(try rules.categoryIDs.filter { try lookup.live(.uuid($0))?.type == .category })
             let accountID = statement.accountId
             var drafts = InParallel.map(new) { new in
                 let row = new.row

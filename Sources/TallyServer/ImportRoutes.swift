@@ -42,13 +42,13 @@ struct ImportRoutes {
         responses: [
             (200, APIResponse.text("A dry run, or nothing new: {dryRun, importId: null, layouts, encoding, created, duplicates, skipped, bad}")),
             (201, APIResponse.text("Imported, durably, as one batch: the same report with importId")),
-        ], errors: [400, 408, 409, 413, 422])
+        ], errors: [400, 408, 409, 413, 422, 429, 503])
 
     /// An export's bytes as the body, its turn held until they are written (`Ledger.export`).
-    static func sending(_ export: (value: [UInt8], turn: Turns.Ticket)) -> ResponseBody {
-        ResponseBody(contentLength: export.value.count) { writer in
+    static func sending(_ export: (value: ByteBuffer, turn: Turns.Ticket)) -> ResponseBody {
+        ResponseBody(contentLength: export.value.readableBytes) { writer in
             defer { export.turn.leave() }
-            try await writer.write(ByteBuffer(bytes: export.value))
+            try await writer.write(export.value)
             try await writer.finish(nil)
         }
     }
@@ -75,12 +75,12 @@ struct ImportRoutes {
             let (from, to) = (try date("from"), try date("to"))
             switch query.get("format") ?? "csv" {
             case "csv":
-                let export = try await service.ledger.export { views in try StatementWriter.csv(try views.exportTable(from: from, to: to)) }
+                let export = try await service.ledger.export { views in ByteBuffer(bytes: try StatementWriter.csv(try views.exportTable(from: from, to: to))) }
                 return Response(
                     status: .ok, headers: [.contentType: "text/csv; charset=utf-8", .contentDisposition: "attachment; filename=\"tally-expenses.csv\""],
                     body: Self.sending(export))
             case "jsonl":
-                let export = try await service.ledger.export { views in try views.exportJSONLines(from: from, to: to) }
+                let export = try await service.ledger.export { views in ByteBuffer(bytes: try views.exportJSONLines(from: from, to: to)) }
                 return Response(
                     status: .ok, headers: [.contentType: "application/jsonl; charset=utf-8", .contentDisposition: "attachment; filename=\"tally.jsonl\""],
                     body: Self.sending(export))
