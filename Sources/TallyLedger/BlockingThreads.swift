@@ -47,6 +47,7 @@ extension Ledger {
     /// for other work of the same ledger to get a thread (none does: each is one synchronous
     /// piece, and what it waits on — a write round, a lock — is held by work that runs).
     public func blocking<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        // Never refused: the ledger's turns have no limit on waiting (a caller waits, holding no thread).
         try await threadTurns.run(refusal: CancellationError()) { try await BlockingThreads.run(work) }
     }
 }

@@ -104,12 +104,12 @@ extension Ledger {
         }
     }
 
-    /// `importStatement`, on the calling thread, with the rule each new row gets (`rules`).
+    /// `importStatement`, on the calling thread, with the rule each new row gets (`rules`), once
+    /// `checkBeforeImport` has passed.
     private func importNow(
         _ statement: StatementContents, rules: RuleChoices, fileName: String, format: String, digest: String, dryRun: Bool,
         skipBadRows: Bool, actor: String
     ) throws -> ImportReport {
-        try Self.checkBeforeImport(statement, dryRun: dryRun, skipBadRows: skipBadRows)
         let name = String(
             fileName.unicodeScalars.filter { !$0.properties.isWhitespace || $0 == " " }.map(Character.init)
                 .filter { !$0.unicodeScalars.contains { $0.properties.generalCategory == .control } }.prefix(Limits.maxNameLength))
@@ -143,7 +143,7 @@ extension Ledger {
                 new.append((row, rules.rule(ofRow: number), id, storedKey))
             }
             // A rule's category counts only if it is still there: asked once per rule.
-            let ruleCategories = Set(try rules.categoryIDs.filter { try lookup.live(.uuid($0))?.type == .category })
+            let ruleCategories = Set(try rules.namedCategories.filter { try lookup.live(.uuid($0))?.type == .category })
             let accountID = statement.accountId
             var drafts = InParallel.map(new) { new in
                 let row = new.row

@@ -18,7 +18,7 @@ struct RuleChoices: Sendable {
     }
 
     /// The categories the rules name.
-    var categoryIDs: Set<UUID> { Set(rules.compactMap(\.categoryId)) }
+    var namedCategories: Set<UUID> { Set(rules.compactMap(\.categoryId)) }
 }
 
 extension Ledger {

@@ -15,7 +15,8 @@ import TallyTestSupport
 
     /// Ledger A asks for every blocking thread there is, each read held until the test lets it
     /// go; ledger B's read still runs at once. (With A's share set to all the threads, B's read
-    /// waited until A's were let go: checked when this was written.)
+    /// waited until A's were let go: checked when this was written.) `waitUntil` is
+    /// WriteBatcherTests'.
     @Test func oneLedgersSlowReadsLeaveThreadsForAnother() async throws {
         let limits = LedgerLimits(threadsAtOnce: LedgerLimits.hostedThreadsAtOnce)
         let a = try Ledger(directory: try DataDirectory.create(path: folder.file("a"), name: "a"), limits: limits)
@@ -26,12 +27,7 @@ import TallyTestSupport
             Task { try await a.read { _ in gate.wait() } }
         }
         // A's reads hold its share and wait for the rest of it.
-        let deadline = ContinuousClock.now + .seconds(10)
-        while a.threadTurns.counts != (LedgerLimits.hostedThreadsAtOnce, BlockingThreads.count - LedgerLimits.hostedThreadsAtOnce),
-            ContinuousClock.now < deadline
-        {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await waitUntil { a.threadTurns.counts == (LedgerLimits.hostedThreadsAtOnce, BlockingThreads.count - LedgerLimits.hostedThreadsAtOnce) }
         #expect(a.threadTurns.counts.running == LedgerLimits.hostedThreadsAtOnce, "A holds its share and no more")
 
         let answered = Mutex(false)
@@ -40,8 +36,7 @@ import TallyTestSupport
             answered.withLock { $0 = true }
             return count
         }
-        let waitedUntil = ContinuousClock.now + .seconds(10)
-        while !answered.withLock({ $0 }), ContinuousClock.now < waitedUntil { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntil { answered.withLock { $0 } }
         #expect(answered.withLock { $0 }, "B's read ran while A's waited for their turn")
 
         for _ in slowReads { gate.signal() }
@@ -96,10 +91,9 @@ import TallyTestSupport
                 gate.wait(); return try views.exportJSONLines().count
             }.value
         }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ledger.exportTurns.counts.running == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntil { ledger.exportTurns.counts.running == 1 }
         let waiting = (0..<4).map { _ in Task { try await ledger.export { views in try views.exportJSONLines().count }.value } }
-        while ledger.exportTurns.counts.waiting < 4, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntil { ledger.exportTurns.counts.waiting == 4 }
         #expect(ledger.exportTurns.counts == (1, 4))
         await #expect(throws: LedgerError.self, "the sixth is refused at once") { try await ledger.export { _ in 0 } }
         gate.signal()
